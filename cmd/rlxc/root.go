@@ -1,0 +1,39 @@
+package main
+
+import (
+	"io"
+
+	"github.com/spf13/cobra"
+)
+
+// version is the compiler version; release builds set it with -ldflags.
+var version = "0.1.0-dev"
+
+func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "rlxc",
+		Short: "rlxc compiles ML models into deployable .rlx artifacts",
+		Long: `rlxc is the rlx ahead-of-time compiler.
+
+It reads models written in HIR (a small text format with symbolic dims,
+see docs/hir.md), checks them, and builds them into .rlx artifacts that
+rlxrun loads and runs.
+
+  rlxc check model.hir          parse, verify and infer shapes; print errors
+  rlxc fmt -w model.hir         rewrite a file in canonical form
+
+Exit codes: 0 ok, 1 errors in the input, 2 bad command line,
+3 file not readable or writable, 4 internal error.`,
+		Version:       version,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &exitError{code: exitUsage, err: err}
+	})
+	root.AddCommand(newCheckCmd(), newFmtCmd())
+	return root
+}
