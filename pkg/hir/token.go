@@ -105,10 +105,10 @@ const (
 	ILLEGAL Token = iota
 	EOF
 	NEWLINE
-	IDENT  // fc1.weight
-	STRING // "onnx::MatMul_123"
-	INT    // 512
-	FLOAT  // 1e-5, 0.5
+	IDENT   // fc1.weight
+	STRING  // "onnx::MatMul_123"
+	INT     // 512
+	FLOAT   // 1e-5, 0.5
 	COMMENT // # to end of line
 
 	LPAREN // (
