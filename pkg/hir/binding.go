@@ -66,7 +66,7 @@ func (m *Module) CheckBinding(values map[string]int64) error {
 			ok, rel = b != 0 && a%b == 0, "divisible by"
 		}
 		if !ok {
-			errs.Add(c.File, c.Pos, fmt.Sprintf("%s needs %s %s %s, but with %s they are %d and %d",
+			errs.Add(c.File, c.Pos, fmt.Sprintf("%s: needs %s %s %s, which fails for %s (%d vs %d)",
 				c.Why, c.A, rel, c.B, bindingString(values, c), a, b))
 		}
 	}

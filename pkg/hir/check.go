@@ -145,7 +145,7 @@ func (c *checker) typeOf(t *TypeExpr) (Type, bool) {
 	out := Type{DType: t.DType, Shape: make([]dim.Expr, len(t.Dims))}
 	ok := true
 	for i, x := range t.Dims {
-		d, good := c.dimOf(x, "dim")
+		d, good := c.dimOf(x, "shape")
 		if !good {
 			ok = false
 			continue
@@ -297,10 +297,10 @@ func (c *checker) checkElem(x Expr, dt DType, what string) bool {
 			return true
 		}
 	case *ListLit:
-		c.errorf(x.Pos, "%s: expected a %s scalar, found a list (too many nesting levels for the shape)", what, dt)
+		c.errorf(x.Pos, "%s: expected %s %s scalar, found a list (too many nesting levels for the shape)", what, article(dt.String()), dt)
 		return false
 	}
-	c.errorf(PosOf(x), "%s: expected a %s value, found %s", what, dt, describe(x))
+	c.errorf(PosOf(x), "%s: expected %s %s value, found %s", what, article(dt.String()), dt, describe(x))
 	return false
 }
 
@@ -368,7 +368,7 @@ func (c *checker) checkFunc(f *FuncDecl) {
 	}
 	r.Defs = make([]Definition, len(r.Values))
 	if len(r.Values) != len(f.Results) {
-		c.errorf(r.Pos, "return: %s declares %d results, found %d values", Quote(f.Name), len(f.Results), len(r.Values))
+		c.errorf(r.Pos, "return: %s declares %s, found %s", Quote(f.Name), count(len(f.Results), "result"), count(len(r.Values), "value"))
 	}
 	for i, v := range r.Values {
 		d, ok := sc.defs[v.Name]
@@ -384,24 +384,25 @@ func (c *checker) checkFunc(f *FuncDecl) {
 		if got.DType == InvalidDType || want.DType == InvalidDType {
 			continue
 		}
-		c.sameType(v.Pos, got, want, fmt.Sprintf("return: %s", Quote(v.Name)), fmt.Sprintf("result %s", Quote(f.Results[i].Name)))
+		c.sameType(v.Pos, got, want, fmt.Sprintf("return: %s", Quote(v.Name)), fmt.Sprintf("result %s is declared", Quote(f.Results[i].Name)))
 	}
 }
 
-// sameType checks an inferred type against a declared one.
-func (c *checker) sameType(pos Pos, got, want Type, gotWhat, wantWhat string) {
+// sameType checks an inferred type against a declared one; declared is a
+// phrase such as "result y is declared".
+func (c *checker) sameType(pos Pos, got, want Type, gotWhat, declared string) {
 	if got.DType != want.DType || got.Rank() != want.Rank() {
-		c.errorf(pos, "%s has type %s but %s is declared %s", gotWhat, got, wantWhat, want)
+		c.errorf(pos, "%s has type %s but %s %s", gotWhat, got, declared, want)
 		return
 	}
 	for i := range got.Shape {
 		switch dim.EqualUnder(got.Shape[i], want.Shape[i], c.m.Bounds) {
 		case dim.Never:
-			c.errorf(pos, "%s has shape %s but %s is declared %s (dim %d: %s vs %s)",
-				gotWhat, ShapeString(got.Shape), wantWhat, ShapeString(want.Shape), i, got.Shape[i], want.Shape[i])
+			c.errorf(pos, "%s has type %s but %s %s (dim %d: %s vs %s)",
+				gotWhat, got, declared, want, i, got.Shape[i], want.Shape[i])
 			return
 		case dim.Unknown:
-			c.constrain(pos, MustEqual, got.Shape[i], want.Shape[i], fmt.Sprintf("%s matches %s (dim %d)", gotWhat, wantWhat, i))
+			c.constrain(pos, MustEqual, got.Shape[i], want.Shape[i], fmt.Sprintf("%s matches its declared type (dim %d)", gotWhat, i))
 		}
 	}
 }
@@ -452,7 +453,7 @@ func (c *checker) checkStmt(s *Stmt, sc *scope) {
 		valid = false
 	}
 	if spec.results >= 0 && x.nres != spec.results {
-		c.errorf(s.Results[0].Pos, "%s gives %d result%s, found %d names", s.Op, spec.results, plural(spec.results), x.nres)
+		c.errorf(s.Results[0].Pos, "%s gives %s, found %s", s.Op, count(spec.results, "result"), count(x.nres, "name"))
 		valid = false
 	}
 	if !valid {
@@ -465,9 +466,26 @@ func (c *checker) checkStmt(s *Stmt, sc *scope) {
 	s.Types = types
 	if s.Type != nil {
 		if want, ok := c.typeOf(s.Type); ok {
-			c.sameType(s.Type.Pos, types[0], want, fmt.Sprintf("%s: %s", s.Op, Quote(s.Results[0].Name)), "its declared type")
+			c.sameType(s.Type.Pos, types[0], want, fmt.Sprintf("%s: %s", s.Op, Quote(s.Results[0].Name)), "it is declared")
 		}
 	}
+}
+
+// article is "a" or "an" for a word as it is read aloud (an i64, a f32 is
+// read "an eff thirty-two").
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aefhilmnorsx", rune(word[0])) {
+		return "an"
+	}
+	return "a"
+}
+
+// count spells "1 result", "2 results".
+func count(n int, noun string) string {
+	if n != 1 && strings.HasSuffix(noun, "y") {
+		return fmt.Sprintf("%d %sies", n, noun[:len(noun)-1])
+	}
+	return fmt.Sprintf("%d %s%s", n, noun, plural(n))
 }
 
 func plural(n int) string {

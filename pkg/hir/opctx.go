@@ -113,10 +113,15 @@ func (x *opCtx) attrPos(name string) Pos {
 	return x.s.OpPos
 }
 
-// argName names operand i for messages: its value name and role (x, scale).
+// argName names operand i for messages: its value name, and its role where
+// the role says more than "the operand" ("m (scale)", "t (idx)").
 func (x *opCtx) argName(i int) string {
-	if i < len(x.spec.argNames) && x.spec.argNames[i] != x.names[i] {
-		return fmt.Sprintf("%s %s", x.spec.argNames[i], x.names[i])
+	if i < len(x.spec.argNames) {
+		switch role := x.spec.argNames[i]; role {
+		case "x", "a", "b", x.names[i]:
+		default:
+			return fmt.Sprintf("%s (%s)", x.names[i], role)
+		}
 	}
 	return x.names[i]
 }
@@ -273,9 +278,9 @@ func isDimSyntax(x Expr) bool {
 func (x *opCtx) axis(attr string, a int64, rank int) (int, bool) {
 	if a < -int64(rank) || a >= int64(rank) {
 		if rank == 0 {
-			x.attrErrorf(attr, "%s %d is out of range for a scalar (it has no axes)", attr, a)
+			x.attrErrorf(attr, "axis %d is out of range for a scalar (it has no axes)", a)
 		} else {
-			x.attrErrorf(attr, "%s %d is out of range for rank %d (want -%d to %d)", attr, a, rank, rank, rank-1)
+			x.attrErrorf(attr, "axis %d is out of range for rank %d (want -%d to %d)", a, rank, rank, rank-1)
 		}
 		return 0, false
 	}

@@ -663,7 +663,7 @@ func inferTranspose(x *opCtx) ([]Type, bool) {
 	if x.attrs.Has("perm") {
 		perm = x.attrs.Ints("perm")
 		if len(perm) != rank {
-			x.attrErrorf("perm", "perm has %d entries but %s has rank %d", len(perm), x.names[0], rank)
+			x.attrErrorf("perm", "perm has %s but %s has rank %d", count(len(perm), "entry"), x.names[0], rank)
 			return nil, false
 		}
 	} else {
@@ -730,7 +730,7 @@ func inferSplit(x *opCtx) ([]Type, bool) {
 	if x.attrs.Has("sizes") {
 		sizes = x.attrs.Dims("sizes")
 		if len(sizes) != x.nres {
-			x.attrErrorf("sizes", "sizes has %d entries but the statement names %d results", len(sizes), x.nres)
+			x.attrErrorf("sizes", "sizes has %s but the statement names %s", count(len(sizes), "entry"), count(x.nres, "result"))
 			return nil, false
 		}
 		sum := dim.Const(0)
@@ -783,7 +783,7 @@ func inferSlice(x *opCtx) ([]Type, bool) {
 	starts, ends := x.attrs.Dims("starts"), x.attrs.Dims("ends")
 	n := len(starts)
 	if len(ends) != n {
-		x.attrErrorf("ends", "starts has %d entries but ends has %d", n, len(ends))
+		x.attrErrorf("ends", "starts has %s but ends has %d", count(n, "entry"), len(ends))
 		return nil, false
 	}
 	axesIn := x.attrs.Ints("axes")
@@ -1021,7 +1021,7 @@ func inferPad(x *opCtx) ([]Type, bool) {
 func (x *opCtx) checkConstArgs() bool {
 	s := x.s
 	if len(s.Args) != 2 {
-		x.errorf("takes a value and a type, as in const(0.5, f32[]) or const([1, 2], i64[2]), found %d operands", len(s.Args))
+		x.errorf("takes a value and a type, as in const(0.5, f32[]) or const([1, 2], i64[2]), found %s", count(len(s.Args), "operand"))
 		return false
 	}
 	te, ok := s.Args[1].(*TypeExpr)

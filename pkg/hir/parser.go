@@ -52,8 +52,7 @@ type parser struct {
 	doc     []string
 	trailer string
 
-	nesting   int
-	errorLine int // the last line with an error: one error per line is enough
+	nesting int
 }
 
 // next advances to the next token that is not a comment, filing comments
@@ -85,10 +84,9 @@ func (p *parser) next() {
 }
 
 func (p *parser) errorf(pos Pos, format string, args ...any) {
-	if pos.Line == p.errorLine {
+	if n := len(*p.errs); n > 0 && (*p.errs)[n-1].Pos.Line == pos.Line {
 		return
 	}
-	p.errorLine = pos.Line
 	p.errs.Add(p.file, pos, fmt.Sprintf(format, args...))
 	if len(*p.errs) >= maxErrors {
 		p.errs.Add(p.file, pos, "too many errors")
@@ -117,7 +115,9 @@ func (p *parser) expect(tok Token, context string) Pos {
 	return pos
 }
 
-// skipNewlines skips line ends inside brackets, where a list may span lines.
+// skipNewlines skips line ends. Inside brackets a list may continue on the
+// next line after '(' , '[' or ',' (as in Go), so a missing ')' is reported
+// at the end of its own line, not on the next one.
 func (p *parser) skipNewlines() {
 	for p.tok == NEWLINE {
 		p.next()
@@ -184,7 +184,9 @@ func (p *parser) parseModule() *Module {
 	m.HeaderDoc.Blank = false
 	if !p.isKeyword("hir") {
 		p.errorf(p.pos, "expected 'hir 1' at the start of the file, found %s", p.found())
-		p.syncLine()
+		if !p.isKeyword("module") {
+			p.syncLine()
+		}
 	} else {
 		m.VersionPos = p.pos
 		p.next()
@@ -234,6 +236,11 @@ func (p *parser) parseModule() *Module {
 		} else {
 			*d.comments() = c
 			p.endLine(d.comments(), "the declaration")
+		}
+		// Functions stand in their own paragraph in the canonical layout;
+		// recording that here keeps parse(print(m)) equal to m.
+		if _, isFunc := d.(*FuncDecl); isFunc || len(m.Decls) > 0 && isFuncDecl(m.Decls[len(m.Decls)-1]) {
+			d.comments().Blank = true
 		}
 		m.Decls = append(m.Decls, d)
 	}
@@ -338,7 +345,6 @@ func (p *parser) parseType() *TypeExpr {
 	p.skipNewlines()
 	for p.tok != RBRACK && p.tok != EOF {
 		t.Dims = append(t.Dims, p.parseExpr())
-		p.skipNewlines()
 		if p.tok != COMMA {
 			break
 		}
@@ -437,7 +443,6 @@ func (p *parser) parseFields(open, what string) []*Field {
 		p.expect(COLON, "between the name and its type")
 		fd.Type = p.parseType()
 		fields = append(fields, fd)
-		p.skipNewlines()
 		if p.tok != COMMA {
 			break
 		}
@@ -507,7 +512,6 @@ func (p *parser) parseStmt() *Stmt {
 			}
 			s.Args = append(s.Args, x)
 		}
-		p.skipNewlines()
 		if p.tok != COMMA {
 			break
 		}
@@ -591,7 +595,6 @@ func (p *parser) parseList() Expr {
 	p.skipNewlines()
 	for p.tok != RBRACK && p.tok != EOF {
 		l.Elems = append(l.Elems, p.parseValue())
-		p.skipNewlines()
 		if p.tok != COMMA {
 			break
 		}
@@ -704,3 +707,5 @@ func (p *parser) parsePrimary() Expr {
 	}
 	return &IntLit{Pos: pos}
 }
+
+func isFuncDecl(d Decl) bool { _, ok := d.(*FuncDecl); return ok }
