@@ -29,8 +29,8 @@ check-models: build
 
 ## fuzz: run every fuzz target for FUZZTIME (default 60s) each
 fuzz:
-	$(GO) test ./pkg/hir -run '^$$' -fuzz '^FuzzParseCheck$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./pkg/dim -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./pkg/hir -run '^$$' -fuzz '^FuzzParseCheck$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s
+	$(GO) test ./pkg/dim -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s
 
 fuzz-smoke:
 	$(MAKE) --no-print-directory fuzz FUZZTIME=$(SMOKETIME)
