@@ -1,0 +1,100 @@
+package tensor
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// Tensor is a dense row-major tensor. Data holds the elements in the
+// machine's byte order (rlx runs on little-endian machines only), and may
+// alias a mapped file or an arena: a Tensor does not own its bytes.
+type Tensor struct {
+	DType DType
+	Shape []int64
+	Data  []byte
+}
+
+// NumElements is the product of the dims (1 for a scalar).
+func NumElements(shape []int64) int64 {
+	n := int64(1)
+	for _, d := range shape {
+		n *= d
+	}
+	return n
+}
+
+// New allocates a zeroed tensor.
+func New(dt DType, shape ...int64) *Tensor {
+	return &Tensor{DType: dt, Shape: append([]int64(nil), shape...), Data: make([]byte, NumElements(shape)*int64(dt.Size()))}
+}
+
+// Len is the number of elements.
+func (t *Tensor) Len() int { return int(NumElements(t.Shape)) }
+
+// Check reports a tensor whose data length does not match its shape.
+func (t *Tensor) Check() error {
+	if want := NumElements(t.Shape) * int64(t.DType.Size()); int64(len(t.Data)) != want {
+		return fmt.Errorf("tensor %s%v has %d bytes of data, want %d", t.DType, t.Shape, len(t.Data), want)
+	}
+	return nil
+}
+
+// view reinterprets b as a slice of T without copying.
+func view[T any](b []byte) []T {
+	var zero T
+	n := len(b) / int(unsafe.Sizeof(zero))
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n)
+}
+
+// Bytes reinterprets a typed slice as bytes without copying.
+func Bytes[T any](s []T) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	var zero T
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(zero)))
+}
+
+// F32 views the data as float32 (the caller checks the dtype).
+func (t *Tensor) F32() []float32 { return view[float32](t.Data) }
+
+// F64 views the data as float64.
+func (t *Tensor) F64() []float64 { return view[float64](t.Data) }
+
+// I64 views the data as int64.
+func (t *Tensor) I64() []int64 { return view[int64](t.Data) }
+
+// I32 views the data as int32.
+func (t *Tensor) I32() []int32 { return view[int32](t.Data) }
+
+// U8 views the data as bytes (u8 and bool; bool is 0 or 1).
+func (t *Tensor) U8() []uint8 { return t.Data }
+
+// FromF32 wraps float32 values (copied) in a tensor.
+func FromF32(shape []int64, v []float32) *Tensor {
+	t := New(F32, shape...)
+	copy(t.F32(), v)
+	return t
+}
+
+// FromI64 wraps int64 values (copied) in a tensor.
+func FromI64(shape []int64, v []int64) *Tensor {
+	t := New(I64, shape...)
+	copy(t.I64(), v)
+	return t
+}
+
+// ShapeString prints a concrete shape: [2, 128].
+func ShapeString(shape []int64) string {
+	s := "["
+	for i, d := range shape {
+		if i > 0 {
+			s += ", "
+		}
+		s += fmt.Sprint(d)
+	}
+	return s + "]"
+}
