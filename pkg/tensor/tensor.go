@@ -98,3 +98,21 @@ func ShapeString(shape []int64) string {
 	}
 	return s + "]"
 }
+
+// AsF32 views bytes as float32 without copying.
+func AsF32(b []byte) []float32 { return view[float32](b) }
+
+// AsI64 views bytes as int64 without copying.
+func AsI64(b []byte) []int64 { return view[int64](b) }
+
+// AsI32 views bytes as int32 without copying.
+func AsI32(b []byte) []int32 { return view[int32](b) }
+
+// AsU16 views bytes as uint16 without copying.
+func AsU16(b []byte) []uint16 { return view[uint16](b) }
+
+// AsU32 views bytes as uint32 without copying.
+func AsU32(b []byte) []uint32 { return view[uint32](b) }
+
+// AsU64 views bytes as uint64 without copying.
+func AsU64(b []byte) []uint64 { return view[uint64](b) }
