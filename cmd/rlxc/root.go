@@ -19,8 +19,11 @@ It reads models written in HIR (a small text format with symbolic dims,
 see docs/hir.md), checks them, and builds them into .rlx artifacts that
 rlxrun loads and runs.
 
-  rlxc check model.hir          parse, verify and infer shapes; print errors
-  rlxc fmt -w model.hir         rewrite a file in canonical form
+  rlxc check model.hir                      parse, verify and infer shapes
+  rlxc fmt -w model.hir                     rewrite a file in canonical form
+  rlxc build model.hir --bind seq=128 -o m.rlx   compile an artifact
+  rlxc inspect m.rlx                        what an artifact holds
+  rlxc cache stats                          the AOT cache
 
 Exit codes: 0 ok, 1 errors in the input, 2 bad command line,
 3 file not readable or writable, 4 internal error.`,
@@ -34,6 +37,6 @@ Exit codes: 0 ok, 1 errors in the input, 2 bad command line,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &exitError{code: exitUsage, err: err}
 	})
-	root.AddCommand(newCheckCmd(), newFmtCmd())
+	root.AddCommand(newCheckCmd(), newFmtCmd(), newBuildCmd(), newInspectCmd(), newTargetsCmd(), newCacheCmd())
 	return root
 }

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/rlx-project/rlx/pkg/artifact/cache"
+	"github.com/rlx-project/rlx/pkg/build"
+	"github.com/rlx-project/rlx/pkg/hir"
+	"github.com/rlx-project/rlx/pkg/specialize"
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+)
+
+// config reads settings from flags, then RLXC_* environment variables, then
+// rlxc.yaml in the working directory: cobra flags bound into one viper.
+func config(cmd *cobra.Command) (*viper.Viper, error) {
+	v := viper.New()
+	v.SetEnvPrefix("RLXC")
+	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
+	v.AutomaticEnv()
+	v.SetConfigName("rlxc")
+	v.SetConfigType("yaml")
+	v.AddConfigPath(".")
+	if err := v.ReadInConfig(); err != nil {
+		var nf viper.ConfigFileNotFoundError
+		if !errors.As(err, &nf) {
+			return nil, &exitError{code: exitUsage, err: fmt.Errorf("rlxc: rlxc.yaml: %v", err)}
+		}
+	}
+	if err := v.BindPFlags(cmd.Flags()); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// cacheFrom returns the cache the flags and environment select, or nil.
+func cacheFrom(v *viper.Viper) *cache.Cache {
+	if v.GetBool("no-cache") {
+		return nil
+	}
+	dir := v.GetString("cache-dir")
+	if dir == "" {
+		dir = cache.DefaultDir()
+	}
+	return &cache.Cache{Dir: dir}
+}
+
+func newBuildCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "build FILE.hir -o OUT.rlx [--bind NAME=V[,V...]]...",
+		Short: "Compile a HIR model into a .rlx artifact",
+		Long: `build compiles a model into one deployable artifact: it checks the HIR,
+lowers it, runs the fusion passes, specializes it for each dim binding (one
+variant per binding), plans memory, generates the target's kernels and writes
+the .rlx file. Builds go through an on-disk cache: the same inputs give a
+cache hit and byte-identical output.
+
+Bindings: --bind seq=128 makes one variant; --bind seq=128,512 makes two;
+several dims make the product (--bind batch=1,8 --bind seq=128). Every dim
+the model uses must be bound, within its declared bounds.
+
+Weights come from, in order: an inline literal or a file reference in the
+HIR, --weights FILE.safetensors (matched by name), or --random-weights SEED.
+
+Settings may also come from RLXC_* environment variables (RLXC_CACHE_DIR,
+RLXC_TARGET, ...) and from rlxc.yaml in the working directory; flags win.`,
+		Example: `  rlxc build testdata/models/mlp.hir --bind batch=1,8 --random-weights 1 -o mlp.rlx
+  rlxc build encoder.hir --bind batch=1 --bind seq=128 --weights encoder.safetensors -o enc.rlx
+  rlxc build mlp.hir --bind batch=1 --random-weights 1 --fusion-report -o mlp.rlx`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v, err := config(cmd)
+			if err != nil {
+				return err
+			}
+			file := args[0]
+			src, err := readSource(cmd, file)
+			if err != nil {
+				return err
+			}
+			out := v.GetString("output")
+			if out == "" {
+				out = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file)) + ".rlx"
+			}
+			bindings, err := specialize.ParseBindings(v.GetStringSlice("bind"))
+			if err != nil {
+				return &exitError{code: exitUsage, err: fmt.Errorf("rlxc build: %v", err)}
+			}
+			opts := build.Options{
+				Target:       v.GetString("target"),
+				Bindings:     bindings,
+				Func:         v.GetString("func"),
+				WeightsPath:  v.GetString("weights"),
+				Compiler:     "rlxc " + version,
+				Cache:        cacheFrom(v),
+				ExplainCache: v.GetBool("explain-cache"),
+			}
+			if !v.GetBool("quiet") {
+				opts.Log = cmd.ErrOrStderr()
+			}
+			if v.GetBool("fusion-report") {
+				opts.FusionReport = cmd.OutOrStdout()
+			}
+			if s := v.GetString("random-weights"); s != "" {
+				seed, err := strconv.ParseUint(s, 10, 64)
+				if err != nil {
+					return &exitError{code: exitUsage, err: fmt.Errorf("rlxc build: --random-weights wants a non-negative integer seed, found %q", s)}
+				}
+				opts.RandomSeed = &seed
+			}
+			if _, err := build.Build(file, src, out, opts); err != nil {
+				return buildError(err)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringP("output", "o", "", "the artifact to write (default: FILE's base name with .rlx)")
+	f.String("target", "cpu", "target to build for (see rlxc targets)")
+	f.StringArray("bind", nil, "bind dims: `NAME=V[,V...]` (repeatable; lists make one variant per value)")
+	f.String("weights", "", "safetensors file with the params' data, matched by name")
+	f.String("random-weights", "", "fill params without data with deterministic random values from `SEED`")
+	f.String("func", "main", "the function to compile")
+	f.String("cache-dir", "", "AOT cache directory (default $RLXC_CACHE_DIR, $XDG_CACHE_HOME/rlx or ~/.cache/rlx)")
+	f.Bool("no-cache", false, "neither read nor write the AOT cache")
+	f.Bool("explain-cache", false, "say why the cache missed")
+	f.Bool("fusion-report", false, "print what each fusion pass did")
+	f.BoolP("quiet", "q", false, "print nothing but errors")
+	return cmd
+}
+
+// buildError maps a build failure to an exit code: the user's input (1),
+// files (3), or rlxc itself (4).
+func buildError(err error) error {
+	var ie *build.InputError
+	var el hir.ErrorList
+	var pe *os.PathError
+	switch {
+	case errors.As(err, &el), errors.As(err, &ie):
+		return &exitError{code: exitInput, err: err}
+	case errors.As(err, &pe):
+		return &exitError{code: exitIO, err: fmt.Errorf("rlxc: %v", err)}
+	}
+	return &exitError{code: exitInternal, err: fmt.Errorf("rlxc: %v", err)}
+}
+
+func newTargetsCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "targets",
+		Short: "List the targets rlxc builds for and what each needs to run",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, t := range build.Targets {
+				fmt.Fprintf(cmd.OutOrStdout(), "%-8s %s\n", t.Name, t.Status)
+			}
+			return nil
+		},
+	}
+}

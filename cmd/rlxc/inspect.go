@@ -1,0 +1,238 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/rlx-project/rlx/pkg/artifact"
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+)
+
+func newInspectCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "inspect FILE.rlx | FILE.hir",
+		Short: "Show what an artifact (or a HIR file) holds",
+		Long: `inspect prints an artifact's provenance (compiler, target, bindings,
+digests of the source and weights), its signature, its variants (kernels and
+arena bytes each), its sections (codec, stored and raw sizes) and a count of
+kernels by kind. Every section is verified first. For a .hir file it prints
+the checked signature and inferred types, as 'rlxc check -v' does.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			file := args[0]
+			if strings.HasSuffix(file, ".hir") {
+				m, err := loadChecked(file)
+				if err != nil {
+					return checkError(err)
+				}
+				describeModule(cmd.OutOrStdout(), m)
+				return nil
+			}
+			f, err := artifact.Open(file)
+			if err != nil {
+				return &exitError{code: exitIO, err: fmt.Errorf("rlxc: %v", err)}
+			}
+			defer f.Close()
+			info, err := readArtifactInfo(f)
+			if err != nil {
+				return &exitError{code: exitIO, err: fmt.Errorf("rlxc: %s: %v", file, err)}
+			}
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(info)
+			}
+			printArtifactInfo(cmd.OutOrStdout(), file, info)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+// checkError keeps an I/O exitError and makes anything else an input error.
+func checkError(err error) error {
+	if ee, ok := err.(*exitError); ok {
+		return ee
+	}
+	return &exitError{code: exitInput, err: err}
+}
+
+type artifactInfo struct {
+	Format   uint32                 `json:"format_version"`
+	Size     int64                  `json:"bytes"`
+	Manifest artifact.Manifest      `json:"manifest"`
+	Sections []artifact.SectionInfo `json:"sections"`
+	Kernels  []map[string]int       `json:"kernels_per_variant"`
+}
+
+func readArtifactInfo(f *artifact.File) (*artifactInfo, error) {
+	info := &artifactInfo{Format: f.FormatVersion(), Size: f.Size(), Sections: f.Sections()}
+	raw, err := f.Section("manifest")
+	if err != nil {
+		return nil, err
+	}
+	if err := artifact.UnmarshalManifest(raw, &info.Manifest); err != nil {
+		return nil, fmt.Errorf("manifest: %v", err)
+	}
+	for _, v := range info.Manifest.Variants {
+		raw, err := f.Section(v.Section)
+		if err != nil {
+			return nil, err
+		}
+		var p artifact.Program
+		if err := artifact.UnmarshalManifest(raw, &p); err != nil {
+			return nil, fmt.Errorf("section %q: %v", v.Section, err)
+		}
+		counts := map[string]int{}
+		for _, s := range p.Steps {
+			counts[s.Kernel]++
+		}
+		info.Kernels = append(info.Kernels, counts)
+	}
+	return info, nil
+}
+
+func printArtifactInfo(w io.Writer, file string, info *artifactInfo) {
+	m := info.Manifest
+	p := m.Provenance
+	fmt.Fprintf(w, "%s: rlx artifact, format %d, %d bytes\n", file, info.Format, info.Size)
+	fmt.Fprintf(w, "module      %s (entry %s)\n", m.Module, p.Entry)
+	fmt.Fprintf(w, "compiler    %s\n", p.Compiler)
+	fmt.Fprintf(w, "target      %s %s\n", p.Target, strings.Join(p.Features, ","))
+	fmt.Fprintf(w, "source      sha256:%s\n", p.SourceDigest)
+	fmt.Fprintf(w, "weights     sha256:%s (%d tensors)\n", p.WeightsDigest, len(m.Weights))
+	fmt.Fprintln(w, "signature")
+	for _, d := range m.Signature.Dims {
+		hi := fmt.Sprint(d.Hi)
+		if d.Hi == 1<<63-1 {
+			hi = "inf"
+		}
+		fmt.Fprintf(w, "  dim %s in [%d, %s]\n", d.Name, d.Lo, hi)
+	}
+	for _, t := range m.Signature.Inputs {
+		fmt.Fprintf(w, "  in  %s : %s[%s]\n", t.Name, t.DType, strings.Join(t.Shape, ", "))
+	}
+	for _, t := range m.Signature.Outputs {
+		fmt.Fprintf(w, "  out %s : %s[%s]\n", t.Name, t.DType, strings.Join(t.Shape, ", "))
+	}
+	fmt.Fprintln(w, "variants")
+	for i, v := range m.Variants {
+		names := make([]string, 0, len(v.Binding))
+		for n := range v.Binding {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		var b []string
+		for _, n := range names {
+			b = append(b, fmt.Sprintf("%s=%d", n, v.Binding[n]))
+		}
+		bind := strings.Join(b, ",")
+		if bind == "" {
+			bind = "(static)"
+		}
+		fmt.Fprintf(w, "  %-24s %3d kernels, arena %d bytes (intermediates %d bytes), section %s\n", bind, v.Steps, v.ArenaBytes, v.TempBytes, v.Section)
+		if i < len(info.Kernels) {
+			kinds := make([]string, 0, len(info.Kernels[i]))
+			for k := range info.Kernels[i] {
+				kinds = append(kinds, k)
+			}
+			sort.Strings(kinds)
+			var parts []string
+			for _, k := range kinds {
+				parts = append(parts, fmt.Sprintf("%s x%d", k, info.Kernels[i][k]))
+			}
+			fmt.Fprintf(w, "  %-24s kernels: %s\n", "", strings.Join(parts, ", "))
+		}
+	}
+	fmt.Fprintln(w, "sections")
+	for _, s := range info.Sections {
+		fmt.Fprintf(w, "  %-12s %-4s %10d stored %10d raw  align %-4d sha256:%s\n", s.Name, s.Codec, s.Stored, s.Raw, s.Align, s.Digest[:16])
+	}
+}
+
+func newCacheCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "cache ls|stats|prune|clear",
+		Short: "Look at and manage the AOT cache",
+		Long: `The AOT cache keeps built artifacts keyed by everything that determines
+their bytes: the canonical HIR, the weights, the bindings, the target, the
+compiler version and the options. Its directory is --cache-dir, else
+$RLXC_CACHE_DIR, else $XDG_CACHE_HOME/rlx, else ~/.cache/rlx.`,
+	}
+	cmd.PersistentFlags().String("cache-dir", "", "AOT cache directory")
+	open := func(c *cobra.Command) (*viper.Viper, error) { return config(c) }
+	cmd.AddCommand(&cobra.Command{
+		Use: "ls", Short: "List cache entries, most recently used first", Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			v, err := open(c)
+			if err != nil {
+				return err
+			}
+			entries, err := cacheFrom(v).List()
+			if err != nil {
+				return &exitError{code: exitIO, err: fmt.Errorf("rlxc: %v", err)}
+			}
+			sort.Slice(entries, func(i, j int) bool { return entries[i].Used.After(entries[j].Used) })
+			for _, e := range entries {
+				fmt.Fprintf(c.OutOrStdout(), "%s  %-12s %10d bytes  %s  %s  %s\n", e.Digest[:12], e.Key.Model, e.Size, e.Used.Format("2006-01-02 15:04"), e.Key.Target, e.Key.Binding)
+			}
+			return nil
+		},
+	})
+	cmd.AddCommand(&cobra.Command{
+		Use: "stats", Short: "Print the number of entries and their size", Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			v, err := open(c)
+			if err != nil {
+				return err
+			}
+			cc := cacheFrom(v)
+			n, size, err := cc.Stats()
+			if err != nil {
+				return &exitError{code: exitIO, err: fmt.Errorf("rlxc: %v", err)}
+			}
+			fmt.Fprintf(c.OutOrStdout(), "%s: %d entries, %d bytes\n", cc.Dir, n, size)
+			return nil
+		},
+	})
+	prune := &cobra.Command{
+		Use: "prune --max-size BYTES", Short: "Remove least recently used entries until the cache fits", Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			v, err := open(c)
+			if err != nil {
+				return err
+			}
+			max := v.GetInt64("max-size")
+			removed, freed, err := cacheFrom(v).Prune(max)
+			if err != nil {
+				return &exitError{code: exitIO, err: fmt.Errorf("rlxc: %v", err)}
+			}
+			fmt.Fprintf(c.OutOrStdout(), "removed %d entries, freed %d bytes\n", removed, freed)
+			return nil
+		},
+	}
+	prune.Flags().Int64("max-size", 1<<30, "keep at most this many bytes")
+	cmd.AddCommand(prune)
+	cmd.AddCommand(&cobra.Command{
+		Use: "clear", Short: "Remove every entry", Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			v, err := open(c)
+			if err != nil {
+				return err
+			}
+			removed, err := cacheFrom(v).Clear()
+			if err != nil {
+				return &exitError{code: exitIO, err: fmt.Errorf("rlxc: %v", err)}
+			}
+			fmt.Fprintf(c.OutOrStdout(), "removed %d entries\n", removed)
+			return nil
+		},
+	})
+	return cmd
+}

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/rlx-project/rlx/pkg/artifact"
+	"github.com/spf13/cobra"
+)
+
+func newInspectCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "inspect FILE.rlx",
+		Short: "Print an artifact's signature and variants",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, err := openModel(args[0], 1)
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			w := cmd.OutOrStdout()
+			man := m.Manifest
+			fmt.Fprintf(w, "%s: module %s, target %s, built by %s\n", args[0], man.Module, man.Provenance.Target, man.Provenance.Compiler)
+			for _, t := range man.Signature.Inputs {
+				fmt.Fprintf(w, "  in  %s : %s[%s]\n", t.Name, t.DType, strings.Join(t.Shape, ", "))
+			}
+			for _, t := range man.Signature.Outputs {
+				fmt.Fprintf(w, "  out %s : %s[%s]\n", t.Name, t.DType, strings.Join(t.Shape, ", "))
+			}
+			for _, v := range m.Variants() {
+				fmt.Fprintf(w, "  variant %s: %d kernels, arena %d bytes\n", bindingText(v.Binding), v.Steps, v.ArenaBytes)
+			}
+			return nil
+		},
+	}
+}
+
+func bindingText(b map[string]int64) string {
+	names := make([]string, 0, len(b))
+	for n := range b {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var parts []string
+	for _, n := range names {
+		parts = append(parts, fmt.Sprintf("%s=%d", n, b[n]))
+	}
+	if len(parts) == 0 {
+		return "(static)"
+	}
+	return strings.Join(parts, ",")
+}
+
+func newCheckCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "check FILE.rlx",
+		Short: "Verify an artifact (every section's digest and the programs) without running it",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, err := openModel(args[0], 1)
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: ok (%d variants)\n", args[0], len(m.Variants()))
+			return nil
+		},
+	}
+}
+
+func newBenchCmd() *cobra.Command {
+	var f runFlags
+	var warmup, runs int
+	var dur time.Duration
+	var asJSON, profile bool
+	cmd := &cobra.Command{
+		Use:   "bench FILE.rlx [--fill random] [--threads N] [--warmup N] [--runs N | --time D]",
+		Short: "Time runs of an artifact: latency percentiles and throughput",
+		Long: `bench runs the model --warmup times untimed, then --runs times (or for
+--time), and prints latency percentiles (p50, p90, p99) and throughput.
+--profile adds the time spent in each kernel, sorted. Inputs as for a run;
+without any, --fill random is used.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(f.inputs) == 0 && f.fill == "" {
+				f.fill = "random"
+			}
+			m, err := openModel(args[0], f.threads)
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			inputs, err := gatherInputs(m, &f)
+			if err != nil {
+				return err
+			}
+			for i := 0; i < warmup; i++ {
+				if _, err := m.Run(inputs); err != nil {
+					return fail(exitInputs, "%v", err)
+				}
+			}
+			var lat []time.Duration
+			kernelTime := map[string]time.Duration{}
+			prof := func(step int, s *artifact.Step, d time.Duration) {
+				kernelTime[fmt.Sprintf("%-12s %s", s.Kernel, s.Src)] += d
+			}
+			start := time.Now()
+			for i := 0; runs > 0 && i < runs || runs <= 0 && time.Since(start) < dur; i++ {
+				t0 := time.Now()
+				if profile {
+					_, err = m.Profile(inputs, prof)
+				} else {
+					_, err = m.Run(inputs)
+				}
+				if err != nil {
+					return fail(exitInputs, "%v", err)
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			total := time.Since(start)
+			sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+			pct := func(p float64) float64 {
+				if len(lat) == 0 {
+					return 0
+				}
+				return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))].Microseconds()) / 1000
+			}
+			res := map[string]any{"runs": len(lat), "p50_ms": pct(0.5), "p90_ms": pct(0.9), "p99_ms": pct(0.99),
+				"throughput_per_s": float64(len(lat)) / total.Seconds(), "threads": f.threads}
+			w := cmd.OutOrStdout()
+			if asJSON {
+				return json.NewEncoder(w).Encode(res)
+			}
+			fmt.Fprintf(w, "%s: %d runs, p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, %.1f runs/s\n", args[0], len(lat), pct(0.5), pct(0.9), pct(0.99), res["throughput_per_s"])
+			if profile {
+				var keys []string
+				var sum time.Duration
+				for k, d := range kernelTime {
+					keys = append(keys, k)
+					sum += d
+				}
+				sort.Slice(keys, func(i, j int) bool { return kernelTime[keys[i]] > kernelTime[keys[j]] })
+				for _, k := range keys {
+					d := kernelTime[k]
+					fmt.Fprintf(w, "  %6.2f%%  %9.3f ms/run  %s\n", 100*float64(d)/float64(sum), float64(d.Microseconds())/1000/float64(len(lat)), k)
+				}
+			}
+			return nil
+		},
+	}
+	f.add(cmd)
+	cmd.Flags().IntVar(&warmup, "warmup", 3, "untimed runs first")
+	cmd.Flags().IntVar(&runs, "runs", 0, "timed runs (default: run for --time)")
+	cmd.Flags().DurationVar(&dur, "time", 2*time.Second, "how long to run when --runs is not given")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&profile, "profile", false, "time each kernel")
+	return cmd
+}

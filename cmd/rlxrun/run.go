@@ -1,0 +1,419 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/rlx-project/rlx/pkg/loader"
+	"github.com/rlx-project/rlx/pkg/tensor"
+	"github.com/rlx-project/rlx/pkg/tensor/npy"
+	"github.com/spf13/cobra"
+)
+
+var version = "0.1.0-dev"
+
+type runFlags struct {
+	inputs, outputs, expects []string
+	fill                     string
+	seed                     uint64
+	outDir                   string
+	atol, rtol               float64
+	asJSON                   bool
+	threads                  int
+}
+
+func (f *runFlags) add(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringArrayVar(&f.inputs, "input", nil, "an input: `NAME=@file.npy`, or @file.npz for every input it holds (repeatable)")
+	fl.StringVar(&f.fill, "fill", "", "generate inputs not given: random or zeros")
+	fl.Uint64Var(&f.seed, "seed", 0, "seed for --fill random")
+	fl.IntVar(&f.threads, "threads", 0, "worker threads (default: one per CPU)")
+}
+
+func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
+	var f runFlags
+	root := &cobra.Command{
+		Use:   "rlxrun FILE.rlx [--input NAME=@x.npy]... [--expect NAME=@ref.npy]...",
+		Short: "Run a .rlx artifact",
+		Long: `rlxrun maps an artifact built by rlxc, checks every section's digest,
+picks the variant whose shapes match the inputs, and runs it.
+
+Inputs: --input NAME=@file.npy (or @file.npz for all of its arrays), or
+--fill random|zeros to generate the ones not given (--fill random uses the
+first variant's shapes and --seed). Outputs are summarized on stdout; write
+them with --output NAME=@out.npy or --output-dir DIR, compare them with
+--expect NAME=@ref.npy (|got-ref| <= atol + rtol*|ref| everywhere), and get
+machine-readable results with --json.
+
+Exit codes: 0 ok, 1 outputs differ from --expect, 2 bad command line,
+3 file unreadable or artifact corrupt, 4 internal error, 5 inputs do not
+fit the model.`,
+		Example: `  rlxrun mlp.rlx --fill random
+  rlxrun mlp.rlx --input x=@x.npy --expect y=@y.npy --atol 1e-5
+  rlxrun enc.rlx --input @inputs.npz --output-dir out/ --json`,
+		Version:       version,
+		Args:          cobra.ExactArgs(1),
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runModel(cmd, args[0], &f)
+		},
+	}
+	f.add(root)
+	fl := root.Flags()
+	fl.StringArrayVar(&f.outputs, "output", nil, "write an output: `NAME=@out.npy` (repeatable)")
+	fl.StringVar(&f.outDir, "output-dir", "", "write every output to DIR/NAME.npy")
+	fl.StringArrayVar(&f.expects, "expect", nil, "compare an output with a reference: `NAME=@ref.npy` (repeatable)")
+	fl.Float64Var(&f.atol, "atol", 1e-5, "absolute tolerance for --expect")
+	fl.Float64Var(&f.rtol, "rtol", 1e-4, "relative tolerance for --expect")
+	fl.BoolVar(&f.asJSON, "json", false, "print results as JSON")
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &exitError{code: exitUsage, err: err} })
+	root.AddCommand(newInspectCmd(), newCheckCmd(), newBenchCmd())
+	return root
+}
+
+func openModel(path string, threads int) (*loader.Model, error) {
+	m, err := loader.Open(path, loader.Options{Threads: threads})
+	if err != nil {
+		return nil, fail(exitIO, "%v", err)
+	}
+	return m, nil
+}
+
+// splitRef parses NAME=@path; name may be empty for @file.npz.
+func splitRef(flag, s string) (name, path string, err error) {
+	name, path, ok := strings.Cut(s, "=")
+	if !ok {
+		name, path = "", s
+	}
+	if !strings.HasPrefix(path, "@") || len(path) == 1 {
+		return "", "", fail(exitUsage, "%s %q: want NAME=@file.npy", flag, s)
+	}
+	return name, path[1:], nil
+}
+
+// gatherInputs reads --input files and fills the rest per --fill.
+func gatherInputs(m *loader.Model, f *runFlags) (map[string]*tensor.Tensor, error) {
+	inputs := map[string]*tensor.Tensor{}
+	for _, s := range f.inputs {
+		name, path, err := splitRef("--input", s)
+		if err != nil {
+			return nil, err
+		}
+		if strings.HasSuffix(path, ".npz") {
+			ts, names, err := npy.ReadNPZ(path)
+			if err != nil {
+				return nil, fail(exitIO, "%v", err)
+			}
+			for _, n := range names {
+				if name == "" || name == n {
+					inputs[n] = ts[n]
+				}
+			}
+			continue
+		}
+		if name == "" {
+			return nil, fail(exitUsage, "--input %q: name the input: NAME=@%s", s, path)
+		}
+		t, err := npy.ReadFile(path)
+		if err != nil {
+			return nil, fail(exitIO, "%v", err)
+		}
+		inputs[name] = t
+	}
+	if f.fill == "" {
+		return inputs, nil
+	}
+	if f.fill != "random" && f.fill != "zeros" {
+		return nil, fail(exitUsage, "--fill %q: want random or zeros", f.fill)
+	}
+	slots, err := m.Inputs(nil)
+	if err != nil {
+		return nil, fail(exitInputs, "%v", err)
+	}
+	rng := rand.New(rand.NewPCG(f.seed, 0x726c78))
+	for _, s := range slots {
+		if _, ok := inputs[s.Name]; ok {
+			continue
+		}
+		dt, _ := tensor.ParseDType(s.DType)
+		t := tensor.New(dt, s.Shape...)
+		if f.fill == "random" {
+			fillRandom(t, rng)
+		}
+		inputs[s.Name] = t
+	}
+	return inputs, nil
+}
+
+// fillRandom fills floats with N(0,1)-ish values and integers with small
+// non-negative ones (valid indices for small tables).
+func fillRandom(t *tensor.Tensor, rng *rand.Rand) {
+	switch t.DType {
+	case tensor.F32:
+		for i := range t.F32() {
+			t.F32()[i] = float32(rng.NormFloat64())
+		}
+	case tensor.F64:
+		for i := range t.F64() {
+			t.F64()[i] = rng.NormFloat64()
+		}
+	case tensor.I64:
+		for i := range t.I64() {
+			t.I64()[i] = int64(rng.IntN(8))
+		}
+	case tensor.I32:
+		for i := range t.I32() {
+			t.I32()[i] = int32(rng.IntN(8))
+		}
+	default:
+		for i := range t.Data {
+			t.Data[i] = byte(rng.IntN(2))
+		}
+	}
+}
+
+type outputReport struct {
+	Name     string    `json:"name"`
+	DType    string    `json:"dtype"`
+	Shape    []int64   `json:"shape"`
+	Min      float64   `json:"min"`
+	Max      float64   `json:"max"`
+	Mean     float64   `json:"mean"`
+	First    []float64 `json:"first"`
+	Expected *compare  `json:"expected,omitempty"`
+}
+
+type compare struct {
+	File      string  `json:"file"`
+	OK        bool    `json:"ok"`
+	MaxAbs    float64 `json:"max_abs_diff"`
+	MaxRel    float64 `json:"max_rel_diff"`
+	WorstAt   []int64 `json:"worst_index"`
+	Got, Want float64 `json:"-"`
+	Detail    string  `json:"detail,omitempty"`
+}
+
+func runModel(cmd *cobra.Command, path string, f *runFlags) error {
+	m, err := openModel(path, f.threads)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	inputs, err := gatherInputs(m, f)
+	if err != nil {
+		return err
+	}
+	outs, err := m.Run(inputs)
+	if err != nil {
+		return fail(exitInputs, "%v", err)
+	}
+	expect := map[string]string{}
+	for _, s := range f.expects {
+		name, p, err := splitRef("--expect", s)
+		if err != nil || name == "" {
+			return fail(exitUsage, "--expect %q: want NAME=@ref.npy", s)
+		}
+		expect[name] = p
+	}
+	for _, s := range f.outputs {
+		name, p, err := splitRef("--output", s)
+		if err != nil || name == "" {
+			return fail(exitUsage, "--output %q: want NAME=@out.npy", s)
+		}
+		if !hasOutput(outs, name) {
+			return fail(exitUsage, "--output %s: the model has no output %s (it has %s)", name, name, outputNames(outs))
+		}
+		expect["\x00out:"+name] = p
+	}
+	var reports []outputReport
+	mismatch := false
+	for _, o := range outs {
+		r := summarize(o)
+		if p, ok := expect["\x00out:"+o.Name]; ok {
+			if err := npy.WriteFile(p, o.Tensor); err != nil {
+				return fail(exitIO, "%v", err)
+			}
+		}
+		if f.outDir != "" {
+			if err := os.MkdirAll(f.outDir, 0o755); err != nil {
+				return fail(exitIO, "%v", err)
+			}
+			if err := npy.WriteFile(filepath.Join(f.outDir, o.Name+".npy"), o.Tensor); err != nil {
+				return fail(exitIO, "%v", err)
+			}
+		}
+		if p, ok := expect[o.Name]; ok {
+			ref, err := npy.ReadFile(p)
+			if err != nil {
+				return fail(exitIO, "%v", err)
+			}
+			c := compareTensors(o.Tensor, ref, f.atol, f.rtol)
+			c.File = p
+			r.Expected = c
+			if !c.OK {
+				mismatch = true
+			}
+			delete(expect, o.Name)
+		}
+		reports = append(reports, r)
+	}
+	for name := range expect {
+		if !strings.HasPrefix(name, "\x00") {
+			return fail(exitUsage, "--expect %s: the model has no output %s (it has %s)", name, name, outputNames(outs))
+		}
+	}
+	w := cmd.OutOrStdout()
+	if f.asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(map[string]any{"outputs": reports, "ok": !mismatch}); err != nil {
+			return err
+		}
+	} else {
+		for _, r := range reports {
+			fmt.Fprintf(w, "%s: %s%s  min %.6g  max %.6g  mean %.6g  first %v\n", r.Name, r.DType, tensor.ShapeString(r.Shape), r.Min, r.Max, r.Mean, short(r.First))
+			if c := r.Expected; c != nil {
+				status := "ok"
+				if !c.OK {
+					status = "MISMATCH"
+				}
+				fmt.Fprintf(w, "  vs %s: %s, max |diff| %.3g, max rel %.3g%s\n", c.File, status, c.MaxAbs, c.MaxRel, c.Detail)
+			}
+		}
+	}
+	if mismatch {
+		for _, r := range reports {
+			if c := r.Expected; c != nil && !c.OK {
+				fmt.Fprintf(cmd.ErrOrStderr(), "rlxrun: output %s differs from %s: %s\n", r.Name, c.File, strings.TrimPrefix(c.Detail, ", "))
+			}
+		}
+		return &exitError{code: exitMismatch}
+	}
+	return nil
+}
+
+func hasOutput(outs []loader.Named, name string) bool {
+	for _, o := range outs {
+		if o.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func outputNames(outs []loader.Named) string {
+	var n []string
+	for _, o := range outs {
+		n = append(n, o.Name)
+	}
+	return strings.Join(n, ", ")
+}
+
+func short(v []float64) string {
+	parts := make([]string, len(v))
+	for i, x := range v {
+		parts[i] = fmt.Sprintf("%.5g", x)
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}
+
+// values reads any tensor as float64.
+func values(t *tensor.Tensor) []float64 {
+	n := t.Len()
+	out := make([]float64, n)
+	for i := 0; i < n; i++ {
+		switch t.DType {
+		case tensor.F32:
+			out[i] = float64(t.F32()[i])
+		case tensor.F64:
+			out[i] = t.F64()[i]
+		case tensor.I64:
+			out[i] = float64(t.I64()[i])
+		case tensor.I32:
+			out[i] = float64(t.I32()[i])
+		case tensor.F16:
+			out[i] = float64(tensor.F16ToF32(uint16(t.Data[2*i]) | uint16(t.Data[2*i+1])<<8))
+		case tensor.BF16:
+			out[i] = float64(tensor.BF16ToF32(uint16(t.Data[2*i]) | uint16(t.Data[2*i+1])<<8))
+		case tensor.I16:
+			out[i] = float64(int16(uint16(t.Data[2*i]) | uint16(t.Data[2*i+1])<<8))
+		case tensor.I8:
+			out[i] = float64(int8(t.Data[i]))
+		default:
+			out[i] = float64(t.Data[i])
+		}
+	}
+	return out
+}
+
+func summarize(o loader.Named) outputReport {
+	v := values(o.Tensor)
+	r := outputReport{Name: o.Name, DType: o.Tensor.DType.String(), Shape: o.Tensor.Shape}
+	if len(v) > 0 {
+		r.Min, r.Max = math.Inf(1), math.Inf(-1)
+		sum := 0.0
+		for _, x := range v {
+			r.Min, r.Max = math.Min(r.Min, x), math.Max(r.Max, x)
+			sum += x
+		}
+		r.Mean = sum / float64(len(v))
+	}
+	r.First = v[:min(len(v), 5)]
+	return r
+}
+
+// compareTensors checks |got-ref| <= atol + rtol*|ref| elementwise (NaN
+// matches NaN, infinities match themselves) and reports the worst element.
+func compareTensors(got, ref *tensor.Tensor, atol, rtol float64) *compare {
+	c := &compare{}
+	if len(got.Shape) != len(ref.Shape) || tensor.NumElements(got.Shape) != tensor.NumElements(ref.Shape) {
+		c.Detail = fmt.Sprintf(", shape %s vs reference %s", tensor.ShapeString(got.Shape), tensor.ShapeString(ref.Shape))
+		return c
+	}
+	for i := range got.Shape {
+		if got.Shape[i] != ref.Shape[i] {
+			c.Detail = fmt.Sprintf(", shape %s vs reference %s", tensor.ShapeString(got.Shape), tensor.ShapeString(ref.Shape))
+			return c
+		}
+	}
+	g, r := values(got), values(ref)
+	worst, worstExcess := -1, 0.0
+	for i := range g {
+		a, b := g[i], r[i]
+		if math.IsNaN(a) && math.IsNaN(b) || a == b {
+			continue
+		}
+		d := math.Abs(a - b)
+		if math.IsNaN(d) {
+			d = math.Inf(1)
+		}
+		c.MaxAbs = math.Max(c.MaxAbs, d)
+		if b != 0 {
+			c.MaxRel = math.Max(c.MaxRel, d/math.Abs(b))
+		}
+		if excess := d - (atol + rtol*math.Abs(b)); excess > 0 && (worst < 0 || excess > worstExcess) {
+			worst, worstExcess = i, excess
+		}
+	}
+	c.OK = worst < 0
+	if !c.OK {
+		idx := make([]int64, len(got.Shape))
+		rem := int64(worst)
+		for d := len(got.Shape) - 1; d >= 0; d-- {
+			idx[d] = rem % got.Shape[d]
+			rem /= got.Shape[d]
+		}
+		c.WorstAt, c.Got, c.Want = idx, g[worst], r[worst]
+		c.Detail = fmt.Sprintf(", worst at %v: got %.7g, want %.7g (|diff| %.3g > atol %g + rtol %g x |want|)", idx, g[worst], r[worst], math.Abs(g[worst]-r[worst]), atol, rtol)
+	}
+	return c
+}

@@ -1,0 +1,272 @@
+// Package e2e holds the tests that build and run: they sit above both the
+// compiler and the runtime, so neither has to import the other.
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/rlx-project/rlx/pkg/build"
+	"github.com/rlx-project/rlx/pkg/hir"
+	"github.com/rlx-project/rlx/pkg/loader"
+	"github.com/rlx-project/rlx/pkg/lower"
+	"github.com/rlx-project/rlx/pkg/mir/eval"
+	"github.com/rlx-project/rlx/pkg/specialize"
+	"github.com/rlx-project/rlx/pkg/tensor"
+)
+
+// relTol is the bar for the CPU target against the reference interpreter:
+// |got - ref| <= relTol * max(1, |ref|). The reference computes in float64,
+// the kernels in float32 with float32 accumulation in places, so this is
+// about 100 float32 ulps of headroom.
+const relTol = 1e-5
+
+func models(t *testing.T) []string {
+	files, err := filepath.Glob("../testdata/models/*.hir")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no models: %v", err)
+	}
+	return files
+}
+
+func load(t *testing.T, file string) *hir.Module {
+	t.Helper()
+	src, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := hir.ParseFile(file, src)
+	if err == nil {
+		err = hir.Check(m)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// twoBindings finds two different bindings of the dims main uses that pass
+// the model's bounds and deferred relations.
+func twoBindings(t *testing.T, m *hir.Module) []specialize.Binding {
+	t.Helper()
+	f := m.Func("main")
+	dims := map[string]bool{}
+	for _, a := range f.Params {
+		for _, d := range a.Checked.Shape {
+			for _, s := range d.Syms() {
+				dims[s] = true
+			}
+		}
+	}
+	for _, s := range f.Body {
+		for _, ty := range s.Types {
+			for _, d := range ty.Shape {
+				for _, sym := range d.Syms() {
+					dims[sym] = true
+				}
+			}
+		}
+	}
+	if len(dims) == 0 {
+		return []specialize.Binding{{}}
+	}
+	var names []string
+	for d := range dims {
+		names = append(names, d)
+	}
+	sort.Strings(names)
+	var out []specialize.Binding
+	for _, k := range []int64{2, 3, 4, 5, 6, 8, 12, 16, 32, 64} {
+		b := specialize.Binding{}
+		for i, n := range names {
+			iv := m.Bounds[n]
+			v := k + int64(i) // different dims get different values, to catch mixed-up dims
+			b[n] = min(max(v, iv.Lo), iv.Hi)
+		}
+		if m.CheckBinding(b) != nil {
+			continue
+		}
+		out = append(out, b)
+		if len(out) == 2 {
+			return out
+		}
+	}
+	t.Fatalf("found %d valid bindings for dims %v", len(out), names)
+	return nil
+}
+
+// randomInputs makes inputs for a program: normal floats, small
+// non-negative integers (valid indices), random bools.
+func randomInputs(slotsNames []string, dtypes []tensor.DType, shapes [][]int64, seed uint64) map[string]*tensor.Tensor {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	out := map[string]*tensor.Tensor{}
+	for i, name := range slotsNames {
+		t := tensor.New(dtypes[i], shapes[i]...)
+		switch dtypes[i] {
+		case tensor.F32:
+			for j := range t.F32() {
+				t.F32()[j] = float32(rng.NormFloat64())
+			}
+		case tensor.I64:
+			for j := range t.I64() {
+				t.I64()[j] = int64(rng.IntN(3))
+			}
+		case tensor.I32:
+			for j := range t.I32() {
+				t.I32()[j] = int32(rng.IntN(3))
+			}
+		default:
+			for j := range t.Data {
+				t.Data[j] = byte(rng.IntN(2))
+			}
+		}
+		out[name] = t
+	}
+	return out
+}
+
+// TestModelsMatchReference builds every bundled model at two bindings and
+// checks rlxrun's runtime against the reference interpreter on the
+// unfused graph.
+func TestModelsMatchReference(t *testing.T) {
+	dir := t.TempDir()
+	seed := uint64(1)
+	for _, file := range models(t) {
+		name := strings.TrimSuffix(filepath.Base(file), ".hir")
+		t.Run(name, func(t *testing.T) {
+			m := load(t, file)
+			bindings := twoBindings(t, m)
+			src, _ := os.ReadFile(file)
+			out := filepath.Join(dir, name+".rlx")
+			if _, err := build.Build(file, src, out, build.Options{Target: "cpu", Bindings: bindings, RandomSeed: &seed, Compiler: "test"}); err != nil {
+				t.Fatalf("build: %v", err)
+			}
+			model, err := loader.Open(out, loader.Options{Threads: 2})
+			if err != nil {
+				t.Fatalf("open: %v", err)
+			}
+			defer model.Close()
+			// The reference runs the graph as lowered, before any fusion.
+			ws := &lower.Weights{Dir: filepath.Dir(file), Random: true, Seed: seed}
+			defer ws.Close()
+			g, err := lower.ToMIR(m, "main", ws)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for bi, b := range bindings {
+				slots, err := model.Inputs(b)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var names []string
+				var dts []tensor.DType
+				var shapes [][]int64
+				for _, s := range slots {
+					dt, _ := tensor.ParseDType(s.DType)
+					names, dts, shapes = append(names, s.Name), append(dts, dt), append(shapes, s.Shape)
+				}
+				inputs := randomInputs(names, dts, shapes, uint64(bi+1))
+				got, err := model.Run(inputs)
+				if err != nil {
+					t.Fatalf("binding %s: run: %v", b, err)
+				}
+				ordered := make([]*tensor.Tensor, len(g.Inputs))
+				for i, v := range g.Inputs {
+					ordered[i] = inputs[v.Name]
+				}
+				want, err := eval.Run(g, b, ordered)
+				if err != nil {
+					t.Fatalf("binding %s: reference: %v", b, err)
+				}
+				for i := range want {
+					if msg := compare(got[i].Tensor, want[i]); msg != "" {
+						t.Errorf("binding %s, output %s: %s", b, got[i].Name, msg)
+					}
+				}
+			}
+		})
+	}
+}
+
+// compare checks shapes, dtypes and values within relTol.
+func compare(got, want *tensor.Tensor) string {
+	if got.DType != want.DType || fmt.Sprint(got.Shape) != fmt.Sprint(want.Shape) {
+		return fmt.Sprintf("got %s%v, want %s%v", got.DType, got.Shape, want.DType, want.Shape)
+	}
+	g, w := asFloat(got), asFloat(want)
+	worst, at := 0.0, -1
+	for i := range g {
+		if g[i] == w[i] || math.IsNaN(g[i]) && math.IsNaN(w[i]) {
+			continue
+		}
+		err := math.Abs(g[i]-w[i]) / math.Max(1, math.Abs(w[i]))
+		if math.IsNaN(err) || err > worst {
+			worst, at = err, i
+			if math.IsNaN(err) {
+				worst = math.Inf(1)
+			}
+		}
+	}
+	if worst > relTol {
+		return fmt.Sprintf("element %d: got %.8g, want %.8g (relative error %.3g > %g)", at, g[at], w[at], worst, relTol)
+	}
+	return ""
+}
+
+func asFloat(t *tensor.Tensor) []float64 {
+	n := t.Len()
+	out := make([]float64, n)
+	for i := 0; i < n; i++ {
+		switch t.DType {
+		case tensor.F32:
+			out[i] = float64(t.F32()[i])
+		case tensor.F64:
+			out[i] = t.F64()[i]
+		case tensor.I64:
+			out[i] = float64(t.I64()[i])
+		case tensor.I32:
+			out[i] = float64(t.I32()[i])
+		case tensor.F16:
+			out[i] = float64(tensor.F16ToF32(uint16(t.Data[2*i]) | uint16(t.Data[2*i+1])<<8))
+		case tensor.BF16:
+			out[i] = float64(tensor.BF16ToF32(uint16(t.Data[2*i]) | uint16(t.Data[2*i+1])<<8))
+		case tensor.I16:
+			out[i] = float64(int16(uint16(t.Data[2*i]) | uint16(t.Data[2*i+1])<<8))
+		case tensor.I8:
+			out[i] = float64(int8(t.Data[i]))
+		default:
+			out[i] = float64(t.Data[i])
+		}
+	}
+	return out
+}
+
+// TestReproducible: the same build twice gives the same bytes.
+func TestReproducible(t *testing.T) {
+	dir := t.TempDir()
+	seed := uint64(3)
+	for _, file := range []string{"../testdata/models/gpt.hir", "../testdata/models/cnn.hir"} {
+		src, _ := os.ReadFile(file)
+		m := load(t, file)
+		bs := twoBindings(t, m)
+		var outs [][]byte
+		for i := 0; i < 2; i++ {
+			out := filepath.Join(dir, fmt.Sprintf("%d.rlx", i))
+			if _, err := build.Build(file, src, out, build.Options{Target: "cpu", Bindings: bs, RandomSeed: &seed, Compiler: "test"}); err != nil {
+				t.Fatal(err)
+			}
+			b, _ := os.ReadFile(out)
+			outs = append(outs, b)
+		}
+		if !bytes.Equal(outs[0], outs[1]) {
+			t.Errorf("%s: two builds differ", file)
+		}
+	}
+}

@@ -1,0 +1,396 @@
+// Package build drives rlxc build: HIR in, .rlx artifact out, through the
+// AOT cache. It is the one place that knows the order of the stages.
+package build
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/rlx-project/rlx/pkg/artifact"
+	"github.com/rlx-project/rlx/pkg/artifact/cache"
+	"github.com/rlx-project/rlx/pkg/dim"
+	"github.com/rlx-project/rlx/pkg/fusion"
+	"github.com/rlx-project/rlx/pkg/hir"
+	"github.com/rlx-project/rlx/pkg/lower"
+	"github.com/rlx-project/rlx/pkg/mir"
+	"github.com/rlx-project/rlx/pkg/specialize"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/codegen"
+	"github.com/rlx-project/rlx/pkg/tensor"
+	"github.com/rlx-project/rlx/pkg/tensor/safetensors"
+)
+
+// Options are everything that shapes an artifact.
+type Options struct {
+	Target       string               // "cpu"
+	Bindings     []specialize.Binding // one variant each
+	Func         string               // entry function; "" means main
+	WeightsPath  string               // --weights
+	RandomSeed   *uint64              // --random-weights
+	Compiler     string               // compiler version, recorded and part of the cache key
+	Cache        *cache.Cache         // nil: no cache
+	ExplainCache bool                 // say why the cache missed
+	Log          io.Writer            // progress and the cache line; nil for quiet
+	FusionReport io.Writer            // where --fusion-report goes, or nil
+}
+
+// Targets lists the targets rlxc can build for, with what each needs.
+var Targets = []struct{ Name, Status string }{
+	{"cpu", "runs here: Go kernels with goroutine parallelism (amd64, arm64, any OS)"},
+}
+
+// InputError is an error in what the user gave (source, bindings, weights):
+// the CLI exits 1 for it.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+func inputErr(format string, args ...any) error {
+	return &InputError{Err: fmt.Errorf(format, args...)}
+}
+
+// Result describes a finished build.
+type Result struct {
+	CacheHit bool
+	Variants []artifact.Variant
+	Bytes    int64
+}
+
+// Build compiles the HIR in src (read from file) to out.
+func Build(file string, src []byte, out string, opts Options) (*Result, error) {
+	start := time.Now()
+	logf := func(format string, args ...any) {
+		if opts.Log != nil {
+			fmt.Fprintf(opts.Log, format+"\n", args...)
+		}
+	}
+	if opts.Target != "cpu" {
+		names := make([]string, len(Targets))
+		for i, t := range Targets {
+			names[i] = t.Name
+		}
+		return nil, inputErr("unknown target %q (rlxc targets lists them: %s)", opts.Target, strings.Join(names, ", "))
+	}
+	m, err := hir.ParseFile(file, src)
+	if err == nil {
+		err = hir.Check(m)
+	}
+	if err != nil {
+		return nil, &InputError{Err: err}
+	}
+	fn := opts.Func
+	if fn == "" {
+		fn = "main"
+	}
+	f := m.Func(fn)
+	if f == nil {
+		return nil, inputErr("%s: module %s has no function %s", file, hir.Quote(m.Name), hir.Quote(fn))
+	}
+	bindings, err := checkBindings(m, f, opts.Bindings)
+	if err != nil {
+		return nil, err
+	}
+
+	// Weights first: their digest is part of the cache key.
+	ws := &lower.Weights{Dir: filepath.Dir(file)}
+	defer ws.Close()
+	if opts.WeightsPath != "" {
+		wf, err := safetensors.Open(opts.WeightsPath)
+		if err != nil {
+			return nil, &InputError{Err: err}
+		}
+		defer wf.Close()
+		ws.File = wf
+	}
+	if opts.RandomSeed != nil {
+		ws.Random, ws.Seed = true, *opts.RandomSeed
+	}
+	params, wdigest, err := loadParams(m, ws)
+	if err != nil {
+		return nil, &InputError{Err: err}
+	}
+
+	canon := hir.Format(m)
+	key := cache.Key{
+		Model:    m.Name,
+		Source:   digest(canon),
+		Weights:  wdigest,
+		Binding:  bindingsText(bindings),
+		Target:   "cpu",
+		Compiler: opts.Compiler,
+		Options:  "func=" + fn,
+	}
+	if opts.Cache != nil {
+		path, ok, err := opts.Cache.Get(key)
+		if err == nil && ok {
+			if err := copyFile(path, out); err != nil {
+				return nil, err
+			}
+			fi, _ := os.Stat(out)
+			logf("rlxc: cache hit: %s (%s, %d bytes) in %s", out, key.Digest()[:12], fi.Size(), time.Since(start).Round(time.Millisecond))
+			return &Result{CacheHit: true, Bytes: fi.Size()}, nil
+		}
+		why := ""
+		if opts.ExplainCache {
+			why = ": " + opts.Cache.Explain(key)
+		}
+		logf("rlxc: cache miss (%s)%s", key.Digest()[:12], why)
+	}
+
+	g, err := lower.ToMIR(m, fn, params)
+	if err != nil {
+		return nil, &InputError{Err: err}
+	}
+	report, err := fusion.Run(g)
+	if err != nil {
+		return nil, err
+	}
+	if opts.FusionReport != nil {
+		fmt.Fprintf(opts.FusionReport, "fusion report for %s:\n%s", file, report)
+	}
+	sections, variants, err := generate(m, f, g, bindings, canon, wdigest, fn, opts.Compiler)
+	if err != nil {
+		return nil, err
+	}
+	if err := artifact.WriteFile(out, sections); err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(out)
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range variants {
+		logf("rlxc: variant %s: %d kernels, arena %s (intermediates %s)", bindingText(v.Binding), v.Steps, bytesText(v.ArenaBytes), bytesText(v.TempBytes))
+	}
+	logf("rlxc: wrote %s (%d bytes) in %s", out, fi.Size(), time.Since(start).Round(time.Millisecond))
+	if opts.Cache != nil {
+		if err := opts.Cache.Put(key, out); err != nil {
+			logf("rlxc: warning: could not store the build in the cache: %v", err)
+		}
+	}
+	return &Result{Variants: variants, Bytes: fi.Size()}, nil
+}
+
+// checkBindings fills the default (no binding for a model without symbolic
+// dims), then checks each binding: every dim the entry function uses is
+// bound, values are within bounds, deferred relations hold.
+func checkBindings(m *hir.Module, f *hir.FuncDecl, bs []specialize.Binding) ([]specialize.Binding, error) {
+	used := usedDims(f)
+	if len(bs) == 0 {
+		bs = []specialize.Binding{{}}
+	}
+	var errs []string
+	for _, b := range bs {
+		for _, d := range used {
+			if _, ok := b[d.name]; !ok {
+				return nil, inputErr("%s: missing binding for dim %s (used by %s): pass --bind %s=N", m.File, d.name, d.user, d.name)
+			}
+		}
+		if err := m.CheckBinding(b); err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
+	if len(errs) > 0 {
+		return nil, inputErr("%s", strings.Join(errs, "\n"))
+	}
+	return bs, nil
+}
+
+type dimUse struct{ name, user string }
+
+// usedDims lists the dims of the function's arguments, results and values,
+// each with the first thing that uses it, in order of first use.
+func usedDims(f *hir.FuncDecl) []dimUse {
+	var out []dimUse
+	seen := map[string]bool{}
+	note := func(shape []dim.Expr, user string) {
+		for _, d := range shape {
+			for _, s := range d.Syms() {
+				if !seen[s] {
+					seen[s] = true
+					out = append(out, dimUse{s, user})
+				}
+			}
+		}
+	}
+	for _, a := range f.Params {
+		note(a.Checked.Shape, "input "+hir.Quote(a.Name))
+	}
+	for _, r := range f.Results {
+		note(r.Checked.Shape, "output "+hir.Quote(r.Name))
+	}
+	for _, s := range f.Body {
+		for i, t := range s.Types {
+			note(t.Shape, hir.Quote(s.Results[i].Name))
+		}
+		for _, v := range s.Attr {
+			switch v := v.(type) {
+			case dim.Expr:
+				note([]dim.Expr{v}, hir.Quote(s.Results[0].Name))
+			case []dim.Expr:
+				note(v, hir.Quote(s.Results[0].Name))
+			}
+		}
+	}
+	return out
+}
+
+// preloaded serves params already read (so they are read once).
+type preloaded map[*hir.ParamDecl]*tensor.Tensor
+
+func (p preloaded) Weight(d *hir.ParamDecl) (*tensor.Tensor, error) { return p[d], nil }
+
+// loadParams reads every param and digests them in declaration order.
+func loadParams(m *hir.Module, ws *lower.Weights) (preloaded, string, error) {
+	out := preloaded{}
+	h := sha256.New()
+	for _, d := range m.Decls {
+		p, ok := d.(*hir.ParamDecl)
+		if !ok {
+			continue
+		}
+		t, err := ws.Weight(p)
+		if err != nil {
+			return nil, "", err
+		}
+		out[p] = t
+		fmt.Fprintf(h, "%s\x00%s%v\x00%d\x00", p.Name, t.DType, t.Shape, len(t.Data))
+		h.Write(t.Data)
+	}
+	return out, hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func digest(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+func bindingText(b map[string]int64) string {
+	s := specialize.Binding(b).String()
+	if s == "" {
+		return "(static)"
+	}
+	return s
+}
+
+func bindingsText(bs []specialize.Binding) string {
+	parts := make([]string, len(bs))
+	for i, b := range bs {
+		parts[i] = b.String()
+	}
+	return strings.Join(parts, ";")
+}
+
+func bytesText(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// generate specializes the template for each binding and assembles the
+// artifact's sections.
+func generate(m *hir.Module, f *hir.FuncDecl, g *mir.Graph, bindings []specialize.Binding, canon []byte, wdigest, fn, compiler string) ([]artifact.Section, []artifact.Variant, error) {
+	weights := codegen.NewWeights()
+	var sections []artifact.Section
+	var variants []artifact.Variant
+	for i, b := range bindings {
+		plan, err := specialize.Specialize(g, b)
+		if err != nil {
+			return nil, nil, &InputError{Err: fmt.Errorf("%s: binding %s: %v", m.File, bindingText(b), err)}
+		}
+		prog, err := codegen.Generate(plan, weights)
+		if err != nil {
+			return nil, nil, &InputError{Err: err}
+		}
+		raw, err := artifact.MarshalManifest(prog)
+		if err != nil {
+			return nil, nil, err
+		}
+		name := fmt.Sprintf("program/%d", i)
+		sections = append(sections, artifact.Section{Name: name, Codec: artifact.CodecZstd, Data: raw})
+		variants = append(variants, artifact.Variant{Binding: b, Section: name, ArenaBytes: plan.ArenaBytes, TempBytes: plan.TempBytes, Steps: len(prog.Steps)})
+	}
+	// Weights: each 64-byte aligned in one raw section the loader maps.
+	var wdata []byte
+	for i, t := range weights.Data {
+		for len(wdata)%specialize.Align != 0 {
+			wdata = append(wdata, 0)
+		}
+		weights.Refs[i].Offset = int64(len(wdata))
+		wdata = append(wdata, t.Data...)
+	}
+	man := artifact.Manifest{
+		Module: m.Name,
+		Provenance: artifact.Provenance{
+			Compiler: compiler, Target: "cpu", Bindings: strings.Split(bindingsText(bindings), ";"),
+			SourceDigest: digest(canon), WeightsDigest: wdigest, Entry: fn,
+		},
+		Signature: signature(m, f),
+		Variants:  variants,
+		Weights:   weights.Refs,
+	}
+	raw, err := artifact.MarshalManifest(man)
+	if err != nil {
+		return nil, nil, err
+	}
+	sections = append([]artifact.Section{{Name: "manifest", Codec: artifact.CodecRaw, Data: raw}}, sections...)
+	sections = append(sections, artifact.Section{Name: "weights", Codec: artifact.CodecRaw, Align: 4096, Data: wdata})
+	return sections, variants, nil
+}
+
+func signature(m *hir.Module, f *hir.FuncDecl) artifact.Signature {
+	var sig artifact.Signature
+	field := func(fd *hir.Field) artifact.SigTensor {
+		st := artifact.SigTensor{Name: fd.Name, DType: fd.Checked.DType.String()}
+		for _, d := range fd.Checked.Shape {
+			st.Shape = append(st.Shape, d.String())
+		}
+		return st
+	}
+	for _, a := range f.Params {
+		sig.Inputs = append(sig.Inputs, field(a))
+	}
+	for _, r := range f.Results {
+		sig.Outputs = append(sig.Outputs, field(r))
+	}
+	names := m.DimNames()
+	sort.Strings(names)
+	for _, n := range names {
+		iv := m.Bounds[n]
+		sig.Dims = append(sig.Dims, artifact.DimInfo{Name: n, Lo: iv.Lo, Hi: iv.Hi})
+	}
+	return sig
+}
+
+// copyFile copies a cache entry to out atomically.
+func copyFile(src, out string) error {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(out)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(out)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), out)
+}

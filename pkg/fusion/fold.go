@@ -1,0 +1,72 @@
+package fusion
+
+import (
+	"fmt"
+
+	"github.com/rlx-project/rlx/pkg/mir"
+	"github.com/rlx-project/rlx/pkg/mir/eval"
+)
+
+// maxFoldBytes caps a folded constant: folding an expand of a scalar into a
+// huge tensor would bloat the artifact for no speed.
+const maxFoldBytes = 64 << 20
+
+// FoldConstants evaluates, at build time, every node whose operands are all
+// constants (weights included): a transpose or concat of params, batchnorm's
+// per-channel scale and shift, a causal mask built from constants. The
+// result is stored in the artifact as a constant.
+func FoldConstants(g *mir.Graph) (string, error) {
+	folded := 0
+	outputs := map[*mir.Value]bool{}
+	for _, o := range g.Outputs {
+		outputs[o] = true
+	}
+	var kept []*mir.Node
+	for _, n := range g.Nodes {
+		if !foldable(n) || outputs[n.Results[0]] {
+			kept = append(kept, n)
+			continue
+		}
+		sub := &mir.Graph{Name: "fold", Nodes: []*mir.Node{n}, Outputs: n.Results}
+		outs, err := eval.Run(sub, nil, nil)
+		if err != nil {
+			return "", fmt.Errorf("%s: folding %s: %v", n.Src, n.Op, err)
+		}
+		for i, r := range n.Results {
+			c := g.NewConst(r.Name, outs[i])
+			c.Name = r.Name
+			replaceUses(g, r, c)
+		}
+		folded++
+	}
+	g.Nodes = kept
+	if folded == 0 {
+		return "", nil
+	}
+	return fmt.Sprintf("computed %d nodes at build time", folded), nil
+}
+
+func foldable(n *mir.Node) bool {
+	if n.Op == mir.OpCopy {
+		return false // copies exist to give outputs their own buffer
+	}
+	for _, a := range n.Args {
+		if !a.IsConst() {
+			return false
+		}
+	}
+	for _, r := range n.Results {
+		if !r.Type.IsStatic() {
+			return false
+		}
+		size := int64(r.Type.DType.Size())
+		for _, d := range r.Type.Shape {
+			v, _ := d.Const()
+			size *= v
+		}
+		if size > maxFoldBytes {
+			return false
+		}
+	}
+	return true
+}

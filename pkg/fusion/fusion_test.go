@@ -1,0 +1,197 @@
+package fusion_test
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rlx-project/rlx/pkg/fusion"
+	"github.com/rlx-project/rlx/pkg/hir"
+	"github.com/rlx-project/rlx/pkg/lower"
+	"github.com/rlx-project/rlx/pkg/mir"
+	"github.com/rlx-project/rlx/pkg/mir/eval"
+	"github.com/rlx-project/rlx/pkg/tensor"
+)
+
+// lowerModel parses, checks and lowers a bundled model with random weights.
+func lowerModel(t *testing.T, file string) (*hir.Module, *mir.Graph) {
+	t.Helper()
+	src, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := hir.ParseFile(file, src)
+	if err == nil {
+		err = hir.Check(m)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := &lower.Weights{Dir: filepath.Dir(file), Random: true, Seed: 5}
+	t.Cleanup(ws.Close)
+	g, err := lower.ToMIR(m, "main", ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, g
+}
+
+// binding gives every dim a small value the model accepts.
+func binding(t *testing.T, m *hir.Module) map[string]int64 {
+	for k := int64(3); k < 40; k++ {
+		b := map[string]int64{}
+		for i, n := range m.DimNames() {
+			iv := m.Bounds[n]
+			b[n] = min(max(k+int64(i), iv.Lo), iv.Hi)
+		}
+		if m.CheckBinding(b) == nil {
+			return b
+		}
+	}
+	t.Fatal("no binding")
+	return nil
+}
+
+func inputs(g *mir.Graph, b map[string]int64) []*tensor.Tensor {
+	var out []*tensor.Tensor
+	for i, v := range g.Inputs {
+		shape := make([]int64, v.Type.Rank())
+		for j, d := range v.Type.Shape {
+			shape[j], _ = d.Eval(b)
+		}
+		tn := tensor.New(v.Type.DType, shape...)
+		for k := 0; k < tn.Len(); k++ {
+			switch v.Type.DType {
+			case tensor.F32:
+				tn.F32()[k] = float32(math.Sin(float64(k*7+i)) * 2)
+			case tensor.I64:
+				tn.I64()[k] = int64(k % 3)
+			case tensor.I32:
+				tn.I32()[k] = int32(k % 3)
+			default:
+				tn.Data[k*v.Type.DType.Size()] = byte(k % 2)
+			}
+		}
+		out = append(out, tn)
+	}
+	return out
+}
+
+// TestPassesPreserveResults runs every pass, one at a time and in order, on
+// every bundled model, and checks each graph against the unfused one with
+// the reference interpreter.
+func TestPassesPreserveResults(t *testing.T) {
+	files, _ := filepath.Glob("../../testdata/models/*.hir")
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			m, g := lowerModel(t, file)
+			b := binding(t, m)
+			in := inputs(g, b)
+			want, err := eval.Run(g, b, in)
+			if err != nil {
+				t.Fatalf("reference: %v", err)
+			}
+			for _, p := range fusion.Passes() {
+				if _, err := p.Run(g); err != nil {
+					t.Fatalf("%s: %v", p.Name, err)
+				}
+				got, err := eval.Run(g, b, in)
+				if err != nil {
+					t.Fatalf("after %s: %v\n%s", p.Name, err, g)
+				}
+				for i := range want {
+					if msg := close(got[i], want[i]); msg != "" {
+						t.Fatalf("after %s, output %d: %s", p.Name, i, msg)
+					}
+				}
+			}
+		})
+	}
+}
+
+func close(got, want *tensor.Tensor) string {
+	if got.DType != want.DType || fmt.Sprint(got.Shape) != fmt.Sprint(want.Shape) {
+		return fmt.Sprintf("got %s%v, want %s%v", got.DType, got.Shape, want.DType, want.Shape)
+	}
+	if got.DType != tensor.F32 {
+		if string(got.Data) != string(want.Data) {
+			return "values differ"
+		}
+		return ""
+	}
+	g, w := got.F32(), want.F32()
+	for i := range g {
+		d := math.Abs(float64(g[i]) - float64(w[i]))
+		// A fused kernel rounds once where the unfused graph rounds per node.
+		if d > 1e-6*math.Max(1, math.Abs(float64(w[i]))) && !(math.IsNaN(float64(g[i])) && math.IsNaN(float64(w[i]))) && g[i] != w[i] {
+			return fmt.Sprintf("element %d: got %g, want %g", i, g[i], w[i])
+		}
+	}
+	return ""
+}
+
+// TestFusionShapes pins what the passes make of the bundled transformer and
+// CNN: the structure a regression would change.
+func TestFusionShapes(t *testing.T) {
+	count := func(g *mir.Graph) map[mir.Op]int {
+		c := map[mir.Op]int{}
+		for _, n := range g.Nodes {
+			c[n.Op]++
+		}
+		return c
+	}
+	_, g := lowerModel(t, "../../testdata/models/encoder.hir")
+	if _, err := fusion.Run(g); err != nil {
+		t.Fatal(err)
+	}
+	c := count(g)
+	// q, k, v, out projection, ffn1, ffn2: six matmuls with their biases;
+	// gelu in ffn1's epilogue; both residual adds in the epilogues of the
+	// matmuls that feed them (out projection, ffn2), so no add remains.
+	if c[mir.OpMatMul] != 6 || c["add"] != 0 || c["gelu"] != 0 || c[mir.OpLayerNorm] != 2 {
+		t.Errorf("encoder after fusion: %v\n%s", c, g)
+	}
+	residuals, gelus := 0, 0
+	for _, n := range g.Nodes {
+		if n.Op == mir.OpMatMul && !n.Attrs.Bool("bias") {
+			t.Errorf("matmul without a fused bias: %s", n)
+		}
+		if n.Attrs.Bool("residual") {
+			residuals++
+		}
+		if n.Attrs.String("act") == "gelu" {
+			gelus++
+		}
+	}
+	if residuals != 2 || gelus != 1 {
+		t.Errorf("encoder: %d residual epilogues (want 2), %d gelu epilogues (want 1)", residuals, gelus)
+	}
+	_, g = lowerModel(t, "../../testdata/models/cnn.hir")
+	r, err := fusion.Run(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(r.String(), "computed") {
+		t.Errorf("batchnorm statistics were not folded:\n%s", r)
+	}
+	for _, n := range g.Nodes {
+		if n.Op == "rsqrt" {
+			t.Errorf("rsqrt of the batchnorm variance left to run time: %s", n)
+		}
+	}
+}
+
+// TestDeadCode removes what nothing uses.
+func TestDeadCode(t *testing.T) {
+	_, g := lowerModel(t, "../../testdata/models/mlp.hir")
+	x := g.Inputs[0]
+	g.Add("exp", []*mir.Value{x}, nil, "test", x.Type) // unused
+	before := len(g.Nodes)
+	did, err := fusion.DeadCode(g)
+	if err != nil || len(g.Nodes) != before-1 || !strings.Contains(did, "removed 1") {
+		t.Errorf("DeadCode: %q, %v, %d -> %d nodes", did, err, before, len(g.Nodes))
+	}
+}

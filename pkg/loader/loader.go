@@ -1,0 +1,264 @@
+// Package loader opens a .rlx artifact and runs it: it maps the file,
+// verifies every section, picks the variant whose shapes match the inputs
+// and runs it on the artifact's target. A Model is opened once and run many
+// times, from many goroutines at once. It imports no compiler package.
+package loader
+
+import (
+	"fmt"
+	"runtime"
+	"sort"
+	"strings"
+
+	"github.com/rlx-project/rlx/pkg/artifact"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels"
+	cpurt "github.com/rlx-project/rlx/pkg/targets/cpu/runtime"
+	"github.com/rlx-project/rlx/pkg/tensor"
+)
+
+// Options configure a Model.
+type Options struct {
+	Threads int // worker threads for kernels; 0 means one per CPU
+}
+
+// Model is an opened artifact.
+type Model struct {
+	path     string
+	file     *artifact.File
+	Manifest artifact.Manifest
+	variants []*variant
+	pool     *kernels.Pool
+}
+
+type variant struct {
+	info artifact.Variant
+	exec *cpurt.Exec
+}
+
+// Open maps and verifies an artifact and prepares every variant.
+func Open(path string, opts Options) (*Model, error) {
+	f, err := artifact.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	m := &Model{path: path, file: f}
+	if err := m.load(); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	threads := opts.Threads
+	if threads <= 0 {
+		threads = runtime.NumCPU()
+	}
+	m.pool = kernels.NewPool(threads)
+	return m, nil
+}
+
+func (m *Model) load() error {
+	raw, err := m.file.Section("manifest")
+	if err != nil {
+		return err
+	}
+	if err := artifact.UnmarshalManifest(raw, &m.Manifest); err != nil {
+		return fmt.Errorf("manifest: %v", err)
+	}
+	if t := m.Manifest.Provenance.Target; t != "cpu" {
+		return fmt.Errorf("artifact is for target %q; this rlxrun runs cpu artifacts", t)
+	}
+	wsec, err := m.file.Section("weights")
+	if err != nil {
+		return err
+	}
+	weights := make([][]byte, len(m.Manifest.Weights))
+	for i, w := range m.Manifest.Weights {
+		if w.Offset < 0 || w.Bytes < 0 || w.Offset+w.Bytes > int64(len(wsec)) {
+			return fmt.Errorf("weight %s lies outside the weights section", w.Name)
+		}
+		weights[i] = wsec[w.Offset : w.Offset+w.Bytes : w.Offset+w.Bytes]
+	}
+	for _, v := range m.Manifest.Variants {
+		raw, err := m.file.Section(v.Section)
+		if err != nil {
+			return err
+		}
+		var p artifact.Program
+		if err := artifact.UnmarshalManifest(raw, &p); err != nil {
+			return fmt.Errorf("section %q: %v", v.Section, err)
+		}
+		e, err := cpurt.New(&p, weights)
+		if err != nil {
+			return fmt.Errorf("section %q: %v", v.Section, err)
+		}
+		m.variants = append(m.variants, &variant{info: v, exec: e})
+	}
+	if len(m.variants) == 0 {
+		return fmt.Errorf("artifact has no variants")
+	}
+	return nil
+}
+
+// Close unmaps the file and stops the workers.
+func (m *Model) Close() error {
+	m.pool.Close()
+	return m.file.Close()
+}
+
+// Named is a tensor with its signature name.
+type Named struct {
+	Name   string
+	Tensor *tensor.Tensor
+}
+
+// Variants lists the bindings the artifact was built for.
+func (m *Model) Variants() []artifact.Variant {
+	out := make([]artifact.Variant, len(m.variants))
+	for i, v := range m.variants {
+		out[i] = v.info
+	}
+	return out
+}
+
+// Inputs lists the program inputs of the variant that binding selects (or
+// the first variant), with concrete shapes: what rlxrun --fill generates.
+func (m *Model) Inputs(binding map[string]int64) ([]artifact.Slot, error) {
+	if binding == nil {
+		return m.variants[0].exec.Program().Inputs, nil
+	}
+	for _, v := range m.variants {
+		if sameBinding(v.info.Binding, binding) {
+			return v.exec.Program().Inputs, nil
+		}
+	}
+	return nil, fmt.Errorf("no variant for %s; the artifact has %s", bindingText(binding), m.variantList())
+}
+
+func sameBinding(a, b map[string]int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func bindingText(b map[string]int64) string {
+	names := make([]string, 0, len(b))
+	for n := range b {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s=%d", n, b[n])
+	}
+	return strings.Join(parts, ",")
+}
+
+func (m *Model) variantList() string {
+	parts := make([]string, len(m.variants))
+	for i, v := range m.variants {
+		parts[i] = bindingText(v.info.Binding)
+		if parts[i] == "" {
+			parts[i] = "(static)"
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Run runs the model on inputs given by name. It picks the variant whose
+// input shapes match, and says precisely what is wrong when none does.
+func (m *Model) Run(inputs map[string]*tensor.Tensor) ([]Named, error) {
+	return m.run(inputs, nil)
+}
+
+// Profile runs like Run and reports the time of every step.
+func (m *Model) Profile(inputs map[string]*tensor.Tensor, prof cpurt.Profile) ([]Named, error) {
+	return m.run(inputs, prof)
+}
+
+func (m *Model) run(inputs map[string]*tensor.Tensor, prof cpurt.Profile) ([]Named, error) {
+	v, ordered, err := m.pick(inputs)
+	if err != nil {
+		return nil, err
+	}
+	outs, err := v.exec.Run(m.pool, ordered, prof)
+	if err != nil {
+		return nil, err
+	}
+	p := v.exec.Program()
+	named := make([]Named, len(outs))
+	for i, o := range outs {
+		named[i] = Named{Name: p.Outputs[i].Name, Tensor: o}
+	}
+	return named, nil
+}
+
+// pick checks names and dtypes against the signature, then finds the
+// variant with exactly these shapes.
+func (m *Model) pick(inputs map[string]*tensor.Tensor) (*variant, []*tensor.Tensor, error) {
+	sig := m.Manifest.Signature
+	known := map[string]bool{}
+	for _, s := range sig.Inputs {
+		known[s.Name] = true
+		t, ok := inputs[s.Name]
+		if !ok {
+			return nil, nil, fmt.Errorf("missing input %s (%s%v)", s.Name, s.DType, s.Shape)
+		}
+		if t.DType.String() != s.DType {
+			return nil, nil, fmt.Errorf("input %s is %s, the model takes %s", s.Name, t.DType, s.DType)
+		}
+		if len(t.Shape) != len(s.Shape) {
+			return nil, nil, fmt.Errorf("input %s has rank %d %s, the model takes rank %d [%s]", s.Name, len(t.Shape), tensor.ShapeString(t.Shape), len(s.Shape), strings.Join(s.Shape, ", "))
+		}
+		if err := t.Check(); err != nil {
+			return nil, nil, fmt.Errorf("input %s: %v", s.Name, err)
+		}
+	}
+	for name := range inputs {
+		if !known[name] {
+			return nil, nil, fmt.Errorf("unknown input %s (the model takes %s)", name, inputNames(sig))
+		}
+	}
+	var best string
+	for _, v := range m.variants {
+		p := v.exec.Program()
+		ordered := make([]*tensor.Tensor, len(p.Inputs))
+		mismatch := ""
+		for i, slot := range p.Inputs {
+			t := inputs[slot.Name]
+			ordered[i] = t
+			for d := range slot.Shape {
+				if t.Shape[d] != slot.Shape[d] && mismatch == "" {
+					mismatch = fmt.Sprintf("input %s: dim %d (%s) is %d", slot.Name, d, sigDim(sig, slot.Name, d), t.Shape[d])
+				}
+			}
+		}
+		if mismatch == "" {
+			return v, ordered, nil
+		}
+		if best == "" {
+			best = mismatch
+		}
+	}
+	return nil, nil, fmt.Errorf("%s, but the artifact was built for %s (rebuild with --bind for these shapes)", best, m.variantList())
+}
+
+func sigDim(sig artifact.Signature, input string, d int) string {
+	for _, s := range sig.Inputs {
+		if s.Name == input && d < len(s.Shape) {
+			return s.Shape[d]
+		}
+	}
+	return "?"
+}
+
+func inputNames(sig artifact.Signature) string {
+	var names []string
+	for _, s := range sig.Inputs {
+		names = append(names, s.Name)
+	}
+	return strings.Join(names, ", ")
+}

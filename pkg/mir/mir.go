@@ -1,0 +1,209 @@
+// Package mir is the mid-level IR: a graph of primitive tensor operations
+// over symbolic shapes, plus the fused-region nodes that fusion makes.
+//
+// HIR's composite operations are lowered to a small set (elementwise,
+// reductions, matmul, conv, pools, data movement, gather, creation), except
+// where one kernel beats the decomposition: softmax, log_softmax, layernorm,
+// rmsnorm and attention stay whole. Values are SSA; Nodes are kept in a
+// topological order.
+package mir
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rlx-project/rlx/pkg/dim"
+	"github.com/rlx-project/rlx/pkg/hir"
+	"github.com/rlx-project/rlx/pkg/tensor"
+)
+
+// Type is a dtype and a symbolic shape.
+type Type = hir.Type
+
+// Attrs are an operation's attributes (see hir.AttrValues for the value types).
+type Attrs = hir.AttrValues
+
+// Value is one SSA tensor value.
+type Value struct {
+	ID    int
+	Name  string // the HIR name, for reports and errors
+	Type  Type
+	Def   *Node          // nil for graph inputs and constants
+	Const *tensor.Tensor // data of a weight or a constant, else nil
+	Param string         // the weight's name when the value is a param
+}
+
+// IsConst reports a value whose data is known at build time.
+func (v *Value) IsConst() bool { return v.Const != nil }
+
+func (v *Value) String() string {
+	if v.Name != "" {
+		return fmt.Sprintf("%%%d:%s", v.ID, v.Name)
+	}
+	return fmt.Sprintf("%%%d", v.ID)
+}
+
+// Op names a MIR operation. Elementwise ops keep their HIR names.
+type Op string
+
+// The MIR operations beyond the elementwise ones.
+const (
+	OpMatMul       Op = "matmul"        // NumPy matmul on rank >= 2 operands; attrs: epilogue (after fusion)
+	OpConv2D       Op = "conv2d"        // attrs: stride, pad, dilation, groups; args x, w, [bias]
+	OpMaxPool2D    Op = "maxpool2d"     // attrs as HIR
+	OpAvgPool2D    Op = "avgpool2d"     // attrs as HIR
+	OpReduce       Op = "reduce"        // attrs: kind (sum mean max min prod), axes, keepdims
+	OpArgReduce    Op = "argreduce"     // attrs: max (bool), axis, keepdims
+	OpSoftmax      Op = "softmax"       // attrs: axis, log
+	OpLayerNorm    Op = "layernorm"     // args x, [scale], [bias]; attrs: axis, eps, rms
+	OpAttention    Op = "attention"     // args q, k, v, [mask]; attrs: causal, scale
+	OpReshape      Op = "reshape"       // a view: same bytes, new shape
+	OpTranspose    Op = "transpose"     // attrs: perm
+	OpSlice        Op = "slice"         // attrs: starts, ends, axes, steps (normalized: see lower)
+	OpConcat       Op = "concat"        // attrs: axis
+	OpPad          Op = "pad"           // attrs: pads, value
+	OpExpand       Op = "expand"        // broadcast to the result shape
+	OpGather       Op = "gather"        // attrs: axis
+	OpIota         Op = "iota"          // attrs: n
+	OpCopy         Op = "copy"          // materializes a value (an output that would alias an input)
+	OpFused        Op = "fused"         // an elementwise region: Node.Region
+	OpAddLayerNorm Op = "add_layernorm" // s = a + b; results: layernorm(s) and, when used, s
+)
+
+// ElementwiseOps are the HIR operations that map element to element with
+// broadcasting; they lower one to one.
+var elementwise = map[string]bool{
+	"neg": true, "abs": true, "exp": true, "log": true, "sqrt": true, "rsqrt": true, "recip": true,
+	"tanh": true, "sigmoid": true, "relu": true, "gelu": true, "gelu_tanh": true, "silu": true,
+	"erf": true, "sin": true, "cos": true, "floor": true, "ceil": true, "round": true, "sign": true,
+	"not": true, "leaky_relu": true, "clamp": true, "cast": true,
+	"add": true, "sub": true, "mul": true, "div": true, "pow": true, "max": true, "min": true, "mod": true,
+	"eq": true, "ne": true, "lt": true, "le": true, "gt": true, "ge": true, "and": true, "or": true, "xor": true,
+	"where": true,
+}
+
+// IsElementwise reports an elementwise operation.
+func IsElementwise(op Op) bool { return elementwise[string(op)] }
+
+// Node is one operation.
+type Node struct {
+	Op      Op
+	Args    []*Value
+	Results []*Value
+	Attrs   Attrs
+	Region  *Graph // the fused subgraph of an OpFused node
+	Src     string // where it came from: "encoder.hir:12:7 linear"
+}
+
+// Graph is one function (or a fused region's body).
+type Graph struct {
+	Name    string
+	Inputs  []*Value
+	Outputs []*Value
+	Nodes   []*Node
+	nextID  int
+}
+
+// NewValue makes a value with a fresh ID.
+func (g *Graph) NewValue(name string, t Type) *Value {
+	g.nextID++
+	return &Value{ID: g.nextID, Name: name, Type: t}
+}
+
+// NewConst makes a constant value holding data.
+func (g *Graph) NewConst(name string, data *tensor.Tensor) *Value {
+	v := g.NewValue(name, Type{DType: data.DType, Shape: constShape(data.Shape)})
+	v.Const = data
+	return v
+}
+
+func constShape(s []int64) []dim.Expr {
+	out := make([]dim.Expr, len(s))
+	for i, d := range s {
+		out[i] = dim.Const(d)
+	}
+	return out
+}
+
+// Add appends a node computing op over args with one result per type.
+func (g *Graph) Add(op Op, args []*Value, attrs Attrs, src string, results ...Type) *Node {
+	n := &Node{Op: op, Args: args, Attrs: attrs, Src: src}
+	if n.Attrs == nil {
+		n.Attrs = Attrs{}
+	}
+	for _, t := range results {
+		v := g.NewValue("", t)
+		v.Def = n
+		n.Results = append(n.Results, v)
+	}
+	g.Nodes = append(g.Nodes, n)
+	return n
+}
+
+// Uses counts how many node arguments and graph outputs use each value.
+func (g *Graph) Uses() map[*Value]int {
+	uses := map[*Value]int{}
+	for _, n := range g.Nodes {
+		for _, a := range n.Args {
+			uses[a]++
+		}
+	}
+	for _, o := range g.Outputs {
+		uses[o]++
+	}
+	return uses
+}
+
+// String prints the graph, one node per line, for reports and tests.
+func (g *Graph) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "graph %s(", g.Name)
+	for i, v := range g.Inputs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s: %s", v, v.Type)
+	}
+	b.WriteString(")\n")
+	for _, n := range g.Nodes {
+		b.WriteString("  " + n.String() + "\n")
+	}
+	b.WriteString("  return ")
+	for i, v := range g.Outputs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(v.String())
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+func (n *Node) String() string {
+	var b strings.Builder
+	for i, r := range n.Results {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s: %s", r, r.Type)
+	}
+	fmt.Fprintf(&b, " = %s(", n.Op)
+	for i, a := range n.Args {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(a.String())
+		if a.IsConst() {
+			b.WriteString("(const)")
+		}
+	}
+	b.WriteString(")")
+	if n.Region != nil {
+		ops := make([]string, len(n.Region.Nodes))
+		for i, rn := range n.Region.Nodes {
+			ops[i] = string(rn.Op)
+		}
+		fmt.Fprintf(&b, " {%s}", strings.Join(ops, ", "))
+	}
+	return b.String()
+}

@@ -1,0 +1,190 @@
+package specialize
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/rlx-project/rlx/pkg/dim"
+	"github.com/rlx-project/rlx/pkg/mir"
+	"github.com/rlx-project/rlx/pkg/tensor"
+)
+
+// Align is the byte alignment of every arena buffer: a cache line, and enough
+// for any vector load.
+const Align = 64
+
+// StoreKind says where a value's bytes live in a specialized program.
+type StoreKind uint8
+
+// Where values live.
+const (
+	StoreNone   StoreKind = iota // not materialized (inside a fused region)
+	StoreArena                   // the per-run scratch arena
+	StoreConst                   // a weight or folded constant in the artifact
+	StoreInput                   // a caller-provided input
+	StoreOutput                  // a caller-owned output
+)
+
+// Store is a value's storage. Views (reshapes) share their source's Root.
+type Store struct {
+	Kind   StoreKind
+	Root   *mir.Value // the value that owns the bytes
+	Offset int64      // arena offset (StoreArena)
+	Bytes  int64
+	Index  int // input or output slot
+}
+
+// Plan is a template specialized for one binding: every shape concrete and
+// every value placed. It is the concrete LIR that a target's codegen turns
+// into a program: kernels run in Graph.Nodes order over these buffers.
+type Plan struct {
+	Graph      *mir.Graph
+	Binding    Binding
+	Shapes     map[*mir.Value][]int64
+	Stores     map[*mir.Value]*Store
+	ArenaBytes int64 // the arena after reuse
+	TempBytes  int64 // the sum of every intermediate tensor, without reuse
+}
+
+// Specialize evaluates every shape of g under b and plans memory. The binding
+// must bind every dim that g's shapes use.
+func Specialize(g *mir.Graph, b Binding) (*Plan, error) {
+	p := &Plan{Graph: g, Binding: b, Shapes: map[*mir.Value][]int64{}, Stores: map[*mir.Value]*Store{}}
+	shape := func(v *mir.Value) error {
+		if _, ok := p.Shapes[v]; ok {
+			return nil
+		}
+		s, err := Concrete(v.Type.Shape, b)
+		if err != nil {
+			return fmt.Errorf("%s: %v", v, err)
+		}
+		p.Shapes[v] = s
+		return nil
+	}
+	for _, v := range g.Inputs {
+		if err := shape(v); err != nil {
+			return nil, err
+		}
+	}
+	for _, n := range g.Nodes {
+		for _, v := range append(append([]*mir.Value(nil), n.Args...), n.Results...) {
+			if err := shape(v); err != nil {
+				return nil, fmt.Errorf("%s: %v", n.Src, err)
+			}
+		}
+	}
+	p.plan()
+	return p, nil
+}
+
+// Concrete evaluates a symbolic shape; an unbound dim is an error naming it.
+func Concrete(shape []dim.Expr, b Binding) ([]int64, error) {
+	out := make([]int64, len(shape))
+	for i, d := range shape {
+		v, err := d.Eval(b)
+		if err != nil {
+			return nil, err
+		}
+		if v < 0 {
+			return nil, fmt.Errorf("dim %s is %d under %s", d, v, b)
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// Bytes is the size of a value under the plan.
+func (p *Plan) Bytes(v *mir.Value) int64 {
+	return tensor.NumElements(p.Shapes[v]) * int64(v.Type.DType.Size())
+}
+
+// IsView reports a node whose result shares its operand's bytes.
+func IsView(n *mir.Node) bool { return n.Op == mir.OpReshape }
+
+// plan assigns storage: inputs, constants and outputs are their own; views
+// share their source; every other value gets an arena block, reused once
+// the value is dead (first fit, 64-byte aligned). A node's results never
+// share bytes with its operands, so kernels need not work in place.
+func (p *Plan) plan() {
+	g := p.Graph
+	for i, v := range g.Inputs {
+		p.Stores[v] = &Store{Kind: StoreInput, Root: v, Index: i, Bytes: p.Bytes(v)}
+	}
+	for i, v := range g.Outputs {
+		p.Stores[v] = &Store{Kind: StoreOutput, Root: v, Index: i, Bytes: p.Bytes(v)}
+	}
+	for _, n := range g.Nodes {
+		for _, a := range n.Args {
+			if a.IsConst() && p.Stores[a] == nil {
+				p.Stores[a] = &Store{Kind: StoreConst, Root: a, Bytes: p.Bytes(a)}
+			}
+		}
+	}
+	// Roots of views, and the last node index that touches each root.
+	root := func(v *mir.Value) *mir.Value {
+		for v.Def != nil && IsView(v.Def) && p.Stores[v] == nil {
+			v = v.Def.Args[0]
+		}
+		return v
+	}
+	last := map[*mir.Value]int{}
+	for i, n := range g.Nodes {
+		for _, a := range n.Args {
+			last[root(a)] = i
+		}
+		for _, r := range n.Results {
+			if _, ok := last[root(r)]; !ok {
+				last[root(r)] = i
+			}
+		}
+	}
+	for _, o := range g.Outputs {
+		last[root(o)] = len(g.Nodes)
+	}
+	var live []*Store // arena blocks in use, sorted by offset
+	for i, n := range g.Nodes {
+		for _, r := range n.Results {
+			if p.Stores[r] != nil {
+				continue
+			}
+			if rt := root(r); rt != r {
+				s := *p.Stores[rt]
+				p.Stores[r] = &s
+				continue
+			}
+			size := p.Bytes(r)
+			p.TempBytes += size
+			s := &Store{Kind: StoreArena, Root: r, Bytes: size, Offset: firstFit(live, size)}
+			live = append(live, s)
+			sort.Slice(live, func(a, b int) bool { return live[a].Offset < live[b].Offset })
+			if end := s.Offset + size; end > p.ArenaBytes {
+				p.ArenaBytes = end
+			}
+			p.Stores[r] = s
+		}
+		// Free the blocks whose last use is this node.
+		kept := live[:0]
+		for _, s := range live {
+			if last[s.Root] > i {
+				kept = append(kept, s)
+			}
+		}
+		live = kept
+	}
+	p.ArenaBytes = alignUp(p.ArenaBytes)
+}
+
+func alignUp(n int64) int64 { return (n + Align - 1) / Align * Align }
+
+// firstFit returns the lowest aligned offset where size bytes fit between
+// the live blocks.
+func firstFit(live []*Store, size int64) int64 {
+	off := int64(0)
+	for _, s := range live {
+		if off+size <= s.Offset {
+			return off
+		}
+		off = max(off, alignUp(s.Offset+s.Bytes))
+	}
+	return off
+}

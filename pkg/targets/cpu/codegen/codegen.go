@@ -1,0 +1,424 @@
+// Package codegen turns a specialized plan into a CPU program: one kernel
+// launch per node, with concrete geometry, over the planned buffers.
+package codegen
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/rlx-project/rlx/pkg/artifact"
+	"github.com/rlx-project/rlx/pkg/mir"
+	"github.com/rlx-project/rlx/pkg/specialize"
+	"github.com/rlx-project/rlx/pkg/tensor"
+)
+
+// Weights collects the constants that programs reference, once each, across
+// all the variants of one artifact.
+type Weights struct {
+	Refs  []artifact.WeightRef
+	Data  []*tensor.Tensor
+	index map[*mir.Value]int
+}
+
+// NewWeights returns an empty table.
+func NewWeights() *Weights { return &Weights{index: map[*mir.Value]int{}} }
+
+// Add registers a constant and returns its index.
+func (w *Weights) Add(v *mir.Value) int {
+	if i, ok := w.index[v]; ok {
+		return i
+	}
+	name := v.Param
+	if name == "" {
+		name = fmt.Sprintf("const/%d:%s", len(w.Refs), v.Name)
+	}
+	w.index[v] = len(w.Refs)
+	w.Refs = append(w.Refs, artifact.WeightRef{Name: name, DType: v.Const.DType.String(), Shape: v.Const.Shape, Bytes: int64(len(v.Const.Data))})
+	w.Data = append(w.Data, v.Const)
+	return len(w.Refs) - 1
+}
+
+// Generate emits the program of one plan.
+func Generate(p *specialize.Plan, w *Weights) (*artifact.Program, error) {
+	g := &gen{p: p, w: w, buf: map[*mir.Value]int{}, prog: &artifact.Program{ArenaBytes: p.ArenaBytes}}
+	for i, v := range p.Graph.Inputs {
+		g.prog.Inputs = append(g.prog.Inputs, artifact.Slot{Name: v.Name, DType: v.Type.DType.String(), Shape: p.Shapes[v], Buffer: g.buffer(v)})
+		_ = i
+	}
+	for _, v := range p.Graph.Outputs {
+		g.prog.Outputs = append(g.prog.Outputs, artifact.Slot{Name: v.Name, DType: v.Type.DType.String(), Shape: p.Shapes[v], Buffer: g.buffer(v)})
+	}
+	for _, n := range p.Graph.Nodes {
+		if err := g.node(n); err != nil {
+			return nil, fmt.Errorf("%s: %v", n.Src, err)
+		}
+	}
+	return g.prog, nil
+}
+
+type gen struct {
+	p    *specialize.Plan
+	w    *Weights
+	buf  map[*mir.Value]int
+	prog *artifact.Program
+}
+
+// buffer returns the buffer index of a value, adding it on first use.
+func (g *gen) buffer(v *mir.Value) int {
+	if i, ok := g.buf[v]; ok {
+		return i
+	}
+	s := g.p.Stores[v]
+	var b artifact.Buffer
+	switch s.Kind {
+	case specialize.StoreArena:
+		b = artifact.Buffer{Kind: artifact.BufArena, Offset: s.Offset, Bytes: s.Bytes}
+	case specialize.StoreConst:
+		b = artifact.Buffer{Kind: artifact.BufWeight, Index: g.w.Add(s.Root), Bytes: s.Bytes}
+	case specialize.StoreInput:
+		b = artifact.Buffer{Kind: artifact.BufInput, Index: s.Index, Bytes: s.Bytes}
+	case specialize.StoreOutput:
+		b = artifact.Buffer{Kind: artifact.BufOutput, Index: s.Index, Bytes: s.Bytes}
+	}
+	g.buf[v] = len(g.prog.Buffers)
+	g.prog.Buffers = append(g.prog.Buffers, b)
+	return g.buf[v]
+}
+
+func (g *gen) step(kernel string, n *mir.Node, args []*mir.Value, s artifact.Step) {
+	s.Kernel, s.Src = kernel, n.Src
+	for _, a := range args {
+		s.Args = append(s.Args, g.buffer(a))
+	}
+	g.prog.Steps = append(g.prog.Steps, s)
+}
+
+func (g *gen) shape(v *mir.Value) []int64 { return g.p.Shapes[v] }
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func prod(s []int64) int64 {
+	n := int64(1)
+	for _, d := range s {
+		n *= d
+	}
+	return n
+}
+
+// contiguousStrides are the element strides of a row-major shape.
+func contiguousStrides(s []int64) []int64 {
+	st := make([]int64, len(s))
+	acc := int64(1)
+	for i := len(s) - 1; i >= 0; i-- {
+		st[i] = acc
+		acc *= s[i]
+	}
+	return st
+}
+
+// broadcastStrides are the strides that read a tensor of shape in as if it
+// had shape out (NumPy broadcasting, dims aligned right): 0 along a
+// broadcast dim.
+func broadcastStrides(in, out []int64) []int64 {
+	cs := contiguousStrides(in)
+	st := make([]int64, len(out))
+	off := len(out) - len(in)
+	for i := range in {
+		if in[i] != 1 || out[off+i] == 1 {
+			st[off+i] = cs[i]
+		}
+	}
+	return st
+}
+
+var actCodes = map[string]int64{"": 0, "relu": 1, "gelu": 2, "gelu_tanh": 3, "silu": 4, "sigmoid": 5, "tanh": 6, "leaky_relu": 7, "clamp": 8}
+
+// ActCode is the activation number the runtime understands.
+func ActCode(name string) (int64, bool) { c, ok := actCodes[name]; return c, ok }
+
+// epilogue returns the epilogue operands of a matmul or conv and its params.
+func epilogue(n *mir.Node, first int) (bias, residual *mir.Value, ints []int64, floats []float64, err error) {
+	i := first
+	if n.Attrs.Bool("bias") {
+		bias = n.Args[i]
+		i++
+	}
+	if n.Attrs.Bool("residual") {
+		residual = n.Args[i]
+	}
+	act, ok := ActCode(n.Attrs.String("act"))
+	if !ok {
+		return nil, nil, nil, nil, fmt.Errorf("unknown epilogue activation %q", n.Attrs.String("act"))
+	}
+	lo, hi := math.Inf(-1), math.Inf(1)
+	if n.Attrs.Has("min") {
+		lo = n.Attrs.Float("min")
+	}
+	if n.Attrs.Has("max") {
+		hi = n.Attrs.Float("max")
+	}
+	return bias, residual, []int64{b2i(bias != nil), b2i(residual != nil), act}, []float64{n.Attrs.Float("alpha"), lo, hi}, nil
+}
+
+func requireF32(n *mir.Node, vs ...*mir.Value) error {
+	for _, v := range vs {
+		if v != nil && v.Type.DType != tensor.F32 {
+			return fmt.Errorf("target cpu: %s on %s is not supported (it supports f32)", n.Op, v.Type.DType)
+		}
+	}
+	return nil
+}
+
+func (g *gen) node(n *mir.Node) error {
+	switch {
+	case n.Op == mir.OpFused || mir.IsElementwise(n.Op):
+		return g.elementwise(n)
+	}
+	x := n.Args
+	out := n.Results[0]
+	switch n.Op {
+	case mir.OpMatMul:
+		bias, res, ints, floats, err := epilogue(n, 2)
+		if err != nil {
+			return err
+		}
+		if err := requireF32(n, x[0], x[1], out); err != nil {
+			return err
+		}
+		g.step("matmul", n, nonNil(x[0], x[1], bias, res, out), artifact.Step{Ints: ints, Floats: floats, Shapes: [][]int64{g.shape(x[0]), g.shape(x[1])}})
+	case mir.OpConv2D:
+		convBias, res, ints, floats, err := epilogue(n, 2)
+		if err != nil {
+			return err
+		}
+		if err := requireF32(n, x[0], x[1], out); err != nil {
+			return err
+		}
+		xs, ws, os := g.shape(x[0]), g.shape(x[1]), g.shape(out)
+		st, pad, dil := n.Attrs.Ints("stride"), n.Attrs.Ints("pad"), n.Attrs.Ints("dilation")
+		geom := []int64{xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3], st[0], st[1], pad[0], pad[1], pad[2], pad[3], dil[0], dil[1], n.Attrs.Int("groups"), os[2], os[3]}
+		g.step("conv2d", n, nonNil(x[0], x[1], convBias, res, out), artifact.Step{Ints: append(geom, ints...), Floats: floats})
+	case mir.OpMaxPool2D, mir.OpAvgPool2D:
+		if err := requireF32(n, x[0]); err != nil {
+			return err
+		}
+		xs, os := g.shape(x[0]), g.shape(out)
+		k, st, pad, dil := n.Attrs.Ints("kernel"), n.Attrs.Ints("stride"), n.Attrs.Ints("pad"), n.Attrs.Ints("dilation")
+		geom := []int64{xs[0], xs[1], xs[2], xs[3], k[0], k[1], st[0], st[1], pad[0], pad[1], pad[2], pad[3], dil[0], dil[1], os[2], os[3], b2i(n.Attrs.Bool("count_include_pad"))}
+		g.step(string(n.Op), n, []*mir.Value{x[0], out}, artifact.Step{Ints: geom})
+	case mir.OpReduce:
+		kinds := map[string]int64{"sum": 0, "mean": 1, "max": 2, "min": 3, "prod": 4}
+		g.step("reduce", n, []*mir.Value{x[0], out}, artifact.Step{
+			Ints:   []int64{kinds[n.Attrs.String("kind")], int64(x[0].Type.DType)},
+			Shapes: [][]int64{g.shape(x[0]), n.Attrs.Ints("axes")}})
+	case mir.OpArgReduce:
+		s := g.shape(x[0])
+		ax := n.Attrs.Int("axis")
+		g.step("argreduce", n, []*mir.Value{x[0], out}, artifact.Step{Ints: []int64{b2i(n.Attrs.Bool("max")), prod(s[:ax]), s[ax], prod(s[ax+1:]), int64(x[0].Type.DType)}})
+	case mir.OpSoftmax:
+		if err := requireF32(n, x[0]); err != nil {
+			return err
+		}
+		s := g.shape(x[0])
+		ax := n.Attrs.Int("axis")
+		g.step("softmax", n, []*mir.Value{x[0], out}, artifact.Step{Ints: []int64{prod(s[:ax]), s[ax], prod(s[ax+1:]), b2i(n.Attrs.Bool("log"))}})
+	case mir.OpLayerNorm, mir.OpAddLayerNorm:
+		return g.layernorm(n)
+	case mir.OpAttention:
+		return g.attention(n)
+	case mir.OpReshape, mir.OpCopy:
+		if g.p.Stores[out].Root == g.p.Stores[x[0]].Root {
+			return nil // a view: nothing to run
+		}
+		g.step("memcpy", n, []*mir.Value{x[0], out}, artifact.Step{})
+	case mir.OpTranspose:
+		s := g.shape(x[0])
+		perm := n.Attrs.Ints("perm")
+		in := contiguousStrides(s)
+		src := make([]int64, len(perm))
+		for i, p := range perm {
+			src[i] = in[p]
+		}
+		g.copyStep(n, x[0], out, g.shape(out), 0, contiguousStrides(g.shape(out)), 0, src)
+	case mir.OpExpand:
+		g.copyStep(n, x[0], out, g.shape(out), 0, contiguousStrides(g.shape(out)), 0, broadcastStrides(g.shape(x[0]), g.shape(out)))
+	case mir.OpSlice:
+		return g.slice(n)
+	case mir.OpConcat:
+		os := g.shape(out)
+		ax := n.Attrs.Int("axis")
+		dst := contiguousStrides(os)
+		at := int64(0)
+		for _, a := range x {
+			s := g.shape(a)
+			g.copyStep(n, a, out, s, at*dst[ax], dst, 0, contiguousStrides(s))
+			at += s[ax]
+		}
+	case mir.OpPad:
+		os := g.shape(out)
+		dst := contiguousStrides(os)
+		pads, err := specialize.Concrete(n.Attrs.Dims("pads"), g.p.Binding)
+		if err != nil {
+			return err
+		}
+		off := int64(0)
+		for i := range os {
+			off += pads[i] * dst[i]
+		}
+		g.step("fill", n, []*mir.Value{out}, artifact.Step{Ints: []int64{int64(out.Type.DType)}, Floats: []float64{n.Attrs.Float("value")}})
+		s := g.shape(x[0])
+		g.copyStep(n, x[0], out, s, off, dst, 0, contiguousStrides(s))
+	case mir.OpGather:
+		s := g.shape(x[0])
+		ax := n.Attrs.Int("axis")
+		g.step("gather", n, []*mir.Value{x[0], x[1], out}, artifact.Step{Ints: []int64{prod(s[:ax]), s[ax], prod(s[ax+1:]), int64(x[0].Type.DType.Size()), int64(x[1].Type.DType)}})
+	case mir.OpIota:
+		g.step("iota", n, []*mir.Value{out}, artifact.Step{Ints: []int64{g.shape(out)[0], int64(out.Type.DType)}})
+	default:
+		return fmt.Errorf("target cpu has no kernel for %s", n.Op)
+	}
+	return nil
+}
+
+func nonNil(vs ...*mir.Value) []*mir.Value {
+	out := vs[:0:0]
+	for _, v := range vs {
+		if v != nil {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// copyStep emits a strided copy of shape elements from src to dst.
+func (g *gen) copyStep(n *mir.Node, src, dst *mir.Value, shape []int64, dstOff int64, dstStrides []int64, srcOff int64, srcStrides []int64) {
+	g.step("copy", n, []*mir.Value{src, dst}, artifact.Step{
+		Ints:   []int64{int64(src.Type.DType.Size()), dstOff, srcOff},
+		Shapes: [][]int64{shape, dstStrides, srcStrides}})
+}
+
+// slice normalizes the slice under the binding (NumPy: negative indices
+// count from the end, then clamp) and emits a strided copy.
+func (g *gen) slice(n *mir.Node) error {
+	x, out := n.Args[0], n.Results[0]
+	s := g.shape(x)
+	starts, err := specialize.Concrete(n.Attrs.Dims("starts"), g.p.Binding)
+	if err != nil {
+		return err
+	}
+	ends, err := specialize.Concrete(n.Attrs.Dims("ends"), g.p.Binding)
+	if err != nil {
+		return err
+	}
+	in := contiguousStrides(s)
+	src := append([]int64(nil), in...)
+	off := int64(0)
+	for i, ax := range n.Attrs.Ints("axes") {
+		step := n.Attrs.Ints("steps")[i]
+		start, _ := SliceRange(starts[i], ends[i], step, s[ax])
+		off += start * in[ax]
+		src[ax] = in[ax] * step
+	}
+	g.copyStep(n, x, out, g.shape(out), 0, contiguousStrides(g.shape(out)), off, src)
+	return nil
+}
+
+// SliceRange normalizes x[start:end:step] over a dim of size d and returns
+// the first index and the count, as NumPy does.
+func SliceRange(start, end, step, d int64) (first, count int64) {
+	norm := func(v, lo, hi int64) int64 {
+		if v < 0 {
+			v += d
+		}
+		return min(max(v, lo), hi)
+	}
+	if step > 0 {
+		s, e := norm(start, 0, d), norm(end, 0, d)
+		if e <= s {
+			return s, 0
+		}
+		return s, (e - s + step - 1) / step
+	}
+	s, e := norm(start, -1, d-1), norm(end, -1, d-1)
+	if s <= e {
+		return s, 0
+	}
+	return s, (s - e - step - 1) / -step
+}
+
+func (g *gen) layernorm(n *mir.Node) error {
+	x := n.Args[0]
+	if err := requireF32(n, x); err != nil {
+		return err
+	}
+	s := g.shape(x)
+	ax := n.Attrs.Int("axis")
+	rows, cols := prod(s[:ax]), prod(s[ax:])
+	hasS, hasB := n.Attrs.Bool("scale"), n.Attrs.Bool("bias")
+	first := 1
+	if n.Op == mir.OpAddLayerNorm {
+		first = 2
+	}
+	args := append([]*mir.Value(nil), n.Args[:first]...)
+	i := first
+	var scale, bias *mir.Value
+	if hasS {
+		scale = n.Args[i]
+		i++
+	}
+	if hasB {
+		bias = n.Args[i]
+	}
+	args = append(args, nonNil(scale, bias)...)
+	args = append(args, n.Results...)
+	kernel := "layernorm"
+	if n.Op == mir.OpAddLayerNorm {
+		kernel = "add_layernorm"
+	}
+	g.step(kernel, n, args, artifact.Step{Ints: []int64{rows, cols, b2i(hasS), b2i(hasB), b2i(n.Attrs.Bool("rms"))}, Floats: []float64{n.Attrs.Float("eps")}})
+	return nil
+}
+
+func (g *gen) attention(n *mir.Node) error {
+	q, k, v := n.Args[0], n.Args[1], n.Args[2]
+	var mask *mir.Value
+	if len(n.Args) > 3 {
+		mask = n.Args[3]
+	}
+	if err := requireF32(n, q, k, v, mask); err != nil {
+		return err
+	}
+	out := n.Results[0]
+	os := g.shape(out)
+	batch := os[:len(os)-2]
+	qs, ks := g.shape(q), g.shape(k)
+	sq, d := qs[len(qs)-2], qs[len(qs)-1]
+	sk := ks[len(ks)-2]
+	dv := os[len(os)-1]
+	// Batch strides of each operand: its [S, D] matrices are contiguous.
+	bstrides := func(v *mir.Value) []int64 {
+		s := g.shape(v)
+		full := append(append([]int64(nil), batch...), s[len(s)-2], s[len(s)-1])
+		st := broadcastStrides(s, full)
+		return st[:len(batch)]
+	}
+	scale := 1 / math.Sqrt(float64(d))
+	if n.Attrs.Has("scale") {
+		scale = n.Attrs.Float("scale")
+	}
+	shapes := [][]int64{batch, bstrides(q), bstrides(k), bstrides(v), nil}
+	ints := []int64{sq, sk, d, dv, b2i(n.Attrs.Bool("causal")), 0, 0, b2i(mask != nil)}
+	if mask != nil {
+		full := append(append([]int64(nil), batch...), sq, sk)
+		st := broadcastStrides(g.shape(mask), full)
+		shapes[4] = st[:len(batch)]
+		ints[5], ints[6] = st[len(batch)], st[len(batch)+1]
+	}
+	g.step("attention", n, nonNil(q, k, v, mask, out), artifact.Step{Ints: ints, Floats: []float64{scale}, Shapes: shapes})
+	return nil
+}

@@ -1,0 +1,187 @@
+package codegen
+
+import (
+	"fmt"
+
+	"github.com/rlx-project/rlx/pkg/artifact"
+	"github.com/rlx-project/rlx/pkg/mir"
+	"github.com/rlx-project/rlx/pkg/tensor"
+)
+
+// elementwise compiles an elementwise node, or a fused region of them, into
+// one "ew" kernel: register bytecode run over the output's elements.
+//
+// Step layout: Args are the operands then the results; Ints are
+// [nIn, nOut, dtype of each operand..., dtype of each result...];
+// Shapes[0] is the iteration shape (every result has it) and Shapes[1+i]
+// the element strides that read operand i at each output index (0 along
+// broadcast dims). Scalar constants become immediates.
+func (g *gen) elementwise(n *mir.Node) error {
+	region := n.Region
+	if region == nil {
+		// A single node is a region of one.
+		region = &mir.Graph{Inputs: n.Args, Outputs: n.Results, Nodes: []*mir.Node{n}}
+	}
+	out := n.Results[0]
+	shape := g.shape(out)
+	for _, r := range n.Results {
+		if !equal(g.shape(r), shape) {
+			return fmt.Errorf("internal: fused results of different shapes %v and %v", g.shape(r), shape)
+		}
+	}
+	c := &ewCompiler{reg: map[*mir.Value]int{}}
+	var operands []*mir.Value
+	// Operands: the region inputs, except scalar constants (immediates).
+	for i, v := range region.Inputs {
+		outer := n.Args[i]
+		if outer.IsConst() && outer.Const.Len() == 1 {
+			c.imm(v, constScalar(outer))
+			continue
+		}
+		r := c.alloc(v)
+		c.code = append(c.code, artifact.Instr{Op: "load", Dst: r, A: len(operands)})
+		operands = append(operands, outer)
+	}
+	for _, rn := range region.Nodes {
+		for _, a := range rn.Args {
+			if _, ok := c.reg[a]; !ok {
+				if a.IsConst() && a.Const.Len() == 1 {
+					c.imm(a, constScalar(a))
+				} else {
+					return fmt.Errorf("internal: fused operand %s is neither an input nor a scalar constant", a)
+				}
+			}
+		}
+		if err := c.node(rn); err != nil {
+			return err
+		}
+	}
+	for i, o := range region.Outputs {
+		c.code = append(c.code, artifact.Instr{Op: "store", A: i, Dst: c.reg[o]})
+	}
+	ints := []int64{int64(len(operands)), int64(len(n.Results))}
+	shapes := [][]int64{shape}
+	for _, v := range operands {
+		ints = append(ints, int64(v.Type.DType))
+		shapes = append(shapes, broadcastStrides(g.shape(v), shape))
+	}
+	for _, r := range n.Results {
+		ints = append(ints, int64(r.Type.DType))
+	}
+	args := append(append([]*mir.Value(nil), operands...), n.Results...)
+	g.step("ew", n, args, artifact.Step{Ints: ints, Shapes: shapes, Code: c.code})
+	return nil
+}
+
+func equal(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// constScalar reads a one-element constant as float64.
+func constScalar(v *mir.Value) float64 {
+	t := v.Const
+	switch t.DType.String() {
+	case "f32":
+		return float64(t.F32()[0])
+	case "f64":
+		return t.F64()[0]
+	case "i64":
+		return float64(t.I64()[0])
+	case "i32":
+		return float64(t.I32()[0])
+	case "i16":
+		return float64(int16(uint16(t.Data[0]) | uint16(t.Data[1])<<8))
+	case "i8":
+		return float64(int8(t.Data[0]))
+	case "u8", "bool":
+		return float64(t.Data[0])
+	case "f16":
+		return float64(tensor.F16ToF32(uint16(t.Data[0]) | uint16(t.Data[1])<<8))
+	case "bf16":
+		return float64(tensor.BF16ToF32(uint16(t.Data[0]) | uint16(t.Data[1])<<8))
+	}
+	return 0
+}
+
+type ewCompiler struct {
+	code []artifact.Instr
+	reg  map[*mir.Value]int
+	next int
+}
+
+func (c *ewCompiler) alloc(v *mir.Value) int {
+	r := c.next
+	c.next++
+	c.reg[v] = r
+	return r
+}
+
+func (c *ewCompiler) imm(v *mir.Value, x float64) {
+	r := c.alloc(v)
+	c.code = append(c.code, artifact.Instr{Op: "imm", Dst: r, Imm: x})
+}
+
+func (c *ewCompiler) node(n *mir.Node) error {
+	op := string(n.Op)
+	in := n.Args
+	dt := in[0].Type.DType
+	switch op {
+	case "div", "mod":
+		if !dt.IsFloat() {
+			op = "i" + op // integer division truncates; mod stays floored
+		}
+	case "cast":
+		r := c.alloc(n.Results[0])
+		c.code = append(c.code, artifact.Instr{Op: "cast", Dst: r, A: c.reg[in[0]], Imm: float64(n.Attrs.DType("to"))})
+		return nil
+	case "leaky_relu":
+		r := c.alloc(n.Results[0])
+		c.code = append(c.code, artifact.Instr{Op: op, Dst: r, A: c.reg[in[0]], Imm: n.Attrs.Float("alpha")})
+		return nil
+	case "clamp":
+		cur := c.reg[in[0]]
+		for _, b := range []struct{ attr, op string }{{"min", "max"}, {"max", "min"}} {
+			if !n.Attrs.Has(b.attr) {
+				continue
+			}
+			k := c.next
+			c.next++
+			c.code = append(c.code, artifact.Instr{Op: "imm", Dst: k, Imm: n.Attrs.Float(b.attr)})
+			r := c.next
+			c.next++
+			c.code = append(c.code, artifact.Instr{Op: b.op, Dst: r, A: cur, B: k})
+			cur = r
+		}
+		c.reg[n.Results[0]] = cur
+		return nil
+	}
+	if !knownEW[op] {
+		return fmt.Errorf("target cpu has no elementwise kernel for %s", n.Op)
+	}
+	ins := artifact.Instr{Op: op}
+	regs := []*int{&ins.A, &ins.B, &ins.C}
+	for i, a := range in {
+		*regs[i] = c.reg[a]
+	}
+	ins.Dst = c.alloc(n.Results[0])
+	c.code = append(c.code, ins)
+	return nil
+}
+
+// knownEW lists the ops the runtime's elementwise interpreter runs.
+var knownEW = map[string]bool{
+	"neg": true, "abs": true, "exp": true, "log": true, "sqrt": true, "rsqrt": true, "recip": true,
+	"tanh": true, "sigmoid": true, "relu": true, "gelu": true, "gelu_tanh": true, "silu": true,
+	"erf": true, "sin": true, "cos": true, "floor": true, "ceil": true, "round": true, "sign": true, "not": true,
+	"add": true, "sub": true, "mul": true, "div": true, "idiv": true, "pow": true, "max": true, "min": true,
+	"mod": true, "imod": true, "eq": true, "ne": true, "lt": true, "le": true, "gt": true, "ge": true,
+	"and": true, "or": true, "xor": true, "where": true,
+}

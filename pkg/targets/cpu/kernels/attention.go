@@ -1,0 +1,229 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+)
+
+// AttnGeom describes a scaled dot-product attention. Each operand is a
+// batch of row-major matrices: q [S_q, D], k [S_k, D], v [S_k, Dv] and the
+// optional additive mask [S_q, S_k]; the batch has the output's broadcast
+// shape Batch and each operand reaches its matrix for a batch index through
+// its own element strides (0 broadcasts that batch dim).
+type AttnGeom struct {
+	Batch                                       []int // broadcast batch shape of the output, e.g. [B, H]
+	QStrides, KStrides, VStrides, MaskStrides []int // per batch dim; MaskStrides may be nil (the mask is one matrix)
+	MaskRowStride, MaskColStride                int   // mask element strides along S_q and S_k (0 broadcasts)
+	Sq, Sk, D, Dv                               int
+	Scale                                       float32 // e.g. 1/sqrt(D)
+	Causal                                      bool    // query i sees keys j <= i + (Sk - Sq)
+}
+
+// Attention blocks. A task is attnBQ query rows of one batch matrix; keys
+// go by in blocks of attnBK with a running (online) softmax, so no more
+// than attnBQ×attnBK scores exist at once whatever S_k is.
+const (
+	attnBQ = 32
+	attnBK = 128
+)
+
+// Attention writes out [...Batch, Sq, Dv] (contiguous) =
+// softmax(q·kᵀ·Scale + mask)·v, over key blocks with an online softmax
+// (running maximum and sum, flash-attention style). Masked scores (causal
+// or a -Inf mask) are -Inf. A query row that sees no key at all (every
+// score -Inf, or Sk == 0) gives NaN, as PyTorch's scaled_dot_product_attention
+// does; a NaN score makes its row NaN.
+//
+// Scores and probabilities are float32 (the Gemm's), the running maximum and
+// sum float64. out must not overlap the operands.
+func Attention(p *Pool, out, q, k, v, mask []float32, g AttnGeom) {
+	nd := len(g.Batch)
+	if len(g.QStrides) != nd || len(g.KStrides) != nd || len(g.VStrides) != nd ||
+		(g.MaskStrides != nil && len(g.MaskStrides) != nd) {
+		panic(fmt.Sprintf("kernels: Attention: batch %v with strides q %v k %v v %v mask %v",
+			g.Batch, g.QStrides, g.KStrides, g.VStrides, g.MaskStrides))
+	}
+	if min(g.Sq, g.Sk, g.D, g.Dv) < 0 {
+		panic(fmt.Sprintf("kernels: Attention: bad sizes Sq %d Sk %d D %d Dv %d", g.Sq, g.Sk, g.D, g.Dv))
+	}
+	nb := prod(g.Batch)
+	if nb == 0 || g.Sq == 0 || g.Dv == 0 {
+		return
+	}
+	if len(out) < nb*g.Sq*g.Dv {
+		panic(fmt.Sprintf("kernels: Attention: out has %d elements, want %d", len(out), nb*g.Sq*g.Dv))
+	}
+	need := func(name string, s []float32, strides []int, last int) {
+		n := last
+		for d, st := range strides {
+			if st < 0 {
+				panic(fmt.Sprintf("kernels: Attention: negative %s stride %v", name, strides))
+			}
+			n += (g.Batch[d] - 1) * st
+		}
+		if len(s) < n {
+			panic(fmt.Sprintf("kernels: Attention: %s has %d elements, needs %d", name, len(s), n))
+		}
+	}
+	need("q", q, g.QStrides, g.Sq*g.D)
+	need("k", k, g.KStrides, g.Sk*g.D)
+	need("v", v, g.VStrides, g.Sk*g.Dv)
+	if mask != nil && g.Sk > 0 {
+		if g.MaskRowStride < 0 || g.MaskColStride < 0 {
+			panic("kernels: Attention: negative mask stride")
+		}
+		need("mask", mask, g.MaskStrides, (g.Sq-1)*g.MaskRowStride+(g.Sk-1)*g.MaskColStride+1)
+	}
+	qBlocks := ceilDiv(g.Sq, attnBQ)
+	p.For(nb*qBlocks, 1, func(lo, hi int) {
+		w := newAttnWork(min(g.Sq, attnBQ), g.Dv)
+		for t := lo; t < hi; t++ {
+			attnBlock(out, q, k, v, mask, &g, t/qBlocks, (t%qBlocks)*attnBQ, w)
+		}
+	})
+}
+
+type attnWork struct {
+	s, acc []float32 // scores/probabilities [bq, attnBK], output accumulator [bq, Dv]
+	m, l   []float64 // running maximum and sum per row
+	gs, gv gemmWork
+}
+
+func newAttnWork(bq, dv int) *attnWork {
+	return &attnWork{
+		s: make([]float32, bq*attnBK), acc: make([]float32, bq*dv),
+		m: make([]float64, bq), l: make([]float64, bq),
+	}
+}
+
+// attnBlock computes query rows [i0, i0+attnBQ) of batch matrix bi.
+func attnBlock(out, q, k, v, mask []float32, g *AttnGeom, bi, i0 int, w *attnWork) {
+	var qo, ko, vo, mo int
+	rem := bi
+	for d := len(g.Batch) - 1; d >= 0; d-- {
+		i := rem % g.Batch[d]
+		rem /= g.Batch[d]
+		qo += i * g.QStrides[d]
+		ko += i * g.KStrides[d]
+		vo += i * g.VStrides[d]
+		if g.MaskStrides != nil {
+			mo += i * g.MaskStrides[d]
+		}
+	}
+	rows := min(attnBQ, g.Sq-i0)
+	D, Dv := g.D, g.Dv
+	qm := q[qo+i0*D : qo+(i0+rows)*D]
+	km := k[ko : ko+g.Sk*D]
+	vm := v[vo : vo+g.Sk*Dv]
+	diag := g.Sk - g.Sq
+	kEnd := g.Sk
+	if g.Causal {
+		kEnd = max(0, min(g.Sk, i0+rows+diag))
+	}
+	acc := w.acc[:rows*Dv]
+	clear(acc)
+	m, l := w.m[:rows], w.l[:rows]
+	for r := range m {
+		m[r] = math.Inf(-1)
+		l[r] = 0
+	}
+	kn := defaultKernel()
+	scale := float64(g.Scale)
+	for j0 := 0; j0 < kEnd; j0 += attnBK {
+		cols := min(attnBK, kEnd-j0)
+		s := w.s
+		// Scores for this key block.
+		if rows < kn.mr {
+			for r := 0; r < rows; r++ {
+				qr := qm[r*D : (r+1)*D]
+				for j := 0; j < cols; j++ {
+					s[r*attnBK+j] = dot(qr, km[(j0+j)*D:(j0+j+1)*D])
+				}
+			}
+		} else {
+			ga := gemmArgs{m: rows, n: cols, k: D, a: qm, lda: D, b: transB{km[j0*D:], D}, c: s, ldc: attnBK}
+			gemm(nil, kn, &ga, &w.gs)
+		}
+		// Online softmax update, row by row.
+		for r := 0; r < rows; r++ {
+			i := i0 + r
+			srow := s[r*attnBK : r*attnBK+cols]
+			lim := cols
+			if g.Causal {
+				lim = max(0, min(cols, i+diag+1-j0))
+			}
+			mx := math.Inf(-1)
+			for j := 0; j < lim; j++ {
+				sv := float64(srow[j]) * scale
+				if mask != nil {
+					sv += float64(mask[mo+i*g.MaskRowStride+(j0+j)*g.MaskColStride])
+				}
+				srow[j] = float32(sv)
+				if sv > mx || sv != sv {
+					mx = sv
+				}
+			}
+			mNew := m[r]
+			if mx > mNew || mx != mx {
+				mNew = mx
+			}
+			if math.IsInf(mNew, -1) {
+				// Nothing visible yet: the block contributes nothing.
+				clear(srow)
+				continue
+			}
+			alpha := expNaN(m[r] - mNew) // 0 when m[r] is -Inf
+			var sum float64
+			for j := 0; j < lim; j++ {
+				e := expNaN(float64(srow[j]) - mNew)
+				srow[j] = float32(e)
+				sum += e
+			}
+			clear(srow[lim:])
+			l[r] = l[r]*alpha + sum
+			m[r] = mNew
+			if alpha != 1 {
+				a32 := float32(alpha)
+				ar := acc[r*Dv : (r+1)*Dv]
+				for d := range ar {
+					ar[d] *= a32
+				}
+			}
+		}
+		// acc += P·V for this block.
+		gv := gemmArgs{m: rows, n: Dv, k: cols, a: s, lda: attnBK, b: denseB{vm[j0*Dv:], Dv}, c: acc, ldc: Dv, accumulate: true}
+		gemm(nil, kn, &gv, &w.gv)
+	}
+	for r := 0; r < rows; r++ {
+		orow := out[(bi*g.Sq+i0+r)*Dv : (bi*g.Sq+i0+r+1)*Dv]
+		ar := acc[r*Dv : (r+1)*Dv]
+		if l[r] == 0 { // no visible key
+			for d := range orow {
+				orow[d] = float32(math.NaN())
+			}
+			continue
+		}
+		inv := 1 / l[r]
+		for d, a := range ar {
+			orow[d] = float32(float64(a) * inv)
+		}
+	}
+}
+
+// dot is a float32 dot product with four accumulators.
+func dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		x, y := a[i:i+4:i+4], b[i:i+4:i+4]
+		s0 += x[0] * y[0]
+		s1 += x[1] * y[1]
+		s2 += x[2] * y[2]
+		s3 += x[3] * y[3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}

@@ -1,0 +1,227 @@
+package kernels
+
+import "fmt"
+
+// ConvGeom is the geometry of a 2-D convolution over NCHW input: x [N, C, H,
+// W], weights [O, C/Groups, KH, KW], output [N, O, OH, OW]. Strides and
+// dilations of 0 are taken as 1. Padding is zero; PadB and PadR only shape
+// OH and OW, which the caller computes (floor or ceil mode alike): any
+// window cell outside the input reads zero.
+type ConvGeom struct {
+	N, C, H, W             int
+	O, KH, KW              int
+	StrideH, StrideW       int
+	PadT, PadL, PadB, PadR int
+	DilH, DilW             int
+	Groups                 int
+	OH, OW                 int
+}
+
+func (g *ConvGeom) normalize() {
+	g.StrideH, g.StrideW = max(g.StrideH, 1), max(g.StrideW, 1)
+	g.DilH, g.DilW = max(g.DilH, 1), max(g.DilW, 1)
+	g.Groups = max(g.Groups, 1)
+}
+
+// Conv2D computes out = ep(conv(x, w)) in NCHW. ep.Bias is per output
+// channel ([O]); ep.Residual has out's layout. out must not overlap x, w,
+// Bias or Residual.
+//
+// Each (image, group) is one Gemm, weights [O/G, C/G·KH·KW] times the
+// im2col matrix [C/G·KH·KW, OH·OW], which is never built: the Gemm's B
+// packing reads the input directly (implicit GEMM). A 1×1, stride-1,
+// unpadded convolution reads the input as a plain matrix. Convolutions with
+// one input channel per group (depthwise, any channel multiplier) take a
+// direct loop instead.
+func Conv2D(p *Pool, out, x, w []float32, g ConvGeom, ep Epilogue) {
+	g.normalize()
+	if g.C%g.Groups != 0 || g.O%g.Groups != 0 || min(g.N, g.C, g.H, g.W, g.O, g.KH, g.KW, g.OH, g.OW) < 0 {
+		panic(fmt.Sprintf("kernels: Conv2D: bad geometry %+v", g))
+	}
+	cg, og := g.C/g.Groups, g.O/g.Groups
+	kg := cg * g.KH * g.KW
+	s := g.OH * g.OW
+	if len(x) < g.N*g.C*g.H*g.W || len(w) < g.O*kg || len(out) < g.N*g.O*s {
+		panic(fmt.Sprintf("kernels: Conv2D: slices of %d, %d, %d elements for %+v", len(x), len(w), len(out), g))
+	}
+	if ep.Bias != nil && len(ep.Bias) < g.O {
+		panic(fmt.Sprintf("kernels: Conv2D: bias has %d elements, want %d", len(ep.Bias), g.O))
+	}
+	if ep.Residual != nil && len(ep.Residual) < g.N*g.O*s {
+		panic(fmt.Sprintf("kernels: Conv2D: residual has %d elements, want %d", len(ep.Residual), g.N*g.O*s))
+	}
+	if g.N == 0 || g.O == 0 || s == 0 {
+		return
+	}
+	if cg == 1 && g.KH*g.KW > 0 {
+		convDirect(p, out, x, w, &g, &ep)
+		return
+	}
+	kn := defaultKernel()
+	hw := g.H * g.W
+	pointwise := g.KH == 1 && g.KW == 1 && g.StrideH == 1 && g.StrideW == 1 &&
+		g.PadT == 0 && g.PadL == 0 && g.OH == g.H && g.OW == g.W
+	one := func(t int, q *Pool, work *gemmWork) {
+		n, gi := t/g.Groups, t%g.Groups
+		xs := x[(n*g.C+gi*cg)*hw : (n*g.C+(gi+1)*cg)*hw]
+		var src bSource = convB{x: xs, g: &g}
+		if pointwise {
+			src = denseB{xs, hw}
+		}
+		e := epi{act: ep.Act, alpha: ep.Alpha, lo: ep.Min, hi: ep.Max, biasPerRow: true, ldr: s}
+		if ep.Bias != nil {
+			e.bias = ep.Bias[gi*og : (gi+1)*og]
+		}
+		o0 := (n*g.O + gi*og) * s
+		if ep.Residual != nil {
+			e.res = ep.Residual[o0 : o0+og*s]
+		}
+		args := gemmArgs{m: og, n: s, k: kg, a: w[gi*og*kg : (gi+1)*og*kg], lda: kg, b: src,
+			c: out[o0 : o0+og*s], ldc: s, ep: e}
+		gemm(q, kn, &args, work)
+	}
+	tasks := g.N * g.Groups
+	if p.Threads() > 1 && tasks >= p.Threads() && og*s*kg < 1<<22 {
+		p.For(tasks, 1, func(lo, hi int) {
+			var work gemmWork
+			for t := lo; t < hi; t++ {
+				one(t, nil, &work)
+			}
+		})
+		return
+	}
+	var work gemmWork
+	for t := 0; t < tasks; t++ {
+		one(t, p, &work)
+	}
+}
+
+// convB is the im2col matrix of one image's group of input channels, read
+// straight from the input: row p = (ci·KH + kh)·KW + kw, column j = oh·OW + ow.
+type convB struct {
+	x []float32 // the group's channels, [C/G, H, W]
+	g *ConvGeom
+}
+
+func (s convB) pack(dst []float32, nr, p0, kb, j0, w int) {
+	g := s.g
+	hw := g.H * g.W
+	khw := g.KH * g.KW
+	step := nr*kb - nr // from the end of one panel row to the next panel's
+	for p := 0; p < kb; p++ {
+		pp := p0 + p
+		ci, rem := pp/khw, pp%khw
+		kh, kw := rem/g.KW, rem%g.KW
+		plane := s.x[ci*hw : (ci+1)*hw]
+		ihOff := kh*g.DilH - g.PadT
+		iwOff := kw*g.DilW - g.PadL
+		oh, ow := j0/g.OW, j0%g.OW
+		o, c := p*nr, 0 // dst index and column within the panel
+		for left := w; left > 0; {
+			span := min(left, g.OW-ow)
+			ih := oh*g.StrideH + ihOff
+			if ih < 0 || ih >= g.H {
+				for t := 0; t < span; t++ {
+					dst[o] = 0
+					o++
+					if c++; c == nr {
+						c = 0
+						o += step
+					}
+				}
+			} else {
+				row := plane[ih*g.W : (ih+1)*g.W]
+				iw := ow*g.StrideW + iwOff
+				for t := 0; t < span; t++ {
+					var v float32
+					if uint(iw) < uint(len(row)) {
+						v = row[iw]
+					}
+					iw += g.StrideW
+					dst[o] = v
+					o++
+					if c++; c == nr {
+						c = 0
+						o += step
+					}
+				}
+			}
+			left -= span
+			ow = 0
+			oh++
+		}
+		for ; c != 0 && c < nr; c++ {
+			dst[o] = 0
+			o++
+		}
+	}
+}
+
+// convDirect handles one input channel per group: output channel o reads
+// input channel o/(O/G) only, so each output plane is a sum of KH·KW shifted,
+// scaled input rows.
+func convDirect(p *Pool, out, x, w []float32, g *ConvGeom, ep *Epilogue) {
+	s := g.OH * g.OW
+	hw := g.H * g.W
+	khw := g.KH * g.KW
+	og := g.O / g.Groups
+	grain := max(1, (1<<14)/max(1, s*khw))
+	p.For(g.N*g.O, grain, func(lo, hi int) {
+		for t := lo; t < hi; t++ {
+			n, o := t/g.O, t%g.O
+			ci := o / og
+			xp := x[(n*g.C+ci)*hw : (n*g.C+ci+1)*hw]
+			op := out[t*s : (t+1)*s]
+			wk := w[o*khw : (o+1)*khw]
+			clear(op)
+			for kh := 0; kh < g.KH; kh++ {
+				for kw := 0; kw < g.KW; kw++ {
+					wv := wk[kh*g.KW+kw]
+					iwOff := kw*g.DilW - g.PadL
+					owLo, owHi := validRange(iwOff, g.StrideW, g.W, g.OW)
+					if owLo >= owHi {
+						continue
+					}
+					for oh := 0; oh < g.OH; oh++ {
+						ih := oh*g.StrideH + kh*g.DilH - g.PadT
+						if ih < 0 || ih >= g.H {
+							continue
+						}
+						orow := op[oh*g.OW+owLo : oh*g.OW+owHi]
+						xrow := xp[ih*g.W : (ih+1)*g.W]
+						if g.StrideW == 1 {
+							xs := xrow[owLo+iwOff : owHi+iwOff]
+							for j := range orow {
+								orow[j] += wv * xs[j]
+							}
+						} else {
+							iw := owLo*g.StrideW + iwOff
+							for j := range orow {
+								orow[j] += wv * xrow[iw]
+								iw += g.StrideW
+							}
+						}
+					}
+				}
+			}
+			e := epi{bias: ep.Bias, biasPerRow: true, act: ep.Act, alpha: ep.Alpha, lo: ep.Min, hi: ep.Max, ldr: s}
+			if ep.Residual != nil {
+				e.res = ep.Residual[n*g.O*s : (n+1)*g.O*s]
+			}
+			e.apply(out[n*g.O*s:(n+1)*g.O*s], s, o, 0, 1, s)
+		}
+	})
+}
+
+// validRange returns the outputs [lo, hi) of a dimension with n outputs
+// whose input index lo·stride + off lies in [0, size).
+func validRange(off, stride, size, n int) (lo, hi int) {
+	if off < 0 {
+		lo = (-off + stride - 1) / stride
+	}
+	if size-1-off < 0 {
+		return 0, 0
+	}
+	hi = min(n, (size-1-off)/stride+1)
+	return min(lo, hi), hi
+}

@@ -1,0 +1,232 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"testing"
+)
+
+// refGemm is C = A·B in float64 with the epilogue, plus the magnitude
+// sum |a·b| + |bias| + |res| each element was built from.
+func refGemm(m, n, k int, a []float32, lda int, b []float32, ldb int, ep *Epilogue, ldr int) (want, scale []float64) {
+	want = make([]float64, m*n)
+	scale = make([]float64, m*n)
+	for i := 0; i < m; i++ {
+		for j := 0; j < n; j++ {
+			var s, mag float64
+			for p := 0; p < k; p++ {
+				v := float64(a[i*lda+p]) * float64(b[p*ldb+j])
+				s += v
+				mag += math.Abs(v)
+			}
+			var bias, res float64
+			if ep.Bias != nil {
+				bias = float64(ep.Bias[j])
+			}
+			if ep.Residual != nil {
+				res = float64(ep.Residual[i*ldr+j])
+			}
+			want[i*n+j] = refEpilogue(ep, s, bias, res)
+			scale[i*n+j] = mag + math.Abs(bias) + math.Abs(res)
+		}
+	}
+	return want, scale
+}
+
+// testEpilogues covers every activation, alone and with bias and residual.
+func testEpilogues() []struct {
+	name            string
+	act             Activation
+	bias, res       bool
+	alpha, min, max float32
+} {
+	type e = struct {
+		name            string
+		act             Activation
+		bias, res       bool
+		alpha, min, max float32
+	}
+	out := []e{
+		{name: "plain"},
+		{name: "bias", bias: true},
+		{name: "res", res: true},
+		{name: "bias+res", bias: true, res: true},
+	}
+	inf := float32(math.Inf(1))
+	for _, a := range []e{
+		{act: ActRelu}, {act: ActGelu}, {act: ActGeluTanh}, {act: ActSilu}, {act: ActSigmoid},
+		{act: ActTanh}, {act: ActLeakyRelu, alpha: 0.1}, {act: ActClamp, min: -0.5, max: 0.25},
+		{act: ActClamp, min: 0, max: inf}, {act: ActClamp, min: -inf, max: 0.3},
+	} {
+		a.name = fmt.Sprint(a.act, a.min, a.max)
+		out = append(out, a)
+		a.bias, a.res = true, true
+		a.name += "+bias+res"
+		out = append(out, a)
+		a.res = false
+		a.name = fmt.Sprint(a.act, a.min, a.max, "+bias")
+		out = append(out, a)
+	}
+	return out
+}
+
+// gemmCase runs one Gemm on every pool and checks it against the reference
+// and the 1-thread result against the 2-thread one bit for bit. The pad
+// arguments make lda, ldb, ldc exceed the row length; C's padding must be
+// left alone.
+func gemmCase(t *testing.T, ps []*Pool, m, n, k, padA, padB, padC int, epSpec struct {
+	name            string
+	act             Activation
+	bias, res       bool
+	alpha, min, max float32
+}, seed uint64) {
+	t.Helper()
+	r := newRand(seed)
+	lda, ldb, ldc := k+padA, n+padB, n+padC
+	a := randSlice(r, max(m*lda, 1))
+	b := randSlice(r, max(k*ldb, 1))
+	ep := Epilogue{Act: epSpec.act, Alpha: epSpec.alpha, Min: epSpec.min, Max: epSpec.max}
+	if epSpec.bias {
+		ep.Bias = randSlice(r, n)
+	}
+	if epSpec.res {
+		ep.Residual = randSlice(r, max(m*ldc, 1))
+	}
+	want, scale := refGemm(m, n, k, a, lda, b, ldb, &ep, ldc)
+	var first []float32
+	for _, p := range ps {
+		c := poison(max(m*ldc, 1))
+		for i := 0; i < m; i++ {
+			for j := n; j < ldc; j++ {
+				c[i*ldc+j] = 7 // padding sentinel
+			}
+		}
+		Gemm(p, m, n, k, a, lda, b, ldb, c, ldc, ep)
+		got := make([]float32, m*n)
+		for i := 0; i < m; i++ {
+			copy(got[i*n:], c[i*ldc:i*ldc+n])
+			for j := n; j < ldc; j++ {
+				if c[i*ldc+j] != 7 {
+					t.Fatalf("%d×%d×%d ld+%d/%d/%d %s threads=%d: padding C[%d,%d] overwritten", m, n, k, padA, padB, padC, epSpec.name, p.Threads(), i, j)
+				}
+			}
+		}
+		// float32 accumulation over k terms: error grows like sqrt(k)·eps
+		// relative to sum |a·b|; 1e-5 holds up to k in the thousands.
+		checkClose(t, fmt.Sprintf("Gemm %d×%d×%d ld+%d/%d/%d %s threads=%d", m, n, k, padA, padB, padC, epSpec.name, p.Threads()),
+			got, want, scale, 1e-5, 1e-6)
+		if first == nil {
+			first = got
+		} else {
+			checkEqual(t, fmt.Sprintf("Gemm %d×%d×%d %s: threads=%d vs 1", m, n, k, epSpec.name, p.Threads()), got, first)
+		}
+	}
+}
+
+func TestGemmSizes(t *testing.T) {
+	ps := pools(t)
+	plain := testEpilogues()[0]
+	sizes := []int{1, 2, 3, 4, 5, 7, 17, 63, 64, 65, 127, 129}
+	seed := uint64(1)
+	for _, m := range sizes {
+		for _, n := range sizes {
+			for _, k := range []int{1, 3, 17, 65, 129} {
+				seed++
+				gemmCase(t, ps, m, n, k, 0, 0, 0, plain, seed)
+			}
+		}
+	}
+}
+
+func TestGemmBlocking(t *testing.T) {
+	// Shapes that cross gemmMC, gemmKC and gemmNC boundaries, and large k.
+	ps := pools(t)
+	plain := testEpilogues()[0]
+	for i, s := range [][3]int{
+		{gemmMC + 1, 33, gemmKC + 1}, {2*gemmMC - 1, 70, 2*gemmKC + 3}, {9, gemmNC + 3, 11},
+		{130, 2*gemmNC + 1, 5}, {200, 300, 1000}, {1, 1, 4000}, {3, 513, 700}, {1, 5000, 9},
+	} {
+		gemmCase(t, ps, s[0], s[1], s[2], 0, 0, 0, plain, uint64(100+i))
+	}
+}
+
+func TestGemmEpilogues(t *testing.T) {
+	ps := pools(t)
+	for i, ep := range testEpilogues() {
+		for _, s := range [][3]int{{1, 7, 5}, {3, 5, 9}, {17, 63, 33}, {65, 129, 64}} {
+			gemmCase(t, ps, s[0], s[1], s[2], 0, 0, 0, ep, uint64(1000+i))
+		}
+	}
+}
+
+func TestGemmLeadingDims(t *testing.T) {
+	ps := pools(t)
+	eps := testEpilogues()
+	for i, s := range [][3]int{{1, 5, 3}, {3, 1, 7}, {17, 33, 65}, {66, 130, 260}} {
+		for _, pad := range [][3]int{{1, 0, 0}, {0, 3, 0}, {0, 0, 5}, {7, 9, 11}} {
+			gemmCase(t, ps, s[0], s[1], s[2], pad[0], pad[1], pad[2], eps[3], uint64(2000+i))
+			gemmCase(t, ps, s[0], s[1], s[2], pad[0], pad[1], pad[2], eps[5], uint64(3000+i))
+		}
+	}
+}
+
+func TestGemmEmpty(t *testing.T) {
+	ps := pools(t)
+	for _, p := range ps {
+		// m or n zero: nothing happens, even with nil slices.
+		Gemm(p, 0, 5, 3, nil, 3, make([]float32, 15), 5, nil, 5, Epilogue{})
+		Gemm(p, 4, 0, 3, make([]float32, 12), 3, nil, 0, nil, 0, Epilogue{})
+		// k zero: C = epilogue(0).
+		c := poison(6)
+		bias := []float32{1, -2, 3}
+		res := []float32{0.5, 0.5, 0.5, 1, 1, 1}
+		Gemm(p, 2, 3, 0, nil, 0, nil, 3, c, 3, Epilogue{Bias: bias, Act: ActRelu, Residual: res})
+		checkEqual(t, "k=0", c, []float32{1.5, 0.5, 3.5, 2, 1, 4})
+	}
+}
+
+func TestGemmNaNInf(t *testing.T) {
+	// NaN and Inf propagate as in a plain loop (no zero-skipping shortcuts):
+	// 0·NaN and 0·Inf are NaN.
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	for _, m := range []int{1, 2, 5} { // the few-rows path and the packed path
+		a := make([]float32, m*2)
+		for i := 0; i < m; i++ {
+			a[i*2] = 1
+		}
+		b := []float32{nan, 1, 3, inf, 2, 4}
+		c := make([]float32, m*3)
+		Gemm(nil, m, 3, 2, a, 2, b, 3, c, 3, Epilogue{})
+		for i := 0; i < m; i++ {
+			row := c[i*3 : i*3+3]
+			if !math.IsNaN(float64(row[0])) || row[1] != 1 || row[2] != 3 {
+				t.Errorf("m=%d row %d: got %v, want [NaN 1 3]", m, i, row)
+			}
+		}
+		b = []float32{1, 1, 1, inf, -2, nan}
+		Gemm(nil, m, 3, 2, a, 2, b, 3, c, 3, Epilogue{})
+		for i := 0; i < m; i++ {
+			row := c[i*3 : i*3+3]
+			if !math.IsNaN(float64(row[0])) || row[1] != 1 || !math.IsNaN(float64(row[2])) {
+				t.Errorf("m=%d row %d: got %v, want [NaN 1 NaN]", m, i, row)
+			}
+		}
+	}
+}
+
+func BenchmarkGemm(b *testing.B) {
+	for _, threads := range []int{1, 2} {
+		for _, n := range []int{256, 512, 1024} {
+			b.Run(fmt.Sprintf("n=%d/threads=%d", n, threads), func(b *testing.B) {
+				p := NewPool(threads)
+				defer p.Close()
+				r := newRand(1)
+				x, y, c := randSlice(r, n*n), randSlice(r, n*n), make([]float32, n*n)
+				for b.Loop() {
+					Gemm(p, n, n, n, x, n, y, n, c, n, Epilogue{})
+				}
+				b.ReportMetric(2*float64(n)*float64(n)*float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}

@@ -1,0 +1,149 @@
+package kernels
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// Pool is a persistent set of worker goroutines that kernels split work
+// with. The goroutine that calls For always takes part in the work itself, so
+// a For never waits on a worker that is busy elsewhere: calls from several
+// goroutines at once (several requests sharing one pool) and For calls nested
+// inside a For body both make progress without deadlock.
+//
+// A nil *Pool, and a pool of one thread, run every For inline.
+type Pool struct {
+	threads int
+	jobs    chan *forJob
+	mu      sync.RWMutex // guards closed against a concurrent Close
+	closed  bool
+	workers sync.WaitGroup
+}
+
+// forJob is one For call: chunks are claimed with an atomic counter by the
+// caller and by whichever workers pick the job up.
+type forJob struct {
+	n, chunks int
+	fn        func(lo, hi int)
+	next      atomic.Int64 // next unclaimed chunk
+	done      sync.WaitGroup
+	panicked  atomic.Pointer[panicValue]
+}
+
+type panicValue struct{ v any }
+
+// NewPool starts a pool of threads goroutines in all, counting the caller of
+// For: threads-1 workers are started. threads < 1 is taken as 1.
+func NewPool(threads int) *Pool {
+	if threads < 1 {
+		threads = 1
+	}
+	p := &Pool{threads: threads}
+	if threads > 1 {
+		// Room for one notice per worker per concurrent caller is plenty; a
+		// notice that does not fit is dropped (the caller does the work).
+		p.jobs = make(chan *forJob, 4*threads)
+		p.workers.Add(threads - 1)
+		for i := 0; i < threads-1; i++ {
+			go p.worker()
+		}
+	}
+	return p
+}
+
+// Threads returns the pool's degree of parallelism (1 for a nil pool).
+func (p *Pool) Threads() int {
+	if p == nil {
+		return 1
+	}
+	return p.threads
+}
+
+func (p *Pool) worker() {
+	defer p.workers.Done()
+	for j := range p.jobs {
+		j.run()
+	}
+}
+
+// run claims and runs chunks until none are left.
+func (j *forJob) run() {
+	for {
+		c := int(j.next.Add(1) - 1)
+		if c >= j.chunks {
+			return
+		}
+		j.runChunk(c)
+	}
+}
+
+func (j *forJob) runChunk(c int) {
+	defer j.done.Done()
+	defer func() {
+		if r := recover(); r != nil {
+			j.panicked.CompareAndSwap(nil, &panicValue{r})
+		}
+	}()
+	lo := c * j.n / j.chunks
+	hi := (c + 1) * j.n / j.chunks
+	j.fn(lo, hi)
+}
+
+// For splits [0,n) into contiguous chunks of at least grain elements (one
+// chunk when n < 2*grain) and calls fn on each, in parallel, returning when
+// all are done. A panic in fn is re-raised in the caller after every chunk
+// has finished (with its original value; the stack is the caller's). For is safe to call from several goroutines at once.
+func (p *Pool) For(n, grain int, fn func(lo, hi int)) {
+	if n <= 0 {
+		return
+	}
+	if grain < 1 {
+		grain = 1
+	}
+	chunks := n / grain
+	if p == nil || p.threads == 1 || chunks <= 1 {
+		fn(0, n)
+		return
+	}
+	// A few chunks per thread balance uneven work and concurrent callers.
+	if max := 4 * p.threads; chunks > max {
+		chunks = max
+	}
+	j := &forJob{n: n, chunks: chunks, fn: fn}
+	j.done.Add(chunks)
+	p.mu.RLock()
+	if !p.closed {
+		helpers := min(p.threads-1, chunks-1)
+	notify:
+		for i := 0; i < helpers; i++ {
+			select {
+			case p.jobs <- j:
+			default:
+				break notify // workers are saturated; the caller carries on
+			}
+		}
+	}
+	p.mu.RUnlock()
+	j.run()
+	j.done.Wait()
+	if pv := j.panicked.Load(); pv != nil {
+		panic(pv.v)
+	}
+}
+
+// Close stops the workers and waits for them to exit. For calls made after
+// Close run inline. Close is idempotent.
+func (p *Pool) Close() {
+	if p == nil || p.jobs == nil {
+		return
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return
+	}
+	p.closed = true
+	close(p.jobs)
+	p.mu.Unlock()
+	p.workers.Wait()
+}

@@ -1,0 +1,339 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+)
+
+// ReduceKind selects what Reduce computes.
+type ReduceKind uint8
+
+// The reductions. Over an empty set Sum gives 0, Mean NaN (0/0), Max -Inf,
+// Min +Inf and Prod 1. Max and Min propagate NaN (NumPy's max/min).
+const (
+	ReduceSum ReduceKind = iota
+	ReduceMean
+	ReduceMax
+	ReduceMin
+	ReduceProd
+)
+
+func (k ReduceKind) identity() float64 {
+	switch k {
+	case ReduceMax:
+		return math.Inf(-1)
+	case ReduceMin:
+		return math.Inf(1)
+	case ReduceProd:
+		return 1
+	}
+	return 0
+}
+
+// reduceSpan folds xs into acc.
+func (k ReduceKind) reduceSpan(acc float64, xs []float32) float64 {
+	switch k {
+	case ReduceSum, ReduceMean:
+		return acc + sum64(xs)
+	case ReduceProd:
+		for _, v := range xs {
+			acc *= float64(v)
+		}
+	case ReduceMax:
+		for _, v := range xs {
+			if v := float64(v); v > acc || v != v {
+				acc = v
+			}
+		}
+	case ReduceMin:
+		for _, v := range xs {
+			if v := float64(v); v < acc || v != v {
+				acc = v
+			}
+		}
+	default:
+		panic(fmt.Sprintf("kernels: unknown reduction %d", k))
+	}
+	return acc
+}
+
+// combineVec folds xs into acc elementwise.
+func (k ReduceKind) combineVec(acc []float64, xs []float32) {
+	xs = xs[:len(acc)]
+	switch k {
+	case ReduceSum, ReduceMean:
+		for j, v := range xs {
+			acc[j] += float64(v)
+		}
+	case ReduceProd:
+		for j, v := range xs {
+			acc[j] *= float64(v)
+		}
+	case ReduceMax:
+		for j, v := range xs {
+			if v := float64(v); v > acc[j] || v != v {
+				acc[j] = v
+			}
+		}
+	case ReduceMin:
+		for j, v := range xs {
+			if v := float64(v); v < acc[j] || v != v {
+				acc[j] = v
+			}
+		}
+	default:
+		panic(fmt.Sprintf("kernels: unknown reduction %d", k))
+	}
+}
+
+// combine folds b (a partial result) into a.
+func (k ReduceKind) combine(a, b float64) float64 {
+	switch k {
+	case ReduceSum, ReduceMean:
+		return a + b
+	case ReduceProd:
+		return a * b
+	case ReduceMax:
+		if b > a || b != b {
+			return b
+		}
+	case ReduceMin:
+		if b < a || b != b {
+			return b
+		}
+	}
+	return a
+}
+
+// Reduce reduces x (contiguous, of the given shape) over axes (sorted,
+// distinct) into out, which holds the kept dims in order (keepdims is a
+// reshape). Sums, means and products accumulate in float64.
+//
+// Dims of size 1 are dropped and neighbours of the same kind merged, so the
+// work is a list of "output rows": when the innermost dim is kept, each row
+// is a contiguous run of outputs built from whole input rows; otherwise each
+// output folds contiguous input spans. Rows (or column blocks) split across
+// the pool; a full reduction splits into fixed 16K blocks whose partials are
+// combined in order, so results do not depend on the thread count.
+func Reduce(p *Pool, out, x []float32, shape []int, axes []int, kind ReduceKind) {
+	red := make([]bool, len(shape))
+	for i, a := range axes {
+		if a < 0 || a >= len(shape) || (i > 0 && a <= axes[i-1]) {
+			panic(fmt.Sprintf("kernels: Reduce: axes %v of shape %v must be sorted, distinct and in range", axes, shape))
+		}
+		red[a] = true
+	}
+	total, nOut, nRed := 1, 1, 1
+	for i, d := range shape {
+		if d < 0 {
+			panic(fmt.Sprintf("kernels: Reduce: bad shape %v", shape))
+		}
+		total *= d
+		if red[i] {
+			nRed *= d
+		} else {
+			nOut *= d
+		}
+	}
+	if len(x) < total || len(out) < nOut {
+		panic(fmt.Sprintf("kernels: Reduce: slices of %d, %d elements for shape %v over %v", len(out), len(x), shape, axes))
+	}
+	if nOut == 0 {
+		return
+	}
+	finish := func(v float64) float32 {
+		if kind == ReduceMean {
+			v /= float64(nRed)
+		}
+		return float32(v)
+	}
+	if nRed == 0 {
+		v := finish(kind.identity())
+		for i := range out[:nOut] {
+			out[i] = v
+		}
+		return
+	}
+	// Coalesce: drop 1s, merge neighbours of the same kind.
+	var dims []int
+	var isRed []bool
+	for i, d := range shape {
+		if d == 1 {
+			continue
+		}
+		if n := len(dims); n > 0 && isRed[n-1] == red[i] {
+			dims[n-1] *= d
+			continue
+		}
+		dims = append(dims, d)
+		isRed = append(isRed, red[i])
+	}
+	r := len(dims)
+	strides := make([]int, r)
+	for i, s := r-1, 1; i >= 0; i-- {
+		strides[i] = s
+		s *= dims[i]
+	}
+	switch {
+	case nRed == 1: // only dims of size 1 reduced: every kind is the identity map
+		copy(out[:nOut], x[:nOut])
+		return
+	case r == 1: // everything reduced: fixed blocks, partials in order
+		const blk = 1 << 14
+		nb := ceilDiv(total, blk)
+		part := make([]float64, nb)
+		p.For(nb, 1, func(lo, hi int) {
+			for b := lo; b < hi; b++ {
+				part[b] = kind.reduceSpan(kind.identity(), x[b*blk:min(total, (b+1)*blk)])
+			}
+		})
+		acc := kind.identity()
+		for _, v := range part {
+			acc = kind.combine(acc, v)
+		}
+		out[0] = finish(acc)
+		return
+	}
+	innerKept := !isRed[r-1]
+	L, span := 1, 1 // output row length; input span folded per output
+	if innerKept {
+		L = dims[r-1]
+	} else {
+		span = dims[r-1]
+	}
+	last := r - 1
+	// Outer dims (all but the last), split by kind.
+	var kd, ks, rd, rs []int
+	for i := 0; i < last; i++ {
+		if isRed[i] {
+			rd, rs = append(rd, dims[i]), append(rs, strides[i])
+		} else {
+			kd, ks = append(kd, dims[i]), append(ks, strides[i])
+		}
+	}
+	nRows := prod(kd)
+	nRedOuter := prod(rd)
+	base := func(o int) int {
+		b := 0
+		for d := len(kd) - 1; d >= 0; d-- {
+			b += (o % kd[d]) * ks[d]
+			o /= kd[d]
+		}
+		return b
+	}
+	// odometer walks the outer reduced dims, calling fn with each offset.
+	odometer := func(fn func(off int)) {
+		idx := make([]int, len(rd))
+		off := 0
+		for n := 0; n < nRedOuter; n++ {
+			fn(off)
+			for d := len(rd) - 1; d >= 0; d-- {
+				idx[d]++
+				off += rs[d]
+				if idx[d] < rd[d] {
+					break
+				}
+				off -= idx[d] * rs[d]
+				idx[d] = 0
+			}
+		}
+	}
+	if innerKept {
+		const cb = 1024
+		nc := ceilDiv(L, cb)
+		p.For(nRows*nc, max(1, (1<<14)/max(1, nRed*min(L, cb))), func(lo, hi int) {
+			acc := make([]float64, min(L, cb))
+			for t := lo; t < hi; t++ {
+				o, c0 := t/nc, (t%nc)*cb
+				a := acc[:min(cb, L-c0)]
+				for j := range a {
+					a[j] = kind.identity()
+				}
+				b := base(o) + c0
+				odometer(func(off int) { kind.combineVec(a, x[b+off:b+off+len(a)]) })
+				dst := out[o*L+c0 : o*L+c0+len(a)]
+				for j, v := range a {
+					dst[j] = finish(v)
+				}
+			}
+		})
+		return
+	}
+	p.For(nRows, max(1, (1<<14)/nRed), func(lo, hi int) {
+		for o := lo; o < hi; o++ {
+			b := base(o)
+			acc := kind.identity()
+			odometer(func(off int) { acc = kind.reduceSpan(acc, x[b+off:b+off+span]) })
+			out[o] = finish(acc)
+		}
+	})
+}
+
+// ArgReduce writes, for x [outer, axis, inner], the index along axis of the
+// maximum (max) or minimum of each of the outer·inner lines into out
+// [outer, inner]: the first such index, and a NaN counts as the extreme
+// (NumPy's argmax/argmin). An empty axis gives -1.
+func ArgReduce(p *Pool, out []int64, x []float32, outer, axis, inner int, wantMax bool) {
+	if outer < 0 || axis < 0 || inner < 0 || len(x) < outer*axis*inner || len(out) < outer*inner {
+		panic(fmt.Sprintf("kernels: ArgReduce: slices of %d, %d elements for [%d, %d, %d]", len(out), len(x), outer, axis, inner))
+	}
+	if outer*inner == 0 {
+		return
+	}
+	if axis == 0 {
+		for i := range out[:outer*inner] {
+			out[i] = -1
+		}
+		return
+	}
+	// better reports whether v replaces the current extreme b: strictly
+	// better, or the first NaN.
+	better := func(v, b float32) bool {
+		if b != b {
+			return false
+		}
+		if v != v {
+			return true
+		}
+		if wantMax {
+			return v > b
+		}
+		return v < b
+	}
+	if inner == 1 {
+		p.For(outer, max(1, (1<<14)/axis), func(lo, hi int) {
+			for o := lo; o < hi; o++ {
+				row := x[o*axis : (o+1)*axis]
+				bi, b := 0, row[0]
+				for i, v := range row {
+					if better(v, b) {
+						bi, b = i, v
+					}
+				}
+				out[o] = int64(bi)
+			}
+		})
+		return
+	}
+	const cb = 1024
+	nc := ceilDiv(inner, cb)
+	p.For(outer*nc, max(1, (1<<14)/(axis*min(inner, cb))), func(lo, hi int) {
+		best := make([]float32, min(inner, cb))
+		for t := lo; t < hi; t++ {
+			o, c0 := t/nc, (t%nc)*cb
+			w := min(cb, inner-c0)
+			b := best[:w]
+			idx := out[o*inner+c0 : o*inner+c0+w]
+			copy(b, x[o*axis*inner+c0:o*axis*inner+c0+w])
+			clear(idx)
+			for a := 1; a < axis; a++ {
+				row := x[(o*axis+a)*inner+c0 : (o*axis+a)*inner+c0+w]
+				for j, v := range row {
+					if better(v, b[j]) {
+						b[j], idx[j] = v, int64(a)
+					}
+				}
+			}
+		}
+	})
+}

@@ -1,0 +1,351 @@
+package runtime
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/rlx-project/rlx/pkg/artifact"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels"
+	"github.com/rlx-project/rlx/pkg/tensor"
+)
+
+// ewChunk is how many elements of a row the elementwise interpreter works
+// on at once: long enough to amortize dispatch, short enough for L1.
+const ewChunk = 512
+
+// runElementwise interprets an "ew" step (see codegen.elementwise for the
+// layout). Registers hold float64 chunks: exact for f32 math and for
+// integers below 2^53; values are converted to the result dtype on store.
+func runElementwise(pool *kernels.Pool, s *artifact.Step, bufs [][]byte) error {
+	nIn, nOut := int(s.Ints[0]), int(s.Ints[1])
+	if len(s.Ints) != 2+nIn+nOut || len(s.Args) != nIn+nOut || len(s.Shapes) != 1+nIn {
+		return fmt.Errorf("malformed elementwise step")
+	}
+	inT := make([]tensor.DType, nIn)
+	outT := make([]tensor.DType, nOut)
+	for i := range inT {
+		inT[i] = tensor.DType(s.Ints[2+i])
+	}
+	for i := range outT {
+		outT[i] = tensor.DType(s.Ints[2+nIn+i])
+	}
+	shape := s.Shapes[0]
+	rank := len(shape)
+	inner := int64(1)
+	if rank > 0 {
+		inner = shape[rank-1]
+	}
+	total := tensor.NumElements(shape)
+	if total == 0 {
+		return nil
+	}
+	rows := total / inner
+	nregs := 0
+	for _, ins := range s.Code {
+		nregs = max(nregs, ins.Dst+1)
+	}
+	ins := make([][]byte, nIn)
+	outs := make([][]byte, nOut)
+	for i := range ins {
+		ins[i] = bufs[s.Args[i]]
+	}
+	for i := range outs {
+		outs[i] = bufs[s.Args[nIn+i]]
+	}
+	grain := max(1, int(16384/inner))
+	var firstErr error
+	pool.For(int(rows), grain, func(lo, hi int) {
+		regs := make([][]float64, nregs)
+		for i := range regs {
+			regs[i] = make([]float64, min(inner, ewChunk))
+		}
+		idx := make([]int64, rank)
+		for row := int64(lo); row < int64(hi); row++ {
+			// The row's multi-index over all dims but the last.
+			r := row
+			for d := rank - 2; d >= 0; d-- {
+				idx[d] = r % shape[d]
+				r /= shape[d]
+			}
+			for c0 := int64(0); c0 < inner; c0 += ewChunk {
+				n := min(inner-c0, ewChunk)
+				if err := evalChunk(s, regs, n, func(op int, dst []float64) {
+					st := s.Shapes[1+op]
+					off := c0 * st[rank-1]
+					for d := 0; d < rank-1; d++ {
+						off += idx[d] * st[d]
+					}
+					load(dst, ins[op], inT[op], off, st[rank-1])
+				}, func(o int, src []float64) {
+					store(outs[o], outT[o], row*inner+c0, src)
+				}); err != nil && firstErr == nil {
+					firstErr = err
+				}
+			}
+		}
+	})
+	return firstErr
+}
+
+// evalChunk runs the bytecode over n elements.
+func evalChunk(s *artifact.Step, regs [][]float64, n int64, loadOp func(int, []float64), storeOp func(int, []float64)) error {
+	for _, in := range s.Code {
+		d := regs[in.Dst][:n]
+		a := func() []float64 { return regs[in.A][:n] }
+		switch in.Op {
+		case "load":
+			loadOp(in.A, d)
+		case "store":
+			storeOp(in.A, regs[in.Dst][:n])
+		case "imm":
+			for i := range d {
+				d[i] = in.Imm
+			}
+		case "cast":
+			castTo(d, a(), tensor.DType(in.Imm))
+		case "leaky_relu":
+			x := a()
+			for i := range d {
+				if x[i] < 0 {
+					d[i] = x[i] * in.Imm
+				} else {
+					d[i] = x[i]
+				}
+			}
+		case "where":
+			c, x, y := regs[in.A][:n], regs[in.B][:n], regs[in.C][:n]
+			for i := range d {
+				if c[i] != 0 {
+					d[i] = x[i]
+				} else {
+					d[i] = y[i]
+				}
+			}
+		default:
+			if f, ok := unaryOps[in.Op]; ok {
+				x := a()
+				for i := range d {
+					d[i] = f(x[i])
+				}
+				continue
+			}
+			if f, ok := binaryOps[in.Op]; ok {
+				x, y := a(), regs[in.B][:n]
+				for i := range d {
+					d[i] = f(x[i], y[i])
+				}
+				continue
+			}
+			return fmt.Errorf("unknown elementwise instruction %q", in.Op)
+		}
+	}
+	return nil
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+var unaryOps = map[string]func(float64) float64{
+	"neg":   func(x float64) float64 { return -x },
+	"abs":   math.Abs,
+	"exp":   math.Exp,
+	"log":   math.Log,
+	"sqrt":  math.Sqrt,
+	"rsqrt": func(x float64) float64 { return 1 / math.Sqrt(x) },
+	"recip": func(x float64) float64 { return 1 / x },
+	"tanh":  math.Tanh,
+	"sigmoid": func(x float64) float64 {
+		return 1 / (1 + math.Exp(-x))
+	},
+	"relu": func(x float64) float64 {
+		if x > 0 {
+			return x
+		}
+		return 0
+	},
+	"gelu": func(x float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) },
+	"gelu_tanh": func(x float64) float64 {
+		return 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x)))
+	},
+	"silu":  func(x float64) float64 { return x / (1 + math.Exp(-x)) },
+	"erf":   math.Erf,
+	"sin":   math.Sin,
+	"cos":   math.Cos,
+	"floor": math.Floor,
+	"ceil":  math.Ceil,
+	"round": math.RoundToEven,
+	"sign": func(x float64) float64 {
+		switch {
+		case x > 0:
+			return 1
+		case x < 0:
+			return -1
+		}
+		return x // 0, -0 and NaN keep themselves
+	},
+	"not": func(x float64) float64 { return b2f(x == 0) },
+}
+
+var binaryOps = map[string]func(a, b float64) float64{
+	"add": func(a, b float64) float64 { return a + b },
+	"sub": func(a, b float64) float64 { return a - b },
+	"mul": func(a, b float64) float64 { return a * b },
+	"div": func(a, b float64) float64 { return a / b },
+	"idiv": func(a, b float64) float64 {
+		if b == 0 {
+			return 0 // integer division by zero has no value; 0, as a defined result
+		}
+		return math.Trunc(a / b)
+	},
+	"pow": math.Pow,
+	"max": func(a, b float64) float64 {
+		if math.IsNaN(a) || math.IsNaN(b) {
+			return math.NaN()
+		}
+		return math.Max(a, b)
+	},
+	"min": func(a, b float64) float64 {
+		if math.IsNaN(a) || math.IsNaN(b) {
+			return math.NaN()
+		}
+		return math.Min(a, b)
+	},
+	"mod": func(a, b float64) float64 {
+		r := math.Mod(a, b)
+		if r != 0 && (r < 0) != (b < 0) {
+			r += b
+		}
+		return r
+	},
+	"imod": func(a, b float64) float64 {
+		if b == 0 {
+			return 0
+		}
+		r := math.Mod(a, b)
+		if r != 0 && (r < 0) != (b < 0) {
+			r += b
+		}
+		return r
+	},
+	"eq":  func(a, b float64) float64 { return b2f(a == b) },
+	"ne":  func(a, b float64) float64 { return b2f(a != b) },
+	"lt":  func(a, b float64) float64 { return b2f(a < b) },
+	"le":  func(a, b float64) float64 { return b2f(a <= b) },
+	"gt":  func(a, b float64) float64 { return b2f(a > b) },
+	"ge":  func(a, b float64) float64 { return b2f(a >= b) },
+	"and": func(a, b float64) float64 { return b2f(a != 0 && b != 0) },
+	"or":  func(a, b float64) float64 { return b2f(a != 0 || b != 0) },
+	"xor": func(a, b float64) float64 { return b2f((a != 0) != (b != 0)) },
+}
+
+// castTo converts values to what dtype to can hold: floats round to the
+// type's precision, integers truncate toward zero (and wrap to the width),
+// bool is x != 0.
+func castTo(d, x []float64, to tensor.DType) {
+	for i, v := range x {
+		switch to {
+		case tensor.F32:
+			d[i] = float64(float32(v))
+		case tensor.F16:
+			d[i] = float64(tensor.F16ToF32(tensor.F32ToF16(float32(v))))
+		case tensor.BF16:
+			d[i] = float64(tensor.BF16ToF32(tensor.F32ToBF16(float32(v))))
+		case tensor.F64:
+			d[i] = v
+		case tensor.Bool:
+			d[i] = b2f(v != 0)
+		default:
+			d[i] = float64(wrapInt(truncInt(v), to))
+		}
+	}
+}
+
+func truncInt(v float64) int64 {
+	switch {
+	case math.IsNaN(v):
+		return 0
+	case v >= math.MaxInt64:
+		return math.MaxInt64
+	case v <= math.MinInt64:
+		return math.MinInt64
+	}
+	return int64(v)
+}
+
+func wrapInt(v int64, to tensor.DType) int64 {
+	switch to {
+	case tensor.I8:
+		return int64(int8(v))
+	case tensor.I16:
+		return int64(int16(v))
+	case tensor.I32:
+		return int64(int32(v))
+	case tensor.U8:
+		return int64(uint8(v))
+	}
+	return v
+}
+
+// load reads n elements of dtype dt starting at element off with stride st.
+func load(dst []float64, b []byte, dt tensor.DType, off, st int64) {
+	for i := range dst {
+		e := off + int64(i)*st
+		dst[i] = elemAt(b, dt, e)
+	}
+}
+
+func elemAt(b []byte, dt tensor.DType, e int64) float64 {
+	switch dt {
+	case tensor.F32:
+		return float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*e:])))
+	case tensor.F64:
+		return math.Float64frombits(binary.LittleEndian.Uint64(b[8*e:]))
+	case tensor.I64:
+		return float64(int64(binary.LittleEndian.Uint64(b[8*e:])))
+	case tensor.I32:
+		return float64(int32(binary.LittleEndian.Uint32(b[4*e:])))
+	case tensor.I16:
+		return float64(int16(binary.LittleEndian.Uint16(b[2*e:])))
+	case tensor.I8:
+		return float64(int8(b[e]))
+	case tensor.U8, tensor.Bool:
+		return float64(b[e])
+	case tensor.F16:
+		return float64(tensor.F16ToF32(binary.LittleEndian.Uint16(b[2*e:])))
+	case tensor.BF16:
+		return float64(tensor.BF16ToF32(binary.LittleEndian.Uint16(b[2*e:])))
+	}
+	return 0
+}
+
+// store writes src as dtype dt at element off onward (contiguous).
+func store(b []byte, dt tensor.DType, off int64, src []float64) {
+	for i, v := range src {
+		e := off + int64(i)
+		switch dt {
+		case tensor.F32:
+			binary.LittleEndian.PutUint32(b[4*e:], math.Float32bits(float32(v)))
+		case tensor.F64:
+			binary.LittleEndian.PutUint64(b[8*e:], math.Float64bits(v))
+		case tensor.I64:
+			binary.LittleEndian.PutUint64(b[8*e:], uint64(truncInt(v)))
+		case tensor.I32:
+			binary.LittleEndian.PutUint32(b[4*e:], uint32(int32(truncInt(v))))
+		case tensor.I16:
+			binary.LittleEndian.PutUint16(b[2*e:], uint16(int16(truncInt(v))))
+		case tensor.I8, tensor.U8:
+			b[e] = byte(truncInt(v))
+		case tensor.Bool:
+			b[e] = byte(b2f(v != 0))
+		case tensor.F16:
+			binary.LittleEndian.PutUint16(b[2*e:], tensor.F32ToF16(float32(v)))
+		case tensor.BF16:
+			binary.LittleEndian.PutUint16(b[2*e:], tensor.F32ToBF16(float32(v)))
+		}
+	}
+}

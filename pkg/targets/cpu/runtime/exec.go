@@ -1,0 +1,137 @@
+// Package runtime runs CPU programs from an artifact: it resolves buffers
+// to bytes (arena, mapped weights, inputs, outputs) and launches each step's
+// kernel. It imports no compiler package.
+package runtime
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/rlx-project/rlx/pkg/artifact"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels"
+	"github.com/rlx-project/rlx/pkg/tensor"
+)
+
+// Exec is a validated program bound to its weights, ready to run many times,
+// concurrently. Arenas are pooled so steady-state runs do not allocate one.
+type Exec struct {
+	prog    *artifact.Program
+	weights [][]byte
+	arenas  sync.Pool
+}
+
+// New validates p against the weights it references: every buffer lies
+// inside its backing store and every step names valid buffers. Weights are
+// the manifest's weights, in order.
+func New(p *artifact.Program, weights [][]byte) (*Exec, error) {
+	for i, b := range p.Buffers {
+		if b.Bytes < 0 || b.Offset < 0 {
+			return nil, fmt.Errorf("buffer %d has a negative size or offset", i)
+		}
+		switch b.Kind {
+		case artifact.BufArena:
+			if b.Offset+b.Bytes > p.ArenaBytes {
+				return nil, fmt.Errorf("buffer %d runs past the arena (%d+%d > %d)", i, b.Offset, b.Bytes, p.ArenaBytes)
+			}
+		case artifact.BufWeight:
+			if b.Index < 0 || b.Index >= len(weights) || b.Offset+b.Bytes > int64(len(weights[b.Index])) {
+				return nil, fmt.Errorf("buffer %d refers to a missing or short weight %d", i, b.Index)
+			}
+		case artifact.BufInput:
+			if b.Index < 0 || b.Index >= len(p.Inputs) {
+				return nil, fmt.Errorf("buffer %d refers to missing input %d", i, b.Index)
+			}
+		case artifact.BufOutput:
+			if b.Index < 0 || b.Index >= len(p.Outputs) {
+				return nil, fmt.Errorf("buffer %d refers to missing output %d", i, b.Index)
+			}
+		default:
+			return nil, fmt.Errorf("buffer %d has unknown kind %q", i, b.Kind)
+		}
+	}
+	for _, s := range append(append([]artifact.Slot(nil), p.Inputs...), p.Outputs...) {
+		if s.Buffer < 0 || s.Buffer >= len(p.Buffers) {
+			return nil, fmt.Errorf("slot %s refers to missing buffer %d", s.Name, s.Buffer)
+		}
+		if _, ok := tensor.ParseDType(s.DType); !ok {
+			return nil, fmt.Errorf("slot %s has unknown dtype %q", s.Name, s.DType)
+		}
+	}
+	for i, s := range p.Steps {
+		for _, a := range s.Args {
+			if a < 0 || a >= len(p.Buffers) {
+				return nil, fmt.Errorf("step %d (%s) refers to missing buffer %d", i, s.Kernel, a)
+			}
+		}
+	}
+	e := &Exec{prog: p, weights: weights}
+	e.arenas.New = func() any { b := make([]byte, p.ArenaBytes); return &b }
+	return e, nil
+}
+
+// Program returns the program being run.
+func (e *Exec) Program() *artifact.Program { return e.prog }
+
+// Profile receives the time of each step when profiling.
+type Profile func(step int, s *artifact.Step, d time.Duration)
+
+// Run executes the program on inputs (already checked against the program's
+// input slots by the caller) and returns newly allocated outputs.
+func (e *Exec) Run(pool *kernels.Pool, inputs []*tensor.Tensor, prof Profile) (outs []*tensor.Tensor, err error) {
+	p := e.prog
+	if len(inputs) != len(p.Inputs) {
+		return nil, fmt.Errorf("got %d inputs, the program takes %d", len(inputs), len(p.Inputs))
+	}
+	arenaRef := e.arenas.Get().(*[]byte)
+	defer e.arenas.Put(arenaRef)
+	arena := *arenaRef
+	outs = make([]*tensor.Tensor, len(p.Outputs))
+	for i, s := range p.Outputs {
+		dt, _ := tensor.ParseDType(s.DType)
+		outs[i] = tensor.New(dt, s.Shape...)
+	}
+	bufs := make([][]byte, len(p.Buffers))
+	for i, b := range p.Buffers {
+		var base []byte
+		switch b.Kind {
+		case artifact.BufArena:
+			base = arena
+		case artifact.BufWeight:
+			base = e.weights[b.Index]
+		case artifact.BufInput:
+			base = inputs[b.Index].Data
+		case artifact.BufOutput:
+			base = outs[b.Index].Data
+		}
+		if b.Offset+b.Bytes > int64(len(base)) {
+			return nil, fmt.Errorf("buffer %d (%s) needs %d bytes, has %d", i, b.Kind, b.Offset+b.Bytes, len(base))
+		}
+		bufs[i] = base[b.Offset : b.Offset+b.Bytes : b.Offset+b.Bytes]
+	}
+	// A malformed program (consistent digests, inconsistent content) must not
+	// crash a server that embeds the runtime: a slice bound panic inside a
+	// kernel becomes an error naming the step.
+	step := -1
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("step %d (%s, %s): malformed program: %v", step, p.Steps[step].Kernel, p.Steps[step].Src, r)
+			outs = nil
+		}
+	}()
+	for i := range p.Steps {
+		step = i
+		s := &p.Steps[i]
+		var t0 time.Time
+		if prof != nil {
+			t0 = time.Now()
+		}
+		if err := run(pool, s, bufs); err != nil {
+			return nil, fmt.Errorf("%s: %v", s.Src, err)
+		}
+		if prof != nil {
+			prof(i, s, time.Since(t0))
+		}
+	}
+	return outs, nil
+}
