@@ -6,6 +6,7 @@ FUZZTIME    ?= 60s
 # loaded CI machine, and clear of Go 1.26's fuzztime deadline race.
 SMOKE_HIR   ?= 20000x
 SMOKE_DIM   ?= 200000x
+SMOKE_OTHER ?= 50000x
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .PHONY: all build test vet fmt-check fuzz fuzz-smoke bench lint check-models clean
@@ -31,13 +32,19 @@ check-models: build
 	$(BIN)/rlxc fmt --check testdata/models/*.hir
 
 ## fuzz: run every fuzz target for FUZZTIME (default 60s) each
+# Every parser and loader has a fuzz target: PKG:TARGET.
+FUZZ_TARGETS = ./pkg/hir:FuzzParseCheck ./pkg/dim:FuzzParse ./pkg/artifact:FuzzOpenBytes \
+               ./pkg/artifact:FuzzCraftedSection ./pkg/artifact:FuzzUnmarshalManifest \
+               ./pkg/tensor/npy:FuzzRead ./pkg/tensor/safetensors:FuzzParse
+
 fuzz:
-	scripts/fuzz.sh ./pkg/hir FuzzParseCheck $(FUZZTIME)
-	scripts/fuzz.sh ./pkg/dim FuzzParse $(FUZZTIME)
+	@for t in $(FUZZ_TARGETS); do scripts/fuzz.sh $${t%%:*} $${t##*:} $(FUZZTIME) || exit 1; done
 
 fuzz-smoke:
 	scripts/fuzz.sh ./pkg/hir FuzzParseCheck $(SMOKE_HIR)
 	scripts/fuzz.sh ./pkg/dim FuzzParse $(SMOKE_DIM)
+	@for t in ./pkg/artifact:FuzzOpenBytes ./pkg/tensor/npy:FuzzRead ./pkg/tensor/safetensors:FuzzParse; do \
+		scripts/fuzz.sh $${t%%:*} $${t##*:} $(SMOKE_OTHER) || exit 1; done
 
 ## bench: Go benchmarks
 bench:

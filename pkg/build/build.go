@@ -138,7 +138,9 @@ func Build(file string, src []byte, out string, opts Options) (*Result, error) {
 			return &Result{CacheHit: true, Bytes: fi.Size()}, nil
 		}
 		why := ""
-		if opts.ExplainCache {
+		if err != nil {
+			why = ": " + err.Error() // a damaged entry: removed, and rebuilt now
+		} else if opts.ExplainCache {
 			why = ": " + opts.Cache.Explain(key)
 		}
 		logf("rlxc: cache miss (%s)%s", key.Digest()[:12], why)

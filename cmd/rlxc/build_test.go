@@ -1,0 +1,161 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// TestMain lets a test re-run this binary as rlxc itself, to build from
+// several processes at once.
+func TestMain(m *testing.M) {
+	if os.Getenv("RLXC_TEST_AS_RLXC") == "1" {
+		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+const mlp = "../../testdata/models/mlp.hir"
+
+func TestBuildCacheHitAndMiss(t *testing.T) {
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "cache")
+	out1, out2 := filepath.Join(dir, "a.rlx"), filepath.Join(dir, "b.rlx")
+	args := func(out string, extra ...string) []string {
+		return append([]string{"build", mlp, "--cache-dir", cache, "--random-weights", "1", "-o", out, "--bind", "batch=1"}, extra...)
+	}
+	code, _, errs := rlxc(t, "", args(out1)...)
+	if code != exitOK || !strings.Contains(errs, "cache miss") {
+		t.Fatalf("first build: code %d\n%s", code, errs)
+	}
+	code, _, errs = rlxc(t, "", args(out2)...)
+	if code != exitOK || !strings.Contains(errs, "cache hit") {
+		t.Fatalf("second build: code %d\n%s", code, errs)
+	}
+	a, _ := os.ReadFile(out1)
+	b, _ := os.ReadFile(out2)
+	if !bytes.Equal(a, b) {
+		t.Fatal("a cache hit gave different bytes")
+	}
+	// Each change of input is a miss, and --explain-cache says what changed.
+	for _, c := range []struct {
+		what string
+		args []string
+		why  string
+	}{
+		{"binding", []string{"build", mlp, "--cache-dir", cache, "--random-weights", "1", "-o", out2, "--bind", "batch=2", "--explain-cache"}, "binding"},
+		{"weights", []string{"build", mlp, "--cache-dir", cache, "--random-weights", "2", "-o", out2, "--bind", "batch=1", "--explain-cache"}, "weights"},
+		{"options", []string{"build", "../../testdata/models/ops_attention.hir", "--func", "decode", "--cache-dir", cache, "--random-weights", "1", "-o", out2, "--bind", "batch=1,seq=1,past=3", "--explain-cache"}, ""},
+	} {
+		code, _, errs := rlxc(t, "", c.args...)
+		if code != exitOK || !strings.Contains(errs, "cache miss") || !strings.Contains(errs, c.why) {
+			t.Errorf("%s changed: code %d\n%s", c.what, code, errs)
+		}
+	}
+	// A corrupt entry is rebuilt, never trusted.
+	entries, _ := filepath.Glob(filepath.Join(cache, "*", "*.rlx"))
+	if len(entries) == 0 {
+		t.Fatal("no cache entries")
+	}
+	for _, e := range entries {
+		b, _ := os.ReadFile(e)
+		b[len(b)/2] ^= 1
+		os.WriteFile(e, b, 0o644)
+	}
+	code, _, errs = rlxc(t, "", args(out2)...)
+	if code != exitOK || !strings.Contains(errs, "cache miss") {
+		t.Errorf("corrupt entry: code %d\n%s", code, errs)
+	}
+	if b, _ := os.ReadFile(out2); !bytes.Equal(a, b) {
+		t.Error("rebuild after a corrupt entry gave different bytes")
+	}
+	if code, out, _ := rlxc(t, "", "cache", "stats", "--cache-dir", cache); code != exitOK || !strings.Contains(out, "entries") {
+		t.Errorf("cache stats: %d %s", code, out)
+	}
+	if code, out, _ := rlxc(t, "", "cache", "ls", "--cache-dir", cache); code != exitOK || !strings.Contains(out, "mlp") {
+		t.Errorf("cache ls: %d %s", code, out)
+	}
+	if code, out, _ := rlxc(t, "", "cache", "clear", "--cache-dir", cache); code != exitOK || !strings.Contains(out, "removed") {
+		t.Errorf("cache clear: %d %s", code, out)
+	}
+}
+
+// TestConcurrentBuilds: two processes building into one cache at once both
+// succeed with identical output.
+func TestConcurrentBuilds(t *testing.T) {
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "cache")
+	var wg sync.WaitGroup
+	outs := make([][]byte, 2)
+	errs := make([]error, 2)
+	logs := make([]string, 2)
+	for i := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out := filepath.Join(dir, []string{"p0.rlx", "p1.rlx"}[i])
+			cmd := exec.Command(os.Args[0], "build", "../../testdata/models/gpt.hir", "--bind", "batch=1,2", "--bind", "seq=8", "--random-weights", "3", "--cache-dir", cache, "-o", out)
+			cmd.Env = append(os.Environ(), "RLXC_TEST_AS_RLXC=1")
+			b, err := cmd.CombinedOutput()
+			logs[i], errs[i] = string(b), err
+			outs[i], _ = os.ReadFile(out)
+		}()
+	}
+	wg.Wait()
+	for i := range 2 {
+		if errs[i] != nil {
+			t.Fatalf("process %d: %v\n%s", i, errs[i], logs[i])
+		}
+	}
+	if len(outs[0]) == 0 || !bytes.Equal(outs[0], outs[1]) {
+		t.Fatalf("outputs differ (%d and %d bytes)", len(outs[0]), len(outs[1]))
+	}
+}
+
+func TestBuildErrors(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "x.rlx")
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"build", mlp, "--random-weights", "1", "--no-cache", "-o", out}, exitInput, "missing binding for dim batch (used by input x): pass --bind batch=N"},
+		{[]string{"build", "../../testdata/models/encoder.hir", "--random-weights", "1", "--no-cache", "-o", out, "--bind", "batch=1,seq=5000"}, exitInput, "dim seq = 5000 is outside its bounds [1, 4096]"},
+		{[]string{"build", mlp, "--no-cache", "-o", out, "--bind", "batch=1"}, exitInput, "param fc1.weight has no data"},
+		{[]string{"build", mlp, "--target", "tpu", "--no-cache", "-o", out, "--bind", "batch=1"}, exitInput, `unknown target "tpu"`},
+		{[]string{"build", mlp, "--no-cache", "-o", out, "--bind", "batch"}, exitUsage, "want NAME=V"},
+		{[]string{"build", "../../testdata/errors/shape_mismatch.hir", "--no-cache", "-o", out}, exitInput, "shape_mismatch.hir:9:7: linear"},
+		{[]string{"build", "no/such.hir", "-o", out}, exitIO, "no such file"},
+	} {
+		code, _, errs := rlxc(t, "", c.args...)
+		if code != c.code || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: code %d (want %d)\n%s\nwant %q", c.args, code, c.code, errs, c.want)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%v: a failed build left %s", c.args, out)
+			os.Remove(out)
+		}
+	}
+}
+
+func TestInspectAndTargets(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "m.rlx")
+	if code, _, errs := rlxc(t, "", "build", mlp, "--bind", "batch=1,8", "--random-weights", "1", "--no-cache", "-o", out, "-q"); code != exitOK || errs != "" {
+		t.Fatalf("build: %d %s", code, errs)
+	}
+	code, text, _ := rlxc(t, "", "inspect", out)
+	for _, want := range []string{"module      mlp", "batch=1", "batch=8", "program/0", "weights", "zstd", "arena", "in  x : f32[batch, 512]"} {
+		if code != exitOK || !strings.Contains(text, want) {
+			t.Errorf("inspect lacks %q:\n%s", want, text)
+		}
+	}
+	if code, text, _ := rlxc(t, "", "targets"); code != exitOK || !strings.Contains(text, "cpu") {
+		t.Errorf("targets: %s", text)
+	}
+}

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rlx-project/rlx/pkg/build"
+	"github.com/rlx-project/rlx/pkg/hir"
+	"github.com/rlx-project/rlx/pkg/lower"
+	"github.com/rlx-project/rlx/pkg/mir/eval"
+	"github.com/rlx-project/rlx/pkg/specialize"
+	"github.com/rlx-project/rlx/pkg/tensor"
+	"github.com/rlx-project/rlx/pkg/tensor/npy"
+)
+
+// The tests build with the compiler (a test-only dependency: the rlxrun
+// binary itself links none of it) and take expected values from the
+// reference interpreter.
+
+const encoder = "../../testdata/models/encoder.hir"
+
+func rlxrun(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func buildModel(t *testing.T, dir, file string, bindings ...specialize.Binding) string {
+	t.Helper()
+	src, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed := uint64(4)
+	out := filepath.Join(dir, "m.rlx")
+	if _, err := build.Build(file, src, out, build.Options{Target: "cpu", Bindings: bindings, RandomSeed: &seed, Compiler: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// reference runs the unfused graph on inputs with the reference interpreter.
+func reference(t *testing.T, file string, b specialize.Binding, inputs ...*tensor.Tensor) []*tensor.Tensor {
+	t.Helper()
+	src, _ := os.ReadFile(file)
+	m, err := hir.ParseFile(file, src)
+	if err == nil {
+		err = hir.Check(m)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := &lower.Weights{Random: true, Seed: 4}
+	g, err := lower.ToMIR(m, "main", ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := eval.Run(g, b, inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestRunExpectAndOutputs(t *testing.T) {
+	dir := t.TempDir()
+	art := buildModel(t, dir, encoder, specialize.Binding{"batch": 1, "seq": 5}, specialize.Binding{"batch": 2, "seq": 3})
+	x := tensor.New(tensor.F32, 2, 3, 256)
+	for i := range x.F32() {
+		x.F32()[i] = float32(i%17)/8 - 1
+	}
+	xPath := filepath.Join(dir, "x.npy")
+	npy.WriteFile(xPath, x)
+	ref := reference(t, encoder, specialize.Binding{"batch": 2, "seq": 3}, x)[0]
+	refPath := filepath.Join(dir, "y.npy")
+	npy.WriteFile(refPath, ref)
+
+	outPath := filepath.Join(dir, "out.npy")
+	code, out, errs := rlxrun(t, art, "--input", "x=@"+xPath, "--expect", "y=@"+refPath, "--output", "y=@"+outPath, "--atol", "1e-5", "--rtol", "1e-5")
+	if code != exitOK || !strings.Contains(out, "y: f32[2, 3, 256]") || !strings.Contains(out, ": ok") {
+		t.Fatalf("run: code %d\n%s%s", code, out, errs)
+	}
+	if got, err := npy.ReadFile(outPath); err != nil || got.Len() != ref.Len() {
+		t.Errorf("--output: %v", err)
+	}
+
+	// A reference that is off in one place: exit 1, and the line says where.
+	bad := tensor.New(tensor.F32, ref.Shape...)
+	copy(bad.Data, ref.Data)
+	bad.F32()[300] += 0.5
+	npy.WriteFile(refPath, bad)
+	code, _, errs = rlxrun(t, art, "--input", "x=@"+xPath, "--expect", "y=@"+refPath)
+	if code != exitMismatch || !strings.Contains(errs, "output y differs") || !strings.Contains(errs, "worst at [0 1 44]") {
+		t.Errorf("mismatch: code %d\n%s", code, errs)
+	}
+
+	// npz input, --json, --output-dir.
+	npz := filepath.Join(dir, "in.npz")
+	if err := npy.WriteNPZ(npz, []string{"x"}, map[string]*tensor.Tensor{"x": x}); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = rlxrun(t, art, "--input", "@"+npz, "--json", "--output-dir", filepath.Join(dir, "outs"))
+	var res struct {
+		OK      bool `json:"ok"`
+		Outputs []struct {
+			Name  string  `json:"name"`
+			Shape []int64 `json:"shape"`
+		} `json:"outputs"`
+	}
+	if code != exitOK || json.Unmarshal([]byte(out), &res) != nil || !res.OK || len(res.Outputs) != 1 || res.Outputs[0].Name != "y" {
+		t.Errorf("--json: code %d\n%s%s", code, out, errs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "outs", "y.npy")); err != nil {
+		t.Errorf("--output-dir: %v", err)
+	}
+}
+
+func TestRunInputErrors(t *testing.T) {
+	dir := t.TempDir()
+	art := buildModel(t, dir, encoder, specialize.Binding{"batch": 1, "seq": 5})
+	write := func(name string, tn *tensor.Tensor) string {
+		p := filepath.Join(dir, name)
+		npy.WriteFile(p, tn)
+		return p
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--input", "x=@" + write("a.npy", tensor.New(tensor.F32, 1, 7, 256))}, exitInputs, "input x: dim 1 (seq) is 7, but the artifact was built for batch=1,seq=5"},
+		{[]string{"--input", "x=@" + write("b.npy", tensor.New(tensor.I64, 1, 5, 256))}, exitInputs, "input x is i64, the model takes f32"},
+		{[]string{"--input", "x=@" + write("c.npy", tensor.New(tensor.F32, 5, 256))}, exitInputs, "input x has rank 2"},
+		{[]string{"--input", "z=@" + write("d.npy", tensor.New(tensor.F32, 1, 5, 256))}, exitInputs, "missing input x"},
+		{nil, exitInputs, "missing input x"},
+		{[]string{"--input", "x=@" + filepath.Join(dir, "nope.npy")}, exitIO, "no such file"},
+		{[]string{"--input", "x"}, exitUsage, "want NAME=@file.npy"},
+		{[]string{"--fill", "ones"}, exitUsage, "want random or zeros"},
+	} {
+		code, _, errs := rlxrun(t, append([]string{art}, c.args...)...)
+		if code != c.code || !strings.Contains(errs, c.want) || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
+			t.Errorf("%v: code %d (want %d)\n%s\nwant one line containing %q", c.args, code, c.code, errs, c.want)
+		}
+	}
+	if code, _, errs := rlxrun(t, filepath.Join(dir, "missing.rlx")); code != exitIO || !strings.Contains(errs, "no such file") {
+		t.Errorf("missing artifact: %d %s", code, errs)
+	}
+	if code, out, _ := rlxrun(t, art, "--fill", "random"); code != exitOK || !strings.Contains(out, "y: f32[1, 5, 256]") {
+		t.Errorf("--fill random: %d %s", code, out)
+	}
+	if code, out, _ := rlxrun(t, "bench", art, "--runs", "3", "--warmup", "1", "--profile"); code != exitOK || !strings.Contains(out, "p50") || !strings.Contains(out, "matmul") {
+		t.Errorf("bench: %d %s", code, out)
+	}
+	if code, out, _ := rlxrun(t, "inspect", art); code != exitOK || !strings.Contains(out, "variant batch=1,seq=5") {
+		t.Errorf("inspect: %d %s", code, out)
+	}
+	if code, out, _ := rlxrun(t, "check", art); code != exitOK || !strings.Contains(out, "ok") {
+		t.Errorf("check: %d %s", code, out)
+	}
+}
