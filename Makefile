@@ -9,7 +9,7 @@ SMOKE_DIM   ?= 200000x
 SMOKE_OTHER ?= 50000x
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build test vet fmt-check fuzz fuzz-smoke bench lint check-models clean
+.PHONY: all build test vet fuzz fuzz-smoke bench lint check-models demo clean
 
 all: build
 
@@ -17,9 +17,10 @@ all: build
 build:
 	$(GO) build -o $(BIN)/ ./cmd/...
 
-## test: vet, unit tests, the testdata models and a short fuzz smoke (what CI runs)
+## test: vet, unit tests, the race detector on the concurrent parts, the testdata models and a short fuzz smoke (what CI runs)
 test: vet
 	$(GO) test ./...
+	$(GO) test -race ./e2e ./pkg/loader/... ./pkg/targets/... ./pkg/artifact/...
 	$(MAKE) --no-print-directory check-models
 	$(MAKE) --no-print-directory fuzz-smoke
 
@@ -30,6 +31,12 @@ vet:
 check-models: build
 	$(BIN)/rlxc check testdata/models/*.hir
 	$(BIN)/rlxc fmt --check testdata/models/*.hir
+
+## demo: build a bundled transformer encoder for two sequence lengths and run it
+demo: build
+	$(BIN)/rlxc build testdata/models/encoder.hir --bind batch=1 --bind seq=16,128 --random-weights 1 -o $(BIN)/encoder.rlx
+	$(BIN)/rlxc inspect $(BIN)/encoder.rlx
+	$(BIN)/rlxrun $(BIN)/encoder.rlx --fill random --seed 1
 
 ## fuzz: run every fuzz target for FUZZTIME (default 60s) each
 # Every parser and loader has a fuzz target: PKG:TARGET.

@@ -104,16 +104,16 @@ func printArtifactInfo(w io.Writer, file string, info *artifactInfo) {
 	fmt.Fprintf(w, "%s: rlx artifact, format %d, %d bytes\n", file, info.Format, info.Size)
 	fmt.Fprintf(w, "module      %s (entry %s)\n", m.Module, p.Entry)
 	fmt.Fprintf(w, "compiler    %s\n", p.Compiler)
-	fmt.Fprintf(w, "target      %s %s\n", p.Target, strings.Join(p.Features, ","))
+	fmt.Fprintf(w, "target      %s\n", strings.TrimSpace(p.Target+" "+strings.Join(p.Features, ",")))
 	fmt.Fprintf(w, "source      sha256:%s\n", p.SourceDigest)
 	fmt.Fprintf(w, "weights     sha256:%s (%d tensors)\n", p.WeightsDigest, len(m.Weights))
 	fmt.Fprintln(w, "signature")
 	for _, d := range m.Signature.Dims {
-		hi := fmt.Sprint(d.Hi)
 		if d.Hi == 1<<63-1 {
-			hi = "inf"
+			fmt.Fprintf(w, "  dim %s in [%d, inf)\n", d.Name, d.Lo)
+		} else {
+			fmt.Fprintf(w, "  dim %s in [%d, %d]\n", d.Name, d.Lo, d.Hi)
 		}
-		fmt.Fprintf(w, "  dim %s in [%d, %s]\n", d.Name, d.Lo, hi)
 	}
 	for _, t := range m.Signature.Inputs {
 		fmt.Fprintf(w, "  in  %s : %s[%s]\n", t.Name, t.DType, strings.Join(t.Shape, ", "))

@@ -1,0 +1,147 @@
+package specialize_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/rlx-project/rlx/pkg/fusion"
+	"github.com/rlx-project/rlx/pkg/hir"
+	"github.com/rlx-project/rlx/pkg/lower"
+	"github.com/rlx-project/rlx/pkg/mir"
+	"github.com/rlx-project/rlx/pkg/specialize"
+)
+
+// TestArenaPlanIsSafe checks the memory plan of every bundled model: no two
+// arena values that are live at the same time share bytes, every block is
+// 64-byte aligned and inside the arena, and reuse makes the arena no larger
+// than the sum of the intermediates.
+func TestArenaPlanIsSafe(t *testing.T) {
+	files, _ := filepath.Glob("../../testdata/models/*.hir")
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			src, _ := os.ReadFile(file)
+			m, err := hir.ParseFile(file, src)
+			if err == nil {
+				err = hir.Check(m)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			ws := &lower.Weights{Dir: filepath.Dir(file), Random: true, Seed: 1}
+			defer ws.Close()
+			g, err := lower.ToMIR(m, "main", ws)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := fusion.Run(g); err != nil {
+				t.Fatal(err)
+			}
+			b := specialize.Binding{}
+			for i, n := range m.DimNames() {
+				iv := m.Bounds[n]
+				b[n] = min(max(int64(5+i), iv.Lo), iv.Hi)
+			}
+			if m.CheckBinding(b) != nil {
+				t.Skip("binding rejected by the model's relations")
+			}
+			p, err := specialize.Specialize(g, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkPlan(t, p)
+		})
+	}
+}
+
+func checkPlan(t *testing.T, p *specialize.Plan) {
+	g := p.Graph
+	// Liveness by storage root: from the defining node to the last use.
+	first, last := map[*mir.Value]int{}, map[*mir.Value]int{}
+	for i, n := range g.Nodes {
+		for _, a := range n.Args {
+			if s := p.Stores[a]; s != nil && s.Kind == specialize.StoreArena {
+				last[s.Root] = i
+			}
+		}
+		for _, r := range n.Results {
+			if s := p.Stores[r]; s != nil && s.Kind == specialize.StoreArena {
+				if _, ok := first[s.Root]; !ok {
+					first[s.Root] = i
+				}
+				if last[s.Root] < i {
+					last[s.Root] = i
+				}
+			}
+		}
+	}
+	for _, o := range g.Outputs {
+		if s := p.Stores[o]; s.Kind == specialize.StoreArena {
+			t.Errorf("output %s lives in the arena", o)
+		}
+	}
+	var roots []*mir.Value
+	for r := range first {
+		roots = append(roots, r)
+		s := p.Stores[r]
+		if s.Offset%specialize.Align != 0 || s.Offset+s.Bytes > p.ArenaBytes {
+			t.Errorf("%s: block [%d, %d) misaligned or outside the arena of %d", r, s.Offset, s.Offset+s.Bytes, p.ArenaBytes)
+		}
+	}
+	for i, a := range roots {
+		for _, b := range roots[i+1:] {
+			sa, sb := p.Stores[a], p.Stores[b]
+			if sa.Bytes == 0 || sb.Bytes == 0 {
+				continue
+			}
+			liveTogether := first[a] <= last[b] && first[b] <= last[a]
+			overlap := sa.Offset < sb.Offset+sb.Bytes && sb.Offset < sa.Offset+sa.Bytes
+			if liveTogether && overlap {
+				t.Errorf("%s [%d,%d) live %d..%d and %s [%d,%d) live %d..%d share bytes",
+					a, sa.Offset, sa.Offset+sa.Bytes, first[a], last[a], b, sb.Offset, sb.Offset+sb.Bytes, first[b], last[b])
+			}
+		}
+	}
+	if p.ArenaBytes > alignUp(p.TempBytes)+int64(len(roots))*specialize.Align {
+		t.Errorf("arena %d bytes exceeds the intermediates' %d", p.ArenaBytes, p.TempBytes)
+	}
+}
+
+func alignUp(n int64) int64 { return (n + specialize.Align - 1) / specialize.Align * specialize.Align }
+
+// TestArenaReuse: a chain of same-sized ops needs two live blocks, not one
+// per op.
+func TestArenaReuse(t *testing.T) {
+	src := `hir 1
+module chain
+func main(x: f32[1024]) -> (y: f32[1024]) {
+  a = relu(x)
+  b = softmax(a)
+  c = log_softmax(b)
+  d = softmax(c)
+  e = log_softmax(d)
+  y = softmax(e)
+  return y
+}
+`
+	m, err := hir.ParseFile("chain.hir", []byte(src))
+	if err == nil {
+		err = hir.Check(m)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := lower.ToMIR(m, "main", &lower.Weights{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := specialize.Specialize(g, specialize.Binding{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a..e are intermediates (4 KiB each); y is an output. Two blocks suffice.
+	if p.TempBytes != 5*4096 || p.ArenaBytes != 2*4096 {
+		t.Errorf("arena %d bytes for %d bytes of intermediates, want 8192 for 20480", p.ArenaBytes, p.TempBytes)
+	}
+	checkPlan(t, p)
+}
