@@ -23,12 +23,11 @@ func config(cmd *cobra.Command) (*viper.Viper, error) {
 	v.SetEnvPrefix("RLXC")
 	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
 	v.AutomaticEnv()
-	v.SetConfigName("rlxc")
-	v.SetConfigType("yaml")
-	v.AddConfigPath(".")
-	if err := v.ReadInConfig(); err != nil {
-		var nf viper.ConfigFileNotFoundError
-		if !errors.As(err, &nf) {
+	// Only rlxc.yaml itself: viper's search by base name would also take a
+	// file named just "rlxc" (the binary, say) for a config.
+	if _, err := os.Stat("rlxc.yaml"); err == nil {
+		v.SetConfigFile("rlxc.yaml")
+		if err := v.ReadInConfig(); err != nil {
 			return nil, &exitError{code: exitUsage, err: fmt.Errorf("rlxc: rlxc.yaml: %v", err)}
 		}
 	}
@@ -52,7 +51,7 @@ func cacheFrom(v *viper.Viper) *cache.Cache {
 
 func newBuildCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "build FILE.hir -o OUT.rlx [--bind NAME=V[,V...]]...",
+		Use:   "build FILE.hir|FILE.onnx -o OUT.rlx [--bind NAME=V[,V...]]...",
 		Short: "Compile a HIR model into a .rlx artifact",
 		Long: `build compiles a model into one deployable artifact: it checks the HIR,
 lowers it, runs the fusion passes, specializes it for each dim binding (one
@@ -112,6 +111,18 @@ RLXC_TARGET, ...) and from rlxc.yaml in the working directory; flags win.`,
 					return &exitError{code: exitUsage, err: fmt.Errorf("rlxc build: --random-weights wants a non-negative integer seed, found %q", s)}
 				}
 				opts.RandomSeed = &seed
+			}
+			if strings.HasSuffix(file, ".onnx") {
+				// Import in memory; the canonical HIR is what gets built and cached.
+				res, err := importONNX(file, "", "")
+				if err != nil {
+					return err
+				}
+				for _, w := range res.Warnings {
+					fmt.Fprintf(cmd.ErrOrStderr(), "rlxc: warning: %s: %s\n", file, w)
+				}
+				src, opts.Params = res.HIR, res.Weights
+				file = strings.TrimSuffix(file, ".onnx") + ".hir"
 			}
 			if _, err := build.Build(file, src, out, opts); err != nil {
 				return buildError(err)

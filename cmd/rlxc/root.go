@@ -22,6 +22,8 @@ rlxrun loads and runs.
   rlxc check model.hir                      parse, verify and infer shapes
   rlxc fmt -w model.hir                     rewrite a file in canonical form
   rlxc build model.hir --bind seq=128 -o m.rlx   compile an artifact
+  rlxc import model.onnx -o model.hir      ONNX to HIR + safetensors
+  rlxc build model.onnx --bind batch=1      build an ONNX model directly
   rlxc inspect m.rlx                        what an artifact holds
   rlxc cache stats                          the AOT cache
 
@@ -37,6 +39,6 @@ Exit codes: 0 ok, 1 errors in the input, 2 bad command line,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &exitError{code: exitUsage, err: err}
 	})
-	root.AddCommand(newCheckCmd(), newFmtCmd(), newBuildCmd(), newInspectCmd(), newTargetsCmd(), newCacheCmd())
+	root.AddCommand(newCheckCmd(), newFmtCmd(), newBuildCmd(), newInspectCmd(), newTargetsCmd(), newCacheCmd(), newImportCmd())
 	return root
 }

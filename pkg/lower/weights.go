@@ -17,9 +17,10 @@ import (
 // .hir file), then the --weights file, then --random-weights. A param with
 // none of these is an error that says how to give it data.
 type Weights struct {
-	Dir    string            // directory of the .hir file, for @"..." references
-	File   *safetensors.File // --weights, or nil
-	Random bool              // --random-weights
+	Dir    string                    // directory of the .hir file, for @"..." references
+	Named  map[string]*tensor.Tensor // data given in memory (an imported ONNX model's initializers)
+	File   *safetensors.File         // --weights, or nil
+	Random bool                      // --random-weights
 	Seed   uint64
 
 	files map[string]*safetensors.File
@@ -59,6 +60,8 @@ func (w *Weights) Weight(p *hir.ParamDecl) (*tensor.Tensor, error) {
 			return nil, fmt.Errorf("%s: %v", where, err)
 		}
 		return t, nil
+	case w.Named[p.Name] != nil:
+		return w.Named[p.Name], nil
 	case w.File != nil:
 		t, err := w.File.Tensor(p.Name)
 		if err == nil || !w.Random {

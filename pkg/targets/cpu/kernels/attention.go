@@ -11,12 +11,12 @@ import (
 // shape Batch and each operand reaches its matrix for a batch index through
 // its own element strides (0 broadcasts that batch dim).
 type AttnGeom struct {
-	Batch                                       []int // broadcast batch shape of the output, e.g. [B, H]
+	Batch                                     []int // broadcast batch shape of the output, e.g. [B, H]
 	QStrides, KStrides, VStrides, MaskStrides []int // per batch dim; MaskStrides may be nil (the mask is one matrix)
-	MaskRowStride, MaskColStride                int   // mask element strides along S_q and S_k (0 broadcasts)
-	Sq, Sk, D, Dv                               int
-	Scale                                       float32 // e.g. 1/sqrt(D)
-	Causal                                      bool    // query i sees keys j <= i + (Sk - Sq)
+	MaskRowStride, MaskColStride              int   // mask element strides along S_q and S_k (0 broadcasts)
+	Sq, Sk, D, Dv                             int
+	Scale                                     float32 // e.g. 1/sqrt(D)
+	Causal                                    bool    // query i sees keys j <= i + (Sk - Sq)
 }
 
 // Attention blocks. A task is attnBQ query rows of one batch matrix; keys

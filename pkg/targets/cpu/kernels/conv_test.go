@@ -96,6 +96,8 @@ func TestConv2D(t *testing.T) {
 		{"1x1 stride 2", convGeom(1, 4, 9, 9, 3, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, false)},
 		{"1x1 padded", convGeom(1, 4, 5, 5, 3, 1, 1, 1, 1, 1, 2, 1, 0, 1, 1, 1, false)},
 		{"kernel larger than input", convGeom(1, 2, 3, 2, 3, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 1, false)},
+		{"depthwise kernel larger than input", convGeom(1, 2, 3, 2, 2, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 2, false)},
+		{"zero-size kernel", convGeom(1, 2, 3, 3, 3, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 1, false)},
 		{"ceil mode past padding", convGeom(1, 3, 8, 8, 2, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, true)},
 		{"ceil mode no padding", convGeom(1, 3, 8, 7, 2, 3, 3, 2, 2, 0, 0, 0, 0, 1, 1, 1, true)},
 		{"row 1xK", convGeom(2, 3, 1, 17, 4, 1, 5, 1, 2, 0, 2, 0, 2, 1, 1, 1, false)},

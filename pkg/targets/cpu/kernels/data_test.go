@@ -25,16 +25,6 @@ func refCopy[T any](dst []T, dstOff int, dstStrides []int, src []T, srcOff int, 
 	}
 }
 
-func contiguousStrides(shape []int) []int {
-	st := make([]int, len(shape))
-	acc := 1
-	for d := len(shape) - 1; d >= 0; d-- {
-		st[d] = acc
-		acc *= shape[d]
-	}
-	return st
-}
-
 func TestCopy(t *testing.T) {
 	src := make([]int32, 1000)
 	for i := range src {

@@ -18,7 +18,7 @@ import "fmt"
 // block (64 KiB) stays in L2.
 const (
 	gemmKC = 256
-	gemmMC = 64 // a multiple of every kernel's mr
+	gemmMC = 64 // rounded down to a multiple of the kernel's mr
 	gemmNC = 2048
 	// Below this many multiply-adds a Gemm runs on the calling goroutine.
 	gemmSerialWork = 1 << 15
@@ -37,7 +37,7 @@ type gemmKernel struct {
 }
 
 // maxTile bounds mr·nr over all kernels (the edge-tile scratch lives on the stack).
-const maxTile = 128
+const maxTile = 256
 
 // defaultKernel returns the micro-kernel for this machine.
 func defaultKernel() gemmKernel { return gemmKernel{mr: 4, nr: 2, fn: kernel4x2} }
@@ -193,13 +193,14 @@ func gemm(p *Pool, kn gemmKernel, g *gemmArgs, w *gemmWork) {
 	}
 	w.bp = grow(w.bp, ceilDiv(min(n, gemmNC), nr)*nr*kcb)
 	bp := w.bp
+	mc := max(mr, gemmMC/mr*mr)
 	// A-block buffers: one per running chunk, recycled within this call.
-	aLen := ceilDiv(min(m, gemmMC), mr) * mr * kcb
+	aLen := ceilDiv(min(m, mc), mr) * mr * kcb
 	bufs := make(chan []float32, threads)
 	if w.ap != nil && cap(w.ap) >= aLen {
 		bufs <- w.ap[:aLen]
 	}
-	mBlocks := ceilDiv(m, gemmMC)
+	mBlocks := ceilDiv(m, mc)
 	for jc := 0; jc < n; jc += gemmNC {
 		nb := min(gemmNC, n-jc)
 		nPanels := ceilDiv(nb, nr)
@@ -225,8 +226,8 @@ func gemm(p *Pool, kn gemmKernel, g *gemmArgs, w *gemmWork) {
 				packed := -1
 				for t := lo; t < hi; t++ {
 					ib, gi := t/nGroups, t%nGroups
-					i0 := ib * gemmMC
-					mb := min(gemmMC, m-i0)
+					i0 := ib * mc
+					mb := min(mc, m-i0)
 					if ib != packed {
 						packA(ap, g.a, g.lda, i0, pc, mb, kb, mr)
 						packed = ib

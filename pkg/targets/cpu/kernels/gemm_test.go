@@ -33,7 +33,8 @@ func refGemm(m, n, k int, a []float32, lda int, b []float32, ldb int, ep *Epilog
 	return want, scale
 }
 
-// testEpilogues covers every activation, alone and with bias and residual.
+// testEpilogues is every activation (clamp one- and two-sided) crossed with
+// bias on/off and residual on/off; entry 0 is the plain product.
 func testEpilogues() []struct {
 	name            string
 	act             Activation
@@ -46,26 +47,20 @@ func testEpilogues() []struct {
 		bias, res       bool
 		alpha, min, max float32
 	}
-	out := []e{
-		{name: "plain"},
-		{name: "bias", bias: true},
-		{name: "res", res: true},
-		{name: "bias+res", bias: true, res: true},
-	}
 	inf := float32(math.Inf(1))
+	var out []e
 	for _, a := range []e{
-		{act: ActRelu}, {act: ActGelu}, {act: ActGeluTanh}, {act: ActSilu}, {act: ActSigmoid},
+		{act: ActNone}, {act: ActRelu}, {act: ActGelu}, {act: ActGeluTanh}, {act: ActSilu}, {act: ActSigmoid},
 		{act: ActTanh}, {act: ActLeakyRelu, alpha: 0.1}, {act: ActClamp, min: -0.5, max: 0.25},
 		{act: ActClamp, min: 0, max: inf}, {act: ActClamp, min: -inf, max: 0.3},
 	} {
-		a.name = fmt.Sprint(a.act, a.min, a.max)
-		out = append(out, a)
-		a.bias, a.res = true, true
-		a.name += "+bias+res"
-		out = append(out, a)
-		a.res = false
-		a.name = fmt.Sprint(a.act, a.min, a.max, "+bias")
-		out = append(out, a)
+		for _, bias := range []bool{false, true} {
+			for _, res := range []bool{false, true} {
+				a.bias, a.res = bias, res
+				a.name = fmt.Sprintf("%v[%v,%v] bias=%v res=%v", a.act, a.min, a.max, bias, res)
+				out = append(out, a)
+			}
+		}
 	}
 	return out
 }
@@ -164,8 +159,8 @@ func TestGemmLeadingDims(t *testing.T) {
 	eps := testEpilogues()
 	for i, s := range [][3]int{{1, 5, 3}, {3, 1, 7}, {17, 33, 65}, {66, 130, 260}} {
 		for _, pad := range [][3]int{{1, 0, 0}, {0, 3, 0}, {0, 0, 5}, {7, 9, 11}} {
-			gemmCase(t, ps, s[0], s[1], s[2], pad[0], pad[1], pad[2], eps[3], uint64(2000+i))
-			gemmCase(t, ps, s[0], s[1], s[2], pad[0], pad[1], pad[2], eps[5], uint64(3000+i))
+			gemmCase(t, ps, s[0], s[1], s[2], pad[0], pad[1], pad[2], eps[3], uint64(2000+i))  // none, bias, res
+			gemmCase(t, ps, s[0], s[1], s[2], pad[0], pad[1], pad[2], eps[11], uint64(3000+i)) // gelu, bias, res
 		}
 	}
 }
@@ -228,5 +223,75 @@ func BenchmarkGemm(b *testing.B) {
 				b.ReportMetric(2*float64(n)*float64(n)*float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})
 		}
+	}
+}
+
+// loopKernel is a plainly written micro-kernel of any shape: the packing and
+// blocking must be right for whatever mr×nr an assembly kernel brings.
+func loopKernel(mr, nr int) gemmKernel {
+	return gemmKernel{mr: mr, nr: nr, fn: func(kc int, a, b, c []float32, ldc int, accumulate bool) {
+		for i := 0; i < mr; i++ {
+			for j := 0; j < nr; j++ {
+				var s float32
+				for p := 0; p < kc; p++ {
+					s += a[p*mr+i] * b[p*nr+j]
+				}
+				if accumulate {
+					c[i*ldc+j] += s
+				} else {
+					c[i*ldc+j] = s
+				}
+			}
+		}
+	}}
+}
+
+func TestGemmKernelShapes(t *testing.T) {
+	ps := pools(t)
+	shapes := [][2]int{{1, 1}, {3, 5}, {6, 8}, {6, 16}, {8, 4}, {14, 16}, {6, 32}}
+	for si, sh := range shapes {
+		kn := loopKernel(sh[0], sh[1])
+		for ci, s := range [][3]int{{1, 1, 1}, {7, 13, 5}, {70, 45, 300}, {129, 67, 17}, {5, 2100, 3}} {
+			m, n, k := s[0], s[1], s[2]
+			for _, trans := range []bool{false, true} {
+				r := newRand(uint64(si*100 + ci))
+				a, b := randSlice(r, m*k), randSlice(r, k*n)
+				ep := Epilogue{Bias: randSlice(r, n), Act: ActTanh, Residual: randSlice(r, m*n)}
+				want, scale := refGemm(m, n, k, a, k, b, n, &ep, n)
+				var src bSource = denseB{b, n}
+				if trans { // the same B, stored transposed
+					bt := make([]float32, k*n)
+					for p := 0; p < k; p++ {
+						for j := 0; j < n; j++ {
+							bt[j*k+p] = b[p*n+j]
+						}
+					}
+					src = transB{bt, k}
+				}
+				for _, p := range ps {
+					c := poison(m * n)
+					g := gemmArgs{m: m, n: n, k: k, a: a, lda: k, b: src, c: c, ldc: n, ep: colEpi(&ep, n)}
+					gemm(p, kn, &g, nil)
+					checkClose(t, fmt.Sprintf("kernel %dx%d %v trans=%v threads=%d", sh[0], sh[1], s, trans, p.Threads()),
+						c, want, scale, 1e-5, 1e-6)
+				}
+			}
+		}
+	}
+}
+
+func TestGemmAccumulateAndWork(t *testing.T) {
+	// The internal accumulate mode adds to C, and a reused gemmWork gives
+	// the same results as fresh buffers.
+	r := newRand(5)
+	var w gemmWork
+	for _, s := range [][3]int{{9, 10, 300}, {70, 3, 20}, {2, 9, 5}, {9, 10, 300}} {
+		m, n, k := s[0], s[1], s[2]
+		a, b, c0 := randSlice(r, m*k), randSlice(r, k*n), randSlice(r, m*n)
+		want, scale := refGemm(m, n, k, a, k, b, n, &Epilogue{Residual: c0}, n)
+		c := append([]float32(nil), c0...)
+		g := gemmArgs{m: m, n: n, k: k, a: a, lda: k, b: denseB{b, n}, c: c, ldc: n, accumulate: true}
+		gemm(nil, defaultKernel(), &g, &w)
+		checkClose(t, fmt.Sprint("accumulate ", s), c, want, scale, 1e-5, 1e-6)
 	}
 }

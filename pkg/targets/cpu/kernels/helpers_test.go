@@ -1,7 +1,6 @@
 package kernels
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -141,13 +140,3 @@ func pools(t testing.TB) []*Pool {
 	t.Cleanup(func() { p1.Close(); p2.Close() })
 	return []*Pool{p1, p2}
 }
-
-func f64s(s []float32) []float64 {
-	d := make([]float64, len(s))
-	for i, v := range s {
-		d[i] = float64(v)
-	}
-	return d
-}
-
-func name(parts ...any) string { return fmt.Sprint(parts...) }

@@ -80,6 +80,7 @@ func TestPool2D(t *testing.T) {
 		{"dilation ceil", poolGeom(1, 2, 10, 10, 2, 3, 3, 2, 1, 1, 1, 1, 2, 2, true)},
 		{"global window", poolGeom(2, 3, 5, 4, 5, 4, 1, 1, 0, 0, 0, 0, 1, 1, false)},
 		{"1x1", poolGeom(1, 3, 4, 4, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, false)},
+		{"kernel larger than input", poolGeom(1, 2, 3, 2, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, false)},
 		{"window wholly in padding", poolGeom(1, 2, 3, 3, 2, 2, 1, 1, 2, 2, 0, 0, 1, 1, false)},
 		{"large", poolGeom(1, 17, 33, 31, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true)},
 	}

@@ -29,8 +29,12 @@ func TestMalformedPrograms(t *testing.T) {
 		atNew  string // error from New, or
 		atRun  string // error from Run
 	}{
-		{"buffer past the arena", func(p *artifact.Program) { p.Buffers[0] = artifact.Buffer{Kind: artifact.BufArena, Offset: 8, Bytes: 16} }, "past the arena", ""},
-		{"missing weight", func(p *artifact.Program) { p.Buffers[0] = artifact.Buffer{Kind: artifact.BufWeight, Index: 3, Bytes: 16} }, "missing or short weight", ""},
+		{"buffer past the arena", func(p *artifact.Program) {
+			p.Buffers[0] = artifact.Buffer{Kind: artifact.BufArena, Offset: 8, Bytes: 16}
+		}, "past the arena", ""},
+		{"missing weight", func(p *artifact.Program) {
+			p.Buffers[0] = artifact.Buffer{Kind: artifact.BufWeight, Index: 3, Bytes: 16}
+		}, "missing or short weight", ""},
 		{"unknown kind", func(p *artifact.Program) { p.Buffers[0].Kind = "gpu" }, "unknown kind", ""},
 		{"step names a missing buffer", func(p *artifact.Program) { p.Steps[0].Args = []int{0, 9} }, "missing buffer 9", ""},
 		{"slot with a bad dtype", func(p *artifact.Program) { p.Outputs[0].DType = "f128" }, "unknown dtype", ""},

@@ -1,0 +1,132 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/rlx-project/rlx/pkg/build"
+	"github.com/rlx-project/rlx/pkg/loader"
+	"github.com/rlx-project/rlx/pkg/onnx"
+	"github.com/rlx-project/rlx/pkg/onnx/onnxpb"
+	"github.com/rlx-project/rlx/pkg/specialize"
+	"github.com/rlx-project/rlx/pkg/tensor"
+	"github.com/rlx-project/rlx/pkg/tensor/npy"
+)
+
+// sharedModels is where the conformance models live: ../shared/models from
+// the repository root.
+const sharedModels = "../../shared/models"
+
+type manifest struct {
+	Models map[string]struct {
+		File  string `json:"file"`
+		Cases map[string]struct {
+			Binding map[string]int64 `json:"binding"`
+			Inputs  map[string]struct {
+				File string `json:"file"`
+			} `json:"inputs"`
+			Outputs map[string]struct {
+				File string `json:"file"`
+			} `json:"outputs"`
+		} `json:"cases"`
+	} `json:"models"`
+}
+
+func readManifest(t *testing.T) *manifest {
+	b, err := os.ReadFile(filepath.Join(sharedModels, "manifest.json"))
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI must have ../shared/models: %v", err)
+		}
+		t.Skipf("no conformance models: %v", err)
+	}
+	var m manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return &m
+}
+
+// TestONNXConformance imports every model in ../shared/models, builds it for
+// each case's binding, runs the case's inputs and compares with PyTorch's
+// outputs: max|diff| <= 1e-4 * max(1, max|ref|).
+func TestONNXConformance(t *testing.T) {
+	man := readManifest(t)
+	dir := t.TempDir()
+	for name, model := range man.Models {
+		t.Run(name, func(t *testing.T) {
+			pb, err := onnxpb.DecodeFile(filepath.Join(sharedModels, model.File))
+			if err != nil {
+				t.Fatal(err)
+			}
+			imp, err := onnx.Import(pb, onnx.Options{Module: name, Source: model.File})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var bindings []specialize.Binding
+			var cases []string
+			for cname, c := range model.Cases {
+				bindings = append(bindings, c.Binding)
+				cases = append(cases, cname)
+			}
+			out := filepath.Join(dir, name+".rlx")
+			if _, err := build.Build(name+".hir", imp.HIR, out, build.Options{Target: "cpu", Bindings: bindings, Params: imp.Weights, Compiler: "test"}); err != nil {
+				t.Fatalf("build: %v", err)
+			}
+			m, err := loader.Open(out, loader.Options{Threads: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			for _, cname := range cases {
+				c := model.Cases[cname]
+				inputs := map[string]*tensor.Tensor{}
+				for in, f := range c.Inputs {
+					if inputs[in], err = npy.ReadFile(filepath.Join(sharedModels, f.File)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				got, err := m.Run(inputs)
+				if err != nil {
+					t.Fatalf("case %s: %v", cname, err)
+				}
+				for _, o := range got {
+					f, ok := c.Outputs[o.Name]
+					if !ok {
+						t.Fatalf("case %s: no reference for output %s", cname, o.Name)
+					}
+					ref, err := npy.ReadFile(filepath.Join(sharedModels, f.File))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if msg := conform(o.Tensor, ref); msg != "" {
+						t.Errorf("case %s, output %s: %s", cname, o.Name, msg)
+					}
+				}
+			}
+		})
+	}
+}
+
+// conform applies the project's conformance bar.
+func conform(got, ref *tensor.Tensor) string {
+	if fmt.Sprint(got.Shape) != fmt.Sprint(ref.Shape) {
+		return fmt.Sprintf("shape %v, reference %v", got.Shape, ref.Shape)
+	}
+	g, r := asFloat(got), asFloat(ref)
+	maxRef, maxDiff, at := 0.0, 0.0, 0
+	for i := range r {
+		maxRef = math.Max(maxRef, math.Abs(r[i]))
+		if d := math.Abs(g[i] - r[i]); d > maxDiff || math.IsNaN(d) {
+			maxDiff, at = d, i
+		}
+	}
+	if tol := 1e-4 * math.Max(1, maxRef); !(maxDiff <= tol) {
+		return fmt.Sprintf("max|diff| %.3g at element %d (got %.7g, want %.7g) > %.3g", maxDiff, at, g[at], r[at], tol)
+	}
+	return ""
+}

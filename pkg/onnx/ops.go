@@ -1,0 +1,894 @@
+package onnx
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/rlx-project/rlx/pkg/dim"
+	"github.com/rlx-project/rlx/pkg/hir"
+	"github.com/rlx-project/rlx/pkg/onnx/onnxpb"
+	"github.com/rlx-project/rlx/pkg/tensor"
+)
+
+type converter func(im *importer, n *onnxpb.Node) error
+
+// converters maps each supported ONNX operator to its HIR lowering. It is
+// built once and never modified; docs/onnx.md lists the same set.
+var converters = map[string]converter{
+	"Identity": func(im *importer, n *onnxpb.Node) error { im.alias(n.Outputs[0], n.Inputs[0]); return nil },
+	"Dropout":  convDropout,
+	"Constant": convConstant,
+
+	"Add": binary("add"), "Sub": binary("sub"), "Mul": binary("mul"), "Div": binary("div"),
+	"Pow": binary("pow"), "Max": variadic("max"), "Min": variadic("min"), "Sum": variadic("add"),
+	"Mod":   convMod,
+	"Equal": binary("eq"), "Less": binary("lt"), "LessOrEqual": binary("le"),
+	"Greater": binary("gt"), "GreaterOrEqual": binary("ge"),
+	"And": binary("and"), "Or": binary("or"), "Xor": binary("xor"),
+	"Where": convWhere,
+
+	"Neg": unary("neg"), "Abs": unary("abs"), "Exp": unary("exp"), "Log": unary("log"),
+	"Sqrt": unary("sqrt"), "Reciprocal": unary("recip"), "Tanh": unary("tanh"), "Sigmoid": unary("sigmoid"),
+	"Relu": unary("relu"), "Erf": unary("erf"), "Sin": unary("sin"), "Cos": unary("cos"),
+	"Floor": unary("floor"), "Ceil": unary("ceil"), "Round": unary("round"), "Sign": unary("sign"),
+	"Not":       unary("not"),
+	"LeakyRelu": convLeakyRelu, "Clip": convClip, "Cast": convCast, "Gelu": convGelu,
+	"HardSigmoid": convHardSigmoid, "HardSwish": convHardSwish,
+
+	"MatMul": convMatMul, "Gemm": convGemm,
+	"Softmax": convSoftmax("softmax"), "LogSoftmax": convSoftmax("log_softmax"),
+	"LayerNormalization": convLayerNorm, "BatchNormalization": convBatchNorm,
+	"ReduceMean": reduce("reduce_mean"), "ReduceSum": reduce("reduce_sum"), "ReduceMax": reduce("reduce_max"),
+	"ReduceMin": reduce("reduce_min"), "ReduceProd": reduce("reduce_prod"),
+	"ArgMax": argReduce("argmax"), "ArgMin": argReduce("argmin"),
+
+	"Conv": convConv, "MaxPool": pool("maxpool2d"), "AveragePool": pool("avgpool2d"),
+	"GlobalAveragePool": convGlobalAvgPool, "Flatten": convFlatten,
+
+	"Reshape": convReshape, "Transpose": convTranspose, "Concat": convConcat, "Split": convSplit,
+	"Slice": convSlice, "Gather": convGather, "Squeeze": convSqueeze, "Unsqueeze": convUnsqueeze,
+	"Expand": convExpand, "Pad": convPad, "Range": convRange, "ConstantOfShape": convConstantOfShape,
+}
+
+// SupportedOps lists the operators the importer converts, sorted.
+func SupportedOps() []string {
+	var out []string
+	for k := range converters {
+		out = append(out, k)
+	}
+	out = append(out, "Shape", "Size")
+	sort.Strings(out)
+	return out
+}
+
+func (im *importer) importNode(n *onnxpb.Node) error {
+	if handled, err := im.symbolic(n); handled || err != nil {
+		return err
+	}
+	c, ok := converters[n.OpType]
+	if !ok {
+		return im.errf("operator %s is not supported; docs/onnx.md lists the supported operators", n.OpType)
+	}
+	for _, a := range n.Attrs {
+		if a.HasGraph {
+			return im.errf("attribute %s holds a subgraph; control flow (If, Loop, Scan) is not supported", a.Name)
+		}
+	}
+	return c(im, n)
+}
+
+func unary(op string) converter {
+	return func(im *importer, n *onnxpb.Node) error {
+		x, err := im.rt(0)
+		if err != nil {
+			return err
+		}
+		return im.emit(n.Outputs[:1], op, []string{x})
+	}
+}
+
+func binary(op string) converter {
+	return func(im *importer, n *onnxpb.Node) error {
+		a, err := im.rt(0)
+		if err != nil {
+			return err
+		}
+		b, err := im.rt(1)
+		if err != nil {
+			return err
+		}
+		return im.emit(n.Outputs[:1], op, []string{a, b})
+	}
+}
+
+func variadic(op string) converter {
+	return func(im *importer, n *onnxpb.Node) error {
+		acc, err := im.rt(0)
+		if err != nil {
+			return err
+		}
+		if len(n.Inputs) == 1 {
+			im.alias(n.Outputs[0], n.Inputs[0])
+			return nil
+		}
+		for i := 1; i < len(n.Inputs)-1; i++ {
+			b, err := im.rt(i)
+			if err != nil {
+				return err
+			}
+			acc = im.emitTmp(n.Outputs[0]+"_part", op, []string{acc, b})
+		}
+		b, err := im.rt(len(n.Inputs) - 1)
+		if err != nil {
+			return err
+		}
+		return im.emit(n.Outputs[:1], op, []string{acc, b})
+	}
+}
+
+func convMod(im *importer, n *onnxpb.Node) error {
+	if attrInt(n, "fmod", 0) != 0 {
+		return fmt.Errorf("Mod with fmod=1 (C-style remainder) is not supported; HIR's mod is floored")
+	}
+	return binary("mod")(im, n)
+}
+
+func convWhere(im *importer, n *onnxpb.Node) error {
+	var args []string
+	for i := 0; i < 3; i++ {
+		a, err := im.rt(i)
+		if err != nil {
+			return err
+		}
+		args = append(args, a)
+	}
+	return im.emit(n.Outputs[:1], "where", args)
+}
+
+func convDropout(im *importer, n *onnxpb.Node) error {
+	if len(n.Outputs) > 1 && n.Outputs[1] != "" {
+		return fmt.Errorf("Dropout's mask output is not supported (inference only)")
+	}
+	im.alias(n.Outputs[0], n.Inputs[0])
+	return nil
+}
+
+func convConstant(im *importer, n *onnxpb.Node) error {
+	var t *tensor.Tensor
+	switch {
+	case n.Attr("value") != nil:
+		var err error
+		if t, err = n.Attr("value").T.ToTensor(); err != nil {
+			return err
+		}
+	case n.Attr("value_float") != nil:
+		t = tensor.FromF32(nil, []float32{n.Attr("value_float").F})
+	case n.Attr("value_floats") != nil:
+		f := n.Attr("value_floats").Floats
+		t = tensor.FromF32([]int64{int64(len(f))}, f)
+	case n.Attr("value_int") != nil:
+		t = tensor.FromI64(nil, []int64{n.Attr("value_int").I})
+	case n.Attr("value_ints") != nil:
+		v := n.Attr("value_ints").Ints
+		t = tensor.FromI64([]int64{int64(len(v))}, v)
+	default:
+		return fmt.Errorf("Constant without a supported value attribute (value, value_float(s), value_int(s))")
+	}
+	im.vals[n.Outputs[0]] = &val{konst: t}
+	return nil
+}
+
+func convLeakyRelu(im *importer, n *onnxpb.Node) error {
+	x, err := im.rt(0)
+	if err != nil {
+		return err
+	}
+	return im.emit(n.Outputs[:1], "leaky_relu", []string{x}, "alpha="+floatLit(attrFloat(n, "alpha", 0.01), 32))
+}
+
+func convClip(im *importer, n *onnxpb.Node) error {
+	x, err := im.rt(0)
+	if err != nil {
+		return err
+	}
+	var attrs []string
+	bound := func(i int, attr, hirName string) error {
+		if im.opset < 11 {
+			if a := n.Attr(attr); a != nil {
+				attrs = append(attrs, hirName+"="+floatLit(float64(a.F), 32))
+			}
+			return nil
+		}
+		if i >= len(n.Inputs) || n.Inputs[i] == "" {
+			return nil
+		}
+		v := im.vals[n.Inputs[i]]
+		if v == nil || v.konst == nil || v.konst.Len() != 1 {
+			return fmt.Errorf("Clip's %s must be a constant scalar", attr)
+		}
+		attrs = append(attrs, hirName+"="+scalarLit(v.konst))
+		return nil
+	}
+	if err := bound(1, "min", "min"); err != nil {
+		return err
+	}
+	if err := bound(2, "max", "max"); err != nil {
+		return err
+	}
+	return im.emit(n.Outputs[:1], "clamp", []string{x}, attrs...)
+}
+
+func scalarLit(t *tensor.Tensor) string {
+	s := elemString(t, 0)
+	switch s {
+	case "true":
+		return "1"
+	case "false":
+		return "0"
+	}
+	return s
+}
+
+func convCast(im *importer, n *onnxpb.Node) error {
+	x, err := im.rt(0)
+	if err != nil {
+		return err
+	}
+	dt, err := dtypeOf(int32(attrInt(n, "to", 0)))
+	if err != nil {
+		return err
+	}
+	return im.emit(n.Outputs[:1], "cast", []string{x}, "to="+dt.String())
+}
+
+func convGelu(im *importer, n *onnxpb.Node) error {
+	x, err := im.rt(0)
+	if err != nil {
+		return err
+	}
+	op := "gelu"
+	if attrString(n, "approximate", "none") == "tanh" {
+		op = "gelu_tanh"
+	}
+	return im.emit(n.Outputs[:1], op, []string{x})
+}
+
+// HardSigmoid is max(0, min(1, alpha*x + beta)); HardSwish is x*HardSigmoid(x)
+// with alpha 1/6 and beta 1/2 (MobileNetV3).
+func (im *importer) hardSigmoid(x, hint string, alpha, beta float64) string {
+	dt := im.dtype(x)
+	a := im.emitTmp(hint+"_alpha", "const", nil, floatLit(alpha, 32), dt+"[]")
+	b := im.emitTmp(hint+"_beta", "const", nil, floatLit(beta, 32), dt+"[]")
+	ax := im.emitTmp(hint+"_ax", "mul", []string{x, a})
+	axb := im.emitTmp(hint+"_axb", "add", []string{ax, b})
+	return im.emitTmp(hint+"_hs", "clamp", []string{axb}, "min=0", "max=1")
+}
+
+func (im *importer) dtype(hirName string) string {
+	for name, v := range im.vals {
+		if v.name == hirName {
+			if t, err := im.typeOf(name); err == nil {
+				return t.DType.String()
+			}
+		}
+	}
+	return "f32"
+}
+
+func convHardSigmoid(im *importer, n *onnxpb.Node) error {
+	x, err := im.rt(0)
+	if err != nil {
+		return err
+	}
+	hs := im.hardSigmoid(x, n.Outputs[0], attrFloat(n, "alpha", 0.2), attrFloat(n, "beta", 0.5))
+	im.vals[n.Outputs[0]] = &val{name: hs}
+	return nil
+}
+
+func convHardSwish(im *importer, n *onnxpb.Node) error {
+	x, err := im.rt(0)
+	if err != nil {
+		return err
+	}
+	hs := im.hardSigmoid(x, n.Outputs[0], 1.0/6, 0.5)
+	return im.emit(n.Outputs[:1], "mul", []string{x, hs})
+}
+
+func convMatMul(im *importer, n *onnxpb.Node) error {
+	return binary("matmul")(im, n)
+}
+
+// Gemm is alpha*A'·B' + beta*C with optional transposes; the common case
+// (alpha = beta = 1, a bias vector) is a linear layer.
+func convGemm(im *importer, n *onnxpb.Node) error {
+	a, err := im.rt(0)
+	if err != nil {
+		return err
+	}
+	b, err := im.rt(1)
+	if err != nil {
+		return err
+	}
+	out := n.Outputs[0]
+	if attrInt(n, "transA", 0) != 0 {
+		a = im.emitTmp(out+"_aT", "transpose", []string{a}, "perm=[1, 0]")
+	}
+	if attrInt(n, "transB", 0) != 0 {
+		// A transpose of a weight is folded at build time.
+		b = im.emitTmp(out+"_wT", "transpose", []string{b}, "perm=[1, 0]")
+	}
+	alpha, beta := attrFloat(n, "alpha", 1), attrFloat(n, "beta", 1)
+	hasC := len(n.Inputs) > 2 && n.Inputs[2] != ""
+	if alpha == 1 && (beta == 1 || !hasC) {
+		args := []string{a, b}
+		if hasC {
+			ct, err := im.typeOf(n.Inputs[2])
+			if err != nil {
+				return err
+			}
+			c, err := im.rt(2)
+			if err != nil {
+				return err
+			}
+			if ct.Rank() == 1 {
+				return im.emit(n.Outputs[:1], "linear", append(args, c))
+			}
+			ab := im.emitTmp(out+"_ab", "matmul", args)
+			return im.emit(n.Outputs[:1], "add", []string{ab, c})
+		}
+		return im.emit(n.Outputs[:1], "matmul", args)
+	}
+	dt := im.dtype(a)
+	ab := im.emitTmp(out+"_ab", "matmul", []string{a, b})
+	if alpha != 1 {
+		k := im.emitTmp(out+"_alpha", "const", nil, floatLit(alpha, 32), dt+"[]")
+		ab = im.emitTmp(out+"_scaled", "mul", []string{ab, k})
+	}
+	if !hasC || beta == 0 {
+		im.vals[out] = &val{name: ab}
+		return nil
+	}
+	c, err := im.rt(2)
+	if err != nil {
+		return err
+	}
+	if beta != 1 {
+		k := im.emitTmp(out+"_beta", "const", nil, floatLit(beta, 32), dt+"[]")
+		c = im.emitTmp(out+"_cb", "mul", []string{c, k})
+	}
+	return im.emit(n.Outputs[:1], "add", []string{ab, c})
+}
+
+func convSoftmax(op string) converter {
+	return func(im *importer, n *onnxpb.Node) error {
+		x, err := im.rt(0)
+		if err != nil {
+			return err
+		}
+		if im.opset < 13 {
+			// Before opset 13, softmax flattened to 2-D at axis (default 1).
+			t, err := im.typeOf(n.Inputs[0])
+			if err != nil {
+				return err
+			}
+			ax := attrInt(n, "axis", 1)
+			if ax < 0 {
+				ax += int64(t.Rank())
+			}
+			if ax != int64(t.Rank())-1 {
+				return fmt.Errorf("%s before opset 13 with axis %d (not the last axis) is not supported", n.OpType, ax)
+			}
+			return im.emit(n.Outputs[:1], op, []string{x}, "axis=-1")
+		}
+		return im.emit(n.Outputs[:1], op, []string{x}, fmt.Sprintf("axis=%d", attrInt(n, "axis", -1)))
+	}
+}
+
+func convLayerNorm(im *importer, n *onnxpb.Node) error {
+	if len(n.Outputs) > 1 && (n.Outputs[1] != "" || len(n.Outputs) > 2 && n.Outputs[2] != "") {
+		for _, o := range n.Outputs[1:] {
+			if o != "" {
+				im.warnings = append(im.warnings, fmt.Sprintf("node %q: LayerNormalization's mean and inverse-std outputs are not produced", n.Name))
+				break
+			}
+		}
+	}
+	var args []string
+	for i := 0; i < len(n.Inputs) && i < 3; i++ {
+		if n.Inputs[i] == "" {
+			if i == 1 {
+				return fmt.Errorf("LayerNormalization without a scale is not supported")
+			}
+			continue
+		}
+		a, err := im.rt(i)
+		if err != nil {
+			return err
+		}
+		args = append(args, a)
+	}
+	return im.emit(n.Outputs[:1], "layernorm", args, fmt.Sprintf("axis=%d", attrInt(n, "axis", -1)), "eps="+floatLit(attrFloat(n, "epsilon", 1e-5), 32))
+}
+
+func convBatchNorm(im *importer, n *onnxpb.Node) error {
+	if attrInt(n, "training_mode", 0) != 0 {
+		return fmt.Errorf("BatchNormalization in training mode is not supported (export with model.eval())")
+	}
+	var args []string
+	for i := 0; i < 5; i++ {
+		a, err := im.rt(i)
+		if err != nil {
+			return err
+		}
+		args = append(args, a)
+	}
+	return im.emit(n.Outputs[:1], "batchnorm", args, "eps="+floatLit(attrFloat(n, "epsilon", 1e-5), 32))
+}
+
+func reduce(op string) converter {
+	return func(im *importer, n *onnxpb.Node) error {
+		x, err := im.rt(0)
+		if err != nil {
+			return err
+		}
+		axes, hasAxes := attrInts(n, "axes")
+		if !hasAxes && len(n.Inputs) > 1 {
+			axes, hasAxes, err = im.constInts(1)
+			if err != nil {
+				return err
+			}
+		}
+		attrs := []string{fmt.Sprintf("keepdims=%v", attrInt(n, "keepdims", 1) != 0)}
+		if hasAxes && len(axes) > 0 {
+			attrs = append(attrs, "axes="+intList(axes))
+		} else if attrInt(n, "noop_with_empty_axes", 0) != 0 {
+			im.alias(n.Outputs[0], n.Inputs[0])
+			return nil
+		}
+		return im.emit(n.Outputs[:1], op, []string{x}, attrs...)
+	}
+}
+
+func argReduce(op string) converter {
+	return func(im *importer, n *onnxpb.Node) error {
+		if attrInt(n, "select_last_index", 0) != 0 {
+			return fmt.Errorf("%s with select_last_index=1 is not supported (HIR returns the first index)", n.OpType)
+		}
+		x, err := im.rt(0)
+		if err != nil {
+			return err
+		}
+		return im.emit(n.Outputs[:1], op, []string{x}, fmt.Sprintf("axis=%d", attrInt(n, "axis", 0)), fmt.Sprintf("keepdims=%v", attrInt(n, "keepdims", 1) != 0))
+	}
+}
+
+// windowAttrs reads kernel, strides, pads and dilations of a 2-D Conv or
+// pool, resolving auto_pad for static spatial dims.
+func (im *importer) windowAttrs(n *onnxpb.Node, kernel []int64) (stride, pad, dil []int64, err error) {
+	t, err := im.typeOf(n.Inputs[0])
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if t.Rank() != 4 {
+		return nil, nil, nil, fmt.Errorf("%s on a rank-%d input: only 2-D (NCHW) is supported", n.OpType, t.Rank())
+	}
+	stride, ok := attrInts(n, "strides")
+	if !ok {
+		stride = []int64{1, 1}
+	}
+	dil, ok = attrInts(n, "dilations")
+	if !ok {
+		dil = []int64{1, 1}
+	}
+	pad, ok = attrInts(n, "pads")
+	if !ok {
+		pad = []int64{0, 0, 0, 0}
+	}
+	switch ap := attrString(n, "auto_pad", "NOTSET"); ap {
+	case "NOTSET", "VALID":
+		if ap == "VALID" {
+			pad = []int64{0, 0, 0, 0}
+		}
+	case "SAME_UPPER", "SAME_LOWER":
+		pad = make([]int64, 4)
+		for i := 0; i < 2; i++ {
+			in, ok := t.Shape[2+i].Const()
+			if !ok {
+				return nil, nil, nil, fmt.Errorf("auto_pad %s needs a static spatial size, found %s", ap, t.Shape[2+i])
+			}
+			out := (in + stride[i] - 1) / stride[i]
+			total := max(0, (out-1)*stride[i]+(kernel[i]-1)*dil[i]+1-in)
+			small, big := total/2, total-total/2
+			if ap == "SAME_UPPER" {
+				pad[i], pad[i+2] = small, big
+			} else {
+				pad[i], pad[i+2] = big, small
+			}
+		}
+	default:
+		return nil, nil, nil, fmt.Errorf("auto_pad %q is not supported", ap)
+	}
+	return stride, pad, dil, nil
+}
+
+func convConv(im *importer, n *onnxpb.Node) error {
+	wt, err := im.typeOf(n.Inputs[1])
+	if err != nil {
+		return err
+	}
+	if wt.Rank() != 4 {
+		return fmt.Errorf("Conv with a rank-%d kernel: only 2-D convolution is supported", wt.Rank())
+	}
+	kernel, ok := attrInts(n, "kernel_shape")
+	if !ok {
+		kh, _ := wt.Shape[2].Const()
+		kw, _ := wt.Shape[3].Const()
+		kernel = []int64{kh, kw}
+	}
+	stride, pad, dil, err := im.windowAttrs(n, kernel)
+	if err != nil {
+		return err
+	}
+	var args []string
+	for i := 0; i < len(n.Inputs) && i < 3; i++ {
+		if n.Inputs[i] == "" {
+			continue
+		}
+		a, err := im.rt(i)
+		if err != nil {
+			return err
+		}
+		args = append(args, a)
+	}
+	return im.emit(n.Outputs[:1], "conv2d", args, "stride="+intList(stride), "pad="+intList(pad), "dilation="+intList(dil), fmt.Sprintf("groups=%d", attrInt(n, "group", 1)))
+}
+
+func pool(op string) converter {
+	return func(im *importer, n *onnxpb.Node) error {
+		if len(n.Outputs) > 1 && n.Outputs[1] != "" {
+			return fmt.Errorf("MaxPool's Indices output is not supported")
+		}
+		if attrInt(n, "storage_order", 0) != 0 {
+			return fmt.Errorf("storage_order=1 is not supported")
+		}
+		kernel, ok := attrInts(n, "kernel_shape")
+		if !ok || len(kernel) != 2 {
+			return fmt.Errorf("%s needs a 2-D kernel_shape", n.OpType)
+		}
+		stride, pad, dil, err := im.windowAttrs(n, kernel)
+		if err != nil {
+			return err
+		}
+		x, err := im.rt(0)
+		if err != nil {
+			return err
+		}
+		attrs := []string{"kernel=" + intList(kernel), "stride=" + intList(stride), "pad=" + intList(pad), "dilation=" + intList(dil),
+			fmt.Sprintf("ceil_mode=%v", attrInt(n, "ceil_mode", 0) != 0)}
+		if op == "avgpool2d" {
+			attrs = append(attrs, fmt.Sprintf("count_include_pad=%v", attrInt(n, "count_include_pad", 0) != 0))
+		}
+		return im.emit(n.Outputs[:1], op, []string{x}, attrs...)
+	}
+}
+
+func convGlobalAvgPool(im *importer, n *onnxpb.Node) error { return unary("global_avgpool")(im, n) }
+
+func convFlatten(im *importer, n *onnxpb.Node) error {
+	x, err := im.rt(0)
+	if err != nil {
+		return err
+	}
+	return im.emit(n.Outputs[:1], "flatten", []string{x}, fmt.Sprintf("axis=%d", attrInt(n, "axis", 1)))
+}
+
+// dimsOf reads a shape-like input known at import time as dims.
+func (im *importer) dimsOf(i int) ([]dim.Expr, error) {
+	n := im.node
+	if i >= len(n.Inputs) || n.Inputs[i] == "" {
+		return nil, fmt.Errorf("input %d is missing", i)
+	}
+	s, _, err := im.symOf(n.Inputs[i])
+	return s, err
+}
+
+func convReshape(im *importer, n *onnxpb.Node) error {
+	x, err := im.rt(0)
+	if err != nil {
+		return err
+	}
+	shape, err := im.dimsOf(1)
+	if err != nil {
+		return err
+	}
+	allowZero := attrInt(n, "allowzero", 0) != 0
+	var in hir.Type
+	for i, d := range shape {
+		if c, ok := d.Const(); ok && c == 0 && !allowZero {
+			// ONNX: 0 copies the input's dim.
+			if in.DType == 0 {
+				if in, err = im.typeOf(n.Inputs[0]); err != nil {
+					return err
+				}
+			}
+			if i >= in.Rank() {
+				return fmt.Errorf("shape entry %d is 0 (copy) but the input has rank %d", i, in.Rank())
+			}
+			shape[i] = in.Shape[i]
+		}
+	}
+	return im.emit(n.Outputs[:1], "reshape", []string{x}, "shape="+dimList(shape))
+}
+
+func convTranspose(im *importer, n *onnxpb.Node) error {
+	x, err := im.rt(0)
+	if err != nil {
+		return err
+	}
+	if perm, ok := attrInts(n, "perm"); ok {
+		return im.emit(n.Outputs[:1], "transpose", []string{x}, "perm="+intList(perm))
+	}
+	return im.emit(n.Outputs[:1], "transpose", []string{x})
+}
+
+func convConcat(im *importer, n *onnxpb.Node) error {
+	var args []string
+	for i, in := range n.Inputs {
+		if in == "" {
+			continue
+		}
+		a, err := im.rt(i)
+		if err != nil {
+			return err
+		}
+		args = append(args, a)
+	}
+	return im.emit(n.Outputs[:1], "concat", args, fmt.Sprintf("axis=%d", attrInt(n, "axis", 0)))
+}
+
+func convSplit(im *importer, n *onnxpb.Node) error {
+	x, err := im.rt(0)
+	if err != nil {
+		return err
+	}
+	attrs := []string{fmt.Sprintf("axis=%d", attrInt(n, "axis", 0))}
+	sizes, ok := attrInts(n, "split")
+	if !ok && len(n.Inputs) > 1 && n.Inputs[1] != "" {
+		ds, err := im.dimsOf(1)
+		if err != nil {
+			return err
+		}
+		attrs = append(attrs, "sizes="+dimList(ds))
+	} else if ok {
+		attrs = append(attrs, "sizes="+intList(sizes))
+	} else if k := attrInt(n, "num_outputs", 0); k > 0 && k != int64(len(n.Outputs)) {
+		return fmt.Errorf("Split with num_outputs=%d and %d outputs", k, len(n.Outputs))
+	}
+	return im.emit(n.Outputs, "split", []string{x}, attrs...)
+}
+
+func convSlice(im *importer, n *onnxpb.Node) error {
+	x, err := im.rt(0)
+	if err != nil {
+		return err
+	}
+	var starts, ends []dim.Expr
+	var axes, steps []int64
+	if im.opset < 10 {
+		s, _ := attrInts(n, "starts")
+		e, _ := attrInts(n, "ends")
+		starts, ends = constDims(s), constDims(e)
+		axes, _ = attrInts(n, "axes")
+	} else {
+		if starts, err = im.dimsOf(1); err != nil {
+			return err
+		}
+		if ends, err = im.dimsOf(2); err != nil {
+			return err
+		}
+		if axes, _, err = im.constInts(3); err != nil {
+			return err
+		}
+		if steps, _, err = im.constInts(4); err != nil {
+			return err
+		}
+	}
+	attrs := []string{"starts=" + dimList(starts), "ends=" + dimList(ends)}
+	if axes != nil {
+		attrs = append(attrs, "axes="+intList(axes))
+	}
+	if steps != nil {
+		attrs = append(attrs, "steps="+intList(steps))
+	}
+	return im.emit(n.Outputs[:1], "slice", []string{x}, attrs...)
+}
+
+func convGather(im *importer, n *onnxpb.Node) error {
+	x, err := im.rt(0)
+	if err != nil {
+		return err
+	}
+	idx, err := im.rt(1)
+	if err != nil {
+		return err
+	}
+	return im.emit(n.Outputs[:1], "gather", []string{x, idx}, fmt.Sprintf("axis=%d", attrInt(n, "axis", 0)))
+}
+
+// axesArg reads axes from the attribute (before opset 13) or the input.
+func (im *importer) axesArg(n *onnxpb.Node) ([]int64, bool, error) {
+	if a, ok := attrInts(n, "axes"); ok {
+		return a, true, nil
+	}
+	return im.constInts(1)
+}
+
+func convSqueeze(im *importer, n *onnxpb.Node) error {
+	x, err := im.rt(0)
+	if err != nil {
+		return err
+	}
+	axes, ok, err := im.axesArg(n)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		// Squeeze every static 1.
+		t, err := im.typeOf(n.Inputs[0])
+		if err != nil {
+			return err
+		}
+		for i, d := range t.Shape {
+			if c, ok := d.Const(); ok && c == 1 {
+				axes = append(axes, int64(i))
+			} else if !ok {
+				return fmt.Errorf("Squeeze without axes on a symbolic dim %s: give axes", d)
+			}
+		}
+	}
+	return im.emit(n.Outputs[:1], "squeeze", []string{x}, "axes="+intList(axes))
+}
+
+func convUnsqueeze(im *importer, n *onnxpb.Node) error {
+	x, err := im.rt(0)
+	if err != nil {
+		return err
+	}
+	axes, ok, err := im.axesArg(n)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("Unsqueeze needs axes")
+	}
+	return im.emit(n.Outputs[:1], "unsqueeze", []string{x}, "axes="+intList(axes))
+}
+
+func convExpand(im *importer, n *onnxpb.Node) error {
+	x, err := im.rt(0)
+	if err != nil {
+		return err
+	}
+	shape, err := im.dimsOf(1)
+	if err != nil {
+		return err
+	}
+	return im.emit(n.Outputs[:1], "expand", []string{x}, "shape="+dimList(shape))
+}
+
+func convPad(im *importer, n *onnxpb.Node) error {
+	if mode := attrString(n, "mode", "constant"); mode != "constant" {
+		return fmt.Errorf("Pad mode %q is not supported (only constant)", mode)
+	}
+	x, err := im.rt(0)
+	if err != nil {
+		return err
+	}
+	var pads []dim.Expr
+	if im.opset < 11 {
+		p, _ := attrInts(n, "pads")
+		pads = constDims(p)
+	} else if pads, err = im.dimsOf(1); err != nil {
+		return err
+	}
+	if len(n.Inputs) > 3 && n.Inputs[3] != "" {
+		return fmt.Errorf("Pad with axes is not supported")
+	}
+	attrs := []string{"pads=" + dimList(pads)}
+	if len(n.Inputs) > 2 && n.Inputs[2] != "" {
+		v := im.vals[n.Inputs[2]]
+		if v == nil || v.konst == nil || v.konst.Len() != 1 {
+			return fmt.Errorf("Pad's constant_value must be a constant scalar")
+		}
+		attrs = append(attrs, "value="+scalarLit(v.konst))
+	}
+	return im.emit(n.Outputs[:1], "pad", []string{x}, attrs...)
+}
+
+// Range(start, limit, delta) with values known at import becomes iota, then
+// a scale and shift when start != 0 or delta != 1.
+func convRange(im *importer, n *onnxpb.Node) error {
+	var v [3]dim.Expr
+	for i := range v {
+		s, _, err := im.symOf(n.Inputs[i])
+		if err != nil || len(s) != 1 {
+			return fmt.Errorf("Range needs start, limit and delta known at import time (%v)", err)
+		}
+		v[i] = s[0]
+	}
+	delta, ok := v[2].Const()
+	if !ok || delta == 0 {
+		return fmt.Errorf("Range needs a constant, non-zero delta")
+	}
+	t := im.vals[n.Inputs[0]]
+	dt := tensor.I64
+	if t.konst != nil {
+		dt = t.konst.DType
+	}
+	span, err := dim.Sub(v[1], v[0])
+	if err != nil {
+		return err
+	}
+	if delta < 0 {
+		if span, err = dim.Neg(span); err != nil {
+			return err
+		}
+	}
+	ad := delta
+	if ad < 0 {
+		ad = -ad
+	}
+	num, err := dim.Add(span, dim.Const(ad-1))
+	if err != nil {
+		return err
+	}
+	count, err := dim.FloorDiv(num, dim.Const(ad))
+	if err != nil {
+		return err
+	}
+	out := n.Outputs[0]
+	s0, start0 := v[0].Const()
+	if start0 && s0 == 0 && delta == 1 {
+		return im.emit(n.Outputs[:1], "iota", nil, "n="+count.String(), "dtype="+dt.String())
+	}
+	if !start0 {
+		return fmt.Errorf("Range with a symbolic start %s is not supported", v[0])
+	}
+	idx := im.emitTmp(out+"_iota", "iota", nil, "n="+count.String(), "dtype="+dt.String())
+	d := im.emitTmp(out+"_delta", "const", nil, fmt.Sprint(delta), dt.String()+"[]")
+	st := im.emitTmp(out+"_start", "const", nil, fmt.Sprint(s0), dt.String()+"[]")
+	scaled := im.emitTmp(out+"_scaled", "mul", []string{idx, d})
+	return im.emit(n.Outputs[:1], "add", []string{scaled, st})
+}
+
+func convConstantOfShape(im *importer, n *onnxpb.Node) error {
+	shape, err := im.dimsOf(0)
+	if err != nil {
+		return err
+	}
+	value := tensor.FromF32(nil, []float32{0})
+	if a := n.Attr("value"); a != nil {
+		if value, err = a.T.ToTensor(); err != nil {
+			return err
+		}
+	}
+	static := true
+	var cs []int64
+	for _, d := range shape {
+		c, ok := d.Const()
+		static = static && ok
+		cs = append(cs, c)
+	}
+	if static {
+		t := tensor.New(value.DType, cs...)
+		for i := 0; i < t.Len(); i++ {
+			copy(t.Data[i*value.DType.Size():], value.Data[:value.DType.Size()])
+		}
+		im.vals[n.Outputs[0]] = &val{konst: t}
+		return nil
+	}
+	out := n.Outputs[0]
+	lit := elemString(value, 0)
+	k := im.emitTmp(out+"_value", "const", nil, lit, value.DType.String()+"[]")
+	return im.emit(n.Outputs[:1], "expand", []string{k}, "shape="+dimList(shape))
+}

@@ -1,0 +1,282 @@
+package onnx
+
+import (
+	"fmt"
+
+	"github.com/rlx-project/rlx/pkg/dim"
+	"github.com/rlx-project/rlx/pkg/onnx/onnxpb"
+	"github.com/rlx-project/rlx/pkg/tensor"
+)
+
+// symbolic evaluates shape arithmetic at import time: it reports whether it
+// handled the node. Only nodes whose data inputs are all known integers are
+// evaluated here (Shape reads its input's type instead).
+func (im *importer) symbolic(n *onnxpb.Node) (bool, error) {
+	allKnown := func() bool {
+		for _, in := range n.Inputs {
+			if in != "" && !im.isKnownInt(in) {
+				return false
+			}
+		}
+		return len(n.Inputs) > 0
+	}
+	set := func(v []dim.Expr, scalar bool) (bool, error) {
+		im.vals[n.Outputs[0]] = &val{sym: v, scal: scalar}
+		return true, nil
+	}
+	switch n.OpType {
+	case "Shape":
+		t, err := im.typeOf(n.Inputs[0])
+		if err != nil {
+			return true, err
+		}
+		r := int64(t.Rank())
+		start, end := attrInt(n, "start", 0), attrInt(n, "end", r)
+		start, end = clampAxis(start, r), clampAxis(end, r)
+		if end < start {
+			end = start
+		}
+		return set(append([]dim.Expr{}, t.Shape[start:end]...), false)
+	case "Size":
+		t, err := im.typeOf(n.Inputs[0])
+		if err != nil {
+			return true, err
+		}
+		p := dim.Const(1)
+		for _, d := range t.Shape {
+			if p, err = dim.Mul(p, d); err != nil {
+				return true, err
+			}
+		}
+		return set([]dim.Expr{p}, true)
+	}
+	if !allKnown() {
+		return false, nil
+	}
+	in := func(i int) ([]dim.Expr, bool, error) { return im.symOf(n.Inputs[i]) }
+	switch n.OpType {
+	case "Identity":
+		im.alias(n.Outputs[0], n.Inputs[0])
+		return true, nil
+	case "Cast":
+		to := attrInt(n, "to", 0)
+		if to != 7 && to != 6 {
+			return false, nil // to a float: a runtime value
+		}
+		v, sc, err := in(0)
+		if err != nil {
+			return true, err
+		}
+		return set(v, sc)
+	case "Gather":
+		data, sc, err := in(0)
+		if err != nil || sc {
+			return false, err
+		}
+		idx, idxScalar, err := in(1)
+		if err != nil {
+			return true, err
+		}
+		var out []dim.Expr
+		for _, i := range idx {
+			c, ok := i.Const()
+			if !ok {
+				return false, nil
+			}
+			if c < 0 {
+				c += int64(len(data))
+			}
+			if c < 0 || c >= int64(len(data)) {
+				return true, fmt.Errorf("index %d is out of range for %d values", c, len(data))
+			}
+			out = append(out, data[c])
+		}
+		return set(out, idxScalar)
+	case "Unsqueeze":
+		v, sc, err := in(0)
+		if err != nil {
+			return true, err
+		}
+		if !sc {
+			return false, nil // would become 2-D
+		}
+		return set(v, false)
+	case "Squeeze":
+		v, sc, err := in(0)
+		if err != nil {
+			return true, err
+		}
+		if sc || len(v) != 1 {
+			return false, nil
+		}
+		return set(v, true)
+	case "Reshape":
+		v, _, err := in(0)
+		if err != nil {
+			return true, err
+		}
+		shape, _, err := in(1)
+		if err != nil {
+			return true, err
+		}
+		if len(shape) == 0 && len(v) == 1 {
+			return set(v, true)
+		}
+		return set(v, false)
+	case "Concat":
+		var out []dim.Expr
+		for i := range n.Inputs {
+			v, sc, err := in(i)
+			if err != nil {
+				return true, err
+			}
+			if sc {
+				return false, nil
+			}
+			out = append(out, v...)
+		}
+		return set(out, false)
+	case "Slice":
+		v, sc, err := in(0)
+		if err != nil || sc {
+			return false, err
+		}
+		get := func(i int, def int64) (int64, error) {
+			if i >= len(n.Inputs) || n.Inputs[i] == "" {
+				return def, nil
+			}
+			s, _, err := in(i)
+			if err != nil || len(s) != 1 {
+				return 0, fmt.Errorf("slice of a shape needs one start, end and step")
+			}
+			c, ok := s[0].Const()
+			if !ok {
+				return 0, fmt.Errorf("slice of a shape with a symbolic index %s", s[0])
+			}
+			return c, nil
+		}
+		var start, end, step int64
+		if im.opset < 10 {
+			return false, nil
+		}
+		if start, err = get(1, 0); err != nil {
+			return true, err
+		}
+		if end, err = get(2, int64(len(v))); err != nil {
+			return true, err
+		}
+		if step, err = get(4, 1); err != nil {
+			return true, err
+		}
+		if step == 0 {
+			return true, fmt.Errorf("slice step 0")
+		}
+		var out []dim.Expr
+		first, count := sliceRange(start, end, step, int64(len(v)))
+		for k := int64(0); k < count; k++ {
+			out = append(out, v[first+k*step])
+		}
+		return set(out, false)
+	case "Add", "Sub", "Mul", "Div", "Mod", "Max", "Min":
+		a, sa, err := in(0)
+		if err != nil {
+			return true, err
+		}
+		b, sb, err := in(1)
+		if err != nil {
+			return true, err
+		}
+		if len(a) != len(b) && len(a) != 1 && len(b) != 1 {
+			return false, nil
+		}
+		nOut := max(len(a), len(b))
+		out := make([]dim.Expr, nOut)
+		for i := range out {
+			x, y := a[min(i, len(a)-1)], b[min(i, len(b)-1)]
+			var r dim.Expr
+			switch n.OpType {
+			case "Add":
+				r, err = dim.Add(x, y)
+			case "Sub":
+				r, err = dim.Sub(x, y)
+			case "Mul":
+				r, err = dim.Mul(x, y)
+			case "Div":
+				r, err = dim.FloorDiv(x, y) // sizes are non-negative: truncation is floor
+			case "Mod":
+				r, err = dim.Mod(x, y)
+			case "Max", "Min":
+				xc, ok1 := x.Const()
+				yc, ok2 := y.Const()
+				if !ok1 || !ok2 {
+					return false, nil
+				}
+				if n.OpType == "Max" {
+					r = dim.Const(max(xc, yc))
+				} else {
+					r = dim.Const(min(xc, yc))
+				}
+			}
+			if err != nil {
+				return true, err
+			}
+			out[i] = r
+		}
+		return set(out, sa && sb)
+	case "Equal":
+		a, _, err := in(0)
+		if err != nil {
+			return true, err
+		}
+		b, _, err := in(1)
+		if err != nil {
+			return true, err
+		}
+		if len(a) != len(b) && len(a) != 1 && len(b) != 1 {
+			return false, nil
+		}
+		nOut := max(len(a), len(b))
+		res := tensor.New(tensor.Bool, int64(nOut))
+		for i := 0; i < nOut; i++ {
+			switch dim.EqualUnder(a[min(i, len(a)-1)], b[min(i, len(b)-1)], nil) {
+			case dim.Always:
+				res.Data[i] = 1
+			case dim.Never:
+			default:
+				return false, nil
+			}
+		}
+		im.vals[n.Outputs[0]] = &val{konst: res}
+		return true, nil
+	}
+	return false, nil
+}
+
+func clampAxis(a, r int64) int64 {
+	if a < 0 {
+		a += r
+	}
+	return min(max(a, 0), r)
+}
+
+// sliceRange normalizes x[start:end:step] over n values (NumPy rules).
+func sliceRange(start, end, step, n int64) (first, count int64) {
+	norm := func(v, lo, hi int64) int64 {
+		if v < 0 {
+			v += n
+		}
+		return min(max(v, lo), hi)
+	}
+	if step > 0 {
+		s, e := norm(start, 0, n), norm(end, 0, n)
+		if e <= s {
+			return s, 0
+		}
+		return s, (e - s + step - 1) / step
+	}
+	s, e := norm(start, -1, n-1), norm(end, -1, n-1)
+	if s <= e {
+		return s, 0
+	}
+	return s, (s - e - step - 1) / -step
+}
