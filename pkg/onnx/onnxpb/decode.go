@@ -316,10 +316,7 @@ func decodeGraph(b []byte, g *Graph) error {
 			}
 			n := &Node{}
 			if err := decodeNode(p, n); err != nil {
-				if n.Name != "" {
-					return fmt.Errorf("node %d (%s): %w", len(g.Nodes), n.Name, err)
-				}
-				return fmt.Errorf("node %d: %w", len(g.Nodes), err)
+				return fmt.Errorf("node %d%s: %w", len(g.Nodes), quoteName(n.Name), err)
 			}
 			g.Nodes = append(g.Nodes, n)
 		case 2: // name
@@ -360,12 +357,12 @@ func decodeGraph(b []byte, g *Graph) error {
 	})
 }
 
-// quoteName formats an optional name for an error message.
+// quoteName formats an optional name for an error message: " (name)".
 func quoteName(name string) string {
 	if name == "" {
 		return ""
 	}
-	return fmt.Sprintf(" (%q)", name)
+	return " (" + name + ")"
 }
 
 // NodeProto fields.

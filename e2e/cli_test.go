@@ -1,0 +1,139 @@
+package e2e
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/rlx-project/rlx/pkg/tensor/npy"
+)
+
+var (
+	binOnce sync.Once
+	binDir  string
+	binErr  error
+)
+
+// tools builds rlxc and rlxrun once for the CLI tests.
+func tools(t *testing.T) (rlxc, rlxrun string) {
+	binOnce.Do(func() {
+		binDir, binErr = os.MkdirTemp("", "rlx-e2e-bin")
+		if binErr != nil {
+			return
+		}
+		out, err := exec.Command("go", "build", "-o", binDir+"/", "../cmd/rlxc", "../cmd/rlxrun").CombinedOutput()
+		if err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return filepath.Join(binDir, "rlxc"), filepath.Join(binDir, "rlxrun")
+}
+
+func sh(t *testing.T, name string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(name, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", filepath.Base(name), strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// TestCLIConformance is the conformance check as a user runs it: for every
+// model and case in ../shared/models, `rlxc build model.onnx --bind ...`,
+// then `rlxrun --input ... --expect ...` with the bar
+// max|diff| <= 1e-4 * max(1, max|ref|) given as --atol.
+func TestCLIConformance(t *testing.T) {
+	man := readManifest(t)
+	rlxc, rlxrun := tools(t)
+	dir := t.TempDir()
+	var names []string
+	for n := range man.Models {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		model := man.Models[name]
+		for cname, c := range model.Cases {
+			var bind []string
+			for d, v := range c.Binding {
+				bind = append(bind, "--bind", fmt.Sprintf("%s=%d", d, v))
+			}
+			out := filepath.Join(dir, name+"_"+cname+".rlx")
+			sh(t, rlxc, append([]string{"build", filepath.Join(sharedModels, model.File), "-o", out, "-q", "--cache-dir", filepath.Join(dir, "cache")}, bind...)...)
+			args := []string{out}
+			for in, f := range c.Inputs {
+				args = append(args, "--input", in+"=@"+filepath.Join(sharedModels, f.File))
+			}
+			for o, f := range c.Outputs {
+				ref, err := npy.ReadFile(filepath.Join(sharedModels, f.File))
+				if err != nil {
+					t.Fatal(err)
+				}
+				maxRef := 0.0
+				for _, v := range asFloat(ref) {
+					maxRef = math.Max(maxRef, math.Abs(v))
+				}
+				args = append(args, "--expect", o+"=@"+filepath.Join(sharedModels, f.File), "--rtol", "0", "--atol", fmt.Sprint(1e-4*math.Max(1, maxRef)))
+			}
+			res := sh(t, rlxrun, args...)
+			if !strings.Contains(res, ": ok") {
+				t.Errorf("%s/%s: %s", name, cname, res)
+			}
+		}
+	}
+}
+
+// TestCLIImport: rlxc import writes HIR that checks, is in canonical form,
+// and builds with the safetensors file written beside it.
+func TestCLIImport(t *testing.T) {
+	man := readManifest(t)
+	rlxc, rlxrun := tools(t)
+	dir := t.TempDir()
+	for name, model := range man.Models {
+		hir := filepath.Join(dir, name+".hir")
+		sh(t, rlxc, "import", filepath.Join(sharedModels, model.File), "-o", hir)
+		if _, err := os.Stat(filepath.Join(dir, name+".safetensors")); err != nil {
+			t.Fatalf("%s: no weights file: %v", name, err)
+		}
+		sh(t, rlxc, "check", hir)
+		sh(t, rlxc, "fmt", "--check", hir)
+		for cname, c := range model.Cases {
+			var bind []string
+			for d, v := range c.Binding {
+				bind = append(bind, "--bind", fmt.Sprintf("%s=%d", d, v))
+			}
+			out := filepath.Join(dir, name+".rlx")
+			sh(t, rlxc, append([]string{"build", hir, "-o", out, "-q", "--no-cache"}, bind...)...)
+			args := []string{out}
+			for in, f := range c.Inputs {
+				args = append(args, "--input", in+"=@"+filepath.Join(sharedModels, f.File))
+			}
+			for o, f := range c.Outputs {
+				args = append(args, "--expect", o+"=@"+filepath.Join(sharedModels, f.File), "--atol", "1e-3", "--rtol", "1e-3")
+			}
+			if res := sh(t, rlxrun, args...); !strings.Contains(res, ": ok") {
+				t.Errorf("%s/%s via rlxc import: %s", name, cname, res)
+			}
+			break
+		}
+	}
+	// An unsupported model writes nothing.
+	bad := filepath.Join(dir, "bad.onnx")
+	os.WriteFile(bad, []byte("not a model"), 0o644)
+	cmd := exec.Command(rlxc, "import", bad, "-o", filepath.Join(dir, "bad.hir"))
+	if out, err := cmd.CombinedOutput(); err == nil || cmd.ProcessState.ExitCode() != 1 {
+		t.Errorf("import of garbage: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "bad.hir")); err == nil {
+		t.Error("a failed import left bad.hir")
+	}
+}
