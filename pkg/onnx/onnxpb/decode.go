@@ -305,7 +305,10 @@ func decodeOpset(b []byte) (domain string, version int64, err error) {
 }
 
 // GraphProto fields. Decoding into an existing Graph merges, as protobuf
-// does for a repeated occurrence of a message field.
+// does for a repeated occurrence of a message field. A node needs an
+// op_type, and initializers, value infos and attributes need names (as
+// onnx.proto requires): this also keeps a crafted stream of empty messages
+// from allocating much more than its size.
 func decodeGraph(b []byte, g *Graph) error {
 	return eachField(b, func(f field) error {
 		switch f.num {
@@ -315,7 +318,11 @@ func decodeGraph(b []byte, g *Graph) error {
 				return err
 			}
 			n := &Node{}
-			if err := decodeNode(p, n); err != nil {
+			err = decodeNode(p, n)
+			if err == nil && n.OpType == "" {
+				err = errors.New("no op_type")
+			}
+			if err != nil {
 				return fmt.Errorf("node %d%s: %w", len(g.Nodes), quoteName(n.Name), err)
 			}
 			g.Nodes = append(g.Nodes, n)
@@ -331,7 +338,11 @@ func decodeGraph(b []byte, g *Graph) error {
 				return err
 			}
 			t := &Tensor{}
-			if err := decodeTensor(p, t); err != nil {
+			err = decodeTensor(p, t)
+			if err == nil && t.Name == "" {
+				err = errors.New("no name")
+			}
+			if err != nil {
 				return fmt.Errorf("initializer %d%s: %w", len(g.Initializers), quoteName(t.Name), err)
 			}
 			g.Initializers = append(g.Initializers, t)
@@ -348,7 +359,11 @@ func decodeGraph(b []byte, g *Graph) error {
 				dst, what = &g.ValueInfo, "value_info"
 			}
 			vi := &ValueInfo{}
-			if err := decodeValueInfo(p, vi); err != nil {
+			err = decodeValueInfo(p, vi)
+			if err == nil && vi.Name == "" {
+				err = errors.New("no name")
+			}
+			if err != nil {
 				return fmt.Errorf("%s %d%s: %w", what, len(*dst), quoteName(vi.Name), err)
 			}
 			*dst = append(*dst, vi)
@@ -392,7 +407,11 @@ func decodeNode(b []byte, n *Node) error {
 				return err
 			}
 			a := &Attr{}
-			if err := decodeAttr(p, a); err != nil {
+			err = decodeAttr(p, a)
+			if err == nil && a.Name == "" {
+				err = errors.New("no name")
+			}
+			if err != nil {
 				return fmt.Errorf("attribute %d%s: %w", len(n.Attrs), quoteName(a.Name), err)
 			}
 			n.Attrs = append(n.Attrs, a)
@@ -587,6 +606,20 @@ func decodeTensorType(b []byte, vi *ValueInfo) error {
 
 // TensorShapeProto fields.
 func decodeShape(b []byte, vi *ValueInfo) error {
+	// Size the dims up front: growing a slice of 40-byte Dims by
+	// appending costs several times the 2 bytes of an empty dim message.
+	count := 0
+	for p := b; len(p) > 0; {
+		f, rest, err := next(p)
+		if err != nil {
+			break
+		}
+		if f.num == 1 {
+			count++
+		}
+		p = rest
+	}
+	vi.Shape = slices.Grow(vi.Shape, count)
 	return eachField(b, func(f field) error {
 		if f.num != 1 { // dim
 			return nil

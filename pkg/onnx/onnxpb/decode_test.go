@@ -339,6 +339,10 @@ func TestDecodeErrors(t *testing.T) {
 		{"bad packed doubles", modelMsg(msg(nil).sub(5, msg(nil).str(8, "d").bytes(10, make([]byte, 9)))), `onnx: initializer 0 (d): field 10: packed fixed64 payload of 9 bytes`},
 		{"bad packed ints", modelMsg(msg(nil).sub(5, msg(nil).bytes(7, []byte{1, 0x80}))), "onnx: initializer 0: truncated field 7"},
 		{"input dim", modelMsg(msg(nil).sub(11, msg(nil).str(1, "x").sub(2, msg(nil).sub(1, msg(nil).sub(2, msg(nil).sub(1, msg{0x08})))))), `onnx: input 0 (x): type: dim 0: truncated field 1`},
+		{"no op_type", modelMsg(msg(nil).sub(1, msg(nil).str(3, "n"))), "onnx: node 0 (n): no op_type"},
+		{"unnamed attribute", modelMsg(msg(nil).sub(1, nodeMsg("n", "Relu", nil, nil, msg(nil).int(20, 2).int(3, 1)))), "onnx: node 0 (n): attribute 0: no name"},
+		{"unnamed initializer", modelMsg(msg(nil).sub(5, msg(nil).int(2, 1).floats(4, 1))), "onnx: initializer 0: no name"},
+		{"unnamed output", modelMsg(msg(nil).sub(12, valueInfoMsg("", DTFloat))), "onnx: output 0: no name"},
 		{"opset", modelMsg(msg(nil), msg{0x10}), "onnx: opset_import 0: truncated field 2"},
 		{"attribute tensor", modelMsg(msg(nil).sub(1, nodeMsg("c", "Constant", nil, []string{"y"}, msg(nil).str(1, "value").sub(5, msg(nil).str(8, "v").bytes(9, nil).append(0x22))))), `onnx: node 0 (c): attribute 0 (value): tensor (v): truncated field 4`},
 	}
@@ -419,8 +423,51 @@ func checkDecode(t testing.TB, b []byte) {
 		}
 	}
 	runtime.ReadMemStats(&after)
-	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(256*len(b)+1<<20) {
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(allocFactor*len(b)+1<<20) {
 		t.Fatalf("decoding %d bytes allocated %d bytes", len(b), alloc)
+	}
+}
+
+// allocFactor bounds what decoding may allocate per input byte (the worst
+// case, a stream of empty attribute strings, is about 62).
+const allocFactor = 100
+
+// TestAllocationBound decodes streams of the smallest messages that each
+// allocate a struct, and checks the allocation against the input size.
+func TestAllocationBound(t *testing.T) {
+	const size = 1 << 20
+	repeat := func(m msg) msg {
+		var r msg
+		for len(r) < size {
+			r = append(r, m...)
+		}
+		return r
+	}
+	attrs := repeat(msg(nil).sub(5, msg(nil).str(1, "a")))
+	cases := map[string]msg{
+		"nodes":        repeat(msg(nil).sub(1, msg(nil).str(4, "A"))),
+		"node inputs":  msg(nil).sub(1, msg(nil).str(4, "A").append(repeat(msg(nil).str(1, ""))...)),
+		"attributes":   msg(nil).sub(1, msg(nil).str(4, "A").append(attrs...)),
+		"attr strings": msg(nil).sub(1, nodeMsg("n", "A", nil, nil, msg(nil).str(1, "a").append(repeat(msg(nil).str(9, ""))...))),
+		"initializers": repeat(msg(nil).sub(5, msg(nil).str(8, "x"))),
+		"dims":         msg(nil).sub(5, msg(nil).str(8, "x").append(repeat(msg(nil).int(1, 0))...)),
+		"inputs":       repeat(msg(nil).sub(11, msg(nil).str(1, "x"))),
+		"shape dims":   msg(nil).sub(11, valueInfoMsg("x", DTFloat, slices.Repeat([]msg{nil}, size/2)...)),
+	}
+	for name, g := range cases {
+		b := modelMsg(g, opsetMsg("", 17))
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := Decode(b)
+		runtime.ReadMemStats(&after)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		alloc := after.TotalAlloc - before.TotalAlloc
+		t.Logf("%s: %d bytes allocated %d (%.1f per byte)", name, len(b), alloc, float64(alloc)/float64(len(b)))
+		if alloc > uint64(allocFactor*len(b)) {
+			t.Errorf("%s: %d bytes allocated %d", name, len(b), alloc)
+		}
 	}
 }
 

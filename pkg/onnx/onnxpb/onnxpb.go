@@ -7,10 +7,14 @@
 // subset are skipped. Subgraph attributes (If/Loop bodies) are only noted
 // (Attr.HasGraph), not decoded.
 //
-// Decode never panics on malformed input, and what it allocates is bounded
-// by a small multiple of the input size. Tensor data in raw_data is not
-// copied: a Tensor's RawData aliases the buffer passed to Decode, which the
-// caller must leave unchanged while the Model is in use (ToTensor copies).
+// Decode checks little beyond the wire format: nodes need an op_type, and
+// initializers, graph inputs, outputs and value infos, and attributes need
+// names. It never panics on malformed input, and what it allocates is bounded
+// by a multiple of the input size: under 100 bytes per input byte for the
+// worst crafted input, and about none for a real model, since raw_data is
+// not copied: a Tensor's RawData aliases the buffer passed to Decode, which
+// the caller must leave unchanged while the Model is in use (ToTensor
+// copies).
 package onnxpb
 
 import "fmt"
