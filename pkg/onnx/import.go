@@ -71,6 +71,22 @@ func Import(m *onnxpb.Model, opts Options) (*Result, error) {
 		dimSeen: map[string]bool{},
 		weights: map[string]*tensor.Tensor{},
 	}
+	return im.runSafe()
+}
+
+// runSafe turns a panic on a malformed model into an error that names the
+// node being imported: a model file is user input.
+func (im *importer) runSafe() (res *Result, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			res = nil
+			if im.node != nil {
+				err = im.errf("malformed node: %v", r)
+			} else {
+				err = fmt.Errorf("onnx: %s: malformed model: %v", im.opts.Source, r)
+			}
+		}
+	}()
 	return im.run()
 }
 
@@ -163,6 +179,9 @@ func (im *importer) run() (*Result, error) {
 	}
 	for i, n := range g.Nodes {
 		im.node, im.index = n, i
+		if len(n.Outputs) == 0 {
+			return nil, im.errf("node has no outputs")
+		}
 		if n.Domain != "" && n.Domain != "ai.onnx" {
 			return nil, im.errf("operator domain %q is not supported (only the default ai.onnx domain)", n.Domain)
 		}

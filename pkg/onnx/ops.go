@@ -157,6 +157,9 @@ func convConstant(im *importer, n *onnxpb.Node) error {
 	var t *tensor.Tensor
 	switch {
 	case n.Attr("value") != nil:
+		if n.Attr("value").T == nil {
+			return fmt.Errorf("Constant's value attribute holds no tensor")
+		}
 		var err error
 		if t, err = n.Attr("value").T.ToTensor(); err != nil {
 			return err
@@ -868,8 +871,14 @@ func convConstantOfShape(im *importer, n *onnxpb.Node) error {
 	}
 	value := tensor.FromF32(nil, []float32{0})
 	if a := n.Attr("value"); a != nil {
+		if a.T == nil {
+			return fmt.Errorf("ConstantOfShape's value attribute holds no tensor")
+		}
 		if value, err = a.T.ToTensor(); err != nil {
 			return err
+		}
+		if value.Len() != 1 {
+			return fmt.Errorf("ConstantOfShape's value must hold one element, found %d", value.Len())
 		}
 	}
 	static := true

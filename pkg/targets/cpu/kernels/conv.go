@@ -157,50 +157,70 @@ func (s convB) pack(dst []float32, nr, p0, kb, j0, w int) {
 	}
 }
 
-// convDirect handles one input channel per group: output channel o reads
-// input channel o/(O/G) only, so each output plane is a sum of KH·KW shifted,
-// scaled input rows.
+// convDirect handles one input channel per group (depthwise convolution):
+// output channel o reads input channel o/(O/G) only, so each output plane
+// is a sum of KH·KW shifted, scaled input rows: axpys. A strided conv first
+// splits each input row into its stride phases (columns j·s+ph), so every
+// tap becomes a contiguous axpy too.
 func convDirect(p *Pool, out, x, w []float32, g *ConvGeom, ep *Epilogue) {
 	s := g.OH * g.OW
 	hw := g.H * g.W
 	khw := g.KH * g.KW
 	og := g.O / g.Groups
+	st := g.StrideW
+	phaseW := (g.W + st - 1) / st // the longest phase row
 	grain := max(1, (1<<14)/max(1, s*khw))
 	p.For(g.N*g.O, grain, func(lo, hi int) {
+		var phases []float32 // [st][H][phaseW] of the current input plane
+		lastPlane := -1
 		for t := lo; t < hi; t++ {
 			n, o := t/g.O, t%g.O
 			ci := o / og
-			xp := x[(n*g.C+ci)*hw : (n*g.C+ci+1)*hw]
+			plane := n*g.C + ci
+			xp := x[plane*hw : (plane+1)*hw]
+			if st > 1 && plane != lastPlane {
+				if phases == nil {
+					phases = make([]float32, st*g.H*phaseW)
+				}
+				for ph := 0; ph < st; ph++ {
+					for ih := 0; ih < g.H; ih++ {
+						row := phases[(ph*g.H+ih)*phaseW : (ph*g.H+ih+1)*phaseW]
+						j := 0
+						for iw := ph; iw < g.W; iw += st {
+							row[j] = xp[ih*g.W+iw]
+							j++
+						}
+					}
+				}
+				lastPlane = plane
+			}
 			op := out[t*s : (t+1)*s]
 			wk := w[o*khw : (o+1)*khw]
 			clear(op)
 			for kh := 0; kh < g.KH; kh++ {
 				for kw := 0; kw < g.KW; kw++ {
 					wv := wk[kh*g.KW+kw]
-					iwOff := kw*g.DilW - g.PadL
-					owLo, owHi := validRange(iwOff, g.StrideW, g.W, g.OW)
+					c := kw*g.DilW - g.PadL // input column of output 0
+					owLo, owHi := validRange(c, st, g.W, g.OW)
 					if owLo >= owHi {
 						continue
 					}
+					ph := ((c % st) + st) % st
+					shift := (c - ph) / st // phase index = ow + shift
 					for oh := 0; oh < g.OH; oh++ {
 						ih := oh*g.StrideH + kh*g.DilH - g.PadT
 						if ih < 0 || ih >= g.H {
 							continue
 						}
 						orow := op[oh*g.OW+owLo : oh*g.OW+owHi]
-						xrow := xp[ih*g.W : (ih+1)*g.W]
-						if g.StrideW == 1 {
-							xs := xrow[owLo+iwOff : owHi+iwOff]
-							for j := range orow {
-								orow[j] += wv * xs[j]
-							}
+						var src []float32
+						if st == 1 {
+							src = xp[ih*g.W+owLo+c : ih*g.W+owHi+c]
 						} else {
-							iw := owLo*g.StrideW + iwOff
-							for j := range orow {
-								orow[j] += wv * xrow[iw]
-								iw += g.StrideW
-							}
+							base := (ph*g.H + ih) * phaseW
+							src = phases[base+owLo+shift : base+owHi+shift]
 						}
+						axpy(orow, src, wv)
 					}
 				}
 			}
