@@ -24,6 +24,7 @@ func Passes() []Pass {
 	return []Pass{
 		{"fold-constants", FoldConstants},
 		{"dead-code", DeadCode},
+		{"attention", FuseAttention},
 		{"matmul-epilogue", FuseEpilogues},
 		{"add-layernorm", FuseAddLayerNorm},
 		{"elementwise", FuseElementwise},

@@ -184,6 +184,27 @@ func TestFusionShapes(t *testing.T) {
 	}
 }
 
+// TestFuseAttention: both spelled-out attentions of attn_explicit.hir
+// become attention nodes, with their scales.
+func TestFuseAttention(t *testing.T) {
+	_, g := lowerModel(t, "../../testdata/models/attn_explicit.hir")
+	if _, err := fusion.Run(g); err != nil {
+		t.Fatal(err)
+	}
+	var scales []float64
+	for _, n := range g.Nodes {
+		switch n.Op {
+		case mir.OpAttention:
+			scales = append(scales, n.Attrs.Float("scale"))
+		case mir.OpSoftmax, mir.OpMatMul:
+			t.Errorf("left unfused: %s", n)
+		}
+	}
+	if len(scales) != 2 || math.Abs(scales[0]-1/5.656854) > 1e-6 || math.Abs(scales[1]-0.17677669) > 1e-6 {
+		t.Errorf("attention scales %v, want [%g %g]\n%s", scales, 1/5.656854, 0.17677669, g)
+	}
+}
+
 // TestDeadCode removes what nothing uses.
 func TestDeadCode(t *testing.T) {
 	_, g := lowerModel(t, "../../testdata/models/mlp.hir")
