@@ -341,4 +341,3 @@ func TestONNXErrors(t *testing.T) {
 		t.Errorf("unnamed dim: %v %v\n%s", err, res.Warnings, res.HIR)
 	}
 }
-
