@@ -55,3 +55,69 @@ tail:
 done:
 	VZEROUPPER
 	RET
+
+// func axpy4AVX2(dst *float32, s0, s1, s2, s3 *float32, n int, a *[4]float32)
+// dst[i] += a[0]*s0[i] + a[1]*s1[i] + a[2]*s2[i] + a[3]*s3[i]: four rows of a
+// matrix per pass, so dst is read and written a quarter as often.
+TEXT ·axpy4AVX2(SB), NOSPLIT, $0-56
+	MOVQ dst+0(FP), DI
+	MOVQ s0+8(FP), R8
+	MOVQ s1+16(FP), R9
+	MOVQ s2+24(FP), R10
+	MOVQ s3+32(FP), R11
+	MOVQ n+40(FP), CX
+	MOVQ a+48(FP), AX
+	VBROADCASTSS 0(AX), Y0
+	VBROADCASTSS 4(AX), Y1
+	VBROADCASTSS 8(AX), Y2
+	VBROADCASTSS 12(AX), Y3
+	XORQ BX, BX
+
+loop16:
+	MOVQ CX, DX
+	SUBQ BX, DX
+	CMPQ DX, $16
+	JL   loop8
+	VMOVUPS (DI)(BX*4), Y4
+	VMOVUPS 32(DI)(BX*4), Y5
+	VFMADD231PS (R8)(BX*4), Y0, Y4
+	VFMADD231PS 32(R8)(BX*4), Y0, Y5
+	VFMADD231PS (R9)(BX*4), Y1, Y4
+	VFMADD231PS 32(R9)(BX*4), Y1, Y5
+	VFMADD231PS (R10)(BX*4), Y2, Y4
+	VFMADD231PS 32(R10)(BX*4), Y2, Y5
+	VFMADD231PS (R11)(BX*4), Y3, Y4
+	VFMADD231PS 32(R11)(BX*4), Y3, Y5
+	VMOVUPS Y4, (DI)(BX*4)
+	VMOVUPS Y5, 32(DI)(BX*4)
+	ADDQ $16, BX
+	JMP  loop16
+
+loop8:
+	CMPQ DX, $8
+	JL   tail
+	VMOVUPS (DI)(BX*4), Y4
+	VFMADD231PS (R8)(BX*4), Y0, Y4
+	VFMADD231PS (R9)(BX*4), Y1, Y4
+	VFMADD231PS (R10)(BX*4), Y2, Y4
+	VFMADD231PS (R11)(BX*4), Y3, Y4
+	VMOVUPS Y4, (DI)(BX*4)
+	ADDQ $8, BX
+	MOVQ CX, DX
+	SUBQ BX, DX
+
+tail:
+	CMPQ BX, CX
+	JGE  done
+	VMOVSS (DI)(BX*4), X4
+	VFMADD231SS (R8)(BX*4), X0, X4
+	VFMADD231SS (R9)(BX*4), X1, X4
+	VFMADD231SS (R10)(BX*4), X2, X4
+	VFMADD231SS (R11)(BX*4), X3, X4
+	VMOVSS X4, (DI)(BX*4)
+	INCQ BX
+	JMP  tail
+
+done:
+	VZEROUPPER
+	RET

@@ -40,6 +40,10 @@ func BatchMatMul(p *Pool, out, a []float32, aShape []int, b []float32, bShape []
 	}
 	kn := defaultKernel()
 	if prod(bShape[:rb-2]) == 1 {
+		if nb*m <= gemvMaxRows {
+			gemv(p, out, a, b, nb*m, n, k, &ep)
+			return
+		}
 		// out's batch layout is a's: fold the batches into the rows.
 		g := gemmArgs{m: nb * m, n: n, k: k, a: a, lda: k, b: denseB{b, n}, c: out, ldc: n, ep: colEpi(&ep, n)}
 		gemm(p, kn, &g, nil)
@@ -125,4 +129,35 @@ func prod(s []int) int {
 		n *= v
 	}
 	return n
+}
+
+// gemvMaxRows is where a product with few rows stops being a stream over
+// B: packing B for the GEMM kernel costs a pass over B that a handful of
+// rows cannot pay back.
+const gemvMaxRows = 4
+
+// gemv computes out[rows, n] = a[rows, k]·b[k, n] (then the epilogue) as
+// axpys over the rows of b: b is read once, in order, and each output
+// chunk stays in L1. Threads split the columns.
+func gemv(p *Pool, out, a, b []float32, rows, n, k int, ep *Epilogue) {
+	const chunk = 512 // columns per task: 2 KiB of output per row
+	tasks := (n + chunk - 1) / chunk
+	p.For(tasks, 1, func(lo, hi int) {
+		j0, j1 := lo*chunk, min(n, hi*chunk)
+		for i := 0; i < rows; i++ {
+			o := out[i*n+j0 : i*n+j1]
+			clear(o)
+			ar := a[i*k : (i+1)*k]
+			kk := 0
+			for ; kk+4 <= k; kk += 4 {
+				w := [4]float32{ar[kk], ar[kk+1], ar[kk+2], ar[kk+3]}
+				axpy4(o, b[kk*n+j0:kk*n+j1], b[(kk+1)*n+j0:(kk+1)*n+j1], b[(kk+2)*n+j0:(kk+2)*n+j1], b[(kk+3)*n+j0:(kk+3)*n+j1], &w)
+			}
+			for ; kk < k; kk++ {
+				axpy(o, b[kk*n+j0:kk*n+j1], ar[kk])
+			}
+		}
+		e := colEpi(ep, n)
+		e.apply(out, n, 0, j0, rows, j1-j0)
+	})
 }
