@@ -1,6 +1,7 @@
 # rlx: build, test, benchmark, fuzz and lint.
 GO          ?= go
 BIN         ?= bin
+BENCHFLAGS  ?=
 FUZZTIME    ?= 60s
 # The smoke in `make test` counts executions rather than seconds: steady on a
 # loaded CI machine, and clear of Go 1.26's fuzztime deadline race.
@@ -9,7 +10,7 @@ SMOKE_DIM   ?= 200000x
 SMOKE_OTHER ?= 50000x
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build test vet fuzz fuzz-smoke bench lint check-models demo clean
+.PHONY: all build test vet fuzz fuzz-smoke bench bench-go lint check-models demo clean
 
 all: build
 
@@ -42,7 +43,7 @@ demo: build
 # Every parser and loader has a fuzz target: PKG:TARGET.
 FUZZ_TARGETS = ./pkg/hir:FuzzParseCheck ./pkg/dim:FuzzParse ./pkg/artifact:FuzzOpenBytes \
                ./pkg/artifact:FuzzCraftedSection ./pkg/artifact:FuzzUnmarshalManifest \
-               ./pkg/tensor/npy:FuzzRead ./pkg/tensor/safetensors:FuzzParse
+               ./pkg/tensor/npy:FuzzRead ./pkg/tensor/safetensors:FuzzParse ./pkg/onnx/onnxpb:FuzzDecode
 
 fuzz:
 	@for t in $(FUZZ_TARGETS); do scripts/fuzz.sh $${t%%:*} $${t##*:} $(FUZZTIME) || exit 1; done
@@ -50,11 +51,15 @@ fuzz:
 fuzz-smoke:
 	scripts/fuzz.sh ./pkg/hir FuzzParseCheck $(SMOKE_HIR)
 	scripts/fuzz.sh ./pkg/dim FuzzParse $(SMOKE_DIM)
-	@for t in ./pkg/artifact:FuzzOpenBytes ./pkg/tensor/npy:FuzzRead ./pkg/tensor/safetensors:FuzzParse; do \
+	@for t in ./pkg/artifact:FuzzOpenBytes ./pkg/tensor/npy:FuzzRead ./pkg/tensor/safetensors:FuzzParse ./pkg/onnx/onnxpb:FuzzDecode; do \
 		scripts/fuzz.sh $${t%%:*} $${t##*:} $(SMOKE_OTHER) || exit 1; done
 
-## bench: Go benchmarks
-bench:
+## bench: rlx against ONNX Runtime and OpenBLAS on this machine, one table (cmd/rlxbench; BENCHFLAGS="--models mlp --json out.json")
+bench: build
+	$(GO) run ./cmd/rlxbench --bin $(BIN) $(BENCHFLAGS)
+
+## bench-go: the Go benchmarks
+bench-go:
 	$(GO) test ./... -run '^$$' -bench . -benchmem
 
 ## lint: gofmt, go vet and staticcheck must be clean
