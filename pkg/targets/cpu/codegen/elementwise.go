@@ -60,10 +60,18 @@ func (g *gen) elementwise(n *mir.Node) error {
 		c.code = append(c.code, artifact.Instr{Op: "store", A: i, Dst: c.reg[o]})
 	}
 	ints := []int64{int64(len(operands)), int64(len(n.Results))}
-	shapes := [][]int64{shape}
+	iter := shape
+	if len(iter) == 0 {
+		iter = []int64{1} // a scalar runs as one element of a row
+	}
+	shapes := [][]int64{iter}
 	for _, v := range operands {
 		ints = append(ints, int64(v.Type.DType))
-		shapes = append(shapes, broadcastStrides(g.shape(v), shape))
+		st := broadcastStrides(g.shape(v), shape)
+		if len(shape) == 0 {
+			st = []int64{0}
+		}
+		shapes = append(shapes, st)
 	}
 	for _, r := range n.Results {
 		ints = append(ints, int64(r.Type.DType))

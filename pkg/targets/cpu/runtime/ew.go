@@ -54,6 +54,10 @@ func runElementwise(pool *kernels.Pool, s *artifact.Step, bufs [][]byte) error {
 		outs[i] = bufs[s.Args[nIn+i]]
 	}
 	grain := max(1, int(16384/inner))
+	if allF32(s, nIn, nOut) {
+		runElementwise32(pool, s, ins, outs, shape, rows, inner, nregs, grain)
+		return nil
+	}
 	var firstErr error
 	pool.For(int(rows), grain, func(lo, hi int) {
 		regs := make([][]float64, nregs)
@@ -348,4 +352,61 @@ func store(b []byte, dt tensor.DType, off int64, src []float64) {
 			binary.LittleEndian.PutUint16(b[2*e:], tensor.F32ToBF16(float32(v)))
 		}
 	}
+}
+
+// runElementwise32 is runElementwise for all-f32 programs.
+func runElementwise32(pool *kernels.Pool, s *artifact.Step, ins, outs [][]byte, shape []int64, rows, inner int64, nregs, grain int) {
+	rank := len(shape)
+	in32 := make([][]float32, len(ins))
+	for i, b := range ins {
+		in32[i] = tensor.AsF32(b)
+	}
+	out32 := make([][]float32, len(outs))
+	for i, b := range outs {
+		out32[i] = tensor.AsF32(b)
+	}
+	pool.For(int(rows), grain, func(lo, hi int) {
+		buf := make([][]float32, nregs) // scratch per register
+		regs := make([][]float32, nregs)
+		for i := range buf {
+			buf[i] = make([]float32, min(inner, ewChunk))
+		}
+		idx := make([]int64, rank)
+		for row := int64(lo); row < int64(hi); row++ {
+			r := row
+			for d := rank - 2; d >= 0; d-- {
+				idx[d] = r % shape[d]
+				r /= shape[d]
+			}
+			for c0 := int64(0); c0 < inner; c0 += ewChunk {
+				n := min(inner-c0, ewChunk)
+				copy(regs, buf)
+				evalChunk32(s, regs, n, func(op int, dst []float32) []float32 {
+					st := s.Shapes[1+op]
+					inner := st[rank-1]
+					off := c0 * inner
+					for d := 0; d < rank-1; d++ {
+						off += idx[d] * st[d]
+					}
+					src := in32[op]
+					switch inner {
+					case 1:
+						return src[off : off+n]
+					case 0:
+						v := src[off]
+						for i := range dst {
+							dst[i] = v
+						}
+					default:
+						for i := range dst {
+							dst[i] = src[off+int64(i)*inner]
+						}
+					}
+					return dst
+				}, func(o int, src []float32) {
+					copy(out32[o][row*inner+c0:], src)
+				})
+			}
+		}
+	})
 }
