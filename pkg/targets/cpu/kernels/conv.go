@@ -170,6 +170,11 @@ func convDirect(p *Pool, out, x, w []float32, g *ConvGeom, ep *Epilogue) {
 	st := g.StrideW
 	phaseW := (g.W + st - 1) / st // the longest phase row
 	grain := max(1, (1<<14)/max(1, s*khw))
+	// 3x3, dilation 1, stride 1 or 2 (MobileNet's depthwise layers): one
+	// nine-tap pass per output row instead of nine axpys.
+	fast3x3 := g.KH == 3 && g.KW == 3 && g.DilH == 1 && g.DilW == 1 && (st == 1 || st == 2) &&
+		g.PadL <= 2 && g.PadT <= 2
+	zero := make([]float32, g.OW+8)
 	p.For(g.N*g.O, grain, func(lo, hi int) {
 		var phases []float32 // [st][H][phaseW] of the current input plane
 		lastPlane := -1
@@ -182,7 +187,14 @@ func convDirect(p *Pool, out, x, w []float32, g *ConvGeom, ep *Epilogue) {
 				if phases == nil {
 					phases = make([]float32, st*g.H*phaseW)
 				}
-				for ph := 0; ph < st; ph++ {
+				if st == 2 {
+					for ih := 0; ih < g.H; ih++ {
+						even := phases[ih*phaseW : (ih+1)*phaseW]
+						odd := phases[(g.H+ih)*phaseW : (g.H+ih+1)*phaseW]
+						deinterleave2(even, odd, xp[ih*g.W:(ih+1)*g.W])
+					}
+				}
+				for ph := 0; ph < st && st != 2; ph++ {
 					for ih := 0; ih < g.H; ih++ {
 						row := phases[(ph*g.H+ih)*phaseW : (ph*g.H+ih+1)*phaseW]
 						j := 0
@@ -196,6 +208,20 @@ func convDirect(p *Pool, out, x, w []float32, g *ConvGeom, ep *Epilogue) {
 			}
 			op := out[t*s : (t+1)*s]
 			wk := w[o*khw : (o+1)*khw]
+			if fast3x3 {
+				bias := float32(0)
+				if ep.Bias != nil {
+					bias = ep.Bias[o]
+				}
+				rows := dwRows{plane: xp, phases: phases, w: g.W, h: g.H, phaseW: phaseW, st: st}
+				depthwise3x3(op, g, wk, bias, &rows, zero)
+				e := epi{biasPerRow: true, act: ep.Act, alpha: ep.Alpha, lo: ep.Min, hi: ep.Max, ldr: s}
+				if ep.Residual != nil {
+					e.res = ep.Residual[n*g.O*s : (n+1)*g.O*s]
+				}
+				e.apply(out[n*g.O*s:(n+1)*g.O*s], s, o, 0, 1, s)
+				continue
+			}
 			clear(op)
 			for kh := 0; kh < g.KH; kh++ {
 				for kw := 0; kw < g.KW; kw++ {

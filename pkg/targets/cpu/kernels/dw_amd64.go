@@ -1,0 +1,47 @@
+//go:build amd64 && !purego
+
+package kernels
+
+import "unsafe"
+
+//go:noescape
+func dot9AVX2(dst *float32, src *[9]uintptr, n int, w *[9]float32, bias float32)
+
+// dot9 computes dst[i] = bias + Σ_t w[t]*src[t][i] over len(dst) elements;
+// every src[t] has at least len(dst) elements.
+func dot9(dst []float32, src *[9][]float32, w *[9]float32, bias float32) {
+	n := len(dst)
+	if n == 0 {
+		return
+	}
+	if !hasAVX2FMA {
+		dot9Go(dst, src, w, bias)
+		return
+	}
+	var ptrs [9]uintptr
+	for t := range src {
+		s := src[t][:n]
+		ptrs[t] = uintptr(unsafe.Pointer(&s[0]))
+	}
+	dot9AVX2(&dst[0], &ptrs, n, w, bias)
+	// The rows stay reachable until here: ptrs holds plain integers.
+	keepAlive9(src)
+}
+
+//go:noescape
+func deinterleave2AVX2(even, odd, src *float32, pairs int)
+
+// deinterleave2 splits src into its even and odd elements; even has
+// ceil(len(src)/2) elements and odd floor(len(src)/2).
+func deinterleave2(even, odd, src []float32) {
+	pairs := len(src) / 2
+	if hasAVX2FMA && pairs > 0 {
+		_, _ = even[pairs-1], odd[pairs-1]
+		deinterleave2AVX2(&even[0], &odd[0], &src[0], pairs)
+	} else {
+		deinterleave2Go(even[:pairs], odd[:pairs], src[:2*pairs])
+	}
+	if len(src)%2 == 1 {
+		even[pairs] = src[len(src)-1]
+	}
+}

@@ -1,0 +1,123 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// func dot9AVX2(dst *float32, src *[9]uintptr, n int, w *[9]float32, bias float32)
+// dst[i] = bias + sum over t of w[t]*src[t][i], for i in [0, n): one output
+// row of a 3x3 depthwise convolution, each tap a shifted input row.
+TEXT ·dot9AVX2(SB), NOSPLIT, $0-36
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), AX
+	MOVQ n+16(FP), CX
+	MOVQ w+24(FP), DX
+	VBROADCASTSS bias+32(FP), Y15
+	MOVQ 0(AX), R8
+	MOVQ 8(AX), R9
+	MOVQ 16(AX), R10
+	MOVQ 24(AX), R11
+	MOVQ 32(AX), R12
+	MOVQ 40(AX), R13
+	MOVQ 48(AX), R14
+	MOVQ 56(AX), R15
+	MOVQ 64(AX), SI
+	VBROADCASTSS 0(DX), Y0
+	VBROADCASTSS 4(DX), Y1
+	VBROADCASTSS 8(DX), Y2
+	VBROADCASTSS 12(DX), Y3
+	VBROADCASTSS 16(DX), Y4
+	VBROADCASTSS 20(DX), Y5
+	VBROADCASTSS 24(DX), Y6
+	VBROADCASTSS 28(DX), Y7
+	VBROADCASTSS 32(DX), Y8
+	XORQ BX, BX
+
+loop8:
+	MOVQ CX, DX
+	SUBQ BX, DX
+	CMPQ DX, $8
+	JL   tail
+	VMOVAPS Y15, Y9
+	VFMADD231PS (R8)(BX*4), Y0, Y9
+	VFMADD231PS (R9)(BX*4), Y1, Y9
+	VFMADD231PS (R10)(BX*4), Y2, Y9
+	VFMADD231PS (R11)(BX*4), Y3, Y9
+	VFMADD231PS (R12)(BX*4), Y4, Y9
+	VFMADD231PS (R13)(BX*4), Y5, Y9
+	VFMADD231PS (R14)(BX*4), Y6, Y9
+	VFMADD231PS (R15)(BX*4), Y7, Y9
+	VFMADD231PS (SI)(BX*4), Y8, Y9
+	VMOVUPS Y9, (DI)(BX*4)
+	ADDQ $8, BX
+	JMP  loop8
+
+tail:
+	CMPQ BX, CX
+	JGE  done
+	VMOVAPS X15, X9
+	VMOVSS (R8)(BX*4), X10
+	VFMADD231SS X10, X0, X9
+	VMOVSS (R9)(BX*4), X10
+	VFMADD231SS X10, X1, X9
+	VMOVSS (R10)(BX*4), X10
+	VFMADD231SS X10, X2, X9
+	VMOVSS (R11)(BX*4), X10
+	VFMADD231SS X10, X3, X9
+	VMOVSS (R12)(BX*4), X10
+	VFMADD231SS X10, X4, X9
+	VMOVSS (R13)(BX*4), X10
+	VFMADD231SS X10, X5, X9
+	VMOVSS (R14)(BX*4), X10
+	VFMADD231SS X10, X6, X9
+	VMOVSS (R15)(BX*4), X10
+	VFMADD231SS X10, X7, X9
+	VMOVSS (SI)(BX*4), X10
+	VFMADD231SS X10, X8, X9
+	VMOVSS X9, (DI)(BX*4)
+	INCQ BX
+	JMP  tail
+
+done:
+	VZEROUPPER
+	RET
+
+// func deinterleave2AVX2(even, odd, src *float32, pairs int)
+// even[i] = src[2i], odd[i] = src[2i+1] for i in [0, pairs).
+TEXT ·deinterleave2AVX2(SB), NOSPLIT, $0-32
+	MOVQ even+0(FP), DI
+	MOVQ odd+8(FP), SI
+	MOVQ src+16(FP), AX
+	MOVQ pairs+24(FP), CX
+
+loop8:
+	CMPQ CX, $8
+	JL   tail
+	VMOVUPS (AX), Y0
+	VMOVUPS 32(AX), Y1
+	VSHUFPS $0x88, Y1, Y0, Y2 // a0 a2 b0 b2 | a4 a6 b4 b6
+	VSHUFPS $0xDD, Y1, Y0, Y3 // a1 a3 b1 b3 | a5 a7 b5 b7
+	VPERMPD $0xD8, Y2, Y2     // a0 a2 a4 a6 b0 b2 b4 b6
+	VPERMPD $0xD8, Y3, Y3
+	VMOVUPS Y2, (DI)
+	VMOVUPS Y3, (SI)
+	ADDQ $64, AX
+	ADDQ $32, DI
+	ADDQ $32, SI
+	SUBQ $8, CX
+	JMP  loop8
+
+tail:
+	TESTQ CX, CX
+	JE    done
+	MOVL (AX), BX
+	MOVL BX, (DI)
+	MOVL 4(AX), BX
+	MOVL BX, (SI)
+	ADDQ $8, AX
+	ADDQ $4, DI
+	ADDQ $4, SI
+	DECQ CX
+	JMP  tail
+
+done:
+	VZEROUPPER
+	RET

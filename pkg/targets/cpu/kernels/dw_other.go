@@ -1,0 +1,17 @@
+//go:build !amd64 || purego
+
+package kernels
+
+// dot9 computes dst[i] = bias + Σ_t w[t]*src[t][i] over len(dst) elements.
+func dot9(dst []float32, src *[9][]float32, w *[9]float32, bias float32) {
+	dot9Go(dst, src, w, bias)
+}
+
+// deinterleave2 splits src into its even and odd elements.
+func deinterleave2(even, odd, src []float32) {
+	pairs := len(src) / 2
+	deinterleave2Go(even[:pairs], odd[:pairs], src[:2*pairs])
+	if len(src)%2 == 1 {
+		even[pairs] = src[len(src)-1]
+	}
+}
