@@ -220,33 +220,7 @@ func compare(got, want *tensor.Tensor) string {
 	return ""
 }
 
-func asFloat(t *tensor.Tensor) []float64 {
-	n := t.Len()
-	out := make([]float64, n)
-	for i := 0; i < n; i++ {
-		switch t.DType {
-		case tensor.F32:
-			out[i] = float64(t.F32()[i])
-		case tensor.F64:
-			out[i] = t.F64()[i]
-		case tensor.I64:
-			out[i] = float64(t.I64()[i])
-		case tensor.I32:
-			out[i] = float64(t.I32()[i])
-		case tensor.F16:
-			out[i] = float64(tensor.F16ToF32(uint16(t.Data[2*i]) | uint16(t.Data[2*i+1])<<8))
-		case tensor.BF16:
-			out[i] = float64(tensor.BF16ToF32(uint16(t.Data[2*i]) | uint16(t.Data[2*i+1])<<8))
-		case tensor.I16:
-			out[i] = float64(int16(uint16(t.Data[2*i]) | uint16(t.Data[2*i+1])<<8))
-		case tensor.I8:
-			out[i] = float64(int8(t.Data[i]))
-		default:
-			out[i] = float64(t.Data[i])
-		}
-	}
-	return out
-}
+func asFloat(t *tensor.Tensor) []float64 { return t.Float64s() }
 
 // TestReproducible: the same build twice gives the same bytes.
 func TestReproducible(t *testing.T) {

@@ -326,37 +326,8 @@ func short(v []float64) string {
 	return "[" + strings.Join(parts, " ") + "]"
 }
 
-// values reads any tensor as float64.
-func values(t *tensor.Tensor) []float64 {
-	n := t.Len()
-	out := make([]float64, n)
-	for i := 0; i < n; i++ {
-		switch t.DType {
-		case tensor.F32:
-			out[i] = float64(t.F32()[i])
-		case tensor.F64:
-			out[i] = t.F64()[i]
-		case tensor.I64:
-			out[i] = float64(t.I64()[i])
-		case tensor.I32:
-			out[i] = float64(t.I32()[i])
-		case tensor.F16:
-			out[i] = float64(tensor.F16ToF32(uint16(t.Data[2*i]) | uint16(t.Data[2*i+1])<<8))
-		case tensor.BF16:
-			out[i] = float64(tensor.BF16ToF32(uint16(t.Data[2*i]) | uint16(t.Data[2*i+1])<<8))
-		case tensor.I16:
-			out[i] = float64(int16(uint16(t.Data[2*i]) | uint16(t.Data[2*i+1])<<8))
-		case tensor.I8:
-			out[i] = float64(int8(t.Data[i]))
-		default:
-			out[i] = float64(t.Data[i])
-		}
-	}
-	return out
-}
-
 func summarize(o loader.Named) outputReport {
-	v := values(o.Tensor)
+	v := o.Tensor.Float64s()
 	r := outputReport{Name: o.Name, DType: o.Tensor.DType.String(), Shape: o.Tensor.Shape}
 	if len(v) > 0 {
 		r.Min, r.Max = math.Inf(1), math.Inf(-1)
@@ -385,7 +356,7 @@ func compareTensors(got, ref *tensor.Tensor, atol, rtol float64) *compare {
 			return c
 		}
 	}
-	g, r := values(got), values(ref)
+	g, r := got.Float64s(), ref.Float64s()
 	worst, worstExcess := -1, 0.0
 	for i := range g {
 		a, b := g[i], r[i]

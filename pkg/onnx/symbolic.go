@@ -172,7 +172,7 @@ func (im *importer) symbolic(n *onnxpb.Node) (bool, error) {
 			return true, fmt.Errorf("slice step 0")
 		}
 		var out []dim.Expr
-		first, count := sliceRange(start, end, step, int64(len(v)))
+		first, count := tensor.SliceRange(start, end, step, int64(len(v)))
 		for k := int64(0); k < count; k++ {
 			out = append(out, v[first+k*step])
 		}
@@ -257,26 +257,4 @@ func clampAxis(a, r int64) int64 {
 		a += r
 	}
 	return min(max(a, 0), r)
-}
-
-// sliceRange normalizes x[start:end:step] over n values (NumPy rules).
-func sliceRange(start, end, step, n int64) (first, count int64) {
-	norm := func(v, lo, hi int64) int64 {
-		if v < 0 {
-			v += n
-		}
-		return min(max(v, lo), hi)
-	}
-	if step > 0 {
-		s, e := norm(start, 0, n), norm(end, 0, n)
-		if e <= s {
-			return s, 0
-		}
-		return s, (e - s + step - 1) / step
-	}
-	s, e := norm(start, -1, n-1), norm(end, -1, n-1)
-	if s <= e {
-		return s, 0
-	}
-	return s, (s - e - step - 1) / -step
 }

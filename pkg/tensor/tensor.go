@@ -116,3 +116,58 @@ func AsU32(b []byte) []uint32 { return view[uint32](b) }
 
 // AsU64 views bytes as uint64 without copying.
 func AsU64(b []byte) []uint64 { return view[uint64](b) }
+
+// Float64s returns the elements converted to float64 (bool and integers as
+// their values, half floats widened), for comparisons and summaries.
+func (t *Tensor) Float64s() []float64 {
+	n := t.Len()
+	out := make([]float64, n)
+	d := t.Data
+	for i := 0; i < n; i++ {
+		switch t.DType {
+		case F32:
+			out[i] = float64(t.F32()[i])
+		case F64:
+			out[i] = t.F64()[i]
+		case I64:
+			out[i] = float64(t.I64()[i])
+		case I32:
+			out[i] = float64(t.I32()[i])
+		case F16:
+			out[i] = float64(F16ToF32(uint16(d[2*i]) | uint16(d[2*i+1])<<8))
+		case BF16:
+			out[i] = float64(BF16ToF32(uint16(d[2*i]) | uint16(d[2*i+1])<<8))
+		case I16:
+			out[i] = float64(int16(uint16(d[2*i]) | uint16(d[2*i+1])<<8))
+		case I8:
+			out[i] = float64(int8(d[i]))
+		default:
+			out[i] = float64(d[i])
+		}
+	}
+	return out
+}
+
+// SliceRange normalizes x[start:end:step] over a dim of size d as NumPy
+// and ONNX do (negative indices count from the end, then clamp) and returns
+// the first index and the number of elements.
+func SliceRange(start, end, step, d int64) (first, count int64) {
+	norm := func(v, lo, hi int64) int64 {
+		if v < 0 {
+			v += d
+		}
+		return min(max(v, lo), hi)
+	}
+	if step > 0 {
+		s, e := norm(start, 0, d), norm(end, 0, d)
+		if e <= s {
+			return s, 0
+		}
+		return s, (e - s + step - 1) / step
+	}
+	s, e := norm(start, -1, d-1), norm(end, -1, d-1)
+	if s <= e {
+		return s, 0
+	}
+	return s, (s - e - step - 1) / -step
+}

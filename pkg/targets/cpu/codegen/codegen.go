@@ -320,35 +320,12 @@ func (g *gen) slice(n *mir.Node) error {
 	off := int64(0)
 	for i, ax := range n.Attrs.Ints("axes") {
 		step := n.Attrs.Ints("steps")[i]
-		start, _ := SliceRange(starts[i], ends[i], step, s[ax])
+		start, _ := tensor.SliceRange(starts[i], ends[i], step, s[ax])
 		off += start * in[ax]
 		src[ax] = in[ax] * step
 	}
 	g.copyStep(n, x, out, g.shape(out), 0, contiguousStrides(g.shape(out)), off, src)
 	return nil
-}
-
-// SliceRange normalizes x[start:end:step] over a dim of size d and returns
-// the first index and the count, as NumPy does.
-func SliceRange(start, end, step, d int64) (first, count int64) {
-	norm := func(v, lo, hi int64) int64 {
-		if v < 0 {
-			v += d
-		}
-		return min(max(v, lo), hi)
-	}
-	if step > 0 {
-		s, e := norm(start, 0, d), norm(end, 0, d)
-		if e <= s {
-			return s, 0
-		}
-		return s, (e - s + step - 1) / step
-	}
-	s, e := norm(start, -1, d-1), norm(end, -1, d-1)
-	if s <= e {
-		return s, 0
-	}
-	return s, (s - e - step - 1) / -step
 }
 
 func (g *gen) layernorm(n *mir.Node) error {
