@@ -22,6 +22,7 @@ import (
 	"github.com/rlx-project/rlx/pkg/mir"
 	"github.com/rlx-project/rlx/pkg/specialize"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/codegen"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels"
 	"github.com/rlx-project/rlx/pkg/tensor"
 	"github.com/rlx-project/rlx/pkg/tensor/safetensors"
 )
@@ -124,7 +125,7 @@ func Build(file string, src []byte, out string, opts Options) (*Result, error) {
 		Source:   digest(canon),
 		Weights:  wdigest,
 		Binding:  bindingsText(bindings),
-		Target:   "cpu",
+		Target:   "cpu/" + kernels.PackedLayout(),
 		Compiler: opts.Compiler,
 		Options:  "func=" + fn,
 	}
@@ -304,7 +305,7 @@ func bytesText(n int64) string {
 // generate specializes the template for each binding and assembles the
 // artifact's sections.
 func generate(m *hir.Module, f *hir.FuncDecl, g *mir.Graph, bindings []specialize.Binding, canon []byte, wdigest, fn, compiler string) ([]artifact.Section, []artifact.Variant, error) {
-	weights := codegen.NewWeights()
+	weights := codegen.NewWeights(kernels.PackedLayout())
 	var sections []artifact.Section
 	var variants []artifact.Variant
 	for i, b := range bindings {
@@ -336,7 +337,7 @@ func generate(m *hir.Module, f *hir.FuncDecl, g *mir.Graph, bindings []specializ
 	man := artifact.Manifest{
 		Module: m.Name,
 		Provenance: artifact.Provenance{
-			Compiler: compiler, Target: "cpu", Bindings: strings.Split(bindingsText(bindings), ";"),
+			Compiler: compiler, Target: "cpu", Features: []string{kernels.PackedLayout()}, Bindings: strings.Split(bindingsText(bindings), ";"),
 			SourceDigest: digest(canon), WeightsDigest: wdigest, Entry: fn,
 		},
 		Signature: signature(m, f),

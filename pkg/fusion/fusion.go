@@ -24,6 +24,7 @@ func Passes() []Pass {
 	return []Pass{
 		{"fold-constants", FoldConstants},
 		{"dead-code", DeadCode},
+		{"gelu", FuseGelu},
 		{"attention", FuseAttention},
 		{"matmul-epilogue", FuseEpilogues},
 		{"add-layernorm", FuseAddLayerNorm},

@@ -9,19 +9,49 @@ import (
 	"github.com/rlx-project/rlx/pkg/artifact"
 	"github.com/rlx-project/rlx/pkg/mir"
 	"github.com/rlx-project/rlx/pkg/specialize"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
 
 // Weights collects the constants that programs reference, once each, across
 // all the variants of one artifact.
 type Weights struct {
-	Refs  []artifact.WeightRef
-	Data  []*tensor.Tensor
-	index map[*mir.Value]int
+	Refs   []artifact.WeightRef
+	Data   []*tensor.Tensor
+	index  map[*mir.Value]int
+	packed map[*mir.Value]int
+
+	// Layout is the panel layout matmul weights are packed in (the build
+	// machine's, kernels.PackedLayout()); "" packs nothing.
+	Layout string
 }
 
-// NewWeights returns an empty table.
-func NewWeights() *Weights { return &Weights{index: map[*mir.Value]int{}} }
+// NewWeights returns an empty table that packs weights for layout.
+func NewWeights(layout string) *Weights {
+	return &Weights{index: map[*mir.Value]int{}, packed: map[*mir.Value]int{}, Layout: layout}
+}
+
+// AddPacked registers a [K, N] weight packed into the micro-kernel's panel
+// layout and returns its index.
+func (w *Weights) AddPacked(v *mir.Value) (int, error) {
+	if i, ok := w.packed[v]; ok {
+		return i, nil
+	}
+	k, n := v.Const.Shape[0], v.Const.Shape[1]
+	data, err := kernels.PackBLayout(w.Layout, int(k), int(n), v.Const.F32(), int(n))
+	if err != nil {
+		return 0, err
+	}
+	t := tensor.FromF32([]int64{int64(len(data))}, data)
+	name := v.Param
+	if name == "" {
+		name = fmt.Sprintf("const/%d:%s", len(w.Refs), v.Name)
+	}
+	w.packed[v] = len(w.Refs)
+	w.Refs = append(w.Refs, artifact.WeightRef{Name: name + "#" + w.Layout, DType: "f32", Shape: t.Shape, Bytes: int64(len(t.Data))})
+	w.Data = append(w.Data, t)
+	return len(w.Refs) - 1, nil
+}
 
 // Add registers a constant and returns its index.
 func (w *Weights) Add(v *mir.Value) int {
@@ -190,7 +220,26 @@ func (g *gen) node(n *mir.Node) error {
 		if err := requireF32(n, x[0], x[1], out); err != nil {
 			return err
 		}
-		g.step("matmul", n, nonNil(x[0], x[1], bias, res, out), artifact.Step{Ints: ints, Floats: floats, Shapes: [][]int64{g.shape(x[0]), g.shape(x[1])}})
+		as, bs := g.shape(x[0]), g.shape(x[1])
+		rows := prod(as[:len(as)-1])
+		if g.w.Layout != "" && x[1].IsConst() && len(bs) == 2 && rows > kernels.GemvMaxRows {
+			// A weight: packed at build time into the kernel's panels, so
+			// runs never repack it. Few-row products stream B as it is.
+			idx, err := g.w.AddPacked(x[1])
+			if err != nil {
+				return err
+			}
+			pb := len(g.prog.Buffers)
+			g.prog.Buffers = append(g.prog.Buffers, artifact.Buffer{Kind: artifact.BufWeight, Index: idx, Bytes: g.w.Refs[idx].Bytes})
+			st := artifact.Step{Kernel: "matmul_packed", Src: n.Src, Ints: append([]int64{rows, bs[1], bs[0]}, ints...), Floats: floats}
+			st.Args = []int{g.buffer(x[0]), pb}
+			for _, v := range nonNil(bias, res, out) {
+				st.Args = append(st.Args, g.buffer(v))
+			}
+			g.prog.Steps = append(g.prog.Steps, st)
+			return nil
+		}
+		g.step("matmul", n, nonNil(x[0], x[1], bias, res, out), artifact.Step{Ints: ints, Floats: floats, Shapes: [][]int64{as, bs}})
 	case mir.OpConv2D:
 		convBias, res, ints, floats, err := epilogue(n, 2)
 		if err != nil {

@@ -40,7 +40,7 @@ func BatchMatMul(p *Pool, out, a []float32, aShape []int, b []float32, bShape []
 	}
 	kn := defaultKernel()
 	if prod(bShape[:rb-2]) == 1 {
-		if nb*m <= gemvMaxRows {
+		if nb*m <= GemvMaxRows {
 			gemv(p, out, a, b, nb*m, n, k, &ep)
 			return
 		}
@@ -131,10 +131,11 @@ func prod(s []int) int {
 	return n
 }
 
-// gemvMaxRows is where a product with few rows stops being a stream over
+// GemvMaxRows is where a product with few rows stops being a stream over
 // B: packing B for the GEMM kernel costs a pass over B that a handful of
-// rows cannot pay back.
-const gemvMaxRows = 4
+// rows cannot pay back. The compiler packs weights only for products with
+// more rows.
+const GemvMaxRows = 4
 
 // gemv computes out[rows, n] = a[rows, k]·b[k, n] (then the epilogue) as
 // axpys over the rows of b: b is read once, in order, and each output

@@ -65,6 +65,21 @@ func New(p *artifact.Program, weights [][]byte) (*Exec, error) {
 			}
 		}
 	}
+	for i, s := range p.Steps {
+		if s.Kernel != "matmul_packed" || len(s.Args) < 2 || len(s.Ints) < 3 {
+			continue
+		}
+		// Packed weights carry their layout; a CPU with another micro-kernel
+		// must not read them as its own.
+		b := p.Buffers[s.Args[1]]
+		if b.Kind != artifact.BufWeight {
+			return nil, fmt.Errorf("step %d (%s): packed operand is not a weight", i, s.Src)
+		}
+		w := weights[b.Index]
+		if got := kernels.PackedHeaderLayout(tensor.AsF32(w)); got != kernels.PackedLayout() {
+			return nil, fmt.Errorf("step %d (%s): the artifact packs weights as %s, but this CPU's kernels need %s: rebuild the artifact for this machine (rlxc build --target cpu)", i, s.Src, got, kernels.PackedLayout())
+		}
+	}
 	e := &Exec{prog: p, weights: weights}
 	e.arenas.New = func() any { b := make([]byte, p.ArenaBytes); return &b }
 	return e, nil

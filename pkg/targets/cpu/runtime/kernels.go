@@ -61,6 +61,17 @@ func run(pool *kernels.Pool, s *artifact.Step, bufs [][]byte) error {
 			return err
 		}
 		kernels.BatchMatMul(pool, f32(o), f32(0), ints(s.Shapes[0]), f32(1), ints(s.Shapes[1]), ep)
+	case "matmul_packed":
+		// Ints: rows, N, K, then the epilogue; Args: a, packed B, [bias], [residual], out.
+		if err := need(s, 6, 3); err != nil {
+			return err
+		}
+		ep, o, err := epilogue(s, s.Ints[3:], bufs, 2)
+		if err != nil {
+			return err
+		}
+		m, n, k := int(s.Ints[0]), int(s.Ints[1]), int(s.Ints[2])
+		kernels.GemmPacked(pool, m, n, k, f32(0), k, f32(1), f32(o), n, ep)
 	case "conv2d":
 		if err := need(s, 21, 3); err != nil {
 			return err
