@@ -1,6 +1,11 @@
 package kernels
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+)
 
 // Gemm is a packed-panel design (the BLIS loop nest):
 //
@@ -9,13 +14,18 @@ import "fmt"
 //	    for ic in steps of gemmMC over m      (pack A[ic:+mc, pc:+kc] into mr-high panels; parallel tasks)
 //	      for each B panel, each A panel      (the mr×nr micro-kernel, k = kc)
 //
-// The micro-kernel is a gemmKernel value: the portable Go one now, assembly
-// ones later; packing formats follow its mr and nr. Every output element is
-// summed in the same order whatever the thread count, so results do not
-// depend on Pool.Threads.
+// The micro-kernel is a gemmKernel value chosen once per process: the
+// AVX2+FMA 6×16 kernel (gemm_amd64.s) where the CPU has it, else the
+// portable Go one (gemm_kernel.go; also the purego build). Packing formats
+// and blocking follow the kernel. Packing B is skipped for a B packed ahead
+// of time (GemmPacked) and for products with fewer rows than the tile,
+// which stream B through row kernels. Every output element is summed in the
+// same order whatever the thread count, so results do not depend on
+// Pool.Threads.
 
-// Blocking. gemmKC·nr floats of B panel stay in L1 while a gemmMC×gemmKC A
-// block (64 KiB) stays in L2.
+// Blocking is per kernel (gemmKernel's kc, mc, nc): kc·nr floats of a B
+// panel stay in L1 while an mc×kc A block stays in L2 and the kc×nc B block
+// in L3. These are the portable kernel's; the assembly kernels bring their own.
 const (
 	gemmKC = 256
 	gemmMC = 64 // rounded down to a multiple of the kernel's mr
@@ -28,19 +38,112 @@ const (
 	gemvGrain = 256
 )
 
-// gemmKernel is a micro-kernel and its tile shape. fn computes the mr×nr
-// tile sum over p < kc of a[p*mr+i]·b[p*nr+j] from packed panels and stores
-// it at c[i*ldc+j] (or adds it there when accumulate is set).
+// gemmKernel is a micro-kernel, its tile shape and its blocking.
+//
+// fn computes the mr×nr tile sum over p < kc of a[p*mr+i]·b[p*nr+j] from
+// packed panels and stores it at c[i*ldc+j] (or adds it there when
+// accumulate is set).
+//
+// tile, when set, is the same kernel with B rows ldb floats apart (nr for a
+// packed panel; a row-major B's own stride on the few-rows path) and with
+// the part of the epilogue that e describes applied as the tile is stored.
+// fn and tile must give bit-identical sums.
 type gemmKernel struct {
-	mr, nr int
-	fn     func(kc int, a, b, c []float32, ldc int, accumulate bool)
+	name       string
+	mr, nr     int
+	kc, mc, nc int
+	fn         func(kc int, a, b, c []float32, ldc int, accumulate bool)
+	tile       func(kc int, a, b []float32, ldb int, c []float32, ldc int, e tileEpi)
+	// rows, when set, serves products with fewer than mr rows: rows (1 or 2)
+	// rows of A, read in place lda apart, times g 16-column panels of B
+	// (rows ldb apart, panels ps apart), stored at c (rows ldc apart), or
+	// added there when acc is set. g is 4 or 1 for one row, 2 or 1 for two.
+	// Every element is summed as tile sums it.
+	rows func(kc int, a []float32, lda int, b []float32, ldb, ps int, c []float32, ldc int, acc bool, rows, g int)
+	// chain, when set, is the one-row product streaming a row-major B:
+	// dst[j] gets the FMA chain of a[p]·b[p·ldb+j] over p < len(a) added in
+	// order (the sums rows and tile form); len(dst) is a multiple of 8.
+	chain func(dst, b []float32, ldb int, a []float32)
 }
 
 // maxTile bounds mr·nr over all kernels (the edge-tile scratch lives on the stack).
 const maxTile = 256
 
+// goKernel is the portable micro-kernel.
+func goKernel() gemmKernel {
+	return gemmKernel{name: "go", mr: 4, nr: 2, kc: gemmKC, mc: gemmMC, nc: gemmNC, fn: kernel4x2}
+}
+
+// gemmDefault is the kernel Gemm, BatchMatMul, Conv2D and Attention use:
+// the best one this CPU runs, chosen once at start-up. Tests swap it to
+// run the whole package with the portable kernel.
+var gemmDefault = bestKernel()
+
+func bestKernel() gemmKernel {
+	if kn, ok := asmKernel(); ok {
+		return kn
+	}
+	return goKernel()
+}
+
 // defaultKernel returns the micro-kernel for this machine.
-func defaultKernel() gemmKernel { return gemmKernel{mr: 4, nr: 2, fn: kernel4x2} }
+func defaultKernel() gemmKernel { return gemmDefault }
+
+// tileEpi is the part of an epilogue a kernel's tile function applies on
+// store, in this order: epiAcc adds the old C, epiBiasCol adds bias[j],
+// epiBiasRow adds bias[i], epiClamp clamps to [lo, hi] (NaN passes
+// through; ActRelu is [0, +Inf]), epiRes adds res[i*ldr+j]. bias and res
+// start at the tile's first row and column.
+type tileEpi struct {
+	flags  uint
+	bias   []float32
+	res    []float32
+	ldr    int
+	lo, hi float32
+}
+
+const (
+	epiAcc uint = 1 << iota
+	epiBiasCol
+	epiBiasRow
+	epiClamp
+	epiRes
+)
+
+// splitEpi splits e into the part a tile function applies (as flags and
+// the equivalent epi for edge tiles, which Go finishes) and the rest, which
+// runs after the tile is stored: an activation other than ReLU or a clamp
+// (and then the residual, which comes after it).
+func splitEpi(e *epi) (flags uint, fused, rest epi) {
+	fused = epi{bias: e.bias, biasPerRow: e.biasPerRow, ldr: e.ldr}
+	rest = epi{act: e.act, alpha: e.alpha, lo: e.lo, hi: e.hi, res: e.res, ldr: e.ldr}
+	if e.bias != nil {
+		if e.biasPerRow {
+			flags |= epiBiasRow
+		} else {
+			flags |= epiBiasCol
+		}
+	}
+	switch {
+	case e.act == ActNone:
+	case e.act == ActRelu:
+		fused.act = ActRelu
+		fused.lo, fused.hi = 0, float32(math.Inf(1))
+		flags |= epiClamp
+	case e.act == ActClamp && !(e.lo > e.hi):
+		fused.act, fused.lo, fused.hi = ActClamp, e.lo, e.hi
+		flags |= epiClamp
+	default:
+		return flags, fused, rest
+	}
+	rest.act = ActNone
+	if e.res != nil {
+		fused.res = e.res
+		rest.res = nil
+		flags |= epiRes
+	}
+	return flags, fused, rest
+}
 
 // bSource is the k×n right operand, read only through packing, so that
 // convolution (im2col on the fly) and attention (Kᵀ) reuse the Gemm.
@@ -59,6 +162,18 @@ type denseB struct {
 
 func (s denseB) pack(dst []float32, nr, p0, kb, j0, w int) {
 	full := w / nr * nr
+	if nr == 16 {
+		packB16s(dst, s.b[p0*s.ldb+j0:], s.ldb, kb, full/16)
+		if full < w {
+			for p := 0; p < kb; p++ {
+				src := s.b[(p0+p)*s.ldb+j0+full : (p0+p)*s.ldb+j0+w]
+				tail := dst[full*kb+p*16 : full*kb+p*16+16]
+				n := copy(tail, src)
+				clear(tail[n:])
+			}
+		}
+		return
+	}
 	for p := 0; p < kb; p++ {
 		src := s.b[(p0+p)*s.ldb+j0 : (p0+p)*s.ldb+j0+w]
 		d := p * nr
@@ -78,6 +193,18 @@ func (s denseB) pack(dst []float32, nr, p0, kb, j0, w int) {
 			tail := dst[o : o+nr]
 			n := copy(tail, src[full:])
 			clear(tail[n:])
+		}
+	}
+}
+
+// packB16Go packs np 16-column panels of kb rows of b (ldb apart) into dst.
+func packB16Go(dst, b []float32, ldb, kb, np int) {
+	for q := 0; q < np; q++ {
+		panel := dst[q*16*kb : (q+1)*16*kb]
+		o := q * 16
+		for p := 0; p < kb; p++ {
+			copy(panel[p*16:p*16+16], b[o:o+16])
+			o += ldb
 		}
 	}
 }
@@ -120,8 +247,17 @@ type gemmArgs struct {
 	ep         epi
 }
 
-// gemmWork holds packing buffers that a serial caller reuses across calls.
-type gemmWork struct{ ap, bp []float32 }
+// gemmWork holds packing buffers: the B block and one A block per
+// concurrently running chunk (each with a maxTile edge-tile scratch at its
+// end). Every gemm call takes one from gemmWorkPool and puts it back, so
+// buffers are reused across calls and callers (the gemmWork a caller
+// passes to gemm is no longer needed and goes unused).
+type gemmWork struct {
+	aps [][]float32
+	bp  []float32
+}
+
+var gemmWorkPool = sync.Pool{New: func() any { return new(gemmWork) }}
 
 func grow(buf []float32, n int) []float32 {
 	if cap(buf) < n {
@@ -161,9 +297,9 @@ func checkMatrix(fn, name string, s []float32, rows, cols, ld int) {
 	}
 }
 
-// gemm runs g on p (nil for the calling goroutine), reusing w's buffers
-// when w is not nil.
-func gemm(p *Pool, kn gemmKernel, g *gemmArgs, w *gemmWork) {
+// gemm runs g on p (nil for the calling goroutine). The last parameter is
+// vestigial: buffers come from gemmWorkPool.
+func gemm(p *Pool, kn gemmKernel, g *gemmArgs, _ *gemmWork) {
 	m, n, k := g.m, g.n, g.k
 	if m <= 0 || n <= 0 {
 		return
@@ -180,51 +316,95 @@ func gemm(p *Pool, kn gemmKernel, g *gemmArgs, w *gemmWork) {
 	if p.Threads() > 1 && m*n*k < gemmSerialWork {
 		p = nil
 	}
-	if d, ok := g.b.(denseB); ok && m < kn.mr {
-		gemvRows(p, g, d)
-		return
+	pre, _ := g.b.(*packedB)
+	if m < kn.mr {
+		d, dense := g.b.(denseB)
+		switch {
+		case kn.rows != nil && kn.nr == 16 && (dense || pre != nil):
+			gemmFewRows(p, &kn, g, d, pre)
+			return
+		case dense:
+			gemvRows(p, g, d)
+			return
+		}
 	}
 	threads := p.Threads()
 	mr, nr := kn.mr, kn.nr
-	kcb := min(k, gemmKC)
-	var ws gemmWork
-	if w == nil {
-		w = &ws
+	kc, nc := kn.kc, kn.nc
+	kcb := min(k, kc)
+	w := gemmWorkPool.Get().(*gemmWork)
+	defer gemmWorkPool.Put(w)
+	var bp []float32
+	if pre == nil {
+		w.bp = grow(w.bp, ceilDiv(min(n, nc), nr)*nr*kcb)
+		bp = w.bp
 	}
-	w.bp = grow(w.bp, ceilDiv(min(n, gemmNC), nr)*nr*kcb)
-	bp := w.bp
-	mc := max(mr, gemmMC/mr*mr)
-	// A-block buffers: one per running chunk, recycled within this call.
+	mc := max(mr, kn.mc/mr*mr)
+	// A-block buffers (and edge-tile scratch): one per running chunk,
+	// recycled within this call and kept in w for the next.
 	aLen := ceilDiv(min(m, mc), mr) * mr * kcb
 	bufs := make(chan []float32, threads)
-	if w.ap != nil && cap(w.ap) >= aLen {
-		bufs <- w.ap[:aLen]
+	for _, b := range w.aps {
+		if cap(b) >= aLen+maxTile && len(bufs) < threads {
+			bufs <- b[:aLen+maxTile]
+		}
+	}
+	w.aps = w.aps[:0]
+	defer func() {
+		for len(bufs) > 0 {
+			w.aps = append(w.aps, <-bufs)
+		}
+	}()
+	// The epilogue: the part the kernel applies as it stores the last k
+	// block's tiles, and the rest, applied to each finished block.
+	var flags uint
+	fused, rest := epi{}, g.ep
+	if kn.tile != nil && !g.ep.none() {
+		flags, fused, rest = splitEpi(&g.ep)
 	}
 	mBlocks := ceilDiv(m, mc)
-	for jc := 0; jc < n; jc += gemmNC {
-		nb := min(gemmNC, n-jc)
+	for jc := 0; jc < n; jc += nc {
+		nb := min(nc, n-jc)
 		nPanels := ceilDiv(nb, nr)
+		// Tasks are (A block, group of B panels) pairs, claimed one at a
+		// time by whichever goroutines take part, so that a late or slow
+		// thread costs at most one small task of imbalance.
 		nGroups := 1
 		if threads > 1 {
-			nGroups = min(nPanels, ceilDiv(4*threads, mBlocks))
+			nGroups = min(nPanels, ceilDiv(16*threads, mBlocks))
 		}
-		for pc := 0; pc < k; pc += gemmKC {
-			kb := min(gemmKC, k-pc)
+		tasks := mBlocks * nGroups
+		for pc := 0; pc < k; pc += kc {
+			kb := min(kc, k-pc)
 			acc := pc > 0 || g.accumulate
 			last := pc+kb == k
-			p.For(nPanels, gemmPackGrain, func(lo, hi int) {
-				j0 := lo * nr
-				g.b.pack(bp[j0*kb:], nr, pc, kb, jc+j0, min(hi*nr, nb)-j0)
-			})
-			p.For(mBlocks*nGroups, 1, func(lo, hi int) {
-				var ap []float32
+			if pre != nil {
+				bp = pre.block(pc, jc)
+			} else {
+				p.For(nPanels, gemmPackGrain, func(lo, hi int) {
+					j0 := lo * nr
+					g.b.pack(bp[j0*kb:], nr, pc, kb, jc+j0, min(hi*nr, nb)-j0)
+				})
+			}
+			mk := macro{kn: &kn, bp: bp, c: g.c, ldc: g.ldc, jc: jc, nb: nb, kb: kb, acc: acc}
+			if last {
+				mk.flags, mk.fused = flags, &fused
+			}
+			var next atomic.Int64
+			p.For(min(threads, tasks), 1, func(_, _ int) {
+				var buf []float32
 				select {
-				case ap = <-bufs:
+				case buf = <-bufs:
 				default:
-					ap = make([]float32, aLen)
+					buf = make([]float32, aLen+maxTile)
 				}
+				ap, tmp := buf[:aLen], buf[aLen:]
 				packed := -1
-				for t := lo; t < hi; t++ {
+				for {
+					t := int(next.Add(1) - 1)
+					if t >= tasks {
+						break
+					}
 					ib, gi := t/nGroups, t%nGroups
 					i0 := ib * mc
 					mb := min(mc, m-i0)
@@ -233,26 +413,18 @@ func gemm(p *Pool, kn gemmKernel, g *gemmArgs, w *gemmWork) {
 						packed = ib
 					}
 					q0, q1 := gi*nPanels/nGroups, (gi+1)*nPanels/nGroups
-					macroKernel(kn, ap, bp, g.c, g.ldc, i0, mb, jc, q0, q1, nb, kb, acc)
+					mk.run(ap, tmp, i0, mb, q0, q1)
 					if last {
 						j0 := q0 * nr
-						g.ep.apply(g.c, g.ldc, i0, jc+j0, mb, min(q1*nr, nb)-j0)
+						rest.apply(g.c, g.ldc, i0, jc+j0, mb, min(q1*nr, nb)-j0)
 					}
 				}
 				select {
-				case bufs <- ap:
+				case bufs <- buf:
 				default:
 				}
 			})
 		}
-	}
-	if w == &ws {
-		return
-	}
-	select {
-	case ap := <-bufs:
-		w.ap = ap
-	default:
 	}
 }
 
@@ -262,6 +434,12 @@ func gemm(p *Pool, kn gemmKernel, g *gemmArgs, w *gemmWork) {
 func packA(dst, a []float32, lda, i0, pc, mb, kb, mr int) {
 	for ir := 0; ir < mb; ir += mr {
 		panel := dst[ir*kb : ir*kb+mr*kb]
+		if mr == 6 && ir+6 <= mb {
+			o := (i0+ir)*lda + pc
+			_ = a[o+5*lda+kb-1]
+			packA6(panel, a[o:], lda, kb)
+			continue
+		}
 		if mr == 4 && ir+4 <= mb {
 			r0 := a[(i0+ir)*lda+pc : (i0+ir)*lda+pc+kb]
 			r1 := a[(i0+ir+1)*lda+pc : (i0+ir+1)*lda+pc+kb]
@@ -288,28 +466,80 @@ func packA(dst, a []float32, lda, i0, pc, mb, kb, mr int) {
 	}
 }
 
-// macroKernel runs the micro-kernel over B panels [q0, q1) and all A panels
-// of one packed block: rows [i0, i0+mb) of C, columns jc+q·nr...
-func macroKernel(kn gemmKernel, ap, bp, c []float32, ldc, i0, mb, jc, q0, q1, nb, kb int, acc bool) {
+// packA6Go packs 6 rows of a (lda apart) and kb columns into a 6-row panel.
+func packA6Go(dst, a []float32, lda, kb int) {
+	r0 := a[0:kb]
+	r1 := a[lda : lda+kb]
+	r2 := a[2*lda : 2*lda+kb]
+	r3 := a[3*lda : 3*lda+kb]
+	r4 := a[4*lda : 4*lda+kb]
+	r5 := a[5*lda : 5*lda+kb]
+	for p := range r0 {
+		d := dst[p*6 : p*6+6 : p*6+6]
+		d[0], d[1], d[2], d[3], d[4], d[5] = r0[p], r1[p], r2[p], r3[p], r4[p], r5[p]
+	}
+}
+
+// macro is one k block's macro-kernel over a packed B block: bp holds the
+// B panels of columns [jc, jc+nb) for kb rows. On the last k block flags
+// and fused carry the epilogue part the kernel applies.
+type macro struct {
+	kn     *gemmKernel
+	bp, c  []float32
+	ldc    int
+	jc, nb int
+	kb     int
+	acc    bool
+	flags  uint
+	fused  *epi
+}
+
+// run runs the micro-kernel over B panels [q0, q1) and all A panels of the
+// packed block ap: rows [i0, i0+mb) of C. tmp is maxTile floats of scratch.
+func (mk *macro) run(ap, tmp []float32, i0, mb, q0, q1 int) {
+	kn, kb, ldc, c := mk.kn, mk.kb, mk.ldc, mk.c
 	mr, nr := kn.mr, kn.nr
-	var tmp [maxTile]float32
+	var base uint
+	if mk.acc {
+		base = epiAcc
+	}
 	for q := q0; q < q1; q++ {
-		j0 := jc + q*nr
-		w := min(nr, nb-q*nr)
-		bpan := bp[q*nr*kb : (q+1)*nr*kb]
+		j0 := mk.jc + q*nr
+		w := min(nr, mk.nb-q*nr)
+		bpan := mk.bp[q*nr*kb : (q+1)*nr*kb]
 		for ir := 0; ir < mb; ir += mr {
 			h := min(mr, mb-ir)
 			apan := ap[ir*kb : ir*kb+mr*kb]
-			ci := (i0+ir)*ldc + j0
+			i := i0 + ir
+			ci := i*ldc + j0
 			if h == mr && w == nr {
-				kn.fn(kb, apan, bpan, c[ci:], ldc, acc)
+				if kn.tile == nil {
+					kn.fn(kb, apan, bpan, c[ci:], ldc, mk.acc)
+					continue
+				}
+				e := tileEpi{flags: base | mk.flags}
+				if mk.flags != 0 {
+					f := mk.fused
+					if f.bias != nil {
+						if f.biasPerRow {
+							e.bias = f.bias[i:]
+						} else {
+							e.bias = f.bias[j0:]
+						}
+					}
+					if mk.flags&epiRes != 0 {
+						e.res, e.ldr = f.res[i*f.ldr+j0:], f.ldr
+					}
+					e.lo, e.hi = f.lo, f.hi
+				}
+				kn.tile(kb, apan, bpan, nr, c[ci:], ldc, e)
 				continue
 			}
-			kn.fn(kb, apan, bpan, tmp[:], nr, false)
+			kn.fn(kb, apan, bpan, tmp, nr, false)
 			for r := 0; r < h; r++ {
 				dst := c[ci+r*ldc : ci+r*ldc+w]
 				src := tmp[r*nr : r*nr+w]
-				if acc {
+				if mk.acc {
 					for j, v := range src {
 						dst[j] += v
 					}
@@ -317,9 +547,134 @@ func macroKernel(kn gemmKernel, ap, bp, c []float32, ldc, i0, mb, jc, q0, q1, nb
 					copy(dst, src)
 				}
 			}
+			if mk.flags != 0 {
+				mk.fused.apply(c, ldc, i, j0, h, w)
+			}
 		}
 	}
 }
+
+// gemmFewRows is the path for fewer rows than the micro-kernel's mr on a
+// kernel with row kernels: B (row-major d read in place, or the pre-packed
+// pre) is read once, rows of A in place, one or two rows at a time against
+// 64 or 32 columns. Threads split the columns in groups of 4 panels.
+// Every sum is formed exactly as on the packed path (the same FMA chains
+// over the same k blocks, the same C updates), so Gemm and GemmPacked
+// agree bit for bit and the thread count does not matter.
+func gemmFewRows(p *Pool, kn *gemmKernel, g *gemmArgs, d denseB, pre *packedB) {
+	m, n, k := g.m, g.n, g.k
+	const nr = 16
+	kc := kn.kc
+	nPanels, nFull := ceilDiv(n, nr), n/nr
+	grain := max(1, (1<<16)/(k*4*nr))
+	p.For(ceilDiv(nPanels, 4), grain, func(lo, hi int) {
+		q0, q1 := lo*4, min(hi*4, nPanels)
+		var tmp [2 * nr]float32
+		// Scratch: the partial panel of a row-major B, and the chain's sums.
+		sw := gemmWorkPool.Get().(*gemmWork)
+		defer gemmWorkPool.Put(sw)
+		var tail, tmpRow []float32
+		if q1 > nFull && pre == nil {
+			sw.bp = grow(sw.bp, min(k, kc)*nr)
+			tail = sw.bp
+		}
+		if m == 1 && pre == nil && kn.chain != nil && q0 < nFull {
+			if len(sw.aps) == 0 {
+				sw.aps = append(sw.aps, nil)
+			}
+			sw.aps[0] = grow(sw.aps[0], min(chainWidth, (min(q1, nFull)-q0)*nr))
+			tmpRow = sw.aps[0]
+		}
+		for pc := 0; pc < k; pc += kc {
+			kb := min(kc, k-pc)
+			acc := pc > 0 || g.accumulate
+			// Panel q of this k block: bsrc[q·ps:], rows ldb apart.
+			var bsrc []float32
+			var ldb, ps int
+			if pre != nil {
+				bsrc, ldb, ps = pre.block(pc, 0), nr, nr*kb
+			} else {
+				bsrc, ldb, ps = d.b[pc*d.ldb:], d.ldb, nr
+			}
+			// The partial last panel: packed (zero-padded) already, or packed here.
+			var tsrc []float32
+			if q1 > nFull {
+				if pre != nil {
+					tsrc = bsrc[nFull*ps:]
+				} else {
+					d.pack(tail, nr, pc, kb, nFull*nr, n-nFull*nr)
+					tsrc = tail
+				}
+			}
+			if m == 1 && pre == nil && kn.chain != nil && q0 < nFull {
+				// One row against a row-major B: stream B's rows in order,
+				// the sums held in tmpRow (L1) instead of registers.
+				for j0 := q0 * nr; j0 < min(q1, nFull)*nr; j0 += chainWidth {
+					w := min(chainWidth, min(q1, nFull)*nr-j0)
+					t := tmpRow[:w]
+					clear(t)
+					kn.chain(t, d.b[pc*d.ldb+j0:], d.ldb, g.a[pc:pc+kb])
+					dst := g.c[j0 : j0+w]
+					if acc {
+						for j, v := range t {
+							dst[j] += v
+						}
+					} else {
+						copy(dst, t)
+					}
+				}
+			}
+			// Groups of 4 full panels (64 columns), each read from L1 or L2
+			// by every row pair.
+			for qg := q0; qg < min(q1, nFull) && !(m == 1 && pre == nil && kn.chain != nil); qg += 4 {
+				qe := min(qg+4, q1, nFull)
+				for i := 0; i < m; {
+					rows := min(2, m-i)
+					a := g.a[i*g.lda+pc:]
+					for q := qg; q < qe; {
+						gw := 1
+						if rows == 1 && q+4 <= qe {
+							gw = 4
+						} else if rows == 2 && q+2 <= qe {
+							gw = 2
+						}
+						kn.rows(kb, a, g.lda, bsrc[q*ps:], ldb, ps, g.c[i*g.ldc+q*nr:], g.ldc, acc, rows, gw)
+						q += gw
+					}
+					i += rows
+				}
+			}
+			if q1 > nFull { // the partial panel, through tmp
+				q, w := nFull, n-nFull*nr
+				tldb := ldb
+				if pre == nil {
+					tldb = nr
+				}
+				for i := 0; i < m; {
+					rows := min(2, m-i)
+					kn.rows(kb, g.a[i*g.lda+pc:], g.lda, tsrc, tldb, nr, tmp[:], nr, false, rows, 1)
+					for r := 0; r < rows; r++ {
+						dst := g.c[(i+r)*g.ldc+q*nr : (i+r)*g.ldc+n]
+						src := tmp[r*nr : r*nr+w]
+						if acc {
+							for j, v := range src {
+								dst[j] += v
+							}
+						} else {
+							copy(dst, src)
+						}
+					}
+					i += rows
+				}
+			}
+		}
+		g.ep.apply(g.c, g.ldc, 0, q0*nr, m, min(q1*nr, n)-q0*nr)
+	})
+}
+
+// chainWidth is the most columns one chain kernel call covers: whole rows
+// of B stream best, and 16 KiB of sums stay in L1.
+const chainWidth = 4096
 
 // gemvRows is the path for fewer rows than the micro-kernel's mr (a
 // matrix-vector product in the m == 1 case): no packing, rows of B streamed

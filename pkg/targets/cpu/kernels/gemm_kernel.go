@@ -3,8 +3,9 @@ package kernels
 // This file holds the portable (pure Go) Gemm micro-kernel. Its shape (4 rows
 // × 2 columns, k unrolled 4×) was chosen by measurement on amd64: wider
 // tiles spill, because Go keeps at most about 15 floats in registers and
-// copies before each multiply. Assembly kernels (AVX2/AVX-512/NEON) replace
-// it through gemmKernel without touching the packing or blocking code.
+// copies before each multiply. Assembly kernels (gemm_amd64.s: AVX2+FMA)
+// replace it through gemmKernel where the CPU runs them; this one remains
+// the fallback and the purego build's kernel.
 
 // kernel4x2 is the portable micro-kernel: it computes the 4×2 tile
 // sum over p < kc of a[p*4+i]·b[p*2+j] (a and b are packed panels) and stores

@@ -137,9 +137,11 @@ func TestGemmBlocking(t *testing.T) {
 	// Shapes that cross gemmMC, gemmKC and gemmNC boundaries, and large k.
 	ps := pools(t)
 	plain := testEpilogues()[0]
+	kn := defaultKernel()
+	mc, kc, nc := kn.mc/kn.mr*kn.mr, kn.kc, kn.nc
 	for i, s := range [][3]int{
-		{gemmMC + 1, 33, gemmKC + 1}, {2*gemmMC - 1, 70, 2*gemmKC + 3}, {9, gemmNC + 3, 11},
-		{130, 2*gemmNC + 1, 5}, {200, 300, 1000}, {1, 1, 4000}, {3, 513, 700}, {1, 5000, 9},
+		{mc + 1, 33, kc + 1}, {2*mc - 1, 70, 2*kc + 3}, {9, nc + 3, 11},
+		{130, 2*nc + 1, 5}, {200, 300, 1000}, {1, 1, 4000}, {3, 513, 700}, {1, 5000, 9},
 	} {
 		gemmCase(t, ps, s[0], s[1], s[2], 0, 0, 0, plain, uint64(100+i))
 	}
@@ -211,7 +213,7 @@ func TestGemmNaNInf(t *testing.T) {
 
 func BenchmarkGemm(b *testing.B) {
 	for _, threads := range []int{1, 2} {
-		for _, n := range []int{256, 512, 1024} {
+		for _, n := range []int{256, 512, 1024, 2048} {
 			b.Run(fmt.Sprintf("n=%d/threads=%d", n, threads), func(b *testing.B) {
 				p := NewPool(threads)
 				defer p.Close()
@@ -226,10 +228,29 @@ func BenchmarkGemm(b *testing.B) {
 	}
 }
 
+// BenchmarkGemmPacked is BenchmarkGemm with B packed ahead of time.
+func BenchmarkGemmPacked(b *testing.B) {
+	for _, threads := range []int{1, 2} {
+		for _, n := range []int{256, 512, 1024, 2048} {
+			b.Run(fmt.Sprintf("n=%d/threads=%d", n, threads), func(b *testing.B) {
+				p := NewPool(threads)
+				defer p.Close()
+				r := newRand(1)
+				x, y, c := randSlice(r, n*n), randSlice(r, n*n), make([]float32, n*n)
+				packed := PackB(n, n, y, n)
+				for b.Loop() {
+					GemmPacked(p, n, n, n, x, n, packed, c, n, Epilogue{})
+				}
+				b.ReportMetric(2*float64(n)*float64(n)*float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}
+
 // loopKernel is a plainly written micro-kernel of any shape: the packing and
 // blocking must be right for whatever mr×nr an assembly kernel brings.
 func loopKernel(mr, nr int) gemmKernel {
-	return gemmKernel{mr: mr, nr: nr, fn: func(kc int, a, b, c []float32, ldc int, accumulate bool) {
+	return gemmKernel{mr: mr, nr: nr, kc: gemmKC, mc: gemmMC, nc: gemmNC, fn: func(kc int, a, b, c []float32, ldc int, accumulate bool) {
 		for i := 0; i < mr; i++ {
 			for j := 0; j < nr; j++ {
 				var s float32

@@ -1,0 +1,150 @@
+//go:build amd64 && !purego
+
+package kernels
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
+
+// The AVX2+FMA micro-kernel (gemm_amd64.s): a 6×16 tile in twelve ymm
+// accumulators, two B loads and six A broadcasts per k step.
+
+//go:noescape
+func sgemm6x16(kc int, a, b *float32, ldb int, c *float32, ldc int, flags uint, bias, res *float32, ldr int, lo, hi float32)
+
+//go:noescape
+func sgemmRows(kc int, a *float32, lda int, b *float32, ldb, ps int, c *float32, ldc int, flags uint, shape int)
+
+//go:noescape
+func sgemmChain(dst, b *float32, ldb, n, rows int, a *float32)
+
+//go:noescape
+func packA6x4(dst, a *float32, lda, n int)
+
+//go:noescape
+func packB16(dst, b *float32, ldb, kb, np int)
+
+// packB16s packs np 16-column panels of kb rows of b (ldb apart) into dst.
+func packB16s(dst, b []float32, ldb, kb, np int) {
+	if np == 0 || kb == 0 {
+		return
+	}
+	if !gemmAVX2 {
+		packB16Go(dst, b, ldb, kb, np)
+		return
+	}
+	_ = dst[np*16*kb-1]
+	_ = b[(kb-1)*ldb+np*16-1]
+	packB16(&dst[0], &b[0], ldb, kb, np)
+}
+
+// gemmAVX2 is whether the CPU runs the AVX2+FMA code here; x/sys/cpu's
+// HasAVX2 also checks that the OS saves the ymm registers.
+var gemmAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+// packA6 packs 6 rows of a (lda apart) and kb columns into a 6-row panel
+// (the caller has checked that a holds them).
+func packA6(dst, a []float32, lda, kb int) {
+	n := kb / 4
+	if !gemmAVX2 || n == 0 {
+		packA6Go(dst, a, lda, kb)
+		return
+	}
+	_ = dst[kb*6-1]
+	_ = a[5*lda+kb-1]
+	packA6x4(&dst[0], &a[0], lda, n)
+	if r := n * 4; r < kb {
+		packA6Go(dst[r*6:], a[r:], lda, kb-r)
+	}
+}
+
+// asmKernel returns the AVX2+FMA kernel when the CPU runs it.
+func asmKernel() (gemmKernel, bool) {
+	if !gemmAVX2 {
+		return gemmKernel{}, false
+	}
+	return avx2Kernel(), true
+}
+
+// avx2Kernel is the 6×16 AVX2+FMA kernel and its blocking, measured on Zen 3
+// (32 KiB L1d, 512 KiB L2): a 512×16 B panel (32 KiB) is read from L1/L2 by
+// every A panel, the 96×512 A block (192 KiB) stays in L2, the 512×4096 B
+// block (8 MiB) in L3. kc = 512 beat 256 by 1-2% at n = 1024..2048 (half the
+// round trips of C); mc from 48 to 240 and nc from 1024 up were flat.
+func avx2Kernel() gemmKernel {
+	return gemmKernel{name: "avx2-fma", mr: 6, nr: 16, kc: 512, mc: 96, nc: 4096,
+		fn: kernel6x16Acc, tile: kernel6x16, rows: kernelRows, chain: kernelChain}
+}
+
+// kernel6x16 checks the operands' extents and runs sgemm6x16.
+func kernel6x16(kc int, a, b []float32, ldb int, c []float32, ldc int, e tileEpi) {
+	if kc > 0 {
+		_ = a[kc*6-1]
+		_ = b[(kc-1)*ldb+15]
+	}
+	_ = c[5*ldc+15]
+	var bias, res *float32
+	if e.flags&epiBiasCol != 0 {
+		bias = &e.bias[:16][0]
+	} else if e.flags&epiBiasRow != 0 {
+		bias = &e.bias[:6][0]
+	}
+	if e.flags&epiRes != 0 {
+		_ = e.res[5*e.ldr+15]
+		res = &e.res[0]
+	}
+	sgemm6x16(kc, unsafe.SliceData(a), unsafe.SliceData(b), ldb, &c[0], ldc, e.flags, bias, res, e.ldr, e.lo, e.hi)
+}
+
+// kernel6x16Acc is kernel6x16 on packed panels with no epilogue: the
+// gemmKernel.fn form (edge tiles).
+func kernel6x16Acc(kc int, a, b, c []float32, ldc int, accumulate bool) {
+	e := tileEpi{}
+	if accumulate {
+		e.flags = epiAcc
+	}
+	kernel6x16(kc, a, b, 16, c, ldc, e)
+}
+
+// kernelRows checks the operands' extents and runs sgemmRows: rows 1 or 2
+// rows of A times g panels (4 or 1 for one row, 2 or 1 for two).
+func kernelRows(kc int, a []float32, lda int, b []float32, ldb, ps int, c []float32, ldc int, acc bool, rows, g int) {
+	var shape int
+	switch {
+	case rows == 1 && g == 4:
+		shape = 0
+	case rows == 1 && g == 1:
+		shape = 1
+	case rows == 2 && g == 2:
+		shape = 2
+	case rows == 2 && g == 1:
+		shape = 3
+	default:
+		panic("kernels: kernelRows: bad shape")
+	}
+	if kc > 0 {
+		_ = a[(rows-1)*lda+kc-1]
+		_ = b[(kc-1)*ldb+(g-1)*ps+15]
+	}
+	_ = c[(rows-1)*ldc+g*16-1]
+	var flags uint
+	if acc {
+		flags = epiAcc
+	}
+	sgemmRows(kc, unsafe.SliceData(a), lda, unsafe.SliceData(b), ldb, ps, &c[0], ldc, flags, shape)
+}
+
+// kernelChain checks the operands' extents and runs sgemmChain.
+func kernelChain(dst, b []float32, ldb int, a []float32) {
+	n, rows := len(dst), len(a)
+	if n%8 != 0 {
+		panic("kernels: kernelChain: width not a multiple of 8")
+	}
+	if n == 0 || rows == 0 {
+		return
+	}
+	_ = b[(rows-1)*ldb+n-1]
+	sgemmChain(&dst[0], &b[0], ldb, n, rows, &a[0])
+}

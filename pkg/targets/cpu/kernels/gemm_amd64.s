@@ -1,0 +1,712 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// One k step of the 6×16 tile: B row (16 floats at BX) times the six A
+// values at off(AX); accumulators Y0..Y11 (row i in Y(2i), Y(2i+1)).
+#define STEP6x16(off) \
+	VMOVUPS      (BX), Y12; \
+	VMOVUPS      32(BX), Y13; \
+	VBROADCASTSS (off+0)(AX), Y14; \
+	VBROADCASTSS (off+4)(AX), Y15; \
+	VFMADD231PS  Y12, Y14, Y0; \
+	VFMADD231PS  Y13, Y14, Y1; \
+	VFMADD231PS  Y12, Y15, Y2; \
+	VFMADD231PS  Y13, Y15, Y3; \
+	VBROADCASTSS (off+8)(AX), Y14; \
+	VBROADCASTSS (off+12)(AX), Y15; \
+	VFMADD231PS  Y12, Y14, Y4; \
+	VFMADD231PS  Y13, Y14, Y5; \
+	VFMADD231PS  Y12, Y15, Y6; \
+	VFMADD231PS  Y13, Y15, Y7; \
+	VBROADCASTSS (off+16)(AX), Y14; \
+	VBROADCASTSS (off+20)(AX), Y15; \
+	VFMADD231PS  Y12, Y14, Y8; \
+	VFMADD231PS  Y13, Y14, Y9; \
+	VFMADD231PS  Y12, Y15, Y10; \
+	VFMADD231PS  Y13, Y15, Y11; \
+	ADDQ         R8, BX
+
+// func sgemm6x16(kc int, a, b *float32, ldb int, c *float32, ldc int, flags uint, bias, res *float32, ldr int, lo, hi float32)
+//
+// The 6×16 tile of C at c (row stride ldc floats) gets
+// sum over p < kc of a[p*6+i]·b[p*ldb+j] (a a packed 6-row panel; b 16
+// columns of rows ldb floats apart: 16 for a packed panel), then, by flags:
+// epiAcc adds the old C, epiBiasCol adds bias[j], epiBiasRow adds bias[i],
+// epiClamp clamps to [lo, hi] (NaN kept), epiRes adds res[i*ldr+j].
+TEXT ·sgemm6x16(SB), NOSPLIT, $0-88
+	MOVQ kc+0(FP), CX
+	MOVQ a+8(FP), AX
+	MOVQ b+16(FP), BX
+	MOVQ ldb+24(FP), R8
+	SHLQ $2, R8
+	MOVQ c+32(FP), DI
+	MOVQ ldc+40(FP), R9
+	SHLQ $2, R9
+	LEAQ (DI)(R9*2), R10
+	ADDQ R9, R10           // R10 = row 3 of C
+
+	PREFETCHT0 (DI)
+	PREFETCHT0 63(DI)
+	PREFETCHT0 (DI)(R9*1)
+	PREFETCHT0 63(DI)(R9*1)
+	PREFETCHT0 (DI)(R9*2)
+	PREFETCHT0 63(DI)(R9*2)
+	PREFETCHT0 (R10)
+	PREFETCHT0 63(R10)
+	PREFETCHT0 (R10)(R9*1)
+	PREFETCHT0 63(R10)(R9*1)
+	PREFETCHT0 (R10)(R9*2)
+	PREFETCHT0 63(R10)(R9*2)
+
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+	MOVQ CX, DX
+	SHRQ $2, DX
+	JZ   tail
+
+loop4:
+	STEP6x16(0)
+	STEP6x16(24)
+	STEP6x16(48)
+	STEP6x16(72)
+	ADDQ $96, AX
+	DECQ DX
+	JNZ  loop4
+
+tail:
+	ANDQ $3, CX
+	JZ   store
+
+loop1:
+	STEP6x16(0)
+	ADDQ $24, AX
+	DECQ CX
+	JNZ  loop1
+
+store:
+	MOVQ flags+48(FP), DX
+
+	TESTQ $1, DX
+	JZ    nosum
+	VADDPS (DI), Y0, Y0
+	VADDPS 32(DI), Y1, Y1
+	VADDPS (DI)(R9*1), Y2, Y2
+	VADDPS 32(DI)(R9*1), Y3, Y3
+	VADDPS (DI)(R9*2), Y4, Y4
+	VADDPS 32(DI)(R9*2), Y5, Y5
+	VADDPS (R10), Y6, Y6
+	VADDPS 32(R10), Y7, Y7
+	VADDPS (R10)(R9*1), Y8, Y8
+	VADDPS 32(R10)(R9*1), Y9, Y9
+	VADDPS (R10)(R9*2), Y10, Y10
+	VADDPS 32(R10)(R9*2), Y11, Y11
+
+nosum:
+	MOVQ bias+56(FP), SI
+	TESTQ $2, DX
+	JZ    nobiascol
+	VMOVUPS (SI), Y12
+	VMOVUPS 32(SI), Y13
+	VADDPS  Y12, Y0, Y0
+	VADDPS  Y13, Y1, Y1
+	VADDPS  Y12, Y2, Y2
+	VADDPS  Y13, Y3, Y3
+	VADDPS  Y12, Y4, Y4
+	VADDPS  Y13, Y5, Y5
+	VADDPS  Y12, Y6, Y6
+	VADDPS  Y13, Y7, Y7
+	VADDPS  Y12, Y8, Y8
+	VADDPS  Y13, Y9, Y9
+	VADDPS  Y12, Y10, Y10
+	VADDPS  Y13, Y11, Y11
+
+nobiascol:
+	TESTQ $4, DX
+	JZ    nobiasrow
+	VBROADCASTSS 0(SI), Y12
+	VBROADCASTSS 4(SI), Y13
+	VADDPS       Y12, Y0, Y0
+	VADDPS       Y12, Y1, Y1
+	VADDPS       Y13, Y2, Y2
+	VADDPS       Y13, Y3, Y3
+	VBROADCASTSS 8(SI), Y12
+	VBROADCASTSS 12(SI), Y13
+	VADDPS       Y12, Y4, Y4
+	VADDPS       Y12, Y5, Y5
+	VADDPS       Y13, Y6, Y6
+	VADDPS       Y13, Y7, Y7
+	VBROADCASTSS 16(SI), Y12
+	VBROADCASTSS 20(SI), Y13
+	VADDPS       Y12, Y8, Y8
+	VADDPS       Y12, Y9, Y9
+	VADDPS       Y13, Y10, Y10
+	VADDPS       Y13, Y11, Y11
+
+nobiasrow:
+	TESTQ $8, DX
+	JZ    noclamp
+	// max(lo, x) then min(hi, x) with the bound as the first source: a
+	// NaN x is passed through, as the Go loop does.
+	VBROADCASTSS lo+80(FP), Y12
+	VBROADCASTSS hi+84(FP), Y13
+	VMAXPS       Y0, Y12, Y0
+	VMAXPS       Y1, Y12, Y1
+	VMAXPS       Y2, Y12, Y2
+	VMAXPS       Y3, Y12, Y3
+	VMAXPS       Y4, Y12, Y4
+	VMAXPS       Y5, Y12, Y5
+	VMAXPS       Y6, Y12, Y6
+	VMAXPS       Y7, Y12, Y7
+	VMAXPS       Y8, Y12, Y8
+	VMAXPS       Y9, Y12, Y9
+	VMAXPS       Y10, Y12, Y10
+	VMAXPS       Y11, Y12, Y11
+	VMINPS       Y0, Y13, Y0
+	VMINPS       Y1, Y13, Y1
+	VMINPS       Y2, Y13, Y2
+	VMINPS       Y3, Y13, Y3
+	VMINPS       Y4, Y13, Y4
+	VMINPS       Y5, Y13, Y5
+	VMINPS       Y6, Y13, Y6
+	VMINPS       Y7, Y13, Y7
+	VMINPS       Y8, Y13, Y8
+	VMINPS       Y9, Y13, Y9
+	VMINPS       Y10, Y13, Y10
+	VMINPS       Y11, Y13, Y11
+
+noclamp:
+	TESTQ $16, DX
+	JZ    nores
+	MOVQ  res+64(FP), SI
+	MOVQ  ldr+72(FP), R11
+	SHLQ  $2, R11
+	LEAQ  (SI)(R11*2), R12
+	ADDQ  R11, R12
+	VADDPS (SI), Y0, Y0
+	VADDPS 32(SI), Y1, Y1
+	VADDPS (SI)(R11*1), Y2, Y2
+	VADDPS 32(SI)(R11*1), Y3, Y3
+	VADDPS (SI)(R11*2), Y4, Y4
+	VADDPS 32(SI)(R11*2), Y5, Y5
+	VADDPS (R12), Y6, Y6
+	VADDPS 32(R12), Y7, Y7
+	VADDPS (R12)(R11*1), Y8, Y8
+	VADDPS 32(R12)(R11*1), Y9, Y9
+	VADDPS (R12)(R11*2), Y10, Y10
+	VADDPS 32(R12)(R11*2), Y11, Y11
+
+nores:
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, (DI)(R9*1)
+	VMOVUPS Y3, 32(DI)(R9*1)
+	VMOVUPS Y4, (DI)(R9*2)
+	VMOVUPS Y5, 32(DI)(R9*2)
+	VMOVUPS Y6, (R10)
+	VMOVUPS Y7, 32(R10)
+	VMOVUPS Y8, (R10)(R9*1)
+	VMOVUPS Y9, 32(R10)(R9*1)
+	VMOVUPS Y10, (R10)(R9*2)
+	VMOVUPS Y11, 32(R10)(R9*2)
+	VZEROUPPER
+	RET
+
+// func packA6x4(dst, a *float32, lda, n int)
+//
+// Packs 6 rows of A (lda floats apart) into a 6-row panel, 4 columns per
+// iteration: dst[p*6+i] = a[i*lda+p] for p < 4n.
+TEXT ·packA6x4(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ lda+16(FP), R8
+	SHLQ $2, R8
+	MOVQ n+24(FP), CX
+	LEAQ (SI)(R8*2), R9
+	ADDQ R8, R9            // row 3
+	TESTQ CX, CX
+	JZ   packdone
+
+packloop:
+	VMOVUPS (SI), X0
+	VMOVUPS (SI)(R8*1), X1
+	VMOVUPS (SI)(R8*2), X2
+	VMOVUPS (R9), X3
+	VMOVUPS (R9)(R8*1), X4
+	VMOVUPS (R9)(R8*2), X5
+	VUNPCKLPS X1, X0, X6   // r0p0 r1p0 r0p1 r1p1
+	VUNPCKLPS X3, X2, X7   // r2p0 r3p0 r2p1 r3p1
+	VUNPCKHPS X1, X0, X8   // r0p2 r1p2 r0p3 r1p3
+	VUNPCKHPS X3, X2, X9   // r2p2 r3p2 r2p3 r3p3
+	VUNPCKLPS X5, X4, X10  // r4p0 r5p0 r4p1 r5p1
+	VUNPCKHPS X5, X4, X11  // r4p2 r5p2 r4p3 r5p3
+	VUNPCKLPD X7, X6, X0   // p0 rows 0..3
+	VUNPCKHPD X7, X6, X1   // p1
+	VUNPCKLPD X9, X8, X2   // p2
+	VUNPCKHPD X9, X8, X3   // p3
+	VMOVUPS   X0, (DI)
+	VMOVQ     X10, 16(DI)
+	VMOVUPS   X1, 24(DI)
+	VMOVHPS   X10, 40(DI)
+	VMOVUPS   X2, 48(DI)
+	VMOVQ     X11, 64(DI)
+	VMOVUPS   X3, 72(DI)
+	VMOVHPS   X11, 88(DI)
+	ADDQ $16, SI
+	ADDQ $16, R9
+	ADDQ $96, DI
+	DECQ CX
+	JNZ  packloop
+
+packdone:
+	RET
+
+// func packB16(dst, b *float32, ldb, kb, np int)
+//
+// Packs np 16-column panels of kb rows of B (rows ldb floats apart):
+// dst[q*16*kb + p*16 + j] = b[p*ldb + q*16 + j]. Panels go four at a
+// time, row by row, so each row's 256 bytes are read in one run.
+TEXT ·packB16(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ b+8(FP), SI
+	MOVQ ldb+16(FP), R8
+	SHLQ $2, R8
+	MOVQ kb+24(FP), R9
+	MOVQ np+32(FP), R10
+	MOVQ R9, R11
+	SHLQ $6, R11           // panel size in bytes: kb*64
+
+quad:
+	CMPQ R10, $4
+	JL   single
+	MOVQ SI, AX            // source row
+	MOVQ DI, BX            // panel 0 row
+	MOVQ R9, CX
+	LEAQ (R11)(R11*2), DX  // 3 panels
+quadrow:
+	VMOVUPS (AX), Y0
+	VMOVUPS 32(AX), Y1
+	VMOVUPS 64(AX), Y2
+	VMOVUPS 96(AX), Y3
+	VMOVUPS 128(AX), Y4
+	VMOVUPS 160(AX), Y5
+	VMOVUPS 192(AX), Y6
+	VMOVUPS 224(AX), Y7
+	VMOVUPS Y0, (BX)
+	VMOVUPS Y1, 32(BX)
+	VMOVUPS Y2, (BX)(R11*1)
+	VMOVUPS Y3, 32(BX)(R11*1)
+	VMOVUPS Y4, (BX)(R11*2)
+	VMOVUPS Y5, 32(BX)(R11*2)
+	VMOVUPS Y6, (BX)(DX*1)
+	VMOVUPS Y7, 32(BX)(DX*1)
+	ADDQ R8, AX
+	ADDQ $64, BX
+	DECQ CX
+	JNZ  quadrow
+	ADDQ $256, SI
+	LEAQ (DI)(R11*4), DI
+	SUBQ $4, R10
+	JMP  quad
+
+single:
+	TESTQ R10, R10
+	JZ    packbdone
+	MOVQ SI, AX
+	MOVQ DI, BX
+	MOVQ R9, CX
+singlerow:
+	VMOVUPS (AX), Y0
+	VMOVUPS 32(AX), Y1
+	VMOVUPS Y0, (BX)
+	VMOVUPS Y1, 32(BX)
+	ADDQ R8, AX
+	ADDQ $64, BX
+	DECQ CX
+	JNZ  singlerow
+	ADDQ $64, SI
+	ADDQ R11, DI
+	DECQ R10
+	JMP  single
+
+packbdone:
+	VZEROUPPER
+	RET
+
+// Row kernels for products with fewer rows than the 6×16 tile: one or two
+// rows of A (read in place, lda floats apart) times G 16-column panels of
+// B, each panel's rows ldb floats apart and the panels ps floats apart (16
+// for a row-major B read in place; 16·kb for a packed block). Each output
+// is one FMA chain over p, exactly as in sgemm6x16, so every kernel here
+// gives the same bits for the same element. flags: epiAcc adds the old C.
+//
+// func sgemmRows(kc int, a *float32, lda int, b *float32, ldb, ps int, c *float32, ldc int, flags uint, shape int)
+// shape: 0 = 1 row × 4 panels, 1 = 1 row × 1 panel, 2 = 2 rows × 2 panels,
+// 3 = 2 rows × 1 panel.
+
+#define R1x4(off) \
+	VBROADCASTSS off(AX), Y15;                  \
+	VFMADD231PS  (BX), Y15, Y0;                 \
+	VFMADD231PS  32(BX), Y15, Y1;               \
+	VFMADD231PS  (BX)(R8*1), Y15, Y2;           \
+	VFMADD231PS  32(BX)(R8*1), Y15, Y3;         \
+	VFMADD231PS  (BX)(R8*2), Y15, Y4;           \
+	VFMADD231PS  32(BX)(R8*2), Y15, Y5;         \
+	VFMADD231PS  (R10), Y15, Y6;                \
+	VFMADD231PS  32(R10), Y15, Y7;              \
+	ADDQ         R9, BX;                        \
+	ADDQ         R9, R10
+
+#define R1x1(off) \
+	VBROADCASTSS off(AX), Y15;                  \
+	VFMADD231PS  (BX), Y15, Y0;                 \
+	VFMADD231PS  32(BX), Y15, Y1;               \
+	ADDQ         R9, BX
+
+#define R2x2(off) \
+	VMOVUPS      (BX), Y8;                      \
+	VMOVUPS      32(BX), Y9;                    \
+	VMOVUPS      (BX)(R8*1), Y10;               \
+	VMOVUPS      32(BX)(R8*1), Y11;             \
+	VBROADCASTSS off(AX), Y14;                  \
+	VBROADCASTSS off(AX)(R11*1), Y15;           \
+	VFMADD231PS  Y8, Y14, Y0;                   \
+	VFMADD231PS  Y9, Y14, Y1;                   \
+	VFMADD231PS  Y10, Y14, Y2;                  \
+	VFMADD231PS  Y11, Y14, Y3;                  \
+	VFMADD231PS  Y8, Y15, Y4;                   \
+	VFMADD231PS  Y9, Y15, Y5;                   \
+	VFMADD231PS  Y10, Y15, Y6;                  \
+	VFMADD231PS  Y11, Y15, Y7;                  \
+	ADDQ         R9, BX
+
+#define R2x1(off) \
+	VMOVUPS      (BX), Y8;                      \
+	VMOVUPS      32(BX), Y9;                    \
+	VBROADCASTSS off(AX), Y14;                  \
+	VBROADCASTSS off(AX)(R11*1), Y15;           \
+	VFMADD231PS  Y8, Y14, Y0;                   \
+	VFMADD231PS  Y9, Y14, Y1;                   \
+	VFMADD231PS  Y8, Y15, Y4;                   \
+	VFMADD231PS  Y9, Y15, Y5;                   \
+	ADDQ         R9, BX
+
+TEXT ·sgemmRows(SB), NOSPLIT, $0-80
+	MOVQ kc+0(FP), CX
+	MOVQ a+8(FP), AX
+	MOVQ lda+16(FP), R11
+	SHLQ $2, R11
+	MOVQ b+24(FP), BX
+	MOVQ ldb+32(FP), R9
+	SHLQ $2, R9
+	MOVQ ps+40(FP), R8
+	SHLQ $2, R8
+	MOVQ c+48(FP), DI
+	MOVQ ldc+56(FP), R12
+	SHLQ $2, R12
+	MOVQ flags+64(FP), SI
+	LEAQ (BX)(R8*2), R10
+	ADDQ R8, R10           // panel 3
+
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+	MOVQ shape+72(FP), R13
+	CMPQ R13, $1
+	JEQ  shape1x1
+	CMPQ R13, $2
+	JEQ  shape2x2
+	CMPQ R13, $3
+	JEQ  shape2x1
+
+	MOVQ CX, DX
+	SHRQ $2, DX
+	JZ   r1x4tail
+r1x4loop4:
+	R1x4(0)
+	R1x4(4)
+	R1x4(8)
+	R1x4(12)
+	ADDQ $16, AX
+	DECQ DX
+	JNZ  r1x4loop4
+r1x4tail:
+	ANDQ $3, CX
+	JZ   r1x4done
+r1x4loop1:
+	R1x4(0)
+	ADDQ $4, AX
+	DECQ CX
+	JNZ  r1x4loop1
+r1x4done:
+	TESTQ $1, SI
+	JZ    r1x4store
+	VADDPS (DI), Y0, Y0
+	VADDPS 32(DI), Y1, Y1
+	VADDPS 64(DI), Y2, Y2
+	VADDPS 96(DI), Y3, Y3
+	VADDPS 128(DI), Y4, Y4
+	VADDPS 160(DI), Y5, Y5
+	VADDPS 192(DI), Y6, Y6
+	VADDPS 224(DI), Y7, Y7
+r1x4store:
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VMOVUPS Y4, 128(DI)
+	VMOVUPS Y5, 160(DI)
+	VMOVUPS Y6, 192(DI)
+	VMOVUPS Y7, 224(DI)
+	VZEROUPPER
+	RET
+
+shape1x1:
+	MOVQ CX, DX
+	SHRQ $2, DX
+	JZ   r1x1tail
+r1x1loop4:
+	R1x1(0)
+	R1x1(4)
+	R1x1(8)
+	R1x1(12)
+	ADDQ $16, AX
+	DECQ DX
+	JNZ  r1x1loop4
+r1x1tail:
+	ANDQ $3, CX
+	JZ   r1x1done
+r1x1loop1:
+	R1x1(0)
+	ADDQ $4, AX
+	DECQ CX
+	JNZ  r1x1loop1
+r1x1done:
+	TESTQ $1, SI
+	JZ    r1x1store
+	VADDPS (DI), Y0, Y0
+	VADDPS 32(DI), Y1, Y1
+r1x1store:
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VZEROUPPER
+	RET
+
+shape2x2:
+	MOVQ CX, DX
+	SHRQ $2, DX
+	JZ   r2x2tail
+r2x2loop4:
+	R2x2(0)
+	R2x2(4)
+	R2x2(8)
+	R2x2(12)
+	ADDQ $16, AX
+	DECQ DX
+	JNZ  r2x2loop4
+r2x2tail:
+	ANDQ $3, CX
+	JZ   r2x2done
+r2x2loop1:
+	R2x2(0)
+	ADDQ $4, AX
+	DECQ CX
+	JNZ  r2x2loop1
+r2x2done:
+	TESTQ $1, SI
+	JZ    r2x2store
+	VADDPS (DI), Y0, Y0
+	VADDPS 32(DI), Y1, Y1
+	VADDPS 64(DI), Y2, Y2
+	VADDPS 96(DI), Y3, Y3
+	VADDPS (DI)(R12*1), Y4, Y4
+	VADDPS 32(DI)(R12*1), Y5, Y5
+	VADDPS 64(DI)(R12*1), Y6, Y6
+	VADDPS 96(DI)(R12*1), Y7, Y7
+r2x2store:
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VMOVUPS Y4, (DI)(R12*1)
+	VMOVUPS Y5, 32(DI)(R12*1)
+	VMOVUPS Y6, 64(DI)(R12*1)
+	VMOVUPS Y7, 96(DI)(R12*1)
+	VZEROUPPER
+	RET
+
+shape2x1:
+	MOVQ CX, DX
+	SHRQ $2, DX
+	JZ   r2x1tail
+r2x1loop4:
+	R2x1(0)
+	R2x1(4)
+	R2x1(8)
+	R2x1(12)
+	ADDQ $16, AX
+	DECQ DX
+	JNZ  r2x1loop4
+r2x1tail:
+	ANDQ $3, CX
+	JZ   r2x1done
+r2x1loop1:
+	R2x1(0)
+	ADDQ $4, AX
+	DECQ CX
+	JNZ  r2x1loop1
+r2x1done:
+	TESTQ $1, SI
+	JZ    r2x1store
+	VADDPS (DI), Y0, Y0
+	VADDPS 32(DI), Y1, Y1
+	VADDPS (DI)(R12*1), Y4, Y4
+	VADDPS 32(DI)(R12*1), Y5, Y5
+r2x1store:
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y4, (DI)(R12*1)
+	VMOVUPS Y5, 32(DI)(R12*1)
+	VZEROUPPER
+	RET
+
+// func sgemmChain(dst, b *float32, ldb, n, rows int, a *float32)
+//
+// dst[j] = fma(a[rows-1], b[(rows-1)*ldb+j], ... fma(a[0], b[j], dst[j]))
+// for j < n (a multiple of 8): one row of A against rows of B streamed in
+// order, each output's FMA chain in the order of the other kernels, so the
+// same bits. Four B rows per pass over dst, 64 columns at a time.
+TEXT ·sgemmChain(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ b+8(FP), SI
+	MOVQ ldb+16(FP), R8
+	SHLQ $2, R8
+	MOVQ n+24(FP), R9
+	MOVQ rows+32(FP), R10
+	MOVQ a+40(FP), R11
+
+chain4:
+	CMPQ R10, $4
+	JL   chain1
+	VBROADCASTSS (R11), Y12
+	VBROADCASTSS 4(R11), Y13
+	VBROADCASTSS 8(R11), Y14
+	VBROADCASTSS 12(R11), Y15
+	LEAQ (SI)(R8*1), R12    // rows 1, 2, 3
+	LEAQ (SI)(R8*2), DX
+	LEAQ (DX)(R8*1), R13
+	XORQ AX, AX             // byte offset into the rows
+	MOVQ R9, CX
+chain4x64:
+	CMPQ CX, $64
+	JL   chain4x8
+	VMOVUPS     (DI)(AX*1), Y0
+	VMOVUPS     32(DI)(AX*1), Y1
+	VMOVUPS     64(DI)(AX*1), Y2
+	VMOVUPS     96(DI)(AX*1), Y3
+	VMOVUPS     128(DI)(AX*1), Y4
+	VMOVUPS     160(DI)(AX*1), Y5
+	VMOVUPS     192(DI)(AX*1), Y6
+	VMOVUPS     224(DI)(AX*1), Y7
+	VFMADD231PS (SI)(AX*1), Y12, Y0
+	VFMADD231PS 32(SI)(AX*1), Y12, Y1
+	VFMADD231PS 64(SI)(AX*1), Y12, Y2
+	VFMADD231PS 96(SI)(AX*1), Y12, Y3
+	VFMADD231PS 128(SI)(AX*1), Y12, Y4
+	VFMADD231PS 160(SI)(AX*1), Y12, Y5
+	VFMADD231PS 192(SI)(AX*1), Y12, Y6
+	VFMADD231PS 224(SI)(AX*1), Y12, Y7
+	VFMADD231PS (R12)(AX*1), Y13, Y0
+	VFMADD231PS 32(R12)(AX*1), Y13, Y1
+	VFMADD231PS 64(R12)(AX*1), Y13, Y2
+	VFMADD231PS 96(R12)(AX*1), Y13, Y3
+	VFMADD231PS 128(R12)(AX*1), Y13, Y4
+	VFMADD231PS 160(R12)(AX*1), Y13, Y5
+	VFMADD231PS 192(R12)(AX*1), Y13, Y6
+	VFMADD231PS 224(R12)(AX*1), Y13, Y7
+	VFMADD231PS (DX)(AX*1), Y14, Y0
+	VFMADD231PS 32(DX)(AX*1), Y14, Y1
+	VFMADD231PS 64(DX)(AX*1), Y14, Y2
+	VFMADD231PS 96(DX)(AX*1), Y14, Y3
+	VFMADD231PS 128(DX)(AX*1), Y14, Y4
+	VFMADD231PS 160(DX)(AX*1), Y14, Y5
+	VFMADD231PS 192(DX)(AX*1), Y14, Y6
+	VFMADD231PS 224(DX)(AX*1), Y14, Y7
+	VFMADD231PS (R13)(AX*1), Y15, Y0
+	VFMADD231PS 32(R13)(AX*1), Y15, Y1
+	VFMADD231PS 64(R13)(AX*1), Y15, Y2
+	VFMADD231PS 96(R13)(AX*1), Y15, Y3
+	VFMADD231PS 128(R13)(AX*1), Y15, Y4
+	VFMADD231PS 160(R13)(AX*1), Y15, Y5
+	VFMADD231PS 192(R13)(AX*1), Y15, Y6
+	VFMADD231PS 224(R13)(AX*1), Y15, Y7
+	VMOVUPS     Y0, (DI)(AX*1)
+	VMOVUPS     Y1, 32(DI)(AX*1)
+	VMOVUPS     Y2, 64(DI)(AX*1)
+	VMOVUPS     Y3, 96(DI)(AX*1)
+	VMOVUPS     Y4, 128(DI)(AX*1)
+	VMOVUPS     Y5, 160(DI)(AX*1)
+	VMOVUPS     Y6, 192(DI)(AX*1)
+	VMOVUPS     Y7, 224(DI)(AX*1)
+	ADDQ        $256, AX
+	SUBQ        $64, CX
+	JMP         chain4x64
+chain4x8:
+	CMPQ CX, $8
+	JL   chain4next
+	VMOVUPS     (DI)(AX*1), Y0
+	VFMADD231PS (SI)(AX*1), Y12, Y0
+	VFMADD231PS (R12)(AX*1), Y13, Y0
+	VFMADD231PS (DX)(AX*1), Y14, Y0
+	VFMADD231PS (R13)(AX*1), Y15, Y0
+	VMOVUPS     Y0, (DI)(AX*1)
+	ADDQ        $32, AX
+	SUBQ        $8, CX
+	JMP         chain4x8
+chain4next:
+	LEAQ (SI)(R8*4), SI
+	ADDQ $16, R11
+	SUBQ $4, R10
+	JMP  chain4
+
+chain1:
+	TESTQ R10, R10
+	JZ    chaindone
+	VBROADCASTSS (R11), Y12
+	XORQ AX, AX
+	MOVQ R9, CX
+chain1x8:
+	CMPQ CX, $8
+	JL   chain1next
+	VMOVUPS     (DI)(AX*1), Y0
+	VFMADD231PS (SI)(AX*1), Y12, Y0
+	VMOVUPS     Y0, (DI)(AX*1)
+	ADDQ        $32, AX
+	SUBQ        $8, CX
+	JMP         chain1x8
+chain1next:
+	ADDQ R8, SI
+	ADDQ $4, R11
+	DECQ R10
+	JMP  chain1
+
+chaindone:
+	VZEROUPPER
+	RET

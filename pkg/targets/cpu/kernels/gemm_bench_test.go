@@ -1,0 +1,96 @@
+package kernels
+
+import (
+	"fmt"
+	"testing"
+)
+
+// BenchmarkGemmMicroKernel times the micro-kernel alone on L1-resident
+// panels: the ceiling the blocking can reach.
+func BenchmarkGemmMicroKernel(b *testing.B) {
+	kn := defaultKernel()
+	for _, kc := range []int{64, 256, 512} {
+		b.Run(fmt.Sprintf("%s/kc=%d", kn.name, kc), func(b *testing.B) {
+			r := newRand(1)
+			a, bb := randSlice(r, kc*kn.mr), randSlice(r, kc*kn.nr)
+			c := make([]float32, kn.mr*kn.nr)
+			for b.Loop() {
+				kn.fn(kc, a, bb, c, kn.nr, false)
+			}
+			b.ReportMetric(2*float64(kc*kn.mr*kn.nr)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
+
+// BenchmarkGemmPack times packing an A block and a B block, in floats per ns.
+func BenchmarkGemmPack(b *testing.B) {
+	kn := defaultKernel()
+	const n = 1024
+	r := newRand(1)
+	src := randSlice(r, n*n)
+	mc := kn.mc / kn.mr * kn.mr
+	b.Run("A", func(b *testing.B) {
+		dst := make([]float32, mc*kn.kc)
+		for b.Loop() {
+			packA(dst, src, n, 0, 0, mc, kn.kc, kn.mr)
+		}
+		b.ReportMetric(float64(mc*kn.kc)*float64(b.N)/float64(b.Elapsed().Nanoseconds()), "floats/ns")
+	})
+	b.Run("B", func(b *testing.B) {
+		dst := make([]float32, n*kn.kc)
+		for b.Loop() {
+			denseB{src, n}.pack(dst, kn.nr, 0, kn.kc, 0, n)
+		}
+		b.ReportMetric(float64(n*kn.kc)*float64(b.N)/float64(b.Elapsed().Nanoseconds()), "floats/ns")
+	})
+}
+
+// BenchmarkGemmFewRows times products with fewer rows than the tile
+// (batch-1 inference): B row-major (Gemm) and pre-packed (GemmPacked).
+func BenchmarkGemmFewRows(b *testing.B) {
+	for _, m := range []int{1, 4} {
+		for _, sz := range [][2]int{{256, 256}, {1024, 1024}, {4096, 1024}} {
+			n, k := sz[0], sz[1]
+			r := newRand(1)
+			x, y, c := randSlice(r, m*k), randSlice(r, k*n), make([]float32, m*n)
+			packed := PackB(k, n, y, n)
+			for _, pre := range []bool{false, true} {
+				b.Run(fmt.Sprintf("m=%d/n=%d/k=%d/packed=%v", m, n, k, pre), func(b *testing.B) {
+					for b.Loop() {
+						if pre {
+							GemmPacked(nil, m, n, k, x, k, packed, c, n, Epilogue{})
+						} else {
+							Gemm(nil, m, n, k, x, k, y, n, c, n, Epilogue{})
+						}
+					}
+					b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkGemmEpilogue times Gemm with a fused epilogue (bias, ReLU,
+// residual: applied by the kernel as it stores) and with one Go finishes.
+func BenchmarkGemmEpilogue(b *testing.B) {
+	const n = 512
+	r := newRand(1)
+	x, y, c := randSlice(r, n*n), randSlice(r, n*n), make([]float32, n*n)
+	bias, res := randSlice(r, n), randSlice(r, n*n)
+	for _, tc := range []struct {
+		name string
+		ep   Epilogue
+	}{
+		{"none", Epilogue{}},
+		{"bias+relu", Epilogue{Bias: bias, Act: ActRelu}},
+		{"bias+relu+res", Epilogue{Bias: bias, Act: ActRelu, Residual: res}},
+		{"bias+gelu", Epilogue{Bias: bias, Act: ActGelu}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				Gemm(nil, n, n, n, x, n, y, n, c, n, tc.ep)
+			}
+			b.ReportMetric(2*float64(n*n*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
