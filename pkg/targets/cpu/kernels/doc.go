@@ -1,7 +1,10 @@
 // Package kernels is the CPU runtime's kernel library: plain functions over
 // float32 slices (and generic data movement over any element type) with
-// explicit shapes, called by the runtime interpreter. It imports only the
-// standard library and holds no mutable package state.
+// explicit shapes, called by the runtime interpreter. Hot loops (the GEMM
+// micro-kernel and packing, axpy, depthwise rows) have AVX2+FMA assembly
+// twins chosen at run time (golang.org/x/sys/cpu); the pure-Go forms run
+// everywhere else and under the purego build tag, and tests run both. It
+// holds no mutable package state beyond the feature flags read at start-up.
 //
 // Conventions:
 //   - Tensors are row-major and contiguous unless strides are given.
