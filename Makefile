@@ -18,10 +18,11 @@ all: build
 build:
 	$(GO) build -o $(BIN)/ ./cmd/...
 
-## test: vet, unit tests, the race detector on the concurrent parts, the testdata models and a short fuzz smoke (what CI runs)
+## test: vet, unit tests, the race detector on the concurrent parts, the pure-Go kernels (purego), the testdata models and a short fuzz smoke (what CI runs)
 test: vet
 	$(GO) test ./...
 	$(GO) test -race ./e2e ./pkg/loader/... ./pkg/targets/... ./pkg/artifact/...
+	$(GO) test -tags purego ./pkg/targets/... ./e2e
 	$(MAKE) --no-print-directory check-models
 	$(MAKE) --no-print-directory fuzz-smoke
 
