@@ -192,9 +192,7 @@ func activate(x []float32, act Activation, alpha, lo, hi float32) {
 			}
 		}
 	case ActGelu:
-		for i, v := range x {
-			x[i] = Gelu32(v)
-		}
+		geluVec(x)
 	case ActGeluTanh:
 		for i, v := range x {
 			x[i] = GeluTanh32(v)

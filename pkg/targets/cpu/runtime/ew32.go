@@ -165,9 +165,8 @@ func unary32(op string, d, x []float32, imm float32) {
 			d[i] = kernels.Erf32(x[i])
 		}
 	case "gelu":
-		for i := range d {
-			d[i] = kernels.Gelu32(x[i])
-		}
+		copy(d, x)
+		kernels.GeluInPlace(d)
 	case "gelu_tanh":
 		for i := range d {
 			d[i] = kernels.GeluTanh32(x[i])
