@@ -173,12 +173,7 @@ func attnBlock(out, q, k, v, mask []float32, g *AttnGeom, bi, i0 int, w *attnWor
 				continue
 			}
 			alpha := expNaN(m[r] - mNew) // 0 when m[r] is -Inf
-			var sum float64
-			for j := 0; j < lim; j++ {
-				e := expNaN(float64(srow[j]) - mNew)
-				srow[j] = float32(e)
-				sum += e
-			}
+			sum := expSub(srow[:lim], mNew)
 			clear(srow[lim:])
 			l[r] = l[r]*alpha + sum
 			m[r] = mNew

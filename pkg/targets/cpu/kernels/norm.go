@@ -110,11 +110,15 @@ func softmaxRow(out, x []float32, log bool) {
 		}
 		return
 	}
-	for j, v := range x {
-		e := expNaN(float64(v) - m)
-		s += e
-		out[j] = float32(e)
+	if math.IsInf(m, -1) {
+		// Every input is -Inf: 0/0, NaN, as PyTorch gives.
+		for j := range out[:len(x)] {
+			out[j] = float32(math.NaN())
+		}
+		return
 	}
+	copy(out, x)
+	s = expSub(out[:len(x)], m)
 	inv := 1 / s
 	for j, v := range out {
 		out[j] = float32(float64(v) * inv)
