@@ -40,12 +40,12 @@ func FuseAttention(g *mir.Graph) (string, error) {
 }
 
 type attnMatch struct {
-	q, k, v, mask *mir.Value
-	scale         float64
-	kPerm         []int64    // transpose to apply to kSrc to get k, or nil
-	kSrc          *mir.Value // what kT transposes
-	dead          []*mir.Node
-	out           *mir.Node // the final matmul
+	q, v, mask *mir.Value
+	scale      float64
+	kPerm      []int64    // transpose to apply to kSrc to get k, or nil
+	kSrc       *mir.Value // what kT transposes
+	dead       []*mir.Node
+	out        *mir.Node // the final matmul
 }
 
 // scalarOf returns the value of a one-element f32 constant.

@@ -177,7 +177,7 @@ func (l *lowerer) stmt(s *hir.Stmt) error {
 	case op == "matmul":
 		one(l.matmul(args[0], args[1], src, t))
 	case op == "linear":
-		y := l.matmul(args[0], args[1], src, mir.Type{DType: t.DType, Shape: t.Shape})
+		y := l.matmul(args[0], args[1], src, mir.Type(t))
 		if len(args) == 3 {
 			y = l.emit("add", []*mir.Value{y, args[2]}, nil, src, t)
 		}
