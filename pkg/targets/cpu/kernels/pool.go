@@ -1,8 +1,10 @@
 package kernels
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Pool is a persistent set of worker goroutines that kernels split work
@@ -61,9 +63,38 @@ func (p *Pool) Threads() int {
 
 func (p *Pool) worker() {
 	defer p.workers.Done()
-	for j := range p.jobs {
+	for {
+		j, ok := p.next()
+		if !ok {
+			return
+		}
 		j.run()
 	}
+}
+
+// spinFor is how long an idle worker polls for the next job before it
+// parks. A model runs kernels back to back, microseconds apart: a worker
+// that parked between them costs a wake-up (tens of microseconds here) per
+// kernel, more than a small kernel's work.
+const spinFor = 50 * time.Microsecond
+
+// next waits for a job: polling first, then blocking. ok is false once the
+// pool is closed.
+func (p *Pool) next() (*forJob, bool) {
+	deadline := time.Now().Add(spinFor)
+	for i := 0; ; i++ {
+		select {
+		case j, ok := <-p.jobs:
+			return j, ok
+		default:
+		}
+		if i&63 == 63 && time.Now().After(deadline) {
+			break
+		}
+		runtime.Gosched()
+	}
+	j, ok := <-p.jobs
+	return j, ok
 }
 
 // run claims and runs chunks until none are left.
