@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "exp_amd64.h"
 
 DATA gelud<>+0(SB)/8, $0x3fe6a09e667f3bcc // inv_sqrt2
 DATA gelud<>+8(SB)/8, $0x3fe0000000000000 // half
@@ -17,17 +18,8 @@ DATA gelud<>+88(SB)/8, $0x3fd7f11f677960ea // c2
 DATA gelud<>+96(SB)/8, $0x3ff00018d48d3588 // c1
 DATA gelud<>+104(SB)/8, $0xbff43f89c0889bc5 // c0
 DATA gelud<>+112(SB)/8, $0xc085e00000000000 // pmin
-DATA gelud<>+120(SB)/8, $0x3ff71547652b82fe // log2e
-DATA gelud<>+128(SB)/8, $0x3fe62e42fee00000 // ln2hi
-DATA gelud<>+136(SB)/8, $0x3dea39ef35793c76 // ln2lo
-DATA gelud<>+144(SB)/8, $0x3f2a01a01a01a01a // f7
-DATA gelud<>+152(SB)/8, $0x3f56c16c16c16c17 // f6
-DATA gelud<>+160(SB)/8, $0x3f81111111111111 // f5
-DATA gelud<>+168(SB)/8, $0x3fa5555555555555 // f4
-DATA gelud<>+176(SB)/8, $0x3fc5555555555555 // f3
-DATA gelud<>+184(SB)/8, $0x7fffffffffffffff // abs mask
-DATA gelud<>+192(SB)/8, $1023 // exponent bias
-GLOBL gelud<>(SB), RODATA|NOPTR, $200
+DATA gelud<>+120(SB)/8, $0x7fffffffffffffff // abs mask
+GLOBL gelud<>(SB), RODATA|NOPTR, $128
 
 // func geluAVX2(x *float32, n int)
 // x[i] = 0.5*x*erfc(-x/sqrt2) in place for n, a multiple of 4, computed in
@@ -39,7 +31,7 @@ TEXT ·geluAVX2(SB), NOSPLIT, $0-16
 	VBROADCASTSD gelud<>+0(SB), Y15
 	VBROADCASTSD gelud<>+8(SB), Y14
 	VBROADCASTSD gelud<>+16(SB), Y13
-	VBROADCASTSD gelud<>+184(SB), Y12
+	VBROADCASTSD gelud<>+120(SB), Y12
 loop:
 	CMPQ CX, $4
 	JL   done
@@ -72,32 +64,7 @@ loop:
 	VSUBPD  Y5, Y4, Y4              // p = P(t) - a^2
 	VBROADCASTSD gelud<>+112(SB), Y5
 	VMAXPD  Y5, Y4, Y4
-	VBROADCASTSD gelud<>+120(SB), Y5
-	VMULPD  Y5, Y4, Y5
-	VROUNDPD $0, Y5, Y5              // n
-	VBROADCASTSD gelud<>+128(SB), Y6
-	VMOVAPD Y4, Y7
-	VFNMADD231PD Y6, Y5, Y7
-	VBROADCASTSD gelud<>+136(SB), Y6
-	VFNMADD231PD Y6, Y5, Y7          // r
-	VBROADCASTSD gelud<>+144(SB), Y8
-	VBROADCASTSD gelud<>+152(SB), Y9
-	VFMADD213PD Y9, Y7, Y8
-	VBROADCASTSD gelud<>+160(SB), Y9
-	VFMADD213PD Y9, Y7, Y8
-	VBROADCASTSD gelud<>+168(SB), Y9
-	VFMADD213PD Y9, Y7, Y8
-	VBROADCASTSD gelud<>+176(SB), Y9
-	VFMADD213PD Y9, Y7, Y8
-	VFMADD213PD Y14, Y7, Y8          // + 1/2
-	VFMADD213PD Y13, Y7, Y8          // + 1
-	VFMADD213PD Y13, Y7, Y8          // + 1 = e^r
-	VCVTPD2DQY Y5, X5               // n as int32
-	VPMOVSXDQ X5, Y5                // as int64
-	VPBROADCASTQ gelud<>+192(SB), Y9
-	VPADDQ  Y9, Y5, Y5
-	VPSLLQ  $52, Y5, Y5              // 2^n
-	VMULPD  Y5, Y8, Y8               // exp(p)
+	EXPPD(Y4, Y8, Y14, Y13)          // exp(p)
 	VMULPD  Y3, Y8, Y8               // r = erfc(a)
 	VBROADCASTSD gelud<>+24(SB), Y9
 	VSUBPD  Y8, Y9, Y9               // 2 - r
