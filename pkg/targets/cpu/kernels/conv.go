@@ -1,6 +1,9 @@
 package kernels
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // ConvGeom is the geometry of a 2-D convolution over NCHW input: x [N, C, H,
 // W], weights [O, C/Groups, KH, KW], output [N, O, OH, OW]. Strides and
@@ -214,8 +217,16 @@ func convDirect(p *Pool, out, x, w []float32, g *ConvGeom, ep *Epilogue) {
 					bias = ep.Bias[o]
 				}
 				rows := dwRows{plane: xp, phases: phases, w: g.W, h: g.H, phaseW: phaseW, st: st}
-				depthwise3x3(op, g, wk, bias, &rows, zero)
-				e := epi{biasPerRow: true, act: ep.Act, alpha: ep.Alpha, lo: ep.Min, hi: ep.Max, ldr: s}
+				// ReLU and clamp are applied in the row pass itself.
+				clo, chi, act := float32(math.Inf(-1)), float32(math.Inf(1)), ep.Act
+				switch act {
+				case ActRelu:
+					clo, act = 0, ActNone
+				case ActClamp:
+					clo, chi, act = ep.Min, ep.Max, ActNone
+				}
+				depthwise3x3(op, g, wk, bias, clo, chi, &rows, zero)
+				e := epi{biasPerRow: true, act: act, alpha: ep.Alpha, lo: ep.Min, hi: ep.Max, ldr: s}
 				if ep.Residual != nil {
 					e.res = ep.Residual[n*g.O*s : (n+1)*g.O*s]
 				}

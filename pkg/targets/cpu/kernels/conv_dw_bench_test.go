@@ -37,8 +37,8 @@ func TestDot9(t *testing.T) {
 			w[k] = float32(k) - 4.5
 		}
 		d1, d2 := make([]float32, n), make([]float32, n)
-		dot9(d1, &src, &w, 0.25)
-		dot9Go(d2, &src, &w, 0.25)
+		dot9(d1, &src, &w, 0.25, -20, 30)
+		dot9Go(d2, &src, &w, 0.25, -20, 30)
 		for i := range d1 {
 			if d := d1[i] - d2[i]; d > 1e-4 || d < -1e-4 {
 				t.Fatalf("n=%d: element %d = %g, want %g", n, i, d1[i], d2[i])

@@ -3,14 +3,25 @@ package kernels
 import "runtime"
 
 // dot9Go is the portable twin of the assembly dot9.
-func dot9Go(dst []float32, src *[9][]float32, w *[9]float32, bias float32) {
+func dot9Go(dst []float32, src *[9][]float32, w *[9]float32, bias, lo, hi float32) {
 	for i := range dst {
 		acc := bias
 		for t := range src {
 			acc += w[t] * src[t][i]
 		}
-		dst[i] = acc
+		dst[i] = clamp32(acc, lo, hi)
 	}
+}
+
+// clamp32 clamps v to [lo, hi]; NaN stays NaN.
+func clamp32(v, lo, hi float32) float32 {
+	if v < lo {
+		return lo
+	}
+	if v > hi {
+		return hi
+	}
+	return v
 }
 
 func deinterleave2Go(even, odd, src []float32) {
@@ -44,7 +55,7 @@ func (r *dwRows) row(ph, ih int) []float32 {
 // taps' shifted input rows (a zero row where the tap's input row is
 // padding); the one or two columns at each edge whose taps fall in the
 // padding are computed directly.
-func depthwise3x3(op []float32, g *ConvGeom, wk []float32, bias float32, in *dwRows, zero []float32) {
+func depthwise3x3(op []float32, g *ConvGeom, wk []float32, bias, clo, chi float32, in *dwRows, zero []float32) {
 	st := g.StrideW
 	var w [9]float32
 	copy(w[:], wk[:9])
@@ -87,7 +98,7 @@ func depthwise3x3(op []float32, g *ConvGeom, wk []float32, bias float32, in *dwR
 					}
 				}
 			}
-			dot9(orow[lo:hi], &src, &w, bias)
+			dot9(orow[lo:hi], &src, &w, bias, clo, chi)
 		}
 		for ow := 0; ow < g.OW; ow++ {
 			if ow == lo && lo < hi {
@@ -107,7 +118,7 @@ func depthwise3x3(op []float32, g *ConvGeom, wk []float32, bias float32, in *dwR
 					acc += w[kh*3+kw] * rows[kh][iw&(st-1)][iw>>(st-1)] // st is 1 or 2
 				}
 			}
-			orow[ow] = acc
+			orow[ow] = clamp32(acc, clo, chi)
 		}
 	}
 }

@@ -2,15 +2,18 @@
 
 #include "textflag.h"
 
-// func dot9AVX2(dst *float32, src *[9]uintptr, n int, w *[9]float32, bias float32)
-// dst[i] = bias + sum over t of w[t]*src[t][i], for i in [0, n): one output
-// row of a 3x3 depthwise convolution, each tap a shifted input row.
-TEXT ·dot9AVX2(SB), NOSPLIT, $0-36
+// func dot9AVX2(dst *float32, src *[9]uintptr, n int, w *[9]float32, bias, lo, hi float32)
+// dst[i] = clamp(bias + sum over t of w[t]*src[t][i], lo, hi), for i in
+// [0, n): one output row of a 3x3 depthwise convolution, each tap a shifted
+// input row; NaN passes the clamp unchanged.
+TEXT ·dot9AVX2(SB), NOSPLIT, $0-44
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), AX
 	MOVQ n+16(FP), CX
 	MOVQ w+24(FP), DX
 	VBROADCASTSS bias+32(FP), Y15
+	VBROADCASTSS lo+36(FP), Y11
+	VBROADCASTSS hi+40(FP), Y12
 	MOVQ 0(AX), R8
 	MOVQ 8(AX), R9
 	MOVQ 16(AX), R10
@@ -35,7 +38,7 @@ loop8:
 	MOVQ CX, DX
 	SUBQ BX, DX
 	CMPQ DX, $8
-	JL   tail
+	JL   last8
 	VMOVAPS Y15, Y9
 	VFMADD231PS (R8)(BX*4), Y0, Y9
 	VFMADD231PS (R9)(BX*4), Y1, Y9
@@ -46,9 +49,36 @@ loop8:
 	VFMADD231PS (R14)(BX*4), Y6, Y9
 	VFMADD231PS (R15)(BX*4), Y7, Y9
 	VFMADD231PS (SI)(BX*4), Y8, Y9
+	VMAXPS  Y9, Y11, Y9
+	VMINPS  Y9, Y12, Y9
 	VMOVUPS Y9, (DI)(BX*4)
 	ADDQ $8, BX
 	JMP  loop8
+
+last8:
+	// Fewer than 8 left: when the row has at least 8, redo its last 8
+	// outputs as one vector (dst = bias + taps does not depend on dst, so
+	// writing some outputs twice is harmless); else go one by one.
+	CMPQ BX, CX
+	JGE  done
+	CMPQ CX, $8
+	JL   tail
+	MOVQ CX, BX
+	SUBQ $8, BX
+	VMOVAPS Y15, Y9
+	VFMADD231PS (R8)(BX*4), Y0, Y9
+	VFMADD231PS (R9)(BX*4), Y1, Y9
+	VFMADD231PS (R10)(BX*4), Y2, Y9
+	VFMADD231PS (R11)(BX*4), Y3, Y9
+	VFMADD231PS (R12)(BX*4), Y4, Y9
+	VFMADD231PS (R13)(BX*4), Y5, Y9
+	VFMADD231PS (R14)(BX*4), Y6, Y9
+	VFMADD231PS (R15)(BX*4), Y7, Y9
+	VFMADD231PS (SI)(BX*4), Y8, Y9
+	VMAXPS  Y9, Y11, Y9
+	VMINPS  Y9, Y12, Y9
+	VMOVUPS Y9, (DI)(BX*4)
+	JMP  done
 
 tail:
 	CMPQ BX, CX
@@ -72,6 +102,8 @@ tail:
 	VFMADD231SS X10, X7, X9
 	VMOVSS (SI)(BX*4), X10
 	VFMADD231SS X10, X8, X9
+	VMAXSS  X9, X11, X9
+	VMINSS  X9, X12, X9
 	VMOVSS X9, (DI)(BX*4)
 	INCQ BX
 	JMP  tail

@@ -2,9 +2,9 @@
 
 package kernels
 
-// dot9 computes dst[i] = bias + Σ_t w[t]*src[t][i] over len(dst) elements.
-func dot9(dst []float32, src *[9][]float32, w *[9]float32, bias float32) {
-	dot9Go(dst, src, w, bias)
+// dot9 computes dst[i] = clamp(bias + Σ_t w[t]*src[t][i], lo, hi).
+func dot9(dst []float32, src *[9][]float32, w *[9]float32, bias, lo, hi float32) {
+	dot9Go(dst, src, w, bias, lo, hi)
 }
 
 // deinterleave2 splits src into its even and odd elements.
