@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"fmt"
+	"math"
 	"testing"
 )
 
@@ -63,6 +64,60 @@ func TestDeinterleave2(t *testing.T) {
 		for i, v := range odd {
 			if v != float32(2*i+1) {
 				t.Fatalf("n=%d: odd[%d] = %g", n, i, v)
+			}
+		}
+	}
+}
+
+// TestDepthwiseRows covers the multi-row vector path of 3x3 depthwise
+// convolution (rows of at least 8 outputs), against plain loops: strides 1
+// and 2, pads 0..2, asymmetric sizes, ReLU and clamp fused, NaN passing.
+func TestDepthwiseRows(t *testing.T) {
+	for _, c := range []struct{ H, W, S, P int }{{20, 23, 1, 1}, {20, 23, 2, 1}, {17, 30, 1, 0}, {16, 35, 2, 2}, {12, 9, 1, 1}, {40, 40, 2, 0}} {
+		for _, act := range []Activation{ActNone, ActRelu, ActClamp} {
+			C := 3
+			oh := (c.H+2*c.P-3)/c.S + 1
+			ow := (c.W+2*c.P-3)/c.S + 1
+			g := ConvGeom{N: 1, C: C, H: c.H, W: c.W, O: C, KH: 3, KW: 3, StrideH: c.S, StrideW: c.S,
+				PadT: c.P, PadL: c.P, PadB: c.P, PadR: c.P, DilH: 1, DilW: 1, Groups: C, OH: oh, OW: ow}
+			x := make([]float32, C*c.H*c.W)
+			for i := range x {
+				x[i] = float32((i*37)%23) - 11
+			}
+			x[5] = float32(math.NaN())
+			w := make([]float32, C*9)
+			for i := range w {
+				w[i] = float32(i%7) - 3
+			}
+			bias := []float32{0.5, -1, 2}
+			out := make([]float32, C*oh*ow)
+			Conv2D(NewPool(1), out, x, w, g, Epilogue{Bias: bias, Act: act, Min: -5, Max: 6})
+			for ch := 0; ch < C; ch++ {
+				for i := 0; i < oh; i++ {
+					for j := 0; j < ow; j++ {
+						acc := float64(bias[ch])
+						for kh := 0; kh < 3; kh++ {
+							for kw := 0; kw < 3; kw++ {
+								ih, iw := i*c.S+kh-c.P, j*c.S+kw-c.P
+								if ih >= 0 && ih < c.H && iw >= 0 && iw < c.W {
+									acc += float64(w[ch*9+kh*3+kw]) * float64(x[(ch*c.H+ih)*c.W+iw])
+								}
+							}
+						}
+						switch {
+						case act == ActRelu && acc < 0:
+							acc = 0
+						case act == ActClamp && acc < -5:
+							acc = -5
+						case act == ActClamp && acc > 6:
+							acc = 6
+						}
+						got := out[(ch*oh+i)*ow+j]
+						if math.IsNaN(acc) != math.IsNaN(float64(got)) || !math.IsNaN(acc) && math.Abs(float64(got)-acc) > 1e-4 {
+							t.Fatalf("%+v %v: out[%d][%d][%d] = %g, want %g", c, act, ch, i, j, got, acc)
+						}
+					}
+				}
 			}
 		}
 	}

@@ -42,6 +42,15 @@ type dwRows struct {
 	st     int
 }
 
+// from returns the input from row ih, column (phase index) j of phase ph
+// to the end of the buffer, so a kernel can walk down the rows.
+func (r *dwRows) from(ph, ih, j int) []float32 {
+	if r.st == 1 {
+		return r.plane[ih*r.w+j:]
+	}
+	return r.phases[(ph*r.h+ih)*r.phaseW+j:]
+}
+
 func (r *dwRows) row(ph, ih int) []float32 {
 	if r.st == 1 {
 		return r.plane[ih*r.w : (ih+1)*r.w]
@@ -76,6 +85,24 @@ func depthwise3x3(op []float32, g *ConvGeom, wk []float32, bias, clo, chi float3
 	var src [9][]float32
 	var valid [3]bool
 	var rows [3][2][]float32 // [kh][phase]
+	// Rows whose three input rows are all inside the input go through the
+	// vector kernel in one call; the rest (and the edge columns) below.
+	ohA := (g.PadT + g.StrideH - 1) / g.StrideH
+	ohB := min(g.OH, (g.H-3+g.PadT)/g.StrideH+1)
+	bulk := false
+	if lo < hi && ohB > ohA && g.H-3+g.PadT >= 0 {
+		rowStride := in.w
+		if st > 1 {
+			rowStride = in.phaseW
+		}
+		for kh := 0; kh < 3; kh++ {
+			ih := ohA*g.StrideH + kh - g.PadT
+			for kw := 0; kw < 3; kw++ {
+				src[kh*3+kw] = in.from(ph[kw], ih, lo+shift[kw])
+			}
+		}
+		bulk = dot9Rows(op[ohA*g.OW+lo:], g.OW, &src, g.StrideH*rowStride, ohB-ohA, hi-lo, &w, bias, clo, chi)
+	}
 	for oh := 0; oh < g.OH; oh++ {
 		orow := op[oh*g.OW : (oh+1)*g.OW]
 		for kh := 0; kh < 3; kh++ {
@@ -88,7 +115,7 @@ func depthwise3x3(op []float32, g *ConvGeom, wk []float32, bias, clo, chi float3
 				rows[kh][p] = in.row(p, ih)
 			}
 		}
-		if lo < hi {
+		if lo < hi && !(bulk && oh >= ohA && oh < ohB) {
 			for kh := 0; kh < 3; kh++ {
 				for kw := 0; kw < 3; kw++ {
 					if valid[kh] {

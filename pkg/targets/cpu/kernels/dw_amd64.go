@@ -45,3 +45,25 @@ func deinterleave2(even, odd, src []float32) {
 		even[pairs] = src[len(src)-1]
 	}
 }
+
+//go:noescape
+func dot9RowsAVX2(dst *float32, dstStep int, src *[9]uintptr, srcStep int, rows int, n int, w *[9]float32, bias, lo, hi float32)
+
+// dot9Rows runs dot9 on rows consecutive output rows of n elements: output
+// row r is dst[r*dstStride:], and tap t reads src[t][r*srcStride:]. It
+// reports false (doing nothing) where there is no vector path; the caller
+// then goes row by row.
+func dot9Rows(dst []float32, dstStride int, src *[9][]float32, srcStride, rows, n int, w *[9]float32, bias, lo, hi float32) bool {
+	if !hasAVX2FMA || n < 8 || rows <= 0 {
+		return false
+	}
+	_ = dst[(rows-1)*dstStride+n-1]
+	var ptrs [9]uintptr
+	for t := range src {
+		s := src[t][:(rows-1)*srcStride+n]
+		ptrs[t] = uintptr(unsafe.Pointer(&s[0]))
+	}
+	dot9RowsAVX2(&dst[0], 4*dstStride, &ptrs, 4*srcStride, rows, n, w, bias, lo, hi)
+	keepAlive9(src)
+	return true
+}

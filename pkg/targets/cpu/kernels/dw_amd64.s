@@ -153,3 +153,99 @@ tail:
 done:
 	VZEROUPPER
 	RET
+
+// func dot9RowsAVX2(dst *float32, dstStep int, src *[9]uintptr, srcStep int, rows int, n int, w *[9]float32, bias, lo, hi float32)
+// dot9 over rows consecutive output rows: after each row, dst moves by
+// dstStep bytes and every tap pointer by srcStep bytes. n >= 8.
+TEXT ·dot9RowsAVX2(SB), NOSPLIT, $0-68
+	MOVQ dst+0(FP), DI
+	MOVQ src+16(FP), AX
+	MOVQ n+40(FP), CX
+	MOVQ w+48(FP), DX
+	VBROADCASTSS bias+56(FP), Y15
+	VBROADCASTSS lo+60(FP), Y11
+	VBROADCASTSS hi+64(FP), Y12
+	MOVQ 0(AX), R8
+	MOVQ 8(AX), R9
+	MOVQ 16(AX), R10
+	MOVQ 24(AX), R11
+	MOVQ 32(AX), R12
+	MOVQ 40(AX), R13
+	MOVQ 48(AX), R14
+	MOVQ 56(AX), R15
+	MOVQ 64(AX), SI
+	VBROADCASTSS 0(DX), Y0
+	VBROADCASTSS 4(DX), Y1
+	VBROADCASTSS 8(DX), Y2
+	VBROADCASTSS 12(DX), Y3
+	VBROADCASTSS 16(DX), Y4
+	VBROADCASTSS 20(DX), Y5
+	VBROADCASTSS 24(DX), Y6
+	VBROADCASTSS 28(DX), Y7
+	VBROADCASTSS 32(DX), Y8
+	MOVQ rows+32(FP), AX
+
+row:
+	TESTQ AX, AX
+	JE    done
+	XORQ BX, BX
+
+col8:
+	MOVQ CX, DX
+	SUBQ BX, DX
+	CMPQ DX, $8
+	JL   last
+	VMOVAPS Y15, Y9
+	VFMADD231PS (R8)(BX*4), Y0, Y9
+	VFMADD231PS (R9)(BX*4), Y1, Y9
+	VFMADD231PS (R10)(BX*4), Y2, Y9
+	VFMADD231PS (R11)(BX*4), Y3, Y9
+	VFMADD231PS (R12)(BX*4), Y4, Y9
+	VFMADD231PS (R13)(BX*4), Y5, Y9
+	VFMADD231PS (R14)(BX*4), Y6, Y9
+	VFMADD231PS (R15)(BX*4), Y7, Y9
+	VFMADD231PS (SI)(BX*4), Y8, Y9
+	VMAXPS  Y9, Y11, Y9
+	VMINPS  Y9, Y12, Y9
+	VMOVUPS Y9, (DI)(BX*4)
+	ADDQ $8, BX
+	JMP  col8
+
+last:
+	// The last partial vector is redone as an overlapping full one.
+	CMPQ BX, CX
+	JGE  next
+	MOVQ CX, BX
+	SUBQ $8, BX
+	VMOVAPS Y15, Y9
+	VFMADD231PS (R8)(BX*4), Y0, Y9
+	VFMADD231PS (R9)(BX*4), Y1, Y9
+	VFMADD231PS (R10)(BX*4), Y2, Y9
+	VFMADD231PS (R11)(BX*4), Y3, Y9
+	VFMADD231PS (R12)(BX*4), Y4, Y9
+	VFMADD231PS (R13)(BX*4), Y5, Y9
+	VFMADD231PS (R14)(BX*4), Y6, Y9
+	VFMADD231PS (R15)(BX*4), Y7, Y9
+	VFMADD231PS (SI)(BX*4), Y8, Y9
+	VMAXPS  Y9, Y11, Y9
+	VMINPS  Y9, Y12, Y9
+	VMOVUPS Y9, (DI)(BX*4)
+
+next:
+	MOVQ srcStep+24(FP), DX
+	ADDQ DX, R8
+	ADDQ DX, R9
+	ADDQ DX, R10
+	ADDQ DX, R11
+	ADDQ DX, R12
+	ADDQ DX, R13
+	ADDQ DX, R14
+	ADDQ DX, R15
+	ADDQ DX, SI
+	ADDQ dstStep+8(FP), DI
+	DECQ AX
+	JMP  row
+
+done:
+	VZEROUPPER
+	RET

@@ -15,3 +15,8 @@ func deinterleave2(even, odd, src []float32) {
 		even[pairs] = src[len(src)-1]
 	}
 }
+
+// dot9Rows has no portable fast path: the caller goes row by row.
+func dot9Rows(dst []float32, dstStride int, src *[9][]float32, srcStride, rows, n int, w *[9]float32, bias, lo, hi float32) bool {
+	return false
+}
