@@ -73,7 +73,7 @@ func TestDeinterleave2(t *testing.T) {
 // convolution (rows of at least 8 outputs), against plain loops: strides 1
 // and 2, pads 0..2, asymmetric sizes, ReLU and clamp fused, NaN passing.
 func TestDepthwiseRows(t *testing.T) {
-	for _, c := range []struct{ H, W, S, P int }{{20, 23, 1, 1}, {20, 23, 2, 1}, {17, 30, 1, 0}, {16, 35, 2, 2}, {12, 9, 1, 1}, {40, 40, 2, 0}} {
+	for _, c := range []struct{ H, W, S, P int }{{20, 23, 1, 1}, {20, 23, 2, 1}, {17, 30, 1, 0}, {16, 35, 2, 2}, {12, 9, 1, 1}, {40, 40, 2, 0}, {7, 7, 1, 1}, {6, 5, 1, 0}, {14, 14, 2, 1}} {
 		for _, act := range []Activation{ActNone, ActRelu, ActClamp} {
 			C := 3
 			oh := (c.H+2*c.P-3)/c.S + 1

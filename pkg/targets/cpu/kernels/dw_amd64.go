@@ -54,7 +54,7 @@ func dot9RowsAVX2(dst *float32, dstStep int, src *[9]uintptr, srcStep int, rows 
 // reports false (doing nothing) where there is no vector path; the caller
 // then goes row by row.
 func dot9Rows(dst []float32, dstStride int, src *[9][]float32, srcStride, rows, n int, w *[9]float32, bias, lo, hi float32) bool {
-	if !hasAVX2FMA || n < 8 || rows <= 0 {
+	if !hasAVX2FMA || n < 1 || rows <= 0 {
 		return false
 	}
 	_ = dst[(rows-1)*dstStride+n-1]

@@ -212,9 +212,12 @@ col8:
 	JMP  col8
 
 last:
-	// The last partial vector is redone as an overlapping full one.
+	// The last partial vector is redone as an overlapping full one; a row
+	// shorter than 8 goes one element at a time.
 	CMPQ BX, CX
 	JGE  next
+	CMPQ CX, $8
+	JL   one
 	MOVQ CX, BX
 	SUBQ $8, BX
 	VMOVAPS Y15, Y9
@@ -230,6 +233,36 @@ last:
 	VMAXPS  Y9, Y11, Y9
 	VMINPS  Y9, Y12, Y9
 	VMOVUPS Y9, (DI)(BX*4)
+
+	JMP  next
+
+one:
+	CMPQ BX, CX
+	JGE  next
+	VMOVAPS X15, X9
+	VMOVSS (R8)(BX*4), X10
+	VFMADD231SS X10, X0, X9
+	VMOVSS (R9)(BX*4), X10
+	VFMADD231SS X10, X1, X9
+	VMOVSS (R10)(BX*4), X10
+	VFMADD231SS X10, X2, X9
+	VMOVSS (R11)(BX*4), X10
+	VFMADD231SS X10, X3, X9
+	VMOVSS (R12)(BX*4), X10
+	VFMADD231SS X10, X4, X9
+	VMOVSS (R13)(BX*4), X10
+	VFMADD231SS X10, X5, X9
+	VMOVSS (R14)(BX*4), X10
+	VFMADD231SS X10, X6, X9
+	VMOVSS (R15)(BX*4), X10
+	VFMADD231SS X10, X7, X9
+	VMOVSS (SI)(BX*4), X10
+	VFMADD231SS X10, X8, X9
+	VMAXSS  X9, X11, X9
+	VMINSS  X9, X12, X9
+	VMOVSS X9, (DI)(BX*4)
+	INCQ BX
+	JMP  one
 
 next:
 	MOVQ srcStep+24(FP), DX
