@@ -180,6 +180,7 @@ func convDirect(p *Pool, out, x, w []float32, g *ConvGeom, ep *Epilogue) {
 	zero := make([]float32, g.OW+8)
 	p.For(g.N*g.O, grain, func(lo, hi int) {
 		var phases []float32 // [st][H][phaseW] of the current input plane
+		var padded []float32 // a small plane with a zero border
 		lastPlane := -1
 		for t := lo; t < hi; t++ {
 			n, o := t/g.O, t%g.O
@@ -217,6 +218,32 @@ func convDirect(p *Pool, out, x, w []float32, g *ConvGeom, ep *Epilogue) {
 					bias = ep.Bias[o]
 				}
 				rows := dwRows{plane: xp, phases: phases, w: g.W, h: g.H, phaseW: phaseW, st: st}
+				gp := g
+				if st == 1 && g.StrideH == 1 && g.H*g.W <= 1024 {
+					// A small plane is copied into a zero border first: then
+					// every output is interior and the whole plane is one
+					// vector call, with no edge columns and no border rows.
+					hp, wp := g.OH+2, g.OW+2
+					if cap(padded) < hp*wp {
+						padded = make([]float32, hp*wp)
+					}
+					pp := padded[:hp*wp]
+					clear(pp)
+					for ih := 0; ih < g.H && ih+g.PadT < hp; ih++ {
+						if ih+g.PadT < 0 {
+							continue
+						}
+						for iw := 0; iw < g.W && iw+g.PadL < wp; iw++ {
+							if iw+g.PadL >= 0 {
+								pp[(ih+g.PadT)*wp+iw+g.PadL] = xp[ih*g.W+iw]
+							}
+						}
+					}
+					pg := *g
+					pg.H, pg.W, pg.PadT, pg.PadL, pg.PadB, pg.PadR = hp, wp, 0, 0, 0, 0
+					gp = &pg
+					rows = dwRows{plane: pp, w: wp, h: hp, st: 1}
+				}
 				// ReLU and clamp are applied in the row pass itself.
 				clo, chi, act := float32(math.Inf(-1)), float32(math.Inf(1)), ep.Act
 				switch act {
@@ -225,7 +252,7 @@ func convDirect(p *Pool, out, x, w []float32, g *ConvGeom, ep *Epilogue) {
 				case ActClamp:
 					clo, chi, act = ep.Min, ep.Max, ActNone
 				}
-				depthwise3x3(op, g, wk, bias, clo, chi, &rows, zero)
+				depthwise3x3(op, gp, wk, bias, clo, chi, &rows, zero)
 				e := epi{biasPerRow: true, act: act, alpha: ep.Alpha, lo: ep.Min, hi: ep.Max, ldr: s}
 				if ep.Residual != nil {
 					e.res = ep.Residual[n*g.O*s : (n+1)*g.O*s]
