@@ -4,28 +4,13 @@ package kernels
 
 import "unsafe"
 
-//go:noescape
-func dot9AVX2(dst *float32, src *[9]uintptr, n int, w *[9]float32, bias, lo, hi float32)
-
 // dot9 computes dst[i] = clamp(bias + Σ_t w[t]*src[t][i], lo, hi) over
-// len(dst) elements; every src[t] has at least len(dst) elements.
+// len(dst) elements; every src[t] has at least len(dst) elements. It is
+// the multi-row kernel run for one row.
 func dot9(dst []float32, src *[9][]float32, w *[9]float32, bias, lo, hi float32) {
-	n := len(dst)
-	if n == 0 {
-		return
-	}
-	if !hasAVX2FMA {
+	if !dot9Rows(dst, 0, src, 0, 1, len(dst), w, bias, lo, hi) {
 		dot9Go(dst, src, w, bias, lo, hi)
-		return
 	}
-	var ptrs [9]uintptr
-	for t := range src {
-		s := src[t][:n]
-		ptrs[t] = uintptr(unsafe.Pointer(&s[0]))
-	}
-	dot9AVX2(&dst[0], &ptrs, n, w, bias, lo, hi)
-	// The rows stay reachable until here: ptrs holds plain integers.
-	keepAlive9(src)
 }
 
 //go:noescape

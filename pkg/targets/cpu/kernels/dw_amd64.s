@@ -2,115 +2,42 @@
 
 #include "textflag.h"
 
-// func dot9AVX2(dst *float32, src *[9]uintptr, n int, w *[9]float32, bias, lo, hi float32)
-// dst[i] = clamp(bias + sum over t of w[t]*src[t][i], lo, hi), for i in
-// [0, n): one output row of a 3x3 depthwise convolution, each tap a shifted
-// input row; NaN passes the clamp unchanged.
-TEXT ·dot9AVX2(SB), NOSPLIT, $0-44
-	MOVQ dst+0(FP), DI
-	MOVQ src+8(FP), AX
-	MOVQ n+16(FP), CX
-	MOVQ w+24(FP), DX
-	VBROADCASTSS bias+32(FP), Y15
-	VBROADCASTSS lo+36(FP), Y11
-	VBROADCASTSS hi+40(FP), Y12
-	MOVQ 0(AX), R8
-	MOVQ 8(AX), R9
-	MOVQ 16(AX), R10
-	MOVQ 24(AX), R11
-	MOVQ 32(AX), R12
-	MOVQ 40(AX), R13
-	MOVQ 48(AX), R14
-	MOVQ 56(AX), R15
-	MOVQ 64(AX), SI
-	VBROADCASTSS 0(DX), Y0
-	VBROADCASTSS 4(DX), Y1
-	VBROADCASTSS 8(DX), Y2
-	VBROADCASTSS 12(DX), Y3
-	VBROADCASTSS 16(DX), Y4
-	VBROADCASTSS 20(DX), Y5
-	VBROADCASTSS 24(DX), Y6
-	VBROADCASTSS 28(DX), Y7
-	VBROADCASTSS 32(DX), Y8
-	XORQ BX, BX
-
-loop8:
-	MOVQ CX, DX
-	SUBQ BX, DX
-	CMPQ DX, $8
-	JL   last8
-	VMOVAPS Y15, Y9
-	VFMADD231PS (R8)(BX*4), Y0, Y9
-	VFMADD231PS (R9)(BX*4), Y1, Y9
-	VFMADD231PS (R10)(BX*4), Y2, Y9
-	VFMADD231PS (R11)(BX*4), Y3, Y9
-	VFMADD231PS (R12)(BX*4), Y4, Y9
-	VFMADD231PS (R13)(BX*4), Y5, Y9
-	VFMADD231PS (R14)(BX*4), Y6, Y9
-	VFMADD231PS (R15)(BX*4), Y7, Y9
-	VFMADD231PS (SI)(BX*4), Y8, Y9
-	VMAXPS  Y9, Y11, Y9
-	VMINPS  Y9, Y12, Y9
+// The nine taps of a 3x3 depthwise row at column BX: bias (Y15) plus the
+// weights (Y0..Y8) times the tap rows (R8..R15, SI), clamped to [Y11, Y12]
+// (NaN passes), stored to DI. TAPS8 does 8 columns, TAPS1 one.
+#define TAPS8 \
+	VMOVAPS Y15, Y9 \
+	VFMADD231PS (R8)(BX*4), Y0, Y9 \
+	VFMADD231PS (R9)(BX*4), Y1, Y9 \
+	VFMADD231PS (R10)(BX*4), Y2, Y9 \
+	VFMADD231PS (R11)(BX*4), Y3, Y9 \
+	VFMADD231PS (R12)(BX*4), Y4, Y9 \
+	VFMADD231PS (R13)(BX*4), Y5, Y9 \
+	VFMADD231PS (R14)(BX*4), Y6, Y9 \
+	VFMADD231PS (R15)(BX*4), Y7, Y9 \
+	VFMADD231PS (SI)(BX*4), Y8, Y9 \
+	VMAXPS  Y9, Y11, Y9 \
+	VMINPS  Y9, Y12, Y9 \
 	VMOVUPS Y9, (DI)(BX*4)
-	ADDQ $8, BX
-	JMP  loop8
 
-last8:
-	// Fewer than 8 left: when the row has at least 8, redo its last 8
-	// outputs as one vector (dst = bias + taps does not depend on dst, so
-	// writing some outputs twice is harmless); else go one by one.
-	CMPQ BX, CX
-	JGE  done
-	CMPQ CX, $8
-	JL   tail
-	MOVQ CX, BX
-	SUBQ $8, BX
-	VMOVAPS Y15, Y9
-	VFMADD231PS (R8)(BX*4), Y0, Y9
-	VFMADD231PS (R9)(BX*4), Y1, Y9
-	VFMADD231PS (R10)(BX*4), Y2, Y9
-	VFMADD231PS (R11)(BX*4), Y3, Y9
-	VFMADD231PS (R12)(BX*4), Y4, Y9
-	VFMADD231PS (R13)(BX*4), Y5, Y9
-	VFMADD231PS (R14)(BX*4), Y6, Y9
-	VFMADD231PS (R15)(BX*4), Y7, Y9
-	VFMADD231PS (SI)(BX*4), Y8, Y9
-	VMAXPS  Y9, Y11, Y9
-	VMINPS  Y9, Y12, Y9
-	VMOVUPS Y9, (DI)(BX*4)
-	JMP  done
+#define TAP1(SRC, W) \
+	VMOVSS (SRC)(BX*4), X10 \
+	VFMADD231SS X10, W, X9
 
-tail:
-	CMPQ BX, CX
-	JGE  done
-	VMOVAPS X15, X9
-	VMOVSS (R8)(BX*4), X10
-	VFMADD231SS X10, X0, X9
-	VMOVSS (R9)(BX*4), X10
-	VFMADD231SS X10, X1, X9
-	VMOVSS (R10)(BX*4), X10
-	VFMADD231SS X10, X2, X9
-	VMOVSS (R11)(BX*4), X10
-	VFMADD231SS X10, X3, X9
-	VMOVSS (R12)(BX*4), X10
-	VFMADD231SS X10, X4, X9
-	VMOVSS (R13)(BX*4), X10
-	VFMADD231SS X10, X5, X9
-	VMOVSS (R14)(BX*4), X10
-	VFMADD231SS X10, X6, X9
-	VMOVSS (R15)(BX*4), X10
-	VFMADD231SS X10, X7, X9
-	VMOVSS (SI)(BX*4), X10
-	VFMADD231SS X10, X8, X9
-	VMAXSS  X9, X11, X9
-	VMINSS  X9, X12, X9
+#define TAPS1 \
+	VMOVAPS X15, X9 \
+	TAP1(R8, X0) \
+	TAP1(R9, X1) \
+	TAP1(R10, X2) \
+	TAP1(R11, X3) \
+	TAP1(R12, X4) \
+	TAP1(R13, X5) \
+	TAP1(R14, X6) \
+	TAP1(R15, X7) \
+	TAP1(SI, X8) \
+	VMAXSS  X9, X11, X9 \
+	VMINSS  X9, X12, X9 \
 	VMOVSS X9, (DI)(BX*4)
-	INCQ BX
-	JMP  tail
-
-done:
-	VZEROUPPER
-	RET
 
 // func deinterleave2AVX2(even, odd, src *float32, pairs int)
 // even[i] = src[2i], odd[i] = src[2i+1] for i in [0, pairs).
@@ -195,19 +122,7 @@ col8:
 	SUBQ BX, DX
 	CMPQ DX, $8
 	JL   last
-	VMOVAPS Y15, Y9
-	VFMADD231PS (R8)(BX*4), Y0, Y9
-	VFMADD231PS (R9)(BX*4), Y1, Y9
-	VFMADD231PS (R10)(BX*4), Y2, Y9
-	VFMADD231PS (R11)(BX*4), Y3, Y9
-	VFMADD231PS (R12)(BX*4), Y4, Y9
-	VFMADD231PS (R13)(BX*4), Y5, Y9
-	VFMADD231PS (R14)(BX*4), Y6, Y9
-	VFMADD231PS (R15)(BX*4), Y7, Y9
-	VFMADD231PS (SI)(BX*4), Y8, Y9
-	VMAXPS  Y9, Y11, Y9
-	VMINPS  Y9, Y12, Y9
-	VMOVUPS Y9, (DI)(BX*4)
+	TAPS8
 	ADDQ $8, BX
 	JMP  col8
 
@@ -220,47 +135,14 @@ last:
 	JL   one
 	MOVQ CX, BX
 	SUBQ $8, BX
-	VMOVAPS Y15, Y9
-	VFMADD231PS (R8)(BX*4), Y0, Y9
-	VFMADD231PS (R9)(BX*4), Y1, Y9
-	VFMADD231PS (R10)(BX*4), Y2, Y9
-	VFMADD231PS (R11)(BX*4), Y3, Y9
-	VFMADD231PS (R12)(BX*4), Y4, Y9
-	VFMADD231PS (R13)(BX*4), Y5, Y9
-	VFMADD231PS (R14)(BX*4), Y6, Y9
-	VFMADD231PS (R15)(BX*4), Y7, Y9
-	VFMADD231PS (SI)(BX*4), Y8, Y9
-	VMAXPS  Y9, Y11, Y9
-	VMINPS  Y9, Y12, Y9
-	VMOVUPS Y9, (DI)(BX*4)
+	TAPS8
 
 	JMP  next
 
 one:
 	CMPQ BX, CX
 	JGE  next
-	VMOVAPS X15, X9
-	VMOVSS (R8)(BX*4), X10
-	VFMADD231SS X10, X0, X9
-	VMOVSS (R9)(BX*4), X10
-	VFMADD231SS X10, X1, X9
-	VMOVSS (R10)(BX*4), X10
-	VFMADD231SS X10, X2, X9
-	VMOVSS (R11)(BX*4), X10
-	VFMADD231SS X10, X3, X9
-	VMOVSS (R12)(BX*4), X10
-	VFMADD231SS X10, X4, X9
-	VMOVSS (R13)(BX*4), X10
-	VFMADD231SS X10, X5, X9
-	VMOVSS (R14)(BX*4), X10
-	VFMADD231SS X10, X6, X9
-	VMOVSS (R15)(BX*4), X10
-	VFMADD231SS X10, X7, X9
-	VMOVSS (SI)(BX*4), X10
-	VFMADD231SS X10, X8, X9
-	VMAXSS  X9, X11, X9
-	VMINSS  X9, X12, X9
-	VMOVSS X9, (DI)(BX*4)
+	TAPS1
 	INCQ BX
 	JMP  one
 
