@@ -1,0 +1,45 @@
+//go:build !linux || !(amd64 || arm64)
+
+package cu
+
+// This build has no CUDA runtime: Open and CompileCUDA return
+// ErrUnsupported, and there is no way to get a Context, Module or Function
+// to call the methods on (they return ErrUnsupported too).
+
+// Context is a CUDA context; see the Linux build.
+type Context struct{}
+
+// Module is a loaded CUDA module; see the Linux build.
+type Module struct{}
+
+// Function is a kernel in a Module; see the Linux build.
+type Function struct{}
+
+// Open returns ErrUnsupported.
+func Open() (*Context, error) { return nil, ErrUnsupported }
+
+// CompileCUDA returns ErrUnsupported.
+func CompileCUDA(src, name string, options []string) ([]byte, error) {
+	return nil, ErrUnsupported
+}
+
+func (c *Context) Name() string                                   { return "" }
+func (c *Context) ComputeCapability() (major, minor int)          { return 0, 0 }
+func (c *Context) Device() int                                    { return 0 }
+func (c *Context) TotalMem() uint64                               { return 0 }
+func (c *Context) ArchOption() string                             { return "" }
+func (c *Context) Close() error                                   { return nil }
+func (c *Context) MemInfo() (free, total uint64, err error)       { return 0, 0, ErrUnsupported }
+func (c *Context) LoadPTX(ptx []byte) (*Module, error)            { return nil, ErrUnsupported }
+func (c *Context) Alloc(bytes int64) (DevicePtr, error)           { return 0, ErrUnsupported }
+func (c *Context) Free(p DevicePtr) error                         { return ErrUnsupported }
+func (c *Context) CopyToDevice(dst DevicePtr, src []byte) error   { return ErrUnsupported }
+func (c *Context) CopyFromDevice(dst []byte, src DevicePtr) error { return ErrUnsupported }
+func (c *Context) Memset(dst DevicePtr, bytes int64) error        { return ErrUnsupported }
+func (c *Context) Synchronize() error                             { return ErrUnsupported }
+func (c *Context) Launch(f *Function, grid, block [3]uint32, sharedBytes uint32, args ...any) error {
+	return ErrUnsupported
+}
+func (m *Module) Function(name string) (*Function, error) { return nil, ErrUnsupported }
+func (m *Module) Unload() error                           { return ErrUnsupported }
+func (f *Function) Name() string                          { return "" }
