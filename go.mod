@@ -6,6 +6,8 @@ require github.com/spf13/cobra v1.10.2
 
 require google.golang.org/protobuf v1.36.12
 
+require github.com/ebitengine/purego v0.11.3
+
 require (
 	github.com/fsnotify/fsnotify v1.9.0 // indirect
 	github.com/go-viper/mapstructure/v2 v2.4.0 // indirect

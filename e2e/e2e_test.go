@@ -196,7 +196,11 @@ func TestModelsMatchReference(t *testing.T) {
 }
 
 // compare checks shapes, dtypes and values within relTol.
-func compare(got, want *tensor.Tensor) string {
+func compare(got, want *tensor.Tensor) string { return compareTol(got, want, relTol) }
+
+// compareTol checks shapes, dtypes and values: |got - want| <= tol *
+// max(1, |want|) for every element.
+func compareTol(got, want *tensor.Tensor, relTol float64) string {
 	if got.DType != want.DType || fmt.Sprint(got.Shape) != fmt.Sprint(want.Shape) {
 		return fmt.Sprintf("got %s%v, want %s%v", got.DType, got.Shape, want.DType, want.Shape)
 	}

@@ -73,6 +73,36 @@ type Program struct {
 	Buffers    []Buffer `msgpack:"buffers"`
 	ArenaBytes int64    `msgpack:"arena_bytes"`
 	Steps      []Step   `msgpack:"steps"`
+	// Kernels is a GPU program's kernel table; its steps are "dispatch"
+	// launches into it. Empty for the cpu target.
+	Kernels []Kernel `msgpack:"kernels,omitempty"`
+}
+
+// Kernel is one GPU kernel: its source, and its compiled form where the
+// build compiled it (SPIR-V for vulkan, PTX for cuda).
+//
+// A "dispatch" step launches one: Ints are [kernel index, groups x, y, z];
+// Args bind the kernel's parameters, in order, to program buffers. A
+// parameter sees its whole device buffer (the arena, one weight, one input
+// or output); the element offset of the tensor within it is compiled into
+// the kernel, so buffers need no aligned sub-buffer bindings.
+type Kernel struct {
+	Name       string        `msgpack:"name"`
+	Lang       string        `msgpack:"lang"`  // glsl, cuda, msl
+	Entry      string        `msgpack:"entry"` // the entry point in Source and Binary
+	Source     string        `msgpack:"source"`
+	Binary     []byte        `msgpack:"binary,omitempty"`
+	BinaryKind string        `msgpack:"binary_kind,omitempty"` // spirv, ptx
+	Local      [3]int64      `msgpack:"local"`                 // workgroup size
+	Shared     int64         `msgpack:"shared"`                // workgroup memory, bytes
+	Params     []KernelParam `msgpack:"params"`
+}
+
+// KernelParam is one buffer parameter of a kernel.
+type KernelParam struct {
+	Name  string `msgpack:"name"`
+	DType string `msgpack:"dtype"` // element type: f32, i64, u8, ...
+	Write bool   `msgpack:"write"`
 }
 
 // Slot binds a program input or output to a buffer.

@@ -23,6 +23,9 @@ import (
 	"github.com/rlx-project/rlx/pkg/specialize"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/codegen"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels"
+	gpucodegen "github.com/rlx-project/rlx/pkg/targets/gpu/codegen"
+	"github.com/rlx-project/rlx/pkg/targets/gpu/kir"
+	"github.com/rlx-project/rlx/pkg/targets/gpu/toolchain"
 	"github.com/rlx-project/rlx/pkg/tensor"
 	"github.com/rlx-project/rlx/pkg/tensor/safetensors"
 )
@@ -42,9 +45,52 @@ type Options struct {
 	FusionReport io.Writer                 // where --fusion-report goes, or nil
 }
 
-// Targets lists the targets rlxc can build for, with what each needs.
+// Targets lists the targets rlxc can build for, with what building for
+// each and running its artifacts needs.
 var Targets = []struct{ Name, Status string }{
-	{"cpu", "runs here: Go kernels with goroutine parallelism (amd64, arm64, any OS)"},
+	{"cpu", "builds anywhere; runs with rlxrun on amd64 (AVX2 kernels) and any other CPU (portable Go kernels)"},
+	{"vulkan", "kernels in GLSL compiled to SPIR-V at build time (needs glslangValidator: apt-get install glslang-tools); " +
+		"runs with rlxrun on any Vulkan 1.1 device through libvulkan.so.1 (here: mesa-vulkan-drivers' llvmpipe)"},
+	{"cuda", "kernels in CUDA C, compiled to PTX at build time when clang is installed (else by NVRTC when loaded); " +
+		"runs with rlxrun on an NVIDIA GPU through libcuda.so.1 (the driver)"},
+	{"metal", "kernels in Metal Shading Language (sources in the artifact); no runtime yet: running needs macOS"},
+}
+
+// targetOf returns the GPU target named name, or nil for cpu.
+func targetOf(name string) (*gpucodegen.Target, error) {
+	switch name {
+	case "cpu":
+		return nil, nil
+	case "vulkan":
+		return &gpucodegen.Target{Name: name, Lang: kir.GLSL, Compile: toolchain.GLSLToSPIRV}, nil
+	case "cuda":
+		t := &gpucodegen.Target{Name: name, Lang: kir.CUDA}
+		if _, err := toolchain.Clang.Path(); err == nil {
+			t.Compile = toolchain.CUDAToPTX
+		}
+		return t, nil
+	case "metal":
+		return &gpucodegen.Target{Name: name, Lang: kir.MSL}, nil
+	}
+	names := make([]string, len(Targets))
+	for i, t := range Targets {
+		names[i] = t.Name
+	}
+	return nil, inputErr("unknown target %q (rlxc targets lists them: %s)", name, strings.Join(names, ", "))
+}
+
+// targetTag is the target part of the cache key and the artifact's
+// features: what the kernels were built for and with.
+func targetTag(name string, t *gpucodegen.Target) string {
+	switch {
+	case t == nil:
+		return "cpu/" + kernels.PackedLayout()
+	case t.Name == "cuda" && t.Compile != nil:
+		return "cuda/ptx-" + toolchain.PTXArch
+	case t.Name == "vulkan":
+		return "vulkan/spirv-1.3"
+	}
+	return name + "/source"
 }
 
 // InputError is an error in what the user gave (source, bindings, weights):
@@ -73,12 +119,14 @@ func Build(file string, src []byte, out string, opts Options) (*Result, error) {
 			fmt.Fprintf(opts.Log, format+"\n", args...)
 		}
 	}
-	if opts.Target != "cpu" {
-		names := make([]string, len(Targets))
-		for i, t := range Targets {
-			names[i] = t.Name
+	gpu, err := targetOf(opts.Target)
+	if err != nil {
+		return nil, err
+	}
+	if gpu != nil && gpu.Name == "vulkan" {
+		if _, err := toolchain.Glslang.Path(); err != nil {
+			return nil, fmt.Errorf("target vulkan compiles its kernels at build time: %v", err)
 		}
-		return nil, inputErr("unknown target %q (rlxc targets lists them: %s)", opts.Target, strings.Join(names, ", "))
 	}
 	m, err := hir.ParseFile(file, src)
 	if err == nil {
@@ -125,7 +173,7 @@ func Build(file string, src []byte, out string, opts Options) (*Result, error) {
 		Source:   digest(canon),
 		Weights:  wdigest,
 		Binding:  bindingsText(bindings),
-		Target:   "cpu/" + kernels.PackedLayout(),
+		Target:   targetTag(opts.Target, gpu),
 		Compiler: opts.Compiler,
 		Options:  "func=" + fn,
 	}
@@ -159,7 +207,7 @@ func Build(file string, src []byte, out string, opts Options) (*Result, error) {
 	if opts.FusionReport != nil {
 		fmt.Fprintf(opts.FusionReport, "fusion report for %s:\n%s", file, report)
 	}
-	sections, variants, err := generate(m, f, g, bindings, canon, wdigest, fn, opts.Compiler)
+	sections, variants, err := generate(m, f, g, bindings, canon, wdigest, fn, opts.Compiler, gpu)
 	if err != nil {
 		return nil, err
 	}
@@ -304,8 +352,16 @@ func bytesText(n int64) string {
 
 // generate specializes the template for each binding and assembles the
 // artifact's sections.
-func generate(m *hir.Module, f *hir.FuncDecl, g *mir.Graph, bindings []specialize.Binding, canon []byte, wdigest, fn, compiler string) ([]artifact.Section, []artifact.Variant, error) {
+func generate(m *hir.Module, f *hir.FuncDecl, g *mir.Graph, bindings []specialize.Binding, canon []byte, wdigest, fn, compiler string, gpu *gpucodegen.Target) ([]artifact.Section, []artifact.Variant, error) {
 	weights := codegen.NewWeights(kernels.PackedLayout())
+	target, features := "cpu", []string{kernels.PackedLayout()}
+	if gpu != nil {
+		// GPU kernels read weights as they are: nothing is packed.
+		weights = codegen.NewWeights("")
+		weights.Target = gpu.Name
+		target = gpu.Name
+		features = []string{targetTag(target, gpu)}
+	}
 	var sections []artifact.Section
 	var variants []artifact.Variant
 	for i, b := range bindings {
@@ -316,6 +372,11 @@ func generate(m *hir.Module, f *hir.FuncDecl, g *mir.Graph, bindings []specializ
 		prog, err := codegen.Generate(plan, weights)
 		if err != nil {
 			return nil, nil, &InputError{Err: err}
+		}
+		if gpu != nil {
+			if prog, err = gpucodegen.Generate(prog, *gpu); err != nil {
+				return nil, nil, &InputError{Err: err}
+			}
 		}
 		raw, err := artifact.MarshalManifest(prog)
 		if err != nil {
@@ -337,7 +398,7 @@ func generate(m *hir.Module, f *hir.FuncDecl, g *mir.Graph, bindings []specializ
 	man := artifact.Manifest{
 		Module: m.Name,
 		Provenance: artifact.Provenance{
-			Compiler: compiler, Target: "cpu", Features: []string{kernels.PackedLayout()}, Bindings: strings.Split(bindingsText(bindings), ";"),
+			Compiler: compiler, Target: target, Features: features, Bindings: strings.Split(bindingsText(bindings), ";"),
 			SourceDigest: digest(canon), WeightsDigest: wdigest, Entry: fn,
 		},
 		Signature: signature(m, f),

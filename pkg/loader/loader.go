@@ -13,6 +13,7 @@ import (
 	"github.com/rlx-project/rlx/pkg/artifact"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels"
 	cpurt "github.com/rlx-project/rlx/pkg/targets/cpu/runtime"
+	gpurt "github.com/rlx-project/rlx/pkg/targets/gpu/runtime"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
 
@@ -28,11 +29,44 @@ type Model struct {
 	Manifest artifact.Manifest
 	variants []*variant
 	pool     *kernels.Pool
+	device   gpurt.Device   // GPU targets: the device every variant runs on
+	gpuW     *gpurt.Weights // GPU targets: the weights in device memory
 }
 
 type variant struct {
 	info artifact.Variant
-	exec *cpurt.Exec
+	exec *cpurt.Exec // cpu
+	gpu  *gpurt.Exec // vulkan, cuda
+	prog *artifact.Program
+}
+
+// Device names what the model runs on: "cpu", or the GPU's API and name.
+func (m *Model) Device() string {
+	if m.device != nil {
+		return m.device.Name()
+	}
+	return "cpu"
+}
+
+// openDevice opens the device of a GPU target.
+func openDevice(target string) (gpurt.Device, error) {
+	switch target {
+	case "vulkan":
+		d, err := gpurt.OpenVulkan()
+		if err != nil {
+			return nil, err
+		}
+		return d, nil
+	case "cuda":
+		d, err := gpurt.OpenCUDA()
+		if err != nil {
+			return nil, err
+		}
+		return d, nil
+	case "metal":
+		return nil, fmt.Errorf("artifact is for target metal; rlxrun has no Metal runtime yet (it needs macOS)")
+	}
+	return nil, fmt.Errorf("artifact is for target %q; this rlxrun runs cpu, vulkan and cuda artifacts", target)
 }
 
 // Open maps and verifies an artifact and prepares every variant.
@@ -43,6 +77,7 @@ func Open(path string, opts Options) (*Model, error) {
 	}
 	m := &Model{path: path, file: f}
 	if err := m.load(); err != nil {
+		m.release()
 		f.Close()
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
@@ -63,7 +98,9 @@ func (m *Model) load() error {
 		return fmt.Errorf("manifest: %v", err)
 	}
 	if t := m.Manifest.Provenance.Target; t != "cpu" {
-		return fmt.Errorf("artifact is for target %q; this rlxrun runs cpu artifacts", t)
+		if m.device, err = openDevice(t); err != nil {
+			return err
+		}
 	}
 	wsec, err := m.file.Section("weights")
 	if err != nil {
@@ -85,11 +122,22 @@ func (m *Model) load() error {
 		if err := artifact.UnmarshalManifest(raw, &p); err != nil {
 			return fmt.Errorf("section %q: %v", v.Section, err)
 		}
+		if m.device != nil {
+			if m.gpuW == nil {
+				m.gpuW = gpurt.NewWeights(m.device, weights)
+			}
+			e, err := gpurt.New(m.device, &p, m.gpuW)
+			if err != nil {
+				return fmt.Errorf("section %q: %v", v.Section, err)
+			}
+			m.variants = append(m.variants, &variant{info: v, gpu: e, prog: &p})
+			continue
+		}
 		e, err := cpurt.New(&p, weights)
 		if err != nil {
 			return fmt.Errorf("section %q: %v", v.Section, err)
 		}
-		m.variants = append(m.variants, &variant{info: v, exec: e})
+		m.variants = append(m.variants, &variant{info: v, exec: e, prog: e.Program()})
 	}
 	if len(m.variants) == 0 {
 		return fmt.Errorf("artifact has no variants")
@@ -97,10 +145,31 @@ func (m *Model) load() error {
 	return nil
 }
 
-// Close unmaps the file and stops the workers.
+// Close frees the device objects, unmaps the file and stops the workers.
 func (m *Model) Close() error {
-	m.pool.Close()
+	m.release()
+	if m.pool != nil {
+		m.pool.Close()
+	}
 	return m.file.Close()
+}
+
+// release frees what a GPU target placed on its device.
+func (m *Model) release() {
+	for _, v := range m.variants {
+		if v.gpu != nil {
+			v.gpu.Close()
+		}
+	}
+	m.variants = nil
+	if m.gpuW != nil {
+		m.gpuW.Close()
+		m.gpuW = nil
+	}
+	if m.device != nil {
+		m.device.Close()
+		m.device = nil
+	}
 }
 
 // Named is a tensor with its signature name.
@@ -122,11 +191,11 @@ func (m *Model) Variants() []artifact.Variant {
 // the first variant), with concrete shapes: what rlxrun --fill generates.
 func (m *Model) Inputs(binding map[string]int64) ([]artifact.Slot, error) {
 	if binding == nil {
-		return m.variants[0].exec.Program().Inputs, nil
+		return m.variants[0].prog.Inputs, nil
 	}
 	for _, v := range m.variants {
 		if sameBinding(v.info.Binding, binding) {
-			return v.exec.Program().Inputs, nil
+			return v.prog.Inputs, nil
 		}
 	}
 	return nil, fmt.Errorf("no variant for %s; the artifact has %s", bindingText(binding), m.variantList())
@@ -184,11 +253,19 @@ func (m *Model) run(inputs map[string]*tensor.Tensor, prof cpurt.Profile) ([]Nam
 	if err != nil {
 		return nil, err
 	}
-	outs, err := v.exec.Run(m.pool, ordered, prof)
+	var outs []*tensor.Tensor
+	if v.gpu != nil {
+		if prof != nil {
+			return nil, fmt.Errorf("--profile times CPU kernels; this artifact runs on %s", m.Device())
+		}
+		outs, err = v.gpu.Run(ordered)
+	} else {
+		outs, err = v.exec.Run(m.pool, ordered, prof)
+	}
 	if err != nil {
 		return nil, err
 	}
-	p := v.exec.Program()
+	p := v.prog
 	named := make([]Named, len(outs))
 	for i, o := range outs {
 		named[i] = Named{Name: p.Outputs[i].Name, Tensor: o}
@@ -224,7 +301,7 @@ func (m *Model) pick(inputs map[string]*tensor.Tensor) (*variant, []*tensor.Tens
 	}
 	var best string
 	for _, v := range m.variants {
-		p := v.exec.Program()
+		p := v.prog
 		ordered := make([]*tensor.Tensor, len(p.Inputs))
 		mismatch := ""
 		for i, slot := range p.Inputs {

@@ -24,11 +24,15 @@ type Weights struct {
 	// Layout is the panel layout matmul weights are packed in (the build
 	// machine's, kernels.PackedLayout()); "" packs nothing.
 	Layout string
+
+	// Target names the target in errors: the GPU targets start from this
+	// package's program too.
+	Target string
 }
 
 // NewWeights returns an empty table that packs weights for layout.
 func NewWeights(layout string) *Weights {
-	return &Weights{index: map[*mir.Value]int{}, packed: map[*mir.Value]int{}, Layout: layout}
+	return &Weights{index: map[*mir.Value]int{}, packed: map[*mir.Value]int{}, Layout: layout, Target: "cpu"}
 }
 
 // AddPacked registers a [K, N] weight packed into the micro-kernel's panel
@@ -195,10 +199,10 @@ func epilogue(n *mir.Node, first int) (bias, residual *mir.Value, ints []int64, 
 	return bias, residual, []int64{b2i(bias != nil), b2i(residual != nil), act}, []float64{n.Attrs.Float("alpha"), lo, hi}, nil
 }
 
-func requireF32(n *mir.Node, vs ...*mir.Value) error {
+func (g *gen) requireF32(n *mir.Node, vs ...*mir.Value) error {
 	for _, v := range vs {
 		if v != nil && v.Type.DType != tensor.F32 {
-			return fmt.Errorf("target cpu: %s on %s is not supported (it supports f32)", n.Op, v.Type.DType)
+			return fmt.Errorf("target %s: %s on %s is not supported (it supports f32)", g.w.Target, n.Op, v.Type.DType)
 		}
 	}
 	return nil
@@ -217,7 +221,7 @@ func (g *gen) node(n *mir.Node) error {
 		if err != nil {
 			return err
 		}
-		if err := requireF32(n, x[0], x[1], out); err != nil {
+		if err := g.requireF32(n, x[0], x[1], out); err != nil {
 			return err
 		}
 		as, bs := g.shape(x[0]), g.shape(x[1])
@@ -245,7 +249,7 @@ func (g *gen) node(n *mir.Node) error {
 		if err != nil {
 			return err
 		}
-		if err := requireF32(n, x[0], x[1], out); err != nil {
+		if err := g.requireF32(n, x[0], x[1], out); err != nil {
 			return err
 		}
 		xs, ws, os := g.shape(x[0]), g.shape(x[1]), g.shape(out)
@@ -253,7 +257,7 @@ func (g *gen) node(n *mir.Node) error {
 		geom := []int64{xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3], st[0], st[1], pad[0], pad[1], pad[2], pad[3], dil[0], dil[1], n.Attrs.Int("groups"), os[2], os[3]}
 		g.step("conv2d", n, nonNil(x[0], x[1], convBias, res, out), artifact.Step{Ints: append(geom, ints...), Floats: floats})
 	case mir.OpMaxPool2D, mir.OpAvgPool2D:
-		if err := requireF32(n, x[0]); err != nil {
+		if err := g.requireF32(n, x[0]); err != nil {
 			return err
 		}
 		xs, os := g.shape(x[0]), g.shape(out)
@@ -270,7 +274,7 @@ func (g *gen) node(n *mir.Node) error {
 		ax := n.Attrs.Int("axis")
 		g.step("argreduce", n, []*mir.Value{x[0], out}, artifact.Step{Ints: []int64{b2i(n.Attrs.Bool("max")), prod(s[:ax]), s[ax], prod(s[ax+1:]), int64(x[0].Type.DType)}})
 	case mir.OpSoftmax:
-		if err := requireF32(n, x[0]); err != nil {
+		if err := g.requireF32(n, x[0]); err != nil {
 			return err
 		}
 		s := g.shape(x[0])
@@ -329,7 +333,7 @@ func (g *gen) node(n *mir.Node) error {
 	case mir.OpIota:
 		g.step("iota", n, []*mir.Value{out}, artifact.Step{Ints: []int64{g.shape(out)[0], int64(out.Type.DType)}})
 	default:
-		return fmt.Errorf("target cpu has no kernel for %s", n.Op)
+		return fmt.Errorf("target %s has no kernel for %s", g.w.Target, n.Op)
 	}
 	return nil
 }
@@ -379,7 +383,7 @@ func (g *gen) slice(n *mir.Node) error {
 
 func (g *gen) layernorm(n *mir.Node) error {
 	x := n.Args[0]
-	if err := requireF32(n, x); err != nil {
+	if err := g.requireF32(n, x); err != nil {
 		return err
 	}
 	s := g.shape(x)
@@ -416,7 +420,7 @@ func (g *gen) attention(n *mir.Node) error {
 	if len(n.Args) > 3 {
 		mask = n.Args[3]
 	}
-	if err := requireF32(n, q, k, v, mask); err != nil {
+	if err := g.requireF32(n, q, k, v, mask); err != nil {
 		return err
 	}
 	out := n.Results[0]

@@ -29,7 +29,7 @@ func (g *gen) elementwise(n *mir.Node) error {
 			return fmt.Errorf("internal: fused results of different shapes %v and %v", g.shape(r), shape)
 		}
 	}
-	c := &ewCompiler{reg: map[*mir.Value]int{}}
+	c := &ewCompiler{reg: map[*mir.Value]int{}, target: g.w.Target}
 	var operands []*mir.Value
 	// Operands: the region inputs, except scalar constants (immediates).
 	for i, v := range region.Inputs {
@@ -120,9 +120,10 @@ func constScalar(v *mir.Value) float64 {
 }
 
 type ewCompiler struct {
-	code []artifact.Instr
-	reg  map[*mir.Value]int
-	next int
+	target string
+	code   []artifact.Instr
+	reg    map[*mir.Value]int
+	next   int
 }
 
 func (c *ewCompiler) alloc(v *mir.Value) int {
@@ -172,7 +173,7 @@ func (c *ewCompiler) node(n *mir.Node) error {
 		return nil
 	}
 	if !knownEW[op] {
-		return fmt.Errorf("target cpu has no elementwise kernel for %s", n.Op)
+		return fmt.Errorf("target %s has no elementwise kernel for %s", c.target, n.Op)
 	}
 	ins := artifact.Instr{Op: op}
 	regs := []*int{&ins.A, &ins.B, &ins.C}

@@ -1,0 +1,200 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rlx-project/rlx/pkg/artifact"
+	"github.com/rlx-project/rlx/pkg/build"
+	"github.com/rlx-project/rlx/pkg/loader"
+	gpurt "github.com/rlx-project/rlx/pkg/targets/gpu/runtime"
+	"github.com/rlx-project/rlx/pkg/tensor"
+)
+
+// needTool skips when a build tool is absent, except in CI, which installs
+// it (.ci/run): there a missing tool is a failure.
+func needTool(t *testing.T, name string) {
+	t.Helper()
+	if _, err := exec.LookPath(name); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is not installed; CI installs it (.ci/run)", name)
+		}
+		t.Skipf("%s is not installed", name)
+	}
+}
+
+// gpuPrograms reads every variant program of an artifact.
+func gpuPrograms(t *testing.T, path string) (artifact.Manifest, []artifact.Program) {
+	t.Helper()
+	f, err := artifact.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	raw, err := f.Section("manifest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var man artifact.Manifest
+	if err := artifact.UnmarshalManifest(raw, &man); err != nil {
+		t.Fatal(err)
+	}
+	var progs []artifact.Program
+	for _, v := range man.Variants {
+		raw, err := f.Section(v.Section)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p artifact.Program
+		if err := artifact.UnmarshalManifest(raw, &p); err != nil {
+			t.Fatal(err)
+		}
+		progs = append(progs, p)
+	}
+	return man, progs
+}
+
+// TestGPUBuilds builds every bundled model for each GPU target and checks
+// that every kernel was compiled where the target compiles (SPIR-V for
+// vulkan, PTX for cuda) and that every launch names a kernel.
+func TestGPUBuilds(t *testing.T) {
+	dir := t.TempDir()
+	seed := uint64(1)
+	for _, target := range []string{"vulkan", "cuda", "metal"} {
+		t.Run(target, func(t *testing.T) {
+			switch target {
+			case "vulkan":
+				needTool(t, "glslangValidator")
+			case "cuda":
+				needTool(t, "clang")
+			}
+			for _, file := range models(t) {
+				name := strings.TrimSuffix(filepath.Base(file), ".hir")
+				t.Run(name, func(t *testing.T) {
+					m := load(t, file)
+					src, _ := os.ReadFile(file)
+					out := filepath.Join(dir, name+"."+target+".rlx")
+					if _, err := build.Build(file, src, out, build.Options{Target: target, Bindings: twoBindings(t, m), RandomSeed: &seed, Compiler: "test"}); err != nil {
+						t.Fatalf("build: %v", err)
+					}
+					man, progs := gpuPrograms(t, out)
+					if man.Provenance.Target != target {
+						t.Errorf("provenance target %q", man.Provenance.Target)
+					}
+					for _, p := range progs {
+						if len(p.Kernels) == 0 {
+							t.Fatalf("no kernels")
+						}
+						for _, k := range p.Kernels {
+							want := map[string]string{"vulkan": "spirv", "cuda": "ptx", "metal": ""}[target]
+							if k.BinaryKind != want || (want != "" && len(k.Binary) == 0) {
+								t.Errorf("kernel %s: binary %q of %d bytes, want %q", k.Name, k.BinaryKind, len(k.Binary), want)
+							}
+						}
+						for _, s := range p.Steps {
+							if s.Kernel != "dispatch" || len(s.Ints) != 4 || int(s.Ints[0]) >= len(p.Kernels) {
+								t.Errorf("step %+v", s)
+							}
+						}
+					}
+				})
+			}
+		})
+	}
+}
+
+// gpuTol is the bar for a GPU target against the cpu target:
+// |gpu - cpu| <= gpuTol * max(1, |cpu|) for every element. GPU kernels
+// compute in f32 with their own summation order and math functions.
+const gpuTol = 1e-4
+
+// openVulkan skips when this machine has no Vulkan device, except in CI,
+// which installs llvmpipe (.ci/run).
+func needVulkan(t *testing.T) {
+	t.Helper()
+	d, err := gpurt.OpenVulkan()
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("no Vulkan device: %v (CI installs libvulkan1 and mesa-vulkan-drivers)", err)
+		}
+		t.Skipf("no Vulkan device: %v", err)
+	}
+	d.Close()
+}
+
+// runBoth builds file for cpu and target with the same weights and
+// bindings and compares the target's outputs with the cpu's on random
+// inputs.
+func runBoth(t *testing.T, dir, file string, src []byte, opts build.Options, target string, tol float64) {
+	t.Helper()
+	name := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+	cpuOut := filepath.Join(dir, name+".cpu.rlx")
+	gpuOut := filepath.Join(dir, name+"."+target+".rlx")
+	opts.Compiler = "test"
+	opts.Target = "cpu"
+	if _, err := build.Build(file, src, cpuOut, opts); err != nil {
+		t.Fatalf("cpu build: %v", err)
+	}
+	opts.Target = target
+	if _, err := build.Build(file, src, gpuOut, opts); err != nil {
+		t.Fatalf("%s build: %v", target, err)
+	}
+	cm, err := loader.Open(cpuOut, loader.Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cm.Close()
+	gm, err := loader.Open(gpuOut, loader.Options{})
+	if err != nil {
+		t.Fatalf("open %s artifact: %v", target, err)
+	}
+	defer gm.Close()
+	for bi, b := range opts.Bindings {
+		slots, err := cm.Inputs(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		var dts []tensor.DType
+		var shapes [][]int64
+		for _, s := range slots {
+			dt, _ := tensor.ParseDType(s.DType)
+			names, dts, shapes = append(names, s.Name), append(dts, dt), append(shapes, s.Shape)
+		}
+		inputs := randomInputs(names, dts, shapes, uint64(bi+11))
+		want, err := cm.Run(inputs)
+		if err != nil {
+			t.Fatalf("binding %s: cpu run: %v", b, err)
+		}
+		got, err := gm.Run(inputs)
+		if err != nil {
+			t.Fatalf("binding %s: %s run: %v", b, target, err)
+		}
+		for i := range want {
+			if msg := compareTol(got[i].Tensor, want[i].Tensor, tol); msg != "" {
+				t.Errorf("binding %s, output %s: %s", b, got[i].Name, msg)
+			}
+		}
+	}
+}
+
+// TestVulkanMatchesCPU runs every bundled model's vulkan artifact on the
+// machine's Vulkan device (llvmpipe in CI) at two bindings against the cpu
+// target.
+func TestVulkanMatchesCPU(t *testing.T) {
+	needTool(t, "glslangValidator")
+	needVulkan(t)
+	dir := t.TempDir()
+	seed := uint64(5)
+	for _, file := range models(t) {
+		name := strings.TrimSuffix(filepath.Base(file), ".hir")
+		t.Run(name, func(t *testing.T) {
+			m := load(t, file)
+			src, _ := os.ReadFile(file)
+			runBoth(t, dir, file, src, build.Options{Bindings: twoBindings(t, m), RandomSeed: &seed}, "vulkan", gpuTol)
+		})
+	}
+}

@@ -1,0 +1,125 @@
+// Package codegen turns a specialized LIR program into a GPU program: it
+// lowers each launch to kernel IR (kernelgen), prints every kernel in the
+// target's language, compiles it where a compiler is present, and fills
+// the program's kernel table with one entry per distinct kernel.
+package codegen
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/rlx-project/rlx/pkg/artifact"
+	"github.com/rlx-project/rlx/pkg/targets/gpu/kernelgen"
+	"github.com/rlx-project/rlx/pkg/targets/gpu/kir"
+)
+
+// Compiler compiles one printed kernel; it returns the binary and its
+// kind ("spirv", "ptx"), or nil when the target leaves compiling to load
+// time.
+type Compiler func(name, src string) (bin []byte, kind string, err error)
+
+// Target is one GPU target.
+type Target struct {
+	Name    string
+	Lang    kir.Language
+	Compile Compiler // nil: sources only
+}
+
+// Generate rewrites the LIR program lir (as the CPU code generator made it,
+// with unpacked weights) for target t: same buffers and arena, its steps
+// replaced by dispatches of the kernels in Kernels.
+func Generate(lir *artifact.Program, t Target) (*artifact.Program, error) {
+	launches, err := kernelgen.Lower(lir)
+	if err != nil {
+		if u, ok := err.(*kernelgen.UnsupportedError); ok {
+			return nil, fmt.Errorf("%s: target %s has no kernel for %s: %s", u.Src, t.Name, u.Kernel, u.Why)
+		}
+		return nil, err
+	}
+	prog := &artifact.Program{Inputs: lir.Inputs, Outputs: lir.Outputs, Buffers: lir.Buffers, ArenaBytes: lir.ArenaBytes}
+	index := map[string]int{}
+	var pending []*pendingKernel
+	for _, l := range launches {
+		k := l.Kernel
+		// A kernel is named by what it computes, so equal kernels of
+		// different steps share one entry (and one compile).
+		glsl, err := kir.Print(kir.GLSL, k)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", l.Src, err)
+		}
+		sum := sha256.Sum256([]byte(glsl))
+		k.Name = k.Name + "_" + hex.EncodeToString(sum[:6])
+		i, ok := index[k.Name]
+		if !ok {
+			src, err := kir.Print(t.Lang, k)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %v", l.Src, err)
+			}
+			i = len(prog.Kernels)
+			index[k.Name] = i
+			ak := artifact.Kernel{Name: k.Name, Lang: string(t.Lang), Entry: t.Lang.Entry(k), Source: src,
+				Local: [3]int64{int64(k.Local[0]), int64(k.Local[1]), int64(k.Local[2])}}
+			for _, s := range k.Shared {
+				ak.Shared += int64(s.Len) * int64(s.Elem.Size())
+			}
+			for _, p := range k.Params {
+				ak.Params = append(ak.Params, artifact.KernelParam{Name: p.Name, DType: p.Elem.String(), Write: p.Write})
+			}
+			prog.Kernels = append(prog.Kernels, ak)
+			pending = append(pending, &pendingKernel{index: i, src: src, name: k.Name, step: l.Src})
+		}
+		prog.Steps = append(prog.Steps, artifact.Step{
+			Kernel: "dispatch",
+			Args:   l.Args,
+			Ints:   []int64{int64(i), int64(l.Groups[0]), int64(l.Groups[1]), int64(l.Groups[2])},
+			Src:    l.Src,
+		})
+	}
+	if t.Compile != nil {
+		if err := compileAll(prog, pending, t.Compile); err != nil {
+			return nil, err
+		}
+	}
+	return prog, nil
+}
+
+type pendingKernel struct {
+	index     int
+	src, name string
+	step      string
+	bin       []byte
+	kind      string
+	err       error
+}
+
+// compileAll runs the compiler over the kernels, a few at a time (each is
+// an external process).
+func compileAll(prog *artifact.Program, ks []*pendingKernel, c Compiler) error {
+	work := make(chan *pendingKernel)
+	var wg sync.WaitGroup
+	for w := 0; w < max(1, runtime.GOMAXPROCS(0)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range work {
+				k.bin, k.kind, k.err = c(k.name, k.src)
+			}
+		}()
+	}
+	for _, k := range ks {
+		work <- k
+	}
+	close(work)
+	wg.Wait()
+	for _, k := range ks {
+		if k.err != nil {
+			return fmt.Errorf("%s: kernel %s: %v", k.step, k.name, k.err)
+		}
+		prog.Kernels[k.index].Binary = k.bin
+		prog.Kernels[k.index].BinaryKind = k.kind
+	}
+	return nil
+}

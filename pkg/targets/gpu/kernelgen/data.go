@@ -1,0 +1,209 @@
+package kernelgen
+
+import (
+	"fmt"
+
+	"github.com/rlx-project/rlx/pkg/targets/gpu/kir"
+	"github.com/rlx-project/rlx/pkg/tensor"
+)
+
+// wordType is the element type a copy of size-byte elements moves: bits,
+// not values, so floats (NaN payloads included) copy exactly. 8-byte
+// elements move as two 32-bit words, so copies never need 64-bit support.
+func wordType(size int64) (kir.Type, int64, error) {
+	switch size {
+	case 1:
+		return kir.U8, 1, nil
+	case 2:
+		return kir.I16, 1, nil
+	case 4:
+		return kir.I32, 1, nil
+	case 8:
+		return kir.I32, 2, nil
+	}
+	return 0, 0, fmt.Errorf("copy of %d-byte elements", size)
+}
+
+// memcpy copies a whole buffer.
+func (g *gen) memcpy() error {
+	if err := g.need(0, 2); err != nil {
+		return err
+	}
+	n := min(g.prog.Buffers[g.step.Args[0]].Bytes, g.prog.Buffers[g.step.Args[1]].Bytes)
+	size := int64(4)
+	for n%size != 0 || g.prog.Buffers[g.step.Args[0]].Offset%size != 0 || g.prog.Buffers[g.step.Args[1]].Offset%size != 0 {
+		size /= 2
+	}
+	wt, _, err := wordType(size)
+	if err != nil {
+		return err
+	}
+	g.begin("memcpy", [3]int{256, 1, 1})
+	src, err := g.param(0, wt, false, "src")
+	if err != nil {
+		return err
+	}
+	dst, err := g.param(1, wt, true, "dst")
+	if err != nil {
+		return err
+	}
+	grid, body := g.gridStride(n/size, func(i *kir.Expr) []*kir.Stmt {
+		return []*kir.Stmt{dst.store(i, src.load(i))}
+	})
+	g.end(grid, body...)
+	return nil
+}
+
+// copy lowers a strided copy: shape elements from src (offset, strides) to
+// dst (offset, strides), all in elements of Ints[0] bytes.
+func (g *gen) copy() error {
+	s := g.step
+	if err := g.need(3, 2); err != nil {
+		return err
+	}
+	if len(s.Shapes) < 3 {
+		return fmt.Errorf("malformed copy step")
+	}
+	size, dstOff, srcOff := s.Ints[0], s.Ints[1], s.Ints[2]
+	shape, dstSt, srcSt := s.Shapes[0], s.Shapes[1], s.Shapes[2]
+	if len(dstSt) != len(shape) || len(srcSt) != len(shape) {
+		return fmt.Errorf("malformed copy step")
+	}
+	wt, words, err := wordType(size)
+	if err != nil {
+		return err
+	}
+	if words > 1 {
+		// 8-byte elements: one more, innermost dim of two words.
+		shape = append(append([]int64(nil), shape...), words)
+		dstSt, srcSt = scaled(dstSt, words), scaled(srcSt, words)
+		dstOff, srcOff = dstOff*words, srcOff*words
+	}
+	g.begin("copy", [3]int{256, 1, 1})
+	src, err := g.param(0, wt, false, "src")
+	if err != nil {
+		return err
+	}
+	dst, err := g.param(1, wt, true, "dst")
+	if err != nil {
+		return err
+	}
+	src.base += srcOff
+	dst.base += dstOff
+	grid, body := g.gridStride(prod(shape), func(i *kir.Expr) []*kir.Stmt {
+		pre, offs := g.decompose(i, shape, dstSt, srcSt)
+		return append(pre, dst.store(offs[0], src.load(offs[1])))
+	})
+	g.end(grid, body...)
+	return nil
+}
+
+// scaled multiplies strides by w and appends the unit stride of the new
+// innermost dim.
+func scaled(st []int64, w int64) []int64 {
+	out := make([]int64, len(st)+1)
+	for i, v := range st {
+		out[i] = v * w
+	}
+	out[len(st)] = 1
+	return out
+}
+
+// fill sets every element of the buffer to a constant.
+func (g *gen) fill() error {
+	if err := g.need(1, 1); err != nil {
+		return err
+	}
+	if len(g.step.Floats) < 1 {
+		return fmt.Errorf("malformed fill step")
+	}
+	dt := tensor.DType(g.step.Ints[0])
+	et, err := g.elemType(dt)
+	if err != nil {
+		return err
+	}
+	g.begin("fill", [3]int{256, 1, 1})
+	dst, err := g.param(0, et, true, "dst")
+	if err != nil {
+		return err
+	}
+	v := castTo(kir.Float(g.step.Floats[0]), dt)
+	if dt == tensor.I64 {
+		v = kir.Const(kir.I64, int64(g.step.Floats[0]), 0)
+	}
+	grid, body := g.gridStride(g.elems(0, et.Size()), func(i *kir.Expr) []*kir.Stmt {
+		return []*kir.Stmt{dst.store(i, v)}
+	})
+	g.end(grid, body...)
+	return nil
+}
+
+// gather lowers x[o, idx[j], in] → out[o, j, in]. Negative indices count
+// from the end; an index out of range is clamped (the CPU target reports
+// it; a kernel has no way to fail).
+func (g *gen) gather() error {
+	if err := g.need(5, 3); err != nil {
+		return err
+	}
+	v := g.step.Ints
+	outer, axisLen, inner, size, idt := v[0], v[1], v[2], v[3], tensor.DType(v[4])
+	wt, words, err := wordType(size)
+	if err != nil {
+		return err
+	}
+	it, err := g.elemType(idt)
+	if err != nil {
+		return err
+	}
+	nidx := g.elems(1, it.Size())
+	g.begin("gather", [3]int{256, 1, 1})
+	x, err := g.param(0, wt, false, "x")
+	if err != nil {
+		return err
+	}
+	idx, err := g.param(1, it, false, "idx")
+	if err != nil {
+		return err
+	}
+	out, err := g.param(2, wt, true, "out")
+	if err != nil {
+		return err
+	}
+	I := kir.Int
+	VI := func(n string) *kir.Expr { return kir.Var(n, kir.I32) }
+	inner *= words
+	grid, body := g.gridStride(outer*nidx*inner, func(i *kir.Expr) []*kir.Stmt {
+		raw := kir.Convert(kir.I32, idx.load(kir.Rem(kir.Div(i, I(inner)), I(nidx))))
+		return []*kir.Stmt{
+			kir.Decl("j", raw),
+			kir.Assign("j", kir.Select(kir.Lt(VI("j"), I(0)), kir.Add(VI("j"), I(axisLen)), VI("j"))),
+			kir.Assign("j", kir.Min(kir.Max(VI("j"), I(0)), I(max(axisLen-1, 0)))),
+			kir.Decl("o", kir.Div(i, I(nidx*inner))),
+			out.store(i, x.load(kir.Add(kir.Mul(kir.Add(kir.Mul(VI("o"), I(axisLen)), VI("j")), I(inner)), kir.Rem(i, I(inner))))),
+		}
+	})
+	g.end(grid, body...)
+	return nil
+}
+
+// iota writes 0, 1, ..., n-1.
+func (g *gen) iota() error {
+	if err := g.need(2, 1); err != nil {
+		return err
+	}
+	n, dt := g.step.Ints[0], tensor.DType(g.step.Ints[1])
+	et, err := g.elemType(dt)
+	if err != nil {
+		return err
+	}
+	g.begin("iota", [3]int{256, 1, 1})
+	dst, err := g.param(0, et, true, "dst")
+	if err != nil {
+		return err
+	}
+	grid, body := g.gridStride(n, func(i *kir.Expr) []*kir.Stmt {
+		return []*kir.Stmt{dst.store(i, castTo(i, dt))}
+	})
+	g.end(grid, body...)
+	return nil
+}

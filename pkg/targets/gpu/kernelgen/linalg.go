@@ -1,0 +1,432 @@
+package kernelgen
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/rlx-project/rlx/pkg/targets/gpu/kir"
+)
+
+// epilogue is a matmul or conv epilogue decoded from a step: out =
+// act(acc + bias) + residual.
+type epilogue struct {
+	bias, res     *operand
+	act           int64
+	alpha, lo, hi float64
+}
+
+// epilogueParams adds the bias and residual parameters (step arguments
+// from first on) and returns the epilogue and the next argument index.
+func (g *gen) epilogueParams(flags []int64, first int) (*epilogue, int, error) {
+	s := g.step
+	if len(flags) < 3 || len(s.Floats) < 3 {
+		return nil, 0, fmt.Errorf("malformed %s epilogue", s.Kernel)
+	}
+	ep := &epilogue{act: flags[2], alpha: s.Floats[0], lo: s.Floats[1], hi: s.Floats[2]}
+	a := first
+	if flags[0] != 0 {
+		o, err := g.param(a, kir.F32, false, "bias")
+		if err != nil {
+			return nil, 0, err
+		}
+		ep.bias = &o
+		a++
+	}
+	if flags[1] != 0 {
+		o, err := g.param(a, kir.F32, false, "residual")
+		if err != nil {
+			return nil, 0, err
+		}
+		ep.res = &o
+		a++
+	}
+	if ep.act < 0 || ep.act > 8 {
+		return nil, 0, fmt.Errorf("unknown epilogue activation %d", ep.act)
+	}
+	return ep, a, nil
+}
+
+// activation applies activation code act (the CPU runtime's numbering) to
+// variable x.
+func activation(act int64, x *kir.Expr, alpha, lo, hi float64) *kir.Expr {
+	switch act {
+	case 1:
+		return kir.Relu(x)
+	case 2:
+		return kir.Gelu(x)
+	case 3:
+		return kir.GeluTanh(x)
+	case 4:
+		return kir.Silu(x)
+	case 5:
+		return kir.Sigmoid(x)
+	case 6:
+		return kir.Tanh(x)
+	case 7:
+		return kir.Select(kir.Lt(x, kir.Float(0)), kir.Mul(x, kir.Float(alpha)), x)
+	case 8:
+		y := x
+		if !math.IsInf(lo, -1) {
+			y = kir.Max(y, kir.Float(lo))
+		}
+		if !math.IsInf(hi, 1) {
+			y = kir.Min(y, kir.Float(hi))
+		}
+		return y
+	}
+	return x
+}
+
+// finish stores acc through the epilogue to out at idx; biasIdx selects
+// the bias element (column or channel).
+func (g *gen) finish(ep *epilogue, out operand, acc *kir.Expr, idx, biasIdx *kir.Expr) []*kir.Stmt {
+	v := acc
+	var ss []*kir.Stmt
+	if ep.bias != nil {
+		v = kir.Add(v, ep.bias.load(biasIdx))
+	}
+	if ep.act != 0 {
+		name := g.fresh("pre")
+		ss = append(ss, kir.Decl(name, v))
+		v = activation(ep.act, kir.Var(name, kir.F32), ep.alpha, ep.lo, ep.hi)
+	}
+	if ep.res != nil {
+		v = kir.Add(v, ep.res.load(idx))
+	}
+	return append(ss, out.store(idx, v))
+}
+
+// batchOffsets declares the batch offsets of several operands for batch
+// index b over batch shape, given each operand's batch strides.
+func (g *gen) batchOffsets(b *kir.Expr, batch []int64, strides ...[]int64) ([]*kir.Stmt, []*kir.Expr) {
+	if len(batch) == 0 {
+		offs := make([]*kir.Expr, len(strides))
+		for i := range offs {
+			offs[i] = kir.Int(0)
+		}
+		return nil, offs
+	}
+	return g.decompose(b, batch, strides...)
+}
+
+// matStrides are the batch strides of an operand of shape s broadcast to
+// batch, in elements, for matrices of mat elements.
+func matStrides(s []int64, batch []int64, mat int64) []int64 {
+	st := make([]int64, len(batch))
+	acc := mat
+	for i := len(s) - 1; i >= 0; i-- {
+		d := i + len(batch) - len(s)
+		if s[i] != 1 {
+			st[d] = acc
+		}
+		acc *= s[i]
+	}
+	return st
+}
+
+func broadcast(x, y []int64) ([]int64, bool) {
+	r := max(len(x), len(y))
+	out := make([]int64, r)
+	for i := 0; i < r; i++ {
+		dx, dy := int64(1), int64(1)
+		if j := i - (r - len(x)); j >= 0 {
+			dx = x[j]
+		}
+		if j := i - (r - len(y)); j >= 0 {
+			dy = y[j]
+		}
+		switch {
+		case dx == dy, dy == 1:
+			out[i] = dx
+		case dx == 1:
+			out[i] = dy
+		default:
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+// matmulTile is the output tile a workgroup computes, one element per
+// invocation, staging TILE×TILE blocks of A and B in workgroup memory.
+const matmulTile = 16
+
+// matmul lowers a batched NumPy matmul with its epilogue: a tiled kernel,
+// one workgroup per 16×16 output tile and batch.
+func (g *gen) matmul() error {
+	s := g.step
+	if err := g.need(3, 3); err != nil {
+		return err
+	}
+	if len(s.Shapes) < 2 || len(s.Shapes[0]) < 2 || len(s.Shapes[1]) < 2 {
+		return fmt.Errorf("malformed matmul step")
+	}
+	as, bs := s.Shapes[0], s.Shapes[1]
+	ra, rb := len(as), len(bs)
+	m, k, n := as[ra-2], as[ra-1], bs[rb-1]
+	if bs[rb-2] != k {
+		return fmt.Errorf("matmul inner dims differ: %v · %v", as, bs)
+	}
+	batch, ok := broadcast(as[:ra-2], bs[:rb-2])
+	if !ok {
+		return fmt.Errorf("matmul batch dims do not broadcast: %v · %v", as, bs)
+	}
+	nb := prod(batch)
+	if nb > maxGroups {
+		return g.unsupported("%d matrices in one batch exceed %d workgroups", nb, maxGroups)
+	}
+	const T = matmulTile
+	g.begin("matmul", [3]int{T, T, 1})
+	a, err := g.param(0, kir.F32, false, "a")
+	if err != nil {
+		return err
+	}
+	b, err := g.param(1, kir.F32, false, "b")
+	if err != nil {
+		return err
+	}
+	ep, o, err := g.epilogueParams(s.Ints, 2)
+	if err != nil {
+		return err
+	}
+	out, err := g.param(o, kir.F32, true, "out")
+	if err != nil {
+		return err
+	}
+	g.k.Shared = []kir.Shared{{Name: "tileA", Elem: kir.F32, Len: T * T}, {Name: "tileB", Elem: kir.F32, Len: T * T}}
+	I := kir.Int
+	lx, ly := kir.Var("lx", kir.I32), kir.Var("ly", kir.I32)
+	row, col := kir.Var("row", kir.I32), kir.Var("col", kir.I32)
+	bi := kir.GroupID(2)
+	pre, offs := g.batchOffsets(bi, batch, matStrides(as[:ra-2], batch, m*k), matStrides(bs[:rb-2], batch, k*n))
+	aoff, boff := offs[0], offs[1]
+	acc := kir.Var("acc", kir.F32)
+	t := kir.Var("t", kir.I32)
+	kk := kir.Var("kk", kir.I32)
+	ak, bk := kir.Add(t, lx), kir.Add(t, ly)
+	loadA := kir.Select(kir.And(kir.Lt(row, I(m)), kir.Lt(ak, I(k))),
+		a.load(kir.Add(aoff, kir.Add(kir.Mul(kir.Min(row, I(m-1)), I(k)), kir.Min(ak, I(k-1))))), kir.Float(0))
+	loadB := kir.Select(kir.And(kir.Lt(bk, I(k)), kir.Lt(col, I(n))),
+		b.load(kir.Add(boff, kir.Add(kir.Mul(kir.Min(bk, I(k-1)), I(n)), kir.Min(col, I(n-1))))), kir.Float(0))
+	tileIdx := kir.Add(kir.Mul(ly, I(T)), lx)
+	body := []*kir.Stmt{
+		kir.Decl("lx", kir.LocalID(0)),
+		kir.Decl("ly", kir.LocalID(1)),
+		kir.Decl("col", kir.Add(kir.Mul(kir.GroupID(0), I(T)), lx)),
+		kir.Decl("row", kir.Add(kir.Mul(kir.GroupID(1), I(T)), ly)),
+	}
+	body = append(body, pre...)
+	body = append(body,
+		kir.Decl("acc", kir.Float(0)),
+		kir.For("t", I(0), I(k), I(T),
+			kir.StoreShared(0, tileIdx, loadA),
+			kir.StoreShared(1, tileIdx, loadB),
+			kir.Barrier(),
+			kir.For("kk", I(0), I(T), I(1),
+				kir.Assign("acc", kir.Add(acc, kir.Mul(
+					kir.LoadShared(0, kir.F32, kir.Add(kir.Mul(ly, I(T)), kk)),
+					kir.LoadShared(1, kir.F32, kir.Add(kir.Mul(kk, I(T)), lx)))))),
+			kir.Barrier()),
+	)
+	outIdx := kir.Add(kir.Mul(bi, I(m*n)), kir.Add(kir.Mul(row, I(n)), col))
+	body = append(body, kir.If(kir.And(kir.Lt(row, I(m)), kir.Lt(col, I(n))), g.finish(ep, out, acc, outIdx, col)))
+	g.end([3]int{int((n + T - 1) / T), int((m + T - 1) / T), int(nb)}, body...)
+	if (n+T-1)/T > maxGroups || (m+T-1)/T > maxGroups {
+		return g.unsupported("matmul of %d×%d outputs exceeds the workgroup grid", m, n)
+	}
+	return nil
+}
+
+// conv2d lowers a grouped 2-D convolution (NCHW input, OIHW weights) with
+// its epilogue: one invocation per output element, direct summation.
+func (g *gen) conv2d() error {
+	if err := g.need(21, 3); err != nil {
+		return err
+	}
+	v := g.step.Ints
+	N, C, H, W, O, KH, KW := v[0], v[1], v[2], v[3], v[4], v[5], v[6]
+	sh, sw, pt, pl, dh, dw, groups, OH, OW := v[7], v[8], v[9], v[10], v[13], v[14], v[15], v[16], v[17]
+	if groups <= 0 || C%groups != 0 || O%groups != 0 {
+		return fmt.Errorf("malformed conv2d step: %d groups of %d channels to %d", groups, C, O)
+	}
+	cg, og := C/groups, O/groups
+	g.begin("conv2d", [3]int{256, 1, 1})
+	x, err := g.param(0, kir.F32, false, "x")
+	if err != nil {
+		return err
+	}
+	w, err := g.param(1, kir.F32, false, "w")
+	if err != nil {
+		return err
+	}
+	ep, o, err := g.epilogueParams(v[18:], 2)
+	if err != nil {
+		return err
+	}
+	out, err := g.param(o, kir.F32, true, "out")
+	if err != nil {
+		return err
+	}
+	I := kir.Int
+	V := func(n string) *kir.Expr { return kir.Var(n, kir.I32) }
+	grid, body := g.gridStride(N*O*OH*OW, func(i *kir.Expr) []*kir.Stmt {
+		ih := kir.Add(kir.Sub(kir.Mul(V("oh"), I(sh)), I(pt)), kir.Mul(V("kh"), I(dh)))
+		iw := kir.Add(kir.Sub(kir.Mul(V("ow"), I(sw)), I(pl)), kir.Mul(V("kw"), I(dw)))
+		xIdx := kir.Add(kir.Mul(kir.Add(kir.Mul(kir.Add(kir.Mul(V("n"), I(C)), kir.Add(V("ci0"), V("c"))), I(H)), V("ih")), I(W)), V("iw"))
+		wIdx := kir.Add(kir.Mul(kir.Add(kir.Mul(kir.Add(kir.Mul(V("o"), I(cg)), V("c")), I(KH)), V("kh")), I(KW)), V("kw"))
+		inner := kir.For("kw", I(0), I(KW), I(1),
+			kir.Decl("iw", iw),
+			kir.If(kir.And(kir.Ge(V("iw"), I(0)), kir.Lt(V("iw"), I(W))), []*kir.Stmt{
+				kir.Assign("acc", kir.Add(kir.Var("acc", kir.F32), kir.Mul(x.load(xIdx), w.load(wIdx)))),
+			}))
+		return append([]*kir.Stmt{
+			kir.Decl("ow", kir.Rem(i, I(OW))),
+			kir.Decl("oh", kir.Rem(kir.Div(i, I(OW)), I(OH))),
+			kir.Decl("o", kir.Rem(kir.Div(i, I(OW*OH)), I(O))),
+			kir.Decl("n", kir.Div(i, I(OW*OH*O))),
+			kir.Decl("ci0", kir.Mul(kir.Div(V("o"), I(og)), I(cg))),
+			kir.Decl("acc", kir.Float(0)),
+			kir.For("c", I(0), I(cg), I(1),
+				kir.For("kh", I(0), I(KH), I(1),
+					kir.Decl("ih", ih),
+					kir.If(kir.And(kir.Ge(V("ih"), I(0)), kir.Lt(V("ih"), I(H))), []*kir.Stmt{inner}))),
+		}, g.finish(ep, out, kir.Var("acc", kir.F32), i, V("o"))...)
+	})
+	g.end(grid, body...)
+	return nil
+}
+
+// attentionThreads is the workgroup of the attention kernel: it scores
+// that many keys at a time.
+const attentionThreads = 64
+
+// attention lowers fused scaled-dot-product attention without
+// materializing the score matrix: one workgroup per (batch, query row)
+// walks the keys in blocks of 64 with an online softmax; each invocation
+// scores one key of the block and accumulates its own output columns in
+// workgroup memory.
+func (g *gen) attention() error {
+	s := g.step
+	if err := g.need(8, 4); err != nil {
+		return err
+	}
+	if len(s.Shapes) < 5 || len(s.Floats) < 1 {
+		return fmt.Errorf("malformed attention step")
+	}
+	v := s.Ints
+	sq, sk, d, dv, causal, mrs, mcs, hasMask := v[0], v[1], v[2], v[3], v[4] != 0, v[5], v[6], v[7] != 0
+	batch := s.Shapes[0]
+	nb := prod(batch)
+	if sq > maxGroups || nb > maxGroups {
+		return g.unsupported("attention over %d queries × %d batches exceeds the workgroup grid", sq, nb)
+	}
+	const L = attentionThreads
+	g.begin("attention", [3]int{L, 1, 1})
+	q, err := g.param(0, kir.F32, false, "q")
+	if err != nil {
+		return err
+	}
+	k, err := g.param(1, kir.F32, false, "k")
+	if err != nil {
+		return err
+	}
+	vv, err := g.param(2, kir.F32, false, "v")
+	if err != nil {
+		return err
+	}
+	oa := 3
+	var mask operand
+	if hasMask {
+		if mask, err = g.param(3, kir.F32, false, "mask"); err != nil {
+			return err
+		}
+		oa = 4
+	}
+	out, err := g.param(oa, kir.F32, true, "out")
+	if err != nil {
+		return err
+	}
+	g.k.Shared = []kir.Shared{{Name: "scores", Elem: kir.F32, Len: L}, {Name: "acc", Elem: kir.F32, Len: int(dv)}}
+	I, F := kir.Int, kir.Float
+	VI := func(n string) *kir.Expr { return kir.Var(n, kir.I32) }
+	VF := func(n string) *kir.Expr { return kir.Var(n, kir.F32) }
+	strides := [][]int64{s.Shapes[1], s.Shapes[2], s.Shapes[3]}
+	if hasMask {
+		strides = append(strides, s.Shapes[4])
+	}
+	pre, offs := g.batchOffsets(kir.GroupID(1), batch, strides...)
+	ninf := F(math.Inf(-1))
+	body := []*kir.Stmt{
+		kir.Decl("tid", kir.LocalID(0)),
+		kir.Decl("qi", kir.GroupID(0)),
+		kir.Decl("bi", kir.GroupID(1)),
+	}
+	body = append(body, pre...)
+	body = append(body,
+		kir.Decl("qo", kir.Add(offs[0], kir.Mul(VI("qi"), I(d)))),
+		kir.Decl("ko", offs[1]),
+		kir.Decl("vo", offs[2]),
+	)
+	if hasMask {
+		body = append(body, kir.Decl("mo", kir.Add(offs[3], kir.Mul(VI("qi"), I(mrs)))))
+	}
+	body = append(body,
+		kir.For("c", VI("tid"), I(dv), I(L), kir.StoreShared(1, VI("c"), F(0))),
+		kir.Decl("m", ninf),
+		kir.Decl("l", F(0)),
+	)
+	// Score key j of this block.
+	score := []*kir.Stmt{
+		kir.Decl("dot", F(0)),
+		kir.For("e", I(0), I(d), I(1),
+			kir.Assign("dot", kir.Add(VF("dot"), kir.Mul(q.load(kir.Add(VI("qo"), VI("e"))),
+				k.load(kir.Add(VI("ko"), kir.Add(kir.Mul(VI("j"), I(d)), VI("e")))))))),
+		kir.Assign("sc", kir.Mul(VF("dot"), F(s.Floats[0]))),
+	}
+	if hasMask {
+		score = append(score, kir.Assign("sc", kir.Add(VF("sc"), mask.load(kir.Add(VI("mo"), kir.Mul(VI("j"), I(mcs)))))))
+	}
+	visible := kir.Lt(VI("j"), I(sk))
+	if causal {
+		visible = kir.And(visible, kir.Le(VI("j"), kir.Add(VI("qi"), I(sk-sq))))
+	}
+	blockMax := kir.For("jj", I(0), I(L), I(1),
+		kir.Assign("bm", kir.Max(VF("bm"), kir.LoadShared(0, kir.F32, VI("jj")))))
+	// p_j = exp(s_j - m'); a masked key (-Inf) weighs 0.
+	pOf := func(sc *kir.Expr) *kir.Expr {
+		return kir.Select(kir.Eq(sc, ninf), F(0), kir.Exp(kir.Sub(sc, VF("mn"))))
+	}
+	accumulate := kir.For("c", VI("tid"), I(dv), I(L),
+		kir.Decl("a", kir.Mul(kir.LoadShared(1, kir.F32, VI("c")), VF("alpha"))),
+		kir.For("jj", I(0), kir.Min(I(L), kir.Sub(I(sk), VI("j0"))), I(1),
+			kir.Assign("a", kir.Add(VF("a"), kir.Mul(kir.LoadShared(0, kir.F32, VI("jj")),
+				vv.load(kir.Add(VI("vo"), kir.Add(kir.Mul(kir.Add(VI("j0"), VI("jj")), I(dv)), VI("c")))))))),
+		kir.StoreShared(1, VI("c"), VF("a")))
+	sumP := kir.For("jj", I(0), I(L), I(1), kir.Assign("ps", kir.Add(VF("ps"), kir.LoadShared(0, kir.F32, VI("jj")))))
+	body = append(body, kir.For("j0", I(0), I(sk), I(L),
+		kir.Decl("j", kir.Add(VI("j0"), VI("tid"))),
+		kir.Decl("sc", ninf),
+		kir.If(visible, score),
+		kir.StoreShared(0, VI("tid"), VF("sc")),
+		kir.Barrier(),
+		kir.Decl("bm", VF("m")),
+		blockMax,
+		kir.Decl("mn", VF("bm")),
+		// alpha rescales what was accumulated under the old maximum.
+		kir.Decl("alpha", kir.Select(kir.Eq(VF("m"), ninf), F(0), kir.Exp(kir.Sub(VF("m"), VF("mn"))))),
+		kir.Barrier(),
+		kir.StoreShared(0, VI("tid"), pOf(VF("sc"))),
+		kir.Barrier(),
+		kir.Decl("ps", F(0)),
+		sumP,
+		kir.Assign("l", kir.Add(kir.Mul(VF("l"), VF("alpha")), VF("ps"))),
+		accumulate,
+		kir.Assign("m", VF("mn")),
+		kir.Barrier(),
+	))
+	outIdx := kir.Add(kir.Mul(kir.Add(kir.Mul(VI("bi"), I(sq)), VI("qi")), I(dv)), VI("c"))
+	body = append(body, kir.For("c", VI("tid"), I(dv), I(L),
+		out.store(outIdx, kir.Div(kir.LoadShared(1, kir.F32, VI("c")), VF("l")))))
+	g.end([3]int{int(sq), int(nb), 1}, body...)
+	return nil
+}
