@@ -54,7 +54,18 @@ func readManifest(t *testing.T) *manifest {
 // TestONNXConformance imports every model in ../shared/models, builds it for
 // each case's binding, runs the case's inputs and compares with PyTorch's
 // outputs: max|diff| <= 1e-4 * max(1, max|ref|).
-func TestONNXConformance(t *testing.T) {
+func TestONNXConformance(t *testing.T) { conformance(t, "cpu") }
+
+// TestONNXConformanceVulkan does the same with vulkan artifacts on the
+// machine's Vulkan device (llvmpipe in CI), and also compares each output
+// with the cpu target's within 1e-4.
+func TestONNXConformanceVulkan(t *testing.T) {
+	needTool(t, "glslangValidator")
+	needVulkan(t)
+	conformance(t, "vulkan")
+}
+
+func conformance(t *testing.T, target string) {
 	man := readManifest(t)
 	dir := t.TempDir()
 	for name, model := range man.Models {
@@ -73,15 +84,24 @@ func TestONNXConformance(t *testing.T) {
 				bindings = append(bindings, c.Binding)
 				cases = append(cases, cname)
 			}
-			out := filepath.Join(dir, name+".rlx")
-			if _, err := build.Build(name+".hir", imp.HIR, out, build.Options{Target: "cpu", Bindings: bindings, Params: imp.Weights, Compiler: "test"}); err != nil {
-				t.Fatalf("build: %v", err)
+			open := func(target string) *loader.Model {
+				out := filepath.Join(dir, name+"."+target+".rlx")
+				if _, err := build.Build(name+".hir", imp.HIR, out, build.Options{Target: target, Bindings: bindings, Params: imp.Weights, Compiler: "test"}); err != nil {
+					t.Fatalf("build %s: %v", target, err)
+				}
+				m, err := loader.Open(out, loader.Options{Threads: 2})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return m
 			}
-			m, err := loader.Open(out, loader.Options{Threads: 2})
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := open(target)
 			defer m.Close()
+			var cpu *loader.Model
+			if target != "cpu" {
+				cpu = open("cpu")
+				defer cpu.Close()
+			}
 			for _, cname := range cases {
 				c := model.Cases[cname]
 				inputs := map[string]*tensor.Tensor{}
@@ -94,7 +114,13 @@ func TestONNXConformance(t *testing.T) {
 				if err != nil {
 					t.Fatalf("case %s: %v", cname, err)
 				}
-				for _, o := range got {
+				var want []loader.Named
+				if cpu != nil {
+					if want, err = cpu.Run(inputs); err != nil {
+						t.Fatalf("case %s: cpu: %v", cname, err)
+					}
+				}
+				for i, o := range got {
 					f, ok := c.Outputs[o.Name]
 					if !ok {
 						t.Fatalf("case %s: no reference for output %s", cname, o.Name)
@@ -105,6 +131,11 @@ func TestONNXConformance(t *testing.T) {
 					}
 					if msg := conform(o.Tensor, ref); msg != "" {
 						t.Errorf("case %s, output %s: %s", cname, o.Name, msg)
+					}
+					if want != nil {
+						if msg := compareTol(o.Tensor, want[i].Tensor, gpuTol); msg != "" {
+							t.Errorf("case %s, output %s against the cpu target: %s", cname, o.Name, msg)
+						}
 					}
 				}
 			}
