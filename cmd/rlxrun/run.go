@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/rlx-project/rlx/pkg/loader"
@@ -21,6 +22,7 @@ var version = "0.1.0-dev"
 type runFlags struct {
 	inputs, outputs, expects []string
 	fill                     string
+	bind                     string
 	seed                     uint64
 	outDir                   string
 	atol, rtol               float64
@@ -33,6 +35,7 @@ func (f *runFlags) add(cmd *cobra.Command) {
 	fl.StringArrayVar(&f.inputs, "input", nil, "an input: `NAME=@file.npy`, or @file.npz for every input it holds (repeatable)")
 	fl.StringVar(&f.fill, "fill", "", "generate inputs not given: random or zeros")
 	fl.Uint64Var(&f.seed, "seed", 0, "seed for --fill random")
+	fl.StringVar(&f.bind, "bind", "", "the variant whose shapes --fill uses: `NAME=V,...` as built with rlxc build --bind (default: the first)")
 	fl.IntVar(&f.threads, "threads", 0, "worker threads (default: one per CPU)")
 }
 
@@ -45,8 +48,8 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 picks the variant whose shapes match the inputs, and runs it.
 
 Inputs: --input NAME=@file.npy (or @file.npz for all of its arrays), or
---fill random|zeros to generate the ones not given (--fill random uses the
-first variant's shapes and --seed). Outputs are summarized on stdout; write
+--fill random|zeros to generate the ones not given (in the shapes of the
+first variant, or the one --bind batch=8,seq=128 names; random uses --seed). Outputs are summarized on stdout; write
 them with --output NAME=@out.npy or --output-dir DIR, compare them with
 --expect NAME=@ref.npy (|got-ref| <= atol + rtol*|ref| everywhere), and get
 machine-readable results with --json.
@@ -135,7 +138,19 @@ func gatherInputs(m *loader.Model, f *runFlags) (map[string]*tensor.Tensor, erro
 	if f.fill != "random" && f.fill != "zeros" {
 		return nil, fail(exitUsage, "--fill %q: want random or zeros", f.fill)
 	}
-	slots, err := m.Inputs(nil)
+	var binding map[string]int64
+	if f.bind != "" {
+		binding = map[string]int64{}
+		for _, kv := range strings.Split(f.bind, ",") {
+			name, val, ok := strings.Cut(kv, "=")
+			v, err := strconv.ParseInt(strings.TrimSpace(val), 10, 64)
+			if !ok || err != nil || strings.TrimSpace(name) == "" {
+				return nil, fail(exitUsage, "--bind %q: want NAME=V,... (e.g. batch=1,seq=128)", f.bind)
+			}
+			binding[strings.TrimSpace(name)] = v
+		}
+	}
+	slots, err := m.Inputs(binding)
 	if err != nil {
 		return nil, fail(exitInputs, "%v", err)
 	}

@@ -153,6 +153,16 @@ func TestRunInputErrors(t *testing.T) {
 	if code, out, _ := rlxrun(t, art, "--fill", "random"); code != exitOK || !strings.Contains(out, "y: f32[1, 5, 256]") {
 		t.Errorf("--fill random: %d %s", code, out)
 	}
+	two := buildModel(t, dir, encoder, specialize.Binding{"batch": 1, "seq": 5}, specialize.Binding{"batch": 2, "seq": 3})
+	if code, out, _ := rlxrun(t, two, "--fill", "random", "--bind", "batch=2,seq=3"); code != exitOK || !strings.Contains(out, "y: f32[2, 3, 256]") {
+		t.Errorf("--fill random --bind batch=2,seq=3: %d %s", code, out)
+	}
+	if code, _, errs := rlxrun(t, two, "--fill", "random", "--bind", "batch=4,seq=3"); code != exitInputs || !strings.Contains(errs, "no variant for batch=4,seq=3") {
+		t.Errorf("--bind of a missing variant: %d %s", code, errs)
+	}
+	if code, _, errs := rlxrun(t, two, "--fill", "random", "--bind", "batch"); code != exitUsage || !strings.Contains(errs, "want NAME=V") {
+		t.Errorf("bad --bind: %d %s", code, errs)
+	}
 	if code, out, _ := rlxrun(t, "bench", art, "--runs", "3", "--warmup", "1", "--profile"); code != exitOK || !strings.Contains(out, "p50") || !strings.Contains(out, "matmul") {
 		t.Errorf("bench: %d %s", code, out)
 	}
