@@ -63,6 +63,11 @@ Bindings: --bind seq=128 makes one variant; --bind seq=128,512 makes two;
 several dims make the product (--bind batch=1,8 --bind seq=128). Every dim
 the model uses must be bound, within its declared bounds.
 
+Targets: cpu (the default), and the GPU targets vulkan (SPIR-V), cuda (PTX,
+or CUDA C for NVRTC) and metal (MSL source); rlxc targets says what each
+needs. A model with an operation a target has no kernel for fails here,
+naming the operation and the target.
+
 Weights come from, in order: an inline literal or a file reference in the
 HIR, --weights FILE.safetensors (matched by name), or --random-weights SEED.
 
@@ -70,7 +75,8 @@ Settings may also come from RLXC_* environment variables (RLXC_CACHE_DIR,
 RLXC_TARGET, ...) and from rlxc.yaml in the working directory; flags win.`,
 		Example: `  rlxc build testdata/models/mlp.hir --bind batch=1,8 --random-weights 1 -o mlp.rlx
   rlxc build encoder.hir --bind batch=1 --bind seq=128 --weights encoder.safetensors -o enc.rlx
-  rlxc build mlp.hir --bind batch=1 --random-weights 1 --fusion-report -o mlp.rlx`,
+  rlxc build mlp.hir --bind batch=1 --random-weights 1 --fusion-report -o mlp.rlx
+  rlxc build model.hir --target metal --bind seq=128 --emit-kernels kernels/ -o model.rlx`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v, err := config(cmd)
@@ -89,6 +95,9 @@ RLXC_TARGET, ...) and from rlxc.yaml in the working directory; flags win.`,
 			bindings, err := specialize.ParseBindings(v.GetStringSlice("bind"))
 			if err != nil {
 				return &exitError{code: exitUsage, err: fmt.Errorf("rlxc build: %v", err)}
+			}
+			if v.GetString("emit-kernels") != "" && v.GetString("target") == "cpu" {
+				return &exitError{code: exitUsage, err: fmt.Errorf("rlxc build: --emit-kernels writes GPU kernels; target cpu has none (its kernels are part of rlxrun): use --target vulkan, cuda or metal")}
 			}
 			opts := build.Options{
 				Target:       v.GetString("target"),
@@ -127,12 +136,22 @@ RLXC_TARGET, ...) and from rlxc.yaml in the working directory; flags win.`,
 			if _, err := build.Build(file, src, out, opts); err != nil {
 				return buildError(err)
 			}
+			if dir := v.GetString("emit-kernels"); dir != "" {
+				n, err := emitKernels(out, dir)
+				if err != nil {
+					return &exitError{code: exitIO, err: fmt.Errorf("rlxc build: --emit-kernels: %v", err)}
+				}
+				if opts.Log != nil {
+					fmt.Fprintf(opts.Log, "rlxc: wrote %d kernel files under %s\n", n, dir)
+				}
+			}
 			return nil
 		},
 	}
 	f := cmd.Flags()
 	f.StringP("output", "o", "", "the artifact to write (default: FILE's base name with .rlx)")
-	f.String("target", "cpu", "target to build for (see rlxc targets)")
+	f.String("target", "cpu", "target to build for: cpu, vulkan, cuda or metal (see rlxc targets)")
+	f.String("emit-kernels", "", "also write the GPU kernels to `DIR`/<binding>/, one file per kernel (.comp, .cu, .metal) and per compiled form (.spv, .ptx)")
 	f.StringArray("bind", nil, "bind dims: `NAME=V[,V...]` (repeatable; lists make one variant per value)")
 	f.String("weights", "", "safetensors file with the params' data, matched by name")
 	f.String("random-weights", "", "fill params without data with deterministic random values from `SEED`")
@@ -168,6 +187,9 @@ func newTargetsCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			for _, t := range build.Targets {
 				fmt.Fprintf(cmd.OutOrStdout(), "%-8s %s\n", t.Name, t.Status)
+				if note := build.BuildTools(t.Name); note != "" {
+					fmt.Fprintf(cmd.OutOrStdout(), "%-8s note: %s\n", "", note)
+				}
 			}
 			return nil
 		},

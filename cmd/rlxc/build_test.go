@@ -131,6 +131,11 @@ func TestBuildErrors(t *testing.T) {
 		{[]string{"build", mlp, "--no-cache", "-o", out, "--bind", "batch"}, exitUsage, "want NAME=V"},
 		{[]string{"build", "../../testdata/errors/shape_mismatch.hir", "--no-cache", "-o", out}, exitInput, "shape_mismatch.hir:9:7: linear"},
 		{[]string{"build", "no/such.hir", "-o", out}, exitIO, "no such file"},
+		{[]string{"build", mlp, "--random-weights", "1", "--no-cache", "-o", out, "--bind", "batch=1", "--emit-kernels", dir}, exitUsage, "target cpu has none"},
+		// An operation a target has no kernel for fails the build, naming
+		// the operation (with its place) and the target.
+		{[]string{"build", "../../testdata/models/ops_misc.hir", "--func", "casts", "--target", "metal", "--random-weights", "1", "--no-cache", "-o", out, "--bind", "batch=1"},
+			exitInput, "ops_misc.hir:50:7 cast: target metal has no kernel for this operation (f64 tensors are not supported on GPU targets)"},
 	} {
 		code, _, errs := rlxc(t, "", c.args...)
 		if code != c.code || !strings.Contains(errs, c.want) {
@@ -155,7 +160,54 @@ func TestInspectAndTargets(t *testing.T) {
 			t.Errorf("inspect lacks %q:\n%s", want, text)
 		}
 	}
-	if code, text, _ := rlxc(t, "", "targets"); code != exitOK || !strings.Contains(text, "cpu") {
+	if code, text, _ := rlxc(t, "", "targets"); code != exitOK || !strings.Contains(text, "cpu") || !strings.Contains(text, "vulkan") || !strings.Contains(text, "libcuda.so.1") || !strings.Contains(text, "metal") {
 		t.Errorf("targets: %s", text)
+	}
+}
+
+// TestEmitKernels builds the cnn model for metal (no external tools) and,
+// where glslangValidator is installed, for vulkan, and checks that
+// --emit-kernels writes one file per kernel with its language's extension
+// and inspect lists the same kernels.
+func TestEmitKernels(t *testing.T) {
+	dir := t.TempDir()
+	cnn := "../../testdata/models/cnn.hir"
+	targets := map[string][]string{"metal": {".metal"}}
+	if _, err := exec.LookPath("glslangValidator"); err == nil {
+		targets["vulkan"] = []string{".comp", ".spv"}
+	} else if os.Getenv("CI") == "true" {
+		t.Fatal("glslangValidator is not installed; CI installs it")
+	}
+	for target, exts := range targets {
+		out := filepath.Join(dir, target+".rlx")
+		kdir := filepath.Join(dir, target)
+		code, _, errs := rlxc(t, "", "build", cnn, "--target", target, "--bind", "batch=1,2", "--random-weights", "1", "--no-cache", "-o", out, "--emit-kernels", kdir)
+		if code != exitOK || !strings.Contains(errs, "kernel files under") {
+			t.Fatalf("%s build: %d %s", target, code, errs)
+		}
+		_, text, _ := rlxc(t, "", "inspect", out)
+		for _, b := range []string{"batch=1", "batch=2"} {
+			files, err := os.ReadDir(filepath.Join(kdir, b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			byExt := map[string]int{}
+			for _, f := range files {
+				ext := filepath.Ext(f.Name())
+				byExt[ext]++
+				name := strings.TrimSuffix(f.Name(), ext)
+				if !strings.Contains(text, name) {
+					t.Errorf("%s: inspect does not list kernel %s", target, name)
+				}
+			}
+			for _, ext := range exts {
+				if byExt[ext] == 0 || byExt[ext] != byExt[exts[0]] {
+					t.Errorf("%s %s: files by extension %v, want the same number of each of %v", target, b, byExt, exts)
+				}
+			}
+			if len(byExt) != len(exts) {
+				t.Errorf("%s %s: files by extension %v, want only %v", target, b, byExt, exts)
+			}
+		}
 	}
 }

@@ -20,7 +20,9 @@ func newInspectCmd() *cobra.Command {
 		Long: `inspect prints an artifact's provenance (compiler, target, bindings,
 digests of the source and weights), its signature, its variants (kernels and
 arena bytes each), its sections (codec, stored and raw sizes) and a count of
-kernels by kind. Every section is verified first. For a .hir file it prints
+kernels by kind; for GPU targets, every kernel (language, workgroup size,
+workgroup memory, compiled form, launches, the operation it runs for).
+Every section is verified first. For a .hir file it prints
 the checked signature and inferred types, as 'rlxc check -v' does.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -69,6 +71,42 @@ type artifactInfo struct {
 	Manifest artifact.Manifest      `json:"manifest"`
 	Sections []artifact.SectionInfo `json:"sections"`
 	Kernels  []map[string]int       `json:"kernels_per_variant"`
+	// GPU lists each variant's GPU kernels (empty for cpu artifacts).
+	GPU [][]gpuKernelInfo `json:"gpu_kernels_per_variant,omitempty"`
+}
+
+// gpuKernelInfo summarizes one GPU kernel of a program.
+type gpuKernelInfo struct {
+	Name        string   `json:"name"`
+	Lang        string   `json:"lang"`
+	Entry       string   `json:"entry"`
+	Local       [3]int64 `json:"local"`
+	SharedBytes int64    `json:"shared_bytes"`
+	Params      int      `json:"params"`
+	SourceBytes int      `json:"source_bytes"`
+	BinaryKind  string   `json:"binary_kind,omitempty"`
+	BinaryBytes int      `json:"binary_bytes"`
+	Launches    int      `json:"launches"`
+	Src         string   `json:"src"` // the first operation it runs for
+}
+
+func gpuKernels(p *artifact.Program) []gpuKernelInfo {
+	out := make([]gpuKernelInfo, len(p.Kernels))
+	for i, k := range p.Kernels {
+		out[i] = gpuKernelInfo{Name: k.Name, Lang: k.Lang, Entry: k.Entry, Local: k.Local, SharedBytes: k.Shared, Params: len(k.Params),
+			SourceBytes: len(k.Source), BinaryKind: k.BinaryKind, BinaryBytes: len(k.Binary)}
+	}
+	for _, s := range p.Steps {
+		if s.Kernel != "dispatch" || len(s.Ints) == 0 || s.Ints[0] < 0 || int(s.Ints[0]) >= len(out) {
+			continue
+		}
+		k := &out[s.Ints[0]]
+		if k.Launches == 0 {
+			k.Src = s.Src
+		}
+		k.Launches++
+	}
+	return out
 }
 
 func readArtifactInfo(f *artifact.File) (*artifactInfo, error) {
@@ -94,6 +132,9 @@ func readArtifactInfo(f *artifact.File) (*artifactInfo, error) {
 			counts[s.Kernel]++
 		}
 		info.Kernels = append(info.Kernels, counts)
+		if len(p.Kernels) > 0 {
+			info.GPU = append(info.GPU, gpuKernels(&p))
+		}
 	}
 	return info, nil
 }
@@ -148,6 +189,15 @@ func printArtifactInfo(w io.Writer, file string, info *artifactInfo) {
 				parts = append(parts, fmt.Sprintf("%s x%d", k, info.Kernels[i][k]))
 			}
 			fmt.Fprintf(w, "  %-24s kernels: %s\n", "", strings.Join(parts, ", "))
+		}
+		if i < len(info.GPU) {
+			for _, k := range info.GPU[i] {
+				bin := "source only"
+				if k.BinaryKind != "" {
+					bin = fmt.Sprintf("%s %d B", k.BinaryKind, k.BinaryBytes)
+				}
+				fmt.Fprintf(w, "    %-28s %-4s local %dx%dx%d shared %5d B  %-14s x%-3d %s\n", k.Name, k.Lang, k.Local[0], k.Local[1], k.Local[2], k.SharedBytes, bin, k.Launches, k.Src)
+			}
 		}
 	}
 	fmt.Fprintln(w, "sections")

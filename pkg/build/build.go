@@ -50,10 +50,26 @@ type Options struct {
 var Targets = []struct{ Name, Status string }{
 	{"cpu", "builds anywhere; runs with rlxrun on amd64 (AVX2 kernels) and any other CPU (portable Go kernels)"},
 	{"vulkan", "kernels in GLSL compiled to SPIR-V at build time (needs glslangValidator: apt-get install glslang-tools); " +
-		"runs with rlxrun on any Vulkan 1.1 device through libvulkan.so.1 (here: mesa-vulkan-drivers' llvmpipe)"},
+		"runs with rlxrun on any Vulkan 1.1 device through libvulkan.so.1 (a GPU's driver, or Mesa's llvmpipe on the CPU: apt-get install libvulkan1 mesa-vulkan-drivers)"},
 	{"cuda", "kernels in CUDA C, compiled to PTX at build time when clang is installed (else by NVRTC when loaded); " +
 		"runs with rlxrun on an NVIDIA GPU through libcuda.so.1 (the driver)"},
 	{"metal", "kernels in Metal Shading Language (sources in the artifact); no runtime yet: running needs macOS"},
+}
+
+// BuildTools says, for each target that uses external compilers, whether
+// this machine has them: "" when it does, else what to install.
+func BuildTools(target string) string {
+	switch target {
+	case "vulkan":
+		if _, err := toolchain.Glslang.Path(); err != nil {
+			return "cannot build here: " + err.Error()
+		}
+	case "cuda":
+		if _, err := toolchain.Clang.Path(); err != nil {
+			return "builds CUDA C only here (" + err.Error() + "): kernels compile with NVRTC when loaded"
+		}
+	}
+	return ""
 }
 
 // targetOf returns the GPU target named name, or nil for cpu.

@@ -35,7 +35,7 @@ func Generate(lir *artifact.Program, t Target) (*artifact.Program, error) {
 	launches, err := kernelgen.Lower(lir)
 	if err != nil {
 		if u, ok := err.(*kernelgen.UnsupportedError); ok {
-			return nil, fmt.Errorf("%s: target %s has no kernel for %s: %s", u.Src, t.Name, u.Kernel, u.Why)
+			return nil, fmt.Errorf("%s: target %s has no kernel for this operation (%s)", u.Src, t.Name, u.Why)
 		}
 		return nil, err
 	}
