@@ -198,7 +198,11 @@ func (g *gen) bytecode(ins []operand, inT []tensor.DType, outs []operand, outT [
 				return nil, err
 			}
 			ct := computeOf(outT[in.A])
-			ss = append(ss, outs[in.A].store(i, castTo(r.as(ct), outT[in.A])))
+			v := castTo(r.as(ct), outT[in.A])
+			if outT[in.A] == tensor.F16 || outT[in.A] == tensor.BF16 {
+				v = castTo(r.as(ct), tensor.F32) // the store rounds to the half type
+			}
+			ss = append(ss, outs[in.A].store(i, v))
 			continue
 		}
 		a, err := get(in.A)

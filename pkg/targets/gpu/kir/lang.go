@@ -37,7 +37,10 @@ func (l Language) Entry(k *Kernel) string {
 }
 
 // Print writes kernel k as one self-contained source file in language l.
+// It hoists shared subexpressions into variables first (see Hoist), which
+// changes k.
 func Print(l Language, k *Kernel) (string, error) {
+	Hoist(k)
 	if err := Check(k); err != nil {
 		return "", err
 	}
