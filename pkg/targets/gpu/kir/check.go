@@ -1,17 +1,48 @@
 package kir
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strings"
+)
 
 // Check verifies a kernel: every variable is declared before use with one
 // type, operands agree in type, parameters and arrays exist, stores go to
 // writable parameters, and barriers are not inside a branch (a barrier
 // every invocation of a workgroup might not reach hangs or is undefined).
+// Names must print as identifiers in every language (see ident), and a
+// malformed tree is an error, not a panic.
 func Check(k *Kernel) error {
 	if k.Name == "" {
 		return fmt.Errorf("kernel without a name")
 	}
-	if k.Threads() <= 0 || k.Threads() > 1024 {
+	if err := ident(k.Name); err != nil {
+		return fmt.Errorf("kernel name %s", err)
+	}
+	for _, n := range k.Local {
+		if n < 1 || n > 1024 {
+			return fmt.Errorf("kernel %s: workgroup %v: each size must be 1..1024", k.Name, k.Local)
+		}
+	}
+	if k.Threads() > 1024 {
 		return fmt.Errorf("kernel %s: workgroup %v has %d invocations (1..1024)", k.Name, k.Local, k.Threads())
+	}
+	for _, p := range k.Params {
+		if p.Elem > BF16 {
+			return fmt.Errorf("kernel %s: parameter %s of %s", k.Name, p.Name, p.Elem)
+		}
+		if strings.ContainsAny(p.Name, "\r\n") {
+			return fmt.Errorf("kernel %s: parameter name %q spans lines (it is printed in a comment)", k.Name, p.Name)
+		}
+	}
+	for _, s := range k.Shared {
+		if s.Elem > F32 || s.Len < 1 {
+			return fmt.Errorf("kernel %s: workgroup array %s of %d %s (want at least one element of a compute type)", k.Name, s.Name, s.Len, s.Elem)
+		}
+		if strings.ContainsAny(s.Name, "\r\n") {
+			return fmt.Errorf("kernel %s: workgroup array name %q spans lines (it is printed in a comment)", k.Name, s.Name)
+		}
 	}
 	c := &checker{k: k, scopes: []map[string]Type{{}}}
 	if err := c.stmts(k.Body, false); err != nil {
@@ -23,7 +54,85 @@ func Check(k *Kernel) error {
 type checker struct {
 	k      *Kernel
 	scopes []map[string]Type
+	loops  int // enclosing loops, for break
 }
+
+var opNames = [...]string{"const", "var", "index", "load", "load-shared", "neg", "not", "bitnot",
+	"add", "sub", "mul", "div", "rem", "min", "max", "lt", "le", "gt", "ge", "eq", "ne", "and", "or",
+	"bitand", "bitor", "bitxor", "shl", "shr", "select", "convert", "bitcast", "call"}
+
+// opNames must name every operation (a compile-time check).
+var _ = [1]struct{}{}[len(opNames)-1-int(OpCall)]
+
+// opName names an operation in errors.
+func opName(op Op) string {
+	if int(op) < len(opNames) {
+		return opNames[op]
+	}
+	return fmt.Sprintf("operation %d", op)
+}
+
+var stmtNames = map[StmtOp]string{SDecl: "decl", SAssign: "assign", SStore: "store", SStoreShared: "store-shared",
+	SFor: "for", SIf: "if", SBarrier: "barrier", SBreak: "break"}
+
+// stmtArgs is how many expressions each statement has.
+var stmtArgs = map[StmtOp]int{SDecl: 1, SAssign: 1, SStore: 2, SStoreShared: 2, SFor: 3, SIf: 1, SBarrier: 0, SBreak: 0}
+
+// ident checks that name prints as the same identifier in GLSL, CUDA C
+// and MSL: C identifier syntax, no keyword or reserved word of the three
+// languages, no function or type name a printer writes (a local variable
+// would hide it), and none of the printers' own names (p0 and s0 for
+// parameters and arrays, rlx_ for the CUDA prelude and MSL built-ins, gl_
+// and __, which GLSL and C++ reserve).
+func ident(name string) error {
+	if name == "" {
+		return fmt.Errorf("is empty")
+	}
+	for i, r := range name {
+		if !(r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || i > 0 && '0' <= r && r <= '9') {
+			return fmt.Errorf("%q is not an identifier", name)
+		}
+	}
+	if reserved[name] || strings.HasPrefix(name, "gl_") || strings.HasPrefix(name, "rlx_") || strings.Contains(name, "__") {
+		return fmt.Errorf("%q is reserved in a kernel language or by the printers", name)
+	}
+	if len(name) > 1 && strings.ContainsRune("psP", rune(name[0])) && strings.Trim(name[1:], "0123456789") == "" {
+		return fmt.Errorf("%q is a printer's name for a parameter or workgroup array", name)
+	}
+	if glslType.MatchString(name) {
+		return fmt.Errorf("%q is a GLSL type", name)
+	}
+	return nil
+}
+
+// glslType matches GLSL's vector and matrix type names, which are keywords.
+var glslType = regexp.MustCompile(`^([ibud]|f16|f32|f64|i8|i16|i32|i64|u8|u16|u32|u64)?(vec[234]|mat[234](x[234])?)$`)
+
+var reserved = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`
+		main using namespace metal precise kernel device constant threadgroup thread
+		threadgroup_imageblock vertex fragment uchar ushort ulong half uint3 mem_flags
+		as_type threadgroup_barrier fabs rint
+		exp log sqrt sin cos floor ceil trunc abs isnan isinf exp2 log2 fma roundEven
+		floatBitsToUint floatBitsToInt uintBitsToFloat intBitsToFloat memoryBarrierShared barrier
+		int8_t uint8_t int16_t uint16_t int32_t uint32_t int64_t uint64_t float16_t float32_t float64_t
+		attribute const uniform varying buffer shared coherent volatile restrict readonly writeonly
+		atomic_uint layout centroid flat smooth noperspective patch sample invariant precise
+		break continue do for while switch case default if else subroutine in out inout
+		int void bool true false float double discard return uint lowp mediump highp precision
+		struct common partition active asm class union enum typedef template this resource goto
+		inline noinline public static extern external interface long short fixed unsigned
+		superp input output filter sizeof cast
+		alignas alignof and and_eq auto bitand bitor catch char char8_t char16_t char32_t compl
+		concept consteval constexpr constinit const_cast co_await co_return co_yield decltype
+		delete dynamic_cast explicit export friend mutable new noexcept not not_eq nullptr
+		operator or or_eq private protected register reinterpret_cast requires signed
+		static_assert static_cast thread_local throw try typeid typename virtual wchar_t xor xor_eq`) {
+		m[w] = true
+	}
+	return m
+}()
 
 func (c *checker) lookup(name string) (Type, bool) {
 	for i := len(c.scopes) - 1; i >= 0; i-- {
@@ -43,8 +152,32 @@ func (c *checker) block(ss []*Stmt, branch bool, decl func()) error {
 	return c.stmts(ss, branch)
 }
 
+// mentions reports whether e reads the variable name.
+func mentions(e *Expr, name string) bool {
+	if e == nil {
+		return false
+	}
+	if e.Op == OpVar && e.Name == name {
+		return true
+	}
+	for _, a := range e.Args {
+		if mentions(a, name) {
+			return true
+		}
+	}
+	return false
+}
+
 func (c *checker) stmts(ss []*Stmt, branch bool) error {
 	for _, s := range ss {
+		if s == nil {
+			return fmt.Errorf("missing statement")
+		}
+		if n, ok := stmtArgs[s.Op]; !ok {
+			return fmt.Errorf("unknown statement %d", s.Op)
+		} else if len(s.Args) != n {
+			return fmt.Errorf("%s statement with %d expressions, want %d", stmtNames[s.Op], len(s.Args), n)
+		}
 		for _, a := range s.Args {
 			if err := c.expr(a); err != nil {
 				return err
@@ -52,11 +185,20 @@ func (c *checker) stmts(ss []*Stmt, branch bool) error {
 		}
 		switch s.Op {
 		case SDecl:
+			if err := ident(s.Name); err != nil {
+				return fmt.Errorf("variable name %v", err)
+			}
 			if _, ok := c.scopes[len(c.scopes)-1][s.Name]; ok {
 				return fmt.Errorf("%s declared twice", s.Name)
 			}
 			if s.T != s.Args[0].T {
 				return fmt.Errorf("%s: declared %s, initialized with %s", s.Name, s.T, s.Args[0].T)
+			}
+			// C and C++ put the new variable in scope in its own
+			// initializer, GLSL after it: an outer variable of the same
+			// name read there means different things.
+			if mentions(s.Args[0], s.Name) {
+				return fmt.Errorf("%s initialized with an outer %s", s.Name, s.Name)
 			}
 			c.scopes[len(c.scopes)-1][s.Name] = s.T
 		case SAssign:
@@ -89,12 +231,23 @@ func (c *checker) stmts(ss []*Stmt, branch bool) error {
 				return fmt.Errorf("store of %s at %s index to %s", s.Args[1].T, s.Args[0].T, c.k.Shared[s.I].Name)
 			}
 		case SFor:
+			if err := ident(s.Name); err != nil {
+				return fmt.Errorf("loop variable name %v", err)
+			}
 			for _, a := range s.Args {
 				if a.T != I32 {
 					return fmt.Errorf("loop %s bound of type %s", s.Name, a.T)
 				}
+				// The printed bounds see the loop variable, not an
+				// outer one of the same name.
+				if mentions(a, s.Name) {
+					return fmt.Errorf("loop %s bounds read an outer %s", s.Name, s.Name)
+				}
 			}
-			if err := c.block(s.Body, branch, func() { c.scopes[len(c.scopes)-1][s.Name] = I32 }); err != nil {
+			c.loops++
+			err := c.block(s.Body, branch, func() { c.scopes[len(c.scopes)-1][s.Name] = I32 })
+			c.loops--
+			if err != nil {
 				return err
 			}
 		case SIf:
@@ -112,8 +265,9 @@ func (c *checker) stmts(ss []*Stmt, branch bool) error {
 				return fmt.Errorf("barrier inside a branch")
 			}
 		case SBreak:
-		default:
-			return fmt.Errorf("unknown statement %d", s.Op)
+			if c.loops == 0 {
+				return fmt.Errorf("break outside a loop")
+			}
 		}
 	}
 	return nil
@@ -130,7 +284,7 @@ func (c *checker) expr(e *Expr) error {
 	}
 	want := func(n int) error {
 		if len(e.Args) != n {
-			return fmt.Errorf("operation %d with %d operands, want %d", e.Op, len(e.Args), n)
+			return fmt.Errorf("%s with %d operands, want %d", opName(e.Op), len(e.Args), n)
 		}
 		return nil
 	}
@@ -139,7 +293,7 @@ func (c *checker) expr(e *Expr) error {
 			return err
 		}
 		if e.Args[0].T != e.Args[1].T {
-			return fmt.Errorf("operation %d on %s and %s", e.Op, e.Args[0].T, e.Args[1].T)
+			return fmt.Errorf("%s of %s and %s", opName(e.Op), e.Args[0].T, e.Args[1].T)
 		}
 		return nil
 	}
@@ -147,6 +301,9 @@ func (c *checker) expr(e *Expr) error {
 	case OpConst:
 		if e.T > F32 {
 			return fmt.Errorf("constant of storage type %s", e.T)
+		}
+		if e.T == I32 && (e.I < math.MinInt32 || e.I > math.MaxInt32) {
+			return fmt.Errorf("i32 constant %d out of range", e.I)
 		}
 	case OpVar:
 		t, ok := c.lookup(e.Name)
@@ -161,6 +318,9 @@ func (c *checker) expr(e *Expr) error {
 			return fmt.Errorf("bad index %s.%d", e.Name, e.I)
 		}
 	case OpLoad:
+		if err := want(1); err != nil {
+			return err
+		}
 		if e.I < 0 || int(e.I) >= len(c.k.Params) {
 			return fmt.Errorf("load of parameter %d of %d", e.I, len(c.k.Params))
 		}
@@ -168,6 +328,9 @@ func (c *checker) expr(e *Expr) error {
 			return fmt.Errorf("load of %s from %s", e.T, c.k.Params[e.I].Name)
 		}
 	case OpLoadShared:
+		if err := want(1); err != nil {
+			return err
+		}
 		if e.I < 0 || int(e.I) >= len(c.k.Shared) || e.Args[0].T != I32 || e.T != c.k.Shared[e.I].Elem {
 			return fmt.Errorf("bad workgroup load %d", e.I)
 		}
@@ -177,6 +340,9 @@ func (c *checker) expr(e *Expr) error {
 		}
 		if e.Op == OpBitNot && !e.T.IsInt() {
 			return fmt.Errorf("bitwise not of %s", e.T)
+		}
+		if e.Op == OpNeg && e.Args[0].T == Bool {
+			return fmt.Errorf("negation of bool")
 		}
 	case OpNot:
 		if err := want(1); err != nil {
@@ -197,10 +363,15 @@ func (c *checker) expr(e *Expr) error {
 			return err
 		}
 		if !e.T.IsInt() {
-			return fmt.Errorf("integer operation %d on %s", e.Op, e.T)
+			return fmt.Errorf("integer operation %s on %s", opName(e.Op), e.T)
 		}
 	case OpLt, OpLe, OpGt, OpGe, OpEq, OpNe:
-		return same()
+		if err := same(); err != nil {
+			return err
+		}
+		if e.Args[0].T == Bool && e.Op != OpEq && e.Op != OpNe {
+			return fmt.Errorf("%s of bools (GLSL orders no bools)", opName(e.Op))
+		}
 	case OpAnd, OpOr:
 		if err := same(); err != nil {
 			return err
