@@ -10,16 +10,76 @@ import "fmt"
 //
 // Subtrees holding a load are left in place: a load may sit under a
 // Select whose condition is what keeps it in bounds.
+//
+// The variables are named h_1, h_2, ..., skipping names the kernel already
+// uses, so that hoisting twice (Print hoists) or a kernel with its own h_1
+// never declares a name twice or hides a variable a statement reads. A
+// malformed tree (nil statements or expressions) is left for Check to
+// report.
 func Hoist(k *Kernel) {
-	h := &hoister{}
+	h := &hoister{used: map[string]bool{}}
+	h.names(k.Body)
 	k.Body = h.stmts(k.Body)
 }
 
-type hoister struct{ n int }
+type hoister struct {
+	n    int
+	used map[string]bool // variable names in the kernel
+}
+
+// names records every variable name ss declares or reads.
+func (h *hoister) names(ss []*Stmt) {
+	var expr func(e *Expr)
+	expr = func(e *Expr) {
+		if e == nil {
+			return
+		}
+		if e.Op == OpVar {
+			h.used[e.Name] = true
+		}
+		for _, a := range e.Args {
+			expr(a)
+		}
+	}
+	for _, s := range ss {
+		if s == nil {
+			continue
+		}
+		if s.Op == SDecl || s.Op == SFor || s.Op == SAssign {
+			h.used[s.Name] = true
+		}
+		for _, a := range s.Args {
+			expr(a)
+		}
+		h.names(s.Body)
+		h.names(s.Else)
+	}
+}
+
+// fresh returns the next unused h_N.
+func (h *hoister) fresh() string {
+	for {
+		h.n++
+		name := fmt.Sprintf("h_%d", h.n)
+		if !h.used[name] {
+			h.used[name] = true
+			return name
+		}
+	}
+}
+
+// printedTwice are the operations whose printed form repeats each
+// operand (see printer.expr): an operand shared once under them is
+// printed twice.
+func printedTwice(op Op) bool { return op == OpMin || op == OpMax || op == OpRem }
 
 func (h *hoister) stmts(ss []*Stmt) []*Stmt {
 	var out []*Stmt
 	for _, s := range ss {
+		if s == nil || hasNil(s.Args) {
+			out = append(out, s)
+			continue
+		}
 		s.Body = h.stmts(s.Body)
 		s.Else = h.stmts(s.Else)
 		out = append(out, h.stmt(s)...)
@@ -38,6 +98,9 @@ func (h *hoister) stmt(s *Stmt) []*Stmt {
 		}
 		for _, a := range e.Args {
 			count(a)
+			if printedTwice(e.Op) {
+				count(a)
+			}
 		}
 	}
 	for _, a := range s.Args {
@@ -72,8 +135,7 @@ func (h *hoister) stmt(s *Stmt) []*Stmt {
 		}
 		r := &c
 		if uses[e] > 1 && len(e.Args) > 0 && !hasLoad(e) {
-			h.n++
-			name := fmt.Sprintf("h_%d", h.n)
+			name := h.fresh()
 			decls = append(decls, Decl(name, r))
 			r = Var(name, e.T)
 		}
@@ -84,4 +146,14 @@ func (h *hoister) stmt(s *Stmt) []*Stmt {
 		s.Args[i] = rewrite(a)
 	}
 	return append(decls, s)
+}
+
+// hasNil reports a nil expression anywhere in es.
+func hasNil(es []*Expr) bool {
+	for _, e := range es {
+		if e == nil || hasNil(e.Args) {
+			return true
+		}
+	}
+	return false
 }

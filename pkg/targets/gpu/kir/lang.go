@@ -37,12 +37,15 @@ func (l Language) Entry(k *Kernel) string {
 }
 
 // Print writes kernel k as one self-contained source file in language l.
-// It hoists shared subexpressions into variables first (see Hoist), which
-// changes k.
+// It checks k, then hoists shared subexpressions into variables (see
+// Hoist), which changes k, and checks the result.
 func Print(l Language, k *Kernel) (string, error) {
-	Hoist(k)
 	if err := Check(k); err != nil {
 		return "", err
+	}
+	Hoist(k)
+	if err := Check(k); err != nil {
+		return "", fmt.Errorf("after Hoist: %v", err)
 	}
 	switch l {
 	case GLSL:
