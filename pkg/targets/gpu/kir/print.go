@@ -63,7 +63,7 @@ func (p *printer) stmt(s *Stmt) {
 		p.ind--
 		p.line("}")
 	case SIf:
-		p.line("if (%s) {", p.expr(s.Args[0]))
+		p.line("if (%s) {", p.cond(s.Args[0]))
 		p.ind++
 		p.stmts(s.Body)
 		p.ind--
@@ -79,6 +79,17 @@ func (p *printer) stmt(s *Stmt) {
 	case SBreak:
 		p.line("break;")
 	}
+}
+
+// cond prints an if condition without the outer parentheses of a binary
+// operation: clang warns about if ((a == b)) (-Wparentheses-equality) in
+// every CUDA and MSL compile.
+func (p *printer) cond(e *Expr) string {
+	s := p.expr(e)
+	if _, ok := binOps[e.Op]; ok && strings.HasPrefix(s, "(") && strings.HasSuffix(s, ")") {
+		return s[1 : len(s)-1]
+	}
+	return s
 }
 
 // narrow converts a compute value to a parameter's storage type.
