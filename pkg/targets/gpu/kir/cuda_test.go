@@ -1,0 +1,166 @@
+package kir
+
+// The numeric cases on an NVIDIA GPU: the CUDA print, compiled to PTX by
+// clang as the cuda target builds it (and by NVRTC, the runtime's
+// fallback, when the machine has it), launched through the cu driver
+// runtime. CI has no NVIDIA GPU, so without one this test skips, under
+// CI=true too.
+//
+// A GPU machine may lack clang: RLX_KIR_PTX_DIR names a directory of PTX
+// built elsewhere, <kernel>.ptx, used instead of compiling; run the test
+// with RLX_KIR_WRITE_PTX=DIR on a machine with clang to write them.
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/rlx-project/rlx/pkg/targets/cuda/cu"
+	"github.com/rlx-project/rlx/pkg/targets/gpu/toolchain"
+)
+
+// gpuJob is a kernel with its launch, buffers and a check of its outputs.
+type gpuJob struct {
+	k      *Kernel
+	groups [3]int
+	bufs   [][]byte
+	check  func(t *testing.T, be backend, out [][]byte)
+}
+
+// gpuJobs are every numeric case, the golden elementwise kernel and the
+// golden reduction (barriers, on real hardware), with unique kernel names.
+func gpuJobs() []gpuJob {
+	var jobs []gpuJob
+	for i, c := range append(builderCases(), primitiveCases()...) {
+		k, groups := c.kernel()
+		k.Name = fmt.Sprintf("%s_%d", k.Name, i)
+		var bufs [][]byte
+		for j, in := range c.inputs {
+			bufs = append(bufs, encode(c.in[j], in))
+		}
+		bufs = append(bufs, make([]byte, len(c.inputs[0])*c.out.Size()))
+		jobs = append(jobs, gpuJob{k, groups, bufs, func(t *testing.T, be backend, out [][]byte) {
+			c.check(t, be, decode(c.out, out[len(c.in)]))
+		}})
+	}
+	ew, groups, bufs, check := elementwiseJob()
+	jobs = append(jobs, gpuJob{ew, groups, bufs, func(t *testing.T, be backend, out [][]byte) { check(t, out) }})
+	rk, groups, bufs, rcheck := reduceJob()
+	jobs = append(jobs, gpuJob{rk, groups, bufs, func(t *testing.T, be backend, out [][]byte) { rcheck(t, out) }})
+	return jobs
+}
+
+func TestGPUCUDA(t *testing.T) {
+	jobs := gpuJobs()
+	if dir := os.Getenv("RLX_KIR_WRITE_PTX"); dir != "" {
+		needTool(t, toolchain.Clang)
+		for _, j := range jobs {
+			src, err := Print(CUDA, j.k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ptx, _, err := toolchain.CUDAToPTX(j.k.Name, src)
+			if err != nil {
+				t.Fatalf("%s: %v", j.k.Name, err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, j.k.Name+".ptx"), ptx, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Logf("wrote %d PTX files to %s", len(jobs), dir)
+	}
+	ctx, err := cu.Open()
+	if err != nil {
+		t.Skipf("no CUDA device: %v", err)
+	}
+	defer ctx.Close()
+	major, minor := ctx.ComputeCapability()
+	t.Logf("%s, compute capability %d.%d", ctx.Name(), major, minor)
+
+	type compiler struct {
+		name string
+		ptx  func(k *Kernel, src string) ([]byte, error)
+	}
+	var compilers []compiler
+	if dir := os.Getenv("RLX_KIR_PTX_DIR"); dir != "" {
+		compilers = append(compilers, compiler{"clang (prebuilt)", func(k *Kernel, _ string) ([]byte, error) {
+			return os.ReadFile(filepath.Join(dir, k.Name+".ptx"))
+		}})
+	} else if _, err := toolchain.Clang.Path(); err == nil {
+		compilers = append(compilers, compiler{"clang", func(k *Kernel, src string) ([]byte, error) {
+			ptx, _, err := toolchain.CUDAToPTX(k.Name, src)
+			return ptx, err
+		}})
+	}
+	if _, err := cu.CompileCUDA("extern \"C\" __global__ void probe() {}", "probe.cu", []string{ctx.ArchOption()}); err == nil {
+		compilers = append(compilers, compiler{"nvrtc", func(k *Kernel, src string) ([]byte, error) {
+			return cu.CompileCUDA(src, k.Name+".cu", []string{ctx.ArchOption()})
+		}})
+	} else {
+		t.Logf("no NVRTC: %v", err)
+	}
+	if len(compilers) == 0 {
+		t.Skip("neither clang, prebuilt PTX (RLX_KIR_PTX_DIR) nor NVRTC")
+	}
+	for _, cc := range compilers {
+		t.Run(cc.name, func(t *testing.T) {
+			be := backend{name: "cuda/" + cc.name, fusedFMA: true}
+			for _, j := range jobs {
+				t.Run(j.k.Name, func(t *testing.T) {
+					src, err := Print(CUDA, j.k)
+					if err != nil {
+						t.Fatal(err)
+					}
+					ptx, err := cc.ptx(j.k, src)
+					if err != nil {
+						t.Fatalf("%v\n%s", err, numbered(src))
+					}
+					j.check(t, be, runCUDA(t, ctx, j.k, ptx, j.groups, j.bufs))
+				})
+			}
+		})
+	}
+}
+
+// runCUDA loads ptx and launches kernel k once over groups blocks of
+// k.Local threads, with buffers holding bufs; their contents come back.
+func runCUDA(t *testing.T, ctx *cu.Context, k *Kernel, ptx []byte, groups [3]int, bufs [][]byte) [][]byte {
+	t.Helper()
+	mod, err := ctx.LoadPTX(ptx)
+	if err != nil {
+		t.Fatalf("LoadPTX: %v", err)
+	}
+	defer mod.Unload()
+	fn, err := mod.Function(k.Name)
+	if err != nil {
+		t.Fatalf("Function: %v", err)
+	}
+	var args []any
+	for _, b := range bufs {
+		p, err := ctx.Alloc(int64(max(len(b), 4)))
+		if err != nil {
+			t.Fatalf("Alloc: %v", err)
+		}
+		defer ctx.Free(p)
+		if err := ctx.CopyToDevice(p, b); err != nil {
+			t.Fatalf("CopyToDevice: %v", err)
+		}
+		args = append(args, p)
+	}
+	u3 := func(v [3]int) [3]uint32 { return [3]uint32{uint32(v[0]), uint32(v[1]), uint32(v[2])} }
+	if err := ctx.Launch(fn, u3(groups), u3(k.Local), 0, args...); err != nil {
+		t.Fatalf("Launch: %v", err)
+	}
+	if err := ctx.Synchronize(); err != nil {
+		t.Fatalf("Synchronize: %v", err)
+	}
+	out := make([][]byte, len(bufs))
+	for i, b := range bufs {
+		out[i] = make([]byte, len(b))
+		if err := ctx.CopyFromDevice(out[i], args[i].(cu.DevicePtr)); err != nil {
+			t.Fatalf("CopyFromDevice: %v", err)
+		}
+	}
+	return out
+}
