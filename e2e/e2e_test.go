@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -230,21 +231,30 @@ func asFloat(t *tensor.Tensor) []float64 { return t.Float64s() }
 func TestReproducible(t *testing.T) {
 	dir := t.TempDir()
 	seed := uint64(3)
-	for _, file := range []string{"../testdata/models/gpt.hir", "../testdata/models/cnn.hir"} {
-		src, _ := os.ReadFile(file)
-		m := load(t, file)
-		bs := twoBindings(t, m)
-		var outs [][]byte
-		for i := 0; i < 2; i++ {
-			out := filepath.Join(dir, fmt.Sprintf("%d.rlx", i))
-			if _, err := build.Build(file, src, out, build.Options{Target: "cpu", Bindings: bs, RandomSeed: &seed, Compiler: "test"}); err != nil {
-				t.Fatal(err)
+	targets := []string{"cpu", "metal"}
+	if _, err := exec.LookPath("glslangValidator"); err == nil {
+		targets = append(targets, "vulkan")
+	}
+	if _, err := exec.LookPath("clang"); err == nil {
+		targets = append(targets, "cuda")
+	}
+	for _, target := range targets {
+		for _, file := range []string{"../testdata/models/gpt.hir", "../testdata/models/cnn.hir"} {
+			src, _ := os.ReadFile(file)
+			m := load(t, file)
+			bs := twoBindings(t, m)
+			var outs [][]byte
+			for i := 0; i < 2; i++ {
+				out := filepath.Join(dir, fmt.Sprintf("%s.%d.rlx", target, i))
+				if _, err := build.Build(file, src, out, build.Options{Target: target, Bindings: bs, RandomSeed: &seed, Compiler: "test"}); err != nil {
+					t.Fatal(err)
+				}
+				b, _ := os.ReadFile(out)
+				outs = append(outs, b)
 			}
-			b, _ := os.ReadFile(out)
-			outs = append(outs, b)
-		}
-		if !bytes.Equal(outs[0], outs[1]) {
-			t.Errorf("%s: two builds differ", file)
+			if !bytes.Equal(outs[0], outs[1]) {
+				t.Errorf("%s, target %s: two builds differ", file, target)
+			}
 		}
 	}
 }
