@@ -177,17 +177,19 @@ func convDirect(p *Pool, out, x, w []float32, g *ConvGeom, ep *Epilogue) {
 	// nine-tap pass per output row instead of nine axpys.
 	fast3x3 := g.KH == 3 && g.KW == 3 && g.DilH == 1 && g.DilW == 1 && (st == 1 || st == 2) &&
 		g.PadL <= 2 && g.PadT <= 2
+	// Small planes take the flat path (dwSmall), which splits strides itself.
+	useSmall := fast3x3 && g.StrideH == st && g.H*g.W <= smallPlane
 	zero := make([]float32, g.OW+8)
 	p.For(g.N*g.O, grain, func(lo, hi int) {
 		var phases []float32 // [st][H][phaseW] of the current input plane
-		var padded []float32 // a small plane with a zero border
+		var small dwSmall // buffers of the small-plane path
 		lastPlane := -1
 		for t := lo; t < hi; t++ {
 			n, o := t/g.O, t%g.O
 			ci := o / og
 			plane := n*g.C + ci
 			xp := x[plane*hw : (plane+1)*hw]
-			if st > 1 && plane != lastPlane {
+			if st > 1 && plane != lastPlane && !useSmall {
 				if phases == nil {
 					phases = make([]float32, st*g.H*phaseW)
 				}
@@ -219,30 +221,24 @@ func convDirect(p *Pool, out, x, w []float32, g *ConvGeom, ep *Epilogue) {
 				}
 				rows := dwRows{plane: xp, phases: phases, w: g.W, h: g.H, phaseW: phaseW, st: st}
 				gp := g
-				if st == 1 && g.StrideH == 1 && g.H*g.W <= 1024 {
-					// A small plane is copied into a zero border first: then
-					// every output is interior and the whole plane is one
-					// vector call, with no edge columns and no border rows.
-					hp, wp := g.OH+2, g.OW+2
-					if cap(padded) < hp*wp {
-						padded = make([]float32, hp*wp)
+				if useSmall {
+					// A small plane runs as one flat nine-tap pass over a
+					// zero-bordered copy: see dwSmall.
+					clo, chi := float32(math.Inf(-1)), float32(math.Inf(1))
+					act := ep.Act
+					switch act {
+					case ActRelu:
+						clo, act = 0, ActNone
+					case ActClamp:
+						clo, chi, act = ep.Min, ep.Max, ActNone
 					}
-					pp := padded[:hp*wp]
-					clear(pp)
-					for ih := 0; ih < g.H && ih+g.PadT < hp; ih++ {
-						if ih+g.PadT < 0 {
-							continue
-						}
-						for iw := 0; iw < g.W && iw+g.PadL < wp; iw++ {
-							if iw+g.PadL >= 0 {
-								pp[(ih+g.PadT)*wp+iw+g.PadL] = xp[ih*g.W+iw]
-							}
-						}
+					small.plane(op, xp, g, wk, bias, clo, chi)
+					e := epi{biasPerRow: true, act: act, alpha: ep.Alpha, lo: ep.Min, hi: ep.Max, ldr: s}
+					if ep.Residual != nil {
+						e.res = ep.Residual[n*g.O*s : (n+1)*g.O*s]
 					}
-					pg := *g
-					pg.H, pg.W, pg.PadT, pg.PadL, pg.PadB, pg.PadR = hp, wp, 0, 0, 0, 0
-					gp = &pg
-					rows = dwRows{plane: pp, w: wp, h: hp, st: 1}
+					e.apply(out[n*g.O*s:(n+1)*g.O*s], s, o, 0, 1, s)
+					continue
 				}
 				// ReLU and clamp are applied in the row pass itself.
 				clo, chi, act := float32(math.Inf(-1)), float32(math.Inf(1)), ep.Act

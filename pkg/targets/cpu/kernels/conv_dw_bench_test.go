@@ -8,7 +8,7 @@ import (
 
 // BenchmarkDepthwise times MobileNetV2's depthwise shapes.
 func BenchmarkDepthwise(b *testing.B) {
-	for _, c := range []struct{ C, H, S int }{{32, 112, 1}, {96, 112, 2}, {144, 56, 1}, {144, 56, 2}, {960, 7, 1}} {
+	for _, c := range []struct{ C, H, S int }{{32, 112, 1}, {96, 112, 2}, {144, 56, 1}, {144, 56, 2}, {192, 28, 1}, {192, 28, 2}, {384, 14, 1}, {576, 14, 1}, {576, 14, 2}, {960, 7, 1}} {
 		oh := (c.H+2-3)/c.S + 1
 		g := ConvGeom{N: 1, C: c.C, H: c.H, W: c.H, O: c.C, KH: 3, KW: 3, StrideH: c.S, StrideW: c.S, PadT: 1, PadL: 1, PadB: 1, PadR: 1, DilH: 1, DilW: 1, Groups: c.C, OH: oh, OW: oh}
 		x := make([]float32, c.C*c.H*c.H)

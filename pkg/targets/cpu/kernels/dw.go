@@ -59,6 +59,72 @@ func (r *dwRows) row(ph, ih int) []float32 {
 	return r.phases[b : b+r.phaseW]
 }
 
+// smallPlane is the largest input plane (H·W) dwSmall takes: above it the
+// row kernel's per-row overhead is small against the row's work.
+const smallPlane = 4096
+
+// dwSmall runs 3x3 depthwise planes (stride 1 or 2, dilation 1) of up to
+// smallPlane inputs. The input plane is copied into a zero border, so that
+// every output is interior, and for stride 2 split by the parity of its
+// rows and columns into four phase planes, so that every tap is a
+// stride-1 read of one of them. Then, read as one flat row, output (r, c)
+// sits at r·pitch + c and each tap at a fixed offset, and the whole plane
+// is one nine-tap vector pass over (OH-1)·pitch + OW elements: no per-row
+// work, no edge columns. The border columns in between are computed and
+// dropped as the rows are copied out. Buffers are reused from plane to
+// plane of one geometry.
+type dwSmall struct {
+	hp, wp   int       // the padded plane
+	hp2, wp2 int       // rows and columns of each phase plane
+	ph       []float32 // stride 1: the padded plane; stride 2: [row parity][column parity][hp2][wp2]
+	row      []float32 // stride 2: one padded row before its split
+	flat     []float32 // outputs at the phase pitch
+}
+
+func (d *dwSmall) plane(op, xp []float32, g *ConvGeom, wk []float32, bias, lo, hi float32) {
+	st := g.StrideW
+	hp := max(st*(g.OH-1)+3, g.H+g.PadT)
+	wp := max(st*(g.OW-1)+3, g.W+g.PadL)
+	hp2, wp2 := hp, wp
+	if st == 2 {
+		hp2, wp2 = (hp+1)/2, (wp+1)/2
+	}
+	if d.hp != hp || d.wp != wp || d.hp2 != hp2 || d.wp2 != wp2 {
+		// Zeroed once: each plane of the geometry rewrites the same cells.
+		*d = dwSmall{hp: hp, wp: wp, hp2: hp2, wp2: wp2, ph: make([]float32, st*st*hp2*wp2),
+			row: make([]float32, 2*wp2), flat: make([]float32, hp2*wp2)}
+	}
+	c0, c1 := max(0, -g.PadL), min(g.W, wp-g.PadL) // input columns that land inside
+	for ih := max(0, -g.PadT); ih < g.H && ih+g.PadT < hp && c0 < c1; ih++ {
+		r := ih + g.PadT
+		if st == 1 {
+			copy(d.ph[r*wp+c0+g.PadL:r*wp+c1+g.PadL], xp[ih*g.W+c0:ih*g.W+c1])
+			continue
+		}
+		copy(d.row[c0+g.PadL:c1+g.PadL], xp[ih*g.W+c0:ih*g.W+c1])
+		even := ((r%2)*2*hp2 + r/2) * wp2 // row r's even columns; its odd ones follow hp2 rows on
+		deinterleave2(d.ph[even:even+wp2], d.ph[even+hp2*wp2:even+hp2*wp2+wp2], d.row[:2*wp2])
+	}
+	n := (g.OH-1)*wp2 + g.OW
+	var w [9]float32
+	copy(w[:], wk[:9])
+	var src [9][]float32
+	for kh := 0; kh < 3; kh++ {
+		for kw := 0; kw < 3; kw++ {
+			base := kh*wp2 + kw
+			if st == 2 {
+				base = ((kh%2)*2+kw%2)*hp2*wp2 + (kh/2)*wp2 + kw/2
+			}
+			src[kh*3+kw] = d.ph[base : base+n]
+		}
+	}
+	t := d.flat[:n]
+	dot9(t, &src, &w, bias, lo, hi)
+	for r := 0; r < g.OH; r++ {
+		copy(op[r*g.OW:(r+1)*g.OW], t[r*wp2:r*wp2+g.OW])
+	}
+}
+
 // depthwise3x3 runs one output plane of a 3x3 depthwise convolution with
 // dilation 1 and stride 1 or 2: each output row is one dot9 over the nine
 // taps' shifted input rows (a zero row where the tap's input row is
@@ -102,6 +168,9 @@ func depthwise3x3(op []float32, g *ConvGeom, wk []float32, bias, clo, chi float3
 			}
 		}
 		bulk = dot9Rows(op[ohA*g.OW+lo:], g.OW, &src, g.StrideH*rowStride, ohB-ohA, hi-lo, &w, bias, clo, chi)
+	}
+	if bulk && ohA == 0 && ohB == g.OH && lo == 0 && hi == g.OW {
+		return // every output was interior: the vector call did them all
 	}
 	for oh := 0; oh < g.OH; oh++ {
 		orow := op[oh*g.OW : (oh+1)*g.OW]
