@@ -64,10 +64,20 @@ func Conv2D(p *Pool, out, x, w []float32, g ConvGeom, ep Epilogue) {
 	hw := g.H * g.W
 	pointwise := g.KH == 1 && g.KW == 1 && g.StrideH == 1 && g.StrideW == 1 &&
 		g.PadT == 0 && g.PadL == 0 && g.OH == g.H && g.OW == g.W
+	// Stride-2 convolutions read the input's column phases (see convB).
+	var phases []float32
+	if !pointwise && g.StrideW == 2 && g.DilW == 1 {
+		phases = splitPhases(x[:g.N*g.C*hw], g.N*g.C, g.H, g.W)
+	}
 	one := func(t int, q *Pool, work *gemmWork) {
 		n, gi := t/g.Groups, t%g.Groups
 		xs := x[(n*g.C+gi*cg)*hw : (n*g.C+(gi+1)*cg)*hw]
-		var src bSource = convB{x: xs, g: &g}
+		cb := convB{x: xs, g: &g}
+		if phases != nil {
+			per := 2 * g.H * ((g.W + 1) / 2) // phase floats per plane
+			cb.phases = phases[(n*g.C+gi*cg)*per : (n*g.C+(gi+1)*cg)*per]
+		}
+		var src bSource = cb
 		if pointwise {
 			src = denseB{xs, hw}
 		}
@@ -101,38 +111,108 @@ func Conv2D(p *Pool, out, x, w []float32, g ConvGeom, ep Epilogue) {
 
 // convB is the im2col matrix of one image's group of input channels, read
 // straight from the input: row p = (ci·KH + kh)·KW + kw, column j = oh·OW + ow.
+//
+// Along an output row, a tap reads input columns ow·StrideW + kw·DilW -
+// PadL: contiguous for stride 1, and for stride 2 contiguous in one of the
+// input's two column phases (x split into even and odd columns once per
+// call: phases). Those runs are copied into the panels; only a dilated or
+// wider-strided convolution reads element by element.
 type convB struct {
-	x []float32 // the group's channels, [C/G, H, W]
-	g *ConvGeom
+	x      []float32 // the group's channels, [C/G, H, W]
+	g      *ConvGeom
+	phases []float32 // stride 2: [C/G][2][H][phaseW], else nil
+}
+
+// splitPhases makes the stride-2 column phases of x's planes.
+func splitPhases(x []float32, planes, h, w int) []float32 {
+	pw := (w + 1) / 2
+	out := make([]float32, planes*2*h*pw)
+	for c := 0; c < planes; c++ {
+		for ih := 0; ih < h; ih++ {
+			even := out[((c*2)*h+ih)*pw : ((c*2)*h+ih+1)*pw]
+			odd := out[((c*2+1)*h+ih)*pw : ((c*2+1)*h+ih+1)*pw]
+			deinterleave2(even, odd, x[(c*h+ih)*w:(c*h+ih+1)*w])
+		}
+	}
+	return out
+}
+
+// panelWriter writes values one column after another into nr-wide panels
+// (see bSource.pack).
+type panelWriter struct {
+	dst     []float32
+	o, c    int // next index in dst, column within the panel
+	nr, hop int // panel width; the jump from a panel row's end to the next panel's
+}
+
+func (pw *panelWriter) zeros(n int) {
+	for n > 0 {
+		k := min(n, pw.nr-pw.c)
+		clear(pw.dst[pw.o : pw.o+k])
+		pw.advance(k)
+		n -= k
+	}
+}
+
+func (pw *panelWriter) copy(src []float32) {
+	for len(src) > 0 {
+		k := min(len(src), pw.nr-pw.c)
+		copy(pw.dst[pw.o:pw.o+k], src[:k])
+		pw.advance(k)
+		src = src[k:]
+	}
+}
+
+func (pw *panelWriter) advance(k int) {
+	pw.o += k
+	if pw.c += k; pw.c == pw.nr {
+		pw.c = 0
+		pw.o += pw.hop
+	}
 }
 
 func (s convB) pack(dst []float32, nr, p0, kb, j0, w int) {
 	g := s.g
 	hw := g.H * g.W
 	khw := g.KH * g.KW
-	step := nr*kb - nr // from the end of one panel row to the next panel's
+	pw0 := (g.W + 1) / 2
+	runs := g.DilW == 1 && (g.StrideW == 1 || (g.StrideW == 2 && s.phases != nil))
 	for p := 0; p < kb; p++ {
 		pp := p0 + p
 		ci, rem := pp/khw, pp%khw
 		kh, kw := rem/g.KW, rem%g.KW
 		plane := s.x[ci*hw : (ci+1)*hw]
 		ihOff := kh*g.DilH - g.PadT
-		iwOff := kw*g.DilW - g.PadL
+		iwOff := kw*g.DilW - g.PadL // input column of output column 0
+		// Output columns whose input column is inside the row, and where a
+		// run starts in its source row.
+		owLo, owHi := validRange(iwOff, g.StrideW, g.W, g.OW)
+		ph := ((iwOff % 2) + 2) % 2
+		shift := (iwOff - ph) / 2 // stride 2: phase index = ow + shift
 		oh, ow := j0/g.OW, j0%g.OW
-		o, c := p*nr, 0 // dst index and column within the panel
+		out := panelWriter{dst: dst, o: p * nr, nr: nr, hop: nr*kb - nr}
 		for left := w; left > 0; {
 			span := min(left, g.OW-ow)
 			ih := oh*g.StrideH + ihOff
-			if ih < 0 || ih >= g.H {
-				for t := 0; t < span; t++ {
-					dst[o] = 0
-					o++
-					if c++; c == nr {
-						c = 0
-						o += step
+			switch {
+			case ih < 0 || ih >= g.H:
+				out.zeros(span)
+			case runs:
+				// [ow, ow+span) = zeros below owLo, a run, zeros from owHi.
+				a := min(max(ow, owLo), ow+span)
+				b := min(max(a, owHi), ow+span)
+				out.zeros(a - ow)
+				if b > a {
+					if g.StrideW == 1 {
+						row := plane[ih*g.W : (ih+1)*g.W]
+						out.copy(row[a+iwOff : b+iwOff])
+					} else {
+						prow := s.phases[((ci*2+ph)*g.H+ih)*pw0 : ((ci*2+ph)*g.H+ih+1)*pw0]
+						out.copy(prow[a+shift : b+shift])
 					}
 				}
-			} else {
+				out.zeros(ow + span - b)
+			default:
 				row := plane[ih*g.W : (ih+1)*g.W]
 				iw := ow*g.StrideW + iwOff
 				for t := 0; t < span; t++ {
@@ -141,21 +221,16 @@ func (s convB) pack(dst []float32, nr, p0, kb, j0, w int) {
 						v = row[iw]
 					}
 					iw += g.StrideW
-					dst[o] = v
-					o++
-					if c++; c == nr {
-						c = 0
-						o += step
-					}
+					out.dst[out.o] = v
+					out.advance(1)
 				}
 			}
 			left -= span
 			ow = 0
 			oh++
 		}
-		for ; c != 0 && c < nr; c++ {
-			dst[o] = 0
-			o++
+		if out.c != 0 {
+			out.zeros(nr - out.c)
 		}
 	}
 }

@@ -20,13 +20,15 @@ func BenchmarkPointwise(b *testing.B) {
 		x := make([]float32, c.C*c.H*c.H)
 		w := make([]float32, c.O*c.C*c.K*c.K)
 		out := make([]float32, c.O*oh*oh)
-		p := NewPool(1)
-		b.Run(fmt.Sprintf("C%d_O%d_H%d_k%d", c.C, c.O, c.H, c.K), func(b *testing.B) {
-			for i := 0; i < b.N; i++ {
-				Conv2D(p, out, x, w, g, Epilogue{Bias: make([]float32, c.O), Act: ActClamp, Min: 0, Max: 6})
-			}
-			b.ReportMetric(float64(2*c.C*c.K*c.K*c.O*oh*oh)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-		})
-		p.Close()
+		for _, threads := range []int{1, 2} {
+			p := NewPool(threads)
+			b.Run(fmt.Sprintf("C%d_O%d_H%d_k%d/threads=%d", c.C, c.O, c.H, c.K, threads), func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					Conv2D(p, out, x, w, g, Epilogue{Bias: make([]float32, c.O), Act: ActClamp, Min: 0, Max: 6})
+				}
+				b.ReportMetric(float64(2*c.C*c.K*c.K*c.O*oh*oh)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+			p.Close()
+		}
 	}
 }
