@@ -257,7 +257,7 @@ func convDirect(p *Pool, out, x, w []float32, g *ConvGeom, ep *Epilogue) {
 	zero := make([]float32, g.OW+8)
 	p.For(g.N*g.O, grain, func(lo, hi int) {
 		var phases []float32 // [st][H][phaseW] of the current input plane
-		var small dwSmall // buffers of the small-plane path
+		var small dwSmall    // buffers of the small-plane path
 		lastPlane := -1
 		for t := lo; t < hi; t++ {
 			n, o := t/g.O, t%g.O
