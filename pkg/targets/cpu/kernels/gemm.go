@@ -54,6 +54,9 @@ type gemmKernel struct {
 	kc, mc, nc int
 	fn         func(kc int, a, b, c []float32, ldc int, accumulate bool)
 	tile       func(kc int, a, b []float32, ldb int, c []float32, ldc int, e tileEpi)
+	// tiles, where set, is tile over panels consecutive row panels of A
+	// (mr·kc floats each) and the tiles of C mr rows apart, in one call.
+	tiles func(kc int, a, b []float32, ldb int, c []float32, ldc int, e tileEpi, panels int)
 	// rows, when set, serves products with fewer than mr rows: rows (1 or 2)
 	// rows of A, read in place lda apart, times g 16-column panels of B
 	// (rows ldb apart, panels ps apart), stored at c (rows ldc apart), or
@@ -410,6 +413,10 @@ func gemm(p *Pool, kn gemmKernel, g *gemmArgs, _ *gemmWork) {
 					mb := min(mc, m-i0)
 					if ib != packed {
 						packA(ap, g.a, g.lda, i0, pc, mb, kb, mr)
+						if mk.overlap(mb) {
+							// The partial panel's slot holds the block's last mr rows.
+							packA(ap[mb/mr*mr*kb:], g.a, g.lda, i0+mb-mr, pc, mr, kb, mr)
+						}
 						packed = ib
 					}
 					q0, q1 := gi*nPanels/nGroups, (gi+1)*nPanels/nGroups
@@ -496,6 +503,35 @@ type macro struct {
 
 // run runs the micro-kernel over B panels [q0, q1) and all A panels of the
 // packed block ap: rows [i0, i0+mb) of C. tmp is maxTile floats of scratch.
+// overlap reports whether an A block of mb rows ending in a partial panel
+// computes it as a full tile over its last mr rows instead (re-storing rows
+// of the panel above with the values they already hold): only where tiles
+// overwrite C (no accumulation across k blocks) and the block has mr rows.
+func (mk *macro) overlap(mb int) bool {
+	return mk.kn.tiles != nil && !mk.acc && mb%mk.kn.mr != 0 && mb >= mk.kn.mr
+}
+
+// tileEpi is the fused epilogue of the tile whose top-left element of C is
+// (i, j0).
+func (mk *macro) tileEpi(base uint, i, j0 int) tileEpi {
+	e := tileEpi{flags: base | mk.flags}
+	if mk.flags != 0 {
+		f := mk.fused
+		if f.bias != nil {
+			if f.biasPerRow {
+				e.bias = f.bias[i:]
+			} else {
+				e.bias = f.bias[j0:]
+			}
+		}
+		if mk.flags&epiRes != 0 {
+			e.res, e.ldr = f.res[i*f.ldr+j0:], f.ldr
+		}
+		e.lo, e.hi = f.lo, f.hi
+	}
+	return e
+}
+
 func (mk *macro) run(ap, tmp []float32, i0, mb, q0, q1 int) {
 	kn, kb, ldc, c := mk.kn, mk.kb, mk.ldc, mk.c
 	mr, nr := kn.mr, kn.nr
@@ -507,32 +543,40 @@ func (mk *macro) run(ap, tmp []float32, i0, mb, q0, q1 int) {
 		j0 := mk.jc + q*nr
 		w := min(nr, mk.nb-q*nr)
 		bpan := mk.bp[q*nr*kb : (q+1)*nr*kb]
-		for ir := 0; ir < mb; ir += mr {
+		ir0 := 0
+		if full := mb / mr; kn.tiles != nil && w == nr && full > 0 {
+			// Every full row panel against this B panel in one call.
+			kn.tiles(kb, ap, bpan, nr, c[i0*ldc+j0:], ldc, mk.tileEpi(base, i0, j0), full)
+			ir0 = full * mr
+		}
+		for ir := ir0; ir < mb; ir += mr {
 			h := min(mr, mb-ir)
 			apan := ap[ir*kb : ir*kb+mr*kb]
 			i := i0 + ir
 			ci := i*ldc + j0
+			if h < mr && mk.overlap(mb) {
+				// A full tile over the block's last mr rows: the rows it
+				// shares with the panel above get the same values again.
+				top := i0 + mb - mr
+				if w == nr {
+					kn.tile(kb, apan, bpan, nr, c[top*ldc+j0:], ldc, mk.tileEpi(base, top, j0))
+					continue
+				}
+				kn.fn(kb, apan, bpan, tmp, nr, false)
+				for r := mr - h; r < mr; r++ {
+					copy(c[(top+r)*ldc+j0:(top+r)*ldc+j0+w], tmp[r*nr:r*nr+w])
+				}
+				if mk.flags != 0 {
+					mk.fused.apply(c, ldc, i, j0, h, w)
+				}
+				continue
+			}
 			if h == mr && w == nr {
 				if kn.tile == nil {
 					kn.fn(kb, apan, bpan, c[ci:], ldc, mk.acc)
 					continue
 				}
-				e := tileEpi{flags: base | mk.flags}
-				if mk.flags != 0 {
-					f := mk.fused
-					if f.bias != nil {
-						if f.biasPerRow {
-							e.bias = f.bias[i:]
-						} else {
-							e.bias = f.bias[j0:]
-						}
-					}
-					if mk.flags&epiRes != 0 {
-						e.res, e.ldr = f.res[i*f.ldr+j0:], f.ldr
-					}
-					e.lo, e.hi = f.lo, f.hi
-				}
-				kn.tile(kb, apan, bpan, nr, c[ci:], ldc, e)
+				kn.tile(kb, apan, bpan, nr, c[ci:], ldc, mk.tileEpi(base, i, j0))
 				continue
 			}
 			kn.fn(kb, apan, bpan, tmp, nr, false)

@@ -12,7 +12,7 @@ import (
 // accumulators, two B loads and six A broadcasts per k step.
 
 //go:noescape
-func sgemm6x16(kc int, a, b *float32, ldb int, c *float32, ldc int, flags uint, bias, res *float32, ldr int, lo, hi float32)
+func sgemm6x16(kc int, a, b *float32, ldb int, c *float32, ldc int, flags uint, bias, res *float32, ldr int, lo, hi float32, panels int)
 
 //go:noescape
 func sgemmRows(kc int, a *float32, lda int, b *float32, ldb, ps int, c *float32, ldc int, flags uint, shape int)
@@ -75,27 +75,37 @@ func asmKernel() (gemmKernel, bool) {
 // round trips of C); mc from 48 to 240 and nc from 1024 up were flat.
 func avx2Kernel() gemmKernel {
 	return gemmKernel{name: "avx2-fma", mr: 6, nr: 16, kc: 512, mc: 96, nc: 4096,
-		fn: kernel6x16Acc, tile: kernel6x16, rows: kernelRows, chain: kernelChain}
+		fn: kernel6x16Acc, tile: kernel6x16, tiles: kernel6x16n, rows: kernelRows, chain: kernelChain}
 }
 
-// kernel6x16 checks the operands' extents and runs sgemm6x16.
+// kernel6x16 checks the operands' extents and runs sgemm6x16 on one tile.
 func kernel6x16(kc int, a, b []float32, ldb int, c []float32, ldc int, e tileEpi) {
+	kernel6x16n(kc, a, b, ldb, c, ldc, e, 1)
+}
+
+// kernel6x16n runs sgemm6x16 on panels consecutive row panels of A (6·kc
+// floats each) against one B panel: the tiles of C 6·ldc floats apart.
+func kernel6x16n(kc int, a, b []float32, ldb int, c []float32, ldc int, e tileEpi, panels int) {
+	if panels <= 0 {
+		return
+	}
+	rows := 6 * panels
 	if kc > 0 {
-		_ = a[kc*6-1]
+		_ = a[kc*rows-1]
 		_ = b[(kc-1)*ldb+15]
 	}
-	_ = c[5*ldc+15]
+	_ = c[(rows-1)*ldc+15]
 	var bias, res *float32
 	if e.flags&epiBiasCol != 0 {
 		bias = &e.bias[:16][0]
 	} else if e.flags&epiBiasRow != 0 {
-		bias = &e.bias[:6][0]
+		bias = &e.bias[:rows][0]
 	}
 	if e.flags&epiRes != 0 {
-		_ = e.res[5*e.ldr+15]
+		_ = e.res[(rows-1)*e.ldr+15]
 		res = &e.res[0]
 	}
-	sgemm6x16(kc, unsafe.SliceData(a), unsafe.SliceData(b), ldb, &c[0], ldc, e.flags, bias, res, e.ldr, e.lo, e.hi)
+	sgemm6x16(kc, unsafe.SliceData(a), unsafe.SliceData(b), ldb, &c[0], ldc, e.flags, bias, res, e.ldr, e.lo, e.hi, panels)
 }
 
 // kernel6x16Acc is kernel6x16 on packed panels with no epilogue: the

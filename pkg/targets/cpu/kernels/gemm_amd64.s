@@ -27,20 +27,36 @@
 	VFMADD231PS  Y13, Y15, Y11; \
 	ADDQ         R8, BX
 
-// func sgemm6x16(kc int, a, b *float32, ldb int, c *float32, ldc int, flags uint, bias, res *float32, ldr int, lo, hi float32)
+// func sgemm6x16(kc int, a, b *float32, ldb int, c *float32, ldc int, flags uint, bias, res *float32, ldr int, lo, hi float32, panels int)
 //
 // The 6×16 tile of C at c (row stride ldc floats) gets
 // sum over p < kc of a[p*6+i]·b[p*ldb+j] (a a packed 6-row panel; b 16
 // columns of rows ldb floats apart: 16 for a packed panel), then, by flags:
 // epiAcc adds the old C, epiBiasCol adds bias[j], epiBiasRow adds bias[i],
 // epiClamp clamps to [lo, hi] (NaN kept), epiRes adds res[i*ldr+j].
-TEXT ·sgemm6x16(SB), NOSPLIT, $0-88
-	MOVQ kc+0(FP), CX
+//
+// It does so for panels consecutive row panels: panel r reads the A panel
+// at a + r·6·kc (where the previous one's k loop left AX), and writes C,
+// the row bias and the residual 6·r rows further down, against the same B.
+// One call per column of tiles keeps Go's per-tile work out of small-k
+// products (pointwise convolutions with 16 to 32 input channels).
+TEXT ·sgemm6x16(SB), NOSPLIT, $32-96
 	MOVQ a+8(FP), AX
+	MOVQ c+32(FP), DI
+	MOVQ DI, curc-8(SP)
+	MOVQ bias+56(FP), SI
+	MOVQ SI, curbias-16(SP)
+	MOVQ res+64(FP), SI
+	MOVQ SI, curres-24(SP)
+	MOVQ panels+88(FP), SI
+	MOVQ SI, left-32(SP)
+
+panel:
+	MOVQ kc+0(FP), CX
 	MOVQ b+16(FP), BX
 	MOVQ ldb+24(FP), R8
 	SHLQ $2, R8
-	MOVQ c+32(FP), DI
+	MOVQ curc-8(SP), DI
 	MOVQ ldc+40(FP), R9
 	SHLQ $2, R9
 	LEAQ (DI)(R9*2), R10
@@ -58,7 +74,6 @@ TEXT ·sgemm6x16(SB), NOSPLIT, $0-88
 	PREFETCHT0 63(R10)(R9*1)
 	PREFETCHT0 (R10)(R9*2)
 	PREFETCHT0 63(R10)(R9*2)
-
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -114,7 +129,7 @@ store:
 	VADDPS 32(R10)(R9*2), Y11, Y11
 
 nosum:
-	MOVQ bias+56(FP), SI
+	MOVQ curbias-16(SP), SI
 	TESTQ $2, DX
 	JZ    nobiascol
 	VMOVUPS (SI), Y12
@@ -189,7 +204,7 @@ nobiasrow:
 noclamp:
 	TESTQ $16, DX
 	JZ    nores
-	MOVQ  res+64(FP), SI
+	MOVQ  curres-24(SP), SI
 	MOVQ  ldr+72(FP), R11
 	SHLQ  $2, R11
 	LEAQ  (SI)(R11*2), R12
@@ -220,6 +235,22 @@ nores:
 	VMOVUPS Y9, 32(R10)(R9*1)
 	VMOVUPS Y10, (R10)(R9*2)
 	VMOVUPS Y11, 32(R10)(R9*2)
+	// Next panel: C, row bias and residual 6 rows down.
+	LEAQ (R9)(R9*2), R11
+	SHLQ $1, R11
+	ADDQ R11, curc-8(SP)
+	TESTQ $4, DX
+	JZ    nextres
+	ADDQ  $24, curbias-16(SP)
+
+nextres:
+	MOVQ ldr+72(FP), R11
+	SHLQ $2, R11
+	LEAQ (R11)(R11*2), R11
+	SHLQ $1, R11
+	ADDQ R11, curres-24(SP)
+	DECQ left-32(SP)
+	JNZ  panel
 	VZEROUPPER
 	RET
 
