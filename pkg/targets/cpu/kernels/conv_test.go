@@ -96,6 +96,8 @@ func TestConv2D(t *testing.T) {
 		{"depthwise 32x32 s2 pad0", convGeom(1, 3, 32, 32, 3, 3, 3, 2, 2, 0, 0, 0, 0, 1, 1, 3, false)},
 		{"depthwise 1x1 plane", convGeom(1, 3, 1, 1, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 3, false)},
 		{"depthwise 2x3 s2", convGeom(1, 3, 2, 3, 3, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 3, false)},
+		{"depthwise large s1 (row kernel)", convGeom(1, 2, 130, 131, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, false)},
+		{"depthwise large s2 (row kernel)", convGeom(1, 2, 131, 130, 2, 3, 3, 2, 2, 1, 0, 1, 1, 1, 1, 2, false)},
 		{"depthwise 5x5 dil2", convGeom(1, 3, 12, 11, 3, 5, 5, 1, 1, 4, 4, 4, 4, 2, 2, 3, false)},
 		{"depthwise multiplier 2", convGeom(1, 3, 7, 7, 6, 3, 3, 1, 2, 1, 1, 1, 1, 1, 1, 3, false)},
 		{"single input channel", convGeom(2, 1, 8, 8, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, false)},
