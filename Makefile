@@ -10,14 +10,15 @@ SMOKE_DIM   ?= 200000x
 SMOKE_OTHER ?= 50000x
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build deps test vet fuzz fuzz-smoke bench bench-go lint check-models demo clean
+.PHONY: all build deps test test-arm64 vet fuzz fuzz-smoke bench bench-go lint check-models demo clean
 
 # What the GPU targets' tests need from Debian: glslangValidator and
 # spirv-val (vulkan kernels to SPIR-V), clang (cuda kernels to PTX), and the
 # Vulkan loader with Mesa's llvmpipe (a Vulkan device on the CPU) plus the
-# Khronos validation layer. Without them those tests skip, except under
+# Khronos validation layer; qemu-user runs the arm64 (NEON) kernel tests.
+# Without them those tests skip, except under
 # CI=true, where they fail.
-DEBIAN_DEPS = glslang-tools spirv-tools clang libvulkan1 mesa-vulkan-drivers vulkan-validationlayers
+DEBIAN_DEPS = glslang-tools spirv-tools clang libvulkan1 mesa-vulkan-drivers vulkan-validationlayers qemu-user
 
 all: build
 
@@ -39,11 +40,22 @@ test: vet
 	$(GO) test ./...
 	$(GO) test -race -skip 'GPU|Vulkan' ./e2e ./pkg/loader/... ./pkg/targets/... ./pkg/artifact/...
 	$(GO) test -tags purego -skip 'GPU|Vulkan' ./pkg/targets/cpu/... ./e2e
+	$(MAKE) --no-print-directory test-arm64
 	$(MAKE) --no-print-directory check-models
 	$(MAKE) --no-print-directory fuzz-smoke
 
 vet:
 	$(GO) vet ./...
+	GOARCH=arm64 $(GO) vet ./pkg/targets/cpu/...
+
+## test-arm64: the arm64 NEON GEMM kernel against the portable one and the reference, cross-compiled and run under qemu-aarch64
+test-arm64:
+	@mkdir -p $(BIN)
+	@if command -v qemu-aarch64 >/dev/null; then \
+		GOARCH=arm64 $(GO) test -c -o $(BIN)/kernels_arm64.test ./pkg/targets/cpu/kernels && \
+		qemu-aarch64 $(BIN)/kernels_arm64.test -test.run 'Gemm|Conv2D|MatMul|Packed' -test.skip 'PortableKernelSuite'; \
+	elif [ "$$CI" = true ]; then echo "qemu-aarch64 is missing (make deps installs qemu-user)"; exit 1; \
+	else echo "skipping the arm64 kernel tests: no qemu-aarch64 (apt-get install qemu-user)"; fi
 
 ## check-models: every bundled model checks and is in canonical form
 check-models: build

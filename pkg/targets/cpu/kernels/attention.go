@@ -23,7 +23,7 @@ type AttnGeom struct {
 // go by in blocks of attnBK with a running (online) softmax, so no more
 // than attnBQ×attnBK scores exist at once whatever S_k is.
 const (
-	attnBQ = 32
+	attnBQ = 128
 	attnBK = 128
 )
 

@@ -196,12 +196,13 @@ func BenchmarkAttention(b *testing.B) {
 		name   string
 		sq, sk int
 		causal bool
-	}{{"prefill_12x512x512", 512, 512, false}, {"causal_12x512x512", 512, 512, true}, {"decode_12x1x2048", 1, 2048, true}} {
+		heads  int
+	}{{"encoder_4x128x128", 128, 128, false, 4}, {"prefill_12x512x512", 512, 512, false, 12}, {"causal_12x512x512", 512, 512, true, 12}, {"decode_12x1x2048", 1, 2048, true, 12}} {
 		for _, threads := range []int{1, 2} {
 			b.Run(fmt.Sprintf("%s/threads=%d", c.name, threads), func(b *testing.B) {
 				p := NewPool(threads)
 				defer p.Close()
-				const h, d = 12, 64
+				h, d := c.heads, 64
 				r := newRand(3)
 				q, k, v := randSlice(r, h*c.sq*d), randSlice(r, h*c.sk*d), randSlice(r, h*c.sk*d)
 				out := make([]float32, h*c.sq*d)
