@@ -133,6 +133,24 @@ func randomInputs(slotsNames []string, dtypes []tensor.DType, shapes [][]int64, 
 	return out
 }
 
+// modelInputs makes random inputs (see randomInputs) in the shapes of the
+// model's variant for binding b.
+func modelInputs(t *testing.T, m *loader.Model, b specialize.Binding, seed uint64) map[string]*tensor.Tensor {
+	t.Helper()
+	slots, err := m.Inputs(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	var dts []tensor.DType
+	var shapes [][]int64
+	for _, s := range slots {
+		dt, _ := tensor.ParseDType(s.DType)
+		names, dts, shapes = append(names, s.Name), append(dts, dt), append(shapes, s.Shape)
+	}
+	return randomInputs(names, dts, shapes, seed)
+}
+
 // TestModelsMatchReference builds every bundled model at two bindings and
 // checks rlxrun's runtime against the reference interpreter on the
 // unfused graph.
@@ -162,18 +180,7 @@ func TestModelsMatchReference(t *testing.T) {
 				t.Fatal(err)
 			}
 			for bi, b := range bindings {
-				slots, err := model.Inputs(b)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var names []string
-				var dts []tensor.DType
-				var shapes [][]int64
-				for _, s := range slots {
-					dt, _ := tensor.ParseDType(s.DType)
-					names, dts, shapes = append(names, s.Name), append(dts, dt), append(shapes, s.Shape)
-				}
-				inputs := randomInputs(names, dts, shapes, uint64(bi+1))
+				inputs := modelInputs(t, model, b, uint64(bi+1))
 				got, err := model.Run(inputs)
 				if err != nil {
 					t.Fatalf("binding %s: run: %v", b, err)

@@ -13,7 +13,6 @@ import (
 	"github.com/rlx-project/rlx/pkg/build"
 	"github.com/rlx-project/rlx/pkg/loader"
 	gpurt "github.com/rlx-project/rlx/pkg/targets/gpu/runtime"
-	"github.com/rlx-project/rlx/pkg/tensor"
 )
 
 // needTool skips when a build tool is absent, except in CI, which installs
@@ -155,18 +154,7 @@ func runBoth(t *testing.T, dir, file string, src []byte, opts build.Options, tar
 	}
 	defer gm.Close()
 	for bi, b := range opts.Bindings {
-		slots, err := cm.Inputs(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var names []string
-		var dts []tensor.DType
-		var shapes [][]int64
-		for _, s := range slots {
-			dt, _ := tensor.ParseDType(s.DType)
-			names, dts, shapes = append(names, s.Name), append(dts, dt), append(shapes, s.Shape)
-		}
-		inputs := randomInputs(names, dts, shapes, uint64(bi+11))
+		inputs := modelInputs(t, cm, b, uint64(bi+11))
 		want, err := cm.Run(inputs)
 		if err != nil {
 			t.Fatalf("binding %s: cpu run: %v", b, err)

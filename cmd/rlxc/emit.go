@@ -4,10 +4,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 
 	"github.com/rlx-project/rlx/pkg/artifact"
+	"github.com/rlx-project/rlx/pkg/specialize"
 )
 
 // langExt is the usual file extension of each kernel language, and of
@@ -50,7 +49,7 @@ func emitKernels(path, dir string) (int, error) {
 				files[k.Name+langExt[k.BinaryKind]] = k.Binary
 			}
 			for name, data := range files {
-				if err := writeAtomic(filepath.Join(sub, name), data); err != nil {
+				if err := writeFileAtomic(filepath.Join(sub, name), data); err != nil {
 					return n, err
 				}
 				n++
@@ -65,32 +64,5 @@ func variantDir(b map[string]int64) string {
 	if len(b) == 0 {
 		return "static"
 	}
-	names := make([]string, 0, len(b))
-	for k := range b {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	parts := make([]string, len(names))
-	for i, k := range names {
-		parts[i] = fmt.Sprintf("%s=%d", k, b[k])
-	}
-	return strings.Join(parts, ",")
-}
-
-// writeAtomic writes through a temporary file and a rename, so a reader
-// never sees half a file.
-func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return specialize.Binding(b).String()
 }

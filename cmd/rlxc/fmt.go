@@ -3,8 +3,8 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"github.com/rlx-project/rlx/internal/atomicfile"
 	"os"
-	"path/filepath"
 
 	"github.com/rlx-project/rlx/pkg/hir"
 	"github.com/spf13/cobra"
@@ -77,29 +77,15 @@ fmt needs the file to parse; it does not need it to check.`,
 }
 
 // writeFileAtomic replaces path with data through a temp file in the same
-// directory, so a crash never leaves a half-written file; the file keeps its
-// permissions.
+// directory, so a crash never leaves a half-written file; an existing file
+// keeps its permissions.
 func writeFileAtomic(path string, data []byte) error {
 	mode := os.FileMode(0o644)
 	if fi, err := os.Stat(path); err == nil {
 		mode = fi.Mode().Perm()
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
+	return atomicfile.Write(path, mode, func(f *os.File) error {
+		_, err := f.Write(data)
 		return err
-	}
-	name := tmp.Name()
-	defer os.Remove(name) // no-op after a successful rename
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(name, path)
+	})
 }

@@ -7,7 +7,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/rlx-project/rlx/pkg/artifact/internal/atomicfile"
+	"github.com/rlx-project/rlx/internal/atomicfile"
 )
 
 // Codec says how a section's bytes are stored.

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rlx-project/rlx/internal/atomicfile"
 	"github.com/rlx-project/rlx/pkg/artifact"
 	"github.com/rlx-project/rlx/pkg/artifact/cache"
 	"github.com/rlx-project/rlx/pkg/dim"
@@ -460,18 +461,8 @@ func copyFile(src, out string) error {
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(out)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(out)+".tmp*")
-	if err != nil {
+	return atomicfile.Write(out, 0o644, func(f *os.File) error {
+		_, err := f.Write(data)
 		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), out)
+	})
 }

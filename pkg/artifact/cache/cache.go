@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/rlx-project/rlx/pkg/artifact"
-	"github.com/rlx-project/rlx/pkg/artifact/internal/atomicfile"
+	"github.com/rlx-project/rlx/internal/atomicfile"
 )
 
 // ErrCorruptEntry is wrapped by the error Get returns when it found an entry

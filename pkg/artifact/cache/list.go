@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rlx-project/rlx/pkg/artifact/internal/atomicfile"
+	"github.com/rlx-project/rlx/internal/atomicfile"
 )
 
 // Entry is one stored artifact.
