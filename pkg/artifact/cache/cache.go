@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/rlx-project/rlx/pkg/artifact"
 	"github.com/rlx-project/rlx/internal/atomicfile"
+	"github.com/rlx-project/rlx/pkg/artifact"
 )
 
 // ErrCorruptEntry is wrapped by the error Get returns when it found an entry
