@@ -103,9 +103,22 @@ func (d *dwSmall) plane(op, xp []float32, g *ConvGeom, wk []float32, bias, lo, h
 			copy(d.ph[r*wp+c0+g.PadL:r*wp+c1+g.PadL], xp[ih*g.W+c0:ih*g.W+c1])
 			continue
 		}
-		copy(d.row[c0+g.PadL:c1+g.PadL], xp[ih*g.W+c0:ih*g.W+c1])
 		even := ((r%2)*2*hp2 + r/2) * wp2 // row r's even columns; its odd ones follow hp2 rows on
-		deinterleave2(d.ph[even:even+wp2], d.ph[even+hp2*wp2:even+hp2*wp2+wp2], d.row[:2*wp2])
+		odd := even + hp2*wp2
+		if c0 == 0 && c1 == g.W && g.PadL >= 0 {
+			// Split the input row straight into the phases: padded column
+			// PadL+i holds input column i.
+			src := xp[ih*g.W : (ih+1)*g.W]
+			h := g.PadL / 2
+			if g.PadL%2 == 0 {
+				deinterleave2(d.ph[even+h:even+wp2], d.ph[odd+h:odd+wp2], src)
+			} else {
+				deinterleave2(d.ph[odd+h:odd+wp2], d.ph[even+h+1:even+wp2], src)
+			}
+			continue
+		}
+		copy(d.row[c0+g.PadL:c1+g.PadL], xp[ih*g.W+c0:ih*g.W+c1])
+		deinterleave2(d.ph[even:even+wp2], d.ph[odd:odd+wp2], d.row[:2*wp2])
 	}
 	n := (g.OH-1)*wp2 + g.OW
 	var w [9]float32
@@ -119,6 +132,11 @@ func (d *dwSmall) plane(op, xp []float32, g *ConvGeom, wk []float32, bias, lo, h
 			}
 			src[kh*3+kw] = d.ph[base : base+n]
 		}
+	}
+	if g.OW >= 16 && dot9Rows(op, g.OW, &src, wp2, g.OH, g.OW, &w, bias, lo, hi) {
+		// Rows long enough for whole vectors: straight into the output, row
+		// by row, with no border columns and no copy out.
+		return
 	}
 	t := d.flat[:n]
 	dot9(t, &src, &w, bias, lo, hi)
