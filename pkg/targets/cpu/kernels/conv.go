@@ -3,6 +3,7 @@ package kernels
 import (
 	"fmt"
 	"math"
+	"sync"
 )
 
 // ConvGeom is the geometry of a 2-D convolution over NCHW input: x [N, C, H,
@@ -67,7 +68,9 @@ func Conv2D(p *Pool, out, x, w []float32, g ConvGeom, ep Epilogue) {
 	// Stride-2 convolutions read the input's column phases (see convB).
 	var phases []float32
 	if !pointwise && g.StrideW == 2 && g.DilW == 1 {
-		phases = splitPhases(x[:g.N*g.C*hw], g.N*g.C, g.H, g.W)
+		buf := splitPhases(x[:g.N*g.C*hw], g.N*g.C, g.H, g.W)
+		defer phasePool.Put(buf)
+		phases = *buf
 	}
 	one := func(t int, q *Pool, work *gemmWork) {
 		n, gi := t/g.Groups, t%g.Groups
@@ -123,10 +126,19 @@ type convB struct {
 	phases []float32 // stride 2: [C/G][2][H][phaseW], else nil
 }
 
-// splitPhases makes the stride-2 column phases of x's planes.
-func splitPhases(x []float32, planes, h, w int) []float32 {
+// phasePool recycles splitPhases buffers: a fresh one per convolution
+// cost as much as the split itself (allocation and zeroing).
+var phasePool = sync.Pool{New: func() any { return new([]float32) }}
+
+// splitPhases makes the stride-2 column phases of x's planes into a buffer
+// from phasePool, not zeroed: every element a convolution reads is written
+// (an odd-width row leaves the last odd-phase slot, column W, which no
+// output reads). Put it back when done.
+func splitPhases(x []float32, planes, h, w int) *[]float32 {
 	pw := (w + 1) / 2
-	out := make([]float32, planes*2*h*pw)
+	buf := phasePool.Get().(*[]float32)
+	*buf = grow(*buf, planes*2*h*pw)
+	out := *buf
 	for c := 0; c < planes; c++ {
 		for ih := 0; ih < h; ih++ {
 			even := out[((c*2)*h+ih)*pw : ((c*2)*h+ih+1)*pw]
@@ -134,7 +146,7 @@ func splitPhases(x []float32, planes, h, w int) []float32 {
 			deinterleave2(even, odd, x[(c*h+ih)*w:(c*h+ih+1)*w])
 		}
 	}
-	return out
+	return buf
 }
 
 // panelWriter writes values one column after another into nr-wide panels
