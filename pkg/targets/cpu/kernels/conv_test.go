@@ -203,3 +203,47 @@ func TestOutSizeCeil(t *testing.T) {
 		t.Errorf("5 k2 s2 pad 1: ceil %d, want 3", c)
 	}
 }
+
+// TestConv1x1Packed checks the transposed, pre-packed 1×1 path against the
+// reference convolution: planes that are not a multiple of the tile, more
+// input channels than one k block, every epilogue.
+func TestConv1x1Packed(t *testing.T) {
+	ps := pools(t)
+	seed := uint64(900)
+	for _, c := range []struct{ n, c, hw, o int }{
+		{1, 16, 49, 32}, {2, 7, 5, 3}, {1, 600, 13, 20}, {1, 5, 196, 17}, {3, 24, 6, 40}, {1, 1, 1, 1}, {0, 4, 4, 4},
+	} {
+		for _, e := range []string{"plain", "bias", "bias+relu+res", "clamp", "silu+res"} {
+			seed++
+			r := newRand(seed)
+			g := convGeom(c.n, c.c, 1, c.hw, c.o, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, false)
+			x := randSlice(r, max(1, c.n*c.c*c.hw))
+			w := randSlice(r, c.o*c.c)
+			nOut := c.n * c.o * c.hw
+			var ep Epilogue
+			switch e {
+			case "bias":
+				ep.Bias = randSlice(r, c.o)
+			case "bias+relu+res":
+				ep.Bias, ep.Act, ep.Residual = randSlice(r, c.o), ActRelu, randSlice(r, nOut)
+			case "clamp":
+				ep.Act, ep.Min, ep.Max = ActClamp, -0.5, 0.5
+			case "silu+res":
+				ep.Act, ep.Residual = ActSilu, randSlice(r, nOut)
+			}
+			want, scale := refConv(x, w, g, &ep)
+			wt := make([]float32, c.c*c.o) // Wᵀ [C, O]
+			for oc := 0; oc < c.o; oc++ {
+				for ic := 0; ic < c.c; ic++ {
+					wt[ic*c.o+oc] = w[oc*c.c+ic]
+				}
+			}
+			packed := PackB(c.c, c.o, wt, c.o)
+			for _, p := range ps {
+				out := poison(nOut)
+				Conv1x1Packed(p, out, x, packed, c.n, c.c, c.hw, c.o, ep)
+				checkClose(t, fmt.Sprintf("Conv1x1Packed %+v %s threads=%d", c, e, p.Threads()), out, want, scale, 1e-5, 1e-6)
+			}
+		}
+	}
+}

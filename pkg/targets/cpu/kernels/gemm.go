@@ -243,6 +243,7 @@ type gemmArgs struct {
 	m, n, k    int
 	a          []float32
 	lda        int
+	aT         bool // a holds Aᵀ: A[i][p] = a[p·lda+i]
 	b          bSource
 	c          []float32
 	ldc        int
@@ -320,7 +321,7 @@ func gemm(p *Pool, kn gemmKernel, g *gemmArgs, _ *gemmWork) {
 		p = nil
 	}
 	pre, _ := g.b.(*packedB)
-	if m < kn.mr {
+	if m < kn.mr && !g.aT {
 		d, dense := g.b.(denseB)
 		switch {
 		case kn.rows != nil && kn.nr == 16 && (dense || pre != nil):
@@ -412,10 +413,14 @@ func gemm(p *Pool, kn gemmKernel, g *gemmArgs, _ *gemmWork) {
 					i0 := ib * mc
 					mb := min(mc, m-i0)
 					if ib != packed {
-						packA(ap, g.a, g.lda, i0, pc, mb, kb, mr)
+						pack := packA
+						if g.aT {
+							pack = packAT
+						}
+						pack(ap, g.a, g.lda, i0, pc, mb, kb, mr)
 						if mk.overlap(mb) {
 							// The partial panel's slot holds the block's last mr rows.
-							packA(ap[mb/mr*mr*kb:], g.a, g.lda, i0+mb-mr, pc, mr, kb, mr)
+							pack(ap[mb/mr*mr*kb:], g.a, g.lda, i0+mb-mr, pc, mr, kb, mr)
 						}
 						packed = ib
 					}
@@ -431,6 +436,21 @@ func gemm(p *Pool, kn gemmKernel, g *gemmArgs, _ *gemmWork) {
 				default:
 				}
 			})
+		}
+	}
+}
+
+// packAT is packA for an A stored transposed (A[i][p] = a[p·lda+i]): each
+// panel row is mr consecutive elements of a.
+func packAT(dst, a []float32, lda, i0, pc, mb, kb, mr int) {
+	for ir := 0; ir < mb; ir += mr {
+		panel := dst[ir*kb : ir*kb+mr*kb]
+		h := min(mr, mb-ir)
+		for p := 0; p < kb; p++ {
+			row := a[(pc+p)*lda+i0+ir : (pc+p)*lda+i0+ir+h]
+			d := panel[p*mr : p*mr+mr]
+			copy(d, row)
+			clear(d[h:])
 		}
 	}
 }

@@ -139,3 +139,56 @@ func GemmPacked(p *Pool, m, n, k int, a []float32, lda int, packedB []float32, c
 	g := gemmArgs{m: m, n: n, k: k, a: a, lda: lda, b: pb, c: c, ldc: ldc, ep: colEpi(&ep, ldc)}
 	gemm(p, kn, &g, nil)
 }
+
+// Conv1x1Packed is a 1×1, stride-1, unpadded, ungrouped convolution of x [N,
+// C, HW] into out [N, O, HW] whose weights were packed at build time as the
+// [C, O] matrix Wᵀ (PackBLayout). Each image is computed as outᵀ = xᵀ·Wᵀ:
+// the spatial positions are the product's rows, so a small plane (7×7,
+// 14×14) gives full tiles over the channels instead of a narrow product
+// with one short panel, and the weights need no packing at run time. The
+// [HW, O] result is transposed into out, adding the residual there.
+func Conv1x1Packed(p *Pool, out, x []float32, packedW []float32, n, c, hw, o int, ep Epilogue) {
+	kn := defaultKernel()
+	pb := unpackHeader("Conv1x1Packed", packedW, c, o, &kn)
+	if len(x) < n*c*hw || len(out) < n*o*hw {
+		panic(fmt.Sprintf("kernels: Conv1x1Packed: x has %d and out %d elements for N %d C %d HW %d O %d", len(x), len(out), n, c, hw, o))
+	}
+	if ep.Bias != nil && len(ep.Bias) < o {
+		panic(fmt.Sprintf("kernels: Conv1x1Packed: bias has %d elements, want %d", len(ep.Bias), o))
+	}
+	if ep.Residual != nil && len(ep.Residual) < n*o*hw {
+		panic(fmt.Sprintf("kernels: Conv1x1Packed: residual has %d elements, want %d", len(ep.Residual), n*o*hw))
+	}
+	if n == 0 || hw == 0 || o == 0 {
+		return
+	}
+	res := ep.Residual
+	ep.Residual = nil
+	w := gemmWorkPool.Get().(*gemmWork)
+	defer gemmWorkPool.Put(w)
+	w.bp = grow(w.bp, hw*o) // the transposed result
+	t := w.bp[:hw*o]
+	for img := 0; img < n; img++ {
+		g := gemmArgs{m: hw, n: o, k: c, a: x[img*c*hw : (img+1)*c*hw], lda: hw, aT: true, b: pb, c: t, ldc: o, ep: colEpi(&ep, o)}
+		gemm(p, kn, &g, nil)
+		dst := out[img*o*hw : (img+1)*o*hw]
+		var r []float32
+		if res != nil {
+			r = res[img*o*hw : (img+1)*o*hw]
+		}
+		p.For(o, max(1, 4096/hw), func(lo, hi int) {
+			for ch := lo; ch < hi; ch++ {
+				row := dst[ch*hw : (ch+1)*hw]
+				for j := range row {
+					row[j] = t[j*o+ch]
+				}
+				if r != nil {
+					rr := r[ch*hw : (ch+1)*hw]
+					for j := range row {
+						row[j] += rr[j]
+					}
+				}
+			}
+		})
+	}
+}

@@ -66,7 +66,7 @@ func New(p *artifact.Program, weights [][]byte) (*Exec, error) {
 		}
 	}
 	for i, s := range p.Steps {
-		if s.Kernel != "matmul_packed" || len(s.Args) < 2 || len(s.Ints) < 3 {
+		if (s.Kernel != "matmul_packed" && s.Kernel != "conv1x1_packed") || len(s.Args) < 2 || len(s.Ints) < 3 {
 			continue
 		}
 		// Packed weights carry their layout; a CPU with another micro-kernel

@@ -72,6 +72,17 @@ func run(pool *kernels.Pool, s *artifact.Step, bufs [][]byte) error {
 		}
 		m, n, k := int(s.Ints[0]), int(s.Ints[1]), int(s.Ints[2])
 		kernels.GemmPacked(pool, m, n, k, f32(0), k, f32(1), f32(o), n, ep)
+	case "conv1x1_packed":
+		// Ints: N, C, HW, O, then the epilogue; Args: x, packed Wᵀ, [bias], [residual], out.
+		if err := need(s, 7, 3); err != nil {
+			return err
+		}
+		ep, o, err := epilogue(s, s.Ints[4:], bufs, 2)
+		if err != nil {
+			return err
+		}
+		v := ints(s.Ints[:4])
+		kernels.Conv1x1Packed(pool, f32(o), f32(0), f32(1), v[0], v[1], v[2], v[3], ep)
 	case "conv2d":
 		if err := need(s, 21, 3); err != nil {
 			return err
