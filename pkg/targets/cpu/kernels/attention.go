@@ -78,7 +78,7 @@ func Attention(p *Pool, out, q, k, v, mask []float32, g AttnGeom) {
 	}
 	qBlocks := ceilDiv(g.Sq, attnBQ)
 	p.For(nb*qBlocks, 1, func(lo, hi int) {
-		w := newAttnWork(min(g.Sq, attnBQ), g.Dv)
+		w := newAttnWork(min(g.Sq, attnBQ), g.D, g.Dv)
 		for t := lo; t < hi; t++ {
 			attnBlock(out, q, k, v, mask, &g, t/qBlocks, (t%qBlocks)*attnBQ, w)
 		}
@@ -87,13 +87,14 @@ func Attention(p *Pool, out, q, k, v, mask []float32, g AttnGeom) {
 
 type attnWork struct {
 	s, acc []float32 // scores/probabilities [bq, attnBK], output accumulator [bq, Dv]
+	qs     []float32 // the block's query rows times Scale [bq, D]
 	m, l   []float64 // running maximum and sum per row
 	gs, gv gemmWork
 }
 
-func newAttnWork(bq, dv int) *attnWork {
+func newAttnWork(bq, d, dv int) *attnWork {
 	return &attnWork{
-		s: make([]float32, bq*attnBK), acc: make([]float32, bq*dv),
+		s: make([]float32, bq*attnBK), acc: make([]float32, bq*dv), qs: make([]float32, bq*d),
 		m: make([]float64, bq), l: make([]float64, bq),
 	}
 }
@@ -114,7 +115,12 @@ func attnBlock(out, q, k, v, mask []float32, g *AttnGeom, bi, i0 int, w *attnWor
 	}
 	rows := min(attnBQ, g.Sq-i0)
 	D, Dv := g.D, g.Dv
-	qm := q[qo+i0*D : qo+(i0+rows)*D]
+	// Scores come out scaled: the query rows are scaled once here rather
+	// than every score in the softmax loop.
+	qm := w.qs[:rows*D]
+	for i, x := range q[qo+i0*D : qo+(i0+rows)*D] {
+		qm[i] = x * g.Scale
+	}
 	km := k[ko : ko+g.Sk*D]
 	vm := v[vo : vo+g.Sk*Dv]
 	diag := g.Sk - g.Sq
@@ -130,7 +136,6 @@ func attnBlock(out, q, k, v, mask []float32, g *AttnGeom, bi, i0 int, w *attnWor
 		l[r] = 0
 	}
 	kn := defaultKernel()
-	scale := float64(g.Scale)
 	for j0 := 0; j0 < kEnd; j0 += attnBK {
 		cols := min(attnBK, kEnd-j0)
 		s := w.s
@@ -154,16 +159,18 @@ func attnBlock(out, q, k, v, mask []float32, g *AttnGeom, bi, i0 int, w *attnWor
 			if g.Causal {
 				lim = max(0, min(cols, i+diag+1-j0))
 			}
-			mx := math.Inf(-1)
-			for j := 0; j < lim; j++ {
-				sv := float64(srow[j]) * scale
-				if mask != nil {
-					sv += float64(mask[mo+i*g.MaskRowStride+(j0+j)*g.MaskColStride])
+			var mx float64
+			if mask != nil {
+				mx = math.Inf(-1)
+				for j := 0; j < lim; j++ {
+					sv := float64(srow[j]) + float64(mask[mo+i*g.MaskRowStride+(j0+j)*g.MaskColStride])
+					srow[j] = float32(sv)
+					if sv > mx || sv != sv {
+						mx = sv
+					}
 				}
-				srow[j] = float32(sv)
-				if sv > mx || sv != sv {
-					mx = sv
-				}
+			} else {
+				mx = float64(maxNaN32(srow[:lim]))
 			}
 			mNew := m[r]
 			if mx > mNew || mx != mx {
@@ -205,6 +212,22 @@ func attnBlock(out, q, k, v, mask []float32, g *AttnGeom, bi, i0 int, w *attnWor
 			orow[d] = float32(float64(a) * inv)
 		}
 	}
+}
+
+// maxNaN32 is the largest element of x (-Inf when empty), NaN when any is
+// NaN (as Go's max is); four running maxima, for the loop's throughput.
+func maxNaN32(x []float32) float32 {
+	ninf := float32(math.Inf(-1))
+	m0, m1, m2, m3 := ninf, ninf, ninf, ninf
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		v := x[i : i+4 : i+4]
+		m0, m1, m2, m3 = max(m0, v[0]), max(m1, v[1]), max(m2, v[2]), max(m3, v[3])
+	}
+	for ; i < len(x); i++ {
+		m0 = max(m0, x[i])
+	}
+	return max(max(m0, m1), max(m2, m3))
 }
 
 // dot is a float32 dot product with four accumulators.

@@ -220,3 +220,19 @@ func BenchmarkAttention(b *testing.B) {
 		}
 	}
 }
+
+func TestMaxNaN32(t *testing.T) {
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	for _, c := range []struct {
+		x    []float32
+		want float32
+	}{
+		{nil, -inf}, {[]float32{3}, 3}, {[]float32{1, 5, 2, 4, -7}, 5}, {[]float32{-1, -2, -3, -4, -5, -6, -0.5}, -0.5},
+		{[]float32{1, 2, 3, 4, 5, 6, 7, inf}, inf}, {[]float32{1, nan, 3}, nan}, {[]float32{1, 2, 3, 4, 5, 6, nan}, nan},
+	} {
+		got := maxNaN32(c.x)
+		if got != c.want && !(got != got && c.want != c.want) {
+			t.Errorf("maxNaN32(%v) = %v, want %v", c.x, got, c.want)
+		}
+	}
+}
