@@ -28,6 +28,7 @@ type forJob struct {
 	n, chunks int
 	fn        func(lo, hi int)
 	next      atomic.Int64 // next unclaimed chunk
+	left      atomic.Int64 // chunks not finished yet
 	done      sync.WaitGroup
 	panicked  atomic.Pointer[panicValue]
 }
@@ -110,6 +111,7 @@ func (j *forJob) run() {
 
 func (j *forJob) runChunk(c int) {
 	defer j.done.Done()
+	defer j.left.Add(-1)
 	defer func() {
 		if r := recover(); r != nil {
 			j.panicked.CompareAndSwap(nil, &panicValue{r})
@@ -142,6 +144,7 @@ func (p *Pool) For(n, grain int, fn func(lo, hi int)) {
 	}
 	j := &forJob{n: n, chunks: chunks, fn: fn}
 	j.done.Add(chunks)
+	j.left.Store(int64(chunks))
 	p.mu.RLock()
 	if !p.closed {
 		helpers := min(p.threads-1, chunks-1)
@@ -156,6 +159,16 @@ func (p *Pool) For(n, grain int, fn func(lo, hi int)) {
 	}
 	p.mu.RUnlock()
 	j.run()
+	// The last chunks are usually microseconds from done: poll for them
+	// before blocking, since a blocked caller's thread may sleep, and waking
+	// it costs more than the chunks.
+	deadline := time.Now().Add(spinFor)
+	for i := 0; j.left.Load() > 0; i++ {
+		if i&63 == 63 && time.Now().After(deadline) {
+			break
+		}
+		runtime.Gosched()
+	}
 	j.done.Wait()
 	if pv := j.panicked.Load(); pv != nil {
 		panic(pv.v)
