@@ -23,6 +23,17 @@ func NumElements(shape []int64) int64 {
 	return n
 }
 
+// Strides are the element strides of a row-major (C-order) shape.
+func Strides(shape []int64) []int64 {
+	st := make([]int64, len(shape))
+	acc := int64(1)
+	for i := len(shape) - 1; i >= 0; i-- {
+		st[i] = acc
+		acc *= shape[i]
+	}
+	return st
+}
+
 // New allocates a zeroed tensor.
 func New(dt DType, shape ...int64) *Tensor {
 	return &Tensor{DType: dt, Shape: append([]int64(nil), shape...), Data: make([]byte, NumElements(shape)*int64(dt.Size()))}

@@ -43,19 +43,7 @@ func (w *Weights) AddPacked(v *mir.Value) (int, error) {
 		return i, nil
 	}
 	k, n := v.Const.Shape[0], v.Const.Shape[1]
-	data, err := kernels.PackBLayout(w.Layout, int(k), int(n), v.Const.F32(), int(n))
-	if err != nil {
-		return 0, err
-	}
-	t := tensor.FromF32([]int64{int64(len(data))}, data)
-	name := v.Param
-	if name == "" {
-		name = fmt.Sprintf("const/%d:%s", len(w.Refs), v.Name)
-	}
-	w.packed[v] = len(w.Refs)
-	w.Refs = append(w.Refs, artifact.WeightRef{Name: name + "#" + w.Layout, DType: "f32", Shape: t.Shape, Bytes: int64(len(t.Data))})
-	w.Data = append(w.Data, t)
-	return len(w.Refs) - 1, nil
+	return w.addPacked(v, w.packed, "#", k, n, v.Const.F32())
 }
 
 // conv1x1PackedMaxHW is the largest plane (H·W) a 1x1 convolution runs as
@@ -77,7 +65,13 @@ func (w *Weights) AddPackedT(v *mir.Value, c, o int64) (int, error) {
 			wt[ic*o+oc] = src[oc*c+ic]
 		}
 	}
-	data, err := kernels.PackBLayout(w.Layout, int(c), int(o), wt, int(o))
+	return w.addPacked(v, w.packedT, "#T#", c, o, wt)
+}
+
+// addPacked packs the row-major [k, n] matrix b for the table's layout and
+// registers it under v's name plus tag and the layout.
+func (w *Weights) addPacked(v *mir.Value, seen map[*mir.Value]int, tag string, k, n int64, b []float32) (int, error) {
+	data, err := kernels.PackBLayout(w.Layout, int(k), int(n), b, int(n))
 	if err != nil {
 		return 0, err
 	}
@@ -86,8 +80,8 @@ func (w *Weights) AddPackedT(v *mir.Value, c, o int64) (int, error) {
 	if name == "" {
 		name = fmt.Sprintf("const/%d:%s", len(w.Refs), v.Name)
 	}
-	w.packedT[v] = len(w.Refs)
-	w.Refs = append(w.Refs, artifact.WeightRef{Name: name + "#T#" + w.Layout, DType: "f32", Shape: t.Shape, Bytes: int64(len(t.Data))})
+	seen[v] = len(w.Refs)
+	w.Refs = append(w.Refs, artifact.WeightRef{Name: name + tag + w.Layout, DType: "f32", Shape: t.Shape, Bytes: int64(len(t.Data))})
 	w.Data = append(w.Data, t)
 	return len(w.Refs) - 1, nil
 }
@@ -171,30 +165,11 @@ func b2i(b bool) int64 {
 	return 0
 }
 
-func prod(s []int64) int64 {
-	n := int64(1)
-	for _, d := range s {
-		n *= d
-	}
-	return n
-}
-
-// contiguousStrides are the element strides of a row-major shape.
-func contiguousStrides(s []int64) []int64 {
-	st := make([]int64, len(s))
-	acc := int64(1)
-	for i := len(s) - 1; i >= 0; i-- {
-		st[i] = acc
-		acc *= s[i]
-	}
-	return st
-}
-
 // broadcastStrides are the strides that read a tensor of shape in as if it
 // had shape out (NumPy broadcasting, dims aligned right): 0 along a
 // broadcast dim.
 func broadcastStrides(in, out []int64) []int64 {
-	cs := contiguousStrides(in)
+	cs := tensor.Strides(in)
 	st := make([]int64, len(out))
 	off := len(out) - len(in)
 	for i := range in {
@@ -260,7 +235,7 @@ func (g *gen) node(n *mir.Node) error {
 			return err
 		}
 		as, bs := g.shape(x[0]), g.shape(x[1])
-		rows := prod(as[:len(as)-1])
+		rows := tensor.NumElements(as[:len(as)-1])
 		if g.w.Layout != "" && x[1].IsConst() && len(bs) == 2 && rows > kernels.GemvMaxRows {
 			// A weight: packed at build time into the kernel's panels, so
 			// runs never repack it. Few-row products stream B as it is.
@@ -326,14 +301,14 @@ func (g *gen) node(n *mir.Node) error {
 	case mir.OpArgReduce:
 		s := g.shape(x[0])
 		ax := n.Attrs.Int("axis")
-		g.step("argreduce", n, []*mir.Value{x[0], out}, artifact.Step{Ints: []int64{b2i(n.Attrs.Bool("max")), prod(s[:ax]), s[ax], prod(s[ax+1:]), int64(x[0].Type.DType)}})
+		g.step("argreduce", n, []*mir.Value{x[0], out}, artifact.Step{Ints: []int64{b2i(n.Attrs.Bool("max")), tensor.NumElements(s[:ax]), s[ax], tensor.NumElements(s[ax+1:]), int64(x[0].Type.DType)}})
 	case mir.OpSoftmax:
 		if err := g.requireF32(n, x[0]); err != nil {
 			return err
 		}
 		s := g.shape(x[0])
 		ax := n.Attrs.Int("axis")
-		g.step("softmax", n, []*mir.Value{x[0], out}, artifact.Step{Ints: []int64{prod(s[:ax]), s[ax], prod(s[ax+1:]), b2i(n.Attrs.Bool("log"))}})
+		g.step("softmax", n, []*mir.Value{x[0], out}, artifact.Step{Ints: []int64{tensor.NumElements(s[:ax]), s[ax], tensor.NumElements(s[ax+1:]), b2i(n.Attrs.Bool("log"))}})
 	case mir.OpLayerNorm, mir.OpAddLayerNorm:
 		return g.layernorm(n)
 	case mir.OpAttention:
@@ -346,29 +321,29 @@ func (g *gen) node(n *mir.Node) error {
 	case mir.OpTranspose:
 		s := g.shape(x[0])
 		perm := n.Attrs.Ints("perm")
-		in := contiguousStrides(s)
+		in := tensor.Strides(s)
 		src := make([]int64, len(perm))
 		for i, p := range perm {
 			src[i] = in[p]
 		}
-		g.copyStep(n, x[0], out, g.shape(out), 0, contiguousStrides(g.shape(out)), 0, src)
+		g.copyStep(n, x[0], out, g.shape(out), 0, tensor.Strides(g.shape(out)), 0, src)
 	case mir.OpExpand:
-		g.copyStep(n, x[0], out, g.shape(out), 0, contiguousStrides(g.shape(out)), 0, broadcastStrides(g.shape(x[0]), g.shape(out)))
+		g.copyStep(n, x[0], out, g.shape(out), 0, tensor.Strides(g.shape(out)), 0, broadcastStrides(g.shape(x[0]), g.shape(out)))
 	case mir.OpSlice:
 		return g.slice(n)
 	case mir.OpConcat:
 		os := g.shape(out)
 		ax := n.Attrs.Int("axis")
-		dst := contiguousStrides(os)
+		dst := tensor.Strides(os)
 		at := int64(0)
 		for _, a := range x {
 			s := g.shape(a)
-			g.copyStep(n, a, out, s, at*dst[ax], dst, 0, contiguousStrides(s))
+			g.copyStep(n, a, out, s, at*dst[ax], dst, 0, tensor.Strides(s))
 			at += s[ax]
 		}
 	case mir.OpPad:
 		os := g.shape(out)
-		dst := contiguousStrides(os)
+		dst := tensor.Strides(os)
 		pads, err := specialize.Concrete(n.Attrs.Dims("pads"), g.p.Binding)
 		if err != nil {
 			return err
@@ -379,11 +354,11 @@ func (g *gen) node(n *mir.Node) error {
 		}
 		g.step("fill", n, []*mir.Value{out}, artifact.Step{Ints: []int64{int64(out.Type.DType)}, Floats: []float64{n.Attrs.Float("value")}})
 		s := g.shape(x[0])
-		g.copyStep(n, x[0], out, s, off, dst, 0, contiguousStrides(s))
+		g.copyStep(n, x[0], out, s, off, dst, 0, tensor.Strides(s))
 	case mir.OpGather:
 		s := g.shape(x[0])
 		ax := n.Attrs.Int("axis")
-		g.step("gather", n, []*mir.Value{x[0], x[1], out}, artifact.Step{Ints: []int64{prod(s[:ax]), s[ax], prod(s[ax+1:]), int64(x[0].Type.DType.Size()), int64(x[1].Type.DType)}})
+		g.step("gather", n, []*mir.Value{x[0], x[1], out}, artifact.Step{Ints: []int64{tensor.NumElements(s[:ax]), s[ax], tensor.NumElements(s[ax+1:]), int64(x[0].Type.DType.Size()), int64(x[1].Type.DType)}})
 	case mir.OpIota:
 		g.step("iota", n, []*mir.Value{out}, artifact.Step{Ints: []int64{g.shape(out)[0], int64(out.Type.DType)}})
 	default:
@@ -422,7 +397,7 @@ func (g *gen) slice(n *mir.Node) error {
 	if err != nil {
 		return err
 	}
-	in := contiguousStrides(s)
+	in := tensor.Strides(s)
 	src := append([]int64(nil), in...)
 	off := int64(0)
 	for i, ax := range n.Attrs.Ints("axes") {
@@ -431,7 +406,7 @@ func (g *gen) slice(n *mir.Node) error {
 		off += start * in[ax]
 		src[ax] = in[ax] * step
 	}
-	g.copyStep(n, x, out, g.shape(out), 0, contiguousStrides(g.shape(out)), off, src)
+	g.copyStep(n, x, out, g.shape(out), 0, tensor.Strides(g.shape(out)), off, src)
 	return nil
 }
 
@@ -442,7 +417,7 @@ func (g *gen) layernorm(n *mir.Node) error {
 	}
 	s := g.shape(x)
 	ax := n.Attrs.Int("axis")
-	rows, cols := prod(s[:ax]), prod(s[ax:])
+	rows, cols := tensor.NumElements(s[:ax]), tensor.NumElements(s[ax:])
 	hasS, hasB := n.Attrs.Bool("scale"), n.Attrs.Bool("bias")
 	first := 1
 	if n.Op == mir.OpAddLayerNorm {

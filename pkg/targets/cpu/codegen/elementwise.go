@@ -2,6 +2,7 @@ package codegen
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/rlx-project/rlx/pkg/artifact"
 	"github.com/rlx-project/rlx/pkg/mir"
@@ -25,7 +26,7 @@ func (g *gen) elementwise(n *mir.Node) error {
 	out := n.Results[0]
 	shape := g.shape(out)
 	for _, r := range n.Results {
-		if !equal(g.shape(r), shape) {
+		if !slices.Equal(g.shape(r), shape) {
 			return fmt.Errorf("internal: fused results of different shapes %v and %v", g.shape(r), shape)
 		}
 	}
@@ -79,18 +80,6 @@ func (g *gen) elementwise(n *mir.Node) error {
 	args := append(append([]*mir.Value(nil), operands...), n.Results...)
 	g.step("ew", n, args, artifact.Step{Ints: ints, Shapes: shapes, Code: c.code})
 	return nil
-}
-
-func equal(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // constScalar reads a one-element constant as float64.

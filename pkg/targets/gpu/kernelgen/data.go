@@ -90,7 +90,7 @@ func (g *gen) copy() error {
 	}
 	src.base += srcOff
 	dst.base += dstOff
-	grid, body := g.gridStride(prod(shape), func(i *kir.Expr) []*kir.Stmt {
+	grid, body := g.gridStride(tensor.NumElements(shape), func(i *kir.Expr) []*kir.Stmt {
 		pre, offs := g.decompose(i, shape, dstSt, srcSt)
 		return append(pre, dst.store(offs[0], src.load(offs[1])))
 	})

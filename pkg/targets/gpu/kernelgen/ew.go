@@ -123,7 +123,7 @@ func (g *gen) elementwise() error {
 	}
 	g.begin("ew", [3]int{256, 1, 1})
 	shape := s.Shapes[0]
-	n := prod(shape)
+	n := tensor.NumElements(shape)
 	ins := make([]operand, nIn)
 	inT := make([]tensor.DType, nIn)
 	for i := range ins {

@@ -13,6 +13,7 @@ package kernelgen
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/rlx-project/rlx/pkg/artifact"
 	"github.com/rlx-project/rlx/pkg/targets/gpu/kir"
@@ -205,10 +206,10 @@ func (g *gen) decompose(i *kir.Expr, shape []int64, strides ...[]int64) ([]*kir.
 		offs[k] = kir.Int(0)
 	}
 	// A stride vector equal to the contiguous strides of shape is i itself.
-	contig := contiguous(shape)
+	contig := tensor.Strides(shape)
 	rest := []int{}
 	for k, st := range strides {
-		if equal(st, contig) {
+		if slices.Equal(st, contig) {
 			offs[k] = i
 		} else {
 			rest = append(rest, k)
@@ -244,36 +245,6 @@ func addConst(a, b *kir.Expr) *kir.Expr {
 		return b
 	}
 	return kir.Add(a, b)
-}
-
-func contiguous(s []int64) []int64 {
-	st := make([]int64, len(s))
-	acc := int64(1)
-	for i := len(s) - 1; i >= 0; i-- {
-		st[i] = acc
-		acc *= s[i]
-	}
-	return st
-}
-
-func equal(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func prod(s []int64) int64 {
-	n := int64(1)
-	for _, d := range s {
-		n *= d
-	}
-	return n
 }
 
 // checkSize refuses element counts the kernels' i32 indices cannot reach.

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/rlx-project/rlx/pkg/targets/gpu/kir"
+	"github.com/rlx-project/rlx/pkg/tensor"
 )
 
 // epilogue is a matmul or conv epilogue decoded from a step: out =
@@ -171,7 +172,7 @@ func (g *gen) matmul() error {
 	if !ok {
 		return fmt.Errorf("matmul batch dims do not broadcast: %v · %v", as, bs)
 	}
-	nb := prod(batch)
+	nb := tensor.NumElements(batch)
 	if nb > maxGroups {
 		return g.unsupported("%d matrices in one batch exceed %d workgroups", nb, maxGroups)
 	}
@@ -316,7 +317,7 @@ func (g *gen) attention() error {
 	v := s.Ints
 	sq, sk, d, dv, causal, mrs, mcs, hasMask := v[0], v[1], v[2], v[3], v[4] != 0, v[5], v[6], v[7] != 0
 	batch := s.Shapes[0]
-	nb := prod(batch)
+	nb := tensor.NumElements(batch)
 	if sq > maxGroups || nb > maxGroups {
 		return g.unsupported("attention over %d queries × %d batches exceeds the workgroup grid", sq, nb)
 	}

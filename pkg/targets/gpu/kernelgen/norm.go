@@ -219,7 +219,7 @@ func (g *gen) reduce() error {
 		}
 		red[int(a)] = true
 	}
-	st := contiguous(shape)
+	st := tensor.Strides(shape)
 	var keptShape, keptSt, redShape, redSt []int64
 	for i, d := range shape {
 		if red[i] {
@@ -245,13 +245,13 @@ func (g *gen) reduce() error {
 	if ct == kir.Bool {
 		return g.unsupported("reductions of bool tensors")
 	}
-	nred := prod(redShape)
+	nred := tensor.NumElements(redShape)
 	ident := map[int64]float64{0: 0, 1: math.NaN(), 2: math.Inf(-1), 3: math.Inf(1), 4: 1}[kind]
 	combine := map[int64]func(a, b *kir.Expr) *kir.Expr{0: kir.Add, 1: kir.Add, 2: kir.MaxNaN, 3: kir.MinNaN, 4: kir.Mul}[kind]
 	if combine == nil {
 		return fmt.Errorf("malformed reduce step: kind %d", kind)
 	}
-	grid, body := g.gridStride(prod(keptShape), func(i *kir.Expr) []*kir.Stmt {
+	grid, body := g.gridStride(tensor.NumElements(keptShape), func(i *kir.Expr) []*kir.Stmt {
 		pre, offs := g.decompose(i, keptShape, keptSt)
 		ss := append(pre, kir.Decl("base", offs[0]))
 		if nred == 0 {
