@@ -35,7 +35,7 @@ deps:
 		$$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
 
-## test: vet, unit tests, the race detector on the concurrent parts, the pure-Go kernels (purego), the testdata models and a short fuzz smoke (what CI runs)
+## test: vet, unit tests, lint, the race detector on the concurrent parts, the pure-Go kernels (purego), the testdata models and a short fuzz smoke (what CI runs)
 test: vet
 	$(GO) test ./...
 	$(GO) test -race -skip 'GPU|Vulkan' ./e2e ./pkg/loader/... ./pkg/targets/... ./pkg/artifact/...
@@ -43,6 +43,7 @@ test: vet
 	$(MAKE) --no-print-directory test-arm64
 	$(MAKE) --no-print-directory check-models
 	$(MAKE) --no-print-directory fuzz-smoke
+	$(MAKE) --no-print-directory lint
 
 vet:
 	$(GO) vet ./...

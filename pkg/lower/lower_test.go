@@ -63,7 +63,10 @@ func main(x: f32[1, 2, 1, 2], v: f32[2]) -> (bn: f32[1, 2, 1, 2], lin: f32[3], m
 }
 `, tensor.FromF32([]int64{1, 2, 1, 2}, []float32{3, 5, 2, 4}), tensor.FromF32([]int64{2}, []float32{1, -1}))
 	// (x - mean)/sqrt(var)*scale + bias per channel.
-	expect(t, "batchnorm", out[0].F32(), (3-1)/2.0*2+1, (5-1)/2.0*2+1, (2-2)/0.5*0.5-1, (4-2)/0.5*0.5-1)
+	// Channel 0: mean 1, sd 2, scale 2, bias 1; channel 1: mean 2, sd 0.5,
+	// scale 0.5, bias -1.
+	bn := func(x, mean, sd, scale, bias float64) float64 { return (x-mean)/sd*scale + bias }
+	expect(t, "batchnorm", out[0].F32(), bn(3, 1, 2, 2, 1), bn(5, 1, 2, 2, 1), bn(2, 2, 0.5, 0.5, -1), bn(4, 2, 0.5, 0.5, -1))
 	// v·w + bias with v = [1, -1].
 	expect(t, "linear", out[1].F32(), 1-4+0.5, 2-5, 3-6-0.5)
 	expect(t, "matmul of a vector", out[2].F32(), -3, -3, -3)
