@@ -109,8 +109,10 @@ type Exec struct {
 
 // New places program p on the device (weights through ws) and prepares its
 // launches.
-func New(dev Device, p *artifact.Program, ws *Weights) (e *Exec, err error) {
-	e = &Exec{prog: p}
+func New(dev Device, p *artifact.Program, ws *Weights) (_ *Exec, err error) {
+	// e, not the named result: a failing return sets that to nil, and what
+	// was allocated must still be freed.
+	e := &Exec{prog: p}
 	defer func() {
 		if err != nil {
 			e.Close()

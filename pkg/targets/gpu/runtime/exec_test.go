@@ -1,0 +1,127 @@
+package runtime
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/rlx-project/rlx/pkg/artifact"
+	"github.com/rlx-project/rlx/pkg/tensor"
+)
+
+// fakeDevice records what an Exec asks of a device, with buffers in host
+// memory and launches that copy input 0 to output 0 (enough to see that
+// data goes in and comes out through the right buffers).
+type fakeDevice struct {
+	allocs, loads int
+	freed         int
+	prepared      []Launch
+}
+
+type fakeBuffer struct {
+	d    *fakeDevice
+	data []byte
+}
+
+func (b *fakeBuffer) Write(off int64, p []byte) error { copy(b.data[off:], p); return nil }
+func (b *fakeBuffer) Read(off int64, p []byte) error  { copy(p, b.data[off:]); return nil }
+func (b *fakeBuffer) Free()                           { b.d.freed++ }
+
+type fakeKernel struct{}
+
+func (fakeKernel) Free() {}
+
+type fakeSeq struct{ ls []Launch }
+
+func (s fakeSeq) Run() error {
+	for _, l := range s.ls {
+		src, dst := l.Buffers[0].(*fakeBuffer), l.Buffers[1].(*fakeBuffer)
+		copy(dst.data, src.data)
+	}
+	return nil
+}
+func (fakeSeq) Free() {}
+
+func (d *fakeDevice) Name() string { return "fake" }
+func (d *fakeDevice) Alloc(n int64) (Buffer, error) {
+	d.allocs++
+	return &fakeBuffer{d: d, data: make([]byte, n)}, nil
+}
+func (d *fakeDevice) Load(*artifact.Kernel) (Kernel, error) { d.loads++; return fakeKernel{}, nil }
+func (d *fakeDevice) Prepare(ls []Launch) (Sequence, error) {
+	d.prepared = ls
+	return fakeSeq{ls}, nil
+}
+func (d *fakeDevice) Close() error { return nil }
+
+// program is a valid copy program: input x -> output y through one kernel.
+func program() *artifact.Program {
+	return &artifact.Program{
+		Inputs:     []artifact.Slot{{Name: "x", DType: "f32", Shape: []int64{4}, Buffer: 0}},
+		Outputs:    []artifact.Slot{{Name: "y", DType: "f32", Shape: []int64{4}, Buffer: 1}},
+		Buffers:    []artifact.Buffer{{Kind: artifact.BufInput, Index: 0, Bytes: 16}, {Kind: artifact.BufOutput, Index: 0, Bytes: 16}, {Kind: artifact.BufArena, Offset: 0, Bytes: 16}},
+		ArenaBytes: 16,
+		Kernels:    []artifact.Kernel{{Name: "copy", Local: [3]int64{64, 1, 1}, Params: []artifact.KernelParam{{Name: "src", DType: "f32"}, {Name: "dst", DType: "f32", Write: true}}}},
+		Steps:      []artifact.Step{{Kernel: "dispatch", Args: []int{0, 1}, Ints: []int64{0, 1, 1, 1}, Src: "m.hir:1:1 copy"}},
+	}
+}
+
+func TestExecRuns(t *testing.T) {
+	d := &fakeDevice{}
+	e, err := New(d, program(), NewWeights(d, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := tensor.FromF32([]int64{4}, []float32{1, 2, 3, 4})
+	out, err := e.Run([]*tensor.Tensor{x})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := out[0].F32(); len(got) != 4 || got[0] != 1 || got[3] != 4 {
+		t.Errorf("output %v", got)
+	}
+	if len(d.prepared) != 1 || d.prepared[0].Groups != [3]uint32{1, 1, 1} || d.prepared[0].Local != [3]uint32{64, 1, 1} {
+		t.Errorf("prepared %+v", d.prepared)
+	}
+	if _, err := e.Run([]*tensor.Tensor{tensor.FromF32([]int64{3}, []float32{1, 2, 3})}); err == nil || !strings.Contains(err.Error(), "12 bytes, want 16") {
+		t.Errorf("short input: %v", err)
+	}
+	e.Close()
+	if d.freed != d.allocs {
+		t.Errorf("closed with %d of %d buffers freed", d.freed, d.allocs)
+	}
+}
+
+// TestExecRejects feeds New the ways a damaged or hand-made artifact's
+// program can be wrong: each is an error naming the problem, never a
+// panic, and nothing is left allocated.
+func TestExecRejects(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		spoil func(p *artifact.Program)
+		want  string
+	}{
+		{"kernel index", func(p *artifact.Program) { p.Steps[0].Ints[0] = 5 }, "kernel 5 of 1"},
+		{"negative kernel", func(p *artifact.Program) { p.Steps[0].Ints[0] = -1 }, "kernel -1 of 1"},
+		{"no groups", func(p *artifact.Program) { p.Steps[0].Ints[2] = 0 }, "0 workgroups along axis 1"},
+		{"too many groups", func(p *artifact.Program) { p.Steps[0].Ints[1] = 1 << 20 }, "workgroups along axis 0"},
+		{"short ints", func(p *artifact.Program) { p.Steps[0].Ints = p.Steps[0].Ints[:2] }, "not a GPU dispatch"},
+		{"cpu step", func(p *artifact.Program) { p.Steps[0].Kernel = "matmul" }, `not a GPU dispatch (kernel "matmul")`},
+		{"parameter count", func(p *artifact.Program) { p.Steps[0].Args = []int{0} }, "1 buffers for kernel copy of 2 parameters"},
+		{"buffer index", func(p *artifact.Program) { p.Steps[0].Args = []int{0, 9} }, "buffer 9 of 3"},
+		{"arena overflow", func(p *artifact.Program) { p.Buffers[2].Bytes = 32 }, "buffer 2 lies outside the arena"},
+		{"input slot", func(p *artifact.Program) { p.Buffers[0].Index = 3 }, "input slot 3 of 1"},
+		{"buffer kind", func(p *artifact.Program) { p.Buffers[2].Kind = "rom" }, `unknown kind "rom"`},
+		{"weight index", func(p *artifact.Program) { p.Buffers[2] = artifact.Buffer{Kind: artifact.BufWeight, Index: 7} }, "weight 7 of 0"},
+	} {
+		p := program()
+		c.spoil(p)
+		d := &fakeDevice{}
+		_, err := New(d, p, NewWeights(d, nil))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
+		}
+		if d.freed != d.allocs {
+			t.Errorf("%s: %d of %d buffers freed after the error", c.name, d.freed, d.allocs)
+		}
+	}
+}
