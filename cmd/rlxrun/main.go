@@ -24,6 +24,7 @@ const (
 	exitIO       = 3
 	exitInternal = 4
 	exitInputs   = 5
+	exitDevice   = 6 // the artifact's target device is not available here
 )
 
 type exitError struct {

@@ -82,7 +82,7 @@ func newBenchCmd() *cobra.Command {
 		Short: "Time runs of an artifact: latency percentiles and throughput",
 		Long: `bench runs the model --warmup times untimed, then --runs times (or for
 --time), and prints latency percentiles (p50, p90, p99) and throughput.
---profile adds the time spent in each kernel, sorted. Inputs as for a run;
+--profile adds the time spent in each kernel, sorted (cpu artifacts). Inputs as for a run;
 without any, --fill random is used.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -94,6 +94,9 @@ without any, --fill random is used.`,
 				return err
 			}
 			defer m.Close()
+			if profile && m.Device() != "cpu" {
+				return fail(exitUsage, "--profile times the cpu target's kernels; %s runs on %s", args[0], m.Device())
+			}
 			inputs, err := gatherInputs(m, &f)
 			if err != nil {
 				return err

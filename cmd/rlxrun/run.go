@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -56,7 +57,8 @@ machine-readable results with --json.
 
 Exit codes: 0 ok, 1 outputs differ from --expect, 2 bad command line,
 3 file unreadable or artifact corrupt, 4 internal error, 5 inputs do not
-fit the model.`,
+fit the model, 6 the artifact's device is not available here (no Vulkan or
+CUDA driver, or a metal artifact off macOS).`,
 		Example: `  rlxrun mlp.rlx --fill random
   rlxrun mlp.rlx --input x=@x.npy --expect y=@y.npy --atol 1e-5
   rlxrun enc.rlx --input @inputs.npz --output-dir out/ --json`,
@@ -86,6 +88,10 @@ fit the model.`,
 func openModel(path string, threads int) (*loader.Model, error) {
 	m, err := loader.Open(path, loader.Options{Threads: threads})
 	if err != nil {
+		var de *loader.DeviceError
+		if errors.As(err, &de) {
+			return nil, fail(exitDevice, "%v", err)
+		}
 		return nil, fail(exitIO, "%v", err)
 	}
 	return m, nil

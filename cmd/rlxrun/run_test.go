@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -171,5 +172,51 @@ func TestRunInputErrors(t *testing.T) {
 	}
 	if code, out, _ := rlxrun(t, "check", art); code != exitOK || !strings.Contains(out, "ok") {
 		t.Errorf("check: %d %s", code, out)
+	}
+}
+
+// TestVulkanArtifact runs a vulkan artifact as a user would, where this
+// machine can build and run one (CI installs glslangValidator and llvmpipe).
+func TestVulkanArtifact(t *testing.T) {
+	if _, err := exec.LookPath("glslangValidator"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("glslangValidator is not installed; CI installs it")
+		}
+		t.Skip("glslangValidator is not installed")
+	}
+	file := "../../testdata/models/cnn.hir"
+	src, _ := os.ReadFile(file)
+	seed := uint64(4)
+	art := filepath.Join(t.TempDir(), "cnn.rlx")
+	if _, err := build.Build(file, src, art, build.Options{Target: "vulkan", Bindings: []specialize.Binding{{"batch": 2}}, RandomSeed: &seed, Compiler: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := rlxrun(t, art, "--fill", "random")
+	if code == exitDevice && os.Getenv("CI") != "true" {
+		t.Skipf("no Vulkan device: %s", errs)
+	}
+	if code != exitOK || !strings.Contains(out, "logits: f32[2, 10]") {
+		t.Fatalf("run: %d %s %s", code, out, errs)
+	}
+	if code, out, _ := rlxrun(t, "bench", art, "--runs", "2", "--warmup", "1"); code != exitOK || !strings.Contains(out, "p50") {
+		t.Errorf("bench: %d %s", code, out)
+	}
+	if code, _, errs := rlxrun(t, "bench", art, "--runs", "2", "--profile"); code != exitUsage || !strings.Contains(errs, "--profile times the cpu target's kernels") {
+		t.Errorf("bench --profile: %d %s", code, errs)
+	}
+}
+
+// TestMetalArtifact: no Metal runtime here, so running one is exit 6 with
+// the reason.
+func TestMetalArtifact(t *testing.T) {
+	file := "../../testdata/models/cnn.hir"
+	src, _ := os.ReadFile(file)
+	seed := uint64(4)
+	art := filepath.Join(t.TempDir(), "cnn.rlx")
+	if _, err := build.Build(file, src, art, build.Options{Target: "metal", Bindings: []specialize.Binding{{"batch": 1}}, RandomSeed: &seed, Compiler: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := rlxrun(t, art, "--fill", "random"); code != exitDevice || !strings.Contains(errs, "no Metal runtime") {
+		t.Errorf("metal artifact: exit %d, %s", code, errs)
 	}
 }

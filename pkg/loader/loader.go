@@ -48,6 +48,17 @@ func (m *Model) Device() string {
 	return "cpu"
 }
 
+// DeviceError is a failure to open the device an artifact's target runs
+// on (no driver, no GPU, no runtime for this platform): the artifact may be
+// fine, the machine lacks what it needs.
+type DeviceError struct {
+	Target string
+	Err    error
+}
+
+func (e *DeviceError) Error() string { return e.Err.Error() }
+func (e *DeviceError) Unwrap() error { return e.Err }
+
 // openDevice opens the device of a GPU target.
 func openDevice(target string) (gpurt.Device, error) {
 	switch target {
@@ -79,7 +90,7 @@ func Open(path string, opts Options) (*Model, error) {
 	if err := m.load(); err != nil {
 		m.release()
 		f.Close()
-		return nil, fmt.Errorf("%s: %v", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	threads := opts.Threads
 	if threads <= 0 {
@@ -99,7 +110,7 @@ func (m *Model) load() error {
 	}
 	if t := m.Manifest.Provenance.Target; t != "cpu" {
 		if m.device, err = openDevice(t); err != nil {
-			return err
+			return &DeviceError{Target: t, Err: err}
 		}
 	}
 	wsec, err := m.file.Section("weights")
