@@ -167,6 +167,13 @@ func (pw *panelWriter) zeros(n int) {
 }
 
 func (pw *panelWriter) copy(src []float32) {
+	for pw.nr == 16 && pw.c == 0 && len(src) >= 16 {
+		// A whole panel row: one fixed-size copy, not a memmove call (the
+		// runs of a small-channel convolution are exactly this).
+		*(*[16]float32)(pw.dst[pw.o : pw.o+16]) = *(*[16]float32)(src[:16])
+		pw.o += 16 + pw.hop
+		src = src[16:]
+	}
 	for len(src) > 0 {
 		k := min(len(src), pw.nr-pw.c)
 		copy(pw.dst[pw.o:pw.o+k], src[:k])
