@@ -73,7 +73,8 @@ demo: build
 # Every parser and loader has a fuzz target: PKG:TARGET.
 FUZZ_TARGETS = ./pkg/hir:FuzzParseCheck ./pkg/dim:FuzzParse ./pkg/artifact:FuzzOpenBytes \
                ./pkg/artifact:FuzzCraftedSection ./pkg/artifact:FuzzUnmarshalManifest \
-               ./pkg/tensor/npy:FuzzRead ./pkg/tensor/safetensors:FuzzParse ./pkg/onnx/onnxpb:FuzzDecode
+               ./pkg/tensor/npy:FuzzRead ./pkg/tensor/safetensors:FuzzParse ./pkg/onnx/onnxpb:FuzzDecode \
+               ./pkg/targets/gpu/runtime:FuzzNew
 
 fuzz:
 	@for t in $(FUZZ_TARGETS); do scripts/fuzz.sh $${t%%:*} $${t##*:} $(FUZZTIME) || exit 1; done
@@ -81,7 +82,7 @@ fuzz:
 fuzz-smoke:
 	scripts/fuzz.sh ./pkg/hir FuzzParseCheck $(SMOKE_HIR)
 	scripts/fuzz.sh ./pkg/dim FuzzParse $(SMOKE_DIM)
-	@for t in ./pkg/artifact:FuzzOpenBytes ./pkg/tensor/npy:FuzzRead ./pkg/tensor/safetensors:FuzzParse ./pkg/onnx/onnxpb:FuzzDecode; do \
+	@for t in ./pkg/artifact:FuzzOpenBytes ./pkg/tensor/npy:FuzzRead ./pkg/tensor/safetensors:FuzzParse ./pkg/onnx/onnxpb:FuzzDecode ./pkg/targets/gpu/runtime:FuzzNew; do \
 		scripts/fuzz.sh $${t%%:*} $${t##*:} $(SMOKE_OTHER) || exit 1; done
 
 ## bench: rlx against ONNX Runtime and OpenBLAS on this machine, one table (cmd/rlxbench; BENCHFLAGS="--models mlp --json out.json")

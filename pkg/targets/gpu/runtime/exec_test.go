@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 // memory and launches that copy input 0 to output 0 (enough to see that
 // data goes in and comes out through the right buffers).
 type fakeDevice struct {
+	limit         int64 // refuse allocations larger than this (0: no limit)
 	allocs, loads int
 	freed         int
 	prepared      []Launch
@@ -34,6 +36,9 @@ type fakeSeq struct{ ls []Launch }
 
 func (s fakeSeq) Run() error {
 	for _, l := range s.ls {
+		if len(l.Buffers) < 2 {
+			continue
+		}
 		src, dst := l.Buffers[0].(*fakeBuffer), l.Buffers[1].(*fakeBuffer)
 		copy(dst.data, src.data)
 	}
@@ -43,6 +48,9 @@ func (fakeSeq) Free() {}
 
 func (d *fakeDevice) Name() string { return "fake" }
 func (d *fakeDevice) Alloc(n int64) (Buffer, error) {
+	if n < 0 || (d.limit > 0 && n > d.limit) {
+		return nil, fmt.Errorf("fake: cannot allocate %d bytes", n)
+	}
 	d.allocs++
 	return &fakeBuffer{d: d, data: make([]byte, n)}, nil
 }
@@ -124,4 +132,38 @@ func TestExecRejects(t *testing.T) {
 			t.Errorf("%s: %d of %d buffers freed after the error", c.name, d.freed, d.allocs)
 		}
 	}
+}
+
+// FuzzNew feeds New programs decoded from arbitrary bytes (what a damaged
+// or hostile artifact's program section holds), then runs what it accepts:
+// neither may panic or hang. The fake device refuses allocations over 1 MiB,
+// as a real one refuses what it cannot hold.
+func FuzzNew(f *testing.F) {
+	seed, err := artifact.MarshalManifest(program())
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(seed)
+	f.Add([]byte{0x80})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var p artifact.Program
+		if artifact.UnmarshalManifest(b, &p) != nil {
+			return
+		}
+		d := &fakeDevice{limit: 1 << 20}
+		e, err := New(d, &p, NewWeights(d, [][]byte{make([]byte, 64)}))
+		if err != nil {
+			return
+		}
+		defer e.Close()
+		var inputs []*tensor.Tensor
+		for _, s := range p.Inputs {
+			dt, _ := tensor.ParseDType(s.DType)
+			if tensor.NumElements(s.Shape)*int64(dt.Size()) > 1<<20 {
+				return
+			}
+			inputs = append(inputs, tensor.New(dt, s.Shape...))
+		}
+		_, _ = e.Run(inputs)
+	})
 }
