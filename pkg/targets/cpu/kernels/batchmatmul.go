@@ -141,7 +141,13 @@ const GemvMaxRows = 4
 // axpys over the rows of b: b is read once, in order, and each output
 // chunk stays in L1. Threads split the columns.
 func gemv(p *Pool, out, a, b []float32, rows, n, k int, ep *Epilogue) {
-	const chunk = 512 // columns per task: 2 KiB of output per row
+	// Columns per task: up to 512 (2 KiB of output per row), but small
+	// enough that every thread gets a share of a narrow product (a
+	// 512-column layer was one task); a multiple of 16, at least 64.
+	chunk := 512
+	for chunk > 64 && (n+chunk-1)/chunk < 2*p.Threads() {
+		chunk /= 2
+	}
 	tasks := (n + chunk - 1) / chunk
 	p.For(tasks, 1, func(lo, hi int) {
 		j0, j1 := lo*chunk, min(n, hi*chunk)
