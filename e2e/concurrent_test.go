@@ -21,18 +21,7 @@ func TestConcurrentRuns(t *testing.T) {
 	var inputs []map[string]*tensor.Tensor
 	var want [][]byte
 	for i, v := range m.Variants() {
-		slots, err := m.Inputs(v.Binding)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var names []string
-		var dts []tensor.DType
-		var shapes [][]int64
-		for _, s := range slots {
-			dt, _ := tensor.ParseDType(s.DType)
-			names, dts, shapes = append(names, s.Name), append(dts, dt), append(shapes, s.Shape)
-		}
-		in := randomInputs(names, dts, shapes, uint64(i))
+		in := modelInputs(t, m, v.Binding, uint64(i))
 		out, err := m.Run(in)
 		if err != nil {
 			t.Fatal(err)
