@@ -163,27 +163,6 @@ func LayerNorm(p *Pool, out, x, scale, bias []float32, rows, cols int, eps float
 	})
 }
 
-func layerNormRow(out, x, scale, bias []float32, eps float32) {
-	n := float64(len(x))
-	mean := sum64(x) / n
-	var ss float64
-	for _, v := range x {
-		d := float64(v) - mean
-		ss += d * d
-	}
-	rstd := 1 / math.Sqrt(ss/n+float64(eps))
-	for j, v := range x {
-		y := (float64(v) - mean) * rstd
-		if scale != nil {
-			y *= float64(scale[j])
-		}
-		if bias != nil {
-			y += float64(bias[j])
-		}
-		out[j] = float32(y)
-	}
-}
-
 // AddLayerNorm is the residual-add-then-normalize pair: s = x + r (a float32
 // add, as the separate op would round it); when sum is not nil s is written
 // there; out = LayerNorm(s). Any of out, sum, x and r may be the same slice.
