@@ -3,6 +3,7 @@ package kernels
 import (
 	"fmt"
 	"math"
+	"sync"
 )
 
 // AttnGeom describes a scaled dot-product attention. Each operand is a
@@ -78,12 +79,18 @@ func Attention(p *Pool, out, q, k, v, mask []float32, g AttnGeom) {
 	}
 	qBlocks := ceilDiv(g.Sq, attnBQ)
 	p.For(nb*qBlocks, 1, func(lo, hi int) {
-		w := newAttnWork(min(g.Sq, attnBQ), g.D, g.Dv)
+		w := attnWorkPool.Get().(*attnWork)
+		w.size(min(g.Sq, attnBQ), g.D, g.Dv)
 		for t := lo; t < hi; t++ {
 			attnBlock(out, q, k, v, mask, &g, t/qBlocks, (t%qBlocks)*attnBQ, w)
 		}
+		attnWorkPool.Put(w)
 	})
 }
+
+// attnWorkPool recycles attnWork across calls: allocating a fresh one per
+// call cost more than the softmax of a 128-token head (garbage collection).
+var attnWorkPool = sync.Pool{New: func() any { return new(attnWork) }}
 
 type attnWork struct {
 	s, acc []float32 // scores/probabilities [bq, attnBK], output accumulator [bq, Dv]
@@ -92,11 +99,13 @@ type attnWork struct {
 	gs, gv gemmWork
 }
 
-func newAttnWork(bq, d, dv int) *attnWork {
-	return &attnWork{
-		s: make([]float32, bq*attnBK), acc: make([]float32, bq*dv), qs: make([]float32, bq*d),
-		m: make([]float64, bq), l: make([]float64, bq),
+// size makes w's buffers hold bq query rows of d and dv columns.
+func (w *attnWork) size(bq, d, dv int) {
+	w.s, w.acc, w.qs = grow(w.s, bq*attnBK), grow(w.acc, bq*dv), grow(w.qs, bq*d)
+	if cap(w.m) < bq {
+		w.m, w.l = make([]float64, bq), make([]float64, bq)
 	}
+	w.m, w.l = w.m[:bq], w.l[:bq]
 }
 
 // attnBlock computes query rows [i0, i0+attnBQ) of batch matrix bi.
@@ -115,11 +124,20 @@ func attnBlock(out, q, k, v, mask []float32, g *AttnGeom, bi, i0 int, w *attnWor
 	}
 	rows := min(attnBQ, g.Sq-i0)
 	D, Dv := g.D, g.Dv
-	// Scores come out scaled: the query rows are scaled once here rather
-	// than every score in the softmax loop.
-	qm := w.qs[:rows*D]
-	for i, x := range q[qo+i0*D : qo+(i0+rows)*D] {
-		qm[i] = x * g.Scale
+	// Without a mask (and for a positive Scale, which keeps the maximum
+	// the maximum) the softmax applies Scale to each score as it takes
+	// e^((s-max)·Scale); a mask is added to scaled scores, so there the
+	// query rows are scaled once instead. m holds maxima of the scores as
+	// they are in s.
+	qm := q[qo+i0*D : qo+(i0+rows)*D]
+	escale := g.Scale
+	if mask != nil || !(g.Scale > 0) || math.IsInf(float64(g.Scale), 1) {
+		escale = 1
+		qs := w.qs[:rows*D]
+		for i, x := range qm {
+			qs[i] = x * g.Scale
+		}
+		qm = qs
 	}
 	km := k[ko : ko+g.Sk*D]
 	vm := v[vo : vo+g.Sk*Dv]
@@ -181,12 +199,16 @@ func attnBlock(out, q, k, v, mask []float32, g *AttnGeom, bi, i0 int, w *attnWor
 				clear(srow)
 				continue
 			}
-			alpha := expNaN(m[r] - mNew) // 0 when m[r] is -Inf
-			sum := expSub(srow[:lim], mNew)
+			alpha := expNaN((m[r] - mNew) * float64(escale)) // 0 when m[r] is -Inf
+			first := math.IsInf(m[r], -1)
+			sum := expSub32(srow[:lim], float32(mNew), escale)
 			clear(srow[lim:])
 			l[r] = l[r]*alpha + sum
 			m[r] = mNew
-			if alpha != 1 {
+			if alpha != 1 && !first {
+				// (Before any visible key the row's accumulator holds
+				// only zeros, or NaN from a NaN value, which scaling
+				// by 0 leaves as it is.)
 				a32 := float32(alpha)
 				ar := acc[r*Dv : (r+1)*Dv]
 				for d := range ar {
@@ -207,27 +229,11 @@ func attnBlock(out, q, k, v, mask []float32, g *AttnGeom, bi, i0 int, w *attnWor
 			}
 			continue
 		}
-		inv := 1 / l[r]
+		inv := float32(1 / l[r])
 		for d, a := range ar {
-			orow[d] = float32(float64(a) * inv)
+			orow[d] = a * inv
 		}
 	}
-}
-
-// maxNaN32 is the largest element of x (-Inf when empty), NaN when any is
-// NaN (as Go's max is); four running maxima, for the loop's throughput.
-func maxNaN32(x []float32) float32 {
-	ninf := float32(math.Inf(-1))
-	m0, m1, m2, m3 := ninf, ninf, ninf, ninf
-	i := 0
-	for ; i+4 <= len(x); i += 4 {
-		v := x[i : i+4 : i+4]
-		m0, m1, m2, m3 = max(m0, v[0]), max(m1, v[1]), max(m2, v[2]), max(m3, v[3])
-	}
-	for ; i < len(x); i++ {
-		m0 = max(m0, x[i])
-	}
-	return max(max(m0, m1), max(m2, m3))
 }
 
 // dot is a float32 dot product with four accumulators.

@@ -1,0 +1,119 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// Float32 pieces of attention's online softmax (softmax32.go has the Go
+// twins).
+
+// Eight-lane constants: the exp clamp, log2(e), ln2 in two parts (high
+// part exact in 9 bits, so n·ln2hi is exact), the degree-5 polynomial of
+// e^r - 1 - r over r² for |r| <= ln2/2 (Cephes' expf coefficients: error
+// about 1 ulp), 1.0, -Inf.
+#define SPLAT(off, bits) \
+	DATA sm32<>+(off+0)(SB)/4, bits \
+	DATA sm32<>+(off+4)(SB)/4, bits \
+	DATA sm32<>+(off+8)(SB)/4, bits \
+	DATA sm32<>+(off+12)(SB)/4, bits \
+	DATA sm32<>+(off+16)(SB)/4, bits \
+	DATA sm32<>+(off+20)(SB)/4, bits \
+	DATA sm32<>+(off+24)(SB)/4, bits \
+	DATA sm32<>+(off+28)(SB)/4, bits
+
+SPLAT(0, $0xc2aeac4f)   // -87.33654: e^x is normal above it
+SPLAT(32, $0x3fb8aa3b)  // log2(e)
+SPLAT(64, $0x3f318000)  // ln2 high: 0.693359375
+SPLAT(96, $0xb95e8083)  // ln2 low: -2.12194440e-4
+SPLAT(128, $0x39506967) // 1.9875691500e-4
+SPLAT(160, $0x3ab743ce) // 1.3981999507e-3
+SPLAT(192, $0x3c088908) // 8.3334519073e-3
+SPLAT(224, $0x3d2aa9c1) // 4.1665795894e-2
+SPLAT(256, $0x3e2aaaaa) // 1.6666665459e-1
+SPLAT(288, $0x3f000000) // 5.0000001201e-1 (rounds to 0.5)
+SPLAT(320, $0x3f800000) // 1.0
+SPLAT(352, $0xff800000) // -Inf
+GLOBL sm32<>(SB), RODATA|NOPTR, $384
+
+// func expSub32AVX2(x *float32, n int, m, scale float32) float64
+// x[i] = e^((x[i]-m)·scale) in place for n > 0, a multiple of 8, and returns the
+// sum of the results in float64 (lane i%8, lanes 0-3 and 4-7 in two
+// accumulators, then folded as fold8). Differences below the clamp give 0;
+// NaN stays NaN.
+TEXT ·expSub32AVX2(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), DI
+	MOVQ n+8(FP), CX
+	VBROADCASTSS m+16(FP), Y15
+	VXORPD Y14, Y14, Y14
+	VXORPD Y13, Y13, Y13
+	VMOVUPS sm32<>+0(SB), Y12
+	VMOVUPS sm32<>+32(SB), Y11
+	VBROADCASTSS scale+20(FP), Y10
+	VMOVUPS sm32<>+96(SB), Y9
+	VMOVUPS sm32<>+320(SB), Y8
+eloop:
+	VMOVUPS (DI), Y0
+	VSUBPS  Y15, Y0, Y0
+	VMULPS  Y10, Y0, Y0          // d = (x - m)·scale
+	VCMPPS  $3, Y0, Y0, Y6       // d is NaN
+	VMAXPS  Y12, Y0, Y1          // clamped (NaN gives the clamp; restored below)
+	VMULPS  Y11, Y1, Y2
+	VROUNDPS $0, Y2, Y2          // n = round(d·log2e)
+	VMOVAPS Y1, Y3
+	VFNMADD231PS sm32<>+64(SB), Y2, Y3 // r = d - n·ln2hi
+	VFNMADD231PS Y9, Y2, Y3      //     - n·ln2lo
+	VMULPS  Y3, Y3, Y4           // r²
+	VMOVUPS sm32<>+128(SB), Y5
+	VFMADD213PS sm32<>+160(SB), Y3, Y5
+	VFMADD213PS sm32<>+192(SB), Y3, Y5
+	VFMADD213PS sm32<>+224(SB), Y3, Y5
+	VFMADD213PS sm32<>+256(SB), Y3, Y5
+	VFMADD213PS sm32<>+288(SB), Y3, Y5
+	VFMADD213PS Y3, Y4, Y5       // p·r² + r
+	VADDPS  Y8, Y5, Y5           // + 1
+	VCVTPS2DQ Y2, Y7
+	VPSLLD  $23, Y7, Y7
+	VPADDD  Y8, Y7, Y7           // 2^n: n added to 1.0's exponent
+	VMULPS  Y7, Y5, Y5
+	VCMPPS  $1, Y12, Y0, Y4      // d below the clamp (-Inf included): 0
+	VANDNPS Y5, Y4, Y5
+	VBLENDVPS Y6, Y0, Y5, Y5     // NaN stays NaN
+	VMOVUPS Y5, (DI)
+	VCVTPS2PD X5, Y0
+	VADDPD  Y0, Y14, Y14
+	VEXTRACTF128 $1, Y5, X1
+	VCVTPS2PD X1, Y1
+	VADDPD  Y1, Y13, Y13
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JNZ  eloop
+	VADDPD Y13, Y14, Y14         // t_j = l_j + l_{j+4}
+	VEXTRACTF128 $1, Y14, X1
+	VHADDPD X14, X14, X2         // t0+t1
+	VHADDPD X1, X1, X3           // t2+t3
+	VADDSD X3, X2, X2
+	VMOVSD X2, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func max32AVX2(x *float32, n int, lanes *[8]float32) bool
+// lanes[j] = the largest x[i] with i%8 == j, for n > 0 a multiple of 8;
+// reports whether any x[i] is NaN.
+TEXT ·max32AVX2(SB), NOSPLIT, $0-25
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	MOVQ lanes+16(FP), DI
+	VMOVUPS sm32<>+352(SB), Y0
+	VXORPS Y2, Y2, Y2
+mloop:
+	VMOVUPS (SI), Y3
+	VMAXPS  Y3, Y0, Y0
+	VCMPPS  $3, Y3, Y3, Y4
+	VORPS   Y4, Y2, Y2
+	ADDQ $32, SI
+	SUBQ $8, CX
+	JNZ  mloop
+	VMOVUPS Y0, (DI)
+	VMOVMSKPS Y2, AX
+	TESTL AX, AX
+	SETNE ret+24(FP)
+	VZEROUPPER
+	RET
