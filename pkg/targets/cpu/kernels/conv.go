@@ -92,8 +92,13 @@ func Conv2D(p *Pool, out, x, w []float32, g ConvGeom, ep Epilogue) {
 		if ep.Residual != nil {
 			e.res = ep.Residual[o0 : o0+og*s]
 		}
+		// A pointwise convolution with few output channels reads the
+		// input in place: packing it cost as much as the few tiles each
+		// panel feeds (32->16 channels at 112x112: 296 -> 263 us; 24->144
+		// at 56x56 the other way round, 305 against 310, so 64 rows is
+		// the cut).
 		args := gemmArgs{m: og, n: s, k: kg, a: w[gi*og*kg : (gi+1)*og*kg], lda: kg, b: src,
-			c: out[o0 : o0+og*s], ldc: s, ep: e}
+			c: out[o0 : o0+og*s], ldc: s, ep: e, directB: pointwise && og <= pointwiseDirectRows}
 		gemm(q, kn, &args, work)
 	}
 	tasks := g.N * g.Groups
@@ -111,6 +116,10 @@ func Conv2D(p *Pool, out, x, w []float32, g ConvGeom, ep Epilogue) {
 		one(t, p, &work)
 	}
 }
+
+// pointwiseDirectRows is the most output channels (per group) for which a
+// 1×1 convolution reads its input in place instead of packing it.
+const pointwiseDirectRows = 64
 
 // convB is the im2col matrix of one image's group of input channels, read
 // straight from the input: row p = (ci·KH + kh)·KW + kw, column j = oh·OW + ow.

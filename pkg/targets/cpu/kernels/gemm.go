@@ -249,6 +249,11 @@ type gemmArgs struct {
 	ldc        int
 	accumulate bool
 	ep         epi
+	// directB reads the full 16-column panels of a dense B in place
+	// (rows ldb apart) instead of packing them, on kernels with a tile
+	// form: for products with few rows of A per B panel, packing B costs
+	// as much as the multiply-adds it feeds.
+	directB bool
 }
 
 // gemmWork holds packing buffers: the B block and one A block per
@@ -343,6 +348,8 @@ func gemm(p *Pool, kn gemmKernel, g *gemmArgs, _ *gemmWork) {
 		w.bp = grow(w.bp, ceilDiv(min(n, nc), nr)*nr*kcb)
 		bp = w.bp
 	}
+	d, direct := g.b.(denseB)
+	direct = direct && g.directB && kn.tiles != nil
 	mc := max(mr, kn.mc/mr*mr)
 	// A-block buffers (and edge-tile scratch): one per running chunk,
 	// recycled within this call and kept in w for the next.
@@ -382,15 +389,22 @@ func gemm(p *Pool, kn gemmKernel, g *gemmArgs, _ *gemmWork) {
 			kb := min(kc, k-pc)
 			acc := pc > 0 || g.accumulate
 			last := pc+kb == k
-			if pre != nil {
-				bp = pre.block(pc, jc)
-			} else {
+			mk := macro{kn: &kn, bp: bp, c: g.c, ldc: g.ldc, jc: jc, nb: nb, kb: kb, acc: acc}
+			switch {
+			case pre != nil:
+				mk.bp = pre.block(pc, jc)
+			case direct:
+				// Only a partial last panel is packed, into its own slot.
+				mk.db, mk.ldb = d.b[pc*d.ldb:], d.ldb
+				if q := nb / nr; q*nr < nb {
+					g.b.pack(bp[q*nr*kb:], nr, pc, kb, jc+q*nr, nb-q*nr)
+				}
+			default:
 				p.For(nPanels, gemmPackGrain, func(lo, hi int) {
 					j0 := lo * nr
 					g.b.pack(bp[j0*kb:], nr, pc, kb, jc+j0, min(hi*nr, nb)-j0)
 				})
 			}
-			mk := macro{kn: &kn, bp: bp, c: g.c, ldc: g.ldc, jc: jc, nb: nb, kb: kb, acc: acc}
 			if last {
 				mk.flags, mk.fused = flags, &fused
 			}
@@ -519,6 +533,32 @@ type macro struct {
 	acc    bool
 	flags  uint
 	fused  *epi
+	// db, when set, is the dense B read in place from the block's first
+	// row, rows ldb apart (gemmArgs.directB): full panels come from it,
+	// a partial one from bp.
+	db  []float32
+	ldb int
+}
+
+// panel is B panel q of the block and its row stride.
+func (mk *macro) panel(q, w int) ([]float32, int) {
+	nr, kb := mk.kn.nr, mk.kb
+	if mk.db != nil && w == nr {
+		j0 := mk.jc + q*nr
+		return mk.db[j0 : j0+(kb-1)*mk.ldb+nr], mk.ldb
+	}
+	return mk.bp[q*nr*kb : (q+1)*nr*kb], nr
+}
+
+// edge computes the plain mr×nr tile of A panel apan and a B panel (rows
+// ldb apart) into tmp, rows nr apart.
+func (mk *macro) edge(apan, bpan []float32, ldb int, tmp []float32) {
+	kn := mk.kn
+	if ldb == kn.nr {
+		kn.fn(mk.kb, apan, bpan, tmp, kn.nr, false)
+		return
+	}
+	kn.tile(mk.kb, apan, bpan, ldb, tmp, kn.nr, tileEpi{})
 }
 
 // run runs the micro-kernel over B panels [q0, q1) and all A panels of the
@@ -562,11 +602,11 @@ func (mk *macro) run(ap, tmp []float32, i0, mb, q0, q1 int) {
 	for q := q0; q < q1; q++ {
 		j0 := mk.jc + q*nr
 		w := min(nr, mk.nb-q*nr)
-		bpan := mk.bp[q*nr*kb : (q+1)*nr*kb]
+		bpan, ldb := mk.panel(q, w)
 		ir0 := 0
 		if full := mb / mr; kn.tiles != nil && w == nr && full > 0 {
 			// Every full row panel against this B panel in one call.
-			kn.tiles(kb, ap, bpan, nr, c[i0*ldc+j0:], ldc, mk.tileEpi(base, i0, j0), full)
+			kn.tiles(kb, ap, bpan, ldb, c[i0*ldc+j0:], ldc, mk.tileEpi(base, i0, j0), full)
 			ir0 = full * mr
 		}
 		for ir := ir0; ir < mb; ir += mr {
@@ -579,10 +619,10 @@ func (mk *macro) run(ap, tmp []float32, i0, mb, q0, q1 int) {
 				// shares with the panel above get the same values again.
 				top := i0 + mb - mr
 				if w == nr {
-					kn.tile(kb, apan, bpan, nr, c[top*ldc+j0:], ldc, mk.tileEpi(base, top, j0))
+					kn.tile(kb, apan, bpan, ldb, c[top*ldc+j0:], ldc, mk.tileEpi(base, top, j0))
 					continue
 				}
-				kn.fn(kb, apan, bpan, tmp, nr, false)
+				mk.edge(apan, bpan, ldb, tmp)
 				for r := mr - h; r < mr; r++ {
 					copy(c[(top+r)*ldc+j0:(top+r)*ldc+j0+w], tmp[r*nr:r*nr+w])
 				}
@@ -596,10 +636,10 @@ func (mk *macro) run(ap, tmp []float32, i0, mb, q0, q1 int) {
 					kn.fn(kb, apan, bpan, c[ci:], ldc, mk.acc)
 					continue
 				}
-				kn.tile(kb, apan, bpan, nr, c[ci:], ldc, mk.tileEpi(base, i, j0))
+				kn.tile(kb, apan, bpan, ldb, c[ci:], ldc, mk.tileEpi(base, i, j0))
 				continue
 			}
-			kn.fn(kb, apan, bpan, tmp, nr, false)
+			mk.edge(apan, bpan, ldb, tmp)
 			for r := 0; r < h; r++ {
 				dst := c[ci+r*ldc : ci+r*ldc+w]
 				src := tmp[r*nr : r*nr+w]

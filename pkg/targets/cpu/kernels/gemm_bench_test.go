@@ -94,3 +94,29 @@ func BenchmarkGemmEpilogue(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkGemmModelShapes times the products of the bundled models with
+// weights packed ahead of time: the encoder's projections at 128 tokens and
+// the MLP's layers at batch 64.
+func BenchmarkGemmModelShapes(b *testing.B) {
+	for _, s := range []struct {
+		name    string
+		m, k, n int
+	}{{"enc_qkv", 128, 256, 768}, {"enc_out", 128, 256, 256}, {"enc_ffn1", 128, 256, 1024}, {"enc_ffn2", 128, 1024, 256},
+		{"mlp_l1", 64, 512, 2048}, {"mlp_l2", 64, 2048, 2048}, {"mlp_l3", 64, 2048, 512}} {
+		for _, threads := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/threads=%d", s.name, threads), func(b *testing.B) {
+				p := NewPool(threads)
+				defer p.Close()
+				r := newRand(1)
+				x, y, c := randSlice(r, s.m*s.k), randSlice(r, s.k*s.n), make([]float32, s.m*s.n)
+				packed := PackB(s.k, s.n, y, s.n)
+				bias := randSlice(r, s.n)
+				for b.Loop() {
+					GemmPacked(p, s.m, s.n, s.k, x, s.k, packed, c, s.n, Epilogue{Bias: bias, Act: ActRelu})
+				}
+				b.ReportMetric(2*float64(s.m*s.k*s.n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}

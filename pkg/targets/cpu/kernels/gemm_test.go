@@ -316,3 +316,45 @@ func TestGemmAccumulateAndWork(t *testing.T) {
 		checkClose(t, fmt.Sprint("accumulate ", s), c, want, scale, 1e-5, 1e-6)
 	}
 }
+
+// TestGemmDirectB checks the in-place B mode (gemmArgs.directB) against the
+// packed path bit for bit, and so against the reference through it: row
+// counts around the tile height, partial last panels, k past a k block
+// (accumulating blocks), padded leading dimensions, fused and unfused
+// epilogues with a residual, on 1 and 2 threads; accumulate mode too.
+func TestGemmDirectB(t *testing.T) {
+	kn := defaultKernel()
+	if kn.tiles == nil {
+		t.Skip("the in-place B mode needs a kernel with a tile form; this one has none")
+	}
+	r := newRand(21)
+	eps := []Epilogue{{}, {Act: ActClamp, Min: 0, Max: 6}, {Act: ActGelu}}
+	for _, s := range [][3]int{{16, 64, 32}, {13, 50, 9}, {6, 16, 1}, {64, 200, 600}, {7, 33, 1030}, {24, 3136 / 4, 144}, {1, 40, 5}, {100, 47, 70}} {
+		m, n, k := s[0], s[1], s[2]
+		for pad := 0; pad <= 3; pad += 3 {
+			lda, ldb, ldc := k+pad, n+pad, n+pad
+			a, b := randSlice(r, m*lda), randSlice(r, k*ldb)
+			for ei, ep := range eps {
+				for _, res := range []bool{false, true} {
+					for _, acc := range []bool{false, true} {
+						for _, p := range pools(t) {
+							e := colEpi(&ep, ldc)
+							if res {
+								e.res = randSlice(r, m*ldc)
+							}
+							c0 := randSlice(r, m*ldc)
+							var out [2][]float32
+							for i, direct := range []bool{false, true} {
+								c := append([]float32(nil), c0...)
+								g := gemmArgs{m: m, n: n, k: k, a: a, lda: lda, b: denseB{b, ldb}, c: c, ldc: ldc, ep: e, accumulate: acc, directB: direct}
+								gemm(p, kn, &g, nil)
+								out[i] = c
+							}
+							checkEqual(t, fmt.Sprintf("%v pad %d epilogue %d res %v acc %v threads %d: direct vs packed", s, pad, ei, res, acc, p.Threads()), out[1], out[0])
+						}
+					}
+				}
+			}
+		}
+	}
+}
