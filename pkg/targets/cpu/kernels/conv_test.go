@@ -174,6 +174,18 @@ func BenchmarkConv2D(b *testing.B) {
 			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
 	}
+	// MobileNetV2's first layer: 3→32 channels, 3×3 stride 2 over 224×224.
+	b.Run("3x3s2_3x32_224", func(b *testing.B) {
+		g := convGeom(1, 3, 224, 224, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, false)
+		r := newRand(3)
+		x, w := randSlice(r, 3*224*224), randSlice(r, 32*27)
+		out := make([]float32, 32*112*112)
+		ep := Epilogue{Bias: randSlice(r, 32), Act: ActClamp, Min: 0, Max: 6}
+		for b.Loop() {
+			Conv2D(nil, out, x, w, g, ep)
+		}
+		b.ReportMetric(2*32*27*112*112*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	})
 	b.Run("depthwise_3x3_128_56", func(b *testing.B) {
 		g := convGeom(1, 128, 56, 56, 128, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 128, false)
 		r := newRand(2)

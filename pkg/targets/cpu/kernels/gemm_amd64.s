@@ -3,7 +3,10 @@
 #include "textflag.h"
 
 // One k step of the 6×16 tile: B row (16 floats at BX) times the six A
-// values at off(AX); accumulators Y0..Y11 (row i in Y(2i), Y(2i+1)).
+// values at off(AX); accumulators Y0..Y11 (row i in Y(2i), Y(2i+1)). The
+// same row of the next B panel, R13 bytes on, is prefetched into L2:
+// weights packed at build time stream from memory once per product, and
+// waiting for them cost ~10% of a 64×2048×2048 product (75 -> 83 GFLOP/s).
 #define STEP6x16(off) \
 	VMOVUPS      (BX), Y12; \
 	VMOVUPS      32(BX), Y13; \
@@ -25,6 +28,7 @@
 	VFMADD231PS  Y13, Y14, Y9; \
 	VFMADD231PS  Y12, Y15, Y10; \
 	VFMADD231PS  Y13, Y15, Y11; \
+	PREFETCHT1   (BX)(R13*1); \
 	ADDQ         R8, BX
 
 // func sgemm6x16(kc int, a, b *float32, ldb int, c *float32, ldc int, flags uint, bias, res *float32, ldr int, lo, hi float32, panels int)
@@ -56,6 +60,14 @@ panel:
 	MOVQ b+16(FP), BX
 	MOVQ ldb+24(FP), R8
 	SHLQ $2, R8
+	// The next B panel: kc rows on when packed (ldb 16), else 16 columns on.
+	MOVQ CX, R13
+	SHLQ $6, R13
+	CMPQ R8, $64
+	JEQ  pfdist
+	MOVQ $64, R13
+
+pfdist:
 	MOVQ curc-8(SP), DI
 	MOVQ ldc+40(FP), R9
 	SHLQ $2, R9
