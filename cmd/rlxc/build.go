@@ -100,13 +100,14 @@ RLXC_TARGET, ...) and from rlxc.yaml in the working directory; flags win.`,
 				return &exitError{code: exitUsage, err: fmt.Errorf("rlxc build: --emit-kernels writes GPU kernels; target cpu has none (its kernels are part of rlxrun): use --target vulkan, cuda or metal")}
 			}
 			opts := build.Options{
-				Target:       v.GetString("target"),
-				Bindings:     bindings,
-				Func:         v.GetString("func"),
-				WeightsPath:  v.GetString("weights"),
-				Compiler:     "rlxc " + version,
-				Cache:        cacheFrom(v),
-				ExplainCache: v.GetBool("explain-cache"),
+				Target:        v.GetString("target"),
+				Bindings:      bindings,
+				Func:          v.GetString("func"),
+				WeightsPath:   v.GetString("weights"),
+				Compiler:      "rlxc " + version,
+				CompilerBuild: compilerBuild(),
+				Cache:         cacheFrom(v),
+				ExplainCache:  v.GetBool("explain-cache"),
 			}
 			if !v.GetBool("quiet") {
 				opts.Log = cmd.ErrOrStderr()

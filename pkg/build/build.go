@@ -33,17 +33,18 @@ import (
 
 // Options are everything that shapes an artifact.
 type Options struct {
-	Target       string                    // "cpu"
-	Bindings     []specialize.Binding      // one variant each
-	Func         string                    // entry function; "" means main
-	WeightsPath  string                    // --weights
-	RandomSeed   *uint64                   // --random-weights
-	Params       map[string]*tensor.Tensor // params' data in memory (from an ONNX import)
-	Compiler     string                    // compiler version, recorded and part of the cache key
-	Cache        *cache.Cache              // nil: no cache
-	ExplainCache bool                      // say why the cache missed
-	Log          io.Writer                 // progress and the cache line; nil for quiet
-	FusionReport io.Writer                 // where --fusion-report goes, or nil
+	Target        string                    // "cpu"
+	Bindings      []specialize.Binding      // one variant each
+	Func          string                    // entry function; "" means main
+	WeightsPath   string                    // --weights
+	RandomSeed    *uint64                   // --random-weights
+	Params        map[string]*tensor.Tensor // params' data in memory (from an ONNX import)
+	Compiler      string                    // compiler version, recorded and part of the cache key
+	CompilerBuild string                    // the compiler's build identity: part of the cache key only
+	Cache         *cache.Cache              // nil: no cache
+	ExplainCache  bool                      // say why the cache missed
+	Log           io.Writer                 // progress and the cache line; nil for quiet
+	FusionReport  io.Writer                 // where --fusion-report goes, or nil
 }
 
 // Targets lists the targets rlxc can build for, with what building for
@@ -192,6 +193,7 @@ func Build(file string, src []byte, out string, opts Options) (*Result, error) {
 		Binding:  bindingsText(bindings),
 		Target:   targetTag(opts.Target, gpu),
 		Compiler: opts.Compiler,
+		Build:    opts.CompilerBuild,
 		Options:  "func=" + fn,
 	}
 	if opts.Cache != nil {

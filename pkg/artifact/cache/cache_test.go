@@ -160,6 +160,7 @@ var changes = []struct {
 	{"binding", func(k *Key) { k.Binding = "batch=2,seq=128" }, "binding changed: batch=1,seq=128;batch=1,seq=512 -> batch=2,seq=128"},
 	{"target", func(k *Key) { k.Target = "cpu/avx512f" }, "target changed: cpu/avx2,fma -> cpu/avx512f"},
 	{"compiler", func(k *Key) { k.Compiler = "rlxc 0.2.0" }, "compiler changed: rlxc 0.1.0 -> rlxc 0.2.0"},
+	{"compiler build", func(k *Key) { k.Build = "Zq3b1lTg8sB9kq/xyz" }, `compiler build changed: "" -> Zq3b1lTg8sB9`},
 	{"options", func(k *Key) { k.Options = "" }, `options changed: opt=2 -> ""`},
 }
 

@@ -48,7 +48,7 @@ func diffKeys(old, new Key) []string {
 		if of[i].value == nf[i].value {
 			continue
 		}
-		short := of[i].name == "source" || of[i].name == "weights" // digests
+		short := of[i].name == "source" || of[i].name == "weights" || of[i].name == "compiler build" // digests, IDs
 		out = append(out, fmt.Sprintf("%s changed: %s -> %s", of[i].name, show(of[i].value, short), show(nf[i].value, short)))
 	}
 	return out

@@ -30,7 +30,11 @@ type Key struct {
 	Binding  string `json:"binding"`  // sorted binding text, e.g. "batch=1,seq=128;batch=1,seq=512"
 	Target   string `json:"target"`   // target name and CPU features, e.g. "cpu/avx2,fma"
 	Compiler string `json:"compiler"` // compiler version
-	Options  string `json:"options"`  // canonical options text
+	// Build identifies the compiler's build (its Go build ID): between
+	// releases the version stays put while the code generators change, and
+	// an artifact cached by an older build must not be served.
+	Build   string `json:"build,omitempty"`
+	Options string `json:"options"` // canonical options text
 }
 
 // field is one named field of a Key, in a fixed order.
@@ -44,6 +48,7 @@ func (k Key) fields() []field {
 		{"binding", k.Binding},
 		{"target", k.Target},
 		{"compiler", k.Compiler},
+		{"compiler build", k.Build},
 		{"options", k.Options},
 	}
 }
