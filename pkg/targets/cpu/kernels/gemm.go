@@ -460,6 +460,16 @@ func packAT(dst, a []float32, lda, i0, pc, mb, kb, mr int) {
 	for ir := 0; ir < mb; ir += mr {
 		panel := dst[ir*kb : ir*kb+mr*kb]
 		h := min(mr, mb-ir)
+		if mr == 6 && h == 6 {
+			// Fixed-size copies rather than a memmove call per 6 floats.
+			o := pc*lda + i0 + ir
+			_ = a[o+(kb-1)*lda+5]
+			for p := 0; p < kb; p++ {
+				*(*[6]float32)(panel[p*6 : p*6+6]) = *(*[6]float32)(a[o : o+6])
+				o += lda
+			}
+			continue
+		}
 		for p := 0; p < kb; p++ {
 			row := a[(pc+p)*lda+i0+ir : (pc+p)*lda+i0+ir+h]
 			d := panel[p*mr : p*mr+mr]

@@ -176,17 +176,14 @@ func Conv1x1Packed(p *Pool, out, x []float32, packedW []float32, n, c, hw, o int
 		if res != nil {
 			r = res[img*o*hw : (img+1)*o*hw]
 		}
-		p.For(o, max(1, 4096/hw), func(lo, hi int) {
-			for ch := lo; ch < hi; ch++ {
-				row := dst[ch*hw : (ch+1)*hw]
+		// Blocks of 8 channels: the transpose goes by 8×8 tiles.
+		p.For(ceilDiv(o, 8), max(1, 512/hw), func(lo, hi int) {
+			c0, c1 := lo*8, min(hi*8, o)
+			transpose(dst[c0*hw:], hw, t[c0:], o, hw, c1-c0)
+			if r != nil {
+				rr, row := r[c0*hw:c1*hw], dst[c0*hw:c1*hw]
 				for j := range row {
-					row[j] = t[j*o+ch]
-				}
-				if r != nil {
-					rr := r[ch*hw : (ch+1)*hw]
-					for j := range row {
-						row[j] += rr[j]
-					}
+					row[j] += rr[j]
 				}
 			}
 		})
