@@ -77,7 +77,7 @@ func Conv2D(p *Pool, out, x, w []float32, g ConvGeom, ep Epilogue) {
 		xs := x[(n*g.C+gi*cg)*hw : (n*g.C+(gi+1)*cg)*hw]
 		cb := convB{x: xs, g: &g}
 		if phases != nil {
-			per := 2 * g.H * ((g.W + 1) / 2) // phase floats per plane
+			per := 2 * g.H * phaseWidth(g.W) // phase floats per plane
 			cb.phases = phases[(n*g.C+gi*cg)*per : (n*g.C+(gi+1)*cg)*per]
 		}
 		var src bSource = cb
@@ -139,20 +139,35 @@ type convB struct {
 // cost as much as the split itself (allocation and zeroing).
 var phasePool = sync.Pool{New: func() any { return new([]float32) }}
 
+// phaseBorder is the zeros on each side of a phase row: with them a tap's
+// whole span of outputs along a row, padding included, is one contiguous
+// run of its phase row (for left padding up to 2·phaseBorder), so the
+// packing copies whole 16-float panel rows instead of a zero, a shifted
+// run and a memmove per panel (MobileNetV2's first layer: packing 200 ->
+// ~40 us).
+const phaseBorder = 2
+
+// phaseWidth is the length of a bordered phase row of an input w wide.
+func phaseWidth(w int) int { return (w+1)/2 + 2*phaseBorder }
+
 // splitPhases makes the stride-2 column phases of x's planes into a buffer
-// from phasePool, not zeroed: every element a convolution reads is written
-// (an odd-width row leaves the last odd-phase slot, column W, which no
-// output reads). Put it back when done.
+// from phasePool: [plane][phase][row][phaseWidth], phase index i (column
+// 2i+phase) at i+phaseBorder, every slot that is no input column zero.
+// Put it back when done.
 func splitPhases(x []float32, planes, h, w int) *[]float32 {
-	pw := (w + 1) / 2
+	pw, pb := (w+1)/2, phaseWidth(w)
 	buf := phasePool.Get().(*[]float32)
-	*buf = grow(*buf, planes*2*h*pw)
+	*buf = grow(*buf, planes*2*h*pb)
 	out := *buf
 	for c := 0; c < planes; c++ {
 		for ih := 0; ih < h; ih++ {
-			even := out[((c*2)*h+ih)*pw : ((c*2)*h+ih+1)*pw]
-			odd := out[((c*2+1)*h+ih)*pw : ((c*2+1)*h+ih+1)*pw]
-			deinterleave2(even, odd, x[(c*h+ih)*w:(c*h+ih+1)*w])
+			even := out[((c*2)*h+ih)*pb : ((c*2)*h+ih+1)*pb]
+			odd := out[((c*2+1)*h+ih)*pb : ((c*2+1)*h+ih+1)*pb]
+			clear(even[:phaseBorder])
+			clear(odd[:phaseBorder])
+			deinterleave2(even[phaseBorder:phaseBorder+pw], odd[phaseBorder:phaseBorder+pw], x[(c*h+ih)*w:(c*h+ih+1)*w])
+			clear(even[phaseBorder+pw:])
+			clear(odd[phaseBorder+w/2:]) // an odd width leaves the slot of column w
 		}
 	}
 	return buf
@@ -176,18 +191,25 @@ func (pw *panelWriter) zeros(n int) {
 }
 
 func (pw *panelWriter) copy(src []float32) {
-	for pw.nr == 16 && pw.c == 0 && len(src) >= 16 {
-		// A whole panel row: one fixed-size copy, not a memmove call (the
-		// runs of a small-channel convolution are exactly this).
-		*(*[16]float32)(pw.dst[pw.o : pw.o+16]) = *(*[16]float32)(src[:16])
-		pw.o += 16 + pw.hop
-		src = src[16:]
+	if n := len(src) / 16; pw.nr == 16 && pw.c == 0 && n > 0 {
+		// Whole panel rows, one after another (the runs of a small-channel
+		// convolution are exactly these).
+		copyRows16(pw.dst[pw.o:], 16+pw.hop, src, n)
+		pw.o += n * (16 + pw.hop)
+		src = src[n*16:]
 	}
 	for len(src) > 0 {
 		k := min(len(src), pw.nr-pw.c)
 		copy(pw.dst[pw.o:pw.o+k], src[:k])
 		pw.advance(k)
 		src = src[k:]
+	}
+}
+
+// copyRows16Go is copyRows16 in Go.
+func copyRows16Go(dst []float32, dstStride int, src []float32, n int) {
+	for i := 0; i < n; i++ {
+		copy(dst[i*dstStride:i*dstStride+16], src[i*16:i*16+16])
 	}
 }
 
@@ -203,7 +225,7 @@ func (s convB) pack(dst []float32, nr, p0, kb, j0, w int) {
 	g := s.g
 	hw := g.H * g.W
 	khw := g.KH * g.KW
-	pw0 := (g.W + 1) / 2
+	pw0 := phaseWidth(g.W)
 	runs := g.DilW == 1 && (g.StrideW == 1 || (g.StrideW == 2 && s.phases != nil))
 	for p := 0; p < kb; p++ {
 		pp := p0 + p
@@ -226,6 +248,14 @@ func (s convB) pack(dst []float32, nr, p0, kb, j0, w int) {
 			case ih < 0 || ih >= g.H:
 				out.zeros(span)
 			case runs:
+				var prow []float32
+				if g.StrideW == 2 {
+					prow = s.phases[((ci*2+ph)*g.H+ih)*pw0 : ((ci*2+ph)*g.H+ih+1)*pw0]
+					if lo, hi := ow+shift+phaseBorder, ow+span+shift+phaseBorder; lo >= 0 && hi <= len(prow) {
+						out.copy(prow[lo:hi]) // the borders hold the padding
+						break
+					}
+				}
 				// [ow, ow+span) = zeros below owLo, a run, zeros from owHi.
 				a := min(max(ow, owLo), ow+span)
 				b := min(max(a, owHi), ow+span)
@@ -235,8 +265,7 @@ func (s convB) pack(dst []float32, nr, p0, kb, j0, w int) {
 						row := plane[ih*g.W : (ih+1)*g.W]
 						out.copy(row[a+iwOff : b+iwOff])
 					} else {
-						prow := s.phases[((ci*2+ph)*g.H+ih)*pw0 : ((ci*2+ph)*g.H+ih+1)*pw0]
-						out.copy(prow[a+shift : b+shift])
+						out.copy(prow[a+shift+phaseBorder : b+shift+phaseBorder])
 					}
 				}
 				out.zeros(ow + span - b)

@@ -1,0 +1,7 @@
+//go:build !amd64 || purego
+
+package kernels
+
+func copyRows16(dst []float32, dstStride int, src []float32, n int) {
+	copyRows16Go(dst, dstStride, src, n)
+}
