@@ -97,7 +97,27 @@ func (d *dwSmall) plane(op, xp []float32, g *ConvGeom, wk []float32, bias, lo, h
 			row: make([]float32, 2*wp2), flat: make([]float32, hp2*wp2)}
 	}
 	c0, c1 := max(0, -g.PadL), min(g.W, wp-g.PadL) // input columns that land inside
-	for ih := max(0, -g.PadT); ih < g.H && ih+g.PadT < hp && c0 < c1; ih++ {
+	ih0, ih1 := max(0, -g.PadT), min(g.H, hp-g.PadT)
+	if st == 2 && c0 == 0 && c1 == g.W && g.PadL >= 0 && ih0 < ih1 {
+		// Whole input rows split straight into the phases, every other
+		// row in one call (rows of one parity land in consecutive rows of
+		// their phase planes): padded column PadL+i holds input column i.
+		h := g.PadL / 2
+		for ih := ih0; ih < min(ih0+2, ih1); ih++ {
+			r := ih + g.PadT
+			even := ((r%2)*2*hp2 + r/2) * wp2 // row r's even columns; its odd ones follow hp2 rows on
+			odd := even + hp2*wp2
+			rows := (ih1 - ih + 1) / 2
+			src := xp[ih*g.W:]
+			if g.PadL%2 == 0 {
+				deinterleaveRows(d.ph[even+h:], d.ph[odd+h:], wp2, src, 2*g.W, rows, g.W)
+			} else {
+				deinterleaveRows(d.ph[odd+h:], d.ph[even+h+1:], wp2, src, 2*g.W, rows, g.W)
+			}
+		}
+		ih0 = ih1
+	}
+	for ih := ih0; ih < ih1 && c0 < c1; ih++ {
 		r := ih + g.PadT
 		if st == 1 {
 			copy(d.ph[r*wp+c0+g.PadL:r*wp+c1+g.PadL], xp[ih*g.W+c0:ih*g.W+c1])

@@ -14,20 +14,36 @@ func dot9(dst []float32, src *[9][]float32, w *[9]float32, bias, lo, hi float32)
 }
 
 //go:noescape
-func deinterleave2AVX2(even, odd, src *float32, pairs int)
+func deinterleave2AVX2(even, odd, src *float32, pairs, rows, dstStep, srcStep int)
 
 // deinterleave2 splits src into its even and odd elements; even has
 // ceil(len(src)/2) elements and odd floor(len(src)/2).
 func deinterleave2(even, odd, src []float32) {
-	pairs := len(src) / 2
-	if hasAVX2FMA && pairs > 0 {
-		_, _ = even[pairs-1], odd[pairs-1]
-		deinterleave2AVX2(&even[0], &odd[0], &src[0], pairs)
-	} else {
-		deinterleave2Go(even[:pairs], odd[:pairs], src[:2*pairs])
+	deinterleaveRows(even, odd, 0, src, 0, 1, len(src))
+}
+
+// deinterleaveRows runs deinterleave2 on rows rows of n elements: row r
+// reads src[r*srcStride:][:n] and writes even[r*dstStride:] and
+// odd[r*dstStride:], in one call.
+func deinterleaveRows(even, odd []float32, dstStride int, src []float32, srcStride, rows, n int) {
+	if rows <= 0 || n <= 0 {
+		return
 	}
-	if len(src)%2 == 1 {
-		even[pairs] = src[len(src)-1]
+	pairs := n / 2
+	last := (rows - 1) * dstStride
+	_, _ = even[last+(n+1)/2-1], src[(rows-1)*srcStride+n-1]
+	if hasAVX2FMA && pairs > 0 {
+		_ = odd[last+pairs-1]
+		deinterleave2AVX2(&even[0], &odd[0], &src[0], pairs, rows, dstStride, srcStride)
+	} else {
+		for r := 0; r < rows; r++ {
+			deinterleave2Go(even[r*dstStride:r*dstStride+pairs], odd[r*dstStride:r*dstStride+pairs], src[r*srcStride:r*srcStride+2*pairs])
+		}
+	}
+	if n%2 == 1 {
+		for r := 0; r < rows; r++ {
+			even[r*dstStride+pairs] = src[r*srcStride+n-1]
+		}
 	}
 }
 

@@ -39,12 +39,23 @@
 	VMINSS  X9, X12, X9 \
 	VMOVSS X9, (DI)(BX*4)
 
-// func deinterleave2AVX2(even, odd, src *float32, pairs int)
-// even[i] = src[2i], odd[i] = src[2i+1] for i in [0, pairs).
-TEXT ·deinterleave2AVX2(SB), NOSPLIT, $0-32
-	MOVQ even+0(FP), DI
-	MOVQ odd+8(FP), SI
-	MOVQ src+16(FP), AX
+// func deinterleave2AVX2(even, odd, src *float32, pairs, rows, dstStep, srcStep int)
+// even[r*dstStep+i] = src[r*srcStep+2i], odd[r*dstStep+i] =
+// src[r*srcStep+2i+1] for i in [0, pairs), r in [0, rows); steps in floats.
+TEXT ·deinterleave2AVX2(SB), NOSPLIT, $0-56
+	MOVQ rows+32(FP), R8
+	MOVQ dstStep+40(FP), R9
+	SHLQ $2, R9
+	MOVQ srcStep+48(FP), R10
+	SHLQ $2, R10
+	MOVQ even+0(FP), R11
+	MOVQ odd+8(FP), R12
+	MOVQ src+16(FP), R13
+
+row:
+	MOVQ R11, DI
+	MOVQ R12, SI
+	MOVQ R13, AX
 	MOVQ pairs+24(FP), CX
 
 loop8:
@@ -66,7 +77,7 @@ loop8:
 
 tail:
 	TESTQ CX, CX
-	JE    done
+	JE    nextrow
 	MOVL (AX), BX
 	MOVL BX, (DI)
 	MOVL 4(AX), BX
@@ -77,7 +88,12 @@ tail:
 	DECQ CX
 	JMP  tail
 
-done:
+nextrow:
+	ADDQ R9, R11
+	ADDQ R9, R12
+	ADDQ R10, R13
+	DECQ R8
+	JNZ  row
 	VZEROUPPER
 	RET
 

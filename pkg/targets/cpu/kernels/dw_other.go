@@ -9,10 +9,19 @@ func dot9(dst []float32, src *[9][]float32, w *[9]float32, bias, lo, hi float32)
 
 // deinterleave2 splits src into its even and odd elements.
 func deinterleave2(even, odd, src []float32) {
-	pairs := len(src) / 2
-	deinterleave2Go(even[:pairs], odd[:pairs], src[:2*pairs])
-	if len(src)%2 == 1 {
-		even[pairs] = src[len(src)-1]
+	deinterleaveRows(even, odd, 0, src, 0, 1, len(src))
+}
+
+// deinterleaveRows runs deinterleave2 on rows rows of n elements, src rows
+// srcStride apart, even and odd rows dstStride apart.
+func deinterleaveRows(even, odd []float32, dstStride int, src []float32, srcStride, rows, n int) {
+	pairs := n / 2
+	for r := 0; r < rows; r++ {
+		e, o, s := even[r*dstStride:], odd[r*dstStride:], src[r*srcStride:r*srcStride+n]
+		deinterleave2Go(e[:pairs], o[:pairs], s[:2*pairs])
+		if n%2 == 1 {
+			e[pairs] = s[n-1]
+		}
 	}
 }
 
