@@ -27,3 +27,16 @@ func TestTranspose(t *testing.T) {
 		}
 	}
 }
+
+// TestCopyRows16 checks the panel-row copy against plain copies, and that
+// nothing between or after the runs is written.
+func TestCopyRows16(t *testing.T) {
+	r := newRand(32)
+	for _, n := range []int{1, 2, 7} {
+		src := randSlice(r, n*16)
+		got, want := poison(n*19+4), poison(n*19+4)
+		copyRows16(got, 19, src, n)
+		copyRows16Go(want, 19, src, n)
+		checkEqual(t, fmt.Sprintf("copyRows16 n=%d", n), got, want)
+	}
+}
