@@ -206,6 +206,13 @@ func (pw *panelWriter) copy(src []float32) {
 	}
 }
 
+// copyRowsGo is copyRows in Go.
+func copyRowsGo(dst []float32, dstStride int, src []float32, srcStride, rows, n int) {
+	for r := 0; r < rows; r++ {
+		copy(dst[r*dstStride:r*dstStride+n], src[r*srcStride:r*srcStride+n])
+	}
+}
+
 // copyRows16Go is copyRows16 in Go.
 func copyRows16Go(dst []float32, dstStride int, src []float32, n int) {
 	for i := 0; i < n; i++ {

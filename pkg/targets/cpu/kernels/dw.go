@@ -117,12 +117,13 @@ func (d *dwSmall) plane(op, xp []float32, g *ConvGeom, wk []float32, bias, lo, h
 		}
 		ih0 = ih1
 	}
+	if st == 1 && c0 < c1 && ih0 < ih1 {
+		r := ih0 + g.PadT
+		copyRows(d.ph[r*wp+c0+g.PadL:], wp, xp[ih0*g.W+c0:], g.W, ih1-ih0, c1-c0)
+		ih0 = ih1
+	}
 	for ih := ih0; ih < ih1 && c0 < c1; ih++ {
 		r := ih + g.PadT
-		if st == 1 {
-			copy(d.ph[r*wp+c0+g.PadL:r*wp+c1+g.PadL], xp[ih*g.W+c0:ih*g.W+c1])
-			continue
-		}
 		even := ((r%2)*2*hp2 + r/2) * wp2 // row r's even columns; its odd ones follow hp2 rows on
 		odd := even + hp2*wp2
 		if c0 == 0 && c1 == g.W && g.PadL >= 0 {
@@ -160,9 +161,7 @@ func (d *dwSmall) plane(op, xp []float32, g *ConvGeom, wk []float32, bias, lo, h
 	}
 	t := d.flat[:n]
 	dot9(t, &src, &w, bias, lo, hi)
-	for r := 0; r < g.OH; r++ {
-		copy(op[r*g.OW:(r+1)*g.OW], t[r*wp2:r*wp2+g.OW])
-	}
+	copyRows(op, g.OW, t, wp2, g.OH, g.OW)
 }
 
 // depthwise3x3 runs one output plane of a 3x3 depthwise convolution with

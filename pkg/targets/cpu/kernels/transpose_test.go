@@ -40,3 +40,18 @@ func TestCopyRows16(t *testing.T) {
 		checkEqual(t, fmt.Sprintf("copyRows16 n=%d", n), got, want)
 	}
 }
+
+// TestCopyRows checks the strided row copy against plain copies, and that
+// nothing between or after the rows is written.
+func TestCopyRows(t *testing.T) {
+	r := newRand(33)
+	for _, rows := range []int{1, 2, 5} {
+		for _, n := range []int{1, 7, 8, 9, 14, 31} {
+			src := randSlice(r, rows*(n+5))
+			got, want := poison(rows*(n+3)+4), poison(rows*(n+3)+4)
+			copyRows(got, n+3, src, n+5, rows, n)
+			copyRowsGo(want, n+3, src, n+5, rows, n)
+			checkEqual(t, fmt.Sprintf("copyRows %dx%d", rows, n), got, want)
+		}
+	}
+}
