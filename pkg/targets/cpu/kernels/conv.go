@@ -306,6 +306,28 @@ func (s convB) pack(dst []float32, nr, p0, kb, j0, w int) {
 // tap becomes a contiguous axpy too.
 func convDirect(p *Pool, out, x, w []float32, g *ConvGeom, ep *Epilogue) {
 	s := g.OH * g.OW
+	if dwNHWCApplies(g) {
+		// Small planes go channels last (see depthwiseNHWC), ReLU or a
+		// clamp applied in the taps' pass, anything else after.
+		clo, chi, act := float32(math.Inf(-1)), float32(math.Inf(1)), ep.Act
+		switch {
+		case act == ActRelu:
+			clo, act = 0, ActNone
+		case act == ActClamp && !(ep.Min > ep.Max):
+			clo, chi, act = ep.Min, ep.Max, ActNone
+		}
+		depthwiseNHWC(p, out, x, w, g, ep.Bias, clo, chi)
+		if act != ActNone || ep.Residual != nil {
+			for n := 0; n < g.N; n++ {
+				e := epi{act: act, alpha: ep.Alpha, lo: ep.Min, hi: ep.Max, ldr: s}
+				if ep.Residual != nil {
+					e.res = ep.Residual[n*g.O*s : (n+1)*g.O*s]
+				}
+				e.apply(out[n*g.O*s:(n+1)*g.O*s], s, 0, 0, g.O, s)
+			}
+		}
+		return
+	}
 	hw := g.H * g.W
 	khw := g.KH * g.KW
 	og := g.O / g.Groups
