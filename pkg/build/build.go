@@ -403,7 +403,7 @@ func generate(m *hir.Module, f *hir.FuncDecl, g *mir.Graph, bindings []specializ
 		}
 		name := fmt.Sprintf("program/%d", i)
 		sections = append(sections, artifact.Section{Name: name, Codec: artifact.CodecZstd, Data: raw})
-		variants = append(variants, artifact.Variant{Binding: b, Section: name, ArenaBytes: plan.ArenaBytes, TempBytes: plan.TempBytes, Steps: len(prog.Steps)})
+		variants = append(variants, artifact.Variant{Binding: b, Section: name, ArenaBytes: prog.ArenaBytes, TempBytes: plan.TempBytes, Steps: len(prog.Steps)})
 	}
 	// Weights: each 64-byte aligned in one raw section the loader maps.
 	var wdata []byte

@@ -104,6 +104,7 @@ func (w *Weights) Add(v *mir.Value) int {
 // Generate emits the program of one plan.
 func Generate(p *specialize.Plan, w *Weights) (*artifact.Program, error) {
 	g := &gen{p: p, w: w, buf: map[*mir.Value]int{}, prog: &artifact.Program{ArenaBytes: p.ArenaBytes}}
+	g.planLayouts()
 	for i, v := range p.Graph.Inputs {
 		g.prog.Inputs = append(g.prog.Inputs, artifact.Slot{Name: v.Name, DType: v.Type.DType.String(), Shape: p.Shapes[v], Buffer: g.buffer(v)})
 		_ = i
@@ -120,10 +121,12 @@ func Generate(p *specialize.Plan, w *Weights) (*artifact.Program, error) {
 }
 
 type gen struct {
-	p    *specialize.Plan
-	w    *Weights
-	buf  map[*mir.Value]int
-	prog *artifact.Program
+	p      *specialize.Plan
+	w      *Weights
+	buf    map[*mir.Value]int
+	prog   *artifact.Program
+	nhwc   map[*mir.Value]bool // values stored channels last (layout.go)
+	relaid map[*mir.Value]int  // NCHW values relaid channels last, by scratch buffer
 }
 
 // buffer returns the buffer index of a value, adding it on first use.
@@ -261,6 +264,9 @@ func (g *gen) node(n *mir.Node) error {
 		}
 		if err := g.requireF32(n, x[0], x[1], out); err != nil {
 			return err
+		}
+		if g.nhwcConv(n) && (g.nhwc[x[0]] || g.nhwc[out]) {
+			return g.convNHWC(n, convBias, res, ints, floats)
 		}
 		xs, ws, os := g.shape(x[0]), g.shape(x[1]), g.shape(out)
 		st, pad, dil := n.Attrs.Ints("stride"), n.Attrs.Ints("pad"), n.Attrs.Ints("dilation")

@@ -309,13 +309,7 @@ func convDirect(p *Pool, out, x, w []float32, g *ConvGeom, ep *Epilogue) {
 	if dwNHWCApplies(g) {
 		// Small planes go channels last (see depthwiseNHWC), ReLU or a
 		// clamp applied in the taps' pass, anything else after.
-		clo, chi, act := float32(math.Inf(-1)), float32(math.Inf(1)), ep.Act
-		switch {
-		case act == ActRelu:
-			clo, act = 0, ActNone
-		case act == ActClamp && !(ep.Min > ep.Max):
-			clo, chi, act = ep.Min, ep.Max, ActNone
-		}
+		clo, chi, act := clampOf(ep)
 		depthwiseNHWC(p, out, x, w, g, ep.Bias, clo, chi)
 		if act != ActNone || ep.Residual != nil {
 			for n := 0; n < g.N; n++ {

@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"fmt"
 	"math"
 	"sync"
 )
@@ -83,17 +84,18 @@ func depthwiseNHWC(p *Pool, out, x, w []float32, g *ConvGeom, bias []float32, lo
 			if bias != nil {
 				bs = bias[c0:c1]
 			}
-			dwNHWCPlane(wk.o, wk.x, wk.w, bs, zero, g, cn, lo, hi)
+			dwNHWCPlane(wk.o, wk.x, wk.w, bs, zero, g, cn, cn, lo, hi)
 			transpose(out[(n*C+c0)*ohw:], ohw, wk.o, cn, ohw, cn)
 		}
 	})
 }
 
-// dwNHWCPlane computes one image's channel block channels last: xt
-// [H·W][cn] in, ot [OH·OW][cn] out, wt [9][cn]. Output rows whose three
+// dwNHWCPlane computes one image's channel block channels last: xt in,
+// [H·W] pixels ps floats apart, ot out, [OH·OW] pixels ps floats apart,
+// each pixel's cn channels contiguous; wt [9][cn]. Output rows whose three
 // input rows exist run their interior pixels in one call; border pixels go
 // one at a time, their outside taps reading zero.
-func dwNHWCPlane(ot, xt, wt, bias, zero []float32, g *ConvGeom, cn int, lo, hi float32) {
+func dwNHWCPlane(ot, xt, wt, bias, zero []float32, g *ConvGeom, cn, ps int, lo, hi float32) {
 	sh, sw := g.StrideH, g.StrideW
 	// Interior columns: all three input columns inside the row.
 	owLo := min(g.OW, ceilDiv(g.PadL, sw))
@@ -110,11 +112,11 @@ func dwNHWCPlane(ot, xt, wt, bias, zero []float32, g *ConvGeom, cn int, lo, hi f
 				if ih < 0 || ih >= g.H || iw < 0 || iw >= g.W {
 					in[kh*3+kw] = zero
 				} else {
-					in[kh*3+kw] = xt[(ih*g.W+iw)*cn:]
+					in[kh*3+kw] = xt[(ih*g.W+iw)*ps:]
 				}
 			}
 		}
-		dwNHWC(ot[(oh*g.OW+ow)*cn:], cn, &in, 0, wt, bias, cn, 1, lo, hi)
+		dwNHWC(ot[(oh*g.OW+ow)*ps:], ps, &in, 0, wt, bias, cn, 1, lo, hi)
 	}
 	for oh := 0; oh < g.OH; oh++ {
 		ih0 := oh*sh - g.PadT
@@ -130,12 +132,107 @@ func dwNHWCPlane(ot, xt, wt, bias, zero []float32, g *ConvGeom, cn int, lo, hi f
 		iw0 := owLo*sw - g.PadL
 		for kh := 0; kh < 3; kh++ {
 			for kw := 0; kw < 3; kw++ {
-				in[kh*3+kw] = xt[((ih0+kh)*g.W+iw0+kw)*cn:]
+				in[kh*3+kw] = xt[((ih0+kh)*g.W+iw0+kw)*ps:]
 			}
 		}
-		dwNHWC(ot[(oh*g.OW+owLo)*cn:], cn, &in, sw*cn, wt, bias, cn, owHi-owLo, lo, hi)
+		dwNHWC(ot[(oh*g.OW+owLo)*ps:], ps, &in, sw*ps, wt, bias, cn, owHi-owLo, lo, hi)
 		for ow := owHi; ow < g.OW; ow++ {
 			pixel(oh, ow)
 		}
 	}
+}
+
+// DepthwiseNHWC computes a 3×3 depthwise convolution (DepthwiseNHWCApplies)
+// over channels-last tensors: x [N, H, W, C], out [N, OH, OW, C], w [C, 1,
+// 3, 3]; ep.Bias is per channel, ep.Residual laid out like out. ReLU and
+// clamps are applied with the taps, other activations and the residual
+// after. out must not overlap x, w, Bias or Residual.
+func DepthwiseNHWC(p *Pool, out, x, w []float32, g ConvGeom, ep Epilogue) {
+	g.normalize()
+	C, hw, ohw := g.C, g.H*g.W, g.OH*g.OW
+	if !DepthwiseNHWCApplies(g) || g.N < 0 || len(x) < g.N*hw*C || len(out) < g.N*ohw*C || len(w) < 9*C ||
+		(ep.Bias != nil && len(ep.Bias) < C) || (ep.Residual != nil && len(ep.Residual) < g.N*ohw*C) {
+		panic(fmt.Sprintf("kernels: DepthwiseNHWC: bad geometry %+v or slices x %d w %d out %d", g, len(x), len(w), len(out)))
+	}
+	lo, hi, act := clampOf(&ep)
+	blocks := 1
+	if p.Threads() > 1 {
+		blocks = min(C/8, 2*p.Threads())
+	}
+	p.For(g.N*blocks, 1, func(tlo, thi int) {
+		wk := dwNHWCPool.Get().(*dwNHWCWork)
+		defer dwNHWCPool.Put(wk)
+		for t := tlo; t < thi; t++ {
+			n, b := t/blocks, t%blocks
+			c0, c1 := b*(C/8)/blocks*8, (b+1)*(C/8)/blocks*8
+			cn := c1 - c0
+			wk.w = grow(wk.w, 9*cn)
+			if len(wk.zero) < cn {
+				wk.zero = make([]float32, cn)
+			}
+			zero := wk.zero[:cn]
+			transpose(wk.w, cn, w[c0*9:], 9, cn, 9)
+			bs := zero
+			if ep.Bias != nil {
+				bs = ep.Bias[c0:c1]
+			}
+			dwNHWCPlane(out[n*ohw*C+c0:], x[n*hw*C+c0:], wk.w, bs, zero, &g, cn, C, lo, hi)
+		}
+	})
+	if act != ActNone || ep.Residual != nil {
+		e := epi{act: act, alpha: ep.Alpha, lo: ep.Min, hi: ep.Max, res: ep.Residual, ldr: C}
+		e.apply(out, C, 0, 0, g.N*ohw, C)
+	}
+}
+
+// DepthwiseNHWCApplies reports whether DepthwiseNHWC computes g.
+func DepthwiseNHWCApplies(g ConvGeom) bool {
+	g.normalize()
+	return dwNHWCApplies(&g)
+}
+
+// clampOf splits ep's activation into the clamp the tap passes apply (ReLU
+// as [0, +Inf], a clamp as itself, else none) and the activation left.
+func clampOf(ep *Epilogue) (lo, hi float32, rest Activation) {
+	lo, hi, rest = float32(math.Inf(-1)), float32(math.Inf(1)), ep.Act
+	switch {
+	case rest == ActRelu:
+		lo, rest = 0, ActNone
+	case rest == ActClamp && !(ep.Min > ep.Max):
+		lo, hi, rest = ep.Min, ep.Max, ActNone
+	}
+	return lo, hi, rest
+}
+
+// ToNHWC writes src [N, C, HW] channels last into dst [N, HW, C], and
+// ToNCHW the other way; channel blocks are split across the pool.
+func ToNHWC(p *Pool, dst, src []float32, n, c, hw int) {
+	relayout(p, dst, src, n, c, hw, true)
+}
+
+// ToNCHW writes src [N, HW, C] as dst [N, C, HW].
+func ToNCHW(p *Pool, dst, src []float32, n, c, hw int) {
+	relayout(p, dst, src, n, c, hw, false)
+}
+
+func relayout(p *Pool, dst, src []float32, n, c, hw int, toNHWC bool) {
+	if n < 0 || c < 0 || hw < 0 || len(dst) < n*c*hw || len(src) < n*c*hw {
+		panic(fmt.Sprintf("kernels: relayout: slices of %d, %d for [%d, %d, %d]", len(dst), len(src), n, c, hw))
+	}
+	if n*c*hw == 0 {
+		return
+	}
+	blocks := max(1, min(ceilDiv(c, 8), 2*p.Threads()))
+	p.For(n*blocks, 1, func(lo, hi int) {
+		for t := lo; t < hi; t++ {
+			i, b := t/blocks, t%blocks
+			c0, c1 := b*ceilDiv(c, 8)/blocks*8, min(c, (b+1)*ceilDiv(c, 8)/blocks*8)
+			img := i * c * hw
+			if toNHWC {
+				transpose(dst[img+c0:], c, src[img+c0*hw:], hw, c1-c0, hw)
+			} else {
+				transpose(dst[img+c0*hw:], hw, src[img+c0:], c, hw, c1-c0)
+			}
+		}
+	})
 }

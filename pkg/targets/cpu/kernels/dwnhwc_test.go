@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"fmt"
 	"math"
 	"testing"
 )
@@ -26,6 +27,72 @@ func TestDwNHWCTwins(t *testing.T) {
 				g, e := got[i], want[i]
 				if g != e && !(g != g && e != e) && math.Abs(float64(g-e)) > 1e-6 {
 					t.Fatalf("c=%d npix=%d: element %d = %g, Go twin %g", c, npix, i, g, e)
+				}
+			}
+		}
+	}
+}
+
+// TestDepthwiseNHWC checks the channels-last depthwise convolution against
+// Conv2D on the same data in NCHW (through ToNHWC and ToNCHW, which are
+// checked against plain loops first): strides, pads, batches, every
+// epilogue kind, 1 and 2 threads.
+func TestDepthwiseNHWC(t *testing.T) {
+	r := newRand(43)
+	x := randSlice(r, 2*24*35)
+	nhwc, back := make([]float32, len(x)), make([]float32, len(x))
+	ToNHWC(nil, nhwc, x, 2, 24, 35)
+	for i := 0; i < 2; i++ {
+		for c := 0; c < 24; c++ {
+			for p := 0; p < 35; p++ {
+				if nhwc[(i*35+p)*24+c] != x[(i*24+c)*35+p] {
+					t.Fatalf("ToNHWC: image %d channel %d pixel %d wrong", i, c, p)
+				}
+			}
+		}
+	}
+	ToNCHW(NewPool(2), back, nhwc, 2, 24, 35)
+	checkEqual(t, "ToNCHW(ToNHWC(x))", back, x)
+
+	geoms := []ConvGeom{
+		convGeom(2, 16, 7, 7, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 16, false),
+		convGeom(1, 72, 14, 14, 72, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 72, false),
+		convGeom(2, 8, 13, 11, 8, 3, 3, 2, 2, 0, 2, 2, 1, 1, 1, 8, false),
+		convGeom(1, 136, 2, 2, 136, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 136, false),
+		convGeom(1, 24, 6, 9, 24, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 24, false),
+	}
+	eps := []Epilogue{{}, {Act: ActClamp, Min: 0, Max: 6}, {Act: ActRelu}, {Act: ActGelu}}
+	for gi, g := range geoms {
+		for ei, ep := range eps {
+			for _, bias := range []bool{false, true} {
+				for _, res := range []bool{false, true} {
+					for _, p := range pools(t) {
+						hw, ohw := g.H*g.W, g.OH*g.OW
+						x := randSlice(r, g.N*g.C*hw)
+						w := randSlice(r, g.C*9)
+						e := ep
+						if bias {
+							e.Bias = randSlice(r, g.C)
+						}
+						var resN []float32
+						if res {
+							resN = randSlice(r, g.N*g.C*ohw)
+							e.Residual = resN
+						}
+						want := make([]float32, g.N*g.C*ohw)
+						Conv2D(p, want, x, w, g, e)
+						xh, resH := make([]float32, len(x)), make([]float32, len(resN))
+						ToNHWC(p, xh, x, g.N, g.C, hw)
+						if res {
+							ToNHWC(p, resH, resN, g.N, g.C, ohw)
+							e.Residual = resH
+						}
+						oh := poison(g.N * g.C * ohw)
+						DepthwiseNHWC(p, oh, xh, w, g, e)
+						got := make([]float32, len(oh))
+						ToNCHW(p, got, oh, g.N, g.C, ohw)
+						checkEqual(t, fmt.Sprintf("geometry %d epilogue %d bias %v res %v threads %d", gi, ei, bias, res, p.Threads()), got, want)
+					}
 				}
 			}
 		}

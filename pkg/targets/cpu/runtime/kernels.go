@@ -96,6 +96,34 @@ func run(pool *kernels.Pool, s *artifact.Step, bufs [][]byte) error {
 			return err
 		}
 		kernels.Conv2D(pool, f32(o), f32(0), f32(1), geom, ep)
+	case "dwconv_nhwc":
+		// conv2d's geometry and epilogue over channels-last x and out.
+		if err := need(s, 21, 3); err != nil {
+			return err
+		}
+		g := s.Ints
+		geom := kernels.ConvGeom{N: int(g[0]), C: int(g[1]), H: int(g[2]), W: int(g[3]), O: int(g[4]), KH: int(g[5]), KW: int(g[6]),
+			StrideH: int(g[7]), StrideW: int(g[8]), PadT: int(g[9]), PadL: int(g[10]), PadB: int(g[11]), PadR: int(g[12]),
+			DilH: int(g[13]), DilW: int(g[14]), Groups: int(g[15]), OH: int(g[16]), OW: int(g[17])}
+		if !kernels.DepthwiseNHWCApplies(geom) {
+			return fmt.Errorf("malformed dwconv_nhwc step: geometry %+v", geom)
+		}
+		ep, o, err := epilogue(s, g[18:], bufs, 2)
+		if err != nil {
+			return err
+		}
+		kernels.DepthwiseNHWC(pool, f32(o), f32(0), f32(1), geom, ep)
+	case "nchw_to_nhwc", "nhwc_to_nchw":
+		// Ints: N, C, H·W; Args: src, dst.
+		if err := need(s, 3, 2); err != nil {
+			return err
+		}
+		n, c, hw := int(s.Ints[0]), int(s.Ints[1]), int(s.Ints[2])
+		if s.Kernel == "nchw_to_nhwc" {
+			kernels.ToNHWC(pool, f32(1), f32(0), n, c, hw)
+		} else {
+			kernels.ToNCHW(pool, f32(1), f32(0), n, c, hw)
+		}
 	case "maxpool2d", "avgpool2d":
 		if err := need(s, 17, 2); err != nil {
 			return err

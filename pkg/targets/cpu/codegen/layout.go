@@ -1,0 +1,173 @@
+package codegen
+
+import (
+	"github.com/rlx-project/rlx/pkg/artifact"
+	"github.com/rlx-project/rlx/pkg/mir"
+	"github.com/rlx-project/rlx/pkg/specialize"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels"
+	"github.com/rlx-project/rlx/pkg/tensor"
+)
+
+// Channels-last stretches.
+//
+// Convolutions over small planes (MobileNet's 14×14 and 7×7 stages) lose
+// in NCHW: a 1×1 convolution's plane is too narrow for full column tiles
+// and a depthwise one's rows too short for vectors. In channels-last
+// (NHWC) order a 1×1 convolution is a plain product [N·H·W, C]·Wᵀ with Wᵀ
+// packed at build time (matmul_packed), and a depthwise one runs along the
+// channels (dwconv_nhwc). So values produced and consumed only by such
+// convolutions are stored NHWC, and a stretch of them costs one relayout
+// in and one out (nchw_to_nhwc, nhwc_to_nchw, into scratch at the end of
+// the arena) instead of one per layer. Every other kernel sees NCHW.
+
+// nhwcMaxPlane is the largest plane (H·W) of a 1×1 convolution that runs
+// channels last (at 28×28 its NCHW columns already make full tiles).
+const nhwcMaxPlane = 14 * 14
+
+// nhwcConv reports whether n is a convolution that runs channels last:
+// f32, constant weights, and a 1×1 stride-1 unpadded ungrouped one on a
+// small plane, or a depthwise one kernels.DepthwiseNHWC computes.
+func (g *gen) nhwcConv(n *mir.Node) bool {
+	if n.Op != mir.OpConv2D || g.w.Layout == "" || len(n.Args) < 2 || !n.Args[1].IsConst() {
+		return false
+	}
+	for _, v := range []*mir.Value{n.Args[0], n.Args[1], n.Results[0]} {
+		if v.Type.DType != tensor.F32 {
+			return false
+		}
+	}
+	xs, ws, os := g.shape(n.Args[0]), g.shape(n.Args[1]), g.shape(n.Results[0])
+	if len(xs) != 4 || len(ws) != 4 || len(os) != 4 {
+		return false
+	}
+	st, pad, dil := n.Attrs.Ints("stride"), n.Attrs.Ints("pad"), n.Attrs.Ints("dilation")
+	groups := n.Attrs.Int("groups")
+	if ws[2] == 1 && ws[3] == 1 {
+		return groups == 1 && st[0] == 1 && st[1] == 1 && dil[0] == 1 && dil[1] == 1 &&
+			pad[0] == 0 && pad[1] == 0 && pad[2] == 0 && pad[3] == 0 && xs[2]*xs[3] <= nhwcMaxPlane
+	}
+	return kernels.DepthwiseNHWCApplies(convGeomOf(xs, ws, os, st, pad, dil, groups))
+}
+
+// convGeomOf is the kernels' geometry of a convolution.
+func convGeomOf(xs, ws, os, st, pad, dil []int64, groups int64) kernels.ConvGeom {
+	return kernels.ConvGeom{N: int(xs[0]), C: int(xs[1]), H: int(xs[2]), W: int(xs[3]), O: int(ws[0]), KH: int(ws[2]), KW: int(ws[3]),
+		StrideH: int(st[0]), StrideW: int(st[1]), PadT: int(pad[0]), PadL: int(pad[1]), PadB: int(pad[2]), PadR: int(pad[3]),
+		DilH: int(dil[0]), DilW: int(dil[1]), Groups: int(groups), OH: int(os[2]), OW: int(os[3])}
+}
+
+// planLayouts decides which values are stored channels last: those a
+// channels-last convolution produces in an arena block of their own and
+// that only channels-last convolutions read (as input or residual).
+func (g *gen) planLayouts() {
+	g.nhwc, g.relaid = map[*mir.Value]bool{}, map[*mir.Value]int{}
+	if g.w.Layout == "" {
+		return
+	}
+	nodes := g.p.Graph.Nodes
+	conv := map[*mir.Node]bool{}
+	for _, n := range nodes {
+		conv[n] = g.nhwcConv(n)
+	}
+	// Values some other value shares its bytes with (views) stay NCHW.
+	shared := map[*mir.Value]bool{}
+	for v, s := range g.p.Stores {
+		if s.Root != v {
+			shared[s.Root] = true
+		}
+	}
+	ok := map[*mir.Value]bool{}
+	for _, n := range nodes {
+		if !conv[n] {
+			continue
+		}
+		out := n.Results[0]
+		if s := g.p.Stores[out]; s.Kind == specialize.StoreArena && s.Root == out && !shared[out] {
+			ok[out] = true
+		}
+	}
+	for _, n := range nodes {
+		for i, a := range n.Args {
+			// A channels-last convolution reads x (0) and the residual
+			// (after the bias, if any) channels last; nothing else does.
+			if !conv[n] || i == 1 || (i == 2 && n.Attrs.Bool("bias")) {
+				delete(ok, a)
+			}
+		}
+	}
+	for _, o := range g.p.Graph.Outputs {
+		delete(ok, o)
+	}
+	g.nhwc = ok
+}
+
+// scratch appends an arena block of the given size past the planned ones
+// and returns its buffer.
+func (g *gen) scratch(bytes int64) int {
+	off := (g.prog.ArenaBytes + specialize.Align - 1) / specialize.Align * specialize.Align
+	g.prog.ArenaBytes = off + (bytes+specialize.Align-1)/specialize.Align*specialize.Align
+	g.prog.Buffers = append(g.prog.Buffers, artifact.Buffer{Kind: artifact.BufArena, Offset: off, Bytes: bytes})
+	return len(g.prog.Buffers) - 1
+}
+
+// channelsLast returns the buffer holding v channels last: v's own, or a
+// scratch block it is relaid into here.
+func (g *gen) channelsLast(n *mir.Node, v *mir.Value) int {
+	if g.nhwc[v] {
+		return g.buffer(v)
+	}
+	if b, ok := g.relaid[v]; ok {
+		return b // relaid for an earlier reader (an input that is also a residual)
+	}
+	s := g.shape(v)
+	b := g.scratch(g.p.Stores[v].Bytes)
+	g.prog.Steps = append(g.prog.Steps, artifact.Step{Kernel: "nchw_to_nhwc", Src: n.Src,
+		Ints: []int64{s[0], s[1], s[2] * s[3]}, Args: []int{g.buffer(v), b}})
+	g.relaid[v] = b
+	return b
+}
+
+// convNHWC emits a channels-last convolution (nhwcConv): its input and
+// residual relaid in where they are NCHW, its result relaid out where a
+// reader needs NCHW.
+func (g *gen) convNHWC(n *mir.Node, bias, res *mir.Value, ints []int64, floats []float64) error {
+	x, w, out := n.Args[0], n.Args[1], n.Results[0]
+	xs, ws, os := g.shape(x), g.shape(w), g.shape(out)
+	args := []int{g.channelsLast(n, x)}
+	var st artifact.Step
+	if ws[2] == 1 && ws[3] == 1 {
+		// [N·H·W, C] · Wᵀ[C, O]: bias per column, residual [N·H·W, O].
+		idx, err := g.w.AddPackedT(w, ws[1], ws[0])
+		if err != nil {
+			return err
+		}
+		g.prog.Buffers = append(g.prog.Buffers, artifact.Buffer{Kind: artifact.BufWeight, Index: idx, Bytes: g.w.Refs[idx].Bytes})
+		args = append(args, len(g.prog.Buffers)-1)
+		st = artifact.Step{Kernel: "matmul_packed", Ints: append([]int64{xs[0] * xs[2] * xs[3], ws[0], ws[1]}, ints...)}
+	} else {
+		args = append(args, g.buffer(w))
+		geom := []int64{xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3]}
+		geom = append(geom, n.Attrs.Ints("stride")...)
+		geom = append(geom, n.Attrs.Ints("pad")...)
+		geom = append(geom, n.Attrs.Ints("dilation")...)
+		geom = append(geom, n.Attrs.Int("groups"), os[2], os[3])
+		st = artifact.Step{Kernel: "dwconv_nhwc", Ints: append(geom, ints...)}
+	}
+	if bias != nil {
+		args = append(args, g.buffer(bias))
+	}
+	if res != nil {
+		args = append(args, g.channelsLast(n, res))
+	}
+	ob := g.buffer(out)
+	if !g.nhwc[out] {
+		ob = g.scratch(g.p.Stores[out].Bytes)
+	}
+	st.Src, st.Floats, st.Args = n.Src, floats, append(args, ob)
+	g.prog.Steps = append(g.prog.Steps, st)
+	if !g.nhwc[out] {
+		g.prog.Steps = append(g.prog.Steps, artifact.Step{Kernel: "nhwc_to_nchw", Src: n.Src,
+			Ints: []int64{os[0], os[1], os[2] * os[3]}, Args: []int{ob, g.buffer(out)}})
+	}
+	return nil
+}
