@@ -358,3 +358,35 @@ func TestGemmDirectB(t *testing.T) {
 		}
 	}
 }
+
+// TestGemvBlocks checks the k-block split of one-row products on several
+// threads (gemvBlocks) against the one-thread path bit for bit and against
+// the reference: k past one and several k blocks, widths past one chain
+// call, with an epilogue, and in accumulate mode.
+func TestGemvBlocks(t *testing.T) {
+	kn := defaultKernel()
+	if kn.chain == nil {
+		t.Skip("no chain kernel on this machine: gemvBlocks does not run")
+	}
+	p := NewPool(2)
+	defer p.Close()
+	r := newRand(51)
+	for _, s := range [][2]int{{kn.kc + 1, 16}, {2*kn.kc + 6, 48}, {4 * kn.kc, 4096 + 32}} {
+		k, n := s[0], s[1]
+		a, b := randSlice(r, k), randSlice(r, k*n)
+		ep := Epilogue{Bias: randSlice(r, n), Act: ActGelu}
+		want, scale := refGemm(1, n, k, a, k, b, n, &ep, n)
+		one, two := make([]float32, n), make([]float32, n)
+		Gemm(nil, 1, n, k, a, k, b, n, one, n, ep)
+		Gemm(p, 1, n, k, a, k, b, n, two, n, ep)
+		checkClose(t, fmt.Sprintf("gemv %dx%d", k, n), two, want, scale, 1e-5, 1e-6)
+		checkEqual(t, fmt.Sprintf("gemv %dx%d: 2 threads vs 1", k, n), two, one)
+		c0 := randSlice(r, n)
+		acc1, acc2 := append([]float32(nil), c0...), append([]float32(nil), c0...)
+		g1 := gemmArgs{m: 1, n: n, k: k, a: a, lda: k, b: denseB{b, n}, c: acc1, ldc: n, accumulate: true}
+		gemm(nil, kn, &g1, nil)
+		g2 := gemmArgs{m: 1, n: n, k: k, a: a, lda: k, b: denseB{b, n}, c: acc2, ldc: n, accumulate: true}
+		gemm(p, kn, &g2, nil)
+		checkEqual(t, fmt.Sprintf("gemv %dx%d accumulate: 2 threads vs 1", k, n), acc2, acc1)
+	}
+}
