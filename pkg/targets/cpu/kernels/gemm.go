@@ -351,6 +351,11 @@ func gemm(p *Pool, kn gemmKernel, g *gemmArgs, _ *gemmWork) {
 	d, direct := g.b.(denseB)
 	direct = direct && g.directB && kn.tiles != nil
 	mc := max(mr, kn.mc/mr*mr)
+	if threads > 1 && m <= threads*mc {
+		// As many A blocks as threads (128 rows on 2: 66 + 62, not 96 + 32),
+		// each thread starting on its own (see the task loop below).
+		mc = max(mr, ceilDiv(ceilDiv(m, threads), mr)*mr)
+	}
 	// A-block buffers (and edge-tile scratch): one per running chunk,
 	// recycled within this call and kept in w for the next.
 	aLen := ceilDiv(min(m, mc), mr) * mr * kcb
@@ -408,8 +413,12 @@ func gemm(p *Pool, kn gemmKernel, g *gemmArgs, _ *gemmWork) {
 			if last {
 				mk.flags, mk.fused = flags, &fused
 			}
-			var next atomic.Int64
-			p.For(min(threads, tasks), 1, func(_, _ int) {
+			// Each A block's panel groups are claimed from its own counter.
+			// A goroutine starts on block lo (its chunk of the For) and moves
+			// to the next block when that one's groups are taken, so each
+			// packs an A block once unless it helps out a slower one.
+			next := make([]atomic.Int64, mBlocks)
+			p.For(min(threads, tasks), 1, func(lo, _ int) {
 				var buf []float32
 				select {
 				case buf = <-bufs:
@@ -418,12 +427,12 @@ func gemm(p *Pool, kn gemmKernel, g *gemmArgs, _ *gemmWork) {
 				}
 				ap, tmp := buf[:aLen], buf[aLen:]
 				packed := -1
-				for {
-					t := int(next.Add(1) - 1)
-					if t >= tasks {
-						break
+				for ib, left := lo%mBlocks, mBlocks; left > 0; {
+					gi := int(next[ib].Add(1) - 1)
+					if gi >= nGroups {
+						ib, left = (ib+1)%mBlocks, left-1
+						continue
 					}
-					ib, gi := t/nGroups, t%nGroups
 					i0 := ib * mc
 					mb := min(mc, m-i0)
 					if ib != packed {
