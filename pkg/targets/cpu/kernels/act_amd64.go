@@ -5,16 +5,27 @@ package kernels
 //go:noescape
 func geluAVX2(x *float32, n int)
 
-// geluVec applies Gelu32 in place, four lanes at a time (in float64) where
-// the CPU has AVX2 and FMA; the rest, and every element elsewhere, in Go.
+// geluVec applies GELU in place, eight float32 lanes at a time where the
+// CPU has AVX2 and FMA (see geluAVX2: within a few ulp, flushing results
+// below the normal range to 0), a last partial vector through a padded
+// copy, so that every element's result is the same wherever it sits (an
+// epilogue applied in chunks gives the same bits on any thread count).
+// Elsewhere Gelu32, in Go.
 func geluVec(x []float32) {
-	n := len(x) &^ 3
-	if hasAVX2FMA && n > 0 {
-		geluAVX2(&x[0], n)
-	} else {
-		n = 0
+	if !hasAVX2FMA {
+		for i, v := range x {
+			x[i] = Gelu32(v)
+		}
+		return
 	}
-	for i := n; i < len(x); i++ {
-		x[i] = Gelu32(x[i])
+	n := len(x) &^ 7
+	if n > 0 {
+		geluAVX2(&x[0], n)
+	}
+	if n < len(x) {
+		var tail [8]float32
+		copy(tail[:], x[n:])
+		geluAVX2(&tail[0], 8)
+		copy(x[n:], tail[:])
 	}
 }

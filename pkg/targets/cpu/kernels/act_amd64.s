@@ -1,82 +1,205 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
-#include "exp_amd64.h"
+#include "exp32_amd64.h"
 
-DATA gelud<>+0(SB)/8, $0x3fe6a09e667f3bcc // inv_sqrt2
-DATA gelud<>+8(SB)/8, $0x3fe0000000000000 // half
-DATA gelud<>+16(SB)/8, $0x3ff0000000000000 // one
-DATA gelud<>+24(SB)/8, $0x4000000000000000 // two
-DATA gelud<>+32(SB)/8, $0x3fc5df28af76a5a4 // c9
-DATA gelud<>+40(SB)/8, $0xbfea4f123185defd // c8
-DATA gelud<>+48(SB)/8, $0x3ff7d0f60453a1be // c7
-DATA gelud<>+56(SB)/8, $0xbff229cba6063980 // c6
-DATA gelud<>+64(SB)/8, $0x3fd1d8f976231ce6 // c5
-DATA gelud<>+72(SB)/8, $0xbfc7d84982aaeaa5 // c4
-DATA gelud<>+80(SB)/8, $0x3fb8c6d917dec3f0 // c3
-DATA gelud<>+88(SB)/8, $0x3fd7f11f677960ea // c2
-DATA gelud<>+96(SB)/8, $0x3ff00018d48d3588 // c1
-DATA gelud<>+104(SB)/8, $0xbff43f89c0889bc5 // c0
-DATA gelud<>+112(SB)/8, $0xc085e00000000000 // pmin
-DATA gelud<>+120(SB)/8, $0x7fffffffffffffff // abs mask
-GLOBL gelud<>(SB), RODATA|NOPTR, $128
+// Eight-lane constants of geluAVX2: 1/sqrt2, 0.5, 1, 2, the erfc polynomial
+// c9..c0 (Numerical Recipes' erfcc, as erfc64), -0.5, and the abs mask.
+#define G_INV_SQRT2 0
+DATA gelu32<>+0(SB)/4, $0x3f3504f3
+DATA gelu32<>+4(SB)/4, $0x3f3504f3
+DATA gelu32<>+8(SB)/4, $0x3f3504f3
+DATA gelu32<>+12(SB)/4, $0x3f3504f3
+DATA gelu32<>+16(SB)/4, $0x3f3504f3
+DATA gelu32<>+20(SB)/4, $0x3f3504f3
+DATA gelu32<>+24(SB)/4, $0x3f3504f3
+DATA gelu32<>+28(SB)/4, $0x3f3504f3
+#define G_HALF 32
+DATA gelu32<>+32(SB)/4, $0x3f000000
+DATA gelu32<>+36(SB)/4, $0x3f000000
+DATA gelu32<>+40(SB)/4, $0x3f000000
+DATA gelu32<>+44(SB)/4, $0x3f000000
+DATA gelu32<>+48(SB)/4, $0x3f000000
+DATA gelu32<>+52(SB)/4, $0x3f000000
+DATA gelu32<>+56(SB)/4, $0x3f000000
+DATA gelu32<>+60(SB)/4, $0x3f000000
+#define G_ONE 64
+DATA gelu32<>+64(SB)/4, $0x3f800000
+DATA gelu32<>+68(SB)/4, $0x3f800000
+DATA gelu32<>+72(SB)/4, $0x3f800000
+DATA gelu32<>+76(SB)/4, $0x3f800000
+DATA gelu32<>+80(SB)/4, $0x3f800000
+DATA gelu32<>+84(SB)/4, $0x3f800000
+DATA gelu32<>+88(SB)/4, $0x3f800000
+DATA gelu32<>+92(SB)/4, $0x3f800000
+#define G_TWO 96
+DATA gelu32<>+96(SB)/4, $0x40000000
+DATA gelu32<>+100(SB)/4, $0x40000000
+DATA gelu32<>+104(SB)/4, $0x40000000
+DATA gelu32<>+108(SB)/4, $0x40000000
+DATA gelu32<>+112(SB)/4, $0x40000000
+DATA gelu32<>+116(SB)/4, $0x40000000
+DATA gelu32<>+120(SB)/4, $0x40000000
+DATA gelu32<>+124(SB)/4, $0x40000000
+#define G_C9 128
+DATA gelu32<>+128(SB)/4, $0x3e2ef945
+DATA gelu32<>+132(SB)/4, $0x3e2ef945
+DATA gelu32<>+136(SB)/4, $0x3e2ef945
+DATA gelu32<>+140(SB)/4, $0x3e2ef945
+DATA gelu32<>+144(SB)/4, $0x3e2ef945
+DATA gelu32<>+148(SB)/4, $0x3e2ef945
+DATA gelu32<>+152(SB)/4, $0x3e2ef945
+DATA gelu32<>+156(SB)/4, $0x3e2ef945
+#define G_C8 160
+DATA gelu32<>+160(SB)/4, $0xbf527892
+DATA gelu32<>+164(SB)/4, $0xbf527892
+DATA gelu32<>+168(SB)/4, $0xbf527892
+DATA gelu32<>+172(SB)/4, $0xbf527892
+DATA gelu32<>+176(SB)/4, $0xbf527892
+DATA gelu32<>+180(SB)/4, $0xbf527892
+DATA gelu32<>+184(SB)/4, $0xbf527892
+DATA gelu32<>+188(SB)/4, $0xbf527892
+#define G_C7 192
+DATA gelu32<>+192(SB)/4, $0x3fbe87b0
+DATA gelu32<>+196(SB)/4, $0x3fbe87b0
+DATA gelu32<>+200(SB)/4, $0x3fbe87b0
+DATA gelu32<>+204(SB)/4, $0x3fbe87b0
+DATA gelu32<>+208(SB)/4, $0x3fbe87b0
+DATA gelu32<>+212(SB)/4, $0x3fbe87b0
+DATA gelu32<>+216(SB)/4, $0x3fbe87b0
+DATA gelu32<>+220(SB)/4, $0x3fbe87b0
+#define G_C6 224
+DATA gelu32<>+224(SB)/4, $0xbf914e5d
+DATA gelu32<>+228(SB)/4, $0xbf914e5d
+DATA gelu32<>+232(SB)/4, $0xbf914e5d
+DATA gelu32<>+236(SB)/4, $0xbf914e5d
+DATA gelu32<>+240(SB)/4, $0xbf914e5d
+DATA gelu32<>+244(SB)/4, $0xbf914e5d
+DATA gelu32<>+248(SB)/4, $0xbf914e5d
+DATA gelu32<>+252(SB)/4, $0xbf914e5d
+#define G_C5 256
+DATA gelu32<>+256(SB)/4, $0x3e8ec7cc
+DATA gelu32<>+260(SB)/4, $0x3e8ec7cc
+DATA gelu32<>+264(SB)/4, $0x3e8ec7cc
+DATA gelu32<>+268(SB)/4, $0x3e8ec7cc
+DATA gelu32<>+272(SB)/4, $0x3e8ec7cc
+DATA gelu32<>+276(SB)/4, $0x3e8ec7cc
+DATA gelu32<>+280(SB)/4, $0x3e8ec7cc
+DATA gelu32<>+284(SB)/4, $0x3e8ec7cc
+#define G_C4 288
+DATA gelu32<>+288(SB)/4, $0xbe3ec24c
+DATA gelu32<>+292(SB)/4, $0xbe3ec24c
+DATA gelu32<>+296(SB)/4, $0xbe3ec24c
+DATA gelu32<>+300(SB)/4, $0xbe3ec24c
+DATA gelu32<>+304(SB)/4, $0xbe3ec24c
+DATA gelu32<>+308(SB)/4, $0xbe3ec24c
+DATA gelu32<>+312(SB)/4, $0xbe3ec24c
+DATA gelu32<>+316(SB)/4, $0xbe3ec24c
+#define G_C3 320
+DATA gelu32<>+320(SB)/4, $0x3dc636c9
+DATA gelu32<>+324(SB)/4, $0x3dc636c9
+DATA gelu32<>+328(SB)/4, $0x3dc636c9
+DATA gelu32<>+332(SB)/4, $0x3dc636c9
+DATA gelu32<>+336(SB)/4, $0x3dc636c9
+DATA gelu32<>+340(SB)/4, $0x3dc636c9
+DATA gelu32<>+344(SB)/4, $0x3dc636c9
+DATA gelu32<>+348(SB)/4, $0x3dc636c9
+#define G_C2 352
+DATA gelu32<>+352(SB)/4, $0x3ebf88fb
+DATA gelu32<>+356(SB)/4, $0x3ebf88fb
+DATA gelu32<>+360(SB)/4, $0x3ebf88fb
+DATA gelu32<>+364(SB)/4, $0x3ebf88fb
+DATA gelu32<>+368(SB)/4, $0x3ebf88fb
+DATA gelu32<>+372(SB)/4, $0x3ebf88fb
+DATA gelu32<>+376(SB)/4, $0x3ebf88fb
+DATA gelu32<>+380(SB)/4, $0x3ebf88fb
+#define G_C1 384
+DATA gelu32<>+384(SB)/4, $0x3f8000c7
+DATA gelu32<>+388(SB)/4, $0x3f8000c7
+DATA gelu32<>+392(SB)/4, $0x3f8000c7
+DATA gelu32<>+396(SB)/4, $0x3f8000c7
+DATA gelu32<>+400(SB)/4, $0x3f8000c7
+DATA gelu32<>+404(SB)/4, $0x3f8000c7
+DATA gelu32<>+408(SB)/4, $0x3f8000c7
+DATA gelu32<>+412(SB)/4, $0x3f8000c7
+#define G_C0 416
+DATA gelu32<>+416(SB)/4, $0xbfa1fc4e
+DATA gelu32<>+420(SB)/4, $0xbfa1fc4e
+DATA gelu32<>+424(SB)/4, $0xbfa1fc4e
+DATA gelu32<>+428(SB)/4, $0xbfa1fc4e
+DATA gelu32<>+432(SB)/4, $0xbfa1fc4e
+DATA gelu32<>+436(SB)/4, $0xbfa1fc4e
+DATA gelu32<>+440(SB)/4, $0xbfa1fc4e
+DATA gelu32<>+444(SB)/4, $0xbfa1fc4e
+#define G_MINUS_HALF 448
+DATA gelu32<>+448(SB)/4, $0xbf000000
+DATA gelu32<>+452(SB)/4, $0xbf000000
+DATA gelu32<>+456(SB)/4, $0xbf000000
+DATA gelu32<>+460(SB)/4, $0xbf000000
+DATA gelu32<>+464(SB)/4, $0xbf000000
+DATA gelu32<>+468(SB)/4, $0xbf000000
+DATA gelu32<>+472(SB)/4, $0xbf000000
+DATA gelu32<>+476(SB)/4, $0xbf000000
+#define G_ABS 480
+DATA gelu32<>+480(SB)/4, $0x7fffffff
+DATA gelu32<>+484(SB)/4, $0x7fffffff
+DATA gelu32<>+488(SB)/4, $0x7fffffff
+DATA gelu32<>+492(SB)/4, $0x7fffffff
+DATA gelu32<>+496(SB)/4, $0x7fffffff
+DATA gelu32<>+500(SB)/4, $0x7fffffff
+DATA gelu32<>+504(SB)/4, $0x7fffffff
+DATA gelu32<>+508(SB)/4, $0x7fffffff
+GLOBL gelu32<>(SB), RODATA|NOPTR, $512
 
 // func geluAVX2(x *float32, n int)
-// x[i] = 0.5*x*erfc(-x/sqrt2) in place for n, a multiple of 4, computed in
-// float64 lanes: erfc by t*exp(-z^2 + P(t)), t = 1/(1+|z|/2) (relative
-// error < 1.2e-7), exp by range reduction and a degree-7 polynomial.
+// x[i] = 0.5*x*erfc(-x/sqrt2) in place for n, a multiple of 8, in float32
+// lanes: with a = |x|/sqrt2 and t = 1/(1+a/2), erfc(a) = t*exp(-a^2+P(t))
+// (Numerical Recipes' erfcc, 1.2e-7 relative), where -a^2 = -x^2/2 is
+// split exactly into -hi/2 - lo/2 (hi = x*x rounded, lo its error by FMA)
+// and the exponential taken as exp(-hi/2) * exp(P(t) - lo/2), so no
+// rounding of the large exponent leaks into the result: within a few ulp
+// of the float64 definition. Results below the normal range flush to 0.
 TEXT ·geluAVX2(SB), NOSPLIT, $0-16
 	MOVQ x+0(FP), DI
 	MOVQ n+8(FP), CX
-	VBROADCASTSD gelud<>+0(SB), Y15
-	VBROADCASTSD gelud<>+8(SB), Y14
-	VBROADCASTSD gelud<>+16(SB), Y13
-	VBROADCASTSD gelud<>+120(SB), Y12
+	TESTQ CX, CX
+	JE    done
 loop:
-	CMPQ CX, $4
-	JL   done
-	VCVTPS2PD (DI), Y0               // x
-	VMULPD  Y15, Y0, Y1              // s = x/sqrt2 (= -z)
-	VANDPD  Y12, Y1, Y2              // a = |s|
-	VMULPD  Y14, Y2, Y3
-	VADDPD  Y13, Y3, Y3
-	VDIVPD  Y3, Y13, Y3              // t = 1/(1+a/2)
-	VBROADCASTSD gelud<>+32(SB), Y4
-	VBROADCASTSD gelud<>+40(SB), Y5
-	VFMADD213PD Y5, Y3, Y4
-	VBROADCASTSD gelud<>+48(SB), Y5
-	VFMADD213PD Y5, Y3, Y4
-	VBROADCASTSD gelud<>+56(SB), Y5
-	VFMADD213PD Y5, Y3, Y4
-	VBROADCASTSD gelud<>+64(SB), Y5
-	VFMADD213PD Y5, Y3, Y4
-	VBROADCASTSD gelud<>+72(SB), Y5
-	VFMADD213PD Y5, Y3, Y4
-	VBROADCASTSD gelud<>+80(SB), Y5
-	VFMADD213PD Y5, Y3, Y4
-	VBROADCASTSD gelud<>+88(SB), Y5
-	VFMADD213PD Y5, Y3, Y4
-	VBROADCASTSD gelud<>+96(SB), Y5
-	VFMADD213PD Y5, Y3, Y4
-	VBROADCASTSD gelud<>+104(SB), Y5
-	VFMADD213PD Y5, Y3, Y4
-	VMULPD  Y2, Y2, Y5
-	VSUBPD  Y5, Y4, Y4              // p = P(t) - a^2
-	VBROADCASTSD gelud<>+112(SB), Y5
-	VMAXPD  Y5, Y4, Y4
-	EXPPD(Y4, Y8, Y14, Y13)          // exp(p)
-	VMULPD  Y3, Y8, Y8               // r = erfc(a)
-	VBROADCASTSD gelud<>+24(SB), Y9
-	VSUBPD  Y8, Y9, Y9               // 2 - r
-	VBLENDVPD Y1, Y8, Y9, Y8         // x < 0 (sign of s): erfc(z) = r, else 2 - r
-	VMULPD  Y14, Y0, Y0
-	VMULPD  Y8, Y0, Y0
-	VCVTPD2PSY Y0, X0
-	VMOVUPS X0, (DI)
-	ADDQ $16, DI
-	SUBQ $4, CX
-	JMP  loop
-
+	VMOVUPS (DI), Y0                       // x
+	VMULPS  Y0, Y0, Y1                     // hi = x*x
+	VMOVAPS Y1, Y2
+	VFMSUB231PS Y0, Y0, Y2                 // lo = x*x - hi, exactly
+	VANDPS  gelu32<>+G_ABS(SB), Y0, Y3
+	VMULPS  gelu32<>+G_INV_SQRT2(SB), Y3, Y3 // a
+	VMULPS  gelu32<>+G_HALF(SB), Y3, Y3
+	VADDPS  gelu32<>+G_ONE(SB), Y3, Y3
+	VMOVUPS gelu32<>+G_ONE(SB), Y4
+	VDIVPS  Y3, Y4, Y4                     // t = 1/(1+a/2)
+	VMOVUPS gelu32<>+G_C9(SB), Y5
+	VFMADD213PS gelu32<>+G_C8(SB), Y4, Y5
+	VFMADD213PS gelu32<>+G_C7(SB), Y4, Y5
+	VFMADD213PS gelu32<>+G_C6(SB), Y4, Y5
+	VFMADD213PS gelu32<>+G_C5(SB), Y4, Y5
+	VFMADD213PS gelu32<>+G_C4(SB), Y4, Y5
+	VFMADD213PS gelu32<>+G_C3(SB), Y4, Y5
+	VFMADD213PS gelu32<>+G_C2(SB), Y4, Y5
+	VFMADD213PS gelu32<>+G_C1(SB), Y4, Y5
+	VFMADD213PS gelu32<>+G_C0(SB), Y4, Y5  // P(t)
+	VFNMADD231PS gelu32<>+G_HALF(SB), Y2, Y5 // P(t) - lo/2
+	EXPPS(Y5, Y6, Y7, Y8, Y9, Y10)         // exp(P(t) - lo/2)
+	VMULPS  gelu32<>+G_MINUS_HALF(SB), Y1, Y11 // -hi/2, exact
+	EXPPS(Y11, Y12, Y7, Y8, Y9, Y10)       // exp(-hi/2)
+	VMULPS  Y6, Y4, Y4
+	VMULPS  Y12, Y4, Y4                    // r = erfc(a)
+	VMOVUPS gelu32<>+G_TWO(SB), Y9
+	VSUBPS  Y4, Y9, Y9                     // 2 - r
+	VBLENDVPS Y0, Y4, Y9, Y9               // x negative: erfc(-x/sqrt2) = r, else 2 - r
+	VMULPS  gelu32<>+G_HALF(SB), Y0, Y0
+	VMULPS  Y9, Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JNZ  loop
 done:
 	VZEROUPPER
 	RET

@@ -10,14 +10,14 @@
 // e^r - 1 - r over r² for |r| <= ln2/2 (Cephes' expf coefficients: error
 // about 1 ulp), 1.0, -Inf.
 #define SPLAT(off, bits) \
-	DATA sm32<>+(off+0)(SB)/4, bits \
-	DATA sm32<>+(off+4)(SB)/4, bits \
-	DATA sm32<>+(off+8)(SB)/4, bits \
-	DATA sm32<>+(off+12)(SB)/4, bits \
-	DATA sm32<>+(off+16)(SB)/4, bits \
-	DATA sm32<>+(off+20)(SB)/4, bits \
-	DATA sm32<>+(off+24)(SB)/4, bits \
-	DATA sm32<>+(off+28)(SB)/4, bits
+	DATA ·expf32Consts+(off+0)(SB)/4, bits \
+	DATA ·expf32Consts+(off+4)(SB)/4, bits \
+	DATA ·expf32Consts+(off+8)(SB)/4, bits \
+	DATA ·expf32Consts+(off+12)(SB)/4, bits \
+	DATA ·expf32Consts+(off+16)(SB)/4, bits \
+	DATA ·expf32Consts+(off+20)(SB)/4, bits \
+	DATA ·expf32Consts+(off+24)(SB)/4, bits \
+	DATA ·expf32Consts+(off+28)(SB)/4, bits
 
 SPLAT(0, $0xc2aeac4f)   // -87.33654: e^x is normal above it
 SPLAT(32, $0x3fb8aa3b)  // log2(e)
@@ -31,7 +31,7 @@ SPLAT(256, $0x3e2aaaaa) // 1.6666665459e-1
 SPLAT(288, $0x3f000000) // 5.0000001201e-1 (rounds to 0.5)
 SPLAT(320, $0x3f800000) // 1.0
 SPLAT(352, $0xff800000) // -Inf
-GLOBL sm32<>(SB), RODATA|NOPTR, $384
+GLOBL ·expf32Consts(SB), RODATA|NOPTR, $384
 
 // func expSub32AVX2(x *float32, n int, m, scale float32) float64
 // x[i] = e^((x[i]-m)·scale) in place for n > 0, a multiple of 8, and returns the
@@ -44,11 +44,11 @@ TEXT ·expSub32AVX2(SB), NOSPLIT, $0-32
 	VBROADCASTSS m+16(FP), Y15
 	VXORPD Y14, Y14, Y14
 	VXORPD Y13, Y13, Y13
-	VMOVUPS sm32<>+0(SB), Y12
-	VMOVUPS sm32<>+32(SB), Y11
+	VMOVUPS ·expf32Consts+0(SB), Y12
+	VMOVUPS ·expf32Consts+32(SB), Y11
 	VBROADCASTSS scale+20(FP), Y10
-	VMOVUPS sm32<>+96(SB), Y9
-	VMOVUPS sm32<>+320(SB), Y8
+	VMOVUPS ·expf32Consts+96(SB), Y9
+	VMOVUPS ·expf32Consts+320(SB), Y8
 eloop:
 	VMOVUPS (DI), Y0
 	VSUBPS  Y15, Y0, Y0
@@ -58,15 +58,15 @@ eloop:
 	VMULPS  Y11, Y1, Y2
 	VROUNDPS $0, Y2, Y2          // n = round(d·log2e)
 	VMOVAPS Y1, Y3
-	VFNMADD231PS sm32<>+64(SB), Y2, Y3 // r = d - n·ln2hi
+	VFNMADD231PS ·expf32Consts+64(SB), Y2, Y3 // r = d - n·ln2hi
 	VFNMADD231PS Y9, Y2, Y3      //     - n·ln2lo
 	VMULPS  Y3, Y3, Y4           // r²
-	VMOVUPS sm32<>+128(SB), Y5
-	VFMADD213PS sm32<>+160(SB), Y3, Y5
-	VFMADD213PS sm32<>+192(SB), Y3, Y5
-	VFMADD213PS sm32<>+224(SB), Y3, Y5
-	VFMADD213PS sm32<>+256(SB), Y3, Y5
-	VFMADD213PS sm32<>+288(SB), Y3, Y5
+	VMOVUPS ·expf32Consts+128(SB), Y5
+	VFMADD213PS ·expf32Consts+160(SB), Y3, Y5
+	VFMADD213PS ·expf32Consts+192(SB), Y3, Y5
+	VFMADD213PS ·expf32Consts+224(SB), Y3, Y5
+	VFMADD213PS ·expf32Consts+256(SB), Y3, Y5
+	VFMADD213PS ·expf32Consts+288(SB), Y3, Y5
 	VFMADD213PS Y3, Y4, Y5       // p·r² + r
 	VADDPS  Y8, Y5, Y5           // + 1
 	VCVTPS2DQ Y2, Y7
@@ -101,7 +101,7 @@ TEXT ·max32AVX2(SB), NOSPLIT, $0-25
 	MOVQ x+0(FP), SI
 	MOVQ n+8(FP), CX
 	MOVQ lanes+16(FP), DI
-	VMOVUPS sm32<>+352(SB), Y0
+	VMOVUPS ·expf32Consts+352(SB), Y0
 	VXORPS Y2, Y2, Y2
 mloop:
 	VMOVUPS (SI), Y3
