@@ -24,14 +24,20 @@ const (
 	dwNHWCMaxPlaneS2 = 28 * 28
 )
 
-// dwNHWCApplies reports whether g takes the channels-last path: 3×3,
-// dilation 1, one channel per group and multiplier 1, channels a multiple
-// of 8, a small plane.
+// dwNHWCApplies reports whether Conv2D runs g channels last (transposing
+// in and out): dwNHWCShape, on a small plane.
 func dwNHWCApplies(g *ConvGeom) bool {
 	plane := g.H * g.W
 	small := plane <= dwNHWCMaxPlane || (g.StrideH == 2 && g.StrideW == 2 && plane <= dwNHWCMaxPlaneS2)
+	return dwNHWCShape(g) && small
+}
+
+// dwNHWCShape reports whether the channels-last kernels compute g: 3×3,
+// dilation 1, one channel per group and multiplier 1, channels a multiple
+// of 8.
+func dwNHWCShape(g *ConvGeom) bool {
 	return g.KH == 3 && g.KW == 3 && g.DilH == 1 && g.DilW == 1 && g.Groups == g.C && g.O == g.C &&
-		g.C%8 == 0 && small && g.OH > 0 && g.OW > 0
+		g.C%8 == 0 && g.OH > 0 && g.OW > 0
 }
 
 // dwNHWCGo is the portable twin of dwNHWCAVX: for pixel p < npix and
@@ -150,7 +156,7 @@ func dwNHWCPlane(ot, xt, wt, bias, zero []float32, g *ConvGeom, cn, ps int, lo, 
 func DepthwiseNHWC(p *Pool, out, x, w []float32, g ConvGeom, ep Epilogue) {
 	g.normalize()
 	C, hw, ohw := g.C, g.H*g.W, g.OH*g.OW
-	if !DepthwiseNHWCApplies(g) || g.N < 0 || len(x) < g.N*hw*C || len(out) < g.N*ohw*C || len(w) < 9*C ||
+	if !dwNHWCShape(&g) || g.N < 0 || len(x) < g.N*hw*C || len(out) < g.N*ohw*C || len(w) < 9*C ||
 		(ep.Bias != nil && len(ep.Bias) < C) || (ep.Residual != nil && len(ep.Residual) < g.N*ohw*C) {
 		panic(fmt.Sprintf("kernels: DepthwiseNHWC: bad geometry %+v or slices x %d w %d out %d", g, len(x), len(w), len(out)))
 	}
@@ -185,10 +191,11 @@ func DepthwiseNHWC(p *Pool, out, x, w []float32, g ConvGeom, ep Epilogue) {
 	}
 }
 
-// DepthwiseNHWCApplies reports whether DepthwiseNHWC computes g.
+// DepthwiseNHWCApplies reports whether DepthwiseNHWC computes g (any plane:
+// which ones are worth keeping channels last is the caller's choice).
 func DepthwiseNHWCApplies(g ConvGeom) bool {
 	g.normalize()
-	return dwNHWCApplies(&g)
+	return dwNHWCShape(&g)
 }
 
 // clampOf splits ep's activation into the clamp the tap passes apply (ReLU

@@ -60,6 +60,7 @@ func TestDepthwiseNHWC(t *testing.T) {
 		convGeom(2, 8, 13, 11, 8, 3, 3, 2, 2, 0, 2, 2, 1, 1, 1, 8, false),
 		convGeom(1, 136, 2, 2, 136, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 136, false),
 		convGeom(1, 24, 6, 9, 24, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 24, false),
+		convGeom(1, 16, 28, 28, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 16, false), // beyond Conv2D's own channels-last cut
 	}
 	eps := []Epilogue{{}, {Act: ActClamp, Min: 0, Max: 6}, {Act: ActRelu}, {Act: ActGelu}}
 	for gi, g := range geoms {
