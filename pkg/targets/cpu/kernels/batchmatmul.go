@@ -137,34 +137,58 @@ func prod(s []int) int {
 // more rows.
 const GemvMaxRows = 4
 
-// gemv computes out[rows, n] = a[rows, k]·b[k, n] (then the epilogue) as
-// axpys over the rows of b: b is read once, in order, and each output
-// chunk stays in L1. Threads split the columns.
+// gemvBlock is the k rows a gemv task sums, whatever the thread count.
+const gemvBlock = 512
+
+// gemv is out = a·b for a few rows of a: b is streamed row by row into
+// each output row (axpys), never packed. Tasks are (block of gemvBlock k
+// rows, column range) pairs: each block's sums go to their own partial
+// rows, added into out in block order, so the sums never depend on the
+// thread count, and with enough blocks a task streams whole rows of b
+// (contiguous memory) instead of every thread striding over all of b for
+// its columns.
 func gemv(p *Pool, out, a, b []float32, rows, n, k int, ep *Epilogue) {
-	// Columns per task: up to 512 (2 KiB of output per row), but small
-	// enough that every thread gets a share of a narrow product (a
-	// 512-column layer was one task); a multiple of 16, at least 64.
-	chunk := 512
-	for chunk > 64 && (n+chunk-1)/chunk < 2*p.Threads() {
-		chunk /= 2
+	nkb := max(1, ceilDiv(k, gemvBlock))
+	// Column ranges: enough tasks for the pool, whole rows where the k
+	// blocks already are; a multiple of 16, at least 64.
+	colTasks := max(1, ceilDiv(2*p.Threads(), nkb))
+	chunk := max(64, ceilDiv(ceilDiv(n, colTasks), 16)*16)
+	cols := ceilDiv(n, chunk)
+	part := out[:rows*n]
+	var w *gemmWork
+	if nkb > 1 {
+		w = gemmWorkPool.Get().(*gemmWork)
+		defer gemmWorkPool.Put(w)
+		w.bp = grow(w.bp, nkb*rows*n)
+		part = w.bp
 	}
-	tasks := (n + chunk - 1) / chunk
-	p.For(tasks, 1, func(lo, hi int) {
-		j0, j1 := lo*chunk, min(n, hi*chunk)
-		for i := 0; i < rows; i++ {
-			o := out[i*n+j0 : i*n+j1]
-			clear(o)
-			ar := a[i*k : (i+1)*k]
-			kk := 0
-			for ; kk+4 <= k; kk += 4 {
-				w := [4]float32{ar[kk], ar[kk+1], ar[kk+2], ar[kk+3]}
-				axpy4(o, b[kk*n+j0:kk*n+j1], b[(kk+1)*n+j0:(kk+1)*n+j1], b[(kk+2)*n+j0:(kk+2)*n+j1], b[(kk+3)*n+j0:(kk+3)*n+j1], &w)
-			}
-			for ; kk < k; kk++ {
-				axpy(o, b[kk*n+j0:kk*n+j1], ar[kk])
+	p.For(nkb*cols, 1, func(lo, hi int) {
+		for t := lo; t < hi; t++ {
+			blk, c := t/cols, t%cols
+			j0, j1 := c*chunk, min(n, (c+1)*chunk)
+			k0, k1 := blk*gemvBlock, min(k, (blk+1)*gemvBlock)
+			for i := 0; i < rows; i++ {
+				o := part[(blk*rows+i)*n+j0 : (blk*rows+i)*n+j1]
+				clear(o)
+				ar := a[i*k : (i+1)*k]
+				kk := k0
+				for ; kk+4 <= k1; kk += 4 {
+					w := [4]float32{ar[kk], ar[kk+1], ar[kk+2], ar[kk+3]}
+					axpy4(o, b[kk*n+j0:kk*n+j1], b[(kk+1)*n+j0:(kk+1)*n+j1], b[(kk+2)*n+j0:(kk+2)*n+j1], b[(kk+3)*n+j0:(kk+3)*n+j1], &w)
+				}
+				for ; kk < k1; kk++ {
+					axpy(o, b[kk*n+j0:kk*n+j1], ar[kk])
+				}
 			}
 		}
-		e := colEpi(ep, n)
-		e.apply(out, n, 0, j0, rows, j1-j0)
 	})
+	if nkb > 1 {
+		o := out[:rows*n]
+		copy(o, part[:rows*n])
+		for blk := 1; blk < nkb; blk++ {
+			axpy(o, part[blk*rows*n:(blk+1)*rows*n], 1)
+		}
+	}
+	e := colEpi(ep, n)
+	e.apply(out, n, 0, 0, rows, n)
 }

@@ -121,3 +121,29 @@ func TestBatchMatMulManySmall(t *testing.T) {
 		checkClose(t, fmt.Sprint("threads=", p.Threads()), out, want, scale, 1e-5, 1e-6)
 	}
 }
+
+// TestBatchMatMulFewRowsBlocks covers few-row products over several k
+// blocks of gemv (partial sums per block, added in order): against the
+// reference, and bit for bit across thread counts.
+func TestBatchMatMulFewRowsBlocks(t *testing.T) {
+	ps := pools(t)
+	for i, mkn := range [][3]int{{2, 1100, 300}, {1, 1536, 4100}, {4, 513, 64}} {
+		m, k, n := mkn[0], mkn[1], mkn[2]
+		r := newRand(uint64(700 + i))
+		a, b := randSlice(r, m*k), randSlice(r, k*n)
+		ep := Epilogue{Bias: randSlice(r, n), Act: ActGelu, Residual: randSlice(r, m*n)}
+		want, scale := refBatchMatMul(a, []int{m, k}, b, []int{k, n}, nil, &ep)
+		var first []float32
+		for _, p := range ps {
+			out := poison(m * n)
+			BatchMatMul(p, out, a, []int{m, k}, b, []int{k, n}, ep)
+			tag := fmt.Sprintf("BatchMatMul %v threads=%d", mkn, p.Threads())
+			checkClose(t, tag, out, want, scale, 1e-5, 1e-6)
+			if first == nil {
+				first = out
+			} else {
+				checkEqual(t, tag+" vs 1 thread", out, first)
+			}
+		}
+	}
+}
