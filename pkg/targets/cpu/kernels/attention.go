@@ -229,10 +229,8 @@ func attnBlock(out, q, k, v, mask []float32, g *AttnGeom, bi, i0 int, w *attnWor
 			}
 			continue
 		}
-		inv := float32(1 / l[r])
-		for d, a := range ar {
-			orow[d] = a * inv
-		}
+		clear(orow)
+		axpy(orow, ar, float32(1/l[r])) // orow = acc/l, one rounding, in vectors
 	}
 }
 

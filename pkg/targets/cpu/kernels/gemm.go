@@ -221,6 +221,15 @@ type transB struct {
 func (s transB) pack(dst []float32, nr, p0, kb, j0, w int) {
 	for q := 0; q*nr < w; q++ {
 		panel := dst[q*nr*kb : (q+1)*nr*kb]
+		if h := min(nr, w-q*nr); h == nr || nr%8 == 0 {
+			// Panel rows are columns of X: an (h × kb) block of X
+			// transposed by 8×8 tiles, missing columns zero.
+			transpose(panel, nr, s.b[(j0+q*nr)*s.ldb+p0:], s.ldb, h, kb)
+			for p := 0; h < nr && p < kb; p++ {
+				clear(panel[p*nr+h : (p+1)*nr])
+			}
+			continue
+		}
 		for c := 0; c < nr; c++ {
 			j := q*nr + c
 			if j >= w {
