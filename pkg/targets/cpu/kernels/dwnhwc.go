@@ -63,11 +63,12 @@ type dwNHWCWork struct{ x, o, w, zero []float32 }
 
 var dwNHWCPool = sync.Pool{New: func() any { return new(dwNHWCWork) }}
 
-// depthwiseNHWC computes a depthwise convolution dwNHWCApplies accepts,
-// out = clamp(conv(x, w) + bias, lo, hi), by channel blocks (multiples of
-// 8) split across the pool. bias may be nil.
-func depthwiseNHWC(p *Pool, out, x, w []float32, g *ConvGeom, bias []float32, lo, hi float32) {
-	C, hw, ohw := g.C, g.H*g.W, g.OH*g.OW
+// dwNHWCBlocks runs body on every (image n, channel block [c0, c0+cn))
+// of g, blocks a multiple of 8 channels split across the pool, with the
+// block's weights tap-major (wt [9][cn]), its bias (zeros for a nil one), a
+// zero pixel, and the task's buffers.
+func dwNHWCBlocks(p *Pool, g *ConvGeom, w, bias []float32, body func(wk *dwNHWCWork, n, c0, cn int, wt, bs, zero []float32)) {
+	C := g.C
 	blocks := 1
 	if p.Threads() > 1 {
 		blocks = min(C/8, 2*p.Threads())
@@ -79,20 +80,31 @@ func depthwiseNHWC(p *Pool, out, x, w []float32, g *ConvGeom, bias []float32, lo
 			n, b := t/blocks, t%blocks
 			c0, c1 := b*(C/8)/blocks*8, (b+1)*(C/8)/blocks*8
 			cn := c1 - c0
-			wk.x, wk.o, wk.w = grow(wk.x, hw*cn), grow(wk.o, ohw*cn), grow(wk.w, 9*cn)
+			wk.w = grow(wk.w, 9*cn)
 			if len(wk.zero) < cn {
 				wk.zero = make([]float32, cn)
 			}
 			zero := wk.zero[:cn]
-			transpose(wk.x, cn, x[(n*C+c0)*hw:], hw, cn, hw) // [C][H·W] -> [H·W][C]
-			transpose(wk.w, cn, w[c0*9:], 9, cn, 9)          // [C][9] -> [9][C]
+			transpose(wk.w, cn, w[c0*9:], 9, cn, 9) // [C][9] -> [9][C]
 			bs := zero
 			if bias != nil {
 				bs = bias[c0:c1]
 			}
-			dwNHWCPlane(wk.o, wk.x, wk.w, bs, zero, g, cn, cn, lo, hi)
-			transpose(out[(n*C+c0)*ohw:], ohw, wk.o, cn, ohw, cn)
+			body(wk, n, c0, cn, wk.w, bs, zero)
 		}
+	})
+}
+
+// depthwiseNHWC computes a depthwise convolution dwNHWCApplies accepts,
+// out = clamp(conv(x, w) + bias, lo, hi), NCHW in and out: each block is
+// transposed channels last, computed, and transposed back. bias may be nil.
+func depthwiseNHWC(p *Pool, out, x, w []float32, g *ConvGeom, bias []float32, lo, hi float32) {
+	C, hw, ohw := g.C, g.H*g.W, g.OH*g.OW
+	dwNHWCBlocks(p, g, w, bias, func(wk *dwNHWCWork, n, c0, cn int, wt, bs, zero []float32) {
+		wk.x, wk.o = grow(wk.x, hw*cn), grow(wk.o, ohw*cn)
+		transpose(wk.x, cn, x[(n*C+c0)*hw:], hw, cn, hw) // [C][H·W] -> [H·W][C]
+		dwNHWCPlane(wk.o, wk.x, wt, bs, zero, g, cn, cn, lo, hi)
+		transpose(out[(n*C+c0)*ohw:], ohw, wk.o, cn, ohw, cn)
 	})
 }
 
@@ -161,29 +173,8 @@ func DepthwiseNHWC(p *Pool, out, x, w []float32, g ConvGeom, ep Epilogue) {
 		panic(fmt.Sprintf("kernels: DepthwiseNHWC: bad geometry %+v or slices x %d w %d out %d", g, len(x), len(w), len(out)))
 	}
 	lo, hi, act := clampOf(&ep)
-	blocks := 1
-	if p.Threads() > 1 {
-		blocks = min(C/8, 2*p.Threads())
-	}
-	p.For(g.N*blocks, 1, func(tlo, thi int) {
-		wk := dwNHWCPool.Get().(*dwNHWCWork)
-		defer dwNHWCPool.Put(wk)
-		for t := tlo; t < thi; t++ {
-			n, b := t/blocks, t%blocks
-			c0, c1 := b*(C/8)/blocks*8, (b+1)*(C/8)/blocks*8
-			cn := c1 - c0
-			wk.w = grow(wk.w, 9*cn)
-			if len(wk.zero) < cn {
-				wk.zero = make([]float32, cn)
-			}
-			zero := wk.zero[:cn]
-			transpose(wk.w, cn, w[c0*9:], 9, cn, 9)
-			bs := zero
-			if ep.Bias != nil {
-				bs = ep.Bias[c0:c1]
-			}
-			dwNHWCPlane(out[n*ohw*C+c0:], x[n*hw*C+c0:], wk.w, bs, zero, &g, cn, C, lo, hi)
-		}
+	dwNHWCBlocks(p, &g, w, ep.Bias, func(_ *dwNHWCWork, n, c0, cn int, wt, bs, zero []float32) {
+		dwNHWCPlane(out[n*ohw*C+c0:], x[n*hw*C+c0:], wt, bs, zero, &g, cn, C, lo, hi)
 	})
 	if act != ActNone || ep.Residual != nil {
 		e := epi{act: act, alpha: ep.Alpha, lo: ep.Min, hi: ep.Max, res: ep.Residual, ldr: C}

@@ -46,9 +46,14 @@ func expSub32Go(x []float32, m, scale float32) float64 {
 			l[j] += float64(e)
 		}
 	}
-	s := fold8(&l)
-	for i := n8; i < len(x); i++ {
-		e := expf32((x[i] - m) * scale)
+	return expSub32Tail(x[n8:], m, scale, fold8(&l))
+}
+
+// expSub32Tail sets x[i] = expf32((x[i]-m)·scale) and adds the results to
+// s in order.
+func expSub32Tail(x []float32, m, scale float32, s float64) float64 {
+	for i, v := range x {
+		e := expf32((v - m) * scale)
 		x[i] = e
 		s += float64(e)
 	}

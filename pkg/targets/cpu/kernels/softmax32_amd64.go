@@ -18,13 +18,7 @@ func expSub32(x []float32, m, scale float32) float64 {
 	if !hasAVX2FMA || n8 == 0 {
 		return expSub32Go(x, m, scale)
 	}
-	s := expSub32AVX2(&x[0], n8, m, scale)
-	for i := n8; i < len(x); i++ {
-		e := expf32((x[i] - m) * scale)
-		x[i] = e
-		s += float64(e)
-	}
-	return s
+	return expSub32Tail(x[n8:], m, scale, expSub32AVX2(&x[0], n8, m, scale))
 }
 
 // maxNaN32 is the largest element of x (-Inf when empty), NaN when any is

@@ -45,6 +45,13 @@ func epilogue(s *artifact.Step, flags []int64, bufs [][]byte, first int) (kernel
 	return ep, i, nil
 }
 
+// convGeom decodes the 18 geometry ints of a conv2d or dwconv_nhwc step.
+func convGeom(g []int64) kernels.ConvGeom {
+	return kernels.ConvGeom{N: int(g[0]), C: int(g[1]), H: int(g[2]), W: int(g[3]), O: int(g[4]), KH: int(g[5]), KW: int(g[6]),
+		StrideH: int(g[7]), StrideW: int(g[8]), PadT: int(g[9]), PadL: int(g[10]), PadB: int(g[11]), PadR: int(g[12]),
+		DilH: int(g[13]), DilW: int(g[14]), Groups: int(g[15]), OH: int(g[16]), OW: int(g[17])}
+}
+
 // run launches one step.
 func run(pool *kernels.Pool, s *artifact.Step, bufs [][]byte) error {
 	arg := func(i int) []byte { return bufs[s.Args[i]] }
@@ -88,9 +95,7 @@ func run(pool *kernels.Pool, s *artifact.Step, bufs [][]byte) error {
 			return err
 		}
 		g := s.Ints
-		geom := kernels.ConvGeom{N: int(g[0]), C: int(g[1]), H: int(g[2]), W: int(g[3]), O: int(g[4]), KH: int(g[5]), KW: int(g[6]),
-			StrideH: int(g[7]), StrideW: int(g[8]), PadT: int(g[9]), PadL: int(g[10]), PadB: int(g[11]), PadR: int(g[12]),
-			DilH: int(g[13]), DilW: int(g[14]), Groups: int(g[15]), OH: int(g[16]), OW: int(g[17])}
+		geom := convGeom(g)
 		ep, o, err := epilogue(s, g[18:], bufs, 2)
 		if err != nil {
 			return err
@@ -102,9 +107,7 @@ func run(pool *kernels.Pool, s *artifact.Step, bufs [][]byte) error {
 			return err
 		}
 		g := s.Ints
-		geom := kernels.ConvGeom{N: int(g[0]), C: int(g[1]), H: int(g[2]), W: int(g[3]), O: int(g[4]), KH: int(g[5]), KW: int(g[6]),
-			StrideH: int(g[7]), StrideW: int(g[8]), PadT: int(g[9]), PadL: int(g[10]), PadB: int(g[11]), PadR: int(g[12]),
-			DilH: int(g[13]), DilW: int(g[14]), Groups: int(g[15]), OH: int(g[16]), OW: int(g[17])}
+		geom := convGeom(g)
 		if !kernels.DepthwiseNHWCApplies(geom) {
 			return fmt.Errorf("malformed dwconv_nhwc step: geometry %+v", geom)
 		}
