@@ -149,16 +149,44 @@ DATA gelu32<>+496(SB)/4, $0x7fffffff
 DATA gelu32<>+500(SB)/4, $0x7fffffff
 DATA gelu32<>+504(SB)/4, $0x7fffffff
 DATA gelu32<>+508(SB)/4, $0x7fffffff
-GLOBL gelu32<>(SB), RODATA|NOPTR, $512
+#define G_EXPLO 512
+DATA gelu32<>+512(SB)/4, $0xc2c4da92
+DATA gelu32<>+516(SB)/4, $0xc2c4da92
+DATA gelu32<>+520(SB)/4, $0xc2c4da92
+DATA gelu32<>+524(SB)/4, $0xc2c4da92
+DATA gelu32<>+528(SB)/4, $0xc2c4da92
+DATA gelu32<>+532(SB)/4, $0xc2c4da92
+DATA gelu32<>+536(SB)/4, $0xc2c4da92
+DATA gelu32<>+540(SB)/4, $0xc2c4da92
+#define G_TWO16 544
+DATA gelu32<>+544(SB)/4, $0x47800000
+DATA gelu32<>+548(SB)/4, $0x47800000
+DATA gelu32<>+552(SB)/4, $0x47800000
+DATA gelu32<>+556(SB)/4, $0x47800000
+DATA gelu32<>+560(SB)/4, $0x47800000
+DATA gelu32<>+564(SB)/4, $0x47800000
+DATA gelu32<>+568(SB)/4, $0x47800000
+DATA gelu32<>+572(SB)/4, $0x47800000
+#define G_TWOM16 576
+DATA gelu32<>+576(SB)/4, $0x37800000
+DATA gelu32<>+580(SB)/4, $0x37800000
+DATA gelu32<>+584(SB)/4, $0x37800000
+DATA gelu32<>+588(SB)/4, $0x37800000
+DATA gelu32<>+592(SB)/4, $0x37800000
+DATA gelu32<>+596(SB)/4, $0x37800000
+DATA gelu32<>+600(SB)/4, $0x37800000
+DATA gelu32<>+604(SB)/4, $0x37800000
+GLOBL gelu32<>(SB), RODATA|NOPTR, $608
 
 // func geluAVX2(x *float32, n int)
 // x[i] = 0.5*x*erfc(-x/sqrt2) in place for n, a multiple of 8, in float32
 // lanes: with a = |x|/sqrt2 and t = 1/(1+a/2), erfc(a) = t*exp(-a^2+P(t))
 // (Numerical Recipes' erfcc, 1.2e-7 relative), where -a^2 = -x^2/2 is
 // split exactly into -hi/2 - lo/2 (hi = x*x rounded, lo its error by FMA)
-// and the exponential taken as exp(-hi/2) * exp(P(t) - lo/2), so no
-// rounding of the large exponent leaks into the result: within a few ulp
-// of the float64 definition. Results below the normal range flush to 0.
+// and the exponential's range reduction starts from the exact -hi/2, the
+// small rest added after it, so no rounding of the large exponent leaks
+// into the result: within a few ulp of the float64 definition. Results
+// below the normal range flush to 0.
 TEXT ·geluAVX2(SB), NOSPLIT, $0-16
 	MOVQ x+0(FP), DI
 	MOVQ n+8(FP), CX
@@ -186,11 +214,38 @@ loop:
 	VFMADD213PS gelu32<>+G_C1(SB), Y4, Y5
 	VFMADD213PS gelu32<>+G_C0(SB), Y4, Y5  // P(t)
 	VFNMADD231PS gelu32<>+G_HALF(SB), Y2, Y5 // P(t) - lo/2
-	EXPPS(Y5, Y6, Y7, Y8, Y9, Y10)         // exp(P(t) - lo/2)
 	VMULPS  gelu32<>+G_MINUS_HALF(SB), Y1, Y11 // -hi/2, exact
-	EXPPS(Y11, Y12, Y7, Y8, Y9, Y10)       // exp(-hi/2)
+	// exp(-hi/2 + u), u = P(t) - lo/2 (|u| < 1.3), in one reduction:
+	// n = round((-hi/2+u)·log2e), r = ((-hi/2 - n·ln2hi) - n·ln2lo) + u,
+	// where -hi/2 - n·ln2hi is exact, so the large part never rounds
+	// before u is added. It is formed times 2^16 (and r scaled back) so
+	// that results t·e^s·x/2 in the normal range never come from a flushed
+	// or subnormal e^s; sums below the range give 0.
+	VADDPS  Y5, Y11, Y12                   // -hi/2 + u (for n and the range only)
+	VMAXPS  gelu32<>+G_EXPLO(SB), Y12, Y7
+	VMULPS  ·expf32Consts+32(SB), Y7, Y7
+	VROUNDPS $0, Y7, Y7                    // n
+	VFNMADD231PS ·expf32Consts+64(SB), Y7, Y11
+	VFNMADD231PS ·expf32Consts+96(SB), Y7, Y11
+	VADDPS  Y5, Y11, Y11                   // r
+	VMULPS  Y11, Y11, Y8                   // r²
+	VMOVUPS ·expf32Consts+128(SB), Y6
+	VFMADD213PS ·expf32Consts+160(SB), Y11, Y6
+	VFMADD213PS ·expf32Consts+192(SB), Y11, Y6
+	VFMADD213PS ·expf32Consts+224(SB), Y11, Y6
+	VFMADD213PS ·expf32Consts+256(SB), Y11, Y6
+	VFMADD213PS ·expf32Consts+288(SB), Y11, Y6
+	VFMADD213PS Y11, Y8, Y6
+	VADDPS  ·expf32Consts+320(SB), Y6, Y6
+	VCVTPS2DQ Y7, Y7
+	VPSLLD  $23, Y7, Y7
+	VPADDD  gelu32<>+G_TWO16(SB), Y7, Y7   // 2^(n+16): the scaled exponential stays normal
+	VMULPS  Y7, Y6, Y6                     // e^(-hi/2 + u) · 2^16
+	VMOVUPS gelu32<>+G_EXPLO(SB), Y10
+	VCMPPS  $9, Y10, Y12, Y10              // not s >= the range (NaN from an infinite x included)
+	VANDNPS Y6, Y10, Y6
 	VMULPS  Y6, Y4, Y4
-	VMULPS  Y12, Y4, Y4                    // r = erfc(a)
+	VMULPS  gelu32<>+G_TWOM16(SB), Y4, Y4  // r = erfc(a)
 	VMOVUPS gelu32<>+G_TWO(SB), Y9
 	VSUBPS  Y4, Y9, Y9                     // 2 - r
 	VBLENDVPS Y0, Y4, Y9, Y9               // x negative: erfc(-x/sqrt2) = r, else 2 - r
