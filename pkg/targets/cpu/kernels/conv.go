@@ -299,6 +299,8 @@ func (s convB) pack(dst []float32, nr, p0, kb, j0, w int) {
 	}
 }
 
+var dwSmallPool = sync.Pool{New: func() any { return new(dwSmall) }}
+
 // convDirect handles one input channel per group (depthwise convolution):
 // output channel o reads input channel o/(O/G) only, so each output plane
 // is a sum of KH·KW shifted, scaled input rows: axpys. A strided conv first
@@ -337,7 +339,11 @@ func convDirect(p *Pool, out, x, w []float32, g *ConvGeom, ep *Epilogue) {
 	zero := make([]float32, g.OW+8)
 	p.For(g.N*g.O, grain, func(lo, hi int) {
 		var phases []float32 // [st][H][phaseW] of the current input plane
-		var small dwSmall    // buffers of the small-plane path
+		// The small-plane path's buffers, from a pool: a fresh set per
+		// chunk (zeroed, some 50 KiB at 112x112) per call cost more than
+		// a chunk's work on 2 threads (32@112x112 ran no faster than on 1).
+		small := dwSmallPool.Get().(*dwSmall)
+		defer dwSmallPool.Put(small)
 		lastPlane := -1
 		for t := lo; t < hi; t++ {
 			n, o := t/g.O, t%g.O

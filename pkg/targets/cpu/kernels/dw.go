@@ -76,12 +76,16 @@ const smallPlane = 16384
 // dropped as the rows are copied out. Buffers are reused from plane to
 // plane of one geometry.
 type dwSmall struct {
-	hp, wp   int       // the padded plane
-	hp2, wp2 int       // rows and columns of each phase plane
-	ph       []float32 // stride 1: the padded plane; stride 2: [row parity][column parity][hp2][wp2]
-	row      []float32 // stride 2: one padded row before its split
-	flat     []float32 // outputs at the phase pitch
+	key      dwSmallKey // the geometry the buffers are laid out for
+	hp, wp   int        // the padded plane
+	hp2, wp2 int        // rows and columns of each phase plane
+	ph       []float32  // stride 1: the padded plane; stride 2: [row parity][column parity][hp2][wp2]
+	row      []float32  // stride 2: one padded row before its split
+	flat     []float32  // outputs at the phase pitch
 }
+
+// dwSmallKey is what fixes which cells of dwSmall's buffers a plane writes.
+type dwSmallKey struct{ h, w, padT, padL, oh, ow, st int }
 
 func (d *dwSmall) plane(op, xp []float32, g *ConvGeom, wk []float32, bias, lo, hi float32) {
 	st := g.StrideW
@@ -91,9 +95,11 @@ func (d *dwSmall) plane(op, xp []float32, g *ConvGeom, wk []float32, bias, lo, h
 	if st == 2 {
 		hp2, wp2 = (hp+1)/2, (wp+1)/2
 	}
-	if d.hp != hp || d.wp != wp || d.hp2 != hp2 || d.wp2 != wp2 {
-		// Zeroed once: each plane of the geometry rewrites the same cells.
-		*d = dwSmall{hp: hp, wp: wp, hp2: hp2, wp2: wp2, ph: make([]float32, st*st*hp2*wp2),
+	if key := (dwSmallKey{g.H, g.W, g.PadT, g.PadL, g.OH, g.OW, st}); d.key != key || d.ph == nil {
+		// Zeroed once: each plane of one geometry rewrites the same cells
+		// (the buffers come from a pool, so the key is the whole geometry:
+		// another padding would leave other cells written).
+		*d = dwSmall{key: key, hp: hp, wp: wp, hp2: hp2, wp2: wp2, ph: make([]float32, st*st*hp2*wp2),
 			row: make([]float32, 2*wp2), flat: make([]float32, hp2*wp2)}
 	}
 	c0, c1 := max(0, -g.PadL), min(g.W, wp-g.PadL) // input columns that land inside

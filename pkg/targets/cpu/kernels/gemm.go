@@ -360,9 +360,11 @@ func gemm(p *Pool, kn gemmKernel, g *gemmArgs, _ *gemmWork) {
 	d, direct := g.b.(denseB)
 	direct = direct && g.directB && kn.tiles != nil
 	mc := max(mr, kn.mc/mr*mr)
-	if threads > 1 && m <= threads*mc {
+	if threads > 1 && m <= threads*mc && m >= 4*mr*threads {
 		// As many A blocks as threads (128 rows on 2: 66 + 62, not 96 + 32),
-		// each thread starting on its own (see the task loop below).
+		// each thread starting on its own (see the task loop below); not
+		// for a few rows, whose blocks would end in partial panels (16 on
+		// 2: 12 + 4).
 		mc = max(mr, ceilDiv(ceilDiv(m, threads), mr)*mr)
 	}
 	// A-block buffers (and edge-tile scratch): one per running chunk,
