@@ -270,8 +270,7 @@ func (g *gen) node(n *mir.Node) error {
 		}
 		xs, ws, os := g.shape(x[0]), g.shape(x[1]), g.shape(out)
 		st, pad, dil := n.Attrs.Ints("stride"), n.Attrs.Ints("pad"), n.Attrs.Ints("dilation")
-		if hw := xs[2] * xs[3]; g.w.Layout != "" && x[1].IsConst() && ws[2] == 1 && ws[3] == 1 && n.Attrs.Int("groups") == 1 &&
-			st[0] == 1 && st[1] == 1 && dil[0] == 1 && dil[1] == 1 && pad[0] == 0 && pad[1] == 0 && pad[2] == 0 && pad[3] == 0 &&
+		if hw := xs[2] * xs[3]; g.w.Layout != "" && x[1].IsConst() && ws[2] == 1 && ws[3] == 1 && pointwise(n) &&
 			hw <= conv1x1PackedMaxHW {
 			// A 1x1 convolution over a small plane: the transposed product
 			// with Wᵀ packed here (kernels.Conv1x1Packed).

@@ -42,13 +42,22 @@ func (g *gen) nhwcConv(n *mir.Node) bool {
 	if len(xs) != 4 || len(ws) != 4 || len(os) != 4 {
 		return false
 	}
-	st, pad, dil := n.Attrs.Ints("stride"), n.Attrs.Ints("pad"), n.Attrs.Ints("dilation")
-	groups := n.Attrs.Int("groups")
-	if ws[2] == 1 && ws[3] == 1 {
-		return groups == 1 && st[0] == 1 && st[1] == 1 && dil[0] == 1 && dil[1] == 1 &&
-			pad[0] == 0 && pad[1] == 0 && pad[2] == 0 && pad[3] == 0 && xs[2]*xs[3] <= nhwcMaxPlane
+	if xs[2]*xs[3] > nhwcMaxPlane {
+		return false
 	}
-	return xs[2]*xs[3] <= nhwcMaxPlane && kernels.DepthwiseNHWCApplies(convGeomOf(xs, ws, os, st, pad, dil, groups))
+	if ws[2] == 1 && ws[3] == 1 {
+		return pointwise(n)
+	}
+	st, pad, dil := n.Attrs.Ints("stride"), n.Attrs.Ints("pad"), n.Attrs.Ints("dilation")
+	return kernels.DepthwiseNHWCApplies(convGeomOf(xs, ws, os, st, pad, dil, n.Attrs.Int("groups")))
+}
+
+// pointwise reports whether a 1×1 convolution is a plain product over its
+// channels: stride 1, no padding or dilation, one group.
+func pointwise(n *mir.Node) bool {
+	st, pad, dil := n.Attrs.Ints("stride"), n.Attrs.Ints("pad"), n.Attrs.Ints("dilation")
+	return n.Attrs.Int("groups") == 1 && st[0] == 1 && st[1] == 1 && dil[0] == 1 && dil[1] == 1 &&
+		pad[0] == 0 && pad[1] == 0 && pad[2] == 0 && pad[3] == 0
 }
 
 // convGeomOf is the kernels' geometry of a convolution.
