@@ -12,7 +12,7 @@ import (
 // past each pixel's channels.
 func TestDwNHWCTwins(t *testing.T) {
 	r := newRand(41)
-	for _, c := range []int{8, 16, 56, 64, 72, 136, 192} {
+	for _, c := range []int{8, 16, 32, 56, 64, 72, 96, 136, 168, 192} {
 		for _, npix := range []int{1, 3} {
 			var in [9][]float32
 			for k := range in {
