@@ -228,19 +228,8 @@ loop:
 	VFNMADD231PS ·expf32Consts+64(SB), Y7, Y11
 	VFNMADD231PS ·expf32Consts+96(SB), Y7, Y11
 	VADDPS  Y5, Y11, Y11                   // r
-	VMULPS  Y11, Y11, Y8                   // r²
-	VMOVUPS ·expf32Consts+128(SB), Y6
-	VFMADD213PS ·expf32Consts+160(SB), Y11, Y6
-	VFMADD213PS ·expf32Consts+192(SB), Y11, Y6
-	VFMADD213PS ·expf32Consts+224(SB), Y11, Y6
-	VFMADD213PS ·expf32Consts+256(SB), Y11, Y6
-	VFMADD213PS ·expf32Consts+288(SB), Y11, Y6
-	VFMADD213PS Y11, Y8, Y6
-	VADDPS  ·expf32Consts+320(SB), Y6, Y6
-	VCVTPS2DQ Y7, Y7
-	VPSLLD  $23, Y7, Y7
-	VPADDD  gelu32<>+G_TWO16(SB), Y7, Y7   // 2^(n+16): the scaled exponential stays normal
-	VMULPS  Y7, Y6, Y6                     // e^(-hi/2 + u) · 2^16
+	// e^(-hi/2 + u) · 2^16: 2^(n+16), so the scaled exponential stays normal.
+	EXPPOLY(Y11, Y7, Y6, Y8, gelu32<>+G_TWO16(SB))
 	VMOVUPS gelu32<>+G_EXPLO(SB), Y10
 	VCMPPS  $9, Y10, Y12, Y10              // not s >= the range (NaN from an infinite x included)
 	VANDNPS Y6, Y10, Y6

@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "exp32_amd64.h"
 
 // Float32 pieces of attention's online softmax (softmax32.go has the Go
 // twins).
@@ -60,19 +61,7 @@ eloop:
 	VMOVAPS Y1, Y3
 	VFNMADD231PS ·expf32Consts+64(SB), Y2, Y3 // r = d - n·ln2hi
 	VFNMADD231PS Y9, Y2, Y3      //     - n·ln2lo
-	VMULPS  Y3, Y3, Y4           // r²
-	VMOVUPS ·expf32Consts+128(SB), Y5
-	VFMADD213PS ·expf32Consts+160(SB), Y3, Y5
-	VFMADD213PS ·expf32Consts+192(SB), Y3, Y5
-	VFMADD213PS ·expf32Consts+224(SB), Y3, Y5
-	VFMADD213PS ·expf32Consts+256(SB), Y3, Y5
-	VFMADD213PS ·expf32Consts+288(SB), Y3, Y5
-	VFMADD213PS Y3, Y4, Y5       // p·r² + r
-	VADDPS  Y8, Y5, Y5           // + 1
-	VCVTPS2DQ Y2, Y7
-	VPSLLD  $23, Y7, Y7
-	VPADDD  Y8, Y7, Y7           // 2^n: n added to 1.0's exponent
-	VMULPS  Y7, Y5, Y5
+	EXPPOLY(Y3, Y2, Y5, Y4, Y8)  // e^r · 2^n (Y8: 1.0)
 	VCMPPS  $1, Y12, Y0, Y4      // d below the clamp (-Inf included): 0
 	VANDNPS Y5, Y4, Y5
 	VBLENDVPS Y6, Y0, Y5, Y5     // NaN stays NaN
