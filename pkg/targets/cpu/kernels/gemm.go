@@ -699,10 +699,6 @@ func gemmFewRows(p *Pool, kn *gemmKernel, g *gemmArgs, d denseB, pre *packedB) {
 	m, n, k := g.m, g.n, g.k
 	const nr = 16
 	kc := kn.kc
-	if m == 1 && pre == nil && kn.chain != nil && p.Threads() > 1 && k > kc && n%nr == 0 {
-		gemvBlocks(p, kn, g, d)
-		return
-	}
 	nPanels, nFull := ceilDiv(n, nr), n/nr
 	grain := max(1, (1<<16)/(k*4*nr))
 	p.For(ceilDiv(nPanels, 4), grain, func(lo, hi int) {
@@ -808,44 +804,6 @@ func gemmFewRows(p *Pool, kn *gemmKernel, g *gemmArgs, d denseB, pre *packedB) {
 		}
 		g.ep.apply(g.c, g.ldc, 0, q0*nr, m, min(q1*nr, n)-q0*nr)
 	})
-}
-
-// gemvBlocks is gemmFewRows's one-row chain path split by k blocks as well
-// as columns, for several threads: each task streams whole rows of one k
-// block of B (contiguous memory) rather than every thread striding across
-// all rows for its columns (the 2048×2048 layer of the bundled MLP: 1.24x
-// on 2 threads split by columns). Each block's sums go to their own row of
-// partial sums, added into C in block order afterwards: the additions the
-// one-thread path makes as it accumulates block after block, so results do
-// not depend on the thread count.
-func gemvBlocks(p *Pool, kn *gemmKernel, g *gemmArgs, d denseB) {
-	n, k, kc := g.n, g.k, kn.kc
-	nb, chunks := ceilDiv(k, kc), ceilDiv(n, chainWidth)
-	w := gemmWorkPool.Get().(*gemmWork)
-	defer gemmWorkPool.Put(w)
-	w.bp = grow(w.bp, nb*n)
-	part := w.bp
-	p.For(nb*chunks, 1, func(lo, hi int) {
-		for t := lo; t < hi; t++ {
-			b, j0 := t/chunks, (t%chunks)*chainWidth
-			pc, cols := b*kc, min(chainWidth, n-j0)
-			dst := part[b*n+j0 : b*n+j0+cols]
-			clear(dst)
-			kn.chain(dst, d.b[pc*d.ldb+j0:], d.ldb, g.a[pc:min(k, pc+kc)])
-		}
-	})
-	c := g.c[:n]
-	for b := 0; b < nb; b++ {
-		src := part[b*n : (b+1)*n]
-		if b == 0 && !g.accumulate {
-			copy(c, src)
-			continue
-		}
-		for j, v := range src {
-			c[j] += v
-		}
-	}
-	g.ep.apply(g.c, g.ldc, 0, 0, 1, n)
 }
 
 // chainWidth is the most columns one chain kernel call covers: whole rows
