@@ -334,10 +334,10 @@ func convDirect(p *Pool, out, x, w []float32, g *ConvGeom, ep *Epilogue) {
 	// nine-tap pass per output row instead of nine axpys.
 	fast3x3 := g.KH == 3 && g.KW == 3 && g.DilH == 1 && g.DilW == 1 && (st == 1 || st == 2) &&
 		g.PadL <= 2 && g.PadT <= 2
-	// Stride 2 with a left padding of 1 reads the plane in place (dwS2Plane).
-	s2, useS2 := dwS2Plan(g)
+	// Paddings of 1 (and rows of 16 or more) read the plane in place (dwPlane).
+	span, inPlace := dwPlan(g)
 	// Other small planes take the flat path (dwSmall), which splits strides itself.
-	useSmall := fast3x3 && !useS2 && g.StrideH == st && g.H*g.W <= smallPlane
+	useSmall := fast3x3 && !inPlace && g.StrideH == st && g.H*g.W <= smallPlane
 	zero := make([]float32, max(g.OW+8, g.W))
 	p.For(g.N*g.O, grain, func(lo, hi int) {
 		var phases []float32 // [st][H][phaseW] of the current input plane
@@ -352,7 +352,7 @@ func convDirect(p *Pool, out, x, w []float32, g *ConvGeom, ep *Epilogue) {
 			ci := o / og
 			plane := n*g.C + ci
 			xp := x[plane*hw : (plane+1)*hw]
-			if st > 1 && plane != lastPlane && !useSmall && !useS2 {
+			if st > 1 && plane != lastPlane && !useSmall && !inPlace {
 				if phases == nil {
 					phases = make([]float32, st*g.H*phaseW)
 				}
@@ -384,10 +384,10 @@ func convDirect(p *Pool, out, x, w []float32, g *ConvGeom, ep *Epilogue) {
 				}
 				rows := dwRows{plane: xp, phases: phases, w: g.W, h: g.H, phaseW: phaseW, st: st}
 				gp := g
-				if useS2 || useSmall {
-					// Stride 2 reads the plane in place (dwS2Plane); other
-					// small planes run as one flat nine-tap pass over a
-					// zero-bordered copy (dwSmall).
+				if inPlace || useSmall {
+					// A padding of 1 reads the plane in place (dwPlane);
+					// other small planes run as one flat nine-tap pass over
+					// a zero-bordered copy (dwSmall).
 					clo, chi := float32(math.Inf(-1)), float32(math.Inf(1))
 					act := ep.Act
 					switch act {
@@ -396,8 +396,8 @@ func convDirect(p *Pool, out, x, w []float32, g *ConvGeom, ep *Epilogue) {
 					case ActClamp:
 						clo, chi, act = ep.Min, ep.Max, ActNone
 					}
-					if useS2 {
-						dwS2Plane(op, xp, g, s2, wk, bias, clo, chi, zero)
+					if inPlace {
+						dwPlane(op, xp, g, span, wk, bias, clo, chi, zero)
 					} else {
 						small.plane(op, xp, g, wk, bias, clo, chi)
 					}

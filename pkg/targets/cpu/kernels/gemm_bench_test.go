@@ -103,7 +103,8 @@ func BenchmarkGemmModelShapes(b *testing.B) {
 		name    string
 		m, k, n int
 	}{{"enc_qkv", 128, 256, 768}, {"enc_out", 128, 256, 256}, {"enc_ffn1", 128, 256, 1024}, {"enc_ffn2", 128, 1024, 256},
-		{"mlp_l1", 64, 512, 2048}, {"mlp_l2", 64, 2048, 2048}, {"mlp_l3", 64, 2048, 512}} {
+		{"mlp_l1", 64, 512, 2048}, {"mlp_l2", 64, 2048, 2048}, {"mlp_l3", 64, 2048, 512},
+		{"mb7a", 49, 960, 160}, {"mb7b", 49, 160, 960}, {"mb7c", 49, 320, 1280}, {"mb7d", 49, 960, 320}, {"mb14a", 196, 384, 64}, {"mb14b", 196, 64, 384}, {"mb14c", 196, 576, 96}, {"mb14d", 196, 96, 576}, {"mb28a", 784, 192, 32}, {"mb28b", 784, 32, 192}} {
 		for _, threads := range []int{1, 2} {
 			b.Run(fmt.Sprintf("%s/threads=%d", s.name, threads), func(b *testing.B) {
 				p := NewPool(threads)
