@@ -14,8 +14,9 @@ import (
 // small-plane convolutions channels last (the numbers are checked by
 // TestModelsMatchReference; this checks the layout pass still applies):
 // every 1x1 and depthwise convolution of the stretch becomes matmul_packed
-// or dwconv_nhwc, with one relayout in (after the NCHW stem) and one out
-// (before the pooling head), and nothing stays a conv2d but the stem.
+// or dwconv_nhwc, with one relayout in (after the NCHW stem) and none out:
+// the global pool reads the last convolution's channels-last result as
+// [N, H, W, C]. Nothing stays a conv2d but the stem.
 func TestChannelsLastStretch(t *testing.T) {
 	file := filepath.Join("..", "testdata", "models", "mbblock.hir")
 	src, err := os.ReadFile(file)
@@ -45,10 +46,17 @@ func TestChannelsLastStretch(t *testing.T) {
 	for _, s := range p.Steps {
 		counts[s.Kernel]++
 	}
-	want := map[string]int{"conv2d": 1, "dwconv_nhwc": 3, "nchw_to_nhwc": 1, "nhwc_to_nchw": 1}
+	want := map[string]int{"conv2d": 1, "dwconv_nhwc": 3, "nchw_to_nhwc": 1, "nhwc_to_nchw": 0, "reduce": 1}
 	for k, n := range want {
 		if counts[k] != n {
 			t.Errorf("%d %s steps, want %d (all steps: %v)", counts[k], k, n, counts)
+		}
+	}
+	for _, s := range p.Steps {
+		if s.Kernel == "reduce" {
+			if len(s.Shapes) != 2 || len(s.Shapes[0]) != 4 || s.Shapes[0][3] != 32 || len(s.Shapes[1]) != 2 || s.Shapes[1][0] != 1 || s.Shapes[1][1] != 2 {
+				t.Errorf("global pool reduces shape %v over axes %v, want [N H W 32] over [1 2]", s.Shapes[0], s.Shapes[1])
+			}
 		}
 	}
 	// 7 convolutions 1x1 (three expands, three projections, the head) and

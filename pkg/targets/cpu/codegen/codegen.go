@@ -300,9 +300,15 @@ func (g *gen) node(n *mir.Node) error {
 		g.step(string(n.Op), n, []*mir.Value{x[0], out}, artifact.Step{Ints: geom})
 	case mir.OpReduce:
 		kinds := map[string]int64{"sum": 0, "mean": 1, "max": 2, "min": 3, "prod": 4}
+		shape, axes := g.shape(x[0]), n.Attrs.Ints("axes")
+		if g.nhwc[x[0]] {
+			// A global pool of a channels-last value (spatialReduce): the
+			// same reduction over [N, H, W, C]'s plane.
+			shape, axes = []int64{shape[0], shape[2], shape[3], shape[1]}, []int64{1, 2}
+		}
 		g.step("reduce", n, []*mir.Value{x[0], out}, artifact.Step{
 			Ints:   []int64{kinds[n.Attrs.String("kind")], int64(x[0].Type.DType)},
-			Shapes: [][]int64{g.shape(x[0]), n.Attrs.Ints("axes")}})
+			Shapes: [][]int64{shape, axes}})
 	case mir.OpArgReduce:
 		s := g.shape(x[0])
 		ax := n.Attrs.Int("axis")

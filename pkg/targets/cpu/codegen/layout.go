@@ -100,7 +100,12 @@ func (g *gen) planLayouts() {
 	for _, n := range nodes {
 		for i, a := range n.Args {
 			// A channels-last convolution reads x (0) and the residual
-			// (after the bias, if any) channels last; nothing else does.
+			// (after the bias, if any) channels last, and a reduction over
+			// the plane (a global pool) reads it as [N, H·W, C]; nothing
+			// else does.
+			if spatialReduce(n) {
+				continue
+			}
 			if !conv[n] || i == 1 || (i == 2 && n.Attrs.Bool("bias")) {
 				delete(ok, a)
 			}
@@ -110,6 +115,17 @@ func (g *gen) planLayouts() {
 		delete(ok, o)
 	}
 	g.nhwc = ok
+}
+
+// spatialReduce reports whether n reduces a 4-D value over its plane
+// (axes 2 and 3: a global pool), whose result has the same order whether
+// the input is NCHW or NHWC.
+func spatialReduce(n *mir.Node) bool {
+	if n.Op != mir.OpReduce || len(n.Args) != 1 || len(n.Args[0].Type.Shape) != 4 {
+		return false
+	}
+	ax := n.Attrs.Ints("axes")
+	return len(ax) == 2 && ax[0] == 2 && ax[1] == 3
 }
 
 // scratch appends an arena block of the given size past the planned ones
