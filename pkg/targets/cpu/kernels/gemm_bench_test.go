@@ -96,15 +96,18 @@ func BenchmarkGemmEpilogue(b *testing.B) {
 }
 
 // BenchmarkGemmModelShapes times the products of the bundled models with
-// weights packed ahead of time: the encoder's projections at 128 tokens and
-// the MLP's layers at batch 64.
+// weights packed ahead of time: the encoder's projections at 128 tokens,
+// the MLP's layers at batch 64, and MobileNetV2's channels-last 1x1
+// convolutions (pixels × input channels times the packed Wᵀ).
 func BenchmarkGemmModelShapes(b *testing.B) {
 	for _, s := range []struct {
 		name    string
 		m, k, n int
 	}{{"enc_qkv", 128, 256, 768}, {"enc_out", 128, 256, 256}, {"enc_ffn1", 128, 256, 1024}, {"enc_ffn2", 128, 1024, 256},
 		{"mlp_l1", 64, 512, 2048}, {"mlp_l2", 64, 2048, 2048}, {"mlp_l3", 64, 2048, 512},
-		{"mb7a", 49, 960, 160}, {"mb7b", 49, 160, 960}, {"mb7c", 49, 320, 1280}, {"mb7d", 49, 960, 320}, {"mb14a", 196, 384, 64}, {"mb14b", 196, 64, 384}, {"mb14c", 196, 576, 96}, {"mb14d", 196, 96, 576}, {"mb28a", 784, 192, 32}, {"mb28b", 784, 32, 192}} {
+		{"mbv2_7_960to160", 49, 960, 160}, {"mbv2_7_160to960", 49, 160, 960}, {"mbv2_7_320to1280", 49, 320, 1280},
+		{"mbv2_14_384to64", 196, 384, 64}, {"mbv2_14_64to384", 196, 64, 384}, {"mbv2_14_576to96", 196, 576, 96}, {"mbv2_14_96to576", 196, 96, 576},
+		{"mbv2_28_192to32", 784, 192, 32}, {"mbv2_28_32to192", 784, 32, 192}} {
 		for _, threads := range []int{1, 2} {
 			b.Run(fmt.Sprintf("%s/threads=%d", s.name, threads), func(b *testing.B) {
 				p := NewPool(threads)
