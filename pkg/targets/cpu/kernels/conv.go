@@ -65,9 +65,10 @@ func Conv2D(p *Pool, out, x, w []float32, g ConvGeom, ep Epilogue) {
 	hw := g.H * g.W
 	pointwise := g.KH == 1 && g.KW == 1 && g.StrideH == 1 && g.StrideW == 1 &&
 		g.PadT == 0 && g.PadL == 0 && g.OH == g.H && g.OW == g.W
-	// Stride-2 convolutions read the input's column phases (see convB).
+	// Stride-2 convolutions read the input's column phases (see convB),
+	// unless every panel is built straight from the input (convS2Packs).
 	var phases []float32
-	if !pointwise && g.StrideW == 2 && g.DilW == 1 {
+	if !pointwise && g.StrideW == 2 && g.DilW == 1 && !(convS2Asm && convS2Packs(&g, cg)) {
 		buf := splitPhases(x[:g.N*g.C*hw], g.N*g.C, g.H, g.W)
 		defer phasePool.Put(buf)
 		phases = *buf
@@ -229,6 +230,14 @@ func (pw *panelWriter) advance(k int) {
 }
 
 func (s convB) pack(dst []float32, nr, p0, kb, j0, w int) {
+	if s.packS2(dst, nr, p0, kb, j0, w, func(panel []float32, j0, w int) { s.packRuns(panel, nr, p0, kb, j0, w) }) {
+		return
+	}
+	s.packRuns(dst, nr, p0, kb, j0, w)
+}
+
+// packRuns packs by runs of input columns (the column phases at stride 2).
+func (s convB) packRuns(dst []float32, nr, p0, kb, j0, w int) {
 	g := s.g
 	hw := g.H * g.W
 	khw := g.KH * g.KW

@@ -107,6 +107,8 @@ func TestConv2D(t *testing.T) {
 		{"depthwise s1 in place 16 wide", convGeom(2, 2, 2, 16, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, false)},
 		{"depthwise s1 in place pad top 2", convGeom(1, 3, 9, 23, 3, 3, 3, 1, 1, 2, 1, 0, 1, 1, 1, 3, false)},
 		{"depthwise s1 in place 112", convGeom(1, 2, 112, 112, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, false)},
+		{"stride 2 panels from the input", convGeom(1, 3, 64, 64, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, false)},
+		{"stride 2 panels mixed", convGeom(2, 2, 46, 40, 7, 3, 3, 2, 2, 2, 1, 0, 1, 1, 1, 1, false)},
 		{"depthwise large s1 (row kernel)", convGeom(1, 2, 130, 131, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, false)},
 		{"depthwise large s2 (row kernel)", convGeom(1, 2, 131, 130, 2, 3, 3, 2, 2, 1, 0, 1, 1, 1, 1, 2, false)},
 		{"depthwise channels-last s1", convGeom(2, 16, 7, 7, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 16, false)},

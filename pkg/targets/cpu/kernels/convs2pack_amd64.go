@@ -1,0 +1,16 @@
+//go:build amd64 && !purego
+
+package kernels
+
+import "runtime"
+
+// convS2Asm is whether convS2Pack16 runs here.
+var convS2Asm = hasAVX2FMA
+
+//go:noescape
+func convS2Pack16(dst *float32, rows *[convS2MaxRows]uintptr, nrows, off, left int)
+
+func keepAlive(a, b []float32) {
+	runtime.KeepAlive(a)
+	runtime.KeepAlive(b)
+}
