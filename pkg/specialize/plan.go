@@ -98,8 +98,33 @@ func (p *Plan) Bytes(v *mir.Value) int64 {
 	return tensor.NumElements(p.Shapes[v]) * int64(v.Type.DType.Size())
 }
 
-// IsView reports a node whose result shares its operand's bytes.
-func IsView(n *mir.Node) bool { return n.Op == mir.OpReshape }
+// IsView reports a node whose result shares its operand's bytes: a
+// reshape, or a transpose that under the plan's shapes moves only dims of
+// size 1 (the encoder's [1, seq, d] <-> [seq, 1, d] at batch 1), which
+// keeps every element where it was.
+func (p *Plan) IsView(n *mir.Node) bool {
+	switch n.Op {
+	case mir.OpReshape:
+		return true
+	case mir.OpTranspose:
+		s := p.Shapes[n.Args[0]]
+		last := -1
+		for _, a := range n.Attrs.Ints("perm") {
+			if a < 0 || int(a) >= len(s) {
+				return false
+			}
+			if s[a] == 1 {
+				continue
+			}
+			if int(a) < last {
+				return false
+			}
+			last = int(a)
+		}
+		return true
+	}
+	return false
+}
 
 // plan assigns storage: inputs, constants and outputs are their own; views
 // share their source; every other value gets an arena block, reused once
@@ -122,7 +147,7 @@ func (p *Plan) plan() {
 	}
 	// Roots of views, and the last node index that touches each root.
 	root := func(v *mir.Value) *mir.Value {
-		for v.Def != nil && IsView(v.Def) && p.Stores[v] == nil {
+		for v.Def != nil && p.IsView(v.Def) && p.Stores[v] == nil {
 			v = v.Def.Args[0]
 		}
 		return v

@@ -145,3 +145,61 @@ func main(x: f32[1024]) -> (y: f32[1024]) {
 	}
 	checkPlan(t, p)
 }
+
+// TestTransposeViews checks which transposes share their operand's bytes:
+// those that move only dims of size 1 under the binding (the encoder's
+// batch-1 [1, seq, d] <-> [seq, 1, d]), and no other.
+func TestTransposeViews(t *testing.T) {
+	src := `hir 1
+module tv
+dim batch
+func main(x: f32[batch, 6, 4]) -> (y: f32[batch, 4, 6]) {
+  a = transpose(x, perm=[1, 0, 2])
+  b = relu(a)
+  c = transpose(b, perm=[1, 2, 0])
+  d = relu(c)
+  y = transpose(d, perm=[0, 1, 2])
+  return y
+}
+`
+	m, err := hir.ParseFile("tv.hir", []byte(src))
+	if err == nil {
+		err = hir.Check(m)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		batch int64
+		views []bool // a, c, y
+	}{
+		{1, []bool{true, false, true}},
+		{3, []bool{false, false, true}},
+	} {
+		g, err := lower.ToMIR(m, "main", &lower.Weights{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := specialize.Specialize(g, specialize.Binding{"batch": tc.batch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []bool
+		for _, n := range p.Graph.Nodes {
+			if n.Op == mir.OpTranspose {
+				got = append(got, p.IsView(n))
+			}
+		}
+		if len(got) != 3 || got[0] != tc.views[0] || got[1] != tc.views[1] || got[2] != tc.views[2] {
+			t.Errorf("batch=%d: transposes are views %v, want %v", tc.batch, got, tc.views)
+		}
+		// a view shares its operand's storage (y, an output, keeps its own).
+		for _, n := range p.Graph.Nodes {
+			if n.Op == mir.OpTranspose && p.IsView(n) && p.Stores[n.Results[0]].Kind != specialize.StoreOutput &&
+				p.Stores[n.Results[0]].Root != p.Stores[n.Args[0]].Root {
+				t.Errorf("batch=%d: a view transpose has its own storage", tc.batch)
+			}
+		}
+		checkPlan(t, p)
+	}
+}
