@@ -183,10 +183,11 @@ func AddLayerNorm(p *Pool, out, sum, x, r, scale, bias []float32, rows, cols int
 			if sum != nil {
 				s = sum[i*cols : (i+1)*cols]
 			}
-			xr, rr := x[i*cols:(i+1)*cols], r[i*cols:(i+1)*cols]
-			for j := range s {
-				s[j] = xr[j] + rr[j]
-			}
+			// s = x + r, as a copy and an axpy with a = 1 (an FMA with a
+			// factor of 1 rounds as the add does): the Go loop took 60 of
+			// the 85 us of a 128x256 AddLayerNorm.
+			copy(s, x[i*cols:(i+1)*cols])
+			axpy(s, r[i*cols:(i+1)*cols], 1)
 			layerNormRow(out[i*cols:(i+1)*cols], s, scale, bias, eps)
 		}
 	})

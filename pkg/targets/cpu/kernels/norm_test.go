@@ -252,3 +252,15 @@ func BenchmarkLayerNorm(b *testing.B) {
 		LayerNorm(nil, out, x, scale, bias, rows, cols, 1e-5)
 	}
 }
+
+// BenchmarkAddLayerNorm is BenchmarkLayerNorm with the residual add before
+// it and the sum kept (the encoder's add_layernorm).
+func BenchmarkAddLayerNorm(b *testing.B) {
+	r := newRand(1)
+	const rows, cols = 128, 256
+	x, res, scale, bias := randSlice(r, rows*cols), randSlice(r, rows*cols), randSlice(r, cols), randSlice(r, cols)
+	out, sum := make([]float32, rows*cols), make([]float32, rows*cols)
+	for b.Loop() {
+		AddLayerNorm(nil, out, sum, x, res, scale, bias, rows, cols, 1e-5)
+	}
+}
