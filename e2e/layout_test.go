@@ -18,30 +18,7 @@ import (
 // the global pool reads the last convolution's channels-last result as
 // [N, H, W, C]. Nothing stays a conv2d but the stem.
 func TestChannelsLastStretch(t *testing.T) {
-	file := filepath.Join("..", "testdata", "models", "mbblock.hir")
-	src, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	seed := uint64(1)
-	out := filepath.Join(t.TempDir(), "mbblock.rlx")
-	bindings := []specialize.Binding{{"batch": 2}}
-	if _, err := build.Build(file, src, out, build.Options{Target: "cpu", Bindings: bindings, RandomSeed: &seed, Compiler: "test"}); err != nil {
-		t.Fatalf("build: %v", err)
-	}
-	f, err := artifact.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	raw, err := f.Section("program/0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p artifact.Program
-	if err := artifact.UnmarshalManifest(raw, &p); err != nil {
-		t.Fatal(err)
-	}
+	p := buildProgram(t, "mbblock.hir", specialize.Binding{"batch": 2})
 	counts := map[string]int{}
 	for _, s := range p.Steps {
 		counts[s.Kernel]++
@@ -63,5 +40,62 @@ func TestChannelsLastStretch(t *testing.T) {
 	// the classifier.
 	if counts["matmul_packed"]+counts["matmul"] != 8 {
 		t.Errorf("%d matmul steps, want 8 (all steps: %v)", counts["matmul_packed"]+counts["matmul"], counts)
+	}
+}
+
+// buildProgram builds testdata/models/file for the cpu target with one
+// binding and returns its program.
+func buildProgram(t *testing.T, file string, b specialize.Binding) artifact.Program {
+	t.Helper()
+	path := filepath.Join("..", "testdata", "models", file)
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed := uint64(1)
+	out := filepath.Join(t.TempDir(), "m.rlx")
+	if _, err := build.Build(path, src, out, build.Options{Target: "cpu", Bindings: []specialize.Binding{b}, RandomSeed: &seed, Compiler: "test"}); err != nil {
+		t.Fatalf("build: %v", err)
+	}
+	f, err := artifact.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	raw, err := f.Section("program/0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p artifact.Program
+	if err := artifact.UnmarshalManifest(raw, &p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestAttentionReadsInPlace checks that the cpu target reads the encoder's
+// attention heads straight out of the projections (the numbers are
+// checked by TestModelsMatchReference): the head transposes of q, k and v
+// are not emitted, only the merge of the output heads is a copy, and the
+// attention step (attention_strided) carries the projections' row stride
+// (256).
+func TestAttentionReadsInPlace(t *testing.T) {
+	for _, b := range []specialize.Binding{{"batch": 1, "seq": 7}, {"batch": 2, "seq": 20}} {
+		p := buildProgram(t, "encoder.hir", b)
+		copies, attn := 0, 0
+		for _, s := range p.Steps {
+			switch s.Kernel {
+			case "copy":
+				copies++
+			case "attention_strided":
+				attn++
+				if len(s.Ints) < 11 || s.Ints[8] != 256 || s.Ints[9] != 256 || s.Ints[10] != 256 {
+					t.Errorf("%v: attention step ints %v, want row strides 256 for q, k and v", b, s.Ints)
+				}
+			}
+		}
+		if attn != 1 || copies != 1 {
+			t.Errorf("%v: %d attention steps and %d copies, want 1 and 1 (the output heads' merge)", b, attn, copies)
+		}
 	}
 }

@@ -384,7 +384,9 @@ func generate(m *hir.Module, f *hir.FuncDecl, g *mir.Graph, bindings []specializ
 	var sections []artifact.Section
 	var variants []artifact.Variant
 	for i, b := range bindings {
-		plan, err := specialize.Specialize(g, b)
+		// The CPU's attention kernel reads strided operands; GPU kernels
+		// get them contiguous.
+		plan, err := specialize.SpecializeWith(g, b, specialize.Options{StridedAttention: gpu == nil})
 		if err != nil {
 			return nil, nil, &InputError{Err: fmt.Errorf("%s: binding %s: %v", m.File, bindingText(b), err)}
 		}

@@ -44,12 +44,20 @@ type Plan struct {
 	Stores     map[*mir.Value]*Store
 	ArenaBytes int64 // the arena after reuse
 	TempBytes  int64 // the sum of every intermediate tensor, without reuse
+	Options    Options
+
+	views map[*mir.Node]bool // slices and transposes made views (views.go)
 }
 
 // Specialize evaluates every shape of g under b and plans memory. The binding
 // must bind every dim that g's shapes use.
 func Specialize(g *mir.Graph, b Binding) (*Plan, error) {
-	p := &Plan{Graph: g, Binding: b, Shapes: map[*mir.Value][]int64{}, Stores: map[*mir.Value]*Store{}}
+	return SpecializeWith(g, b, Options{})
+}
+
+// SpecializeWith is Specialize with a target's options.
+func SpecializeWith(g *mir.Graph, b Binding, o Options) (*Plan, error) {
+	p := &Plan{Graph: g, Binding: b, Shapes: map[*mir.Value][]int64{}, Stores: map[*mir.Value]*Store{}, Options: o}
 	shape := func(v *mir.Value) error {
 		if _, ok := p.Shapes[v]; ok {
 			return nil
@@ -72,6 +80,9 @@ func Specialize(g *mir.Graph, b Binding) (*Plan, error) {
 				return nil, fmt.Errorf("%s: %v", n.Src, err)
 			}
 		}
+	}
+	if o.StridedAttention {
+		p.planStridedAttention()
 	}
 	p.plan()
 	return p, nil
@@ -99,10 +110,14 @@ func (p *Plan) Bytes(v *mir.Value) int64 {
 }
 
 // IsView reports a node whose result shares its operand's bytes: a
-// reshape, or a transpose that under the plan's shapes moves only dims of
+// reshape, a transpose that under the plan's shapes moves only dims of
 // size 1 (the encoder's [1, seq, d] <-> [seq, 1, d] at batch 1), which
-// keeps every element where it was.
+// keeps every element where it was, or a link of a strided attention
+// operand (views.go).
 func (p *Plan) IsView(n *mir.Node) bool {
+	if p.views[n] {
+		return true
+	}
 	switch n.Op {
 	case mir.OpReshape:
 		return true

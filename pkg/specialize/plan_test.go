@@ -12,8 +12,9 @@ import (
 	"github.com/rlx-project/rlx/pkg/specialize"
 )
 
-// TestArenaPlanIsSafe checks the memory plan of every bundled model: no two
-// arena values that are live at the same time share bytes, every block is
+// TestArenaPlanIsSafe checks the memory plan of every bundled model, with
+// and without strided attention operands: no two arena values that are
+// live at the same time share bytes, every block is
 // 64-byte aligned and inside the arena, and reuse makes the arena no larger
 // than the sum of the intermediates.
 func TestArenaPlanIsSafe(t *testing.T) {
@@ -45,11 +46,13 @@ func TestArenaPlanIsSafe(t *testing.T) {
 			if m.CheckBinding(b) != nil {
 				t.Skip("binding rejected by the model's relations")
 			}
-			p, err := specialize.Specialize(g, b)
-			if err != nil {
-				t.Fatal(err)
+			for _, o := range []specialize.Options{{}, {StridedAttention: true}} {
+				p, err := specialize.SpecializeWith(g, b, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkPlan(t, p)
 			}
-			checkPlan(t, p)
 		})
 	}
 }

@@ -331,7 +331,7 @@ func (g *gen) node(n *mir.Node) error {
 		g.step("memcpy", n, []*mir.Value{x[0], out}, artifact.Step{})
 	case mir.OpTranspose:
 		if g.p.Stores[out].Root == g.p.Stores[x[0]].Root {
-			return nil // moves only dims of size 1: a view
+			return nil // a view: moves only dims of size 1, or a strided attention operand's
 		}
 		s := g.shape(x[0])
 		perm := n.Attrs.Ints("perm")
@@ -402,6 +402,9 @@ func (g *gen) copyStep(n *mir.Node, src, dst *mir.Value, shape []int64, dstOff i
 // count from the end, then clamp) and emits a strided copy.
 func (g *gen) slice(n *mir.Node) error {
 	x, out := n.Args[0], n.Results[0]
+	if g.p.Stores[out].Root == g.p.Stores[x].Root {
+		return nil // a view: a strided attention operand's
+	}
 	s := g.shape(x)
 	starts, err := specialize.Concrete(n.Attrs.Dims("starts"), g.p.Binding)
 	if err != nil {
@@ -473,25 +476,78 @@ func (g *gen) attention(n *mir.Node) error {
 	sq, d := qs[len(qs)-2], qs[len(qs)-1]
 	sk := ks[len(ks)-2]
 	dv := os[len(os)-1]
-	// Batch strides of each operand: its [S, D] matrices are contiguous.
-	bstrides := func(v *mir.Value) []int64 {
-		s := g.shape(v)
-		full := append(append([]int64(nil), batch...), s[len(s)-2], s[len(s)-1])
-		st := broadcastStrides(s, full)
-		return st[:len(batch)]
+	// Each operand's buffer, batch strides and row stride: its own,
+	// contiguous, or a strided view read in place (specialize's views.go).
+	qb, qbs, qr, err := g.operandBuffer(q, batch)
+	if err != nil {
+		return err
+	}
+	kb, kbs, kr, err := g.operandBuffer(k, batch)
+	if err != nil {
+		return err
+	}
+	vb, vbs, vr, err := g.operandBuffer(v, batch)
+	if err != nil {
+		return err
 	}
 	scale := 1 / math.Sqrt(float64(d))
 	if n.Attrs.Has("scale") {
 		scale = n.Attrs.Float("scale")
 	}
-	shapes := [][]int64{batch, bstrides(q), bstrides(k), bstrides(v), nil}
-	ints := []int64{sq, sk, d, dv, b2i(n.Attrs.Bool("causal")), 0, 0, b2i(mask != nil)}
+	shapes := [][]int64{batch, qbs, kbs, vbs, nil}
+	ints := []int64{sq, sk, d, dv, b2i(n.Attrs.Bool("causal")), 0, 0, b2i(mask != nil), qr, kr, vr}
+	args := []int{qb, kb, vb}
 	if mask != nil {
 		full := append(append([]int64(nil), batch...), sq, sk)
 		st := broadcastStrides(g.shape(mask), full)
 		shapes[4] = st[:len(batch)]
 		ints[5], ints[6] = st[len(batch)], st[len(batch)+1]
+		args = append(args, g.buffer(mask))
 	}
-	g.step("attention", n, nonNil(q, k, v, mask, out), artifact.Step{Ints: ints, Floats: []float64{scale}, Shapes: shapes})
+	kernel := "attention"
+	if qr != 0 || kr != 0 || vr != 0 {
+		// A kernel name of its own: a runtime that predates row strides
+		// refuses the step instead of reading the operands contiguous.
+		kernel = "attention_strided"
+	} else {
+		ints = ints[:8]
+	}
+	g.prog.Steps = append(g.prog.Steps, artifact.Step{Kernel: kernel, Src: n.Src, Ints: ints, Floats: []float64{scale},
+		Shapes: shapes, Args: append(args, g.buffer(out))})
 	return nil
+}
+
+// operandBuffer is the buffer an attention operand is read from, its
+// strides per batch dim of the output (0 broadcasts) and its row stride
+// (0: rows back to back). Under StridedAttention an operand may be a view
+// of a value it reads in place (a buffer starting at its first element).
+func (g *gen) operandBuffer(v *mir.Value, batch []int64) (buf int, bstrides []int64, row int64, err error) {
+	s := g.shape(v)
+	full := append(append([]int64(nil), batch...), s[len(s)-2], s[len(s)-1])
+	if !g.p.Options.StridedAttention || g.p.Stores[v].Root == v {
+		st := broadcastStrides(s, full)
+		return g.buffer(v), st[:len(batch)], 0, nil
+	}
+	root, off, strides, ok := g.p.ViewOf(v)
+	if !ok {
+		return 0, nil, 0, fmt.Errorf("internal error: attention operand %s is a view without row strides", v)
+	}
+	b := g.prog.Buffers[g.buffer(root)]
+	span := int64(1)
+	for d, st := range strides {
+		span += (s[d] - 1) * st
+	}
+	size := int64(v.Type.DType.Size())
+	b.Offset += off * size
+	b.Bytes = span * size
+	g.prog.Buffers = append(g.prog.Buffers, b)
+	// v's dims align with the output's from the right; a dim of 1 broadcasts.
+	bstrides = make([]int64, len(batch))
+	lead := len(full) - len(s)
+	for d := range batch {
+		if i := d - lead; i >= 0 && s[i] != 1 {
+			bstrides[d] = strides[i]
+		}
+	}
+	return len(g.prog.Buffers) - 1, bstrides, strides[len(s)-2], nil
 }

@@ -16,8 +16,13 @@ type AttnGeom struct {
 	QStrides, KStrides, VStrides, MaskStrides []int // per batch dim; MaskStrides may be nil (the mask is one matrix)
 	MaskRowStride, MaskColStride              int   // mask element strides along S_q and S_k (0 broadcasts)
 	Sq, Sk, D, Dv                             int
-	Scale                                     float32 // e.g. 1/sqrt(D)
-	Causal                                    bool    // query i sees keys j <= i + (Sk - Sq)
+	// QRow, KRow and VRow are the element strides between rows of a q, k
+	// and v matrix (columns are always contiguous): 0 means D (Dv for v),
+	// rows back to back. Larger ones read heads in place out of a wider
+	// row, such as a fused QKV projection's [S, 3·H·D] output.
+	QRow, KRow, VRow int
+	Scale            float32 // e.g. 1/sqrt(D)
+	Causal           bool    // query i sees keys j <= i + (Sk - Sq)
 }
 
 // Attention blocks. A task is attnBQ query rows of one batch matrix; keys
@@ -68,9 +73,13 @@ func Attention(p *Pool, out, q, k, v, mask []float32, g AttnGeom) {
 			panic(fmt.Sprintf("kernels: Attention: %s has %d elements, needs %d", name, len(s), n))
 		}
 	}
-	need("q", q, g.QStrides, g.Sq*g.D)
-	need("k", k, g.KStrides, g.Sk*g.D)
-	need("v", v, g.VStrides, g.Sk*g.Dv)
+	g.QRow, g.KRow, g.VRow = rowStride(g.QRow, g.D), rowStride(g.KRow, g.D), rowStride(g.VRow, g.Dv)
+	if g.QRow < g.D || g.KRow < g.D || g.VRow < g.Dv {
+		panic(fmt.Sprintf("kernels: Attention: row strides q %d k %d v %d under D %d, Dv %d", g.QRow, g.KRow, g.VRow, g.D, g.Dv))
+	}
+	need("q", q, g.QStrides, matrixLen(g.Sq, g.QRow, g.D))
+	need("k", k, g.KStrides, matrixLen(g.Sk, g.KRow, g.D))
+	need("v", v, g.VStrides, matrixLen(g.Sk, g.VRow, g.Dv))
 	if mask != nil && g.Sk > 0 {
 		if g.MaskRowStride < 0 || g.MaskColStride < 0 {
 			panic("kernels: Attention: negative mask stride")
@@ -86,6 +95,22 @@ func Attention(p *Pool, out, q, k, v, mask []float32, g AttnGeom) {
 		}
 		attnWorkPool.Put(w)
 	})
+}
+
+// rowStride is a row stride with 0 meaning contiguous rows of n.
+func rowStride(st, n int) int {
+	if st == 0 {
+		return n
+	}
+	return st
+}
+
+// matrixLen is the elements a matrix of rows rows of n, ld apart, spans.
+func matrixLen(rows, ld, n int) int {
+	if rows == 0 || n == 0 {
+		return 0
+	}
+	return (rows-1)*ld + n
 }
 
 // attnWorkPool recycles attnWork across calls: allocating a fresh one per
@@ -129,18 +154,21 @@ func attnBlock(out, q, k, v, mask []float32, g *AttnGeom, bi, i0 int, w *attnWor
 	// e^((s-max)·Scale); a mask is added to scaled scores, so there the
 	// query rows are scaled once instead. m holds maxima of the scores as
 	// they are in s.
-	qm := q[qo+i0*D : qo+(i0+rows)*D]
+	ldq, ldk, ldv := g.QRow, g.KRow, g.VRow
+	qm := q[qo+i0*ldq : qo+i0*ldq+matrixLen(rows, ldq, D)]
 	escale := g.Scale
 	if mask != nil || !(g.Scale > 0) || math.IsInf(float64(g.Scale), 1) {
 		escale = 1
 		qs := w.qs[:rows*D]
-		for i, x := range qm {
-			qs[i] = x * g.Scale
+		for r := 0; r < rows; r++ {
+			for i, x := range qm[r*ldq : r*ldq+D] {
+				qs[r*D+i] = x * g.Scale
+			}
 		}
-		qm = qs
+		qm, ldq = qs, D
 	}
-	km := k[ko : ko+g.Sk*D]
-	vm := v[vo : vo+g.Sk*Dv]
+	km := k[ko : ko+matrixLen(g.Sk, ldk, D)]
+	vm := v[vo : vo+matrixLen(g.Sk, ldv, Dv)]
 	diag := g.Sk - g.Sq
 	kEnd := g.Sk
 	if g.Causal {
@@ -160,13 +188,13 @@ func attnBlock(out, q, k, v, mask []float32, g *AttnGeom, bi, i0 int, w *attnWor
 		// Scores for this key block.
 		if rows < kn.mr {
 			for r := 0; r < rows; r++ {
-				qr := qm[r*D : (r+1)*D]
+				qr := qm[r*ldq : r*ldq+D]
 				for j := 0; j < cols; j++ {
-					s[r*attnBK+j] = dot(qr, km[(j0+j)*D:(j0+j+1)*D])
+					s[r*attnBK+j] = dot(qr, km[(j0+j)*ldk:(j0+j)*ldk+D])
 				}
 			}
 		} else {
-			ga := gemmArgs{m: rows, n: cols, k: D, a: qm, lda: D, b: transB{km[j0*D:], D}, c: s, ldc: attnBK}
+			ga := gemmArgs{m: rows, n: cols, k: D, a: qm, lda: ldq, b: transB{km[j0*ldk:], ldk}, c: s, ldc: attnBK}
 			gemm(nil, kn, &ga, &w.gs)
 		}
 		// Online softmax update, row by row.
@@ -217,7 +245,7 @@ func attnBlock(out, q, k, v, mask []float32, g *AttnGeom, bi, i0 int, w *attnWor
 			}
 		}
 		// acc += P·V for this block.
-		gv := gemmArgs{m: rows, n: Dv, k: cols, a: s, lda: attnBK, b: denseB{vm[j0*Dv:], Dv}, c: acc, ldc: Dv, accumulate: true}
+		gv := gemmArgs{m: rows, n: Dv, k: cols, a: s, lda: attnBK, b: denseB{vm[j0*ldv:], ldv}, c: acc, ldc: Dv, accumulate: true}
 		gemm(nil, kn, &gv, &w.gv)
 	}
 	for r := 0; r < rows; r++ {

@@ -236,3 +236,54 @@ func TestMaxNaN32(t *testing.T) {
 		}
 	}
 }
+
+// TestAttentionRowStrides reads q, k and v as heads of one fused
+// projection's rows ([S, 3·H·D], the encoder's QKV output) through row
+// strides, and checks the result against the same heads copied out
+// contiguous: bit for bit, and against the reference; with and without a
+// mask (which takes the scaled copy of the query rows), and rows below the
+// tile.
+func TestAttentionRowStrides(t *testing.T) {
+	ps := pools(t)
+	for ci, c := range []struct {
+		h, s, d int
+		mask    bool
+	}{{4, 128, 64, false}, {3, 37, 16, true}, {2, 5, 8, false}, {2, 140, 8, false}} {
+		r := newRand(uint64(70 + ci))
+		row := 3 * c.h * c.d
+		qkv := randSlice(r, c.s*row)
+		var mask []float32
+		if c.mask {
+			mask = randSlice(r, c.s*c.s)
+		}
+		// Contiguous copies: [H, S, D] each.
+		q, k, v := make([]float32, c.h*c.s*c.d), make([]float32, c.h*c.s*c.d), make([]float32, c.h*c.s*c.d)
+		for hh := 0; hh < c.h; hh++ {
+			for i := 0; i < c.s; i++ {
+				for j := 0; j < c.d; j++ {
+					q[(hh*c.s+i)*c.d+j] = qkv[i*row+hh*c.d+j]
+					k[(hh*c.s+i)*c.d+j] = qkv[i*row+c.h*c.d+hh*c.d+j]
+					v[(hh*c.s+i)*c.d+j] = qkv[i*row+2*c.h*c.d+hh*c.d+j]
+				}
+			}
+		}
+		hs := []int{c.s * c.d}
+		dense := AttnGeom{Batch: []int{c.h}, QStrides: hs, KStrides: hs, VStrides: hs, Sq: c.s, Sk: c.s, D: c.d, Dv: c.d, Scale: 0.125}
+		strided := dense
+		strided.QStrides, strided.KStrides, strided.VStrides = []int{c.d}, []int{c.d}, []int{c.d}
+		strided.QRow, strided.KRow, strided.VRow = row, row, row
+		if c.mask {
+			dense.MaskRowStride, dense.MaskColStride = c.s, 1
+			strided.MaskRowStride, strided.MaskColStride = c.s, 1
+		}
+		want, scale := refAttention(q, k, v, mask, &dense)
+		for _, p := range ps {
+			a, b := poison(c.h*c.s*c.d), poison(c.h*c.s*c.d)
+			Attention(p, a, q, k, v, mask, dense)
+			Attention(p, b, qkv, qkv[c.h*c.d:], qkv[2*c.h*c.d:], mask, strided)
+			tag := fmt.Sprintf("case %d threads=%d", ci, p.Threads())
+			checkEqual(t, tag+" strided vs contiguous", b, a)
+			checkClose(t, tag, b, want, scale, 1e-5, 1e-6)
+		}
+	}
+}

@@ -169,7 +169,7 @@ func run(pool *kernels.Pool, s *artifact.Step, bufs [][]byte) error {
 		kernels.Softmax(pool, f32(1), f32(0), int(s.Ints[0]), int(s.Ints[1]), int(s.Ints[2]), s.Ints[3] != 0)
 	case "layernorm", "add_layernorm":
 		return runLayerNorm(pool, s, bufs)
-	case "attention":
+	case "attention", "attention_strided":
 		return runAttention(pool, s, bufs)
 	case "memcpy":
 		copy(arg(1), arg(0))
@@ -263,6 +263,13 @@ func runAttention(pool *kernels.Pool, s *artifact.Step, bufs [][]byte) error {
 	g := kernels.AttnGeom{Batch: ints(s.Shapes[0]), QStrides: ints(s.Shapes[1]), KStrides: ints(s.Shapes[2]), VStrides: ints(s.Shapes[3]),
 		Sq: int(s.Ints[0]), Sk: int(s.Ints[1]), D: int(s.Ints[2]), Dv: int(s.Ints[3]), Causal: s.Ints[4] != 0,
 		MaskRowStride: int(s.Ints[5]), MaskColStride: int(s.Ints[6]), Scale: float32(s.Floats[0])}
+	if s.Kernel == "attention_strided" {
+		// Row strides of q, k and v (0: contiguous rows).
+		if err := need(s, 11, 4); err != nil {
+			return err
+		}
+		g.QRow, g.KRow, g.VRow = int(s.Ints[8]), int(s.Ints[9]), int(s.Ints[10])
+	}
 	f32 := func(i int) []float32 { return tensor.AsF32(bufs[s.Args[i]]) }
 	var mask []float32
 	o := 3
