@@ -2,17 +2,6 @@
 
 #include "textflag.h"
 
-// x[0..7] becomes [x7, x0 .. x6] (lane 0 then replaced by the padding).
-DATA convs2shr<>+0(SB)/4, $7
-DATA convs2shr<>+4(SB)/4, $0
-DATA convs2shr<>+8(SB)/4, $1
-DATA convs2shr<>+12(SB)/4, $2
-DATA convs2shr<>+16(SB)/4, $3
-DATA convs2shr<>+20(SB)/4, $4
-DATA convs2shr<>+24(SB)/4, $5
-DATA convs2shr<>+28(SB)/4, $6
-GLOBL convs2shr<>(SB), RODATA|NOPTR, $32
-
 // func convS2Pack16(dst *float32, rows *[convS2MaxRows]uintptr, nrows, off, left int)
 //
 // For each input row rows[i] (i < nrows), at byte offset off (the middle
@@ -28,7 +17,7 @@ TEXT ·convS2Pack16(SB), NOSPLIT, $0-40
 	MOVQ nrows+16(FP), CX
 	MOVQ off+24(FP), DX
 	MOVQ left+32(FP), R8
-	VMOVUPS convs2shr<>(SB), Y15
+	VMOVUPS ·laneUp(SB), Y15
 	VXORPS  Y14, Y14, Y14
 
 row:

@@ -3,16 +3,17 @@
 #include "textflag.h"
 
 // Lane 0 gets element 7 (then replaced by the padding zero), lane i
-// element i-1: x[0..7] becomes [·, x0 .. x6].
-DATA dwshr<>+0(SB)/4, $7
-DATA dwshr<>+4(SB)/4, $0
-DATA dwshr<>+8(SB)/4, $1
-DATA dwshr<>+12(SB)/4, $2
-DATA dwshr<>+16(SB)/4, $3
-DATA dwshr<>+20(SB)/4, $4
-DATA dwshr<>+24(SB)/4, $5
-DATA dwshr<>+28(SB)/4, $6
-GLOBL dwshr<>(SB), RODATA|NOPTR, $32
+// element i-1: x[0..7] becomes [·, x0 .. x6]. Also read by
+// convs2pack_amd64.s.
+DATA ·laneUp+0(SB)/4, $7
+DATA ·laneUp+4(SB)/4, $0
+DATA ·laneUp+8(SB)/4, $1
+DATA ·laneUp+12(SB)/4, $2
+DATA ·laneUp+16(SB)/4, $3
+DATA ·laneUp+20(SB)/4, $4
+DATA ·laneUp+24(SB)/4, $5
+DATA ·laneUp+28(SB)/4, $6
+GLOBL ·laneUp(SB), RODATA|NOPTR, $32
 
 // Lane i gets element i+1, lane 7 element 0 (then replaced by the padding
 // zero): x[0..7] becomes [x1 .. x7, ·].
@@ -58,7 +59,7 @@ GLOBL dwshl<>(SB), RODATA|NOPTR, $32
 // S1ROW at column 0, where column -1 is padding.
 #define S1ROW0(R, W0, W1, W2) \
 	VMOVUPS     (R), Y14; \
-	VMOVUPS     dwshr<>(SB), Y13; \
+	VMOVUPS     ·laneUp(SB), Y13; \
 	VPERMPS     Y14, Y13, Y13; \
 	VXORPS      Y15, Y15, Y15; \
 	VBLENDPS    $1, Y15, Y13, Y13; \
@@ -151,7 +152,7 @@ s1tail:
 // moved up a lane with a zero in lane 0.
 #define S2ROW0(R, W0, W1, W2) \
 	VMOVUPS     (R), Y14; \
-	VMOVUPS     dwshr<>(SB), Y13; \
+	VMOVUPS     ·laneUp(SB), Y13; \
 	VPERMPS     Y14, Y13, Y13; \
 	VXORPS      Y15, Y15, Y15; \
 	VBLENDPS    $1, Y15, Y13, Y13; \
