@@ -59,10 +59,10 @@ func (r *dwRows) row(ph, ih int) []float32 {
 	return r.phases[b : b+r.phaseW]
 }
 
-// smallPlane is the largest input plane (H·W) dwSmall takes (MobileNet's
-// 112x112 included: there it matched the row kernel at stride 1 and beat
-// it by a quarter at stride 2); larger planes go row by row, so that the
-// padded copy does not double their memory traffic.
+// smallPlane is the largest input plane (H·W) dwSmall takes, of those the
+// in-place kernel (dwPlane) does not (paddings other than 1, rows under
+// 16); larger planes go row by row, so that the padded copy does not
+// double their memory traffic.
 const smallPlane = 16384
 
 // dwSmall runs 3x3 depthwise planes (stride 1 or 2, dilation 1) of up to
