@@ -40,6 +40,7 @@ func (s convB) packS2(dst []float32, nr, p0, kb, j0, w int, slow func(dst []floa
 	hw := g.H * g.W
 	zero := make([]float32, g.W)
 	var rows [convS2MaxRows]uintptr
+	rowsOf := -1 // the output row rows holds the input rows of
 	for q := 0; q*16 < w; q++ {
 		js, wq := j0+16*q, min(16, w-16*q)
 		oh, ow0 := js/g.OW, js%g.OW
@@ -48,13 +49,17 @@ func (s convB) packS2(dst []float32, nr, p0, kb, j0, w int, slow func(dst []floa
 			slow(panel, js, wq)
 			continue
 		}
-		for ci := 0; ci < cg; ci++ {
-			for kh := 0; kh < 3; kh++ {
-				row := zero
-				if ih := 2*oh - g.PadT + kh; ih >= 0 && ih < g.H {
-					row = s.x[ci*hw+ih*g.W : ci*hw+(ih+1)*g.W]
+		if oh != rowsOf {
+			// The panels of one output row read the same input rows.
+			rowsOf = oh
+			for ci := 0; ci < cg; ci++ {
+				for kh := 0; kh < 3; kh++ {
+					row := zero
+					if ih := 2*oh - g.PadT + kh; ih >= 0 && ih < g.H {
+						row = s.x[ci*hw+ih*g.W : ci*hw+(ih+1)*g.W]
+					}
+					rows[ci*3+kh] = sliceAddr(row)
 				}
-				rows[ci*3+kh] = sliceAddr(row)
 			}
 		}
 		left := 0
