@@ -12,7 +12,7 @@ import (
 // accumulators, two B loads and six A broadcasts per k step.
 
 //go:noescape
-func sgemm6x16(kc int, a, b *float32, ldb int, c *float32, ldc int, flags uint, bias, res *float32, ldr int, lo, hi float32, panels int)
+func sgemm6x16(kc int, a, b *float32, ldb int, c *float32, ldc int, flags uint, bias, res *float32, ldr int, lo, hi float32, panels, lda int)
 
 //go:noescape
 func sgemmRows(kc int, a *float32, lda int, b *float32, ldb, ps int, c *float32, ldc int, flags uint, shape int)
@@ -75,7 +75,7 @@ func asmKernel() (gemmKernel, bool) {
 // round trips of C); mc from 48 to 240 and nc from 1024 up were flat.
 func avx2Kernel() gemmKernel {
 	return gemmKernel{name: "avx2-fma", mr: 6, nr: 16, kc: 512, mc: 96, nc: 4096,
-		fn: kernel6x16Acc, tile: kernel6x16, tiles: kernel6x16n, rows: kernelRows, chain: kernelChain}
+		fn: kernel6x16Acc, tile: kernel6x16, tiles: kernel6x16n, tilesA: kernel6x16d, rows: kernelRows, chain: kernelChain}
 }
 
 // kernel6x16 checks the operands' extents and runs sgemm6x16 on one tile.
@@ -105,7 +105,32 @@ func kernel6x16n(kc int, a, b []float32, ldb int, c []float32, ldc int, e tileEp
 		_ = e.res[(rows-1)*e.ldr+15]
 		res = &e.res[0]
 	}
-	sgemm6x16(kc, unsafe.SliceData(a), unsafe.SliceData(b), ldb, &c[0], ldc, e.flags, bias, res, e.ldr, e.lo, e.hi, panels)
+	sgemm6x16(kc, unsafe.SliceData(a), unsafe.SliceData(b), ldb, &c[0], ldc, e.flags, bias, res, e.ldr, e.lo, e.hi, panels, 0)
+}
+
+// kernel6x16d is kernel6x16n with A read in place: 6·panels rows of kc
+// floats, lda apart, from a (the same sums as from packed panels).
+func kernel6x16d(kc int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, e tileEpi, panels int) {
+	if panels <= 0 {
+		return
+	}
+	rows := 6 * panels
+	if kc > 0 {
+		_ = a[(rows-1)*lda+kc-1]
+		_ = b[(kc-1)*ldb+15]
+	}
+	_ = c[(rows-1)*ldc+15]
+	var bias, res *float32
+	if e.flags&epiBiasCol != 0 {
+		bias = &e.bias[:16][0]
+	} else if e.flags&epiBiasRow != 0 {
+		bias = &e.bias[:rows][0]
+	}
+	if e.flags&epiRes != 0 {
+		_ = e.res[(rows-1)*e.ldr+15]
+		res = &e.res[0]
+	}
+	sgemm6x16(kc, unsafe.SliceData(a), unsafe.SliceData(b), ldb, &c[0], ldc, e.flags, bias, res, e.ldr, e.lo, e.hi, panels, lda)
 }
 
 // kernel6x16Acc is kernel6x16 on packed panels with no epilogue: the

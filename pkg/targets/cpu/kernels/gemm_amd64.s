@@ -31,7 +31,33 @@
 	PREFETCHT1   (BX)(R13*1); \
 	ADDQ         R8, BX
 
-// func sgemm6x16(kc int, a, b *float32, ldb int, c *float32, ldc int, flags uint, bias, res *float32, ldr int, lo, hi float32, panels int)
+// STEP6x16 with A read in place: row i's value at off(AX) + i·R14 bytes
+// (rows 3-5 from R15 = AX + 3·R14).
+#define STEP6x16D(off) \
+	VMOVUPS      (BX), Y12; \
+	VMOVUPS      32(BX), Y13; \
+	VBROADCASTSS off(AX), Y14; \
+	VBROADCASTSS off(AX)(R14*1), Y15; \
+	VFMADD231PS  Y12, Y14, Y0; \
+	VFMADD231PS  Y13, Y14, Y1; \
+	VFMADD231PS  Y12, Y15, Y2; \
+	VFMADD231PS  Y13, Y15, Y3; \
+	VBROADCASTSS off(AX)(R14*2), Y14; \
+	VBROADCASTSS off(R15), Y15; \
+	VFMADD231PS  Y12, Y14, Y4; \
+	VFMADD231PS  Y13, Y14, Y5; \
+	VFMADD231PS  Y12, Y15, Y6; \
+	VFMADD231PS  Y13, Y15, Y7; \
+	VBROADCASTSS off(R15)(R14*1), Y14; \
+	VBROADCASTSS off(R15)(R14*2), Y15; \
+	VFMADD231PS  Y12, Y14, Y8; \
+	VFMADD231PS  Y13, Y14, Y9; \
+	VFMADD231PS  Y12, Y15, Y10; \
+	VFMADD231PS  Y13, Y15, Y11; \
+	PREFETCHT1   (BX)(R13*1); \
+	ADDQ         R8, BX
+
+// func sgemm6x16(kc int, a, b *float32, ldb int, c *float32, ldc int, flags uint, bias, res *float32, ldr int, lo, hi float32, panels, lda int)
 //
 // The 6×16 tile of C at c (row stride ldc floats) gets
 // sum over p < kc of a[p*6+i]·b[p*ldb+j] (a a packed 6-row panel; b 16
@@ -44,8 +70,13 @@
 // the row bias and the residual 6·r rows further down, against the same B.
 // One call per column of tiles keeps Go's per-tile work out of small-k
 // products (pointwise convolutions with 16 to 32 input channels).
-TEXT ·sgemm6x16(SB), NOSPLIT, $32-96
+//
+// lda > 0 reads A in place instead: rows lda floats apart, a the first
+// row's first element, panel r 6·r rows down (no packing: channels-last
+// activations are rows already).
+TEXT ·sgemm6x16(SB), NOSPLIT, $40-104
 	MOVQ a+8(FP), AX
+	MOVQ AX, cura-40(SP)
 	MOVQ c+32(FP), DI
 	MOVQ DI, curc-8(SP)
 	MOVQ bias+56(FP), SI
@@ -99,6 +130,9 @@ pfdist:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
+	MOVQ lda+96(FP), R14
+	TESTQ R14, R14
+	JNZ  direct
 	MOVQ CX, DX
 	SHRQ $2, DX
 	JZ   tail
@@ -121,6 +155,43 @@ loop1:
 	ADDQ $24, AX
 	DECQ CX
 	JNZ  loop1
+	JMP  store
+
+direct:
+	SHLQ $2, R14
+	MOVQ cura-40(SP), AX
+	LEAQ (AX)(R14*2), R15
+	ADDQ R14, R15          // R15 = row 3 of A
+	MOVQ CX, DX
+	SHRQ $2, DX
+	JZ   dtail
+
+dloop4:
+	STEP6x16D(0)
+	STEP6x16D(4)
+	STEP6x16D(8)
+	STEP6x16D(12)
+	ADDQ $16, AX
+	ADDQ $16, R15
+	DECQ DX
+	JNZ  dloop4
+
+dtail:
+	ANDQ $3, CX
+	JZ   dnext
+
+dloop1:
+	STEP6x16D(0)
+	ADDQ $4, AX
+	ADDQ $4, R15
+	DECQ CX
+	JNZ  dloop1
+
+dnext:
+	// The next panel's A: 6 rows down.
+	LEAQ (R14)(R14*2), R11
+	SHLQ $1, R11
+	ADDQ R11, cura-40(SP)
 
 store:
 	MOVQ flags+48(FP), DX
