@@ -94,8 +94,14 @@ func kernel6x16n(kc int, a, b []float32, ldb int, c []float32, ldc int, e tileEp
 		_ = a[kc*rows-1]
 		_ = b[(kc-1)*ldb+15]
 	}
+	bias, res := tileOperands(c, ldc, e, rows)
+	sgemm6x16(kc, unsafe.SliceData(a), unsafe.SliceData(b), ldb, &c[0], ldc, e.flags, bias, res, e.ldr, e.lo, e.hi, panels, 0)
+}
+
+// tileOperands checks that c and the epilogue's operands hold rows rows
+// of a 16-column tile and returns the bias and residual pointers.
+func tileOperands(c []float32, ldc int, e tileEpi, rows int) (bias, res *float32) {
 	_ = c[(rows-1)*ldc+15]
-	var bias, res *float32
 	if e.flags&epiBiasCol != 0 {
 		bias = &e.bias[:16][0]
 	} else if e.flags&epiBiasRow != 0 {
@@ -105,7 +111,7 @@ func kernel6x16n(kc int, a, b []float32, ldb int, c []float32, ldc int, e tileEp
 		_ = e.res[(rows-1)*e.ldr+15]
 		res = &e.res[0]
 	}
-	sgemm6x16(kc, unsafe.SliceData(a), unsafe.SliceData(b), ldb, &c[0], ldc, e.flags, bias, res, e.ldr, e.lo, e.hi, panels, 0)
+	return bias, res
 }
 
 // kernel6x16d is kernel6x16n with A read in place: 6·panels rows of kc
@@ -119,17 +125,7 @@ func kernel6x16d(kc int, a []float32, lda int, b []float32, ldb int, c []float32
 		_ = a[(rows-1)*lda+kc-1]
 		_ = b[(kc-1)*ldb+15]
 	}
-	_ = c[(rows-1)*ldc+15]
-	var bias, res *float32
-	if e.flags&epiBiasCol != 0 {
-		bias = &e.bias[:16][0]
-	} else if e.flags&epiBiasRow != 0 {
-		bias = &e.bias[:rows][0]
-	}
-	if e.flags&epiRes != 0 {
-		_ = e.res[(rows-1)*e.ldr+15]
-		res = &e.res[0]
-	}
+	bias, res := tileOperands(c, ldc, e, rows)
 	sgemm6x16(kc, unsafe.SliceData(a), unsafe.SliceData(b), ldb, &c[0], ldc, e.flags, bias, res, e.ldr, e.lo, e.hi, panels, lda)
 }
 
