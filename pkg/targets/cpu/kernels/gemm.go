@@ -18,7 +18,8 @@ import (
 // AVX2+FMA 6×16 kernel (gemm_amd64.s) where the CPU has it, else the
 // portable Go one (gemm_kernel.go; also the purego build). Packing formats
 // and blocking follow the kernel. Packing B is skipped for a B packed ahead
-// of time (GemmPacked) and for products with fewer rows than the tile,
+// of time (GemmPacked), whose A (activations, rows already) the kernel then
+// reads in place too, and for products with fewer rows than the tile,
 // which stream B through row kernels. Every output element is summed in the
 // same order whatever the thread count, so results do not depend on
 // Pool.Threads.
