@@ -57,20 +57,8 @@ func buildProgram(t *testing.T, file string, b specialize.Binding) artifact.Prog
 	if _, err := build.Build(path, src, out, build.Options{Target: "cpu", Bindings: []specialize.Binding{b}, RandomSeed: &seed, Compiler: "test"}); err != nil {
 		t.Fatalf("build: %v", err)
 	}
-	f, err := artifact.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	raw, err := f.Section("program/0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p artifact.Program
-	if err := artifact.UnmarshalManifest(raw, &p); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	_, progs := artifactPrograms(t, out)
+	return progs[0]
 }
 
 // TestAttentionReadsInPlace checks that the cpu target reads the encoder's
