@@ -62,9 +62,7 @@ func (k ReduceKind) combineVec(acc []float64, xs []float32) {
 	xs = xs[:len(acc)]
 	switch k {
 	case ReduceSum, ReduceMean:
-		for j, v := range xs {
-			acc[j] += float64(v)
-		}
+		addWiden(acc, xs, 1, 0)
 	case ReduceProd:
 		for j, v := range xs {
 			acc[j] *= float64(v)
@@ -246,14 +244,29 @@ func Reduce(p *Pool, out, x []float32, shape []int, axes []int, kind ReduceKind)
 			for t := lo; t < hi; t++ {
 				o, c0 := t/nc, (t%nc)*cb
 				a := acc[:min(cb, L-c0)]
+				id := kind.identity()
 				for j := range a {
-					a[j] = kind.identity()
+					a[j] = id
 				}
 				b := base(o) + c0
-				odometer(func(off int) { kind.combineVec(a, x[b+off:b+off+len(a)]) })
+				if (kind == ReduceSum || kind == ReduceMean) && len(rd) == 1 {
+					// One run of equally spaced rows (a global pool of a
+					// channels-last plane): summed column block by column
+					// block in registers, in the same order.
+					addWiden(a, x[b:], rd[0], rs[0])
+				} else {
+					odometer(func(off int) { kind.combineVec(a, x[b+off:b+off+len(a)]) })
+				}
 				dst := out[o*L+c0 : o*L+c0+len(a)]
-				for j, v := range a {
-					dst[j] = finish(v)
+				if kind == ReduceMean {
+					d := float64(nRed)
+					for j, v := range a {
+						dst[j] = float32(v / d)
+					}
+				} else {
+					for j, v := range a {
+						dst[j] = float32(v)
+					}
 				}
 			}
 		})
@@ -336,4 +349,13 @@ func ArgReduce(p *Pool, out []int64, x []float32, outer, axis, inner int, wantMa
 			}
 		}
 	})
+}
+
+// addWidenGo is addWiden's portable twin.
+func addWidenGo(acc []float64, xs []float32, rows, stride int) {
+	for r := 0; r < rows; r++ {
+		for j, v := range xs[r*stride : r*stride+len(acc)] {
+			acc[j] += float64(v)
+		}
+	}
 }
