@@ -58,8 +58,21 @@ func dwNHWCGo(out []float32, outStride int, in *[9][]float32, inStride int, w, b
 }
 
 // dwNHWCWork is one task's buffers: the channels-last input, output,
-// tap-major weights and a zero pixel.
+// tap-major weights and zeros (never written).
 type dwNHWCWork struct{ x, o, w, zero []float32 }
+
+// zeros returns n zeros.
+func (wk *dwNHWCWork) zeros(n int) []float32 {
+	if len(wk.zero) < n {
+		wk.zero = make([]float32, n)
+	}
+	return wk.zero[:n]
+}
+
+// dwZeroLen is how many zeros dwNHWCPlane needs: a row's worth of
+// pixels ps floats apart, for the taps above or below the plane of a
+// whole row of outputs.
+func dwZeroLen(g *ConvGeom, ps int) int { return g.OW * g.StrideW * ps }
 
 var dwNHWCPool = sync.Pool{New: func() any { return new(dwNHWCWork) }}
 
@@ -81,12 +94,9 @@ func dwNHWCBlocks(p *Pool, g *ConvGeom, w, bias []float32, body func(wk *dwNHWCW
 			c0, c1 := b*(C/8)/blocks*8, (b+1)*(C/8)/blocks*8
 			cn := c1 - c0
 			wk.w = grow(wk.w, 9*cn)
-			if len(wk.zero) < cn {
-				wk.zero = make([]float32, cn)
-			}
-			zero := wk.zero[:cn]
+			zero := wk.zeros(max(cn, dwZeroLen(g, cn)))
 			transpose(wk.w, cn, w[c0*9:], 9, cn, 9) // [C][9] -> [9][C]
-			bs := zero
+			bs := zero[:cn]
 			if bias != nil {
 				bs = bias[c0:c1]
 			}
@@ -103,26 +113,30 @@ func depthwiseNHWC(p *Pool, out, x, w []float32, g *ConvGeom, bias []float32, lo
 	dwNHWCBlocks(p, g, w, bias, func(wk *dwNHWCWork, n, c0, cn int, wt, bs, zero []float32) {
 		wk.x, wk.o = grow(wk.x, hw*cn), grow(wk.o, ohw*cn)
 		transpose(wk.x, cn, x[(n*C+c0)*hw:], hw, cn, hw) // [C][H·W] -> [H·W][C]
-		dwNHWCPlane(wk.o, wk.x, wt, bs, zero, g, cn, cn, lo, hi)
+		dwNHWCPlane(wk.o, wk.x, wt, bs, zero, g, cn, cn, 0, g.OH, lo, hi)
 		transpose(out[(n*C+c0)*ohw:], ohw, wk.o, cn, ohw, cn)
 	})
 }
 
-// dwNHWCPlane computes one image's channel block channels last: xt in,
-// [H·W] pixels ps floats apart, ot out, [OH·OW] pixels ps floats apart,
-// each pixel's cn channels contiguous; wt [9][cn]. Output rows whose three
-// input rows exist run their interior pixels in one call; border pixels go
-// one at a time, their outside taps reading zero.
-func dwNHWCPlane(ot, xt, wt, bias, zero []float32, g *ConvGeom, cn, ps int, lo, hi float32) {
+// dwNHWCPlane computes output rows [oh0, oh1) of one image's channel block
+// channels last: xt in, [H·W] pixels ps floats apart, ot out, [OH·OW]
+// pixels ps floats apart, each pixel's cn channels contiguous; wt [9][cn];
+// zero at least dwZeroLen zeros. Each output row's interior columns (all
+// three input columns inside the row) run in one call, their taps above
+// or below the plane reading zero; the border columns go one pixel at a
+// time (on a 7×7 plane, one call per pixel cost about as much as the
+// taps).
+func dwNHWCPlane(ot, xt, wt, bias, zero []float32, g *ConvGeom, cn, ps, oh0, oh1 int, lo, hi float32) {
 	sh, sw := g.StrideH, g.StrideW
-	// Interior columns: all three input columns inside the row.
 	owLo := min(g.OW, ceilDiv(g.PadL, sw))
 	owHi := max(owLo, min(g.OW, (g.W-3+g.PadL)/sw+1))
 	if g.W-3+g.PadL < 0 {
 		owHi = owLo
 	}
 	var in [9][]float32
-	pixel := func(oh, ow int) {
+	// taps points in at the input pixels of output (oh, ow), zero where
+	// they lie outside the input.
+	taps := func(oh, ow int) {
 		for kh := 0; kh < 3; kh++ {
 			ih := oh*sh - g.PadT + kh
 			for kw := 0; kw < 3; kw++ {
@@ -134,26 +148,19 @@ func dwNHWCPlane(ot, xt, wt, bias, zero []float32, g *ConvGeom, cn, ps int, lo, 
 				}
 			}
 		}
+	}
+	pixel := func(oh, ow int) {
+		taps(oh, ow)
 		dwNHWC(ot[(oh*g.OW+ow)*ps:], ps, &in, 0, wt, bias, cn, 1, lo, hi)
 	}
-	for oh := 0; oh < g.OH; oh++ {
-		ih0 := oh*sh - g.PadT
-		if ih0 < 0 || ih0+2 >= g.H || owLo >= owHi {
-			for ow := 0; ow < g.OW; ow++ {
-				pixel(oh, ow)
-			}
-			continue
-		}
+	for oh := oh0; oh < oh1; oh++ {
 		for ow := 0; ow < owLo; ow++ {
 			pixel(oh, ow)
 		}
-		iw0 := owLo*sw - g.PadL
-		for kh := 0; kh < 3; kh++ {
-			for kw := 0; kw < 3; kw++ {
-				in[kh*3+kw] = xt[((ih0+kh)*g.W+iw0+kw)*ps:]
-			}
+		if owLo < owHi {
+			taps(oh, owLo)
+			dwNHWC(ot[(oh*g.OW+owLo)*ps:], ps, &in, sw*ps, wt, bias, cn, owHi-owLo, lo, hi)
 		}
-		dwNHWC(ot[(oh*g.OW+owLo)*ps:], ps, &in, sw*ps, wt, bias, cn, owHi-owLo, lo, hi)
 		for ow := owHi; ow < g.OW; ow++ {
 			pixel(oh, ow)
 		}
@@ -173,8 +180,26 @@ func DepthwiseNHWC(p *Pool, out, x, w []float32, g ConvGeom, ep Epilogue) {
 		panic(fmt.Sprintf("kernels: DepthwiseNHWC: bad geometry %+v or slices x %d w %d out %d", g, len(x), len(w), len(out)))
 	}
 	lo, hi, act := clampOf(&ep)
-	dwNHWCBlocks(p, &g, w, ep.Bias, func(_ *dwNHWCWork, n, c0, cn int, wt, bs, zero []float32) {
-		dwNHWCPlane(out[n*ohw*C+c0:], x[n*hw*C+c0:], wt, bs, zero, &g, cn, C, lo, hi)
+	// Bands of output rows across all channels split across the pool:
+	// channel blocks, as depthwiseNHWC splits, repeat every block's border
+	// pixels (a quarter to half of a 14×14 or 7×7 plane's, one Go call
+	// each) and scaled 1.0-1.3× on 2 threads.
+	wk := dwNHWCPool.Get().(*dwNHWCWork)
+	defer dwNHWCPool.Put(wk)
+	wk.w = grow(wk.w, 9*C)
+	transpose(wk.w, C, w, 9, C, 9) // [C][9] -> [9][C]
+	zero := wk.zeros(max(C, dwZeroLen(&g, C)))
+	bs := zero[:C]
+	if ep.Bias != nil {
+		bs = ep.Bias[:C]
+	}
+	p.For(g.N*g.OH, max(1, (1<<14)/(9*g.OW*C)), func(lo_, hi_ int) {
+		for t := lo_; t < hi_; {
+			n, oh := t/g.OH, t%g.OH
+			oh1 := min(g.OH, oh+hi_-t)
+			dwNHWCPlane(out[n*ohw*C:], x[n*hw*C:], wk.w, bs, zero, &g, C, C, oh, oh1, lo, hi)
+			t += oh1 - oh
+		}
 	})
 	if act != ActNone || ep.Residual != nil {
 		e := epi{act: act, alpha: ep.Alpha, lo: ep.Min, hi: ep.Max, res: ep.Residual, ldr: C}

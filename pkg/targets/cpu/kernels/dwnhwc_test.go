@@ -7,13 +7,14 @@ import (
 )
 
 // TestDwNHWCTwins checks the channels-last tap kernel against its Go twin:
-// channel counts around the 64- and 8-channel blocks, several pixels with
-// input and output strides, NaN passing the clamp, and nothing written
+// channel counts around the 16- and 8-channel blocks, runs of 1 to 9
+// pixels (groups of four, a run's last group overlapping the one before)
+// with input and output strides, NaN passing the clamp, and nothing written
 // past each pixel's channels.
 func TestDwNHWCTwins(t *testing.T) {
 	r := newRand(41)
 	for _, c := range []int{8, 16, 32, 56, 64, 72, 96, 136, 168, 192} {
-		for _, npix := range []int{1, 3} {
+		for _, npix := range []int{1, 3, 4, 5, 6, 7, 9} {
 			var in [9][]float32
 			for k := range in {
 				in[k] = randSlice(r, (npix-1)*(c+8)+c)
@@ -103,6 +104,27 @@ func TestDepthwiseNHWC(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// BenchmarkDepthwiseNHWC times MobileNetV2's channels-last depthwise
+// layers (3×3, padding 1, clamp to [0, 6]) at 1 and 2 threads.
+func BenchmarkDepthwiseNHWC(b *testing.B) {
+	for _, s := range []struct{ c, hw, stride int }{{192, 28, 1}, {192, 28, 2}, {384, 14, 1}, {576, 14, 1}, {576, 14, 2}, {960, 7, 1}} {
+		for _, threads := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%d@%d_s%d/threads=%d", s.c, s.hw, s.stride, threads), func(b *testing.B) {
+				p := NewPool(threads)
+				defer p.Close()
+				g := convGeom(1, s.c, s.hw, s.hw, s.c, 3, 3, s.stride, s.stride, 1, 1, 1, 1, 1, 1, s.c, false)
+				r := newRand(1)
+				x, w := randSlice(r, s.c*s.hw*s.hw), randSlice(r, s.c*9)
+				out := make([]float32, s.c*g.OH*g.OW)
+				ep := Epilogue{Bias: randSlice(r, s.c), Act: ActClamp, Min: 0, Max: 6}
+				for b.Loop() {
+					DepthwiseNHWC(p, out, x, w, g, ep)
+				}
+			})
 		}
 	}
 }
