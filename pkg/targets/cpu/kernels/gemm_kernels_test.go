@@ -457,3 +457,27 @@ func TestGemmWorkReuse(t *testing.T) {
 		}
 	}
 }
+
+// TestGemvSplitK checks the one-row product against a row-major B with
+// several k blocks, which threads split by k block (chainSplitK): the same
+// bits on 1 and 2 threads (each k block's chain added in order), close to
+// the reference, with bias and residual, widths with a partial panel.
+func TestGemvSplitK(t *testing.T) {
+	r := newRand(17)
+	p2 := NewPool(2)
+	defer p2.Close()
+	for _, n := range []int{16, 100, 1000, 1007} {
+		for _, k := range []int{513, 1280, 1500} {
+			ldb := n + 3
+			a, b := randSlice(r, k), randSlice(r, k*ldb)
+			ep := Epilogue{Bias: randSlice(r, n), Residual: randSlice(r, n), Act: ActRelu}
+			c1, c2 := poison(n), poison(n)
+			Gemm(nil, 1, n, k, a, k, b, ldb, c1, n, ep)
+			Gemm(p2, 1, n, k, a, k, b, ldb, c2, n, ep)
+			what := fmt.Sprintf("1×%d×%d", n, k)
+			checkEqual(t, what+" 2 threads vs 1", c2, c1)
+			want, scale := refGemm(1, n, k, a, k, b, ldb, &ep, n)
+			checkClose(t, what, c2, want, scale, 1e-5, 1e-6)
+		}
+	}
+}
