@@ -778,8 +778,8 @@ func gemmFewRows(p *Pool, kn *gemmKernel, g *gemmArgs, d denseB, pre *packedB) {
 	const nr = 16
 	kc := kn.kc
 	nPanels, nFull := ceilDiv(n, nr), n/nr
-	if m == 1 && pre == nil && kn.chain != nil && p.Threads() > 1 && k > kc && nFull > 0 {
-		chainSplitK(p, kn, g, d, nFull*nr)
+	if pre == nil && (m > 1 || kn.chain != nil) && p.Threads() > 1 && k > kc && nFull > 0 {
+		fewRowsSplitK(p, kn, g, d, nFull*nr)
 		if nFull*nr < n {
 			tail := g.colsFrom(nFull * nr)
 			gemmFewRows(p, kn, &tail, denseB{d.b[nFull*nr:], d.ldb}, nil)
@@ -846,23 +846,8 @@ func gemmFewRows(p *Pool, kn *gemmKernel, g *gemmArgs, d denseB, pre *packedB) {
 			}
 			// Groups of 4 full panels (64 columns), each read from L1 or L2
 			// by every row pair.
-			for qg := q0; qg < min(q1, nFull) && !(m == 1 && pre == nil && kn.chain != nil); qg += 4 {
-				qe := min(qg+4, q1, nFull)
-				for i := 0; i < m; {
-					rows := min(2, m-i)
-					a := g.a[i*g.lda+pc:]
-					for q := qg; q < qe; {
-						gw := 1
-						if rows == 1 && q+4 <= qe {
-							gw = 4
-						} else if rows == 2 && q+2 <= qe {
-							gw = 2
-						}
-						kn.rows(kb, a, g.lda, bsrc[q*ps:], ldb, ps, g.c[i*g.ldc+q*nr:], g.ldc, acc, rows, gw)
-						q += gw
-					}
-					i += rows
-				}
+			if !(m == 1 && pre == nil && kn.chain != nil) && q0 < nFull {
+				rowPanels(kn, kb, g.a[pc:], g.lda, m, bsrc, ldb, ps, g.c, g.ldc, acc, q0, min(q1, nFull))
 			}
 			if q1 > nFull { // the partial panel, through tmp
 				q, w := nFull, n-nFull*nr
@@ -892,49 +877,81 @@ func gemmFewRows(p *Pool, kn *gemmKernel, g *gemmArgs, d denseB, pre *packedB) {
 	})
 }
 
-// chainSplitK computes columns [0, w) of a one-row product against a
-// row-major B on several threads: each task forms one k block's chain over
-// a range of columns into its own partial sums, and the partials are added
-// into C in k order afterwards, as the serial path adds them, so the sums
-// are the same. Splitting columns instead left each thread a strided walk
-// over B's rows, and a matrix-vector product, bound by reading B, ran no
-// faster on 2 threads than on 1 (MobileNetV2's classifier, 1280x1000).
-func chainSplitK(p *Pool, kn *gemmKernel, g *gemmArgs, d denseB, w int) {
-	k, kc := g.k, kn.kc
-	nkb := ceilDiv(k, kc)
-	// Column ranges per k block: enough tasks to balance the threads
-	// (the last k block may be short), each a multiple of 8 columns.
-	ncol := max(1, min(ceilDiv(2*p.Threads(), nkb), w/256))
+// fewRowsSplitK computes columns [0, w) (a multiple of 16) of a product
+// with fewer rows than the tile against a row-major B on several threads:
+// each task forms one k block's sums over a range of panels into its own
+// partials (the chain kernel for one row, else the row kernels), and the
+// partials are added into C in k order afterwards, as the serial path adds
+// them, so the sums are the same. Splitting columns instead left each
+// thread a strided walk over B's rows, and these products, bound by
+// reading B, ran no faster on 2 threads than on 1 (MobileNetV2's
+// classifier, 1280x1000 for one or two images).
+func fewRowsSplitK(p *Pool, kn *gemmKernel, g *gemmArgs, d denseB, w int) {
+	const nr = 16
+	m, k, kc := g.m, g.k, kn.kc
+	nkb, np := ceilDiv(k, kc), w/nr
+	// Panel ranges per k block: enough tasks to balance the threads (the
+	// last k block may be short), each at least 16 panels.
+	ncol := max(1, min(ceilDiv(2*p.Threads(), nkb), np/16))
 	sw := gemmWorkPool.Get().(*gemmWork)
 	defer gemmWorkPool.Put(sw)
-	sw.bp = grow(sw.bp, nkb*w)
-	parts := sw.bp
+	sw.bp = grow(sw.bp, nkb*m*w)
+	parts := sw.bp // k block b's partials: m rows of w at b·m·w
 	p.For(nkb*ncol, 1, func(lo, hi int) {
 		for t := lo; t < hi; t++ {
 			b, cq := t/ncol, t%ncol
-			j0, j1 := cq*w/ncol/8*8, (cq+1)*w/ncol/8*8
-			if cq == ncol-1 {
-				j1 = w
-			}
+			q0, q1 := cq*np/ncol, (cq+1)*np/ncol
 			pc := b * kc
 			kb := min(kc, k-pc)
-			part := parts[b*w+j0 : b*w+j1]
-			clear(part)
-			kn.chain(part, d.b[pc*d.ldb+j0:], d.ldb, g.a[pc:pc+kb])
+			part := parts[b*m*w:]
+			if m == 1 {
+				dst := part[q0*nr : q1*nr]
+				clear(dst)
+				kn.chain(dst, d.b[pc*d.ldb+q0*nr:], d.ldb, g.a[pc:pc+kb])
+				continue
+			}
+			rowPanels(kn, kb, g.a[pc:], g.lda, m, d.b[pc*d.ldb:], d.ldb, nr, part, w, false, q0, q1)
 		}
 	})
-	dst := g.c[:w]
-	for b := 0; b < nkb; b++ {
-		part := parts[b*w : (b+1)*w]
-		if b > 0 || g.accumulate {
-			for j, v := range part {
-				dst[j] += v
+	for i := 0; i < m; i++ {
+		dst := g.c[i*g.ldc : i*g.ldc+w]
+		for b := 0; b < nkb; b++ {
+			part := parts[(b*m+i)*w : (b*m+i+1)*w]
+			if b > 0 || g.accumulate {
+				for j, v := range part {
+					dst[j] += v
+				}
+			} else {
+				copy(dst, part)
 			}
-		} else {
-			copy(dst, part)
 		}
 	}
-	g.ep.apply(g.c, g.ldc, 0, 0, 1, w)
+	g.ep.apply(g.c, g.ldc, 0, 0, m, w)
+}
+
+// rowPanels runs the row kernels for the m rows of A (a, rows lda apart,
+// from the k block's first column) against full B panels [q0, q1) (panel
+// q at b[q·ps:], rows ldb apart): groups of 4 panels (64 columns), each
+// read from L1 or L2 by every row pair, into C (rows ldc apart).
+func rowPanels(kn *gemmKernel, kb int, a []float32, lda, m int, b []float32, ldb, ps int, c []float32, ldc int, acc bool, q0, q1 int) {
+	const nr = 16
+	for qg := q0; qg < q1; qg += 4 {
+		qe := min(qg+4, q1)
+		for i := 0; i < m; {
+			rows := min(2, m-i)
+			for q := qg; q < qe; {
+				gw := 1
+				if rows == 1 && q+4 <= qe {
+					gw = 4
+				} else if rows == 2 && q+2 <= qe {
+					gw = 2
+				}
+				kn.rows(kb, a[i*lda:], lda, b[q*ps:], ldb, ps, c[i*ldc+q*nr:], ldc, acc, rows, gw)
+				q += gw
+			}
+			i += rows
+		}
+	}
 }
 
 // chainWidth is the most columns one chain kernel call covers: whole rows

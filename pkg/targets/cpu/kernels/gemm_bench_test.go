@@ -125,34 +125,36 @@ func BenchmarkGemmModelShapes(b *testing.B) {
 	}
 }
 
-// BenchmarkGemv times MobileNetV2's classifier, one row of 1280 times a
-// row-major 1280×1000 B, at 1 and 2 threads: with B warm in cache, and
-// cold (eight copies in turn, 41 MB, more than this machine's L3), as it
-// is in a model whose other weights pass through cache between runs.
+// BenchmarkGemv times MobileNetV2's classifier, one or two rows of 1280
+// times a row-major 1280×1000 B, at 1 and 2 threads: with B warm in cache,
+// and cold (eight copies in turn, 41 MB, more than this machine's L3), as
+// it is in a model whose other weights pass through cache between runs.
 func BenchmarkGemv(b *testing.B) {
 	const k, n = 1280, 1000
 	r := newRand(1)
-	x, c := randSlice(r, k), make([]float32, n)
+	x, c := randSlice(r, 2*k), make([]float32, 2*n)
 	bs := make([][]float32, 8)
 	for i := range bs {
 		bs[i] = randSlice(r, k*n)
 	}
-	for _, cold := range []bool{false, true} {
-		for _, threads := range []int{1, 2} {
-			b.Run(fmt.Sprintf("cold=%v/threads=%d", cold, threads), func(b *testing.B) {
-				p := NewPool(threads)
-				defer p.Close()
-				i := 0
-				for b.Loop() {
-					y := bs[0]
-					if cold {
-						y = bs[i%len(bs)]
-						i++
+	for _, m := range []int{1, 2} {
+		for _, cold := range []bool{false, true} {
+			for _, threads := range []int{1, 2} {
+				b.Run(fmt.Sprintf("m=%d/cold=%v/threads=%d", m, cold, threads), func(b *testing.B) {
+					p := NewPool(threads)
+					defer p.Close()
+					i := 0
+					for b.Loop() {
+						y := bs[0]
+						if cold {
+							y = bs[i%len(bs)]
+							i++
+						}
+						Gemm(p, m, n, k, x, k, y, n, c, n, Epilogue{})
 					}
-					Gemm(p, 1, n, k, x, k, y, n, c, n, Epilogue{})
-				}
-				b.ReportMetric(4*float64(k*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
-			})
+					b.ReportMetric(4*float64(k*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+				})
+			}
 		}
 	}
 }

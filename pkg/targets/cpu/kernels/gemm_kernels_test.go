@@ -458,26 +458,29 @@ func TestGemmWorkReuse(t *testing.T) {
 	}
 }
 
-// TestGemvSplitK checks the one-row product against a row-major B with
-// several k blocks, which threads split by k block (chainSplitK): the same
-// bits on 1 and 2 threads (each k block's chain added in order), close to
-// the reference, with bias and residual, widths with a partial panel.
-func TestGemvSplitK(t *testing.T) {
+// TestFewRowsSplitK checks products with fewer rows than the tile against
+// a row-major B with several k blocks, which threads split by k block
+// (fewRowsSplitK): the same bits on 1 and 2 threads (each k block's sums
+// added in order), close to the reference, with bias and residual, widths
+// with a partial panel.
+func TestFewRowsSplitK(t *testing.T) {
 	r := newRand(17)
 	p2 := NewPool(2)
 	defer p2.Close()
-	for _, n := range []int{16, 100, 1000, 1007} {
-		for _, k := range []int{513, 1280, 1500} {
-			ldb := n + 3
-			a, b := randSlice(r, k), randSlice(r, k*ldb)
-			ep := Epilogue{Bias: randSlice(r, n), Residual: randSlice(r, n), Act: ActRelu}
-			c1, c2 := poison(n), poison(n)
-			Gemm(nil, 1, n, k, a, k, b, ldb, c1, n, ep)
-			Gemm(p2, 1, n, k, a, k, b, ldb, c2, n, ep)
-			what := fmt.Sprintf("1×%d×%d", n, k)
-			checkEqual(t, what+" 2 threads vs 1", c2, c1)
-			want, scale := refGemm(1, n, k, a, k, b, ldb, &ep, n)
-			checkClose(t, what, c2, want, scale, 1e-5, 1e-6)
+	for _, m := range []int{1, 2, 3, 5} {
+		for _, n := range []int{16, 100, 1000, 1007} {
+			for _, k := range []int{513, 1280, 1500} {
+				lda, ldb := k+1, n+3
+				a, b := randSlice(r, m*lda), randSlice(r, k*ldb)
+				ep := Epilogue{Bias: randSlice(r, n), Residual: randSlice(r, m*n), Act: ActRelu}
+				c1, c2 := poison(m*n), poison(m*n)
+				Gemm(nil, m, n, k, a, lda, b, ldb, c1, n, ep)
+				Gemm(p2, m, n, k, a, lda, b, ldb, c2, n, ep)
+				what := fmt.Sprintf("%d×%d×%d", m, n, k)
+				checkEqual(t, what+" 2 threads vs 1", c2, c1)
+				want, scale := refGemm(m, n, k, a, lda, b, ldb, &ep, n)
+				checkClose(t, what, c2, want, scale, 1e-5, 1e-6)
+			}
 		}
 	}
 }
