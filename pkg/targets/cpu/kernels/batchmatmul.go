@@ -40,11 +40,8 @@ func BatchMatMul(p *Pool, out, a []float32, aShape []int, b []float32, bShape []
 	}
 	kn := defaultKernel()
 	if prod(bShape[:rb-2]) == 1 {
-		if nb*m <= GemvMaxRows {
-			gemv(p, out, a, b, nb*m, n, k, &ep)
-			return
-		}
-		// out's batch layout is a's: fold the batches into the rows.
+		// out's batch layout is a's: fold the batches into the rows (a
+		// few rows stream B through gemm's chains, fewRowsChains).
 		g := gemmArgs{m: nb * m, n: n, k: k, a: a, lda: k, b: denseB{b, n}, c: out, ldc: n, ep: colEpi(&ep, n)}
 		gemm(p, kn, &g, nil)
 		return
@@ -136,59 +133,3 @@ func prod(s []int) int {
 // rows cannot pay back. The compiler packs weights only for products with
 // more rows.
 const GemvMaxRows = 4
-
-// gemvBlock is the k rows a gemv task sums, whatever the thread count.
-const gemvBlock = 512
-
-// gemv is out = a·b for a few rows of a: b is streamed row by row into
-// each output row (axpys), never packed. Tasks are (block of gemvBlock k
-// rows, column range) pairs: each block's sums go to their own partial
-// rows, added into out in block order, so the sums never depend on the
-// thread count, and with enough blocks a task streams whole rows of b
-// (contiguous memory) instead of every thread striding over all of b for
-// its columns.
-func gemv(p *Pool, out, a, b []float32, rows, n, k int, ep *Epilogue) {
-	nkb := max(1, ceilDiv(k, gemvBlock))
-	// Column ranges: enough tasks for the pool, whole rows where the k
-	// blocks already are; a multiple of 16, at least 64.
-	colTasks := max(1, ceilDiv(2*p.Threads(), nkb))
-	chunk := max(64, ceilDiv(ceilDiv(n, colTasks), 16)*16)
-	cols := ceilDiv(n, chunk)
-	part := out[:rows*n]
-	var w *gemmWork
-	if nkb > 1 {
-		w = gemmWorkPool.Get().(*gemmWork)
-		defer gemmWorkPool.Put(w)
-		w.bp = grow(w.bp, nkb*rows*n)
-		part = w.bp
-	}
-	p.For(nkb*cols, 1, func(lo, hi int) {
-		for t := lo; t < hi; t++ {
-			blk, c := t/cols, t%cols
-			j0, j1 := c*chunk, min(n, (c+1)*chunk)
-			k0, k1 := blk*gemvBlock, min(k, (blk+1)*gemvBlock)
-			for i := 0; i < rows; i++ {
-				o := part[(blk*rows+i)*n+j0 : (blk*rows+i)*n+j1]
-				clear(o)
-				ar := a[i*k : (i+1)*k]
-				kk := k0
-				for ; kk+4 <= k1; kk += 4 {
-					w := [4]float32{ar[kk], ar[kk+1], ar[kk+2], ar[kk+3]}
-					axpy4(o, b[kk*n+j0:kk*n+j1], b[(kk+1)*n+j0:(kk+1)*n+j1], b[(kk+2)*n+j0:(kk+2)*n+j1], b[(kk+3)*n+j0:(kk+3)*n+j1], &w)
-				}
-				for ; kk < k1; kk++ {
-					axpy(o, b[kk*n+j0:kk*n+j1], ar[kk])
-				}
-			}
-		}
-	})
-	if nkb > 1 {
-		o := out[:rows*n]
-		copy(o, part[:rows*n])
-		for blk := 1; blk < nkb; blk++ {
-			axpy(o, part[blk*rows*n:(blk+1)*rows*n], 1)
-		}
-	}
-	e := colEpi(ep, n)
-	e.apply(out, n, 0, 0, rows, n)
-}

@@ -35,8 +35,6 @@ const (
 	gemmSerialWork = 1 << 15
 	// Panels of B packed per parallel chunk.
 	gemmPackGrain = 32
-	// Output columns per chunk on the few-rows path.
-	gemvGrain = 256
 )
 
 // gemmKernel is a micro-kernel, its tile shape and its blocking.
@@ -70,7 +68,11 @@ type gemmKernel struct {
 	// chain, when set, is the one-row product streaming a row-major B:
 	// dst[j] gets the FMA chain of a[p]·b[p·ldb+j] over p < len(a) added in
 	// order (the sums rows and tile form); len(dst) is a multiple of 8.
+	// Kernels without one stream B through chainAxpy (fewRowsChains).
 	chain func(dst, b []float32, ldb int, a []float32)
+	// chain2, when set, is chain for two rows of A at once (dst0 gets a0's
+	// sums, dst1 a1's), reading B once.
+	chain2 func(dst0, dst1, b []float32, ldb int, a0, a1 []float32)
 }
 
 // maxTile bounds mr·nr over all kernels (the edge-tile scratch lives on the stack).
@@ -289,24 +291,6 @@ func (g *gemmArgs) rowsFrom(i0 int) gemmArgs {
 	return t
 }
 
-// colsFrom is the product of columns [j0, n) of g for a dense B: B, C, a
-// per-column bias and the residual start j0 columns on.
-func (g *gemmArgs) colsFrom(j0 int) gemmArgs {
-	t := *g
-	t.n -= j0
-	if d, ok := g.b.(denseB); ok {
-		t.b = denseB{d.b[j0:], d.ldb}
-	}
-	t.c = g.c[j0:]
-	if g.ep.bias != nil && !g.ep.biasPerRow {
-		t.ep.bias = g.ep.bias[j0:]
-	}
-	if g.ep.res != nil {
-		t.ep.res = g.ep.res[j0:]
-	}
-	return t
-}
-
 // gemmWork holds packing buffers: the B block and one A block per
 // concurrently running chunk (each with a maxTile edge-tile scratch at its
 // end). Every gemm call takes one from gemmWorkPool and puts it back, so
@@ -380,11 +364,11 @@ func gemm(p *Pool, kn gemmKernel, g *gemmArgs, _ *gemmWork) {
 	if m < kn.mr && !g.aT {
 		d, dense := g.b.(denseB)
 		switch {
-		case kn.rows != nil && kn.nr == 16 && (dense || pre != nil):
-			gemmFewRows(p, &kn, g, d, pre)
-			return
 		case dense:
-			gemvRows(p, g, d)
+			fewRowsChains(p, &kn, g, d)
+			return
+		case pre != nil && kn.rows != nil && kn.nr == 16:
+			gemmFewRows(p, &kn, g, pre)
 			return
 		}
 	}
@@ -395,7 +379,7 @@ func gemm(p *Pool, kn gemmKernel, g *gemmArgs, _ *gemmWork) {
 		head, tail := *g, g.rowsFrom(m-r)
 		head.m = m - r
 		gemm(p, kn, &head, nil)
-		gemmFewRows(p, &kn, &tail, denseB{}, pre)
+		gemmFewRows(p, &kn, &tail, pre)
 		return
 	}
 	threads := p.Threads()
@@ -766,98 +750,35 @@ func (mk *macro) run(ap, tmp []float32, i0, mb, q0, q1 int) {
 	}
 }
 
-// gemmFewRows is the path for fewer rows than the micro-kernel's mr on a
-// kernel with row kernels: B (row-major d read in place, or the pre-packed
-// pre) is read once, rows of A in place, one or two rows at a time against
-// 64 or 32 columns. Threads split the columns in groups of 4 panels.
-// Every sum is formed exactly as on the packed path (the same FMA chains
-// over the same k blocks, the same C updates), so Gemm and GemmPacked
-// agree bit for bit and the thread count does not matter.
-func gemmFewRows(p *Pool, kn *gemmKernel, g *gemmArgs, d denseB, pre *packedB) {
+// gemmFewRows is the path for fewer rows than the micro-kernel's mr with
+// B packed ahead of time, on a kernel with row kernels: B is read once,
+// rows of A in place, one or two rows at a time against 64 or 32 columns.
+// Threads split the columns in groups of 4 panels. Every sum is formed
+// exactly as on the packed path (the same FMA chains over the same k
+// blocks, the same C updates), so Gemm and GemmPacked agree bit for bit
+// and the thread count does not matter.
+func gemmFewRows(p *Pool, kn *gemmKernel, g *gemmArgs, pre *packedB) {
 	m, n, k := g.m, g.n, g.k
 	const nr = 16
 	kc := kn.kc
 	nPanels, nFull := ceilDiv(n, nr), n/nr
-	if pre == nil && (m > 1 || kn.chain != nil) && p.Threads() > 1 && k > kc && nFull > 0 {
-		fewRowsSplitK(p, kn, g, d, nFull*nr)
-		if nFull*nr < n {
-			tail := g.colsFrom(nFull * nr)
-			gemmFewRows(p, kn, &tail, denseB{d.b[nFull*nr:], d.ldb}, nil)
-		}
-		return
-	}
 	grain := max(1, (1<<16)/(k*4*nr))
 	p.For(ceilDiv(nPanels, 4), grain, func(lo, hi int) {
 		q0, q1 := lo*4, min(hi*4, nPanels)
 		var tmp [2 * nr]float32
-		// Scratch: the partial panel of a row-major B, and the chain's sums.
-		sw := gemmWorkPool.Get().(*gemmWork)
-		defer gemmWorkPool.Put(sw)
-		var tail, tmpRow []float32
-		if q1 > nFull && pre == nil {
-			sw.bp = grow(sw.bp, min(k, kc)*nr)
-			tail = sw.bp
-		}
-		if m == 1 && pre == nil && kn.chain != nil && q0 < nFull {
-			if len(sw.aps) == 0 {
-				sw.aps = append(sw.aps, nil)
-			}
-			sw.aps[0] = grow(sw.aps[0], min(chainWidth, (min(q1, nFull)-q0)*nr))
-			tmpRow = sw.aps[0]
-		}
 		for pc := 0; pc < k; pc += kc {
 			kb := min(kc, k-pc)
 			acc := pc > 0 || g.accumulate
-			// Panel q of this k block: bsrc[q·ps:], rows ldb apart.
-			var bsrc []float32
-			var ldb, ps int
-			if pre != nil {
-				bsrc, ldb, ps = pre.block(pc, 0), nr, nr*kb
-			} else {
-				bsrc, ldb, ps = d.b[pc*d.ldb:], d.ldb, nr
+			// Panel q of this k block: bsrc[q·ps:], rows nr apart.
+			bsrc, ps := pre.block(pc, 0), nr*kb
+			if q0 < nFull {
+				rowPanels(kn, kb, g.a[pc:], g.lda, m, bsrc, nr, ps, g.c, g.ldc, acc, q0, min(q1, nFull))
 			}
-			// The partial last panel: packed (zero-padded) already, or packed here.
-			var tsrc []float32
-			if q1 > nFull {
-				if pre != nil {
-					tsrc = bsrc[nFull*ps:]
-				} else {
-					d.pack(tail, nr, pc, kb, nFull*nr, n-nFull*nr)
-					tsrc = tail
-				}
-			}
-			if m == 1 && pre == nil && kn.chain != nil && q0 < nFull {
-				// One row against a row-major B: stream B's rows in order,
-				// the sums held in tmpRow (L1) instead of registers.
-				for j0 := q0 * nr; j0 < min(q1, nFull)*nr; j0 += chainWidth {
-					w := min(chainWidth, min(q1, nFull)*nr-j0)
-					t := tmpRow[:w]
-					clear(t)
-					kn.chain(t, d.b[pc*d.ldb+j0:], d.ldb, g.a[pc:pc+kb])
-					dst := g.c[j0 : j0+w]
-					if acc {
-						for j, v := range t {
-							dst[j] += v
-						}
-					} else {
-						copy(dst, t)
-					}
-				}
-			}
-			// Groups of 4 full panels (64 columns), each read from L1 or L2
-			// by every row pair.
-			if !(m == 1 && pre == nil && kn.chain != nil) && q0 < nFull {
-				rowPanels(kn, kb, g.a[pc:], g.lda, m, bsrc, ldb, ps, g.c, g.ldc, acc, q0, min(q1, nFull))
-			}
-			if q1 > nFull { // the partial panel, through tmp
+			if q1 > nFull { // the partial panel (zero-padded), through tmp
 				q, w := nFull, n-nFull*nr
-				tldb := ldb
-				if pre == nil {
-					tldb = nr
-				}
 				for i := 0; i < m; {
 					rows := min(2, m-i)
-					kn.rows(kb, g.a[i*g.lda+pc:], g.lda, tsrc, tldb, nr, tmp[:], nr, false, rows, 1)
+					kn.rows(kb, g.a[i*g.lda+pc:], g.lda, bsrc[nFull*ps:], nr, nr, tmp[:], nr, false, rows, 1)
 					for r := 0; r < rows; r++ {
 						dst := g.c[(i+r)*g.ldc+q*nr : (i+r)*g.ldc+n]
 						src := tmp[r*nr : r*nr+w]
@@ -877,46 +798,68 @@ func gemmFewRows(p *Pool, kn *gemmKernel, g *gemmArgs, d denseB, pre *packedB) {
 	})
 }
 
-// fewRowsSplitK computes columns [0, w) (a multiple of 16) of a product
-// with fewer rows than the tile against a row-major B on several threads:
-// each task forms one k block's sums over a range of panels into its own
-// partials (the chain kernel for one row, else the row kernels), and the
-// partials are added into C in k order afterwards, as the serial path adds
-// them, so the sums are the same. Splitting columns instead left each
-// thread a strided walk over B's rows, and these products, bound by
-// reading B, ran no faster on 2 threads than on 1 (MobileNetV2's
-// classifier, 1280x1000 for one or two images).
-func fewRowsSplitK(p *Pool, kn *gemmKernel, g *gemmArgs, d denseB, w int) {
-	const nr = 16
-	m, k, kc := g.m, g.k, kn.kc
-	nkb, np := ceilDiv(k, kc), w/nr
-	// Panel ranges per k block: enough tasks to balance the threads (the
-	// last k block may be short), each at least 16 panels.
-	ncol := max(1, min(ceilDiv(2*p.Threads(), nkb), np/16))
+// fewRowsChains is the path for fewer rows than the micro-kernel's mr
+// against a row-major B: B's rows are streamed whole, in order, through
+// the kernel's chain into sums held in memory (L1), two rows of A at a
+// time where the kernel has chain2; columns past the chain's multiple of 8
+// are summed in Go the same way. Reading B in 64-column strips with the row
+// kernels, as this path once did, took 2.4 times as long for two rows as
+// one chain for one (MobileNetV2's classifier at batch 2, B cold).
+//
+// Tasks are (k block, column range) pairs: each forms its k block's sums
+// into its own partials, and the partials are added into C in k order
+// afterwards, as the other paths add one k block's tile sums to the next,
+// so the sums are the same on any thread count (and on the AVX2 kernel
+// the same as its tiles'). Splitting only columns left each thread a
+// strided walk over B's rows, and a matrix-vector product, bound by
+// reading B, ran no faster on 2 threads than on 1.
+func fewRowsChains(p *Pool, kn *gemmKernel, g *gemmArgs, d denseB) {
+	m, n, k, kc := g.m, g.n, g.k, kn.kc
+	nkb, n8 := ceilDiv(k, kc), n/8
+	// Column ranges per k block, in units of 8: enough tasks to balance
+	// the threads (the last k block may be short), each at least 256
+	// columns.
+	ncol := max(1, min(ceilDiv(2*p.Threads(), nkb), n/256))
+	width := chainWidth
+	if m > 1 && kn.chain2 != nil {
+		width /= 2 // two rows of sums in L1
+	}
 	sw := gemmWorkPool.Get().(*gemmWork)
 	defer gemmWorkPool.Put(sw)
-	sw.bp = grow(sw.bp, nkb*m*w)
-	parts := sw.bp // k block b's partials: m rows of w at b·m·w
+	sw.bp = grow(sw.bp, nkb*m*n)
+	parts := sw.bp // k block b's partials: m rows of n at b·m·n
 	p.For(nkb*ncol, 1, func(lo, hi int) {
 		for t := lo; t < hi; t++ {
 			b, cq := t/ncol, t%ncol
-			q0, q1 := cq*np/ncol, (cq+1)*np/ncol
 			pc := b * kc
 			kb := min(kc, k-pc)
-			part := parts[b*m*w:]
-			if m == 1 {
-				dst := part[q0*nr : q1*nr]
-				clear(dst)
-				kn.chain(dst, d.b[pc*d.ldb+q0*nr:], d.ldb, g.a[pc:pc+kb])
-				continue
+			part := parts[b*m*n:]
+			j0, j1 := cq*n8/ncol*8, (cq+1)*n8/ncol*8
+			if cq == ncol-1 {
+				j1 = n
 			}
-			rowPanels(kn, kb, g.a[pc:], g.lda, m, d.b[pc*d.ldb:], d.ldb, nr, part, w, false, q0, q1)
+			for ; j0 < j1; j0 += width {
+				jw := min(width, j1-j0)
+				bs := d.b[pc*d.ldb+j0:]
+				for i := 0; i < m; {
+					a0 := g.a[i*g.lda+pc : i*g.lda+pc+kb]
+					d0 := part[i*n+j0 : i*n+j0+jw]
+					if i+1 < m && kn.chain2 != nil {
+						d1 := part[(i+1)*n+j0 : (i+1)*n+j0+jw]
+						chainRows(kn, d0, d1, bs, d.ldb, a0, g.a[(i+1)*g.lda+pc:(i+1)*g.lda+pc+kb])
+						i += 2
+						continue
+					}
+					chainRows(kn, d0, nil, bs, d.ldb, a0, nil)
+					i++
+				}
+			}
 		}
 	})
 	for i := 0; i < m; i++ {
-		dst := g.c[i*g.ldc : i*g.ldc+w]
+		dst := g.c[i*g.ldc : i*g.ldc+n]
 		for b := 0; b < nkb; b++ {
-			part := parts[(b*m+i)*w : (b*m+i+1)*w]
+			part := parts[(b*m+i)*n : (b*m+i+1)*n]
 			if b > 0 || g.accumulate {
 				for j, v := range part {
 					dst[j] += v
@@ -926,7 +869,62 @@ func fewRowsSplitK(p *Pool, kn *gemmKernel, g *gemmArgs, d denseB, w int) {
 			}
 		}
 	}
-	g.ep.apply(g.c, g.ldc, 0, 0, m, w)
+	g.ep.apply(g.c, g.ldc, 0, 0, m, n)
+}
+
+// chainRows sets d0 (and d1, when set, with chain2) to the chains of a0
+// (a1) against len(a0) rows of b, ldb apart: the kernel's chains over the
+// columns up to a multiple of 8 where it has one, the rest as FMA chains
+// in Go (the same sums), and chainAxpy on a kernel without.
+func chainRows(kn *gemmKernel, d0, d1, b []float32, ldb int, a0, a1 []float32) {
+	clear(d0)
+	clear(d1)
+	w := len(d0)
+	if kn.chain == nil {
+		chainAxpy(d0, b, ldb, a0)
+		if d1 != nil {
+			chainAxpy(d1, b, ldb, a1)
+		}
+		return
+	}
+	w8 := w / 8 * 8
+	if w8 > 0 {
+		if d1 != nil {
+			kn.chain2(d0[:w8], d1[:w8], b, ldb, a0, a1)
+		} else {
+			kn.chain(d0[:w8], b, ldb, a0)
+		}
+	}
+	for j := w8; j < w; j++ {
+		d0[j] = fmaChain(b[j:], ldb, a0)
+		if d1 != nil {
+			d1[j] = fmaChain(b[j:], ldb, a1)
+		}
+	}
+}
+
+// fmaChain is the FMA chain of a[p]·b[p·ldb] over p, from zero.
+func fmaChain(b []float32, ldb int, a []float32) float32 {
+	var s float32
+	for p, v := range a {
+		s = float32(math.FMA(float64(v), float64(b[p*ldb]), float64(s)))
+	}
+	return s
+}
+
+// chainAxpy is the chain of the kernels without one (the portable and
+// NEON kernels): dst += a[p]·b[p·ldb:] over p, B's rows four at a time
+// through axpy4. Its sums are not the tiles' FMA chains, but they do not
+// depend on the thread count.
+func chainAxpy(dst, b []float32, ldb int, a []float32) {
+	w, p := len(dst), 0
+	for ; p+4 <= len(a); p += 4 {
+		c := [4]float32{a[p], a[p+1], a[p+2], a[p+3]}
+		axpy4(dst, b[p*ldb:p*ldb+w], b[(p+1)*ldb:(p+1)*ldb+w], b[(p+2)*ldb:(p+2)*ldb+w], b[(p+3)*ldb:(p+3)*ldb+w], &c)
+	}
+	for ; p < len(a); p++ {
+		axpy(dst, b[p*ldb:p*ldb+w], a[p])
+	}
 }
 
 // rowPanels runs the row kernels for the m rows of A (a, rows lda apart,
@@ -957,39 +955,3 @@ func rowPanels(kn *gemmKernel, kb int, a []float32, lda, m int, b []float32, ldb
 // chainWidth is the most columns one chain kernel call covers: whole rows
 // of B stream best, and 16 KiB of sums stay in L1.
 const chainWidth = 4096
-
-// gemvRows is the path for fewer rows than the micro-kernel's mr (a
-// matrix-vector product in the m == 1 case): no packing, rows of B streamed
-// four at a time into each row of C; columns are split across the pool.
-func gemvRows(p *Pool, g *gemmArgs, d denseB) {
-	m, n, k := g.m, g.n, g.k
-	p.For(n, gemvGrain, func(lo, hi int) {
-		w := hi - lo
-		for i := 0; i < m; i++ {
-			crow := g.c[i*g.ldc+lo : i*g.ldc+hi]
-			arow := g.a[i*g.lda : i*g.lda+k]
-			if !g.accumulate {
-				clear(crow)
-			}
-			pk := 0
-			for ; pk+4 <= k; pk += 4 {
-				a0, a1, a2, a3 := arow[pk], arow[pk+1], arow[pk+2], arow[pk+3]
-				b0 := d.b[pk*d.ldb+lo : pk*d.ldb+lo+w]
-				b1 := d.b[(pk+1)*d.ldb+lo : (pk+1)*d.ldb+lo+w]
-				b2 := d.b[(pk+2)*d.ldb+lo : (pk+2)*d.ldb+lo+w]
-				b3 := d.b[(pk+3)*d.ldb+lo : (pk+3)*d.ldb+lo+w]
-				for j := range crow {
-					crow[j] += a0*b0[j] + a1*b1[j] + a2*b2[j] + a3*b3[j]
-				}
-			}
-			for ; pk < k; pk++ {
-				a0 := arow[pk]
-				b0 := d.b[pk*d.ldb+lo : pk*d.ldb+lo+w]
-				for j := range crow {
-					crow[j] += a0 * b0[j]
-				}
-			}
-		}
-		g.ep.apply(g.c, g.ldc, 0, lo, m, w)
-	})
-}

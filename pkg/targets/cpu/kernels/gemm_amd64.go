@@ -21,6 +21,9 @@ func sgemmRows(kc int, a *float32, lda int, b *float32, ldb, ps int, c *float32,
 func sgemmChain(dst, b *float32, ldb, n, rows int, a *float32)
 
 //go:noescape
+func sgemmChain2(dst0, dst1, b *float32, ldb, n, rows int, a0, a1 *float32)
+
+//go:noescape
 func packA6x4(dst, a *float32, lda, n int)
 
 //go:noescape
@@ -75,7 +78,7 @@ func asmKernel() (gemmKernel, bool) {
 // round trips of C); mc from 48 to 240 and nc from 1024 up were flat.
 func avx2Kernel() gemmKernel {
 	return gemmKernel{name: "avx2-fma", mr: 6, nr: 16, kc: 512, mc: 96, nc: 4096,
-		fn: kernel6x16Acc, tile: kernel6x16, tiles: kernel6x16n, tilesA: kernel6x16d, rows: kernelRows, chain: kernelChain}
+		fn: kernel6x16Acc, tile: kernel6x16, tiles: kernel6x16n, tilesA: kernel6x16d, rows: kernelRows, chain: kernelChain, chain2: kernelChain2}
 }
 
 // kernel6x16 checks the operands' extents and runs sgemm6x16 on one tile.
@@ -165,6 +168,19 @@ func kernelRows(kc int, a []float32, lda int, b []float32, ldb, ps int, c []floa
 		flags = epiAcc
 	}
 	sgemmRows(kc, unsafe.SliceData(a), lda, unsafe.SliceData(b), ldb, ps, &c[0], ldc, flags, shape)
+}
+
+// kernelChain2 checks the operands' extents and runs sgemmChain2.
+func kernelChain2(dst0, dst1, b []float32, ldb int, a0, a1 []float32) {
+	n, rows := len(dst0), len(a0)
+	if n%8 != 0 || len(dst1) != n || len(a1) != rows {
+		panic("kernels: kernelChain2: widths not equal multiples of 8 or rows differ")
+	}
+	if n == 0 || rows == 0 {
+		return
+	}
+	_ = b[(rows-1)*ldb+n-1]
+	sgemmChain2(&dst0[0], &dst1[0], &b[0], ldb, n, rows, &a0[0], &a1[0])
 }
 
 // kernelChain checks the operands' extents and runs sgemmChain.

@@ -824,3 +824,136 @@ chain1next:
 chaindone:
 	VZEROUPPER
 	RET
+
+// Four B rows (SI, R12, DX, R13, at byte offset AX) into 32 columns of
+// both output rows: Y0..Y3 get a0's broadcasts Y8..Y11, Y4..Y7 a1's
+// Y12..Y15, each B vector read twice (the second time from L1).
+#define CHAIN2ROW(R, A0, A1) \
+	VFMADD231PS (R)(AX*1), A0, Y0; \
+	VFMADD231PS 32(R)(AX*1), A0, Y1; \
+	VFMADD231PS 64(R)(AX*1), A0, Y2; \
+	VFMADD231PS 96(R)(AX*1), A0, Y3; \
+	VFMADD231PS (R)(AX*1), A1, Y4; \
+	VFMADD231PS 32(R)(AX*1), A1, Y5; \
+	VFMADD231PS 64(R)(AX*1), A1, Y6; \
+	VFMADD231PS 96(R)(AX*1), A1, Y7
+
+// func sgemmChain2(dst0, dst1, b *float32, ldb, n, rows int, a0, a1 *float32)
+//
+// sgemmChain for two rows of A at once: dst0 gets a0's chains and dst1
+// a1's, each output's FMA chain in the same order as sgemmChain's, so the
+// same bits, with B streamed once instead of once per row (B rows are
+// read whole, not in the row kernels' 64-column strips). Four B rows per
+// pass over the outputs, 32 columns at a time.
+TEXT ·sgemmChain2(SB), NOSPLIT, $0-64
+	MOVQ dst0+0(FP), DI
+	MOVQ dst1+8(FP), BX
+	MOVQ b+16(FP), SI
+	MOVQ ldb+24(FP), R8
+	SHLQ $2, R8
+	MOVQ n+32(FP), R9
+	MOVQ rows+40(FP), R10
+	MOVQ a0+48(FP), R11
+	MOVQ a1+56(FP), R14
+
+c2quad:
+	CMPQ R10, $4
+	JL   c2one
+	VBROADCASTSS (R11), Y8
+	VBROADCASTSS 4(R11), Y9
+	VBROADCASTSS 8(R11), Y10
+	VBROADCASTSS 12(R11), Y11
+	VBROADCASTSS (R14), Y12
+	VBROADCASTSS 4(R14), Y13
+	VBROADCASTSS 8(R14), Y14
+	VBROADCASTSS 12(R14), Y15
+	LEAQ (SI)(R8*1), R12    // rows 1, 2, 3
+	LEAQ (SI)(R8*2), DX
+	LEAQ (DX)(R8*1), R13
+	XORQ AX, AX
+	MOVQ R9, CX
+
+c2quad32:
+	CMPQ CX, $32
+	JL   c2quad8
+	VMOVUPS (DI)(AX*1), Y0
+	VMOVUPS 32(DI)(AX*1), Y1
+	VMOVUPS 64(DI)(AX*1), Y2
+	VMOVUPS 96(DI)(AX*1), Y3
+	VMOVUPS (BX)(AX*1), Y4
+	VMOVUPS 32(BX)(AX*1), Y5
+	VMOVUPS 64(BX)(AX*1), Y6
+	VMOVUPS 96(BX)(AX*1), Y7
+	CHAIN2ROW(SI, Y8, Y12)
+	CHAIN2ROW(R12, Y9, Y13)
+	CHAIN2ROW(DX, Y10, Y14)
+	CHAIN2ROW(R13, Y11, Y15)
+	VMOVUPS Y0, (DI)(AX*1)
+	VMOVUPS Y1, 32(DI)(AX*1)
+	VMOVUPS Y2, 64(DI)(AX*1)
+	VMOVUPS Y3, 96(DI)(AX*1)
+	VMOVUPS Y4, (BX)(AX*1)
+	VMOVUPS Y5, 32(BX)(AX*1)
+	VMOVUPS Y6, 64(BX)(AX*1)
+	VMOVUPS Y7, 96(BX)(AX*1)
+	ADDQ $128, AX
+	SUBQ $32, CX
+	JMP  c2quad32
+
+c2quad8:
+	CMPQ CX, $8
+	JL   c2quadnext
+	VMOVUPS     (DI)(AX*1), Y0
+	VMOVUPS     (BX)(AX*1), Y4
+	VFMADD231PS (SI)(AX*1), Y8, Y0
+	VFMADD231PS (SI)(AX*1), Y12, Y4
+	VFMADD231PS (R12)(AX*1), Y9, Y0
+	VFMADD231PS (R12)(AX*1), Y13, Y4
+	VFMADD231PS (DX)(AX*1), Y10, Y0
+	VFMADD231PS (DX)(AX*1), Y14, Y4
+	VFMADD231PS (R13)(AX*1), Y11, Y0
+	VFMADD231PS (R13)(AX*1), Y15, Y4
+	VMOVUPS     Y0, (DI)(AX*1)
+	VMOVUPS     Y4, (BX)(AX*1)
+	ADDQ        $32, AX
+	SUBQ        $8, CX
+	JMP         c2quad8
+
+c2quadnext:
+	LEAQ (SI)(R8*4), SI
+	ADDQ $16, R11
+	ADDQ $16, R14
+	SUBQ $4, R10
+	JMP  c2quad
+
+c2one:
+	TESTQ R10, R10
+	JZ    c2done
+	VBROADCASTSS (R11), Y8
+	VBROADCASTSS (R14), Y12
+	XORQ AX, AX
+	MOVQ R9, CX
+
+c2one8:
+	CMPQ CX, $8
+	JL   c2onenext
+	VMOVUPS     (DI)(AX*1), Y0
+	VMOVUPS     (BX)(AX*1), Y4
+	VFMADD231PS (SI)(AX*1), Y8, Y0
+	VFMADD231PS (SI)(AX*1), Y12, Y4
+	VMOVUPS     Y0, (DI)(AX*1)
+	VMOVUPS     Y4, (BX)(AX*1)
+	ADDQ        $32, AX
+	SUBQ        $8, CX
+	JMP         c2one8
+
+c2onenext:
+	ADDQ R8, SI
+	ADDQ $4, R11
+	ADDQ $4, R14
+	DECQ R10
+	JMP  c2one
+
+c2done:
+	VZEROUPPER
+	RET

@@ -458,12 +458,13 @@ func TestGemmWorkReuse(t *testing.T) {
 	}
 }
 
-// TestFewRowsSplitK checks products with fewer rows than the tile against
+// TestFewRowsChains checks products with fewer rows than the tile against
 // a row-major B with several k blocks, which threads split by k block
-// (fewRowsSplitK): the same bits on 1 and 2 threads (each k block's sums
+// (fewRowsChains): the same bits on 1 and 2 threads (each k block's sums
 // added in order), close to the reference, with bias and residual, widths
-// with a partial panel.
-func TestFewRowsSplitK(t *testing.T) {
+// with a partial panel. (TestGemmPacked checks the chains against the row
+// kernels bit for bit.)
+func TestFewRowsChains(t *testing.T) {
 	r := newRand(17)
 	p2 := NewPool(2)
 	defer p2.Close()
@@ -481,6 +482,32 @@ func TestFewRowsSplitK(t *testing.T) {
 				want, scale := refGemm(m, n, k, a, lda, b, ldb, &ep, n)
 				checkClose(t, what, c2, want, scale, 1e-5, 1e-6)
 			}
+		}
+	}
+}
+
+// TestGemmChain2 checks the two-row chain kernel against the one-row chain
+// on each row, bit for bit: widths through the 32- and 8-column steps,
+// row counts through the four-row passes, B rows wider than the sums.
+func TestGemmChain2(t *testing.T) {
+	kn := defaultKernel()
+	if kn.chain2 == nil {
+		t.Skip("this kernel has no two-row chain")
+	}
+	r := newRand(23)
+	for _, n := range []int{8, 24, 32, 40, 72, 264} {
+		for _, rows := range []int{1, 3, 4, 5, 9} {
+			ldb := n + 5
+			b := randSlice(r, rows*ldb)
+			a0, a1 := randSlice(r, rows), randSlice(r, rows)
+			d0, d1 := randSlice(r, n), randSlice(r, n)
+			w0, w1 := append([]float32(nil), d0...), append([]float32(nil), d1...)
+			kn.chain2(d0, d1, b, ldb, a0, a1)
+			kn.chain(w0, b, ldb, a0)
+			kn.chain(w1, b, ldb, a1)
+			what := fmt.Sprintf("n=%d rows=%d", n, rows)
+			checkEqual(t, what+" row 0", d0, w0)
+			checkEqual(t, what+" row 1", d1, w1)
 		}
 	}
 }
