@@ -396,7 +396,7 @@ func gemm(p *Pool, kn gemmKernel, g *gemmArgs, _ *gemmWork) {
 	d, direct := g.b.(denseB)
 	direct = direct && g.directB && kn.tiles != nil
 	mc := max(mr, kn.mc/mr*mr)
-	if threads > 1 && m <= threads*mc && m >= 4*mr*threads {
+	if threads > 1 && pre != nil && m <= threads*mc && m >= 4*mr*threads {
 		// As many A blocks as threads (128 rows on 2: 66 + 62, not 96 + 32),
 		// each thread starting on its own (see the task loop below); not
 		// for a few rows, whose blocks would end in partial panels (16 on
@@ -430,6 +430,11 @@ func gemm(p *Pool, kn gemmKernel, g *gemmArgs, _ *gemmWork) {
 	// (weights): their A is activations, rows already, whose packing
 	// was 3-10% of the product (MobileNetV2's channels-last 1x1s).
 	directA := pre != nil && !g.aT && kn.tilesA != nil
+	// With one A block, each group of B panels is packed by the task that
+	// runs it, just before: into its core's L1, not in a pass over the
+	// whole block before any task starts, after which half of each
+	// thread's panels sat in the other core's cache.
+	jit := pre == nil && !direct && mBlocks == 1
 	for jc := 0; jc < n; jc += nc {
 		nb := min(nc, n-jc)
 		nPanels := ceilDiv(nb, nr)
@@ -458,7 +463,7 @@ func gemm(p *Pool, kn gemmKernel, g *gemmArgs, _ *gemmWork) {
 				if q := nb / nr; q*nr < nb {
 					g.b.pack(bp[q*nr*kb:], nr, pc, kb, jc+q*nr, nb-q*nr)
 				}
-			default:
+			case !jit:
 				p.For(nPanels, gemmPackGrain, func(lo, hi int) {
 					j0 := lo * nr
 					g.b.pack(bp[j0*kb:], nr, pc, kb, jc+j0, min(hi*nr, nb)-j0)
@@ -507,6 +512,10 @@ func gemm(p *Pool, kn gemmKernel, g *gemmArgs, _ *gemmWork) {
 						packed = ib
 					}
 					q0, q1 := gi*nPanels/nGroups, (gi+1)*nPanels/nGroups
+					if jit {
+						j0 := q0 * nr
+						g.b.pack(bp[j0*kb:], nr, pc, kb, jc+j0, min(q1*nr, nb)-j0)
+					}
 					mk.run(ap, tmp, i0, mb, q0, q1)
 					if last {
 						j0 := q0 * nr
