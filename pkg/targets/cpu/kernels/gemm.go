@@ -20,9 +20,10 @@ import (
 // and blocking follow the kernel. Packing B is skipped for a B packed ahead
 // of time (GemmPacked), whose A (activations, rows already) the kernel then
 // reads in place too, and for products with fewer rows than the tile,
-// which stream B through row kernels. Every output element is summed in the
-// same order whatever the thread count, so results do not depend on
-// Pool.Threads.
+// which stream B: a row-major B whole rows at a time through the chain
+// kernels (fewRowsChains), a packed one through the row kernels
+// (gemmFewRows). Every output element is summed in the same order whatever
+// the thread count, so results do not depend on Pool.Threads.
 
 // Blocking is per kernel (gemmKernel's kc, mc, nc): kc·nr floats of a B
 // panel stay in L1 while an mc×kc A block stays in L2 and the kc×nc B block
