@@ -76,6 +76,21 @@ func dwZeroLen(g *ConvGeom, ps int) int { return g.OW * g.StrideW * ps }
 
 var dwNHWCPool = sync.Pool{New: func() any { return new(dwNHWCWork) }}
 
+// tapMajor sets wk.w to channels [c0, c1) of the [C][9] weights w
+// tap-major ([9][c1-c0]) and returns them, their bias (zeros for a nil
+// one), and the zeros dwNHWCPlane needs for pixels ps floats apart.
+func (wk *dwNHWCWork) tapMajor(g *ConvGeom, w, bias []float32, c0, c1, ps int) (wt, bs, zero []float32) {
+	cn := c1 - c0
+	wk.w = grow(wk.w, 9*cn)
+	transpose(wk.w, cn, w[c0*9:], 9, cn, 9)
+	zero = wk.zeros(max(cn, dwZeroLen(g, ps)))
+	bs = zero[:cn]
+	if bias != nil {
+		bs = bias[c0:c1]
+	}
+	return wk.w[:9*cn], bs, zero
+}
+
 // dwNHWCBlocks runs body on every (image n, channel block [c0, c0+cn))
 // of g, blocks a multiple of 8 channels split across the pool, with the
 // block's weights tap-major (wt [9][cn]), its bias (zeros for a nil one), a
@@ -92,15 +107,8 @@ func dwNHWCBlocks(p *Pool, g *ConvGeom, w, bias []float32, body func(wk *dwNHWCW
 		for t := tlo; t < thi; t++ {
 			n, b := t/blocks, t%blocks
 			c0, c1 := b*(C/8)/blocks*8, (b+1)*(C/8)/blocks*8
-			cn := c1 - c0
-			wk.w = grow(wk.w, 9*cn)
-			zero := wk.zeros(max(cn, dwZeroLen(g, cn)))
-			transpose(wk.w, cn, w[c0*9:], 9, cn, 9) // [C][9] -> [9][C]
-			bs := zero[:cn]
-			if bias != nil {
-				bs = bias[c0:c1]
-			}
-			body(wk, n, c0, cn, wk.w, bs, zero)
+			wt, bs, zero := wk.tapMajor(g, w, bias, c0, c1, c1-c0)
+			body(wk, n, c0, c1-c0, wt, bs, zero)
 		}
 	})
 }
@@ -186,18 +194,12 @@ func DepthwiseNHWC(p *Pool, out, x, w []float32, g ConvGeom, ep Epilogue) {
 	// each) and scaled 1.0-1.3× on 2 threads.
 	wk := dwNHWCPool.Get().(*dwNHWCWork)
 	defer dwNHWCPool.Put(wk)
-	wk.w = grow(wk.w, 9*C)
-	transpose(wk.w, C, w, 9, C, 9) // [C][9] -> [9][C]
-	zero := wk.zeros(max(C, dwZeroLen(&g, C)))
-	bs := zero[:C]
-	if ep.Bias != nil {
-		bs = ep.Bias[:C]
-	}
-	p.For(g.N*g.OH, max(1, (1<<14)/(9*g.OW*C)), func(lo_, hi_ int) {
-		for t := lo_; t < hi_; {
+	wt, bs, zero := wk.tapMajor(&g, w, ep.Bias, 0, C, C)
+	p.For(g.N*g.OH, max(1, (1<<14)/(9*g.OW*C)), func(t0, t1 int) {
+		for t := t0; t < t1; {
 			n, oh := t/g.OH, t%g.OH
-			oh1 := min(g.OH, oh+hi_-t)
-			dwNHWCPlane(out[n*ohw*C:], x[n*hw*C:], wk.w, bs, zero, &g, C, C, oh, oh1, lo, hi)
+			oh1 := min(g.OH, oh+t1-t)
+			dwNHWCPlane(out[n*ohw*C:], x[n*hw*C:], wt, bs, zero, &g, C, C, oh, oh1, lo, hi)
 			t += oh1 - oh
 		}
 	})
