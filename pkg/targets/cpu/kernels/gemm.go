@@ -401,6 +401,11 @@ func gemm(p *Pool, kn gemmKernel, g *gemmArgs, _ *gemmWork) {
 		// 2: 12 + 4).
 		mc = max(mr, ceilDiv(ceilDiv(m, threads), mr)*mr)
 	}
+	if threads > 1 && pre == nil && m > mc && m*kcb <= 1<<15 {
+		// A small A (convolution weights with few taps: 144 channels of
+		// 24) in one block, for the per-task B packing below.
+		mc = ceilDiv(m, mr) * mr
+	}
 	mBlocks := ceilDiv(m, mc)
 	// On several threads with one A block, each group of B panels is
 	// packed by the task that runs it, just before: into its core's cache,
