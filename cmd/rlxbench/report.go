@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -524,6 +525,25 @@ func ratio(a, b float64) float64 {
 		return 0
 	}
 	return a / b
+}
+
+// pairedRatio is the median over rounds of a[i]/b[i], the rounds where
+// both were measured, or 0 if there are none.
+func pairedRatio(a, b []float64) float64 {
+	var rs []float64
+	for i := range min(len(a), len(b)) {
+		if r := ratio(a[i], b[i]); r > 0 {
+			rs = append(rs, r)
+		}
+	}
+	if len(rs) == 0 {
+		return 0
+	}
+	slices.Sort(rs)
+	if n := len(rs); n%2 == 0 {
+		return (rs[n/2-1] + rs[n/2]) / 2
+	}
+	return rs[len(rs)/2]
 }
 
 // minPositive is the smallest positive value, or 0 if there is none.

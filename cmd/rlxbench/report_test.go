@@ -244,20 +244,30 @@ func TestNumberFormats(t *testing.T) {
 	if minPositive(nil) != 0 || minPositive([]float64{0, 3, 2, 5}) != 2 {
 		t.Error("minPositive")
 	}
+	// Rounds pair up by index; a round missing either side is left out.
+	if got := pairedRatio([]float64{2, 3, 0, 9}, []float64{1, 2, 5, 3}); got != 2 {
+		t.Errorf("pairedRatio odd = %v, want 2 (median of 2, 1.5, 3)", got)
+	}
+	if got := pairedRatio([]float64{2, 3}, []float64{1, 2, 4}); got != 1.75 {
+		t.Errorf("pairedRatio even = %v, want 1.75", got)
+	}
+	if pairedRatio(nil, []float64{1}) != 0 {
+		t.Error("pairedRatio of nothing")
+	}
 }
 
 func TestRenderMarksFailures(t *testing.T) {
 	d := &driver{cfg: config{threads: []int{1}, rounds: 2, warmup: 5, skipGemm: true}}
 	d.res.Rows = []row{
-		{Model: "mlp", Case: "b1", Binding: "batch=1", Threads: 1, Check: "ok", MaxAbsDiff: 3e-7, RlxMS: 0.5, ORTMS: 0.6, Ratio: 1.2,
+		{Model: "mlp", Case: "b1", Binding: "batch=1", Threads: 1, Check: "ok", MaxAbsDiff: 3e-7, RlxMS: 0.5, ORTMS: 0.6, Ratio: 1.2, PairedRatio: 1.15,
 			CompileColdMS: 400, CompileHitMS: 80, CacheHit: true},
 		{Model: "enc", Case: "b1", Binding: "seq=8", Threads: 1, Check: "FAIL", MaxAbsDiff: 0.5, RlxMS: 0, ORTMS: 4.8,
 			CompileColdMS: 900, CompileHitMS: 90, Errors: []string{"output y differs"}},
 	}
 	out := d.render()
 	for _, want := range []string{
-		"| mlp   | b1   | batch=1 |       1 | ok    |      3.0e-07 |  0.500 |  0.600 |    1.20 |             400 |             80 |",
-		"| enc   | b1   | seq=8   |       1 | FAIL  |      5.0e-01 |   FAIL |  4.800 |    FAIL |             900 |      90 (miss) |",
+		"| mlp   | b1   | batch=1 |       1 | ok    |      3.0e-07 |  0.500 |  0.600 |    1.20 |      1.15 |             400 |             80 |",
+		"| enc   | b1   | seq=8   |       1 | FAIL  |      5.0e-01 |   FAIL |  4.800 |    FAIL |      FAIL |             900 |      90 (miss) |",
 		"- enc b1: output y differs",
 	} {
 		if !strings.Contains(out, want) {
