@@ -292,6 +292,18 @@ func (g *gemmArgs) rowsFrom(i0 int) gemmArgs {
 	return t
 }
 
+// storeSums stores a block of sums into C (dst), or adds them to what C
+// holds (add: an accumulating product, or a k block after the first).
+func storeSums(dst, src []float32, add bool) {
+	if !add {
+		copy(dst, src)
+		return
+	}
+	for j, v := range src {
+		dst[j] += v
+	}
+}
+
 // jitPanels is the B panels a task packs and runs at a time when tasks
 // pack their own (gemm's jit).
 const jitPanels = 32
@@ -764,15 +776,7 @@ func (mk *macro) run(ap, tmp []float32, i0, mb, q0, q1 int) {
 				mk.edge(apan, bpan, ldb, tmp)
 			}
 			for r := 0; r < h; r++ {
-				dst := c[ci+r*ldc : ci+r*ldc+w]
-				src := tmp[r*nr : r*nr+w]
-				if mk.acc {
-					for j, v := range src {
-						dst[j] += v
-					}
-				} else {
-					copy(dst, src)
-				}
+				storeSums(c[ci+r*ldc:ci+r*ldc+w], tmp[r*nr:r*nr+w], mk.acc)
 			}
 			if mk.flags != 0 {
 				mk.fused.apply(c, ldc, i, j0, h, w)
@@ -811,15 +815,7 @@ func gemmFewRows(p *Pool, kn *gemmKernel, g *gemmArgs, pre *packedB) {
 					rows := min(2, m-i)
 					kn.rows(kb, g.a[i*g.lda+pc:], g.lda, bsrc[nFull*ps:], nr, nr, tmp[:], nr, false, rows, 1)
 					for r := 0; r < rows; r++ {
-						dst := g.c[(i+r)*g.ldc+q*nr : (i+r)*g.ldc+n]
-						src := tmp[r*nr : r*nr+w]
-						if acc {
-							for j, v := range src {
-								dst[j] += v
-							}
-						} else {
-							copy(dst, src)
-						}
+						storeSums(g.c[(i+r)*g.ldc+q*nr:(i+r)*g.ldc+n], tmp[r*nr:r*nr+w], acc)
 					}
 					i += rows
 				}
@@ -890,14 +886,7 @@ func fewRowsChains(p *Pool, kn *gemmKernel, g *gemmArgs, d denseB) {
 	for i := 0; i < m; i++ {
 		dst := g.c[i*g.ldc : i*g.ldc+n]
 		for b := 0; b < nkb; b++ {
-			part := parts[(b*m+i)*n : (b*m+i+1)*n]
-			if b > 0 || g.accumulate {
-				for j, v := range part {
-					dst[j] += v
-				}
-			} else {
-				copy(dst, part)
-			}
+			storeSums(dst, parts[(b*m+i)*n:(b*m+i+1)*n], b > 0 || g.accumulate)
 		}
 	}
 	g.ep.apply(g.c, g.ldc, 0, 0, m, n)
