@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"sync"
-	"sync/atomic"
 )
 
 // Gemm is a packed-panel design (the BLIS loop nest):
@@ -506,11 +505,12 @@ func gemm(p *Pool, kn gemmKernel, g *gemmArgs, _ *gemmWork) {
 			if last {
 				mk.flags, mk.fused = flags, &fused
 			}
-			// Each A block's panel groups are claimed from its own counter.
-			// A goroutine starts on block lo (its chunk of the For) and moves
-			// to the next block when that one's groups are taken, so each
-			// packs an A block once unless it helps out a slower one.
-			next := make([]atomic.Int64, mBlocks)
+			// Tasks, A block by A block, are split into one run per thread
+			// (taskShares): a thread packs the A blocks of its run once
+			// unless it helps out a slower one, and on the pixels of a
+			// convolution (A's rows channels last, B's columns in NCHW)
+			// meets the part of the input it wrote in the layer before.
+			shares := newTaskShares(tasks, min(threads, tasks))
 			p.For(min(threads, tasks), 1, func(lo, _ int) {
 				var buf []float32
 				select {
@@ -520,12 +520,12 @@ func gemm(p *Pool, kn gemmKernel, g *gemmArgs, _ *gemmWork) {
 				}
 				ap, tmp := buf[:aLen], buf[aLen:]
 				packed := -1
-				for ib, left := lo%mBlocks, mBlocks; left > 0; {
-					gi := int(next[ib].Add(1) - 1)
-					if gi >= nGroups {
-						ib, left = (ib+1)%mBlocks, left-1
-						continue
+				for step := 0; ; {
+					t := shares.claim(lo, &step)
+					if t < 0 {
+						break
 					}
+					ib, gi := t/nGroups, t%nGroups
 					i0 := ib * mc
 					mb := min(mc, m-i0)
 					if ib != packed {

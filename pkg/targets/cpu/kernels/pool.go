@@ -27,13 +27,53 @@ type Pool struct {
 type forJob struct {
 	n, chunks int
 	fn        func(lo, hi int)
-	next      atomic.Int64 // next unclaimed chunk
+	shares    taskShares   // the chunks, split among the threads in order
 	left      atomic.Int64 // chunks not finished yet
 	done      sync.WaitGroup
 	panicked  atomic.Pointer[panicValue]
 }
 
 type panicValue struct{ v any }
+
+// taskShares splits tasks [0, n) into one contiguous run per thread,
+// claimed one task at a time: a thread takes its own run's tasks first, in
+// order, then helps with the runs after its own, from their fronts.
+// Owning the same share of every kernel's index space (the caller the
+// first, worker 1 the second, ...) keeps a thread on the part of the data
+// it wrote in the kernel before, still in its own core's cache; claiming
+// tasks first come first served scattered each kernel's pieces over the
+// cores afresh.
+type taskShares []shareRun
+
+// shareRun is one thread's run of tasks [lo, hi); next counts the claims
+// made on it, by its owner or by threads helping.
+type shareRun struct {
+	lo, hi int
+	next   atomic.Int64
+	_      [40]byte // a cache line per run: owners claim concurrently
+}
+
+// newTaskShares splits n tasks into k runs.
+func newTaskShares(n, k int) taskShares {
+	s := make(taskShares, k)
+	for i := range s {
+		s[i].lo, s[i].hi = i*n/k, (i+1)*n/k
+	}
+	return s
+}
+
+// claim returns the next task for thread id (taken modulo the runs), or
+// -1 when none is left; *step, zero at a thread's first claim, is how many
+// runs past its own the thread has moved on.
+func (s taskShares) claim(id int, step *int) int {
+	for ; *step < len(s); *step++ {
+		r := &s[(id+*step)%len(s)]
+		if t := r.lo + int(r.next.Add(1)-1); t < r.hi {
+			return t
+		}
+	}
+	return -1
+}
 
 // NewPool starts a pool of threads goroutines in all, counting the caller of
 // For: threads-1 workers are started. threads < 1 is taken as 1.
@@ -47,8 +87,8 @@ func NewPool(threads int) *Pool {
 		// notice that does not fit is dropped (the caller does the work).
 		p.jobs = make(chan *forJob, 4*threads)
 		p.workers.Add(threads - 1)
-		for i := 0; i < threads-1; i++ {
-			go p.worker()
+		for i := 1; i < threads; i++ {
+			go p.worker(i)
 		}
 	}
 	return p
@@ -62,14 +102,14 @@ func (p *Pool) Threads() int {
 	return p.threads
 }
 
-func (p *Pool) worker() {
+func (p *Pool) worker(id int) {
 	defer p.workers.Done()
 	for {
 		j, ok := p.next()
 		if !ok {
 			return
 		}
-		j.run()
+		j.run(id)
 	}
 }
 
@@ -102,11 +142,12 @@ func (p *Pool) next() (*forJob, bool) {
 	return j, ok
 }
 
-// run claims and runs chunks until none are left.
-func (j *forJob) run() {
-	for {
-		c := int(j.next.Add(1) - 1)
-		if c >= j.chunks {
+// run claims and runs chunks until none are left, thread id's share first
+// (see taskShares).
+func (j *forJob) run(id int) {
+	for step := 0; ; {
+		c := j.shares.claim(id, &step)
+		if c < 0 {
 			return
 		}
 		j.runChunk(c)
@@ -147,6 +188,7 @@ func (p *Pool) For(n, grain int, fn func(lo, hi int)) {
 		chunks = max
 	}
 	j := &forJob{n: n, chunks: chunks, fn: fn}
+	j.shares = newTaskShares(chunks, min(p.threads, chunks))
 	j.done.Add(chunks)
 	j.left.Store(int64(chunks))
 	p.mu.RLock()
@@ -162,7 +204,7 @@ func (p *Pool) For(n, grain int, fn func(lo, hi int)) {
 		}
 	}
 	p.mu.RUnlock()
-	j.run()
+	j.run(0)
 	// The last chunks are usually microseconds from done: poll for them
 	// before blocking, since a blocked caller's thread may sleep, and waking
 	// it costs more than the chunks.

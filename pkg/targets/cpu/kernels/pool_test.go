@@ -110,3 +110,55 @@ func TestPoolClose(t *testing.T) {
 	p.Close()               // idempotent
 	forCovers(t, p, 100, 1) // runs inline
 }
+
+// TestTaskShares: claimed from any mix of threads at once, every task is
+// handed out exactly once; a thread takes its own run first, in order,
+// before helping with others'.
+func TestTaskShares(t *testing.T) {
+	for _, tc := range []struct{ n, k int }{{1, 1}, {7, 2}, {64, 2}, {5, 3}, {100, 8}} {
+		s := newTaskShares(tc.n, tc.k)
+		seen := make([]atomic.Int32, tc.n)
+		var wg sync.WaitGroup
+		for id := 0; id < tc.k+1; id++ { // one more claimer than runs: ids wrap
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for step := 0; ; {
+					task := s.claim(id, &step)
+					if task < 0 {
+						return
+					}
+					seen[task].Add(1)
+				}
+			}()
+		}
+		wg.Wait()
+		for i := range seen {
+			if c := seen[i].Load(); c != 1 {
+				t.Fatalf("n=%d k=%d: task %d claimed %d times", tc.n, tc.k, i, c)
+			}
+		}
+		// Alone, thread 1 walks its own run, then the ones after it, wrapping.
+		s = newTaskShares(tc.n, tc.k)
+		var order []int
+		for step := 0; ; {
+			task := s.claim(1, &step)
+			if task < 0 {
+				break
+			}
+			order = append(order, task)
+		}
+		start := tc.n / tc.k
+		if tc.k == 1 {
+			start = 0
+		}
+		for i, task := range order {
+			if want := (start + i) % tc.n; task != want {
+				t.Fatalf("n=%d k=%d: claim %d by thread 1 is task %d, want %d", tc.n, tc.k, i, task, want)
+			}
+		}
+		if len(order) != tc.n {
+			t.Fatalf("n=%d k=%d: thread 1 alone claimed %d tasks", tc.n, tc.k, len(order))
+		}
+	}
+}
