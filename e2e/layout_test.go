@@ -14,7 +14,7 @@ import (
 // small-plane convolutions channels last (the numbers are checked by
 // TestModelsMatchReference; this checks the layout pass still applies):
 // every 1x1 and depthwise convolution of the stretch becomes matmul_packed
-// or dwconv_nhwc, with one relayout in (after the NCHW stem) and none out:
+// or dwconv_nhwc_taps, with one relayout in (after the NCHW stem) and none out:
 // the global pool reads the last convolution's channels-last result as
 // [N, H, W, C]. Nothing stays a conv2d but the stem.
 func TestChannelsLastStretch(t *testing.T) {
@@ -23,7 +23,7 @@ func TestChannelsLastStretch(t *testing.T) {
 	for _, s := range p.Steps {
 		counts[s.Kernel]++
 	}
-	want := map[string]int{"conv2d": 1, "dwconv_nhwc": 3, "nchw_to_nhwc": 1, "nhwc_to_nchw": 0, "reduce": 1}
+	want := map[string]int{"conv2d": 1, "dwconv_nhwc_taps": 3, "nchw_to_nhwc": 1, "nhwc_to_nchw": 0, "reduce": 1}
 	for k, n := range want {
 		if counts[k] != n {
 			t.Errorf("%d %s steps, want %d (all steps: %v)", counts[k], k, n, counts)

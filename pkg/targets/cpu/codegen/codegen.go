@@ -21,6 +21,7 @@ type Weights struct {
 	index   map[*mir.Value]int
 	packed  map[*mir.Value]int
 	packedT map[*mir.Value]int
+	taps    map[*mir.Value]int
 
 	// Layout is the panel layout matmul weights are packed in (the build
 	// machine's, kernels.PackedLayout()); "" packs nothing.
@@ -33,7 +34,7 @@ type Weights struct {
 
 // NewWeights returns an empty table that packs weights for layout.
 func NewWeights(layout string) *Weights {
-	return &Weights{index: map[*mir.Value]int{}, packed: map[*mir.Value]int{}, packedT: map[*mir.Value]int{}, Layout: layout, Target: "cpu"}
+	return &Weights{index: map[*mir.Value]int{}, packed: map[*mir.Value]int{}, packedT: map[*mir.Value]int{}, taps: map[*mir.Value]int{}, Layout: layout, Target: "cpu"}
 }
 
 // AddPacked registers a [K, N] weight packed into the micro-kernel's panel
@@ -75,15 +76,31 @@ func (w *Weights) addPacked(v *mir.Value, seen map[*mir.Value]int, tag string, k
 	if err != nil {
 		return 0, err
 	}
+	return w.addDerived(v, seen, tag+w.Layout, data), nil
+}
+
+// AddTaps registers the [C, 1, KH, KW] weight of a depthwise convolution
+// tap-major, as [KH·KW, C] (kernels.DepthwiseTaps), and returns its index.
+func (w *Weights) AddTaps(v *mir.Value) int {
+	if i, ok := w.taps[v]; ok {
+		return i
+	}
+	s := v.Const.Shape
+	return w.addDerived(v, w.taps, "#taps", kernels.DepthwiseTaps(v.Const.F32(), int(s[0]), int(s[2]*s[3])))
+}
+
+// addDerived registers data, computed from the constant v, as a flat f32
+// weight under v's name plus tag.
+func (w *Weights) addDerived(v *mir.Value, seen map[*mir.Value]int, tag string, data []float32) int {
 	t := tensor.FromF32([]int64{int64(len(data))}, data)
 	name := v.Param
 	if name == "" {
 		name = fmt.Sprintf("const/%d:%s", len(w.Refs), v.Name)
 	}
 	seen[v] = len(w.Refs)
-	w.Refs = append(w.Refs, artifact.WeightRef{Name: name + tag + w.Layout, DType: "f32", Shape: t.Shape, Bytes: int64(len(t.Data))})
+	w.Refs = append(w.Refs, artifact.WeightRef{Name: name + tag, DType: "f32", Shape: t.Shape, Bytes: int64(len(t.Data))})
 	w.Data = append(w.Data, t)
-	return len(w.Refs) - 1, nil
+	return len(w.Refs) - 1
 }
 
 // Add registers a constant and returns its index.

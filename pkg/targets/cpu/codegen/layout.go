@@ -15,7 +15,7 @@ import (
 // and a depthwise one's rows too short for vectors. In channels-last
 // (NHWC) order a 1×1 convolution is a plain product [N·H·W, C]·Wᵀ with Wᵀ
 // packed at build time (matmul_packed), and a depthwise one runs along the
-// channels (dwconv_nhwc). So values produced and consumed only by such
+// channels (dwconv_nhwc_taps). So values produced and consumed only by such
 // convolutions are stored NHWC, and a stretch of them costs one relayout
 // in and one out (nchw_to_nhwc, nhwc_to_nchw, into scratch at the end of
 // the arena) instead of one per layer. Every other kernel sees NCHW.
@@ -172,13 +172,16 @@ func (g *gen) convNHWC(n *mir.Node, bias, res *mir.Value, ints []int64, floats [
 		args = append(args, len(g.prog.Buffers)-1)
 		st = artifact.Step{Kernel: "matmul_packed", Ints: append([]int64{xs[0] * xs[2] * xs[3], ws[0], ws[1]}, ints...)}
 	} else {
-		args = append(args, g.buffer(w))
+		// Weights tap-major, [KH·KW, C].
+		idx := g.w.AddTaps(w)
+		g.prog.Buffers = append(g.prog.Buffers, artifact.Buffer{Kind: artifact.BufWeight, Index: idx, Bytes: g.w.Refs[idx].Bytes})
+		args = append(args, len(g.prog.Buffers)-1)
 		geom := []int64{xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3]}
 		geom = append(geom, n.Attrs.Ints("stride")...)
 		geom = append(geom, n.Attrs.Ints("pad")...)
 		geom = append(geom, n.Attrs.Ints("dilation")...)
 		geom = append(geom, n.Attrs.Int("groups"), os[2], os[3])
-		st = artifact.Step{Kernel: "dwconv_nhwc", Ints: append(geom, ints...)}
+		st = artifact.Step{Kernel: "dwconv_nhwc_taps", Ints: append(geom, ints...)}
 	}
 	if bias != nil {
 		args = append(args, g.buffer(bias))

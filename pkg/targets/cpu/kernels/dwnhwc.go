@@ -176,16 +176,18 @@ func dwNHWCPlane(ot, xt, wt, bias, zero []float32, g *ConvGeom, cn, ps, oh0, oh1
 }
 
 // DepthwiseNHWC computes a 3×3 depthwise convolution (DepthwiseNHWCApplies)
-// over channels-last tensors: x [N, H, W, C], out [N, OH, OW, C], w [C, 1,
-// 3, 3]; ep.Bias is per channel, ep.Residual laid out like out. ReLU and
-// clamps are applied with the taps, other activations and the residual
-// after. out must not overlap x, w, Bias or Residual.
-func DepthwiseNHWC(p *Pool, out, x, w []float32, g ConvGeom, ep Epilogue) {
+// over channels-last tensors: x [N, H, W, C], out [N, OH, OW, C], and the
+// weights tap-major, wt [9, C] (DepthwiseTaps of the [C, 1, 3, 3] ones:
+// a compiler does it once at build time; done per call it was 10% of a
+// 7×7 layer); ep.Bias is per channel, ep.Residual laid out like out. ReLU
+// and clamps are applied with the taps, other activations and the
+// residual after. out must not overlap x, wt, Bias or Residual.
+func DepthwiseNHWC(p *Pool, out, x, wt []float32, g ConvGeom, ep Epilogue) {
 	g.normalize()
 	C, hw, ohw := g.C, g.H*g.W, g.OH*g.OW
-	if !dwNHWCShape(&g) || g.N < 0 || len(x) < g.N*hw*C || len(out) < g.N*ohw*C || len(w) < 9*C ||
+	if !dwNHWCShape(&g) || g.N < 0 || len(x) < g.N*hw*C || len(out) < g.N*ohw*C || len(wt) < 9*C ||
 		(ep.Bias != nil && len(ep.Bias) < C) || (ep.Residual != nil && len(ep.Residual) < g.N*ohw*C) {
-		panic(fmt.Sprintf("kernels: DepthwiseNHWC: bad geometry %+v or slices x %d w %d out %d", g, len(x), len(w), len(out)))
+		panic(fmt.Sprintf("kernels: DepthwiseNHWC: bad geometry %+v or slices x %d w %d out %d", g, len(x), len(wt), len(out)))
 	}
 	lo, hi, act := clampOf(&ep)
 	// Bands of output rows across all channels split across the pool:
@@ -194,7 +196,12 @@ func DepthwiseNHWC(p *Pool, out, x, w []float32, g ConvGeom, ep Epilogue) {
 	// each) and scaled 1.0-1.3× on 2 threads.
 	wk := dwNHWCPool.Get().(*dwNHWCWork)
 	defer dwNHWCPool.Put(wk)
-	wt, bs, zero := wk.tapMajor(&g, w, ep.Bias, 0, C, C)
+	zero := wk.zeros(max(C, dwZeroLen(&g, C)))
+	bs := zero[:C]
+	if ep.Bias != nil {
+		bs = ep.Bias[:C]
+	}
+	wt = wt[:9*C]
 	p.For(g.N*g.OH, max(1, (1<<14)/(9*g.OW*C)), func(t0, t1 int) {
 		for t := t0; t < t1; {
 			n, oh := t/g.OH, t%g.OH
@@ -207,6 +214,17 @@ func DepthwiseNHWC(p *Pool, out, x, w []float32, g ConvGeom, ep Epilogue) {
 		e := epi{act: act, alpha: ep.Alpha, lo: ep.Min, hi: ep.Max, res: ep.Residual, ldr: C}
 		e.apply(out, C, 0, 0, g.N*ohw, C)
 	}
+}
+
+// DepthwiseTaps returns depthwise weights w [C, 1, KH, KW] tap-major, as
+// [KH·KW, C], the layout DepthwiseNHWC takes.
+func DepthwiseTaps(w []float32, c, taps int) []float32 {
+	if c < 0 || taps < 0 || len(w) < c*taps {
+		panic(fmt.Sprintf("kernels: DepthwiseTaps: %d weights for %d channels of %d taps", len(w), c, taps))
+	}
+	wt := make([]float32, taps*c)
+	transpose(wt, c, w, taps, c, taps)
+	return wt
 }
 
 // DepthwiseNHWCApplies reports whether DepthwiseNHWC computes g (any plane:

@@ -92,7 +92,7 @@ func TestDepthwiseNHWC(t *testing.T) {
 							e.Residual = resH
 						}
 						oh := poison(g.N * g.C * ohw)
-						DepthwiseNHWC(p, oh, xh, w, g, e)
+						DepthwiseNHWC(p, oh, xh, DepthwiseTaps(w, g.C, 9), g, e)
 						got := make([]float32, len(oh))
 						ToNCHW(p, got, oh, g.N, g.C, ohw)
 						tag := fmt.Sprintf("geometry %d epilogue %d bias %v res %v threads %d", gi, ei, bias, res, p.Threads())
@@ -118,7 +118,7 @@ func BenchmarkDepthwiseNHWC(b *testing.B) {
 				defer p.Close()
 				g := convGeom(1, s.c, s.hw, s.hw, s.c, 3, 3, s.stride, s.stride, 1, 1, 1, 1, 1, 1, s.c, false)
 				r := newRand(1)
-				x, w := randSlice(r, s.c*s.hw*s.hw), randSlice(r, s.c*9)
+				x, w := randSlice(r, s.c*s.hw*s.hw), DepthwiseTaps(randSlice(r, s.c*9), s.c, 9)
 				out := make([]float32, s.c*g.OH*g.OW)
 				ep := Epilogue{Bias: randSlice(r, s.c), Act: ActClamp, Min: 0, Max: 6}
 				for b.Loop() {

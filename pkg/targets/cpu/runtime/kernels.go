@@ -45,7 +45,7 @@ func epilogue(s *artifact.Step, flags []int64, bufs [][]byte, first int) (kernel
 	return ep, i, nil
 }
 
-// convGeom decodes the 18 geometry ints of a conv2d or dwconv_nhwc step.
+// convGeom decodes the 18 geometry ints of a conv2d or dwconv_nhwc_taps step.
 func convGeom(g []int64) kernels.ConvGeom {
 	return kernels.ConvGeom{N: int(g[0]), C: int(g[1]), H: int(g[2]), W: int(g[3]), O: int(g[4]), KH: int(g[5]), KW: int(g[6]),
 		StrideH: int(g[7]), StrideW: int(g[8]), PadT: int(g[9]), PadL: int(g[10]), PadB: int(g[11]), PadR: int(g[12]),
@@ -101,15 +101,16 @@ func run(pool *kernels.Pool, s *artifact.Step, bufs [][]byte) error {
 			return err
 		}
 		kernels.Conv2D(pool, f32(o), f32(0), f32(1), geom, ep)
-	case "dwconv_nhwc":
-		// conv2d's geometry and epilogue over channels-last x and out.
+	case "dwconv_nhwc_taps":
+		// conv2d's geometry and epilogue over channels-last x and out, the
+		// weights tap-major [9, C].
 		if err := need(s, 21, 3); err != nil {
 			return err
 		}
 		g := s.Ints
 		geom := convGeom(g)
 		if !kernels.DepthwiseNHWCApplies(geom) {
-			return fmt.Errorf("malformed dwconv_nhwc step: geometry %+v", geom)
+			return fmt.Errorf("malformed dwconv_nhwc_taps step: geometry %+v", geom)
 		}
 		ep, o, err := epilogue(s, g[18:], bufs, 2)
 		if err != nil {
@@ -208,7 +209,7 @@ func run(pool *kernels.Pool, s *artifact.Step, bufs [][]byte) error {
 			store(arg(0), dt, i, v)
 		}
 	default:
-		return fmt.Errorf("unknown kernel %q (artifact built by a newer rlxc?)", s.Kernel)
+		return fmt.Errorf("unknown kernel %q (artifact built by another rlxc version: rebuild it with this release)", s.Kernel)
 	}
 	return nil
 }
