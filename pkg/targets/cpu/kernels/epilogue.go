@@ -1,5 +1,7 @@
 package kernels
 
+import "math"
+
 // Epilogue is what a matmul or convolution applies to each accumulated output
 // element before it is stored: out = act(acc + bias) + residual.
 //
@@ -43,27 +45,77 @@ func (e *epi) apply(c []float32, ldc, i0, j0, rows, cols int) {
 	if e.none() || rows <= 0 || cols <= 0 {
 		return
 	}
+	// Bias, ReLU or a clamp, and the residual go through the vector row
+	// pass (the tiles' epilogue, as rows of memory): a scalar clamp
+	// branched on every element, 5 ns each on random data.
+	var flags uint
+	lo, hi := e.lo, e.hi
+	vec := true
+	switch e.act {
+	case ActNone:
+	case ActRelu:
+		flags, lo, hi = epiClamp, 0, float32(math.Inf(1))
+	case ActClamp:
+		// Inverted bounds give lo in Go, hi as max then min: Go does them.
+		flags, vec = epiClamp, !(lo > hi)
+	default:
+		vec = false
+	}
+	if e.bias != nil {
+		if e.biasPerRow {
+			flags |= epiBiasRow
+		} else {
+			flags |= epiBiasCol
+		}
+	}
+	if e.res != nil {
+		flags |= epiRes
+	}
 	for i := i0; i < i0+rows; i++ {
 		row := c[i*ldc+j0 : i*ldc+j0+cols]
-		if e.bias != nil {
-			if e.biasPerRow {
-				bv := e.bias[i]
-				for j := range row {
-					row[j] += bv
+		done := 0
+		if vec {
+			var bias, res []float32
+			var bv float32
+			if e.bias != nil {
+				if e.biasPerRow {
+					bv = e.bias[i]
+				} else {
+					bias = e.bias[j0 : j0+cols]
 				}
-			} else {
-				b := e.bias[j0 : j0+cols]
-				for j := range row {
-					row[j] += b[j]
-				}
+			}
+			if e.res != nil {
+				res = e.res[i*e.ldr+j0 : i*e.ldr+j0+cols]
+			}
+			done = epiRowVec(row, bias, res, flags, bv, lo, hi)
+		}
+		if done < cols {
+			e.applyRow(row[done:], i, j0+done)
+		}
+	}
+}
+
+// applyRow applies e to row, the part of output row i from column j0.
+func (e *epi) applyRow(row []float32, i, j0 int) {
+	cols := len(row)
+	if e.bias != nil {
+		if e.biasPerRow {
+			bv := e.bias[i]
+			for j := range row {
+				row[j] += bv
+			}
+		} else {
+			b := e.bias[j0 : j0+cols]
+			for j := range row {
+				row[j] += b[j]
 			}
 		}
-		activate(row, e.act, e.alpha, e.lo, e.hi)
-		if e.res != nil {
-			r := e.res[i*e.ldr+j0 : i*e.ldr+j0+cols]
-			for j := range row {
-				row[j] += r[j]
-			}
+	}
+	activate(row, e.act, e.alpha, e.lo, e.hi)
+	if e.res != nil {
+		r := e.res[i*e.ldr+j0 : i*e.ldr+j0+cols]
+		for j := range row {
+			row[j] += r[j]
 		}
 	}
 }

@@ -487,6 +487,9 @@ func gemm(p *Pool, kn gemmKernel, g *gemmArgs, _ *gemmWork) {
 			if directA {
 				mk.da, mk.lda = g.a[pc:], g.lda
 			}
+			if !g.aT && kn.rows != nil && nr == 16 {
+				mk.ra, mk.rlda = g.a[pc:], g.lda
+			}
 			switch {
 			case pre != nil:
 				mk.bp = pre.block(pc, jc)
@@ -664,6 +667,24 @@ type macro struct {
 	// one from the packed block.
 	da  []float32
 	lda int
+	// ra, when set, is A in place from the block's first column, rows
+	// rlda apart, for the row kernels (kn.rows) that take a partial row
+	// panel of up to rowsTailMax rows against full B panels.
+	ra   []float32
+	rlda int
+}
+
+// rowsTailMax is the most rows of a partial row panel the row kernels
+// take instead of a full tile: two rows against two panels keep eight
+// accumulators busy for a third of a tile's cost per panel (MobileNetV2's
+// first layer, 32 = 5·6 + 2 output channels, computed 36 rows).
+const rowsTailMax = 4
+
+// rowsTail reports whether a block of mb rows ends in a partial row panel
+// that the row kernels compute.
+func (mk *macro) rowsTail(mb int) bool {
+	t := mb % mk.kn.mr
+	return mk.ra != nil && t > 0 && t <= rowsTailMax
 }
 
 // panel is B panel q of the block and its row stride.
@@ -694,7 +715,7 @@ func (mk *macro) edge(apan, bpan []float32, ldb int, tmp []float32) {
 // of the panel above with the values they already hold): only where tiles
 // overwrite C (no accumulation across k blocks) and the block has mr rows.
 func (mk *macro) overlap(mb int) bool {
-	return mk.kn.tiles != nil && !mk.acc && mb%mk.kn.mr != 0 && mb >= mk.kn.mr
+	return mk.kn.tiles != nil && !mk.acc && mb%mk.kn.mr != 0 && mb >= mk.kn.mr && !mk.rowsTail(mb)
 }
 
 // tileEpi is the fused epilogue of the tile whose top-left element of C is
@@ -725,10 +746,20 @@ func (mk *macro) run(ap, tmp []float32, i0, mb, q0, q1 int) {
 	if mk.acc {
 		base = epiAcc
 	}
+	// With a row-kernel tail, full B panels' tiles stop at the last full
+	// row panel; the tail rows follow for all of them at once.
+	tailRows, qTail := 0, q0
+	if mk.rowsTail(mb) {
+		tailRows, qTail = mb%mr, min(q1, mk.nb/nr)
+	}
 	for q := q0; q < q1; q++ {
 		j0 := mk.jc + q*nr
 		w := min(nr, mk.nb-q*nr)
 		bpan, ldb := mk.panel(q, w)
+		mbq := mb
+		if q < qTail {
+			mbq -= tailRows
+		}
 		ir0 := 0
 		if full := mb / mr; kn.tiles != nil && w == nr && full > 0 {
 			// Every full row panel against this B panel in one call.
@@ -739,8 +770,8 @@ func (mk *macro) run(ap, tmp []float32, i0, mb, q0, q1 int) {
 			}
 			ir0 = full * mr
 		}
-		for ir := ir0; ir < mb; ir += mr {
-			h := min(mr, mb-ir)
+		for ir := ir0; ir < mbq; ir += mr {
+			h := min(mr, mbq-ir)
 			apan := ap[ir*kb : ir*kb+mr*kb]
 			i := i0 + ir
 			ci := i*ldc + j0
@@ -781,6 +812,17 @@ func (mk *macro) run(ap, tmp []float32, i0, mb, q0, q1 int) {
 			if mk.flags != 0 {
 				mk.fused.apply(c, ldc, i, j0, h, w)
 			}
+		}
+	}
+	if qTail > q0 {
+		i := i0 + mb - tailRows
+		b, ldb, ps := mk.bp, nr, nr*kb
+		if mk.db != nil {
+			b, ldb, ps = mk.db[mk.jc:], mk.ldb, nr
+		}
+		rowPanels(kn, kb, mk.ra[i*mk.rlda:], mk.rlda, tailRows, b, ldb, ps, c[i*ldc+mk.jc:], ldc, mk.acc, q0, qTail)
+		if mk.flags != 0 {
+			mk.fused.apply(c, ldc, i, mk.jc+q0*nr, tailRows, (qTail-q0)*nr)
 		}
 	}
 }
