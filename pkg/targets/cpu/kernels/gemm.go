@@ -388,16 +388,6 @@ func gemm(p *Pool, kn gemmKernel, g *gemmArgs, _ *gemmWork) {
 			return
 		}
 	}
-	if r := m % kn.mr; r > 0 && r <= 2 && m > kn.mr && pre != nil && !g.aT && kn.rows != nil && kn.nr == 16 {
-		// One or two rows past the last full row panel (MobileNetV2's
-		// 7×7 = 49 pixels) go through the row kernels instead of a full
-		// tile: 6 rows' work for 1 cost the 7×7 products 10-20%.
-		head, tail := *g, g.rowsFrom(m-r)
-		head.m = m - r
-		gemm(p, kn, &head, nil)
-		gemmFewRows(p, &kn, &tail, pre)
-		return
-	}
 	threads := p.Threads()
 	mr, nr := kn.mr, kn.nr
 	kc, nc := kn.kc, kn.nc
@@ -405,7 +395,14 @@ func gemm(p *Pool, kn gemmKernel, g *gemmArgs, _ *gemmWork) {
 	d, direct := g.b.(denseB)
 	direct = direct && g.directB && kn.tiles != nil
 	mc := max(mr, kn.mc/mr*mr)
-	if threads > 1 && pre != nil && m <= threads*mc && m >= 4*mr*threads {
+	switch {
+	case threads > 1 && pre != nil && n > 2*m && m*kcb <= 1<<16:
+		// Far more weights than activations (MobileNetV2's 7×7 layers:
+		// 49 pixels against up to 1280 channels, 1.6 MB of weights): one
+		// A block, so the threads split B's columns and each reads half
+		// of B from memory, instead of all of it for half of A's rows.
+		mc = ceilDiv(m, mr) * mr
+	case threads > 1 && pre != nil && m <= threads*mc && m >= 4*mr*threads:
 		// As many A blocks as threads (128 rows on 2: 66 + 62, not 96 + 32),
 		// each thread starting on its own (see the task loop below); not
 		// for a few rows, whose blocks would end in partial panels (16 on
@@ -747,12 +744,18 @@ func (mk *macro) run(ap, tmp []float32, i0, mb, q0, q1 int) {
 		base = epiAcc
 	}
 	// With a row-kernel tail, full B panels' tiles stop at the last full
-	// row panel; the tail rows follow for all of them at once.
+	// row panel; the tail rows follow every tailGroup panels, while those
+	// panels are still in cache (B is read once: a block of weights
+	// streamed from memory for the tiles and then again for the tail cost
+	// a 7×7 layer a second pass over 1.6 MB).
 	tailRows, qTail := 0, q0
 	if mk.rowsTail(mb) {
 		tailRows, qTail = mb%mr, min(q1, mk.nb/nr)
 	}
 	for q := q0; q < q1; q++ {
+		if q < qTail && q > q0 && (q-q0)%tailGroup == 0 {
+			mk.tail(q-tailGroup, q, i0+mb-tailRows, tailRows)
+		}
 		j0 := mk.jc + q*nr
 		w := min(nr, mk.nb-q*nr)
 		bpan, ldb := mk.panel(q, w)
@@ -815,15 +818,24 @@ func (mk *macro) run(ap, tmp []float32, i0, mb, q0, q1 int) {
 		}
 	}
 	if qTail > q0 {
-		i := i0 + mb - tailRows
-		b, ldb, ps := mk.bp, nr, nr*kb
-		if mk.db != nil {
-			b, ldb, ps = mk.db[mk.jc:], mk.ldb, nr
-		}
-		rowPanels(kn, kb, mk.ra[i*mk.rlda:], mk.rlda, tailRows, b, ldb, ps, c[i*ldc+mk.jc:], ldc, mk.acc, q0, qTail)
-		if mk.flags != 0 {
-			mk.fused.apply(c, ldc, i, mk.jc+q0*nr, tailRows, (qTail-q0)*nr)
-		}
+		mk.tail(q0+(qTail-q0-1)/tailGroup*tailGroup, qTail, i0+mb-tailRows, tailRows)
+	}
+}
+
+// tailGroup is how many B panels' tiles run before their row-kernel tail.
+const tailGroup = 4
+
+// tail runs rows [i, i+rows) of C against full B panels [q0, q1) through
+// the row kernels, then their fused epilogue.
+func (mk *macro) tail(q0, q1, i, rows int) {
+	kn, nr, ldc := mk.kn, mk.kn.nr, mk.ldc
+	b, ldb, ps := mk.bp, nr, nr*mk.kb
+	if mk.db != nil {
+		b, ldb, ps = mk.db[mk.jc:], mk.ldb, nr
+	}
+	rowPanels(kn, mk.kb, mk.ra[i*mk.rlda:], mk.rlda, rows, b, ldb, ps, mk.c[i*ldc+mk.jc:], ldc, mk.acc, q0, q1)
+	if mk.flags != 0 {
+		mk.fused.apply(mk.c, ldc, i, mk.jc+q0*nr, rows, (q1-q0)*nr)
 	}
 }
 
