@@ -271,26 +271,6 @@ type gemmArgs struct {
 	directB bool
 }
 
-// rowsFrom is the product of rows [i0, m) of g: A, C, a per-row bias and
-// the residual start i0 rows down.
-func (g *gemmArgs) rowsFrom(i0 int) gemmArgs {
-	t := *g
-	t.m -= i0
-	if g.aT {
-		t.a = g.a[i0:]
-	} else {
-		t.a = g.a[i0*g.lda:]
-	}
-	t.c = g.c[i0*g.ldc:]
-	if g.ep.bias != nil && g.ep.biasPerRow {
-		t.ep.bias = g.ep.bias[i0:]
-	}
-	if g.ep.res != nil {
-		t.ep.res = g.ep.res[i0*g.ep.ldr:]
-	}
-	return t
-}
-
 // storeSums stores a block of sums into C (dst), or adds them to what C
 // holds (add: an accumulating product, or a k block after the first).
 func storeSums(dst, src []float32, add bool) {
