@@ -452,6 +452,10 @@ func gemm(p *Pool, kn gemmKernel, g *gemmArgs, _ *gemmWork) {
 			// Groups of 32 panels: what a task packs stays in L2 (55 KB
 			// for a 3×3 convolution of 3 channels); 8 and 16 were slower.
 			nGroups = ceilDiv(nPanels, jitPanels)
+			// Yet at least 8 groups per thread where that leaves 8 panels a
+			// group: the threads finish within a group of each other, and
+			// 56×56 convolutions had 7 (a 3:4 split).
+			nGroups = max(nGroups, min(nPanels/8, 8*threads))
 		case threads > 1:
 			nGroups = min(nPanels, ceilDiv(16*threads, mBlocks))
 		}

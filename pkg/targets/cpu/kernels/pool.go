@@ -184,7 +184,7 @@ func (p *Pool) For(n, grain int, fn func(lo, hi int)) {
 		return
 	}
 	// A few chunks per thread balance uneven work and concurrent callers.
-	if max := 4 * p.threads; chunks > max {
+	if max := 8 * p.threads; chunks > max {
 		chunks = max
 	}
 	j := &forJob{n: n, chunks: chunks, fn: fn}
