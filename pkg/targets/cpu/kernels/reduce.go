@@ -237,8 +237,12 @@ func Reduce(p *Pool, out, x []float32, shape []int, axes []int, kind ReduceKind)
 		}
 	}
 	if innerKept {
-		const cb = 1024
-		nc := ceilDiv(L, cb)
+		// Column blocks of at most 1024, of equal width (in 8s): a
+		// 1280-wide pool split 1024 + 256 left one of two threads 4x the
+		// other's work.
+		nc := ceilDiv(L, 1024)
+		cb := ceilDiv(ceilDiv(L, nc), 8) * 8
+		nc = ceilDiv(L, cb)
 		p.For(nRows*nc, max(1, (1<<14)/max(1, nRed*min(L, cb))), func(lo, hi int) {
 			acc := make([]float64, min(L, cb))
 			for t := lo; t < hi; t++ {
