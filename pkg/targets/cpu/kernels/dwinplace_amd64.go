@@ -23,9 +23,11 @@ func dwRowsVec(dst []float32, ldd int, rows *[3][]float32, srcStep, n int, sp dw
 	for k := range rows {
 		_ = rows[k][(n-1)*srcStep+sp.stride*sp.end-1]
 	}
-	f := dwS2RowsAVX2
+	// Called directly, not through a func value: that would lose
+	// go:noescape and put w on the heap, one allocation per plane.
 	if sp.stride == 1 {
-		f = dwS1RowsAVX2
+		dwS1RowsAVX2(&dst[0], 4*ldd, &rows[0][0], &rows[1][0], &rows[2][0], 4*srcStep, n, sp.blocks, 4*sp.last, w)
+		return
 	}
-	f(&dst[0], 4*ldd, &rows[0][0], &rows[1][0], &rows[2][0], 4*srcStep, n, sp.blocks, 4*sp.last, w)
+	dwS2RowsAVX2(&dst[0], 4*ldd, &rows[0][0], &rows[1][0], &rows[2][0], 4*srcStep, n, sp.blocks, 4*sp.last, w)
 }
