@@ -293,8 +293,14 @@ const jitPanels = 32
 // buffers are reused across calls and callers (the gemmWork a caller
 // passes to gemm is no longer needed and goes unused).
 type gemmWork struct {
-	aps [][]float32
-	bp  []float32
+	bp []float32
+	// bufs holds A-block buffers (and edge-tile scratch): a running task
+	// takes one and gives it back, call after call.
+	bufs chan []float32
+	// step is a call's state, task and packB its methods, bound once: a
+	// closure per call capturing that state cost a dozen allocations.
+	step        gemmStep
+	task, packB func(lo, hi int)
 }
 
 var gemmWorkPool = sync.Pool{New: func() any { return new(gemmWork) }}
@@ -361,10 +367,12 @@ func gemm(p *Pool, kn gemmKernel, g *gemmArgs, _ *gemmWork) {
 		d, dense := g.b.(denseB)
 		switch {
 		case dense:
-			fewRowsChains(p, &kn, g, d)
+			k2 := kn // only this copy escapes (into the For closures)
+			fewRowsChains(p, &k2, g, d)
 			return
 		case pre != nil && kn.rows != nil && kn.nr == 16:
-			gemmFewRows(p, &kn, g, pre)
+			k2 := kn
+			gemmFewRows(p, &k2, g, pre)
 			return
 		}
 	}
@@ -414,21 +422,10 @@ func gemm(p *Pool, kn gemmKernel, g *gemmArgs, _ *gemmWork) {
 		w.bp = grow(w.bp, ceilDiv(min(n, nc), nr)*nr*kcb)
 		bp = w.bp
 	}
-	// A-block buffers (and edge-tile scratch): one per running chunk,
-	// recycled within this call and kept in w for the next.
 	aLen := ceilDiv(min(m, mc), mr) * mr * kcb
-	bufs := make(chan []float32, threads)
-	for _, b := range w.aps {
-		if cap(b) >= aLen+maxTile && len(bufs) < threads {
-			bufs <- b[:aLen+maxTile]
-		}
+	if cap(w.bufs) < threads {
+		w.bufs = make(chan []float32, threads)
 	}
-	w.aps = w.aps[:0]
-	defer func() {
-		for len(bufs) > 0 {
-			w.aps = append(w.aps, <-bufs)
-		}
-	}()
 	// The epilogue: the part the kernel applies as it stores the last k
 	// block's tiles, and the rest, applied to each finished block.
 	var flags uint
@@ -440,6 +437,16 @@ func gemm(p *Pool, kn gemmKernel, g *gemmArgs, _ *gemmWork) {
 	// (weights): their A is activations, rows already, whose packing
 	// was 3-10% of the product (MobileNetV2's channels-last 1x1s).
 	directA := pre != nil && !g.aT && kn.tilesA != nil
+	// What the tasks of each step share lives in w.step, reused step after
+	// step (For returns once every task has) and call after call.
+	st := &w.step
+	*st = gemmStep{g: g, kn: kn, bufs: w.bufs, fused: fused, rest: rest, aLen: aLen, mc: mc, mBlocks: mBlocks,
+		directA: directA, jit: jit, shares: st.shares}
+	defer st.release()
+	if w.task == nil {
+		w.task, w.packB = st.task, st.packB
+	}
+	task, packB := w.task, w.packB
 	for jc := 0; jc < n; jc += nc {
 		nb := min(nc, n-jc)
 		nPanels := ceilDiv(nb, nr)
@@ -460,11 +467,14 @@ func gemm(p *Pool, kn gemmKernel, g *gemmArgs, _ *gemmWork) {
 			nGroups = min(nPanels, ceilDiv(16*threads, mBlocks))
 		}
 		tasks := mBlocks * nGroups
+		st.jc, st.nb, st.nPanels, st.nGroups = jc, nb, nPanels, nGroups
 		for pc := 0; pc < k; pc += kc {
 			kb := min(kc, k-pc)
 			acc := pc > 0 || g.accumulate
 			last := pc+kb == k
-			mk := macro{kn: &kn, bp: bp, c: g.c, ldc: g.ldc, jc: jc, nb: nb, kb: kb, acc: acc}
+			st.bp, st.pc, st.kb, st.last = bp, pc, kb, last
+			st.mk = macro{kn: &st.kn, bp: bp, c: g.c, ldc: g.ldc, jc: jc, nb: nb, kb: kb, acc: acc}
+			mk := &st.mk
 			if directA {
 				mk.da, mk.lda = g.a[pc:], g.lda
 			}
@@ -481,71 +491,108 @@ func gemm(p *Pool, kn gemmKernel, g *gemmArgs, _ *gemmWork) {
 					g.b.pack(bp[q*nr*kb:], nr, pc, kb, jc+q*nr, nb-q*nr)
 				}
 			case !jit:
-				p.For(nPanels, gemmPackGrain, func(lo, hi int) {
-					j0 := lo * nr
-					g.b.pack(bp[j0*kb:], nr, pc, kb, jc+j0, min(hi*nr, nb)-j0)
-				})
+				p.For(nPanels, gemmPackGrain, packB)
 			}
 			if last {
-				mk.flags, mk.fused = flags, &fused
+				mk.flags, mk.fused = flags, &st.fused
 			}
 			// Tasks, A block by A block, are split into one run per thread
 			// (taskShares): a thread packs the A blocks of its run once
 			// unless it helps out a slower one, and on the pixels of a
 			// convolution (A's rows channels last, B's columns in NCHW)
 			// meets the part of the input it wrote in the layer before.
-			shares := newTaskShares(tasks, min(threads, tasks))
-			p.For(min(threads, tasks), 1, func(lo, _ int) {
-				var buf []float32
-				select {
-				case buf = <-bufs:
-				default:
-					buf = make([]float32, aLen+maxTile)
-				}
-				ap, tmp := buf[:aLen], buf[aLen:]
-				packed := -1
-				for step := 0; ; {
-					t := shares.claim(lo, &step)
-					if t < 0 {
-						break
-					}
-					ib, gi := t/nGroups, t%nGroups
-					i0 := ib * mc
-					mb := min(mc, m-i0)
-					if ib != packed {
-						pack := packA
-						if g.aT {
-							pack = packAT
-						}
-						if !directA {
-							pack(ap, g.a, g.lda, i0, pc, mb, kb, mr)
-						} else if full := mb / mr * mr; full < mb {
-							// Only the partial panel is packed.
-							pack(ap[full*kb:], g.a, g.lda, i0+full, pc, mb-full, kb, mr)
-						}
-						if mk.overlap(mb) {
-							// The partial panel's slot holds the block's last mr rows.
-							pack(ap[mb/mr*mr*kb:], g.a, g.lda, i0+mb-mr, pc, mr, kb, mr)
-						}
-						packed = ib
-					}
-					q0, q1 := gi*nPanels/nGroups, (gi+1)*nPanels/nGroups
-					if jit {
-						j0 := q0 * nr
-						g.b.pack(bp[j0*kb:], nr, pc, kb, jc+j0, min(q1*nr, nb)-j0)
-					}
-					mk.run(ap, tmp, i0, mb, q0, q1)
-					if last {
-						j0 := q0 * nr
-						rest.apply(g.c, g.ldc, i0, jc+j0, mb, min(q1*nr, nb)-j0)
-					}
-				}
-				select {
-				case bufs <- buf:
-				default:
-				}
-			})
+			st.shares = st.shares.reset(tasks, min(threads, tasks))
+			p.For(min(threads, tasks), 1, task)
 		}
+	}
+}
+
+// gemmStep is one (column block, k block) step of gemm: the state its
+// tasks share.
+type gemmStep struct {
+	g      *gemmArgs
+	kn     gemmKernel
+	mk     macro
+	shares taskShares
+	bufs   chan []float32 // A-block buffers (and edge-tile scratch)
+	fused  epi            // the epilogue's part the tiles apply
+	rest   epi            // the epilogue left after the tiles' part
+	bp     []float32      // B packed in the call, if it is
+
+	aLen, mc, mBlocks  int
+	jc, nb, nPanels    int
+	nGroups, pc, kb    int
+	directA, jit, last bool
+}
+
+// release drops the call's references to its operands (the struct stays
+// in a pool), keeping the shares' memory.
+func (st *gemmStep) release() {
+	*st = gemmStep{shares: st.shares}
+}
+
+// packB packs B panels [lo, hi) of the step's block into st.bp.
+func (st *gemmStep) packB(lo, hi int) {
+	nr, kb := st.kn.nr, st.kb
+	j0 := lo * nr
+	st.g.b.pack(st.bp[j0*kb:], nr, st.pc, kb, st.jc+j0, min(hi*nr, st.nb)-j0)
+}
+
+// task runs the step's tasks thread lo starts on (For's chunk lo of one per
+// thread): its share first, then whatever is left of the others'.
+func (st *gemmStep) task(lo, _ int) {
+	g, mk := st.g, &st.mk
+	mr, nr, kb, pc := mk.kn.mr, mk.kn.nr, st.kb, st.pc
+	need := st.aLen + maxTile
+	var buf []float32
+	select {
+	case buf = <-st.bufs:
+	default:
+	}
+	if cap(buf) < need {
+		buf = make([]float32, need)
+	}
+	ap, tmp := buf[:st.aLen], buf[st.aLen:need]
+	packed := -1
+	for step := 0; ; {
+		t := st.shares.claim(lo, &step)
+		if t < 0 {
+			break
+		}
+		ib, gi := t/st.nGroups, t%st.nGroups
+		i0 := ib * st.mc
+		mb := min(st.mc, g.m-i0)
+		if ib != packed {
+			pack := packA
+			if g.aT {
+				pack = packAT
+			}
+			if !st.directA {
+				pack(ap, g.a, g.lda, i0, pc, mb, kb, mr)
+			} else if full := mb / mr * mr; full < mb {
+				// Only the partial panel is packed.
+				pack(ap[full*kb:], g.a, g.lda, i0+full, pc, mb-full, kb, mr)
+			}
+			if mk.overlap(mb) {
+				// The partial panel's slot holds the block's last mr rows.
+				pack(ap[mb/mr*mr*kb:], g.a, g.lda, i0+mb-mr, pc, mr, kb, mr)
+			}
+			packed = ib
+		}
+		q0, q1 := gi*st.nPanels/st.nGroups, (gi+1)*st.nPanels/st.nGroups
+		if st.jit {
+			j0 := q0 * nr
+			g.b.pack(st.bp[j0*kb:], nr, pc, kb, st.jc+j0, min(q1*nr, st.nb)-j0)
+		}
+		mk.run(ap, tmp, i0, mb, q0, q1)
+		if st.last {
+			j0 := q0 * nr
+			st.rest.apply(g.c, g.ldc, i0, st.jc+j0, mb, min(q1*nr, st.nb)-j0)
+		}
+	}
+	select {
+	case st.bufs <- buf:
+	default:
 	}
 }
 

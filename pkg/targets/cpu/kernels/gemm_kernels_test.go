@@ -447,7 +447,10 @@ func TestGemmWorkReuse(t *testing.T) {
 			}
 			a, b := randSlice(r, m*k), randSlice(r, k*n)
 			for i := 0; i < 2; i++ { // bigger than any of these shapes needs
-				gemmWorkPool.Put(&gemmWork{aps: [][]float32{poison(1 << 16), poison(1 << 16)}, bp: poison(1 << 17)})
+				w := &gemmWork{bufs: make(chan []float32, 2), bp: poison(1 << 17)}
+				w.bufs <- poison(1 << 16)
+				w.bufs <- poison(64) // too small for most: replaced
+				gemmWorkPool.Put(w)
 			}
 			c := poison(m * n)
 			g := gemmArgs{m: m, n: n, k: k, a: a, lda: k, b: denseB{b, n}, c: c, ldc: n}

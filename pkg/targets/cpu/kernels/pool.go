@@ -55,9 +55,19 @@ type shareRun struct {
 
 // newTaskShares splits n tasks into k runs.
 func newTaskShares(n, k int) taskShares {
-	s := make(taskShares, k)
+	return taskShares(nil).reset(n, k)
+}
+
+// reset splits n tasks into k runs afresh, in s's memory where it has room
+// (no claim may be in progress on s).
+func (s taskShares) reset(n, k int) taskShares {
+	if cap(s) < k {
+		s = make(taskShares, k)
+	}
+	s = s[:k]
 	for i := range s {
 		s[i].lo, s[i].hi = i*n/k, (i+1)*n/k
+		s[i].next.Store(0)
 	}
 	return s
 }
