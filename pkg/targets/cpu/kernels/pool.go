@@ -28,6 +28,7 @@ type forJob struct {
 	n, chunks int
 	fn        func(lo, hi int)
 	shares    taskShares   // the chunks, split among the threads in order
+	runs      [4]shareRun  // shares' memory for up to 4 threads (one allocation)
 	left      atomic.Int64 // chunks not finished yet
 	done      sync.WaitGroup
 	panicked  atomic.Pointer[panicValue]
@@ -198,7 +199,7 @@ func (p *Pool) For(n, grain int, fn func(lo, hi int)) {
 		chunks = max
 	}
 	j := &forJob{n: n, chunks: chunks, fn: fn}
-	j.shares = newTaskShares(chunks, min(p.threads, chunks))
+	j.shares = taskShares(j.runs[:0]).reset(chunks, min(p.threads, chunks))
 	j.done.Add(chunks)
 	j.left.Store(int64(chunks))
 	p.mu.RLock()
