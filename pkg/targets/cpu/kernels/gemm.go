@@ -567,11 +567,17 @@ func (st *gemmStep) task(lo, _ int) {
 			if g.aT {
 				pack = packAT
 			}
+			// Rows past the last full panel that the row kernels take
+			// (reading A in place) are packed only for a partial B panel.
+			pm := mb
+			if mk.rowsTail(mb) && st.nb%nr == 0 {
+				pm = mb / mr * mr
+			}
 			if !st.directA {
-				pack(ap, g.a, g.lda, i0, pc, mb, kb, mr)
-			} else if full := mb / mr * mr; full < mb {
+				pack(ap, g.a, g.lda, i0, pc, pm, kb, mr)
+			} else if full := mb / mr * mr; full < pm {
 				// Only the partial panel is packed.
-				pack(ap[full*kb:], g.a, g.lda, i0+full, pc, mb-full, kb, mr)
+				pack(ap[full*kb:], g.a, g.lda, i0+full, pc, pm-full, kb, mr)
 			}
 			if mk.overlap(mb) {
 				// The partial panel's slot holds the block's last mr rows.
