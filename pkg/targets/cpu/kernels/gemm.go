@@ -789,9 +789,10 @@ func (mk *macro) run(ap, tmp []float32, i0, mb, q0, q1 int) {
 	if mk.rowsTail(mb) {
 		tailRows, qTail = mb%mr, min(q1, mk.nb/nr)
 	}
+	tg := tailGroup(kb)
 	for q := q0; q < q1; q++ {
-		if q < qTail && q > q0 && (q-q0)%tailGroup == 0 {
-			mk.tail(q-tailGroup, q, i0+mb-tailRows, tailRows)
+		if q < qTail && q > q0 && (q-q0)%tg == 0 {
+			mk.tail(q-tg, q, i0+mb-tailRows, tailRows)
 		}
 		j0 := mk.jc + q*nr
 		w := min(nr, mk.nb-q*nr)
@@ -855,12 +856,19 @@ func (mk *macro) run(ap, tmp []float32, i0, mb, q0, q1 int) {
 		}
 	}
 	if qTail > q0 {
-		mk.tail(q0+(qTail-q0-1)/tailGroup*tailGroup, qTail, i0+mb-tailRows, tailRows)
+		mk.tail(q0+(qTail-q0-1)/tg*tg, qTail, i0+mb-tailRows, tailRows)
 	}
 }
 
-// tailGroup is how many B panels' tiles run before their row-kernel tail.
-const tailGroup = 4
+// tailGroup is how many B panels of kb rows have their tiles run before
+// their row-kernel tail: as many as fit in 16 KiB (L1, with A beside
+// them), an even number from 2 (the two-row kernel takes two panels at
+// once) to 16. Short panels in small groups spent more on the calls than on
+// the rows (32->16 channels at 112x112: a third of the time in the tail's
+// quarter of the rows, four panels a group).
+func tailGroup(kb int) int {
+	return min(16, max(2, (16<<10)/(kb*16*4))&^1)
+}
 
 // tail runs rows [i, i+rows) of C against full B panels [q0, q1) through
 // the row kernels, then their fused epilogue.
