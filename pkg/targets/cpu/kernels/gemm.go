@@ -59,6 +59,11 @@ type gemmKernel struct {
 	// tilesA, where set, is tiles with A read in place (rows lda apart)
 	// instead of from packed panels, giving the same sums.
 	tilesA func(kc int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, e tileEpi, panels int)
+	// tilesQ, where set, is tiles (lda 0) or tilesA (lda > 0) against nq
+	// consecutive full B panels ps floats apart, the C tiles, a bias by
+	// column and the residual nr columns further for each: one call for a
+	// run of panels.
+	tilesQ func(kc int, a []float32, lda int, b []float32, ldb, ps int, c []float32, ldc int, e tileEpi, panels, nq int)
 	// rows, when set, serves products with fewer than mr rows: rows (1 or 2)
 	// rows of A, read in place lda apart, times g 16-column panels of B
 	// (rows ldb apart, panels ps apart), stored at c (rows ldc apart), or
@@ -731,6 +736,16 @@ func (mk *macro) panel(q, w int) ([]float32, int) {
 	return mk.bp[q*nr*kb : (q+1)*nr*kb], nr
 }
 
+// panels is the block's B from full panel q on: its rows' stride and the
+// distance between panels.
+func (mk *macro) panels(q int) (b []float32, ldb, ps int) {
+	nr, kb := mk.kn.nr, mk.kb
+	if mk.db != nil {
+		return mk.db[mk.jc+q*nr:], mk.ldb, nr
+	}
+	return mk.bp[q*nr*kb:], nr, nr * kb
+}
+
 // edge computes the plain mr×nr tile of A panel apan and a B panel (rows
 // ldb apart) into tmp, rows nr apart.
 func (mk *macro) edge(apan, bpan []float32, ldb int, tmp []float32) {
@@ -790,6 +805,7 @@ func (mk *macro) run(ap, tmp []float32, i0, mb, q0, q1 int) {
 		tailRows, qTail = mb%mr, min(q1, mk.nb/nr)
 	}
 	tg := tailGroup(kb)
+	done := q0 // full B panels below done have had their tiles (tilesQ)
 	for q := q0; q < q1; q++ {
 		if q < qTail && q > q0 && (q-q0)%tg == 0 {
 			mk.tail(q-tg, q, i0+mb-tailRows, tailRows)
@@ -803,10 +819,25 @@ func (mk *macro) run(ap, tmp []float32, i0, mb, q0, q1 int) {
 		}
 		ir0 := 0
 		if full := mb / mr; kn.tiles != nil && w == nr && full > 0 {
-			// Every full row panel against this B panel in one call.
-			if mk.da != nil {
+			// Every full row panel against this B panel in one call, or
+			// against the run of full B panels up to the next tail.
+			switch {
+			case kn.tilesQ != nil:
+				if q >= done {
+					done = min(q1, mk.nb/nr)
+					if tailRows > 0 {
+						done = min(done, q0+((q-q0)/tg+1)*tg)
+					}
+					b, ldb, ps := mk.panels(q)
+					a, lda := ap, 0
+					if mk.da != nil {
+						a, lda = mk.da[i0*mk.lda:], mk.lda
+					}
+					kn.tilesQ(kb, a, lda, b, ldb, ps, c[i0*ldc+j0:], ldc, mk.tileEpi(base, i0, j0), full, done-q)
+				}
+			case mk.da != nil:
 				kn.tilesA(kb, mk.da[i0*mk.lda:], mk.lda, bpan, ldb, c[i0*ldc+j0:], ldc, mk.tileEpi(base, i0, j0), full)
-			} else {
+			default:
 				kn.tiles(kb, ap, bpan, ldb, c[i0*ldc+j0:], ldc, mk.tileEpi(base, i0, j0), full)
 			}
 			ir0 = full * mr
@@ -874,10 +905,7 @@ func tailGroup(kb int) int {
 // the row kernels, then their fused epilogue.
 func (mk *macro) tail(q0, q1, i, rows int) {
 	kn, nr, ldc := mk.kn, mk.kn.nr, mk.ldc
-	b, ldb, ps := mk.bp, nr, nr*mk.kb
-	if mk.db != nil {
-		b, ldb, ps = mk.db[mk.jc:], mk.ldb, nr
-	}
+	b, ldb, ps := mk.panels(0)
 	rowPanels(kn, mk.kb, mk.ra[i*mk.rlda:], mk.rlda, rows, b, ldb, ps, mk.c[i*ldc+mk.jc:], ldc, mk.acc, q0, q1)
 	if mk.flags != 0 {
 		mk.fused.apply(mk.c, ldc, i, mk.jc+q0*nr, rows, (q1-q0)*nr)

@@ -78,7 +78,8 @@ func asmKernel() (gemmKernel, bool) {
 // round trips of C); mc from 48 to 240 and nc from 1024 up were flat.
 func avx2Kernel() gemmKernel {
 	return gemmKernel{name: "avx2-fma", mr: 6, nr: 16, kc: 512, mc: 96, nc: 4096,
-		fn: kernel6x16Acc, tile: kernel6x16, tiles: kernel6x16n, tilesA: kernel6x16d, rows: kernelRows, chain: kernelChain, chain2: kernelChain2}
+		fn: kernel6x16Acc, tile: kernel6x16, tiles: kernel6x16n, tilesA: kernel6x16d, tilesQ: kernel6x16q,
+		rows: kernelRows, chain: kernelChain, chain2: kernelChain2}
 }
 
 // kernel6x16 checks the operands' extents and runs sgemm6x16 on one tile.
@@ -115,6 +116,51 @@ func tileOperands(c []float32, ldc int, e tileEpi, rows int) (bias, res *float32
 		res = &e.res[0]
 	}
 	return bias, res
+}
+
+// kernel6x16q runs sgemm6x16 on panels row panels of A (packed, or in
+// place lda floats apart when lda > 0) against each of nq B panels ps
+// floats apart: the operands are checked once for the whole run, the
+// per-tile Go work of kernel6x16n/d a tenth of a short-k tile's time.
+func kernel6x16q(kc int, a []float32, lda int, b []float32, ldb, ps int, c []float32, ldc int, e tileEpi, panels, nq int) {
+	if panels <= 0 || nq <= 0 {
+		return
+	}
+	rows := 6 * panels
+	if kc > 0 {
+		if lda > 0 {
+			_ = a[(rows-1)*lda+kc-1]
+		} else {
+			_ = a[kc*rows-1]
+		}
+		_ = b[(nq-1)*ps+(kc-1)*ldb+15]
+	}
+	_ = c[(rows-1)*ldc+nq*16-1]
+	var bias, res []float32 // from panel q's first column (bias by row: row 0)
+	col := e.flags&epiBiasCol != 0
+	switch {
+	case col:
+		bias = e.bias[:nq*16]
+	case e.flags&epiBiasRow != 0:
+		bias = e.bias[:rows]
+	}
+	if e.flags&epiRes != 0 {
+		res = e.res[:(rows-1)*e.ldr+nq*16]
+	}
+	ap := unsafe.SliceData(a)
+	for q := 0; q < nq; q++ {
+		var bq, rq *float32
+		if bias != nil {
+			bq = &bias[0]
+			if col {
+				bq = &bias[q*16]
+			}
+		}
+		if res != nil {
+			rq = &res[q*16]
+		}
+		sgemm6x16(kc, ap, &b[q*ps], ldb, &c[q*16], ldc, e.flags, bq, rq, e.ldr, e.lo, e.hi, panels, lda)
+	}
 }
 
 // kernel6x16d is kernel6x16n with A read in place: 6·panels rows of kc
