@@ -178,6 +178,66 @@ DATA gelu32<>+600(SB)/4, $0x37800000
 DATA gelu32<>+604(SB)/4, $0x37800000
 GLOBL gelu32<>(SB), RODATA|NOPTR, $608
 
+// The steps of geluAVX2's lane computation as macros over the registers
+// of one chain (X the input, H hi then -hi/2 then r, L lo then scratch, T
+// 1+a/2 then t then erfc, Q the polynomial then e^r, S the exponent sum,
+// N n), so that the loop can interleave two independent chains of eight
+// lanes: one chain is a single dependency chain of ~120 cycles, and one
+// at a time left the FMA units mostly idle.
+#define GELU1(X, H, L, T, OFF) \
+	VMOVUPS     OFF(DI), X; \
+	VMULPS      X, X, H; \
+	VMOVAPS     H, L; \
+	VFMSUB231PS X, X, L; \
+	VANDPS      gelu32<>+G_ABS(SB), X, T; \
+	VMULPS      gelu32<>+G_INV_SQRT2(SB), T, T; \
+	VMULPS      gelu32<>+G_HALF(SB), T, T; \
+	VADDPS      gelu32<>+G_ONE(SB), T, T
+
+#define GELU2(T, Q) \
+	VMOVUPS gelu32<>+G_ONE(SB), Q; \
+	VDIVPS  T, Q, T
+
+#define GELU3(T, Q) \
+	VMOVUPS     gelu32<>+G_C9(SB), Q; \
+	VFMADD213PS gelu32<>+G_C8(SB), T, Q; \
+	VFMADD213PS gelu32<>+G_C7(SB), T, Q; \
+	VFMADD213PS gelu32<>+G_C6(SB), T, Q; \
+	VFMADD213PS gelu32<>+G_C5(SB), T, Q; \
+	VFMADD213PS gelu32<>+G_C4(SB), T, Q; \
+	VFMADD213PS gelu32<>+G_C3(SB), T, Q; \
+	VFMADD213PS gelu32<>+G_C2(SB), T, Q; \
+	VFMADD213PS gelu32<>+G_C1(SB), T, Q; \
+	VFMADD213PS gelu32<>+G_C0(SB), T, Q
+
+#define GELU4(H, L, Q, S) \
+	VFNMADD231PS gelu32<>+G_HALF(SB), L, Q; \
+	VMULPS       gelu32<>+G_MINUS_HALF(SB), H, H; \
+	VADDPS       Q, H, S
+
+#define GELU5(H, Q, S, N) \
+	VMAXPS       gelu32<>+G_EXPLO(SB), S, N; \
+	VMULPS       ·expf32Consts+32(SB), N, N; \
+	VROUNDPS     $0, N, N; \
+	VFNMADD231PS ·expf32Consts+64(SB), N, H; \
+	VFNMADD231PS ·expf32Consts+96(SB), N, H; \
+	VADDPS       Q, H, H
+
+#define GELU7(S, L, Q, T) \
+	VMOVUPS gelu32<>+G_EXPLO(SB), L; \
+	VCMPPS  $9, L, S, L; \
+	VANDNPS Q, L, Q; \
+	VMULPS  Q, T, T; \
+	VMULPS  gelu32<>+G_TWOM16(SB), T, T
+
+#define GELU8(X, T, L, OFF) \
+	VMOVUPS   gelu32<>+G_TWO(SB), L; \
+	VSUBPS    T, L, L; \
+	VBLENDVPS X, T, L, L; \
+	VMULPS    gelu32<>+G_HALF(SB), X, X; \
+	VMULPS    L, X, X; \
+	VMOVUPS   X, OFF(DI)
+
 // func geluAVX2(x *float32, n int)
 // x[i] = 0.5*x*erfc(-x/sqrt2) in place for n, a multiple of 8, in float32
 // lanes: with a = |x|/sqrt2 and t = 1/(1+a/2), erfc(a) = t*exp(-a^2+P(t))
@@ -190,57 +250,42 @@ GLOBL gelu32<>(SB), RODATA|NOPTR, $608
 TEXT ·geluAVX2(SB), NOSPLIT, $0-16
 	MOVQ x+0(FP), DI
 	MOVQ n+8(FP), CX
+loop2:
+	// Sixteen lanes a pass as two interleaved chains (Y0-Y6, Y8-Y14),
+	// each the same operations as the eight-lane loop below.
+	CMPQ CX, $16
+	JLT  single
+	GELU1(Y0, Y1, Y2, Y3, 0)
+	GELU1(Y8, Y9, Y10, Y11, 32)
+	GELU2(Y3, Y4)
+	GELU2(Y11, Y12)
+	GELU3(Y3, Y4)
+	GELU3(Y11, Y12)
+	GELU4(Y1, Y2, Y4, Y5)
+	GELU4(Y9, Y10, Y12, Y13)
+	GELU5(Y1, Y4, Y5, Y6)
+	GELU5(Y9, Y12, Y13, Y14)
+	EXPPOLY(Y1, Y6, Y4, Y2, gelu32<>+G_TWO16(SB))
+	EXPPOLY(Y9, Y14, Y12, Y10, gelu32<>+G_TWO16(SB))
+	GELU7(Y5, Y2, Y4, Y3)
+	GELU7(Y13, Y10, Y12, Y11)
+	GELU8(Y0, Y3, Y2, 0)
+	GELU8(Y8, Y11, Y10, 32)
+	ADDQ $64, DI
+	SUBQ $16, CX
+	JMP  loop2
+single:
 	TESTQ CX, CX
 	JE    done
 loop:
-	VMOVUPS (DI), Y0                       // x
-	VMULPS  Y0, Y0, Y1                     // hi = x*x
-	VMOVAPS Y1, Y2
-	VFMSUB231PS Y0, Y0, Y2                 // lo = x*x - hi, exactly
-	VANDPS  gelu32<>+G_ABS(SB), Y0, Y3
-	VMULPS  gelu32<>+G_INV_SQRT2(SB), Y3, Y3 // a
-	VMULPS  gelu32<>+G_HALF(SB), Y3, Y3
-	VADDPS  gelu32<>+G_ONE(SB), Y3, Y3
-	VMOVUPS gelu32<>+G_ONE(SB), Y4
-	VDIVPS  Y3, Y4, Y4                     // t = 1/(1+a/2)
-	VMOVUPS gelu32<>+G_C9(SB), Y5
-	VFMADD213PS gelu32<>+G_C8(SB), Y4, Y5
-	VFMADD213PS gelu32<>+G_C7(SB), Y4, Y5
-	VFMADD213PS gelu32<>+G_C6(SB), Y4, Y5
-	VFMADD213PS gelu32<>+G_C5(SB), Y4, Y5
-	VFMADD213PS gelu32<>+G_C4(SB), Y4, Y5
-	VFMADD213PS gelu32<>+G_C3(SB), Y4, Y5
-	VFMADD213PS gelu32<>+G_C2(SB), Y4, Y5
-	VFMADD213PS gelu32<>+G_C1(SB), Y4, Y5
-	VFMADD213PS gelu32<>+G_C0(SB), Y4, Y5  // P(t)
-	VFNMADD231PS gelu32<>+G_HALF(SB), Y2, Y5 // P(t) - lo/2
-	VMULPS  gelu32<>+G_MINUS_HALF(SB), Y1, Y11 // -hi/2, exact
-	// exp(-hi/2 + u), u = P(t) - lo/2 (|u| < 1.3), in one reduction:
-	// n = round((-hi/2+u)·log2e), r = ((-hi/2 - n·ln2hi) - n·ln2lo) + u,
-	// where -hi/2 - n·ln2hi is exact, so the large part never rounds
-	// before u is added. It is formed times 2^16 (and r scaled back) so
-	// that results t·e^s·x/2 in the normal range never come from a flushed
-	// or subnormal e^s; sums below the range give 0.
-	VADDPS  Y5, Y11, Y12                   // -hi/2 + u (for n and the range only)
-	VMAXPS  gelu32<>+G_EXPLO(SB), Y12, Y7
-	VMULPS  ·expf32Consts+32(SB), Y7, Y7
-	VROUNDPS $0, Y7, Y7                    // n
-	VFNMADD231PS ·expf32Consts+64(SB), Y7, Y11
-	VFNMADD231PS ·expf32Consts+96(SB), Y7, Y11
-	VADDPS  Y5, Y11, Y11                   // r
-	// e^(-hi/2 + u) · 2^16: 2^(n+16), so the scaled exponential stays normal.
-	EXPPOLY(Y11, Y7, Y6, Y8, gelu32<>+G_TWO16(SB))
-	VMOVUPS gelu32<>+G_EXPLO(SB), Y10
-	VCMPPS  $9, Y10, Y12, Y10              // not s >= the range (NaN from an infinite x included)
-	VANDNPS Y6, Y10, Y6
-	VMULPS  Y6, Y4, Y4
-	VMULPS  gelu32<>+G_TWOM16(SB), Y4, Y4  // r = erfc(a)
-	VMOVUPS gelu32<>+G_TWO(SB), Y9
-	VSUBPS  Y4, Y9, Y9                     // 2 - r
-	VBLENDVPS Y0, Y4, Y9, Y9               // x negative: erfc(-x/sqrt2) = r, else 2 - r
-	VMULPS  gelu32<>+G_HALF(SB), Y0, Y0
-	VMULPS  Y9, Y0, Y0
-	VMOVUPS Y0, (DI)
+	GELU1(Y0, Y1, Y2, Y3, 0)
+	GELU2(Y3, Y4)
+	GELU3(Y3, Y4)
+	GELU4(Y1, Y2, Y4, Y5)
+	GELU5(Y1, Y4, Y5, Y6)
+	EXPPOLY(Y1, Y6, Y4, Y2, gelu32<>+G_TWO16(SB))
+	GELU7(Y5, Y2, Y4, Y3)
+	GELU8(Y0, Y3, Y2, 0)
 	ADDQ $32, DI
 	SUBQ $8, CX
 	JNZ  loop
