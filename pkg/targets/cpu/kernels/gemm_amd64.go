@@ -90,38 +90,14 @@ func kernel6x16(kc int, a, b []float32, ldb int, c []float32, ldc int, e tileEpi
 // kernel6x16n runs sgemm6x16 on panels consecutive row panels of A (6·kc
 // floats each) against one B panel: the tiles of C 6·ldc floats apart.
 func kernel6x16n(kc int, a, b []float32, ldb int, c []float32, ldc int, e tileEpi, panels int) {
-	if panels <= 0 {
-		return
-	}
-	rows := 6 * panels
-	if kc > 0 {
-		_ = a[kc*rows-1]
-		_ = b[(kc-1)*ldb+15]
-	}
-	bias, res := tileOperands(c, ldc, e, rows)
-	sgemm6x16(kc, unsafe.SliceData(a), unsafe.SliceData(b), ldb, &c[0], ldc, e.flags, bias, res, e.ldr, e.lo, e.hi, panels, 0)
-}
-
-// tileOperands checks that c and the epilogue's operands hold rows rows
-// of a 16-column tile and returns the bias and residual pointers.
-func tileOperands(c []float32, ldc int, e tileEpi, rows int) (bias, res *float32) {
-	_ = c[(rows-1)*ldc+15]
-	if e.flags&epiBiasCol != 0 {
-		bias = &e.bias[:16][0]
-	} else if e.flags&epiBiasRow != 0 {
-		bias = &e.bias[:rows][0]
-	}
-	if e.flags&epiRes != 0 {
-		_ = e.res[(rows-1)*e.ldr+15]
-		res = &e.res[0]
-	}
-	return bias, res
+	kernel6x16q(kc, a, 0, b, ldb, 0, c, ldc, e, panels, 1)
 }
 
 // kernel6x16q runs sgemm6x16 on panels row panels of A (packed, or in
 // place lda floats apart when lda > 0) against each of nq B panels ps
-// floats apart: the operands are checked once for the whole run, the
-// per-tile Go work of kernel6x16n/d a tenth of a short-k tile's time.
+// floats apart, checking the operands once for the whole run: a call per
+// panel spent a tenth of a short-k tile's time in Go. kernel6x16n and
+// kernel6x16d are this for one B panel.
 func kernel6x16q(kc int, a []float32, lda int, b []float32, ldb, ps int, c []float32, ldc int, e tileEpi, panels, nq int) {
 	if panels <= 0 || nq <= 0 {
 		return
@@ -166,16 +142,7 @@ func kernel6x16q(kc int, a []float32, lda int, b []float32, ldb, ps int, c []flo
 // kernel6x16d is kernel6x16n with A read in place: 6·panels rows of kc
 // floats, lda apart, from a (the same sums as from packed panels).
 func kernel6x16d(kc int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, e tileEpi, panels int) {
-	if panels <= 0 {
-		return
-	}
-	rows := 6 * panels
-	if kc > 0 {
-		_ = a[(rows-1)*lda+kc-1]
-		_ = b[(kc-1)*ldb+15]
-	}
-	bias, res := tileOperands(c, ldc, e, rows)
-	sgemm6x16(kc, unsafe.SliceData(a), unsafe.SliceData(b), ldb, &c[0], ldc, e.flags, bias, res, e.ldr, e.lo, e.hi, panels, lda)
+	kernel6x16q(kc, a, lda, b, ldb, 0, c, ldc, e, panels, 1)
 }
 
 // kernel6x16Acc is kernel6x16 on packed panels with no epilogue: the

@@ -54,11 +54,6 @@ type shareRun struct {
 	_      [40]byte // a cache line per run: owners claim concurrently
 }
 
-// newTaskShares splits n tasks into k runs.
-func newTaskShares(n, k int) taskShares {
-	return taskShares(nil).reset(n, k)
-}
-
 // reset splits n tasks into k runs afresh, in s's memory where it has room
 // (no claim may be in progress on s).
 func (s taskShares) reset(n, k int) taskShares {

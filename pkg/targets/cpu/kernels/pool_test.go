@@ -116,7 +116,7 @@ func TestPoolClose(t *testing.T) {
 // before helping with others'.
 func TestTaskShares(t *testing.T) {
 	for _, tc := range []struct{ n, k int }{{1, 1}, {7, 2}, {64, 2}, {5, 3}, {100, 8}} {
-		s := newTaskShares(tc.n, tc.k)
+		s := taskShares(nil).reset(tc.n, tc.k)
 		seen := make([]atomic.Int32, tc.n)
 		var wg sync.WaitGroup
 		for id := 0; id < tc.k+1; id++ { // one more claimer than runs: ids wrap
@@ -139,7 +139,7 @@ func TestTaskShares(t *testing.T) {
 			}
 		}
 		// Alone, thread 1 walks its own run, then the ones after it, wrapping.
-		s = newTaskShares(tc.n, tc.k)
+		s = taskShares(nil).reset(tc.n, tc.k)
 		var order []int
 		for step := 0; ; {
 			task := s.claim(1, &step)
