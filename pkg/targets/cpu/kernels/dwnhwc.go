@@ -83,12 +83,19 @@ func (wk *dwNHWCWork) tapMajor(g *ConvGeom, w, bias []float32, c0, c1, ps int) (
 	cn := c1 - c0
 	wk.w = grow(wk.w, 9*cn)
 	transpose(wk.w, cn, w[c0*9:], 9, cn, 9)
-	zero = wk.zeros(max(cn, dwZeroLen(g, ps)))
-	bs = zero[:cn]
+	bs, zero = wk.biasZeros(g, bias, c0, c1, ps)
+	return wk.w[:9*cn], bs, zero
+}
+
+// biasZeros returns channels [c0, c1) of bias (zeros for a nil one) and
+// the zeros dwNHWCPlane needs for pixels ps floats apart.
+func (wk *dwNHWCWork) biasZeros(g *ConvGeom, bias []float32, c0, c1, ps int) (bs, zero []float32) {
+	zero = wk.zeros(max(c1-c0, dwZeroLen(g, ps)))
+	bs = zero[:c1-c0]
 	if bias != nil {
 		bs = bias[c0:c1]
 	}
-	return wk.w[:9*cn], bs, zero
+	return bs, zero
 }
 
 // dwNHWCBlocks runs body on every (image n, channel block [c0, c0+cn))
@@ -196,11 +203,7 @@ func DepthwiseNHWC(p *Pool, out, x, wt []float32, g ConvGeom, ep Epilogue) {
 	// each) and scaled 1.0-1.3× on 2 threads.
 	wk := dwNHWCPool.Get().(*dwNHWCWork)
 	defer dwNHWCPool.Put(wk)
-	zero := wk.zeros(max(C, dwZeroLen(&g, C)))
-	bs := zero[:C]
-	if ep.Bias != nil {
-		bs = ep.Bias[:C]
-	}
+	bs, zero := wk.biasZeros(&g, ep.Bias, 0, C, C)
 	wt = wt[:9*C]
 	p.For(g.N*g.OH, max(1, (1<<14)/(9*g.OW*C)), func(t0, t1 int) {
 		for t := t0; t < t1; {
