@@ -443,8 +443,12 @@ func gemm(p *Pool, kn gemmKernel, g *gemmArgs, _ *gemmWork) {
 	// was 3-10% of the product (MobileNetV2's channels-last 1x1s). Not
 	// where long rows of A (k ≥ 512: six rows 2-8 KB apart per tile) meet
 	// at least 512 columns per thread, enough B panels to share one
-	// packing: the MLP's layers at batch 64 ran 3-5% faster packed.
-	directA := pre != nil && !g.aT && kn.tilesA != nil && (k < 512 || n < 512*threads)
+	// packing: the MLP's layers at batch 64 ran 3-5% faster packed. Nor
+	// where long rows lie a multiple of 4 KiB apart: the six rows a tile
+	// reads then share one L1 set (4K aliasing) and evict each other and
+	// the B panel; the encoder's k=1024 layer (rows 4 KiB apart) ran 5-7%
+	// faster packed.
+	directA := pre != nil && !g.aT && kn.tilesA != nil && (k < 512 || (n < 512*threads && g.lda%1024 != 0))
 	// What the tasks of each step share lives in w.step, reused step after
 	// step (For returns once every task has) and call after call.
 	st := &w.step
