@@ -251,15 +251,23 @@ func (m *Model) variantList() string {
 // Run runs the model on inputs given by name. It picks the variant whose
 // input shapes match, and says precisely what is wrong when none does.
 func (m *Model) Run(inputs map[string]*tensor.Tensor) ([]Named, error) {
-	return m.run(inputs, nil)
+	return m.run(nil, inputs, nil)
 }
 
-// Profile runs like Run and reports the time of every step.
-func (m *Model) Profile(inputs map[string]*tensor.Tensor, prof cpurt.Profile) ([]Named, error) {
-	return m.run(inputs, prof)
+// RunInto runs like Run, writing the outputs into dst's tensors where dst
+// is the outputs of an earlier run of the same variant (on the cpu target),
+// so that a serving loop passing each run's outputs to the next allocates
+// none; any other dst is ignored. dst's old contents are overwritten.
+func (m *Model) RunInto(dst []Named, inputs map[string]*tensor.Tensor) ([]Named, error) {
+	return m.run(dst, inputs, nil)
 }
 
-func (m *Model) run(inputs map[string]*tensor.Tensor, prof cpurt.Profile) ([]Named, error) {
+// Profile runs like RunInto and reports the time of every step.
+func (m *Model) Profile(dst []Named, inputs map[string]*tensor.Tensor, prof cpurt.Profile) ([]Named, error) {
+	return m.run(dst, inputs, prof)
+}
+
+func (m *Model) run(dst []Named, inputs map[string]*tensor.Tensor, prof cpurt.Profile) ([]Named, error) {
 	v, ordered, err := m.pick(inputs)
 	if err != nil {
 		return nil, err
@@ -271,7 +279,15 @@ func (m *Model) run(inputs map[string]*tensor.Tensor, prof cpurt.Profile) ([]Nam
 		}
 		outs, err = v.gpu.Run(ordered)
 	} else {
-		outs, err = v.exec.Run(m.pool, ordered, prof)
+		var reuse []*tensor.Tensor
+		for i, d := range dst {
+			if i >= len(v.prog.Outputs) || d.Name != v.prog.Outputs[i].Name {
+				reuse = nil
+				break
+			}
+			reuse = append(reuse, d.Tensor)
+		}
+		outs, err = v.exec.RunInto(m.pool, reuse, ordered, prof)
 	}
 	if err != nil {
 		return nil, err
