@@ -64,6 +64,10 @@ type gemmKernel struct {
 	// column and the residual nr columns further for each: one call for a
 	// run of panels.
 	tilesQ func(kc int, a []float32, lda int, b []float32, ldb, ps int, c []float32, ldc int, e tileEpi, panels, nq int)
+	// tiles4, where set, is tilesQ for a partial row panel of exactly
+	// four rows (lda 0: the first four of a packed mr-row panel) against
+	// nq full B panels, with the same sums and epilogue as tiles.
+	tiles4 func(kc int, a []float32, lda int, b []float32, ldb, ps int, c []float32, ldc int, e tileEpi, nq int)
 	// rows, when set, serves products with fewer than mr rows: rows (1 or 2)
 	// rows of A, read in place lda apart, times g 16-column panels of B
 	// (rows ldb apart, panels ps apart), stored at c (rows ldc apart), or
@@ -730,7 +734,17 @@ const rowsTailMax = 4
 // that the row kernels compute.
 func (mk *macro) rowsTail(mb int) bool {
 	t := mb % mk.kn.mr
-	return mk.ra != nil && t > 0 && t <= rowsTailMax
+	return mk.ra != nil && t > 0 && t <= rowsTailMax && !mk.four(mb)
+}
+
+// four reports whether a block of mb rows ends in a partial row panel of
+// four rows that the kernel's four-row tiles compute (from the packed
+// panel) alongside the full panels' tiles. The row kernels' two passes of
+// two rows and separate epilogue cost the 4 rows of MobileNetV2's 32->16
+// channels at 112x112 as much as 8 rows of tiles; a full tile over the
+// last six rows (overlap) computes 6.
+func (mk *macro) four(mb int) bool {
+	return mk.kn.tiles4 != nil && mk.kn.tilesQ != nil && mb%mk.kn.mr == 4
 }
 
 // panel is B panel q of the block and its row stride.
@@ -771,7 +785,7 @@ func (mk *macro) edge(apan, bpan []float32, ldb int, tmp []float32) {
 // of the panel above with the values they already hold): only where tiles
 // overwrite C (no accumulation across k blocks) and the block has mr rows.
 func (mk *macro) overlap(mb int) bool {
-	return mk.kn.tiles != nil && !mk.acc && mb%mk.kn.mr != 0 && mb >= mk.kn.mr && !mk.rowsTail(mb)
+	return mk.kn.tiles != nil && !mk.acc && mb%mk.kn.mr != 0 && mb >= mk.kn.mr && !mk.rowsTail(mb) && !mk.four(mb)
 }
 
 // tileEpi is the fused epilogue of the tile whose top-left element of C is
@@ -825,22 +839,33 @@ func (mk *macro) run(ap, tmp []float32, i0, mb, q0, q1 int) {
 			mbq -= tailRows
 		}
 		ir0 := 0
-		if full := mb / mr; kn.tiles != nil && w == nr && full > 0 {
+		four := mk.four(mb)
+		if full := mb / mr; kn.tiles != nil && w == nr && (full > 0 || four) {
 			// Every full row panel against this B panel in one call, or
 			// against the run of full B panels up to the next tail.
 			switch {
 			case kn.tilesQ != nil:
 				if q >= done {
 					done = min(q1, mk.nb/nr)
-					if tailRows > 0 {
+					if tailRows > 0 || four && kb*nr*4*2 <= 16<<10 {
+						// The tail rows follow each group of panels
+						// while they are in L1 (four-row tiles only
+						// where two panels fit: longer ones gained
+						// nothing from it and lost to the extra calls).
 						done = min(done, q0+((q-q0)/tg+1)*tg)
 					}
 					b, ldb, ps := mk.panels(q)
-					a, lda := ap, 0
-					if mk.da != nil {
-						a, lda = mk.da[i0*mk.lda:], mk.lda
+					if full > 0 {
+						a, lda := ap, 0
+						if mk.da != nil {
+							a, lda = mk.da[i0*mk.lda:], mk.lda
+						}
+						kn.tilesQ(kb, a, lda, b, ldb, ps, c[i0*ldc+j0:], ldc, mk.tileEpi(base, i0, j0), full, done-q)
 					}
-					kn.tilesQ(kb, a, lda, b, ldb, ps, c[i0*ldc+j0:], ldc, mk.tileEpi(base, i0, j0), full, done-q)
+					if four {
+						i := i0 + full*mr
+						kn.tiles4(kb, ap[full*mr*kb:], 0, b, ldb, ps, c[i*ldc+j0:], ldc, mk.tileEpi(base, i, j0), done-q)
+					}
 				}
 			case mk.da != nil:
 				kn.tilesA(kb, mk.da[i0*mk.lda:], mk.lda, bpan, ldb, c[i0*ldc+j0:], ldc, mk.tileEpi(base, i0, j0), full)
@@ -848,6 +873,9 @@ func (mk *macro) run(ap, tmp []float32, i0, mb, q0, q1 int) {
 				kn.tiles(kb, ap, bpan, ldb, c[i0*ldc+j0:], ldc, mk.tileEpi(base, i0, j0), full)
 			}
 			ir0 = full * mr
+			if four {
+				ir0 = mb // the four-row panel is done too (four implies tilesQ)
+			}
 		}
 		for ir := ir0; ir < mbq; ir += mr {
 			h := min(mr, mbq-ir)

@@ -15,6 +15,9 @@ import (
 func sgemm6x16(kc int, a, b *float32, ldb int, c *float32, ldc int, flags uint, bias, res *float32, ldr int, lo, hi float32, panels, lda int)
 
 //go:noescape
+func sgemm4x16(kc int, a *float32, lda int, b *float32, ldb, ps int, c *float32, ldc int, flags uint, bias, res *float32, ldr int, lo, hi float32, nq int)
+
+//go:noescape
 func sgemmRows(kc int, a *float32, lda int, b *float32, ldb, ps int, c *float32, ldc int, flags uint, shape int)
 
 //go:noescape
@@ -79,7 +82,7 @@ func asmKernel() (gemmKernel, bool) {
 func avx2Kernel() gemmKernel {
 	return gemmKernel{name: "avx2-fma", mr: 6, nr: 16, kc: 512, mc: 96, nc: 4096,
 		fn: kernel6x16Acc, tile: kernel6x16, tiles: kernel6x16n, tilesA: kernel6x16d, tilesQ: kernel6x16q,
-		rows: kernelRows, chain: kernelChain, chain2: kernelChain2}
+		tiles4: kernel4x16q, rows: kernelRows, chain: kernelChain, chain2: kernelChain2}
 }
 
 // kernel6x16 checks the operands' extents and runs sgemm6x16 on one tile.
@@ -137,6 +140,35 @@ func kernel6x16q(kc int, a []float32, lda int, b []float32, ldb, ps int, c []flo
 		}
 		sgemm6x16(kc, ap, &b[q*ps], ldb, &c[q*16], ldc, e.flags, bq, rq, e.ldr, e.lo, e.hi, panels, lda)
 	}
+}
+
+// kernel4x16q runs sgemm4x16: the four rows of A at a (the first four of
+// a packed 6-row panel, or rows lda floats apart in place when lda > 0)
+// against nq B panels ps floats apart, checking the operands once.
+func kernel4x16q(kc int, a []float32, lda int, b []float32, ldb, ps int, c []float32, ldc int, e tileEpi, nq int) {
+	if nq <= 0 {
+		return
+	}
+	if kc > 0 {
+		if lda > 0 {
+			_ = a[3*lda+kc-1]
+		} else {
+			_ = a[6*kc-1]
+		}
+		_ = b[(nq-1)*ps+(kc-1)*ldb+15]
+	}
+	_ = c[3*ldc+nq*16-1]
+	var bias, res *float32
+	switch {
+	case e.flags&epiBiasCol != 0:
+		bias = &e.bias[:nq*16][0]
+	case e.flags&epiBiasRow != 0:
+		bias = &e.bias[:4][0]
+	}
+	if e.flags&epiRes != 0 {
+		res = &e.res[:3*e.ldr+nq*16][0]
+	}
+	sgemm4x16(kc, unsafe.SliceData(a), lda, unsafe.SliceData(b), ldb, ps, &c[0], ldc, e.flags, bias, res, e.ldr, e.lo, e.hi, nq)
 }
 
 // kernel6x16d is kernel6x16n with A read in place: 6·panels rows of kc

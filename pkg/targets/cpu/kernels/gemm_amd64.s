@@ -957,3 +957,195 @@ c2onenext:
 c2done:
 	VZEROUPPER
 	RET
+
+// One k step of the 4×16 tile: B row (16 floats at BX) times A rows 0-3 at
+// (AX), (AX)+R14, (AX)+2·R14 and (R15); accumulators Y0..Y7 (row i in
+// Y(2i), Y(2i+1)). A advances R12 bytes a step (24 packed, 4 in place).
+#define STEP4x16 \
+	VMOVUPS      (BX), Y8; \
+	VMOVUPS      32(BX), Y9; \
+	VBROADCASTSS (AX), Y10; \
+	VBROADCASTSS (AX)(R14*1), Y11; \
+	VFMADD231PS  Y8, Y10, Y0; \
+	VFMADD231PS  Y9, Y10, Y1; \
+	VFMADD231PS  Y8, Y11, Y2; \
+	VFMADD231PS  Y9, Y11, Y3; \
+	VBROADCASTSS (AX)(R14*2), Y12; \
+	VBROADCASTSS (R15), Y13; \
+	VFMADD231PS  Y8, Y12, Y4; \
+	VFMADD231PS  Y9, Y12, Y5; \
+	VFMADD231PS  Y8, Y13, Y6; \
+	VFMADD231PS  Y9, Y13, Y7; \
+	ADDQ         R8, BX; \
+	ADDQ         R12, AX; \
+	ADDQ         R12, R15
+
+// func sgemm4x16(kc int, a *float32, lda int, b *float32, ldb, ps int, c *float32, ldc int, flags uint, bias, res *float32, ldr int, lo, hi float32, nq int)
+//
+// The 4×16 tiles of the four rows of A at a (a 6-row packed panel, its
+// first four rows, when lda is 0; else rows lda floats apart, in place)
+// against nq B panels ps floats apart (rows ldb floats apart): C, a bias
+// by column and the residual 16 columns further for each panel. Each
+// element is summed and finished exactly as sgemm6x16 does it (the FMA
+// chain over k from zero, then the flags' steps in the same order), so a
+// block of 6·r + 4 rows gets the same bits as any other split of its rows.
+// Eight accumulators: two FMAs a cycle of four cycles' latency keep eight
+// chains busy (Zen 4).
+TEXT ·sgemm4x16(SB), NOSPLIT, $16-112
+	MOVQ b+24(FP), BX
+	MOVQ BX, curb-8(SP)
+	MOVQ nq+104(FP), SI
+	MOVQ SI, left-16(SP)
+	MOVQ c+48(FP), DI
+	MOVQ ldc+56(FP), R9
+	SHLQ $2, R9
+	MOVQ ldb+32(FP), R8
+	SHLQ $2, R8
+	MOVQ bias+72(FP), SI
+	MOVQ res+80(FP), R11
+	MOVQ ldr+88(FP), R13
+	SHLQ $2, R13
+	MOVQ flags+64(FP), DX
+	// A's row stride R14 and k step R12 in bytes.
+	MOVQ lda+16(FP), R14
+	SHLQ $2, R14
+	MOVQ $4, R12
+	TESTQ R14, R14
+	JNZ  panel4
+	MOVQ $4, R14
+	MOVQ $24, R12
+
+panel4:
+	MOVQ a+8(FP), AX
+	LEAQ (AX)(R14*2), R15
+	ADDQ R14, R15          // R15 = row 3 of A
+	MOVQ curb-8(SP), BX
+	LEAQ (DI)(R9*2), R10
+	ADDQ R9, R10           // R10 = row 3 of C
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ kc+0(FP), CX
+	SHRQ $1, CX
+	JZ   k4tail
+
+k4loop2:
+	STEP4x16
+	STEP4x16
+	DECQ CX
+	JNZ  k4loop2
+
+k4tail:
+	MOVQ kc+0(FP), CX
+	ANDQ $1, CX
+	JZ   k4store
+	STEP4x16
+
+k4store:
+	TESTQ $1, DX
+	JZ    k4nosum
+	VADDPS (DI), Y0, Y0
+	VADDPS 32(DI), Y1, Y1
+	VADDPS (DI)(R9*1), Y2, Y2
+	VADDPS 32(DI)(R9*1), Y3, Y3
+	VADDPS (DI)(R9*2), Y4, Y4
+	VADDPS 32(DI)(R9*2), Y5, Y5
+	VADDPS (R10), Y6, Y6
+	VADDPS 32(R10), Y7, Y7
+
+k4nosum:
+	TESTQ $2, DX
+	JZ    k4nobiascol
+	VMOVUPS (SI), Y12
+	VMOVUPS 32(SI), Y13
+	VADDPS  Y12, Y0, Y0
+	VADDPS  Y13, Y1, Y1
+	VADDPS  Y12, Y2, Y2
+	VADDPS  Y13, Y3, Y3
+	VADDPS  Y12, Y4, Y4
+	VADDPS  Y13, Y5, Y5
+	VADDPS  Y12, Y6, Y6
+	VADDPS  Y13, Y7, Y7
+
+k4nobiascol:
+	TESTQ $4, DX
+	JZ    k4nobiasrow
+	VBROADCASTSS 0(SI), Y12
+	VBROADCASTSS 4(SI), Y13
+	VADDPS       Y12, Y0, Y0
+	VADDPS       Y12, Y1, Y1
+	VADDPS       Y13, Y2, Y2
+	VADDPS       Y13, Y3, Y3
+	VBROADCASTSS 8(SI), Y12
+	VBROADCASTSS 12(SI), Y13
+	VADDPS       Y12, Y4, Y4
+	VADDPS       Y12, Y5, Y5
+	VADDPS       Y13, Y6, Y6
+	VADDPS       Y13, Y7, Y7
+
+k4nobiasrow:
+	TESTQ $8, DX
+	JZ    k4noclamp
+	// The bound as the first source: a NaN passes through (sgemm6x16).
+	VBROADCASTSS lo+96(FP), Y12
+	VBROADCASTSS hi+100(FP), Y13
+	VMAXPS       Y0, Y12, Y0
+	VMAXPS       Y1, Y12, Y1
+	VMAXPS       Y2, Y12, Y2
+	VMAXPS       Y3, Y12, Y3
+	VMAXPS       Y4, Y12, Y4
+	VMAXPS       Y5, Y12, Y5
+	VMAXPS       Y6, Y12, Y6
+	VMAXPS       Y7, Y12, Y7
+	VMINPS       Y0, Y13, Y0
+	VMINPS       Y1, Y13, Y1
+	VMINPS       Y2, Y13, Y2
+	VMINPS       Y3, Y13, Y3
+	VMINPS       Y4, Y13, Y4
+	VMINPS       Y5, Y13, Y5
+	VMINPS       Y6, Y13, Y6
+	VMINPS       Y7, Y13, Y7
+
+k4noclamp:
+	TESTQ $16, DX
+	JZ    k4nores
+	LEAQ  (R11)(R13*2), CX
+	ADDQ  R13, CX          // CX = row 3 of the residual
+	VADDPS (R11), Y0, Y0
+	VADDPS 32(R11), Y1, Y1
+	VADDPS (R11)(R13*1), Y2, Y2
+	VADDPS 32(R11)(R13*1), Y3, Y3
+	VADDPS (R11)(R13*2), Y4, Y4
+	VADDPS 32(R11)(R13*2), Y5, Y5
+	VADDPS (CX), Y6, Y6
+	VADDPS 32(CX), Y7, Y7
+
+k4nores:
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, (DI)(R9*1)
+	VMOVUPS Y3, 32(DI)(R9*1)
+	VMOVUPS Y4, (DI)(R9*2)
+	VMOVUPS Y5, 32(DI)(R9*2)
+	VMOVUPS Y6, (R10)
+	VMOVUPS Y7, 32(R10)
+	// The next B panel: C, a bias by column and the residual 16 columns on.
+	MOVQ ps+40(FP), CX
+	SHLQ $2, CX
+	ADDQ CX, curb-8(SP)
+	ADDQ $64, DI
+	ADDQ $64, R11
+	TESTQ $2, DX
+	JZ    k4next
+	ADDQ  $64, SI
+
+k4next:
+	DECQ left-16(SP)
+	JNZ  panel4
+	VZEROUPPER
+	RET

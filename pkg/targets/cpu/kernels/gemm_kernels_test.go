@@ -514,3 +514,88 @@ func TestGemmChain2(t *testing.T) {
 		}
 	}
 }
+
+func TestGemmTiles4(t *testing.T) {
+	// The four-row tiles alone: every combination of epilogue flags, A
+	// packed (the first four rows of a 6-row panel) and in place, B with a
+	// row stride other than nr, several B panels a call; against the same
+	// steps in Go bit for bit, and nothing written past the four rows or
+	// the panels' columns.
+	kn, ok := asmKernel()
+	if !ok || kn.tiles4 == nil {
+		t.Skip("no four-row tiles on this machine")
+	}
+	nr := kn.nr
+	r := newRand(4)
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	for flags := uint(0); flags < 32; flags++ {
+		if flags&epiBiasCol != 0 && flags&epiBiasRow != 0 {
+			continue
+		}
+		for _, kc := range []int{0, 1, 2, 3, 5, 8, 33} {
+			for _, inPlace := range []bool{false, true} {
+				for _, nq := range []int{1, 3} {
+					ldb := nr + 5
+					ps := kc*ldb + 9
+					lda, aAt := 0, func(a []float32, i, p int) float32 { return a[p*6+i] }
+					a := randSlice(r, max(6*kc, 1))
+					if inPlace {
+						lda = kc + 3
+						a = randSlice(r, 4*lda)
+						aAt = func(a []float32, i, p int) float32 { return a[i*lda+p] }
+					}
+					b := randSlice(r, (nq-1)*ps+max(kc*ldb, 1)+nr)
+					ldc, ldr := nq*nr+3, nq*nr+1
+					c0 := randSlice(r, 6*ldc) // rows 4 and 5 must stay as they are
+					for i := 0; i < 4; i++ {  // NaN and ±Inf in every accumulator register
+						c0[i*ldc+i%8], c0[i*ldc+8+(i+3)%8] = nan, nan
+						c0[i*ldc+(i+5)%8], c0[i*ldc+8+(i+1)%8] = -inf, inf
+					}
+					bias := randSlice(r, nq*nr)
+					res := randSlice(r, 4*ldr)
+					e := tileEpi{flags: flags, lo: -0.3, hi: 0.4}
+					if flags&(epiBiasCol|epiBiasRow) != 0 {
+						e.bias = bias
+					}
+					if flags&epiRes != 0 {
+						e.res, e.ldr = res, ldr
+					}
+					got := append([]float32(nil), c0...)
+					kn.tiles4(kc, a, lda, b, ldb, ps, got, ldc, e, nq)
+					want := append([]float32(nil), c0...)
+					for i := 0; i < 4; i++ {
+						for j := 0; j < nq*nr; j++ {
+							q, jj := j/nr, j%nr
+							var s float32
+							for p := 0; p < kc; p++ {
+								s = float32(math.FMA(float64(aAt(a, i, p)), float64(b[q*ps+p*ldb+jj]), float64(s)))
+							}
+							v := s
+							if flags&epiAcc != 0 {
+								v += c0[i*ldc+j]
+							}
+							if flags&epiBiasCol != 0 {
+								v += bias[j]
+							}
+							if flags&epiBiasRow != 0 {
+								v += bias[i]
+							}
+							if flags&epiClamp != 0 {
+								if v < e.lo {
+									v = e.lo
+								} else if v > e.hi {
+									v = e.hi
+								}
+							}
+							if flags&epiRes != 0 {
+								v += res[i*ldr+j]
+							}
+							want[i*ldc+j] = v
+						}
+					}
+					checkEqual(t, fmt.Sprintf("tiles4 flags=%05b kc=%d inPlace=%v nq=%d", flags, kc, inPlace, nq), got, want)
+				}
+			}
+		}
+	}
+}
