@@ -128,8 +128,3 @@ func prod(s []int) int {
 	return n
 }
 
-// GemvMaxRows is where a product with few rows stops being a stream over
-// B: packing B for the GEMM kernel costs a pass over B that a handful of
-// rows cannot pay back. The compiler packs weights only for products with
-// more rows.
-const GemvMaxRows = 4
