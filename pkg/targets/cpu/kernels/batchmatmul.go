@@ -127,4 +127,3 @@ func prod(s []int) int {
 	}
 	return n
 }
-
