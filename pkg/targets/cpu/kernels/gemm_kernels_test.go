@@ -42,11 +42,15 @@ func TestGemmKernelsRef(t *testing.T) {
 	// for bit.
 	ps := pools(t)
 	eps := testEpilogues()
-	sizes := []int{1, 2, 3, 5, 6, 7, 11, 13, 16, 17, 23, 31, 37, 48, 53, 67, 70}
+	sizes := []int{1, 2, 3, 5, 6, 7, 11, 13, 16, 17, 20, 23, 31, 37, 38, 48, 53, 67, 70}
 	ks := []int{1, 2, 3, 4, 5, 7, 16, 17, 31, 61}
 	r := newRand(42)
 	for _, kn := range testKernels() {
-		for _, blk := range []gemmKernel{kn, smallBlocking(kn)} {
+		// A blocks of 2·mr+2 rows end in two rows past a full panel (the
+		// AVX2 kernel's row-kernel tail), under k blocks of 16.
+		even := smallBlocking(kn)
+		even.mc = 2*kn.mr + 2
+		for _, blk := range []gemmKernel{kn, smallBlocking(kn), even} {
 			name := fmt.Sprintf("%s/kc%d/mc%d/nc%d", blk.name, blk.kc, blk.mc, blk.nc)
 			for it := 0; it < 300; it++ {
 				m, n, k := sizes[r.IntN(len(sizes))], sizes[r.IntN(len(sizes))], ks[r.IntN(len(ks))]
