@@ -64,9 +64,10 @@ type gemmKernel struct {
 	// column and the residual nr columns further for each: one call for a
 	// run of panels.
 	tilesQ func(kc int, a []float32, lda int, b []float32, ldb, ps int, c []float32, ldc int, e tileEpi, panels, nq int)
-	// tiles4, where set, is tilesQ for a partial row panel of exactly
-	// four rows (lda 0: the first four of a packed mr-row panel) against
-	// nq full B panels, with the same sums and epilogue as tiles.
+	// tiles4, where set, is tilesQ for a panel of exactly four rows (lda
+	// 0: the first four of a packed mr-row panel; else rows lda apart in
+	// place) against nq full B panels, with the same sums and epilogue as
+	// tiles.
 	tiles4 func(kc int, a []float32, lda int, b []float32, ldb, ps int, c []float32, ldc int, e tileEpi, nq int)
 	// rows, when set, serves products with fewer than mr rows: rows (1 or 2)
 	// rows of A, read in place lda apart, times g 16-column panels of B
@@ -734,17 +735,30 @@ const rowsTailMax = 4
 // that the row kernels compute.
 func (mk *macro) rowsTail(mb int) bool {
 	t := mb % mk.kn.mr
-	return mk.ra != nil && t > 0 && t <= rowsTailMax && !mk.four(mb)
+	return mk.ra != nil && t > 0 && t <= rowsTailMax && mk.fours(mb) == 0
 }
 
-// four reports whether a block of mb rows ends in a partial row panel of
-// four rows that the kernel's four-row tiles compute (from the packed
-// panel) alongside the full panels' tiles. The row kernels' two passes of
-// two rows and separate epilogue cost the 4 rows of MobileNetV2's 32->16
-// channels at 112x112 as much as 8 rows of tiles; a full tile over the
-// last six rows (overlap) computes 6.
-func (mk *macro) four(mb int) bool {
-	return mk.kn.tiles4 != nil && mk.kn.tilesQ != nil && mb%mk.kn.mr == 4
+// fours is how many four-row panels end a block of mb rows, computed by
+// the kernel's four-row tiles alongside the full panels' tiles: one for
+// mb = 6r + 4 (from the packed partial panel), and for short k blocks
+// (kb <= 64) two for mb = 6r + 2, r >= 1 (the block's last eight rows, read
+// in place). The row kernels' passes of two rows and separate epilogue cost
+// the 4 rows of MobileNetV2's 32->16 channels at 112x112 as much as 8 rows
+// of tiles, and at k = 32 two rows nearly as much as six; a full tile over
+// the last six rows (overlap) computes 6 for 4. At k = 256 the two-row
+// tail costs what two four-row tiles save.
+func (mk *macro) fours(mb int) int {
+	kn := mk.kn
+	if kn.tiles4 == nil || kn.tilesQ == nil || kn.mr != 6 {
+		return 0
+	}
+	switch {
+	case mb%6 == 4:
+		return 1
+	case mb%6 == 2 && mb >= 8 && mk.kb <= 64 && mk.ra != nil:
+		return 2
+	}
+	return 0
 }
 
 // panel is B panel q of the block and its row stride.
@@ -785,7 +799,7 @@ func (mk *macro) edge(apan, bpan []float32, ldb int, tmp []float32) {
 // of the panel above with the values they already hold): only where tiles
 // overwrite C (no accumulation across k blocks) and the block has mr rows.
 func (mk *macro) overlap(mb int) bool {
-	return mk.kn.tiles != nil && !mk.acc && mb%mk.kn.mr != 0 && mb >= mk.kn.mr && !mk.rowsTail(mb) && !mk.four(mb)
+	return mk.kn.tiles != nil && !mk.acc && mb%mk.kn.mr != 0 && mb >= mk.kn.mr && !mk.rowsTail(mb) && mk.fours(mb) == 0
 }
 
 // tileEpi is the fused epilogue of the tile whose top-left element of C is
@@ -839,15 +853,15 @@ func (mk *macro) run(ap, tmp []float32, i0, mb, q0, q1 int) {
 			mbq -= tailRows
 		}
 		ir0 := 0
-		four := mk.four(mb)
-		if full := mb / mr; kn.tiles != nil && w == nr && (full > 0 || four) {
+		nf := mk.fours(mb)
+		if full := (mb - 4*nf) / mr; kn.tiles != nil && w == nr && (full > 0 || nf > 0) {
 			// Every full row panel against this B panel in one call, or
 			// against the run of full B panels up to the next tail.
 			switch {
 			case kn.tilesQ != nil:
 				if q >= done {
 					done = min(q1, mk.nb/nr)
-					if tailRows > 0 || four && kb*nr*4*2 <= 16<<10 {
+					if tailRows > 0 || nf > 0 && kb*nr*4*2 <= 16<<10 {
 						// The tail rows follow each group of panels
 						// while they are in L1 (four-row tiles only
 						// where two panels fit: longer ones gained
@@ -862,9 +876,13 @@ func (mk *macro) run(ap, tmp []float32, i0, mb, q0, q1 int) {
 						}
 						kn.tilesQ(kb, a, lda, b, ldb, ps, c[i0*ldc+j0:], ldc, mk.tileEpi(base, i0, j0), full, done-q)
 					}
-					if four {
-						i := i0 + full*mr
-						kn.tiles4(kb, ap[full*mr*kb:], 0, b, ldb, ps, c[i*ldc+j0:], ldc, mk.tileEpi(base, i, j0), done-q)
+					for f := range nf {
+						i := i0 + full*mr + 4*f
+						a, lda := ap[full*mr*kb:], 0 // the packed partial panel
+						if nf == 2 {
+							a, lda = mk.ra[i*mk.rlda:], mk.rlda
+						}
+						kn.tiles4(kb, a, lda, b, ldb, ps, c[i*ldc+j0:], ldc, mk.tileEpi(base, i, j0), done-q)
 					}
 				}
 			case mk.da != nil:
@@ -873,8 +891,8 @@ func (mk *macro) run(ap, tmp []float32, i0, mb, q0, q1 int) {
 				kn.tiles(kb, ap, bpan, ldb, c[i0*ldc+j0:], ldc, mk.tileEpi(base, i0, j0), full)
 			}
 			ir0 = full * mr
-			if four {
-				ir0 = mb // the four-row panel is done too (four implies tilesQ)
+			if nf > 0 {
+				ir0 = mb // the four-row panels are done too (nf > 0 implies tilesQ)
 			}
 		}
 		for ir := ir0; ir < mbq; ir += mr {

@@ -47,7 +47,7 @@ func TestGemmKernelsRef(t *testing.T) {
 	r := newRand(42)
 	for _, kn := range testKernels() {
 		// A blocks of 2·mr+2 rows end in two rows past a full panel (the
-		// AVX2 kernel's row-kernel tail), under k blocks of 16.
+		// AVX2 kernel's two four-row tiles, k blocks of 16 being short).
 		even := smallBlocking(kn)
 		even.mc = 2*kn.mr + 2
 		for _, blk := range []gemmKernel{kn, smallBlocking(kn), even} {
