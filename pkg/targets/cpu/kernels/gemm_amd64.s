@@ -57,6 +57,87 @@
 	PREFETCHT1   (BX)(R13*1); \
 	ADDQ         R8, BX
 
+// The epilogue steps on the first four rows of a tile (Y0..Y7, row i in
+// Y(2i), Y(2i+1)), shared by the 6×16 tile (which adds rows 4 and 5) and
+// the 4×16 one. Rows of C or the residual at r, r+ld, r+2·ld and r3.
+#define ZERO4 \
+	VXORPS Y0, Y0, Y0; \
+	VXORPS Y1, Y1, Y1; \
+	VXORPS Y2, Y2, Y2; \
+	VXORPS Y3, Y3, Y3; \
+	VXORPS Y4, Y4, Y4; \
+	VXORPS Y5, Y5, Y5; \
+	VXORPS Y6, Y6, Y6; \
+	VXORPS Y7, Y7, Y7
+
+#define ADDROWS4(r, ld, r3) \
+	VADDPS (r), Y0, Y0; \
+	VADDPS 32(r), Y1, Y1; \
+	VADDPS (r)(ld*1), Y2, Y2; \
+	VADDPS 32(r)(ld*1), Y3, Y3; \
+	VADDPS (r)(ld*2), Y4, Y4; \
+	VADDPS 32(r)(ld*2), Y5, Y5; \
+	VADDPS (r3), Y6, Y6; \
+	VADDPS 32(r3), Y7, Y7
+
+#define STOREROWS4(r, ld, r3) \
+	VMOVUPS Y0, (r); \
+	VMOVUPS Y1, 32(r); \
+	VMOVUPS Y2, (r)(ld*1); \
+	VMOVUPS Y3, 32(r)(ld*1); \
+	VMOVUPS Y4, (r)(ld*2); \
+	VMOVUPS Y5, 32(r)(ld*2); \
+	VMOVUPS Y6, (r3); \
+	VMOVUPS Y7, 32(r3)
+
+// A bias by column: the 16 values at SI, into Y12 and Y13.
+#define BIASCOL4 \
+	VMOVUPS (SI), Y12; \
+	VMOVUPS 32(SI), Y13; \
+	VADDPS  Y12, Y0, Y0; \
+	VADDPS  Y13, Y1, Y1; \
+	VADDPS  Y12, Y2, Y2; \
+	VADDPS  Y13, Y3, Y3; \
+	VADDPS  Y12, Y4, Y4; \
+	VADDPS  Y13, Y5, Y5; \
+	VADDPS  Y12, Y6, Y6; \
+	VADDPS  Y13, Y7, Y7
+
+// A bias by row: rows 0-3's at SI.
+#define BIASROW4 \
+	VBROADCASTSS 0(SI), Y12; \
+	VBROADCASTSS 4(SI), Y13; \
+	VADDPS       Y12, Y0, Y0; \
+	VADDPS       Y12, Y1, Y1; \
+	VADDPS       Y13, Y2, Y2; \
+	VADDPS       Y13, Y3, Y3; \
+	VBROADCASTSS 8(SI), Y12; \
+	VBROADCASTSS 12(SI), Y13; \
+	VADDPS       Y12, Y4, Y4; \
+	VADDPS       Y12, Y5, Y5; \
+	VADDPS       Y13, Y6, Y6; \
+	VADDPS       Y13, Y7, Y7
+
+// max(lo, x) then min(hi, x), lo in Y12 and hi in Y13, with the bound as
+// the first source: a NaN x is passed through, as the Go loop does.
+#define CLAMP4 \
+	VMAXPS Y0, Y12, Y0; \
+	VMAXPS Y1, Y12, Y1; \
+	VMAXPS Y2, Y12, Y2; \
+	VMAXPS Y3, Y12, Y3; \
+	VMAXPS Y4, Y12, Y4; \
+	VMAXPS Y5, Y12, Y5; \
+	VMAXPS Y6, Y12, Y6; \
+	VMAXPS Y7, Y12, Y7; \
+	VMINPS Y0, Y13, Y0; \
+	VMINPS Y1, Y13, Y1; \
+	VMINPS Y2, Y13, Y2; \
+	VMINPS Y3, Y13, Y3; \
+	VMINPS Y4, Y13, Y4; \
+	VMINPS Y5, Y13, Y5; \
+	VMINPS Y6, Y13, Y6; \
+	VMINPS Y7, Y13, Y7
+
 // func sgemm6x16(kc int, a, b *float32, ldb int, c *float32, ldc int, flags uint, bias, res *float32, ldr int, lo, hi float32, panels, lda int)
 //
 // The 6×16 tile of C at c (row stride ldc floats) gets
@@ -117,14 +198,7 @@ pfdist:
 	PREFETCHT0 63(R10)(R9*1)
 	PREFETCHT0 (R10)(R9*2)
 	PREFETCHT0 63(R10)(R9*2)
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
+	ZERO4
 	VXORPS Y8, Y8, Y8
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
@@ -198,14 +272,7 @@ store:
 
 	TESTQ $1, DX
 	JZ    nosum
-	VADDPS (DI), Y0, Y0
-	VADDPS 32(DI), Y1, Y1
-	VADDPS (DI)(R9*1), Y2, Y2
-	VADDPS 32(DI)(R9*1), Y3, Y3
-	VADDPS (DI)(R9*2), Y4, Y4
-	VADDPS 32(DI)(R9*2), Y5, Y5
-	VADDPS (R10), Y6, Y6
-	VADDPS 32(R10), Y7, Y7
+	ADDROWS4(DI, R9, R10)
 	VADDPS (R10)(R9*1), Y8, Y8
 	VADDPS 32(R10)(R9*1), Y9, Y9
 	VADDPS (R10)(R9*2), Y10, Y10
@@ -215,16 +282,7 @@ nosum:
 	MOVQ curbias-16(SP), SI
 	TESTQ $2, DX
 	JZ    nobiascol
-	VMOVUPS (SI), Y12
-	VMOVUPS 32(SI), Y13
-	VADDPS  Y12, Y0, Y0
-	VADDPS  Y13, Y1, Y1
-	VADDPS  Y12, Y2, Y2
-	VADDPS  Y13, Y3, Y3
-	VADDPS  Y12, Y4, Y4
-	VADDPS  Y13, Y5, Y5
-	VADDPS  Y12, Y6, Y6
-	VADDPS  Y13, Y7, Y7
+	BIASCOL4
 	VADDPS  Y12, Y8, Y8
 	VADDPS  Y13, Y9, Y9
 	VADDPS  Y12, Y10, Y10
@@ -233,18 +291,7 @@ nosum:
 nobiascol:
 	TESTQ $4, DX
 	JZ    nobiasrow
-	VBROADCASTSS 0(SI), Y12
-	VBROADCASTSS 4(SI), Y13
-	VADDPS       Y12, Y0, Y0
-	VADDPS       Y12, Y1, Y1
-	VADDPS       Y13, Y2, Y2
-	VADDPS       Y13, Y3, Y3
-	VBROADCASTSS 8(SI), Y12
-	VBROADCASTSS 12(SI), Y13
-	VADDPS       Y12, Y4, Y4
-	VADDPS       Y12, Y5, Y5
-	VADDPS       Y13, Y6, Y6
-	VADDPS       Y13, Y7, Y7
+	BIASROW4
 	VBROADCASTSS 16(SI), Y12
 	VBROADCASTSS 20(SI), Y13
 	VADDPS       Y12, Y8, Y8
@@ -255,30 +302,13 @@ nobiascol:
 nobiasrow:
 	TESTQ $8, DX
 	JZ    noclamp
-	// max(lo, x) then min(hi, x) with the bound as the first source: a
-	// NaN x is passed through, as the Go loop does.
 	VBROADCASTSS lo+80(FP), Y12
 	VBROADCASTSS hi+84(FP), Y13
-	VMAXPS       Y0, Y12, Y0
-	VMAXPS       Y1, Y12, Y1
-	VMAXPS       Y2, Y12, Y2
-	VMAXPS       Y3, Y12, Y3
-	VMAXPS       Y4, Y12, Y4
-	VMAXPS       Y5, Y12, Y5
-	VMAXPS       Y6, Y12, Y6
-	VMAXPS       Y7, Y12, Y7
+	CLAMP4
 	VMAXPS       Y8, Y12, Y8
 	VMAXPS       Y9, Y12, Y9
 	VMAXPS       Y10, Y12, Y10
 	VMAXPS       Y11, Y12, Y11
-	VMINPS       Y0, Y13, Y0
-	VMINPS       Y1, Y13, Y1
-	VMINPS       Y2, Y13, Y2
-	VMINPS       Y3, Y13, Y3
-	VMINPS       Y4, Y13, Y4
-	VMINPS       Y5, Y13, Y5
-	VMINPS       Y6, Y13, Y6
-	VMINPS       Y7, Y13, Y7
 	VMINPS       Y8, Y13, Y8
 	VMINPS       Y9, Y13, Y9
 	VMINPS       Y10, Y13, Y10
@@ -292,28 +322,14 @@ noclamp:
 	SHLQ  $2, R11
 	LEAQ  (SI)(R11*2), R12
 	ADDQ  R11, R12
-	VADDPS (SI), Y0, Y0
-	VADDPS 32(SI), Y1, Y1
-	VADDPS (SI)(R11*1), Y2, Y2
-	VADDPS 32(SI)(R11*1), Y3, Y3
-	VADDPS (SI)(R11*2), Y4, Y4
-	VADDPS 32(SI)(R11*2), Y5, Y5
-	VADDPS (R12), Y6, Y6
-	VADDPS 32(R12), Y7, Y7
+	ADDROWS4(SI, R11, R12)
 	VADDPS (R12)(R11*1), Y8, Y8
 	VADDPS 32(R12)(R11*1), Y9, Y9
 	VADDPS (R12)(R11*2), Y10, Y10
 	VADDPS 32(R12)(R11*2), Y11, Y11
 
 nores:
-	VMOVUPS Y0, (DI)
-	VMOVUPS Y1, 32(DI)
-	VMOVUPS Y2, (DI)(R9*1)
-	VMOVUPS Y3, 32(DI)(R9*1)
-	VMOVUPS Y4, (DI)(R9*2)
-	VMOVUPS Y5, 32(DI)(R9*2)
-	VMOVUPS Y6, (R10)
-	VMOVUPS Y7, 32(R10)
+	STOREROWS4(DI, R9, R10)
 	VMOVUPS Y8, (R10)(R9*1)
 	VMOVUPS Y9, 32(R10)(R9*1)
 	VMOVUPS Y10, (R10)(R9*2)
@@ -533,14 +549,7 @@ TEXT ·sgemmRows(SB), NOSPLIT, $0-80
 	LEAQ (BX)(R8*2), R10
 	ADDQ R8, R10           // panel 3
 
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
+	ZERO4
 
 	MOVQ shape+72(FP), R13
 	CMPQ R13, $1
@@ -1022,14 +1031,7 @@ panel4:
 	MOVQ curb-8(SP), BX
 	LEAQ (DI)(R9*2), R10
 	ADDQ R9, R10           // R10 = row 3 of C
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
+	ZERO4
 	MOVQ kc+0(FP), CX
 	SHRQ $1, CX
 	JZ   k4tail
@@ -1049,91 +1051,34 @@ k4tail:
 k4store:
 	TESTQ $1, DX
 	JZ    k4nosum
-	VADDPS (DI), Y0, Y0
-	VADDPS 32(DI), Y1, Y1
-	VADDPS (DI)(R9*1), Y2, Y2
-	VADDPS 32(DI)(R9*1), Y3, Y3
-	VADDPS (DI)(R9*2), Y4, Y4
-	VADDPS 32(DI)(R9*2), Y5, Y5
-	VADDPS (R10), Y6, Y6
-	VADDPS 32(R10), Y7, Y7
+	ADDROWS4(DI, R9, R10)
 
 k4nosum:
 	TESTQ $2, DX
 	JZ    k4nobiascol
-	VMOVUPS (SI), Y12
-	VMOVUPS 32(SI), Y13
-	VADDPS  Y12, Y0, Y0
-	VADDPS  Y13, Y1, Y1
-	VADDPS  Y12, Y2, Y2
-	VADDPS  Y13, Y3, Y3
-	VADDPS  Y12, Y4, Y4
-	VADDPS  Y13, Y5, Y5
-	VADDPS  Y12, Y6, Y6
-	VADDPS  Y13, Y7, Y7
+	BIASCOL4
 
 k4nobiascol:
 	TESTQ $4, DX
 	JZ    k4nobiasrow
-	VBROADCASTSS 0(SI), Y12
-	VBROADCASTSS 4(SI), Y13
-	VADDPS       Y12, Y0, Y0
-	VADDPS       Y12, Y1, Y1
-	VADDPS       Y13, Y2, Y2
-	VADDPS       Y13, Y3, Y3
-	VBROADCASTSS 8(SI), Y12
-	VBROADCASTSS 12(SI), Y13
-	VADDPS       Y12, Y4, Y4
-	VADDPS       Y12, Y5, Y5
-	VADDPS       Y13, Y6, Y6
-	VADDPS       Y13, Y7, Y7
+	BIASROW4
 
 k4nobiasrow:
 	TESTQ $8, DX
 	JZ    k4noclamp
-	// The bound as the first source: a NaN passes through (sgemm6x16).
 	VBROADCASTSS lo+96(FP), Y12
 	VBROADCASTSS hi+100(FP), Y13
-	VMAXPS       Y0, Y12, Y0
-	VMAXPS       Y1, Y12, Y1
-	VMAXPS       Y2, Y12, Y2
-	VMAXPS       Y3, Y12, Y3
-	VMAXPS       Y4, Y12, Y4
-	VMAXPS       Y5, Y12, Y5
-	VMAXPS       Y6, Y12, Y6
-	VMAXPS       Y7, Y12, Y7
-	VMINPS       Y0, Y13, Y0
-	VMINPS       Y1, Y13, Y1
-	VMINPS       Y2, Y13, Y2
-	VMINPS       Y3, Y13, Y3
-	VMINPS       Y4, Y13, Y4
-	VMINPS       Y5, Y13, Y5
-	VMINPS       Y6, Y13, Y6
-	VMINPS       Y7, Y13, Y7
+	CLAMP4
 
 k4noclamp:
 	TESTQ $16, DX
 	JZ    k4nores
 	LEAQ  (R11)(R13*2), CX
 	ADDQ  R13, CX          // CX = row 3 of the residual
-	VADDPS (R11), Y0, Y0
-	VADDPS 32(R11), Y1, Y1
-	VADDPS (R11)(R13*1), Y2, Y2
-	VADDPS 32(R11)(R13*1), Y3, Y3
-	VADDPS (R11)(R13*2), Y4, Y4
-	VADDPS 32(R11)(R13*2), Y5, Y5
-	VADDPS (CX), Y6, Y6
-	VADDPS 32(CX), Y7, Y7
+	ADDROWS4(R11, R13, CX)
 
 k4nores:
-	VMOVUPS Y0, (DI)
-	VMOVUPS Y1, 32(DI)
-	VMOVUPS Y2, (DI)(R9*1)
-	VMOVUPS Y3, 32(DI)(R9*1)
-	VMOVUPS Y4, (DI)(R9*2)
-	VMOVUPS Y5, 32(DI)(R9*2)
-	VMOVUPS Y6, (R10)
-	VMOVUPS Y7, 32(R10)
+	STOREROWS4(DI, R9, R10)
 	// The next B panel: C, a bias by column and the residual 16 columns on.
 	MOVQ ps+40(FP), CX
 	SHLQ $2, CX

@@ -205,36 +205,8 @@ func TestGemmTileEpilogue(t *testing.T) {
 				}
 				got := append([]float32(nil), c0...)
 				kn.tile(kc, a, b, ldb, got, ldc, e)
-				want := append([]float32(nil), c0...)
-				for i := 0; i < mr; i++ {
-					for j := 0; j < nr; j++ {
-						var s float32
-						for p := 0; p < kc; p++ {
-							s = float32(math.FMA(float64(a[p*mr+i]), float64(b[p*ldb+j]), float64(s)))
-						}
-						v := s
-						if flags&epiAcc != 0 {
-							v += c0[i*ldc+j]
-						}
-						if flags&epiBiasCol != 0 {
-							v += bias[j]
-						}
-						if flags&epiBiasRow != 0 {
-							v += bias[i]
-						}
-						if flags&epiClamp != 0 {
-							if v < e.lo {
-								v = e.lo
-							} else if v > e.hi {
-								v = e.hi
-							}
-						}
-						if flags&epiRes != 0 {
-							v += res[i*ldr+j]
-						}
-						want[i*ldc+j] = v
-					}
-				}
+				want := tileWant(kc, mr, nr, func(i, p int) float32 { return a[p*mr+i] },
+					func(p, j int) float32 { return b[p*ldb+j] }, c0, ldc, flags, bias, res, ldr, e.lo, e.hi)
 				checkEqual(t, fmt.Sprintf("tile flags=%05b kc=%d ldb=%d", flags, kc, ldb), got, want)
 			}
 		}
@@ -566,40 +538,50 @@ func TestGemmTiles4(t *testing.T) {
 					}
 					got := append([]float32(nil), c0...)
 					kn.tiles4(kc, a, lda, b, ldb, ps, got, ldc, e, nq)
-					want := append([]float32(nil), c0...)
-					for i := 0; i < 4; i++ {
-						for j := 0; j < nq*nr; j++ {
-							q, jj := j/nr, j%nr
-							var s float32
-							for p := 0; p < kc; p++ {
-								s = float32(math.FMA(float64(aAt(a, i, p)), float64(b[q*ps+p*ldb+jj]), float64(s)))
-							}
-							v := s
-							if flags&epiAcc != 0 {
-								v += c0[i*ldc+j]
-							}
-							if flags&epiBiasCol != 0 {
-								v += bias[j]
-							}
-							if flags&epiBiasRow != 0 {
-								v += bias[i]
-							}
-							if flags&epiClamp != 0 {
-								if v < e.lo {
-									v = e.lo
-								} else if v > e.hi {
-									v = e.hi
-								}
-							}
-							if flags&epiRes != 0 {
-								v += res[i*ldr+j]
-							}
-							want[i*ldc+j] = v
-						}
-					}
+					want := tileWant(kc, 4, nq*nr, func(i, p int) float32 { return aAt(a, i, p) },
+						func(p, j int) float32 { return b[j/nr*ps+p*ldb+j%nr] }, c0, ldc, flags, bias, res, ldr, e.lo, e.hi)
 					checkEqual(t, fmt.Sprintf("tiles4 flags=%05b kc=%d inPlace=%v nq=%d", flags, kc, inPlace, nq), got, want)
 				}
 			}
 		}
 	}
+}
+
+// tileWant is c0 with its rows × cols tile replaced by what a tile with the
+// given epilogue flags stores: the FMA chain of A(i, p)·B(p, j) over p < kc
+// from zero, then the old C, a bias by column or by row, the clamp to
+// [lo, hi] and the residual (rows ldr apart), in that order.
+func tileWant(kc, rows, cols int, aAt func(i, p int) float32, bAt func(p, j int) float32, c0 []float32, ldc int,
+	flags uint, bias, res []float32, ldr int, lo, hi float32) []float32 {
+	want := append([]float32(nil), c0...)
+	for i := 0; i < rows; i++ {
+		for j := 0; j < cols; j++ {
+			var s float32
+			for p := 0; p < kc; p++ {
+				s = float32(math.FMA(float64(aAt(i, p)), float64(bAt(p, j)), float64(s)))
+			}
+			v := s
+			if flags&epiAcc != 0 {
+				v += c0[i*ldc+j]
+			}
+			if flags&epiBiasCol != 0 {
+				v += bias[j]
+			}
+			if flags&epiBiasRow != 0 {
+				v += bias[i]
+			}
+			if flags&epiClamp != 0 {
+				if v < lo {
+					v = lo
+				} else if v > hi {
+					v = hi
+				}
+			}
+			if flags&epiRes != 0 {
+				v += res[i*ldr+j]
+			}
+			want[i*ldc+j] = v
+		}
+	}
+	return want
 }
