@@ -400,12 +400,15 @@ func gemm(p *Pool, kn gemmKernel, g *gemmArgs, _ *gemmWork) {
 		// A block, so the threads split B's columns and each reads half
 		// of B from memory, instead of all of it for half of A's rows.
 		mc = ceilDiv(m, mr) * mr
-	case threads > 1 && pre != nil && m <= threads*mc && m >= 4*mr*threads:
-		// As many A blocks as threads (128 rows on 2: 66 + 62, not 96 + 32),
-		// each thread starting on its own (see the task loop below); not
-		// for a few rows, whose blocks would end in partial panels (16 on
-		// 2: 12 + 4).
-		mc = max(mr, ceilDiv(ceilDiv(m, threads), mr)*mr)
+	case threads > 1 && pre != nil && m >= 4*mr*threads:
+		// A multiple of the thread count of A blocks of about equal size
+		// (128 rows on 2: 66 + 62, not 96 + 32; 196 on 2: 4 of 54 or
+		// fewer, not 96 + 96 + 4, whose 20 us tasks left a thread idle
+		// at the end), each thread starting on its own (see the task loop
+		// below); not for a few rows, whose blocks would end in partial
+		// panels (16 on 2: 12 + 4).
+		nb := threads * ceilDiv(m, threads*mc)
+		mc = max(mr, ceilDiv(ceilDiv(m, nb), mr)*mr)
 	}
 	if threads > 1 && pre == nil && m > mc && m*kcb <= 1<<15 {
 		// A small A (convolution weights with few taps: 144 channels of
