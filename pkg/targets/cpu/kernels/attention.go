@@ -194,7 +194,7 @@ func attnBlock(out, q, k, v, mask []float32, g *AttnGeom, bi, i0 int, w *attnWor
 				}
 			}
 		} else {
-			ga := gemmArgs{m: rows, n: cols, k: D, a: qm, lda: ldq, b: transB{km[j0*ldk:], ldk}, c: s, ldc: attnBK}
+			ga := gemmArgs{m: rows, n: cols, k: D, a: qm, lda: ldq, b: transB{km[j0*ldk:], ldk}, c: s, ldc: attnBK, directA: true}
 			gemm(nil, kn, &ga, &w.gs)
 		}
 		// Online softmax update, row by row.
@@ -245,7 +245,7 @@ func attnBlock(out, q, k, v, mask []float32, g *AttnGeom, bi, i0 int, w *attnWor
 			}
 		}
 		// acc += P·V for this block.
-		gv := gemmArgs{m: rows, n: Dv, k: cols, a: s, lda: attnBK, b: denseB{vm[j0*ldv:], ldv}, c: acc, ldc: Dv, accumulate: true}
+		gv := gemmArgs{m: rows, n: Dv, k: cols, a: s, lda: attnBK, b: denseB{vm[j0*ldv:], ldv}, c: acc, ldc: Dv, accumulate: true, directA: true}
 		gemm(nil, kn, &gv, &w.gv)
 	}
 	for r := 0; r < rows; r++ {

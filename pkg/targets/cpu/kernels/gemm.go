@@ -279,6 +279,11 @@ type gemmArgs struct {
 	// form: for products with few rows of A per B panel, packing B costs
 	// as much as the multiply-adds it feeds.
 	directB bool
+	// directA reads A's full row panels in place (rows lda apart) on a
+	// kernel with tilesA, as products over packed weights do: for
+	// attention's blocks (128 query rows of 64) packing A cost 8% of the
+	// attention.
+	directA bool
 }
 
 // storeSums stores a block of sums into C (dst), or adds them to what C
@@ -456,7 +461,7 @@ func gemm(p *Pool, kn gemmKernel, g *gemmArgs, _ *gemmWork) {
 	// reads then share one L1 set (4K aliasing) and evict each other and
 	// the B panel; the encoder's k=1024 layer (rows 4 KiB apart) ran 5-7%
 	// faster packed.
-	directA := pre != nil && !g.aT && kn.tilesA != nil && (k < 512 || (n < 512*threads && g.lda%1024 != 0))
+	directA := (pre != nil || g.directA) && !g.aT && kn.tilesA != nil && (k < 512 || (n < 512*threads && g.lda%1024 != 0))
 	// What the tasks of each step share lives in w.step, reused step after
 	// step (For returns once every task has) and call after call.
 	st := &w.step
