@@ -844,7 +844,7 @@ func (d *driver) render() string {
 		}
 	}
 	if !cfg.skipGemm {
-		fmt.Fprintf(&b, "\n## GEMM, square f32, GFLOP/s (rlx: go test -bench BenchmarkGemm, best of %d rounds; OpenBLAS: cblas_sgemm median, best of %d rounds)\n", cfg.rounds, cfg.rounds)
+		fmt.Fprintf(&b, "\n## GEMM, square f32, GFLOP/s (rlx: go test -bench BenchmarkGemm, median call, best of %d rounds; OpenBLAS: cblas_sgemm median call, best of %d rounds)\n", cfg.rounds, cfg.rounds)
 		if m.OpenBLASConfig != "" {
 			fmt.Fprintf(&b, "OpenBLAS: %s\n", m.OpenBLASConfig)
 		}
