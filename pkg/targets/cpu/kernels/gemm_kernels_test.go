@@ -196,13 +196,7 @@ func TestGemmTileEpilogue(t *testing.T) {
 				}
 				bias := randSlice(r, max(mr, nr))
 				res := randSlice(r, mr*ldr)
-				e := tileEpi{flags: flags, lo: -0.3, hi: 0.4}
-				if flags&(epiBiasCol|epiBiasRow) != 0 {
-					e.bias = bias
-				}
-				if flags&epiRes != 0 {
-					e.res, e.ldr = res, ldr
-				}
+				e := flagsEpi(flags, bias, res, ldr)
 				got := append([]float32(nil), c0...)
 				kn.tile(kc, a, b, ldb, got, ldc, e)
 				want := tileWant(kc, mr, nr, func(i, p int) float32 { return a[p*mr+i] },
@@ -529,13 +523,7 @@ func TestGemmTiles4(t *testing.T) {
 					}
 					bias := randSlice(r, nq*nr)
 					res := randSlice(r, 4*ldr)
-					e := tileEpi{flags: flags, lo: -0.3, hi: 0.4}
-					if flags&(epiBiasCol|epiBiasRow) != 0 {
-						e.bias = bias
-					}
-					if flags&epiRes != 0 {
-						e.res, e.ldr = res, ldr
-					}
+					e := flagsEpi(flags, bias, res, ldr)
 					got := append([]float32(nil), c0...)
 					kn.tiles4(kc, a, lda, b, ldb, ps, got, ldc, e, nq)
 					want := tileWant(kc, 4, nq*nr, func(i, p int) float32 { return aAt(a, i, p) },
@@ -545,6 +533,19 @@ func TestGemmTiles4(t *testing.T) {
 			}
 		}
 	}
+}
+
+// flagsEpi is the tile epilogue of the given flags with the tile tests'
+// bias, residual (rows ldr apart) and clamp bounds [-0.3, 0.4].
+func flagsEpi(flags uint, bias, res []float32, ldr int) tileEpi {
+	e := tileEpi{flags: flags, lo: -0.3, hi: 0.4}
+	if flags&(epiBiasCol|epiBiasRow) != 0 {
+		e.bias = bias
+	}
+	if flags&epiRes != 0 {
+		e.res, e.ldr = res, ldr
+	}
+	return e
 }
 
 // tileWant is c0 with its rows × cols tile replaced by what a tile with the
