@@ -592,11 +592,12 @@ func (st *gemmStep) task(lo, _ int) {
 			if g.aT {
 				pack = packAT
 			}
-			// Rows past the last full panel that the row kernels take
-			// (reading A in place) are packed only for a partial B panel.
+			// Rows the block ends in that are read in place (by the row
+			// kernels or two four-row tiles) are packed only for a
+			// partial B panel.
 			pm := mb
-			if mk.rowsTail(mb) && st.nb%nr == 0 {
-				pm = mb / mr * mr
+			if t := mk.inPlaceTail(mb); t > 0 && st.nb%nr == 0 {
+				pm = (mb - t) / mr * mr
 			}
 			if !st.directA {
 				pack(ap, g.a, g.lda, i0, pc, pm, kb, mr)
@@ -744,6 +745,19 @@ const rowsTailMax = 4
 func (mk *macro) rowsTail(mb int) bool {
 	t := mb % mk.kn.mr
 	return mk.ra != nil && t > 0 && t <= rowsTailMax && mk.fours(mb) == 0
+}
+
+// inPlaceTail is how many rows a block of mb rows ends in that its full
+// B panels take from A in place rather than from the packed block: the
+// row kernels' tail, or the eight rows of two four-row tiles.
+func (mk *macro) inPlaceTail(mb int) int {
+	switch {
+	case mk.rowsTail(mb):
+		return mb % mk.kn.mr
+	case mk.fours(mb) == 2:
+		return 8
+	}
+	return 0
 }
 
 // fours is how many four-row panels end a block of mb rows, computed by

@@ -114,18 +114,8 @@ func kernel6x16q(kc int, a []float32, lda int, b []float32, ldb, ps int, c []flo
 		}
 		_ = b[(nq-1)*ps+(kc-1)*ldb+15]
 	}
-	_ = c[(rows-1)*ldc+nq*16-1]
-	var bias, res []float32 // from panel q's first column (bias by row: row 0)
+	bias, res := epiOperands(c, ldc, e, rows, nq)
 	col := e.flags&epiBiasCol != 0
-	switch {
-	case col:
-		bias = e.bias[:nq*16]
-	case e.flags&epiBiasRow != 0:
-		bias = e.bias[:rows]
-	}
-	if e.flags&epiRes != 0 {
-		res = e.res[:(rows-1)*e.ldr+nq*16]
-	}
 	ap := unsafe.SliceData(a)
 	for q := 0; q < nq; q++ {
 		var bq, rq *float32
@@ -140,6 +130,24 @@ func kernel6x16q(kc int, a []float32, lda int, b []float32, ldb, ps int, c []flo
 		}
 		sgemm6x16(kc, ap, &b[q*ps], ldb, &c[q*16], ldc, e.flags, bq, rq, e.ldr, e.lo, e.hi, panels, lda)
 	}
+}
+
+// epiOperands checks that C holds rows rows of nq 16-column panels and
+// returns the epilogue's bias (by column, for the panels; by row, for the
+// rows) and residual as far as the tiles read them; nil where the flags
+// use none.
+func epiOperands(c []float32, ldc int, e tileEpi, rows, nq int) (bias, res []float32) {
+	_ = c[(rows-1)*ldc+nq*16-1]
+	switch {
+	case e.flags&epiBiasCol != 0:
+		bias = e.bias[:nq*16]
+	case e.flags&epiBiasRow != 0:
+		bias = e.bias[:rows]
+	}
+	if e.flags&epiRes != 0 {
+		res = e.res[:(rows-1)*e.ldr+nq*16]
+	}
+	return bias, res
 }
 
 // kernel4x16q runs sgemm4x16: the four rows of A at a (the first four of
@@ -157,18 +165,8 @@ func kernel4x16q(kc int, a []float32, lda int, b []float32, ldb, ps int, c []flo
 		}
 		_ = b[(nq-1)*ps+(kc-1)*ldb+15]
 	}
-	_ = c[3*ldc+nq*16-1]
-	var bias, res *float32
-	switch {
-	case e.flags&epiBiasCol != 0:
-		bias = &e.bias[:nq*16][0]
-	case e.flags&epiBiasRow != 0:
-		bias = &e.bias[:4][0]
-	}
-	if e.flags&epiRes != 0 {
-		res = &e.res[:3*e.ldr+nq*16][0]
-	}
-	sgemm4x16(kc, unsafe.SliceData(a), lda, unsafe.SliceData(b), ldb, ps, &c[0], ldc, e.flags, bias, res, e.ldr, e.lo, e.hi, nq)
+	bias, res := epiOperands(c, ldc, e, 4, nq)
+	sgemm4x16(kc, unsafe.SliceData(a), lda, unsafe.SliceData(b), ldb, ps, &c[0], ldc, e.flags, unsafe.SliceData(bias), unsafe.SliceData(res), e.ldr, e.lo, e.hi, nq)
 }
 
 // kernel6x16d is kernel6x16n with A read in place: 6·panels rows of kc

@@ -180,7 +180,6 @@ func TestGemmTileEpilogue(t *testing.T) {
 	}
 	mr, nr := kn.mr, kn.nr
 	r := newRand(3)
-	nan, inf := float32(math.NaN()), float32(math.Inf(1))
 	for flags := uint(0); flags < 32; flags++ {
 		if flags&epiBiasCol != 0 && flags&epiBiasRow != 0 {
 			continue
@@ -190,10 +189,7 @@ func TestGemmTileEpilogue(t *testing.T) {
 				ldc, ldr := nr+3, nr+1
 				a, b := randSlice(r, kc*mr), randSlice(r, max(kc*ldb, 1))
 				c0 := randSlice(r, mr*ldc)
-				for i := 0; i < mr; i++ { // NaN and ±Inf in every accumulator register
-					c0[i*ldc+i%8], c0[i*ldc+8+(i+3)%8] = nan, nan
-					c0[i*ldc+(i+5)%8], c0[i*ldc+8+(i+1)%8] = -inf, inf
-				}
+				poisonAccumulators(c0, mr, ldc)
 				bias := randSlice(r, max(mr, nr))
 				res := randSlice(r, mr*ldr)
 				e := flagsEpi(flags, bias, res, ldr)
@@ -497,7 +493,6 @@ func TestGemmTiles4(t *testing.T) {
 	}
 	nr := kn.nr
 	r := newRand(4)
-	nan, inf := float32(math.NaN()), float32(math.Inf(1))
 	for flags := uint(0); flags < 32; flags++ {
 		if flags&epiBiasCol != 0 && flags&epiBiasRow != 0 {
 			continue
@@ -517,10 +512,7 @@ func TestGemmTiles4(t *testing.T) {
 					b := randSlice(r, (nq-1)*ps+max(kc*ldb, 1)+nr)
 					ldc, ldr := nq*nr+3, nq*nr+1
 					c0 := randSlice(r, 6*ldc) // rows 4 and 5 must stay as they are
-					for i := 0; i < 4; i++ {  // NaN and ±Inf in every accumulator register
-						c0[i*ldc+i%8], c0[i*ldc+8+(i+3)%8] = nan, nan
-						c0[i*ldc+(i+5)%8], c0[i*ldc+8+(i+1)%8] = -inf, inf
-					}
+					poisonAccumulators(c0, 4, ldc)
 					bias := randSlice(r, nq*nr)
 					res := randSlice(r, 4*ldr)
 					e := flagsEpi(flags, bias, res, ldr)
@@ -532,6 +524,16 @@ func TestGemmTiles4(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// poisonAccumulators puts NaN and ±Inf into every accumulator register's
+// part of a tile's rows rows of C (16 columns, rows ldc apart).
+func poisonAccumulators(c []float32, rows, ldc int) {
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	for i := 0; i < rows; i++ {
+		c[i*ldc+i%8], c[i*ldc+8+(i+3)%8] = nan, nan
+		c[i*ldc+(i+5)%8], c[i*ldc+8+(i+1)%8] = -inf, inf
 	}
 }
 
