@@ -155,7 +155,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&threads, "threads", "1,2", "comma-separated thread counts")
 	fs.IntVar(&c.runs, "runs", 0, "timed runs per measurement (default: run for --time)")
 	fs.DurationVar(&c.dur, "time", time.Second, "how long each measurement runs when --runs is not given")
-	fs.IntVar(&c.rounds, "rounds", 2, "interleaved rounds per case (rlx, ORT, rlx, ORT, ...); the lowest round median counts")
+	fs.IntVar(&c.rounds, "rounds", 5, "interleaved rounds per case (rlx, ORT, rlx, ORT, ...); the lowest round median counts")
 	fs.IntVar(&c.warmup, "warmup", 5, "untimed runs before each measurement")
 	fs.StringVar(&sizes, "gemm-sizes", "256,512,1024,2048", "square GEMM sizes")
 	fs.DurationVar(&c.gemmTime, "gemm-time", 500*time.Millisecond, "time per GEMM size and thread count")
