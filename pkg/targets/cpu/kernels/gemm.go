@@ -302,6 +302,16 @@ func storeSums(dst, src []float32, add bool) {
 // pack their own (gemm's jit).
 const jitPanels = 32
 
+// fourGroupBytes is the size of a run of B panels past which a block's
+// four-row tile follows the six-row tiles group by group (tailGroup panels
+// at a time) instead of in a second pass over the whole run: half of this
+// machine's L2. The MLP's 64-row layers (ten six-row panels and a four-row
+// one) streamed 4 MB of weights per k block from L3 or memory twice; one
+// pass took the 64x2048x2048 product from 83-86 to 92-97 GFLOP/s, the
+// rate of 66 rows. Runs that fit (MobileNetV2's 196-row layers: 6 panels
+// of 576) keep one call per pass.
+const fourGroupBytes = 256 << 10
+
 // gemmWork holds packing buffers: the B block and one A block per
 // concurrently running chunk (each with a maxTile edge-tile scratch at its
 // end). Every gemm call takes one from gemmWorkPool and puts it back, so
@@ -883,11 +893,14 @@ func (mk *macro) run(ap, tmp []float32, i0, mb, q0, q1 int) {
 			case kn.tilesQ != nil:
 				if q >= done {
 					done = min(q1, mk.nb/nr)
-					if tailRows > 0 || nf > 0 && kb*nr*4*2 <= 16<<10 {
+					if tailRows > 0 || nf > 0 && (kb*nr*4*2 <= 16<<10 || full > 0 && (q1-q0)*kb*nr*4 > fourGroupBytes) {
 						// The tail rows follow each group of panels
 						// while they are in L1 (four-row tiles only
 						// where two panels fit: longer ones gained
-						// nothing from it and lost to the extra calls).
+						// nothing from it and lost to the extra calls),
+						// or while they are in L2 where the run's
+						// panels would not stay there for a second pass
+						// (see fourGroupBytes).
 						done = min(done, q0+((q-q0)/tg+1)*tg)
 					}
 					b, ldb, ps := mk.panels(q)

@@ -286,6 +286,34 @@ func TestGemmPacked(t *testing.T) {
 	}
 }
 
+// TestGemmFourRowGroups checks blocks that end in a four-row tile over runs
+// of B panels too large to stay in L2 (fourGroupBytes), whose four-row tiles
+// follow the six-row ones group by group: 64 and 70 rows over several k
+// blocks and 600 columns, with B packed ahead of time and per call, on 1 and
+// 2 threads, against the reference.
+func TestGemmFourRowGroups(t *testing.T) {
+	kn := defaultKernel()
+	if kn.tiles4 == nil {
+		t.Skip("no four-row tile on this kernel")
+	}
+	r := newRand(17)
+	for _, m := range []int{64, 70} {
+		k, n := 2*kn.kc+76, 600
+		a, b := randSlice(r, m*k), randSlice(r, k*n)
+		ep := Epilogue{Bias: randSlice(r, n), Act: ActRelu}
+		want, scale := refGemm(m, n, k, a, k, b, n, &ep, n)
+		packed := PackB(k, n, b, n)
+		for _, p := range pools(t) {
+			c1, c2 := poison(m*n), poison(m*n)
+			Gemm(p, m, n, k, a, k, b, n, c1, n, ep)
+			GemmPacked(p, m, n, k, a, k, packed, c2, n, ep)
+			what := fmt.Sprintf("%dx%dx%d threads=%d", m, n, k, p.Threads())
+			checkClose(t, what, c1, want, scale, 1e-5, 1e-6)
+			checkEqual(t, what+" packed vs per call", c2, c1)
+		}
+	}
+}
+
 func TestGemmPackedLayout(t *testing.T) {
 	useKernel(t, gemmDefault)
 	for _, kn := range testKernels() {
