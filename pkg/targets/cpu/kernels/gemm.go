@@ -980,13 +980,19 @@ func (mk *macro) run(ap, tmp []float32, i0, mb, q0, q1 int) {
 }
 
 // tailGroup is how many B panels of kb rows have their tiles run before
-// their row-kernel tail: as many as fit in 16 KiB (L1, with A beside
-// them), an even number from 2 (the two-row kernel takes two panels at
-// once) to 16. Short panels in small groups spent more on the calls than on
-// the rows (32->16 channels at 112x112: a third of the time in the tail's
-// quarter of the rows, four panels a group).
+// their row-kernel tail (or a four-row tile that follows group by group):
+// as many as fit in 128 KiB (a quarter of L2), an even number from 4 to 16.
+// The group was sized for L1 (16 KiB, two panels at kb = 512), but the
+// calls cost more than the L2 reads saved: 49-row products (MobileNetV2's
+// 7x7 layers, eight six-row panels and a one-row tail) ran 4-5% faster in
+// groups of 4-8 panels at kb = 512 (960x320: 326 -> 312 us; 320x1280: 439
+// -> 421), the encoder's 128-row ones about 1%, 64 rows with a four-row
+// tile over 2048 columns 0.6-1%, the 3x3 stride-2 first layer 2%.
+// Short panels in small groups spent more on the calls than on the rows
+// (32->16 channels at 112x112: a third of the time in the tail's quarter of
+// the rows, four panels a group).
 func tailGroup(kb int) int {
-	return min(16, max(2, (16<<10)/(kb*16*4))&^1)
+	return min(16, max(4, (128<<10)/(kb*16*4))&^1)
 }
 
 // tail runs rows [i, i+rows) of C against full B panels [q0, q1) through
