@@ -192,6 +192,55 @@
 	VADDPS  r1, y1, y1; \
 	VMOVUPS y0, d0; \
 	VMOVUPS y1, d1
+// The same on a tile's first four rows (C rows at DI, DI+R9, DI+2·R9,
+// R10), shared by the 6×16 tile (which adds rows 4 and 5) and the 4×16
+// one; the residual rows at r, r+ld, r+2·ld and r3.
+#define EPIRC4 \
+	EPIRC(Y0, Y1, 0, (DI), 32(DI)); \
+	EPIRC(Y2, Y3, 4, (DI)(R9*1), 32(DI)(R9*1)); \
+	EPIRC(Y4, Y5, 8, (DI)(R9*2), 32(DI)(R9*2)); \
+	EPIRC(Y6, Y7, 12, (R10), 32(R10))
+#define EPICC4 \
+	EPICC(Y0, Y1, (DI), 32(DI)); \
+	EPICC(Y2, Y3, (DI)(R9*1), 32(DI)(R9*1)); \
+	EPICC(Y4, Y5, (DI)(R9*2), 32(DI)(R9*2)); \
+	EPICC(Y6, Y7, (R10), 32(R10))
+#define EPIR4 \
+	EPIR(Y0, Y1, 0, (DI), 32(DI)); \
+	EPIR(Y2, Y3, 4, (DI)(R9*1), 32(DI)(R9*1)); \
+	EPIR(Y4, Y5, 8, (DI)(R9*2), 32(DI)(R9*2)); \
+	EPIR(Y6, Y7, 12, (R10), 32(R10))
+#define EPIC4 \
+	EPIC(Y0, Y1, (DI), 32(DI)); \
+	EPIC(Y2, Y3, (DI)(R9*1), 32(DI)(R9*1)); \
+	EPIC(Y4, Y5, (DI)(R9*2), 32(DI)(R9*2)); \
+	EPIC(Y6, Y7, (R10), 32(R10))
+#define EPIRR4(r, ld, r3) \
+	EPIRR(Y0, Y1, 0, (r), 32(r), (DI), 32(DI)); \
+	EPIRR(Y2, Y3, 4, (r)(ld*1), 32(r)(ld*1), (DI)(R9*1), 32(DI)(R9*1)); \
+	EPIRR(Y4, Y5, 8, (r)(ld*2), 32(r)(ld*2), (DI)(R9*2), 32(DI)(R9*2)); \
+	EPIRR(Y6, Y7, 12, (r3), 32(r3), (R10), 32(R10))
+#define EPICR4(r, ld, r3) \
+	EPICR(Y0, Y1, (r), 32(r), (DI), 32(DI)); \
+	EPICR(Y2, Y3, (r)(ld*1), 32(r)(ld*1), (DI)(R9*1), 32(DI)(R9*1)); \
+	EPICR(Y4, Y5, (r)(ld*2), 32(r)(ld*2), (DI)(R9*2), 32(DI)(R9*2)); \
+	EPICR(Y6, Y7, (r3), 32(r3), (R10), 32(R10))
+// The flag sets with a fused path of their own (DX the flags; each
+// kernel's labels of the same names), anything else to general.
+#define EPIDISPATCH \
+	CMPQ DX, $12; \
+	JEQ  fastRC; \
+	CMPQ DX, $10; \
+	JEQ  fastCC; \
+	CMPQ DX, $4; \
+	JEQ  fastR; \
+	CMPQ DX, $2; \
+	JEQ  fastC; \
+	CMPQ DX, $20; \
+	JEQ  fastRR; \
+	CMPQ DX, $18; \
+	JEQ  fastCR; \
+	JMP  general
 // func sgemm6x16(kc int, a, b *float32, ldb int, c *float32, ldc int, flags uint, bias, res *float32, ldr int, lo, hi float32, panels, lda int)
 //
 // The 6×16 tile of C at c (row stride ldc floats) gets
@@ -324,79 +373,52 @@ dnext:
 store:
 	MOVQ flags+48(FP), DX
 	MOVQ curbias-16(SP), SI
-	CMPQ DX, $12
-	JEQ  epi6RC
-	CMPQ DX, $10
-	JEQ  epi6CC
-	CMPQ DX, $4
-	JEQ  epi6R
-	CMPQ DX, $2
-	JEQ  epi6C
-	CMPQ DX, $20
-	JEQ  epi6RR
-	CMPQ DX, $18
-	JEQ  epi6CR
-	JMP  epi6general
+	EPIDISPATCH
 
-epi6RC:
+fastRC:
 	VBROADCASTSS lo+80(FP), Y12
 	VBROADCASTSS hi+84(FP), Y13
-	EPIRC(Y0, Y1, 0, (DI), 32(DI))
-	EPIRC(Y2, Y3, 4, (DI)(R9*1), 32(DI)(R9*1))
-	EPIRC(Y4, Y5, 8, (DI)(R9*2), 32(DI)(R9*2))
-	EPIRC(Y6, Y7, 12, (R10), 32(R10))
+	EPIRC4
 	EPIRC(Y8, Y9, 16, (R10)(R9*1), 32(R10)(R9*1))
 	EPIRC(Y10, Y11, 20, (R10)(R9*2), 32(R10)(R9*2))
-	JMP  advance6
+	JMP  advance
 
-epi6CC:
+fastCC:
 	VBROADCASTSS lo+80(FP), Y12
 	VBROADCASTSS hi+84(FP), Y13
 	VMOVUPS (SI), Y14
 	VMOVUPS 32(SI), Y15
-	EPICC(Y0, Y1, (DI), 32(DI))
-	EPICC(Y2, Y3, (DI)(R9*1), 32(DI)(R9*1))
-	EPICC(Y4, Y5, (DI)(R9*2), 32(DI)(R9*2))
-	EPICC(Y6, Y7, (R10), 32(R10))
+	EPICC4
 	EPICC(Y8, Y9, (R10)(R9*1), 32(R10)(R9*1))
 	EPICC(Y10, Y11, (R10)(R9*2), 32(R10)(R9*2))
-	JMP  advance6
+	JMP  advance
 
-epi6R:
-	EPIR(Y0, Y1, 0, (DI), 32(DI))
-	EPIR(Y2, Y3, 4, (DI)(R9*1), 32(DI)(R9*1))
-	EPIR(Y4, Y5, 8, (DI)(R9*2), 32(DI)(R9*2))
-	EPIR(Y6, Y7, 12, (R10), 32(R10))
+fastR:
+	EPIR4
 	EPIR(Y8, Y9, 16, (R10)(R9*1), 32(R10)(R9*1))
 	EPIR(Y10, Y11, 20, (R10)(R9*2), 32(R10)(R9*2))
-	JMP  advance6
+	JMP  advance
 
-epi6C:
+fastC:
 	VMOVUPS (SI), Y14
 	VMOVUPS 32(SI), Y15
-	EPIC(Y0, Y1, (DI), 32(DI))
-	EPIC(Y2, Y3, (DI)(R9*1), 32(DI)(R9*1))
-	EPIC(Y4, Y5, (DI)(R9*2), 32(DI)(R9*2))
-	EPIC(Y6, Y7, (R10), 32(R10))
+	EPIC4
 	EPIC(Y8, Y9, (R10)(R9*1), 32(R10)(R9*1))
 	EPIC(Y10, Y11, (R10)(R9*2), 32(R10)(R9*2))
-	JMP  advance6
+	JMP  advance
 
-epi6RR:
+fastRR:
 	MOVQ curres-24(SP), BX
 	MOVQ ldr+72(FP), CX
 	SHLQ $2, CX
 	LEAQ (BX)(CX*2), R12
 	ADDQ CX, R12          // R12 = row 3 of the residual
-	EPIRR(Y0, Y1, 0, (BX), 32(BX), (DI), 32(DI))
-	EPIRR(Y2, Y3, 4, (BX)(CX*1), 32(BX)(CX*1), (DI)(R9*1), 32(DI)(R9*1))
-	EPIRR(Y4, Y5, 8, (BX)(CX*2), 32(BX)(CX*2), (DI)(R9*2), 32(DI)(R9*2))
-	EPIRR(Y6, Y7, 12, (R12), 32(R12), (R10), 32(R10))
+	EPIRR4(BX, CX, R12)
 	EPIRR(Y8, Y9, 16, (R12)(CX*1), 32(R12)(CX*1), (R10)(R9*1), 32(R10)(R9*1))
 	EPIRR(Y10, Y11, 20, (R12)(CX*2), 32(R12)(CX*2), (R10)(R9*2), 32(R10)(R9*2))
-	JMP  advance6
+	JMP  advance
 
-epi6CR:
+fastCR:
 	MOVQ curres-24(SP), BX
 	MOVQ ldr+72(FP), CX
 	SHLQ $2, CX
@@ -404,15 +426,12 @@ epi6CR:
 	ADDQ CX, R12          // R12 = row 3 of the residual
 	VMOVUPS (SI), Y14
 	VMOVUPS 32(SI), Y15
-	EPICR(Y0, Y1, (BX), 32(BX), (DI), 32(DI))
-	EPICR(Y2, Y3, (BX)(CX*1), 32(BX)(CX*1), (DI)(R9*1), 32(DI)(R9*1))
-	EPICR(Y4, Y5, (BX)(CX*2), 32(BX)(CX*2), (DI)(R9*2), 32(DI)(R9*2))
-	EPICR(Y6, Y7, (R12), 32(R12), (R10), 32(R10))
+	EPICR4(BX, CX, R12)
 	EPICR(Y8, Y9, (R12)(CX*1), 32(R12)(CX*1), (R10)(R9*1), 32(R10)(R9*1))
 	EPICR(Y10, Y11, (R12)(CX*2), 32(R12)(CX*2), (R10)(R9*2), 32(R10)(R9*2))
-	JMP  advance6
+	JMP  advance
 
-epi6general:
+general:
 	TESTQ $1, DX
 	JZ    nosum
 	ADDROWS4(DI, R9, R10)
@@ -478,7 +497,7 @@ nores:
 	VMOVUPS Y10, (R10)(R9*2)
 	VMOVUPS Y11, 32(R10)(R9*2)
 
-advance6:
+advance:
 	// Next panel: C, row bias and residual 6 rows down.
 	LEAQ (R9)(R9*2), R11
 	SHLQ $1, R11
@@ -1194,77 +1213,47 @@ k4tail:
 	STEP4x16
 
 k4store:
-	CMPQ DX, $12
-	JEQ  epi4RC
-	CMPQ DX, $10
-	JEQ  epi4CC
-	CMPQ DX, $4
-	JEQ  epi4R
-	CMPQ DX, $2
-	JEQ  epi4C
-	CMPQ DX, $20
-	JEQ  epi4RR
-	CMPQ DX, $18
-	JEQ  epi4CR
-	JMP  epi4general
+	EPIDISPATCH
 
-epi4RC:
+fastRC:
 	VBROADCASTSS lo+96(FP), Y12
 	VBROADCASTSS hi+100(FP), Y13
-	EPIRC(Y0, Y1, 0, (DI), 32(DI))
-	EPIRC(Y2, Y3, 4, (DI)(R9*1), 32(DI)(R9*1))
-	EPIRC(Y4, Y5, 8, (DI)(R9*2), 32(DI)(R9*2))
-	EPIRC(Y6, Y7, 12, (R10), 32(R10))
-	JMP  advance4
+	EPIRC4
+	JMP  advance
 
-epi4CC:
+fastCC:
 	VBROADCASTSS lo+96(FP), Y12
 	VBROADCASTSS hi+100(FP), Y13
 	VMOVUPS (SI), Y14
 	VMOVUPS 32(SI), Y15
-	EPICC(Y0, Y1, (DI), 32(DI))
-	EPICC(Y2, Y3, (DI)(R9*1), 32(DI)(R9*1))
-	EPICC(Y4, Y5, (DI)(R9*2), 32(DI)(R9*2))
-	EPICC(Y6, Y7, (R10), 32(R10))
-	JMP  advance4
+	EPICC4
+	JMP  advance
 
-epi4R:
-	EPIR(Y0, Y1, 0, (DI), 32(DI))
-	EPIR(Y2, Y3, 4, (DI)(R9*1), 32(DI)(R9*1))
-	EPIR(Y4, Y5, 8, (DI)(R9*2), 32(DI)(R9*2))
-	EPIR(Y6, Y7, 12, (R10), 32(R10))
-	JMP  advance4
+fastR:
+	EPIR4
+	JMP  advance
 
-epi4C:
+fastC:
 	VMOVUPS (SI), Y14
 	VMOVUPS 32(SI), Y15
-	EPIC(Y0, Y1, (DI), 32(DI))
-	EPIC(Y2, Y3, (DI)(R9*1), 32(DI)(R9*1))
-	EPIC(Y4, Y5, (DI)(R9*2), 32(DI)(R9*2))
-	EPIC(Y6, Y7, (R10), 32(R10))
-	JMP  advance4
+	EPIC4
+	JMP  advance
 
-epi4RR:
+fastRR:
 	LEAQ (R11)(R13*2), CX
 	ADDQ R13, CX          // CX = row 3 of the residual
-	EPIRR(Y0, Y1, 0, (R11), 32(R11), (DI), 32(DI))
-	EPIRR(Y2, Y3, 4, (R11)(R13*1), 32(R11)(R13*1), (DI)(R9*1), 32(DI)(R9*1))
-	EPIRR(Y4, Y5, 8, (R11)(R13*2), 32(R11)(R13*2), (DI)(R9*2), 32(DI)(R9*2))
-	EPIRR(Y6, Y7, 12, (CX), 32(CX), (R10), 32(R10))
-	JMP  advance4
+	EPIRR4(R11, R13, CX)
+	JMP  advance
 
-epi4CR:
+fastCR:
 	LEAQ (R11)(R13*2), CX
 	ADDQ R13, CX          // CX = row 3 of the residual
 	VMOVUPS (SI), Y14
 	VMOVUPS 32(SI), Y15
-	EPICR(Y0, Y1, (R11), 32(R11), (DI), 32(DI))
-	EPICR(Y2, Y3, (R11)(R13*1), 32(R11)(R13*1), (DI)(R9*1), 32(DI)(R9*1))
-	EPICR(Y4, Y5, (R11)(R13*2), 32(R11)(R13*2), (DI)(R9*2), 32(DI)(R9*2))
-	EPICR(Y6, Y7, (CX), 32(CX), (R10), 32(R10))
-	JMP  advance4
+	EPICR4(R11, R13, CX)
+	JMP  advance
 
-epi4general:
+general:
 	TESTQ $1, DX
 	JZ    k4nosum
 	ADDROWS4(DI, R9, R10)
@@ -1296,7 +1285,7 @@ k4noclamp:
 k4nores:
 	STOREROWS4(DI, R9, R10)
 
-advance4:
+advance:
 	// The next B panel: C, a bias by column and the residual 16 columns on.
 	MOVQ ps+40(FP), CX
 	SHLQ $2, CX
