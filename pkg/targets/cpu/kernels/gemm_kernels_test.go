@@ -286,6 +286,32 @@ func TestGemmPacked(t *testing.T) {
 	}
 }
 
+// TestGemmOneBlockTail checks products a few rows longer than one A block
+// (kernel mc + 1..5), which run as one block ending in a partial row panel
+// instead of a second block of fewer rows than a tile: packed and per-call
+// B, short and long k, on 1 and 2 threads, against the reference.
+func TestGemmOneBlockTail(t *testing.T) {
+	kn := defaultKernel()
+	r := newRand(23)
+	for _, extra := range []int{1, 2, 4, 5} {
+		for _, k := range []int{100, kn.kc + 188} {
+			m, n := kn.mc/kn.mr*kn.mr+extra, 200
+			a, b := randSlice(r, m*k), randSlice(r, k*n)
+			ep := Epilogue{Bias: randSlice(r, n), Act: ActClamp, Min: -1, Max: 1}
+			want, scale := refGemm(m, n, k, a, k, b, n, &ep, n)
+			packed := PackB(k, n, b, n)
+			for _, p := range pools(t) {
+				c1, c2 := poison(m*n), poison(m*n)
+				Gemm(p, m, n, k, a, k, b, n, c1, n, ep)
+				GemmPacked(p, m, n, k, a, k, packed, c2, n, ep)
+				what := fmt.Sprintf("%dx%dx%d threads=%d", m, n, k, p.Threads())
+				checkClose(t, what, c1, want, scale, 1e-5, 1e-6)
+				checkClose(t, what+" packed", c2, want, scale, 1e-5, 1e-6)
+			}
+		}
+	}
+}
+
 // TestGemmFourRowGroups checks blocks that end in a four-row tile over runs
 // of B panels too large to stay in L2 (fourGroupBytes), whose four-row tiles
 // follow the six-row ones group by group: 64 and 70 rows over several k
