@@ -3,6 +3,7 @@ package kernels
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -296,18 +297,7 @@ func TestGemmOneBlockTail(t *testing.T) {
 	for _, extra := range []int{1, 2, 4, 5} {
 		for _, k := range []int{100, kn.kc + 188} {
 			m, n := kn.mc/kn.mr*kn.mr+extra, 200
-			a, b := randSlice(r, m*k), randSlice(r, k*n)
-			ep := Epilogue{Bias: randSlice(r, n), Act: ActClamp, Min: -1, Max: 1}
-			want, scale := refGemm(m, n, k, a, k, b, n, &ep, n)
-			packed := PackB(k, n, b, n)
-			for _, p := range pools(t) {
-				c1, c2 := poison(m*n), poison(m*n)
-				Gemm(p, m, n, k, a, k, b, n, c1, n, ep)
-				GemmPacked(p, m, n, k, a, k, packed, c2, n, ep)
-				what := fmt.Sprintf("%dx%dx%d threads=%d", m, n, k, p.Threads())
-				checkClose(t, what, c1, want, scale, 1e-5, 1e-6)
-				checkClose(t, what+" packed", c2, want, scale, 1e-5, 1e-6)
-			}
+			checkGemmBothB(t, r, m, n, k, Epilogue{Act: ActClamp, Min: -1, Max: 1})
 		}
 	}
 }
@@ -324,19 +314,27 @@ func TestGemmFourRowGroups(t *testing.T) {
 	}
 	r := newRand(17)
 	for _, m := range []int{64, 70} {
-		k, n := 2*kn.kc+76, 600
-		a, b := randSlice(r, m*k), randSlice(r, k*n)
-		ep := Epilogue{Bias: randSlice(r, n), Act: ActRelu}
-		want, scale := refGemm(m, n, k, a, k, b, n, &ep, n)
-		packed := PackB(k, n, b, n)
-		for _, p := range pools(t) {
-			c1, c2 := poison(m*n), poison(m*n)
-			Gemm(p, m, n, k, a, k, b, n, c1, n, ep)
-			GemmPacked(p, m, n, k, a, k, packed, c2, n, ep)
-			what := fmt.Sprintf("%dx%dx%d threads=%d", m, n, k, p.Threads())
-			checkClose(t, what, c1, want, scale, 1e-5, 1e-6)
-			checkEqual(t, what+" packed vs per call", c2, c1)
-		}
+		checkGemmBothB(t, r, m, 600, 2*kn.kc+76, Epilogue{Act: ActRelu})
+	}
+}
+
+// checkGemmBothB checks an m×n×k product of random operands with ep and a
+// random bias, B given per call (Gemm) and packed ahead of time
+// (GemmPacked), on 1 and 2 threads: against the reference, and the two
+// bit for bit.
+func checkGemmBothB(t *testing.T, r *rand.Rand, m, n, k int, ep Epilogue) {
+	t.Helper()
+	a, b := randSlice(r, m*k), randSlice(r, k*n)
+	ep.Bias = randSlice(r, n)
+	want, scale := refGemm(m, n, k, a, k, b, n, &ep, n)
+	packed := PackB(k, n, b, n)
+	for _, p := range pools(t) {
+		c1, c2 := poison(m*n), poison(m*n)
+		Gemm(p, m, n, k, a, k, b, n, c1, n, ep)
+		GemmPacked(p, m, n, k, a, k, packed, c2, n, ep)
+		what := fmt.Sprintf("%dx%dx%d threads=%d", m, n, k, p.Threads())
+		checkClose(t, what, c1, want, scale, 1e-5, 1e-6)
+		checkEqual(t, what+" packed vs per call", c2, c1)
 	}
 }
 
