@@ -800,6 +800,24 @@ func (mk *macro) fours(mb int) int {
 	return 0
 }
 
+// groupsTail reports whether the rows a block ends in (a row-kernel tail
+// of tailRows, or nf four-row tiles after full six-row panels) follow each
+// group of tailGroup B panels, while they are in cache, rather than one
+// pass over the run of runPanels: always for the row kernels; four-row
+// tiles where two panels fit in L1 (longer ones gained nothing from it and
+// lost to the extra calls), or where the run would not stay in L2 for a
+// second pass (see fourGroupBytes).
+func (mk *macro) groupsTail(tailRows, nf, full, runPanels int) bool {
+	switch {
+	case tailRows > 0:
+		return true
+	case nf == 0:
+		return false
+	}
+	panel := mk.kb * mk.kn.nr * 4 // bytes
+	return 2*panel <= 16<<10 || full > 0 && runPanels*panel > fourGroupBytes
+}
+
 // panel is B panel q of the block and its row stride.
 func (mk *macro) panel(q, w int) ([]float32, int) {
 	nr, kb := mk.kn.nr, mk.kb
@@ -900,14 +918,7 @@ func (mk *macro) run(ap, tmp []float32, i0, mb, q0, q1 int) {
 			case kn.tilesQ != nil:
 				if q >= done {
 					done = min(q1, mk.nb/nr)
-					if tailRows > 0 || nf > 0 && (kb*nr*4*2 <= 16<<10 || full > 0 && (q1-q0)*kb*nr*4 > fourGroupBytes) {
-						// The tail rows follow each group of panels
-						// while they are in L1 (four-row tiles only
-						// where two panels fit: longer ones gained
-						// nothing from it and lost to the extra calls),
-						// or while they are in L2 where the run's
-						// panels would not stay there for a second pass
-						// (see fourGroupBytes).
+					if mk.groupsTail(tailRows, nf, full, q1-q0) {
 						done = min(done, q0+((q-q0)/tg+1)*tg)
 					}
 					b, ldb, ps := mk.panels(q)

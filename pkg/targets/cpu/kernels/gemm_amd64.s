@@ -146,52 +146,33 @@
 // hold the clamp's bounds, Y14 and Y15 a bias by column; a bias by row is
 // broadcast from boff(SI). The operations, and their order per element, are
 // the general path's: the sums are the same bits.
-#define EPIRC(y0, y1, boff, d0, d1) \
+// The steps, on one row's two accumulators.
+#define BIASR2(y0, y1, boff) \
 	VBROADCASTSS boff(SI), Y14; \
 	VADDPS       Y14, y0, y0; \
-	VADDPS       Y14, y1, y1; \
-	VMAXPS       y0, Y12, y0; \
-	VMAXPS       y1, Y12, y1; \
-	VMINPS       y0, Y13, y0; \
-	VMINPS       y1, Y13, y1; \
-	VMOVUPS      y0, d0; \
-	VMOVUPS      y1, d1
-#define EPICC(y0, y1, d0, d1) \
-	VADDPS  Y14, y0, y0; \
-	VADDPS  Y15, y1, y1; \
-	VMAXPS  y0, Y12, y0; \
-	VMAXPS  y1, Y12, y1; \
-	VMINPS  y0, Y13, y0; \
-	VMINPS  y1, Y13, y1; \
+	VADDPS       Y14, y1, y1
+#define BIASC2(y0, y1) \
+	VADDPS Y14, y0, y0; \
+	VADDPS Y15, y1, y1
+#define CLAMP2(y0, y1) \
+	VMAXPS y0, Y12, y0; \
+	VMAXPS y1, Y12, y1; \
+	VMINPS y0, Y13, y0; \
+	VMINPS y1, Y13, y1
+#define RES2(y0, y1, r0, r1) \
+	VADDPS r0, y0, y0; \
+	VADDPS r1, y1, y1
+#define STORE2(y0, y1, d0, d1) \
 	VMOVUPS y0, d0; \
 	VMOVUPS y1, d1
-#define EPIR(y0, y1, boff, d0, d1) \
-	VBROADCASTSS boff(SI), Y14; \
-	VADDPS       Y14, y0, y0; \
-	VADDPS       Y14, y1, y1; \
-	VMOVUPS      y0, d0; \
-	VMOVUPS      y1, d1
-#define EPIC(y0, y1, d0, d1) \
-	VADDPS  Y14, y0, y0; \
-	VADDPS  Y15, y1, y1; \
-	VMOVUPS y0, d0; \
-	VMOVUPS y1, d1
-// With a residual row at r0, r1, added after the bias.
-#define EPIRR(y0, y1, boff, r0, r1, d0, d1) \
-	VBROADCASTSS boff(SI), Y14; \
-	VADDPS       Y14, y0, y0; \
-	VADDPS       Y14, y1, y1; \
-	VADDPS       r0, y0, y0; \
-	VADDPS       r1, y1, y1; \
-	VMOVUPS      y0, d0; \
-	VMOVUPS      y1, d1
-#define EPICR(y0, y1, r0, r1, d0, d1) \
-	VADDPS  Y14, y0, y0; \
-	VADDPS  Y15, y1, y1; \
-	VADDPS  r0, y0, y0; \
-	VADDPS  r1, y1, y1; \
-	VMOVUPS y0, d0; \
-	VMOVUPS y1, d1
+// A row: bias by row (R) or column (C), then a clamp (C) or a residual
+// row at r0, r1 (R), or neither, then the store.
+#define EPIRC(y0, y1, boff, d0, d1) BIASR2(y0, y1, boff); CLAMP2(y0, y1); STORE2(y0, y1, d0, d1)
+#define EPICC(y0, y1, d0, d1) BIASC2(y0, y1); CLAMP2(y0, y1); STORE2(y0, y1, d0, d1)
+#define EPIR(y0, y1, boff, d0, d1) BIASR2(y0, y1, boff); STORE2(y0, y1, d0, d1)
+#define EPIC(y0, y1, d0, d1) BIASC2(y0, y1); STORE2(y0, y1, d0, d1)
+#define EPIRR(y0, y1, boff, r0, r1, d0, d1) BIASR2(y0, y1, boff); RES2(y0, y1, r0, r1); STORE2(y0, y1, d0, d1)
+#define EPICR(y0, y1, r0, r1, d0, d1) BIASC2(y0, y1); RES2(y0, y1, r0, r1); STORE2(y0, y1, d0, d1)
 // The same on a tile's first four rows (C rows at DI, DI+R9, DI+2·R9,
 // R10), shared by the 6×16 tile (which adds rows 4 and 5) and the 4×16
 // one; the residual rows at r, r+ld, r+2·ld and r3.
@@ -1163,7 +1144,7 @@ c2done:
 // chain over k from zero, then the flags' steps in the same order), so a
 // block of 6·r + 4 rows gets the same bits as any other split of its rows.
 // Eight accumulators: two FMAs a cycle of four cycles' latency keep eight
-// chains busy (Zen 4).
+// chains busy (Zen 3).
 TEXT ·sgemm4x16(SB), NOSPLIT, $16-112
 	MOVQ b+24(FP), BX
 	MOVQ BX, curb-8(SP)

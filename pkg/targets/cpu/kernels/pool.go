@@ -133,27 +133,43 @@ const spinFor = time.Millisecond
 // next waits for a job: polling first, then blocking. ok is false once the
 // pool is closed.
 func (p *Pool) next() (*forJob, bool) {
-	deadline := time.Now().Add(spinFor)
-	for i := 1; !p.stop.Load(); i++ {
+	var j *forJob
+	ok := true
+	spin(func() bool {
+		if p.stop.Load() {
+			return true
+		}
 		// len(p.jobs) is a look at the queue that takes no lock; receiving
 		// in a select each time took the channel's lock as often, against
 		// the sender.
 		if len(p.jobs) > 0 {
 			select {
-			case j, ok := <-p.jobs:
-				return j, ok
+			case j, ok = <-p.jobs:
+				return true
 			default: // another worker was first
 			}
 		}
+		return false
+	})
+	if j != nil || !ok {
+		return j, ok
+	}
+	j, ok = <-p.jobs
+	return j, ok
+}
+
+// spin calls done until it reports true or spinFor has passed, yielding to
+// the Go scheduler every spinYield calls.
+func spin(done func() bool) {
+	deadline := time.Now().Add(spinFor)
+	for i := 1; !done(); i++ {
 		if i%spinYield == 0 {
 			if time.Now().After(deadline) {
-				break
+				return
 			}
 			runtime.Gosched()
 		}
 	}
-	j, ok := <-p.jobs
-	return j, ok
 }
 
 // spinYield is how many polls a spinning thread makes between yields to
@@ -240,15 +256,7 @@ func (p *Pool) For(n, grain int, fn func(lo, hi int)) {
 	// The last chunks are usually microseconds from done: poll for them
 	// before blocking, since a blocked caller's thread may sleep, and waking
 	// it costs more than the chunks.
-	deadline := time.Now().Add(spinFor)
-	for i := 1; j.left.Load() > 0; i++ {
-		if i%spinYield == 0 {
-			if time.Now().After(deadline) {
-				break
-			}
-			runtime.Gosched()
-		}
-	}
+	spin(func() bool { return j.left.Load() <= 0 })
 	j.done.Wait()
 	if pv := j.panicked.Load(); pv != nil {
 		panic(pv.v)
