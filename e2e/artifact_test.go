@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/rlx-project/rlx/pkg/artifact"
-	"github.com/rlx-project/rlx/pkg/build"
+	"github.com/rlx-project/rlx/pkg/driver"
 	"github.com/rlx-project/rlx/pkg/loader"
 )
 
@@ -19,7 +19,7 @@ func buildGPT(t *testing.T, dir string) string {
 	seed := uint64(9)
 	out := filepath.Join(dir, "m.rlx")
 	m := load(t, file)
-	if _, err := build.Build(file, src, out, build.Options{Target: "cpu", Bindings: twoBindings(t, m), RandomSeed: &seed, Compiler: "test"}); err != nil {
+	if _, err := driver.Build(file, src, out, driver.Options{Target: "cpu", Bindings: twoBindings(t, m), RandomSeed: &seed, Compiler: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -72,7 +72,7 @@ func TestRuntimeLinksNoCompiler(t *testing.T) {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}
 	for _, pkg := range strings.Fields(string(out)) {
-		for _, banned := range []string{"/pkg/hir", "/pkg/lower", "/pkg/fusion", "/pkg/specialize", "/pkg/mir", "/pkg/build", "/codegen"} {
+		for _, banned := range []string{"/pkg/hir", "/pkg/lower", "/pkg/fusion", "/pkg/specialize", "/pkg/mir", "/pkg/driver", "/codegen"} {
 			if strings.Contains(pkg, "rlx-project/rlx"+banned) {
 				t.Errorf("rlxrun depends on compiler package %s", pkg)
 			}

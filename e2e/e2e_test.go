@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rlx-project/rlx/pkg/build"
+	"github.com/rlx-project/rlx/pkg/driver"
 	"github.com/rlx-project/rlx/pkg/hir"
 	"github.com/rlx-project/rlx/pkg/loader"
 	"github.com/rlx-project/rlx/pkg/lower"
@@ -164,7 +164,7 @@ func TestModelsMatchReference(t *testing.T) {
 			bindings := twoBindings(t, m)
 			src, _ := os.ReadFile(file)
 			out := filepath.Join(dir, name+".rlx")
-			if _, err := build.Build(file, src, out, build.Options{Target: "cpu", Bindings: bindings, RandomSeed: &seed, Compiler: "test"}); err != nil {
+			if _, err := driver.Build(file, src, out, driver.Options{Target: "cpu", Bindings: bindings, RandomSeed: &seed, Compiler: "test"}); err != nil {
 				t.Fatalf("build: %v", err)
 			}
 			model, err := loader.Open(out, loader.Options{Threads: 2})
@@ -253,7 +253,7 @@ func TestReproducible(t *testing.T) {
 			var outs [][]byte
 			for i := 0; i < 2; i++ {
 				out := filepath.Join(dir, fmt.Sprintf("%s.%d.rlx", target, i))
-				if _, err := build.Build(file, src, out, build.Options{Target: target, Bindings: bs, RandomSeed: &seed, Compiler: "test"}); err != nil {
+				if _, err := driver.Build(file, src, out, driver.Options{Target: target, Bindings: bs, RandomSeed: &seed, Compiler: "test"}); err != nil {
 					t.Fatal(err)
 				}
 				b, _ := os.ReadFile(out)

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/rlx-project/rlx/pkg/artifact"
-	"github.com/rlx-project/rlx/pkg/build"
+	"github.com/rlx-project/rlx/pkg/driver"
 	"github.com/rlx-project/rlx/pkg/loader"
 	gpurt "github.com/rlx-project/rlx/pkg/targets/gpu/runtime"
 )
@@ -78,7 +78,7 @@ func TestGPUBuilds(t *testing.T) {
 					m := load(t, file)
 					src, _ := os.ReadFile(file)
 					out := filepath.Join(dir, name+"."+target+".rlx")
-					if _, err := build.Build(file, src, out, build.Options{Target: target, Bindings: twoBindings(t, m), RandomSeed: &seed, Compiler: "test"}); err != nil {
+					if _, err := driver.Build(file, src, out, driver.Options{Target: target, Bindings: twoBindings(t, m), RandomSeed: &seed, Compiler: "test"}); err != nil {
 						t.Fatalf("build: %v", err)
 					}
 					man, progs := artifactPrograms(t, out)
@@ -129,18 +129,18 @@ func needVulkan(t *testing.T) {
 // runBoth builds file for cpu and target with the same weights and
 // bindings and compares the target's outputs with the cpu's on random
 // inputs.
-func runBoth(t *testing.T, dir, file string, src []byte, opts build.Options, target string, tol float64) {
+func runBoth(t *testing.T, dir, file string, src []byte, opts driver.Options, target string, tol float64) {
 	t.Helper()
 	name := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 	cpuOut := filepath.Join(dir, name+".cpu.rlx")
 	gpuOut := filepath.Join(dir, name+"."+target+".rlx")
 	opts.Compiler = "test"
 	opts.Target = "cpu"
-	if _, err := build.Build(file, src, cpuOut, opts); err != nil {
+	if _, err := driver.Build(file, src, cpuOut, opts); err != nil {
 		t.Fatalf("cpu build: %v", err)
 	}
 	opts.Target = target
-	if _, err := build.Build(file, src, gpuOut, opts); err != nil {
+	if _, err := driver.Build(file, src, gpuOut, opts); err != nil {
 		t.Fatalf("%s build: %v", target, err)
 	}
 	cm, err := loader.Open(cpuOut, loader.Options{Threads: 2})
@@ -184,7 +184,7 @@ func TestVulkanMatchesCPU(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			m := load(t, file)
 			src, _ := os.ReadFile(file)
-			runBoth(t, dir, file, src, build.Options{Bindings: twoBindings(t, m), RandomSeed: &seed}, "vulkan", gpuTol)
+			runBoth(t, dir, file, src, driver.Options{Bindings: twoBindings(t, m), RandomSeed: &seed}, "vulkan", gpuTol)
 		})
 	}
 }
@@ -213,7 +213,7 @@ func TestMetalGolden(t *testing.T) {
 			src, _ := os.ReadFile(file)
 			out := filepath.Join(dir, name+".metal.rlx")
 			b := twoBindings(t, m)[:1]
-			if _, err := build.Build(file, src, out, build.Options{Target: "metal", Bindings: b, RandomSeed: &seed, Compiler: "test"}); err != nil {
+			if _, err := driver.Build(file, src, out, driver.Options{Target: "metal", Bindings: b, RandomSeed: &seed, Compiler: "test"}); err != nil {
 				t.Fatalf("build: %v", err)
 			}
 			_, progs := artifactPrograms(t, out)

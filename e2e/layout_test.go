@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/rlx-project/rlx/pkg/artifact"
-	"github.com/rlx-project/rlx/pkg/build"
+	"github.com/rlx-project/rlx/pkg/driver"
 	"github.com/rlx-project/rlx/pkg/specialize"
 )
 
@@ -54,7 +54,7 @@ func buildProgram(t *testing.T, file string, b specialize.Binding) artifact.Prog
 	}
 	seed := uint64(1)
 	out := filepath.Join(t.TempDir(), "m.rlx")
-	if _, err := build.Build(path, src, out, build.Options{Target: "cpu", Bindings: []specialize.Binding{b}, RandomSeed: &seed, Compiler: "test"}); err != nil {
+	if _, err := driver.Build(path, src, out, driver.Options{Target: "cpu", Bindings: []specialize.Binding{b}, RandomSeed: &seed, Compiler: "test"}); err != nil {
 		t.Fatalf("build: %v", err)
 	}
 	_, progs := artifactPrograms(t, out)

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rlx-project/rlx/pkg/build"
+	"github.com/rlx-project/rlx/pkg/driver"
 	"github.com/rlx-project/rlx/pkg/loader"
 	"github.com/rlx-project/rlx/pkg/onnx"
 	"github.com/rlx-project/rlx/pkg/onnx/onnxpb"
@@ -74,7 +74,7 @@ func runONNX(t *testing.T, g *graph, b specialize.Binding, inputs map[string]*te
 		t.Fatalf("import: %v", err)
 	}
 	out := filepath.Join(t.TempDir(), "t.rlx")
-	if _, err := build.Build("t.hir", res.HIR, out, build.Options{Target: "cpu", Bindings: []specialize.Binding{b}, Params: res.Weights, Compiler: "test"}); err != nil {
+	if _, err := driver.Build("t.hir", res.HIR, out, driver.Options{Target: "cpu", Bindings: []specialize.Binding{b}, Params: res.Weights, Compiler: "test"}); err != nil {
 		t.Fatalf("build: %v\n%s", err, res.HIR)
 	}
 	m, err := loader.Open(out, loader.Options{Threads: 1})

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/rlx-project/rlx/pkg/build"
+	"github.com/rlx-project/rlx/pkg/driver"
 	"github.com/rlx-project/rlx/pkg/loader"
 	"github.com/rlx-project/rlx/pkg/onnx"
 	"github.com/rlx-project/rlx/pkg/onnx/onnxpb"
@@ -86,7 +86,7 @@ func conformance(t *testing.T, target string) {
 			}
 			open := func(target string) *loader.Model {
 				out := filepath.Join(dir, name+"."+target+".rlx")
-				if _, err := build.Build(name+".hir", imp.HIR, out, build.Options{Target: target, Bindings: bindings, Params: imp.Weights, Compiler: "test"}); err != nil {
+				if _, err := driver.Build(name+".hir", imp.HIR, out, driver.Options{Target: target, Bindings: bindings, Params: imp.Weights, Compiler: "test"}); err != nil {
 					t.Fatalf("build %s: %v", target, err)
 				}
 				m, err := loader.Open(out, loader.Options{Threads: 2})

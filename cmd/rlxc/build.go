@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/rlx-project/rlx/pkg/artifact/cache"
-	"github.com/rlx-project/rlx/pkg/build"
+	"github.com/rlx-project/rlx/pkg/driver"
 	"github.com/rlx-project/rlx/pkg/hir"
 	"github.com/rlx-project/rlx/pkg/specialize"
 	"github.com/spf13/cobra"
@@ -99,7 +99,7 @@ RLXC_TARGET, ...) and from rlxc.yaml in the working directory; flags win.`,
 			if v.GetString("emit-kernels") != "" && v.GetString("target") == "cpu" {
 				return &exitError{code: exitUsage, err: fmt.Errorf("rlxc build: --emit-kernels writes GPU kernels; target cpu has none (its kernels are part of rlxrun): use --target vulkan, cuda or metal")}
 			}
-			opts := build.Options{
+			opts := driver.Options{
 				Target:        v.GetString("target"),
 				Bindings:      bindings,
 				Func:          v.GetString("func"),
@@ -134,7 +134,7 @@ RLXC_TARGET, ...) and from rlxc.yaml in the working directory; flags win.`,
 				src, opts.Params = res.HIR, res.Weights
 				file = strings.TrimSuffix(file, ".onnx") + ".hir"
 			}
-			if _, err := build.Build(file, src, out, opts); err != nil {
+			if _, err := driver.Build(file, src, out, opts); err != nil {
 				return buildError(err)
 			}
 			if dir := v.GetString("emit-kernels"); dir != "" {
@@ -168,7 +168,7 @@ RLXC_TARGET, ...) and from rlxc.yaml in the working directory; flags win.`,
 // buildError maps a build failure to an exit code: the user's input (1),
 // files (3), or rlxc itself (4).
 func buildError(err error) error {
-	var ie *build.InputError
+	var ie *driver.InputError
 	var el hir.ErrorList
 	var pe *os.PathError
 	switch {
@@ -186,9 +186,9 @@ func newTargetsCmd() *cobra.Command {
 		Short: "List the targets rlxc builds for and what each needs to run",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			for _, t := range build.Targets {
+			for _, t := range driver.Targets {
 				fmt.Fprintf(cmd.OutOrStdout(), "%-8s %s\n", t.Name, t.Status)
-				if note := build.BuildTools(t.Name); note != "" {
+				if note := driver.BuildTools(t.Name); note != "" {
 					fmt.Fprintf(cmd.OutOrStdout(), "%-8s note: %s\n", "", note)
 				}
 			}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rlx-project/rlx/pkg/build"
+	"github.com/rlx-project/rlx/pkg/driver"
 	"github.com/rlx-project/rlx/pkg/hir"
 	"github.com/rlx-project/rlx/pkg/lower"
 	"github.com/rlx-project/rlx/pkg/mir/eval"
@@ -39,7 +39,7 @@ func buildModel(t *testing.T, dir, file string, bindings ...specialize.Binding) 
 	}
 	seed := uint64(4)
 	out := filepath.Join(dir, "m.rlx")
-	if _, err := build.Build(file, src, out, build.Options{Target: "cpu", Bindings: bindings, RandomSeed: &seed, Compiler: "test"}); err != nil {
+	if _, err := driver.Build(file, src, out, driver.Options{Target: "cpu", Bindings: bindings, RandomSeed: &seed, Compiler: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -188,7 +188,7 @@ func TestVulkanArtifact(t *testing.T) {
 	src, _ := os.ReadFile(file)
 	seed := uint64(4)
 	art := filepath.Join(t.TempDir(), "cnn.rlx")
-	if _, err := build.Build(file, src, art, build.Options{Target: "vulkan", Bindings: []specialize.Binding{{"batch": 2}}, RandomSeed: &seed, Compiler: "test"}); err != nil {
+	if _, err := driver.Build(file, src, art, driver.Options{Target: "vulkan", Bindings: []specialize.Binding{{"batch": 2}}, RandomSeed: &seed, Compiler: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errs := rlxrun(t, art, "--fill", "random")
@@ -213,7 +213,7 @@ func TestMetalArtifact(t *testing.T) {
 	src, _ := os.ReadFile(file)
 	seed := uint64(4)
 	art := filepath.Join(t.TempDir(), "cnn.rlx")
-	if _, err := build.Build(file, src, art, build.Options{Target: "metal", Bindings: []specialize.Binding{{"batch": 1}}, RandomSeed: &seed, Compiler: "test"}); err != nil {
+	if _, err := driver.Build(file, src, art, driver.Options{Target: "metal", Bindings: []specialize.Binding{{"batch": 1}}, RandomSeed: &seed, Compiler: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	if code, _, errs := rlxrun(t, art, "--fill", "random"); code != exitDevice || !strings.Contains(errs, "no Metal runtime") {

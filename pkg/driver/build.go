@@ -1,6 +1,6 @@
-// Package build drives rlxc build: HIR in, .rlx artifact out, through the
+// Package driver drives rlxc build: HIR in, .rlx artifact out, through the
 // AOT cache. It is the one place that knows the order of the stages.
-package build
+package driver
 
 import (
 	"crypto/sha256"
