@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/rlx-project/rlx/pkg/dim"
+	"github.com/rlx-project/rlx/pkg/irtype"
 )
 
 // attrKind is the type an attribute value must have.
@@ -45,35 +46,9 @@ type attrSpec struct {
 // AttrValues holds an operation's checked attributes: every attribute the
 // op takes that was written or has a default, with values of Go types
 // int64, float64, bool, string, DType, []int64, dim.Expr or []dim.Expr.
-// Axis attributes are normalized to non-negative axes.
-type AttrValues map[string]any
-
-// Has reports whether the attribute has a value.
-func (a AttrValues) Has(name string) bool { _, ok := a[name]; return ok }
-
-// Int returns an integer attribute (0 when absent).
-func (a AttrValues) Int(name string) int64 { v, _ := a[name].(int64); return v }
-
-// Float returns a number attribute (0 when absent).
-func (a AttrValues) Float(name string) float64 { v, _ := a[name].(float64); return v }
-
-// Bool returns a boolean attribute (false when absent).
-func (a AttrValues) Bool(name string) bool { v, _ := a[name].(bool); return v }
-
-// String returns a string attribute ("" when absent).
-func (a AttrValues) String(name string) string { v, _ := a[name].(string); return v }
-
-// DType returns a dtype attribute (InvalidDType when absent).
-func (a AttrValues) DType(name string) DType { v, _ := a[name].(DType); return v }
-
-// Ints returns an integer-list attribute (nil when absent).
-func (a AttrValues) Ints(name string) []int64 { v, _ := a[name].([]int64); return v }
-
-// Dim returns a dim attribute (the constant 0 when absent).
-func (a AttrValues) Dim(name string) dim.Expr { v, _ := a[name].(dim.Expr); return v }
-
-// Dims returns a dim-list attribute (nil when absent).
-func (a AttrValues) Dims(name string) []dim.Expr { v, _ := a[name].([]dim.Expr); return v }
+// Axis attributes are normalized to non-negative axes. It is defined in
+// pkg/irtype (as Attrs), which MIR shares without importing the front end.
+type AttrValues = irtype.Attrs
 
 // opCtx is what an inference function sees: the statement, its operand
 // types and its checked attributes, with helpers that report errors in the

@@ -1,9 +1,8 @@
 package hir
 
 import (
-	"strings"
-
 	"github.com/rlx-project/rlx/pkg/dim"
+	"github.com/rlx-project/rlx/pkg/irtype"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
 
@@ -29,40 +28,9 @@ const (
 func ParseDType(name string) (DType, bool) { return tensor.ParseDType(name) }
 
 // Type is the checked type of a value: an element type and a shape whose dims
-// are canonical symbolic expressions. A scalar has an empty shape.
-type Type struct {
-	DType DType
-	Shape []dim.Expr
-}
-
-// Rank is the number of dims.
-func (t Type) Rank() int { return len(t.Shape) }
-
-// IsStatic reports whether every dim is a constant.
-func (t Type) IsStatic() bool {
-	for _, d := range t.Shape {
-		if !d.IsConst() {
-			return false
-		}
-	}
-	return true
-}
-
-// String prints the type as HIR source: f32[batch*seq, 256].
-func (t Type) String() string {
-	return t.DType.String() + ShapeString(t.Shape)
-}
+// are canonical symbolic expressions. A scalar has an empty shape. It is
+// defined in pkg/irtype, which MIR shares without importing the front end.
+type Type = irtype.Type
 
 // ShapeString prints just the dims: [batch, 512].
-func ShapeString(shape []dim.Expr) string {
-	var b strings.Builder
-	b.WriteByte('[')
-	for i, d := range shape {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(d.String())
-	}
-	b.WriteByte(']')
-	return b.String()
-}
+func ShapeString(shape []dim.Expr) string { return irtype.ShapeString(shape) }

@@ -13,15 +13,15 @@ import (
 	"strings"
 
 	"github.com/rlx-project/rlx/pkg/dim"
-	"github.com/rlx-project/rlx/pkg/hir"
+	"github.com/rlx-project/rlx/pkg/irtype"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
 
 // Type is a dtype and a symbolic shape.
-type Type = hir.Type
+type Type = irtype.Type
 
-// Attrs are an operation's attributes (see hir.AttrValues for the value types).
-type Attrs = hir.AttrValues
+// Attrs are an operation's attributes (see irtype.Attrs for the value types).
+type Attrs = irtype.Attrs
 
 // Value is one SSA tensor value.
 type Value struct {
