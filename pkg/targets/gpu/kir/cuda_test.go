@@ -16,7 +16,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/rlx-project/rlx/pkg/targets/cuda/cu"
+	"github.com/rlx-project/rlx/pkg/targets/gpu/cu"
 	"github.com/rlx-project/rlx/pkg/targets/gpu/toolchain"
 )
 

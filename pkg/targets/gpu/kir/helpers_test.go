@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/rlx-project/rlx/pkg/targets/gpu/toolchain"
-	"github.com/rlx-project/rlx/pkg/targets/vulkan/vk"
+	"github.com/rlx-project/rlx/pkg/targets/gpu/vk"
 )
 
 // skipOrFail skips a test whose tool or device is missing here, and fails

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/rlx-project/rlx/pkg/artifact"
-	"github.com/rlx-project/rlx/pkg/targets/cuda/cu"
+	"github.com/rlx-project/rlx/pkg/targets/gpu/cu"
 )
 
 // CUDA adapts a CUDA device (PTX kernels, or CUDA C compiled by NVRTC).

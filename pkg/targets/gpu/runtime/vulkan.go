@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/rlx-project/rlx/pkg/artifact"
-	"github.com/rlx-project/rlx/pkg/targets/vulkan/vk"
+	"github.com/rlx-project/rlx/pkg/targets/gpu/vk"
 )
 
 // Vulkan adapts a Vulkan device (SPIR-V kernels).
