@@ -1,0 +1,371 @@
+package lir
+
+import (
+	"strconv"
+
+	"github.com/rlx-project/rlx/pkg/tensor"
+)
+
+// This file holds one struct per kind of kernel. Geometry is in elements
+// (not bytes) unless a field says otherwise; tensors are row-major unless
+// the kind says otherwise (Relayout, DepthwiseNHWC).
+
+// Activation selects the function an Epilogue applies. NaN passes through
+// every activation unchanged.
+type Activation uint8
+
+// The activations. ActGelu is the erf form, ActGeluTanh the tanh
+// approximation; ActLeakyRelu uses Epilogue.Alpha as the negative slope;
+// ActClamp clamps to [Epilogue.Min, Epilogue.Max] (±Inf for one side).
+const (
+	ActNone Activation = iota
+	ActRelu
+	ActGelu
+	ActGeluTanh
+	ActSilu
+	ActSigmoid
+	ActTanh
+	ActLeakyRelu
+	ActClamp
+	numActivations
+)
+
+var activationNames = [...]string{
+	ActNone:      "none",
+	ActRelu:      "relu",
+	ActGelu:      "gelu",
+	ActGeluTanh:  "gelu_tanh",
+	ActSilu:      "silu",
+	ActSigmoid:   "sigmoid",
+	ActTanh:      "tanh",
+	ActLeakyRelu: "leaky_relu",
+	ActClamp:     "clamp",
+}
+
+// String returns the activation's name.
+func (a Activation) String() string {
+	if a < numActivations {
+		return activationNames[a]
+	}
+	return "Activation(" + strconv.Itoa(int(a)) + ")"
+}
+
+// ParseActivation returns the activation named s ("" is ActNone).
+func ParseActivation(s string) (Activation, bool) {
+	if s == "" {
+		return ActNone, true
+	}
+	for a, n := range activationNames {
+		if n == s {
+			return Activation(a), true
+		}
+	}
+	return 0, false
+}
+
+// Epilogue is what a product or convolution applies to each sum before
+// storing it: bias, then the activation, then the residual.
+type Epilogue struct {
+	Bias     Buf // per output column (matmul) or channel (conv), or NoBuf
+	Residual Buf // same layout as the output, added after the activation, or NoBuf
+	Act      Activation
+	Alpha    float64 // ActLeakyRelu's slope
+	Min, Max float64 // ActClamp's bounds
+}
+
+// NoEpilogue stores the sums as they are.
+func NoEpilogue() Epilogue { return Epilogue{Bias: NoBuf, Residual: NoBuf} }
+
+func (e *Epilogue) refs(rs []Ref) []Ref { return opt(rs, false, e.Bias, e.Residual) }
+
+// MatMul is NumPy's matmul of A (shape AShape) and B (BShape), both rank
+// >= 2 with broadcast batch dims, into Out.
+type MatMul struct {
+	A, B, Out      Buf
+	AShape, BShape []int64
+	Epilogue       Epilogue
+}
+
+// PackedMatMul is Out[M, N] = A[M, K] · B[K, N] with B a weight packed at
+// build time in the CPU micro-kernel's panel layout (its header names the
+// layout).
+type PackedMatMul struct {
+	A, B, Out Buf
+	M, N, K   int64
+	Epilogue  Epilogue
+}
+
+// PackedConv1x1 is a 1x1 convolution of X [N, C, HW] as the transposed
+// product Out[n] = Wᵀ·X[n] with Wᵀ [C, O] packed at build time.
+type PackedConv1x1 struct {
+	X, W, Out   Buf
+	N, C, HW, O int64
+	Epilogue    Epilogue
+}
+
+// ConvGeom is a 2-D convolution's geometry: input [N, C, H, W], weights
+// [O, C/Groups, KH, KW], output [N, O, OH, OW].
+type ConvGeom struct {
+	N, C, H, W             int64
+	O, KH, KW              int64
+	StrideH, StrideW       int64
+	PadT, PadL, PadB, PadR int64
+	DilH, DilW             int64
+	Groups                 int64
+	OH, OW                 int64
+}
+
+// Conv2D is a convolution over NCHW tensors.
+type Conv2D struct {
+	X, W, Out Buf
+	Geom      ConvGeom
+	Epilogue  Epilogue
+}
+
+// DepthwiseNHWC is a depthwise convolution over channels-last X and Out
+// ([N, H, W, C]) with the weights stored tap-major, [KH·KW, C].
+type DepthwiseNHWC struct {
+	X, W, Out Buf
+	Geom      ConvGeom
+	Epilogue  Epilogue
+}
+
+// Relayout moves [N, C, HW] to [N, HW, C] (ToNHWC) or back.
+type Relayout struct {
+	Src, Dst Buf
+	N, C, HW int64
+	ToNHWC   bool
+}
+
+// PoolGeom is a 2-D pool's geometry: input [N, C, H, W], output [N, C, OH, OW].
+type PoolGeom struct {
+	N, C, H, W             int64
+	KH, KW                 int64
+	StrideH, StrideW       int64
+	PadT, PadL, PadB, PadR int64
+	DilH, DilW             int64
+	OH, OW                 int64
+}
+
+// Pool2D is a max or average pool over NCHW tensors.
+type Pool2D struct {
+	X, Out          Buf
+	Max             bool // else average
+	Geom            PoolGeom
+	CountIncludePad bool // average: divide by the whole window, padding included
+}
+
+// ReduceFn selects what a Reduce computes. Over an empty set Sum gives 0,
+// Mean NaN, Max -Inf, Min +Inf and Prod 1; Max and Min propagate NaN.
+type ReduceFn uint8
+
+// The reductions.
+const (
+	ReduceSum ReduceFn = iota
+	ReduceMean
+	ReduceMax
+	ReduceMin
+	ReduceProd
+	numReduceFns
+)
+
+var reduceNames = [...]string{ReduceSum: "sum", ReduceMean: "mean", ReduceMax: "max", ReduceMin: "min", ReduceProd: "prod"}
+
+func (f ReduceFn) String() string {
+	if f < numReduceFns {
+		return reduceNames[f]
+	}
+	return "ReduceFn(" + strconv.Itoa(int(f)) + ")"
+}
+
+// ParseReduceFn returns the reduction named s.
+func ParseReduceFn(s string) (ReduceFn, bool) {
+	for f, n := range reduceNames {
+		if n == s {
+			return ReduceFn(f), true
+		}
+	}
+	return 0, false
+}
+
+// Reduce reduces X (Shape) over Axes into Out (the kept dims, in order).
+type Reduce struct {
+	X, Out Buf
+	Fn     ReduceFn
+	DType  tensor.DType
+	Shape  []int64
+	Axes   []int64
+}
+
+// ArgReduce is the index (i64) of the first largest (Max) or smallest
+// element along the middle dim of X viewed as [Outer, Axis, Inner].
+type ArgReduce struct {
+	X, Out             Buf
+	Max                bool
+	Outer, Axis, Inner int64
+	DType              tensor.DType
+}
+
+// Softmax normalizes X viewed as [Outer, Axis, Inner] along Axis (its log
+// when Log).
+type Softmax struct {
+	X, Out             Buf
+	Outer, Axis, Inner int64
+	Log                bool
+}
+
+// LayerNorm normalizes each of Rows rows of Cols elements (RMSNorm when
+// RMS: no mean subtracted, no bias), then scales and shifts.
+type LayerNorm struct {
+	X, Scale, Bias, Out Buf // Scale and Bias may be NoBuf
+	Rows, Cols          int64
+	RMS                 bool
+	Eps                 float64
+}
+
+// AddLayerNorm is LayerNorm(A + B), also storing A + B in Sum when Sum is
+// not NoBuf.
+type AddLayerNorm struct {
+	A, B, Scale, Bias, Out, Sum Buf // Scale, Bias and Sum may be NoBuf
+	Rows, Cols                  int64
+	Eps                         float64
+}
+
+// AttnGeom is attention's geometry: Out[b..., Sq, Dv] over the broadcast
+// batch dims Batch. Each operand has an element stride per batch dim (0
+// broadcasts) and a row stride (0: rows back to back); the mask, when
+// present, also has strides along Sq and Sk.
+type AttnGeom struct {
+	Batch                                     []int64
+	QStrides, KStrides, VStrides, MaskStrides []int64
+	QRow, KRow, VRow                          int64
+	MaskRowStride, MaskColStride              int64
+	Sq, Sk, D, Dv                             int64
+	Scale                                     float64
+	Causal                                    bool // query i sees keys j <= i + (Sk - Sq)
+}
+
+// Attention is softmax(Q·Kᵀ·Scale + Mask)·V.
+type Attention struct {
+	Q, K, V, Mask, Out Buf // Mask may be NoBuf
+	Geom               AttnGeom
+}
+
+// Memcpy copies Src's bytes to Dst (the smaller of the two sizes).
+type Memcpy struct {
+	Src, Dst Buf
+}
+
+// Copy is a strided copy of Shape elements of ElemSize bytes: element i
+// (a multi-index) goes from SrcOff + i·SrcStrides to DstOff + i·DstStrides.
+type Copy struct {
+	Src, Dst               Buf
+	ElemSize               int64
+	Shape                  []int64
+	DstOff, SrcOff         int64
+	DstStrides, SrcStrides []int64
+}
+
+// Fill sets every element of Dst to Value.
+type Fill struct {
+	Dst   Buf
+	DType tensor.DType
+	Value float64
+}
+
+// Gather takes, for X viewed as [Outer, AxisLen, Inner] elements of
+// ElemSize bytes, the rows named by Idx (i32 or i64) along the middle dim.
+type Gather struct {
+	X, Idx, Out           Buf
+	Outer, AxisLen, Inner int64
+	ElemSize              int64
+	IdxDType              tensor.DType
+}
+
+// Iota writes 0, 1, ..., N-1.
+type Iota struct {
+	Out   Buf
+	N     int64
+	DType tensor.DType
+}
+
+// Dispatch launches GPU kernel Kernel (an index into Program.Kernels)
+// over Groups workgroups with its parameters bound to Args, in order.
+type Dispatch struct {
+	Kernel int
+	Groups [3]int64
+	Args   []Buf
+}
+
+func (*MatMul) Kind() Kind        { return "matmul" }
+func (*PackedMatMul) Kind() Kind  { return "matmul_packed" }
+func (*PackedConv1x1) Kind() Kind { return "conv1x1_packed" }
+func (*Conv2D) Kind() Kind        { return "conv2d" }
+func (*DepthwiseNHWC) Kind() Kind { return "dwconv_nhwc_taps" }
+func (*Reduce) Kind() Kind        { return "reduce" }
+func (*ArgReduce) Kind() Kind     { return "argreduce" }
+func (*Softmax) Kind() Kind       { return "softmax" }
+func (*LayerNorm) Kind() Kind     { return "layernorm" }
+func (*AddLayerNorm) Kind() Kind  { return "add_layernorm" }
+func (*Attention) Kind() Kind     { return "attention" }
+func (*Memcpy) Kind() Kind        { return "memcpy" }
+func (*Copy) Kind() Kind          { return "copy" }
+func (*Fill) Kind() Kind          { return "fill" }
+func (*Gather) Kind() Kind        { return "gather" }
+func (*Iota) Kind() Kind          { return "iota" }
+func (*Dispatch) Kind() Kind      { return "dispatch" }
+func (*Elementwise) Kind() Kind   { return "ew" }
+
+func (o *Relayout) Kind() Kind {
+	if o.ToNHWC {
+		return "nchw_to_nhwc"
+	}
+	return "nhwc_to_nchw"
+}
+
+func (o *Pool2D) Kind() Kind {
+	if o.Max {
+		return "maxpool2d"
+	}
+	return "avgpool2d"
+}
+
+func (o *MatMul) Refs() []Ref        { return writes(o.Epilogue.refs(reads(o.A, o.B)), o.Out) }
+func (o *PackedMatMul) Refs() []Ref  { return writes(o.Epilogue.refs(reads(o.A, o.B)), o.Out) }
+func (o *PackedConv1x1) Refs() []Ref { return writes(o.Epilogue.refs(reads(o.X, o.W)), o.Out) }
+func (o *Conv2D) Refs() []Ref        { return writes(o.Epilogue.refs(reads(o.X, o.W)), o.Out) }
+func (o *DepthwiseNHWC) Refs() []Ref { return writes(o.Epilogue.refs(reads(o.X, o.W)), o.Out) }
+func (o *Relayout) Refs() []Ref      { return writes(reads(o.Src), o.Dst) }
+func (o *Pool2D) Refs() []Ref        { return writes(reads(o.X), o.Out) }
+func (o *Reduce) Refs() []Ref        { return writes(reads(o.X), o.Out) }
+func (o *ArgReduce) Refs() []Ref     { return writes(reads(o.X), o.Out) }
+func (o *Softmax) Refs() []Ref       { return writes(reads(o.X), o.Out) }
+func (o *LayerNorm) Refs() []Ref {
+	return writes(opt(reads(o.X), false, o.Scale, o.Bias), o.Out)
+}
+func (o *AddLayerNorm) Refs() []Ref {
+	return opt(writes(opt(reads(o.A, o.B), false, o.Scale, o.Bias), o.Out), true, o.Sum)
+}
+func (o *Attention) Refs() []Ref {
+	return writes(opt(reads(o.Q, o.K, o.V), false, o.Mask), o.Out)
+}
+func (o *Memcpy) Refs() []Ref { return writes(reads(o.Src), o.Dst) }
+func (o *Copy) Refs() []Ref   { return writes(reads(o.Src), o.Dst) }
+func (o *Fill) Refs() []Ref   { return writes(nil, o.Dst) }
+func (o *Gather) Refs() []Ref { return writes(reads(o.X, o.Idx), o.Out) }
+func (o *Iota) Refs() []Ref   { return writes(nil, o.Out) }
+
+// Refs of a dispatch are all reads: which parameters a kernel writes is in
+// its Kernel entry, which the GPU runtime checks.
+func (o *Dispatch) Refs() []Ref { return reads(o.Args...) }
+
+func (o *Elementwise) Refs() []Ref {
+	rs := make([]Ref, 0, len(o.In)+len(o.Out))
+	for _, in := range o.In {
+		rs = append(rs, Ref{Buf: in.Buf})
+	}
+	for _, out := range o.Out {
+		rs = append(rs, Ref{Buf: out.Buf, Write: true})
+	}
+	return rs
+}

@@ -1,0 +1,141 @@
+// Package lir is the low-level IR: one variant of a model, fully
+// specialized. Shapes, strides and geometry are concrete numbers, tensors
+// live in numbered buffers (arena ranges, weights, inputs, outputs), and
+// the schedule is a list of steps, each one typed kernel launch (MatMul,
+// Conv2D, Elementwise, ...). Backends read these structs; the runtimes
+// run them; the artifact stores them, one Program per variant.
+//
+// lir is data: it imports no compiler package, so the runtime links it.
+package lir
+
+import "fmt"
+
+// Program is one variant: concrete shapes, a buffer table and a schedule.
+type Program struct {
+	Inputs     []Slot   `msgpack:"inputs"`
+	Outputs    []Slot   `msgpack:"outputs"`
+	Buffers    []Buffer `msgpack:"buffers"`
+	ArenaBytes int64    `msgpack:"arena_bytes"`
+	Steps      []Step   `msgpack:"steps"`
+	// Kernels is a GPU program's kernel table: its steps are Dispatch
+	// launches into it. Empty on the CPU.
+	Kernels []Kernel `msgpack:"kernels,omitempty"`
+}
+
+// Slot binds a program input or output to a buffer.
+type Slot struct {
+	Name   string  `msgpack:"name"`
+	DType  string  `msgpack:"dtype"`
+	Shape  []int64 `msgpack:"shape"`
+	Buffer int     `msgpack:"buffer"`
+}
+
+// Where a buffer's bytes live.
+const (
+	BufArena  = "arena"  // Offset within the per-run arena
+	BufWeight = "weight" // Index into the manifest's weights, Offset within that weight
+	BufInput  = "input"  // Index of the input slot
+	BufOutput = "output" // Index of the output slot (allocated per run)
+)
+
+// Buffer is a run of bytes a kernel reads or writes. Views (reshapes) are
+// buffers that share bytes with another.
+type Buffer struct {
+	Kind   string `msgpack:"kind"`
+	Index  int    `msgpack:"index"`
+	Offset int64  `msgpack:"offset"`
+	Bytes  int64  `msgpack:"bytes"`
+}
+
+// Buf is an index into Program.Buffers. An optional operand that is absent
+// is NoBuf.
+type Buf int
+
+// NoBuf marks an absent optional operand (a matmul without a bias, say).
+const NoBuf Buf = -1
+
+func (b Buf) String() string {
+	if b == NoBuf {
+		return "-"
+	}
+	return fmt.Sprintf("b%d", int(b))
+}
+
+// Step is one kernel launch: the operation and where it came from.
+type Step struct {
+	Op  Op
+	Src string // the source operation, for profiles and errors: "mlp.hir:12:7 linear"
+}
+
+// Kind names an operation in the artifact and in reports.
+func (s *Step) Kind() string { return string(s.Op.Kind()) }
+
+// Kind is the tag an operation is encoded under.
+type Kind string
+
+// Op is one kernel launch's parameters. Each kind of kernel is its own
+// struct type in ops.go; a backend switches on the type.
+type Op interface {
+	// Kind is the operation's tag; for a few types it depends on a field
+	// (Pool2D: maxpool2d or avgpool2d).
+	Kind() Kind
+	// Refs lists every buffer the operation reads or writes, optional
+	// operands only when present.
+	Refs() []Ref
+}
+
+// Ref is one buffer an operation uses.
+type Ref struct {
+	Buf   Buf
+	Write bool
+}
+
+func reads(bs ...Buf) []Ref {
+	out := make([]Ref, 0, len(bs))
+	for _, b := range bs {
+		out = append(out, Ref{Buf: b})
+	}
+	return out
+}
+
+// opt appends the optional operands that are present.
+func opt(rs []Ref, write bool, bs ...Buf) []Ref {
+	for _, b := range bs {
+		if b != NoBuf {
+			rs = append(rs, Ref{Buf: b, Write: write})
+		}
+	}
+	return rs
+}
+
+func writes(rs []Ref, bs ...Buf) []Ref {
+	for _, b := range bs {
+		rs = append(rs, Ref{Buf: b, Write: true})
+	}
+	return rs
+}
+
+// Kernel is one GPU kernel: its source, and its compiled form where the
+// build compiled it (SPIR-V for vulkan, PTX for cuda). A Dispatch step
+// launches one. A parameter sees its whole device buffer (the arena, one
+// weight, one input or output); the element offset of the tensor within
+// it is compiled into the kernel, so buffers need no aligned sub-buffer
+// bindings.
+type Kernel struct {
+	Name       string        `msgpack:"name"`
+	Lang       string        `msgpack:"lang"`  // glsl, cuda, msl
+	Entry      string        `msgpack:"entry"` // the entry point in Source and Binary
+	Source     string        `msgpack:"source"`
+	Binary     []byte        `msgpack:"binary,omitempty"`
+	BinaryKind string        `msgpack:"binary_kind,omitempty"` // spirv, ptx
+	Local      [3]int64      `msgpack:"local"`                 // workgroup size
+	Shared     int64         `msgpack:"shared"`                // workgroup memory, bytes
+	Params     []KernelParam `msgpack:"params"`
+}
+
+// KernelParam is one buffer parameter of a kernel.
+type KernelParam struct {
+	Name  string `msgpack:"name"`
+	DType string `msgpack:"dtype"` // element type: f32, i64, u8, ...
+	Write bool   `msgpack:"write"`
+}
