@@ -1,6 +1,10 @@
 package kernels
 
-import "math"
+import (
+	"math"
+
+	"github.com/rlx-project/rlx/pkg/lir"
+)
 
 // Scalar float32 math for elementwise code. Every function computes in
 // float64 and rounds once, so results are within about one ulp of the float64
@@ -120,66 +124,25 @@ func GeluTanh32(x float32) float32 {
 	return float32(xd * sigmoid64(2*u))
 }
 
-// Activation selects the function an Epilogue applies.
-type Activation uint8
+// Activation selects the function an Epilogue applies: lir's numbering,
+// the one the artifact stores. ActGelu is the erf form; ActGeluTanh the
+// tanh approximation; ActLeakyRelu uses Epilogue.Alpha as the negative
+// slope; ActClamp clamps to [Epilogue.Min, Epilogue.Max] (use ±Inf for one
+// side). NaN passes through every activation unchanged.
+type Activation = lir.Activation
 
-// The activations. ActGelu is the erf form; ActGeluTanh the tanh
-// approximation; ActLeakyRelu uses Epilogue.Alpha as the negative slope;
-// ActClamp clamps to [Epilogue.Min, Epilogue.Max] (use ±Inf for one side).
-// NaN passes through every activation unchanged.
+// The activations.
 const (
-	ActNone Activation = iota
-	ActRelu
-	ActGelu
-	ActGeluTanh
-	ActSilu
-	ActSigmoid
-	ActTanh
-	ActLeakyRelu
-	ActClamp
+	ActNone      = lir.ActNone
+	ActRelu      = lir.ActRelu
+	ActGelu      = lir.ActGelu
+	ActGeluTanh  = lir.ActGeluTanh
+	ActSilu      = lir.ActSilu
+	ActSigmoid   = lir.ActSigmoid
+	ActTanh      = lir.ActTanh
+	ActLeakyRelu = lir.ActLeakyRelu
+	ActClamp     = lir.ActClamp
 )
-
-var activationNames = [...]string{
-	ActNone:      "none",
-	ActRelu:      "relu",
-	ActGelu:      "gelu",
-	ActGeluTanh:  "gelu_tanh",
-	ActSilu:      "silu",
-	ActSigmoid:   "sigmoid",
-	ActTanh:      "tanh",
-	ActLeakyRelu: "leaky_relu",
-	ActClamp:     "clamp",
-}
-
-// String returns the activation's name.
-func (a Activation) String() string {
-	if int(a) < len(activationNames) {
-		return activationNames[a]
-	}
-	return "Activation(" + itoa(int(a)) + ")"
-}
-
-func itoa(v int) string {
-	if v == 0 {
-		return "0"
-	}
-	neg := v < 0
-	if neg {
-		v = -v
-	}
-	var b [24]byte
-	i := len(b)
-	for v > 0 {
-		i--
-		b[i] = byte('0' + v%10)
-		v /= 10
-	}
-	if neg {
-		i--
-		b[i] = '-'
-	}
-	return string(b[i:])
-}
 
 // activate applies act to every element of x in place.
 func activate(x []float32, act Activation, alpha, lo, hi float32) {

@@ -3,22 +3,25 @@ package kernels
 import (
 	"fmt"
 	"math"
+
+	"github.com/rlx-project/rlx/pkg/lir"
 )
 
-// ReduceKind selects what Reduce computes.
-type ReduceKind uint8
+// ReduceKind selects what Reduce computes: lir's numbering. Over an empty
+// set Sum gives 0, Mean NaN (0/0), Max -Inf, Min +Inf and Prod 1. Max and
+// Min propagate NaN (NumPy's max/min).
+type ReduceKind = lir.ReduceFn
 
-// The reductions. Over an empty set Sum gives 0, Mean NaN (0/0), Max -Inf,
-// Min +Inf and Prod 1. Max and Min propagate NaN (NumPy's max/min).
+// The reductions.
 const (
-	ReduceSum ReduceKind = iota
-	ReduceMean
-	ReduceMax
-	ReduceMin
-	ReduceProd
+	ReduceSum  = lir.ReduceSum
+	ReduceMean = lir.ReduceMean
+	ReduceMax  = lir.ReduceMax
+	ReduceMin  = lir.ReduceMin
+	ReduceProd = lir.ReduceProd
 )
 
-func (k ReduceKind) identity() float64 {
+func identity(k ReduceKind) float64 {
 	switch k {
 	case ReduceMax:
 		return math.Inf(-1)
@@ -31,7 +34,7 @@ func (k ReduceKind) identity() float64 {
 }
 
 // reduceSpan folds xs into acc.
-func (k ReduceKind) reduceSpan(acc float64, xs []float32) float64 {
+func reduceSpan(k ReduceKind, acc float64, xs []float32) float64 {
 	switch k {
 	case ReduceSum, ReduceMean:
 		return acc + sum64(xs)
@@ -58,7 +61,7 @@ func (k ReduceKind) reduceSpan(acc float64, xs []float32) float64 {
 }
 
 // combineVec folds xs into acc elementwise.
-func (k ReduceKind) combineVec(acc []float64, xs []float32) {
+func combineVec(k ReduceKind, acc []float64, xs []float32) {
 	xs = xs[:len(acc)]
 	switch k {
 	case ReduceSum, ReduceMean:
@@ -85,7 +88,7 @@ func (k ReduceKind) combineVec(acc []float64, xs []float32) {
 }
 
 // combine folds b (a partial result) into a.
-func (k ReduceKind) combine(a, b float64) float64 {
+func combine(k ReduceKind, a, b float64) float64 {
 	switch k {
 	case ReduceSum, ReduceMean:
 		return a + b
@@ -146,7 +149,7 @@ func Reduce(p *Pool, out, x []float32, shape []int, axes []int, kind ReduceKind)
 		return float32(v)
 	}
 	if nRed == 0 {
-		v := finish(kind.identity())
+		v := finish(identity(kind))
 		for i := range out[:nOut] {
 			out[i] = v
 		}
@@ -182,12 +185,12 @@ func Reduce(p *Pool, out, x []float32, shape []int, axes []int, kind ReduceKind)
 		part := make([]float64, nb)
 		p.For(nb, 1, func(lo, hi int) {
 			for b := lo; b < hi; b++ {
-				part[b] = kind.reduceSpan(kind.identity(), x[b*blk:min(total, (b+1)*blk)])
+				part[b] = reduceSpan(kind, identity(kind), x[b*blk:min(total, (b+1)*blk)])
 			}
 		})
-		acc := kind.identity()
+		acc := identity(kind)
 		for _, v := range part {
-			acc = kind.combine(acc, v)
+			acc = combine(kind, acc, v)
 		}
 		out[0] = finish(acc)
 		return
@@ -251,7 +254,7 @@ func Reduce(p *Pool, out, x []float32, shape []int, axes []int, kind ReduceKind)
 			for t := lo; t < hi; t++ {
 				o, c0 := t/nc, (t%nc)*cb
 				a := acc[:min(cb, L-c0)]
-				id := kind.identity()
+				id := identity(kind)
 				for j := range a {
 					a[j] = id
 				}
@@ -262,7 +265,7 @@ func Reduce(p *Pool, out, x []float32, shape []int, axes []int, kind ReduceKind)
 					// block in registers, in the same order.
 					addWiden(a, x[b:], rd[0], rs[0])
 				} else {
-					odometer(func(off int) { kind.combineVec(a, x[b+off:b+off+len(a)]) })
+					odometer(func(off int) { combineVec(kind, a, x[b+off:b+off+len(a)]) })
 				}
 				dst := out[o*L+c0 : o*L+c0+len(a)]
 				if kind == ReduceMean {
@@ -282,8 +285,8 @@ func Reduce(p *Pool, out, x []float32, shape []int, axes []int, kind ReduceKind)
 	p.For(nRows, max(1, (1<<14)/nRed), func(lo, hi int) {
 		for o := lo; o < hi; o++ {
 			b := base(o)
-			acc := kind.identity()
-			odometer(func(off int) { acc = kind.reduceSpan(acc, x[b+off:b+off+span]) })
+			acc := identity(kind)
+			odometer(func(off int) { acc = reduceSpan(kind, acc, x[b+off:b+off+span]) })
 			out[o] = finish(acc)
 		}
 	})

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/rlx-project/rlx/pkg/artifact"
+	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
@@ -14,24 +14,17 @@ import (
 // on at once: long enough to amortize dispatch, short enough for L1.
 const ewChunk = 512
 
-// runElementwise interprets an "ew" step (see codegen.elementwise for the
-// layout). Registers hold float64 chunks: exact for f32 math and for
-// integers below 2^53; values are converted to the result dtype on store.
-func runElementwise(pool *kernels.Pool, s *artifact.Step, bufs [][]byte) error {
-	nIn, nOut := int(s.Ints[0]), int(s.Ints[1])
-	if len(s.Ints) != 2+nIn+nOut || len(s.Args) != nIn+nOut || len(s.Shapes) != 1+nIn {
-		return fmt.Errorf("malformed elementwise step")
-	}
-	inT := make([]tensor.DType, nIn)
-	outT := make([]tensor.DType, nOut)
-	for i := range inT {
-		inT[i] = tensor.DType(s.Ints[2+i])
-	}
-	for i := range outT {
-		outT[i] = tensor.DType(s.Ints[2+nIn+i])
-	}
-	shape := s.Shapes[0]
+// runElementwise interprets an elementwise step. Registers hold float64
+// chunks: exact for f32 math and for integers below 2^53; values are
+// converted to the result dtype on store.
+func runElementwise(pool *kernels.Pool, op *lir.Elementwise, bufs [][]byte) error {
+	shape := op.Shape
 	rank := len(shape)
+	for i, in := range op.In {
+		if len(in.Strides) != rank || rank == 0 {
+			return fmt.Errorf("malformed elementwise step: operand %d has %d strides for %d dims", i, len(in.Strides), rank)
+		}
+	}
 	inner := int64(1)
 	if rank > 0 {
 		inner = shape[rank-1]
@@ -42,20 +35,20 @@ func runElementwise(pool *kernels.Pool, s *artifact.Step, bufs [][]byte) error {
 	}
 	rows := total / inner
 	nregs := 0
-	for _, ins := range s.Code {
+	for _, ins := range op.Code {
 		nregs = max(nregs, ins.Dst+1)
 	}
-	ins := make([][]byte, nIn)
-	outs := make([][]byte, nOut)
-	for i := range ins {
-		ins[i] = bufs[s.Args[i]]
+	ins := make([][]byte, len(op.In))
+	outs := make([][]byte, len(op.Out))
+	for i, in := range op.In {
+		ins[i] = bufs[in.Buf]
 	}
-	for i := range outs {
-		outs[i] = bufs[s.Args[nIn+i]]
+	for i, out := range op.Out {
+		outs[i] = bufs[out.Buf]
 	}
 	grain := max(1, int(16384/inner))
-	if allF32(s, nIn, nOut) {
-		runElementwise32(pool, s, ins, outs, shape, rows, inner, nregs, grain)
+	if allF32(op) {
+		runElementwise32(pool, op, ins, outs, rows, inner, nregs, grain)
 		return nil
 	}
 	var firstErr error
@@ -74,15 +67,16 @@ func runElementwise(pool *kernels.Pool, s *artifact.Step, bufs [][]byte) error {
 			}
 			for c0 := int64(0); c0 < inner; c0 += ewChunk {
 				n := min(inner-c0, ewChunk)
-				if err := evalChunk(s, regs, n, func(op int, dst []float64) {
-					st := s.Shapes[1+op]
+				if err := evalChunk(op.Code, regs, n, func(i int, dst []float64) {
+					in := &op.In[i]
+					st := in.Strides
 					off := c0 * st[rank-1]
 					for d := 0; d < rank-1; d++ {
 						off += idx[d] * st[d]
 					}
-					load(dst, ins[op], inT[op], off, st[rank-1])
+					load(dst, ins[i], in.DType, off, st[rank-1])
 				}, func(o int, src []float64) {
-					store(outs[o], outT[o], row*inner+c0, src)
+					store(outs[o], op.Out[o].DType, row*inner+c0, src)
 				}); err != nil && firstErr == nil {
 					firstErr = err
 				}
@@ -93,22 +87,22 @@ func runElementwise(pool *kernels.Pool, s *artifact.Step, bufs [][]byte) error {
 }
 
 // evalChunk runs the bytecode over n elements.
-func evalChunk(s *artifact.Step, regs [][]float64, n int64, loadOp func(int, []float64), storeOp func(int, []float64)) error {
-	for _, in := range s.Code {
+func evalChunk(code []lir.Instr, regs [][]float64, n int64, loadOp func(int, []float64), storeOp func(int, []float64)) error {
+	for _, in := range code {
 		d := regs[in.Dst][:n]
 		a := func() []float64 { return regs[in.A][:n] }
 		switch in.Op {
-		case "load":
+		case lir.EwLoad:
 			loadOp(in.A, d)
-		case "store":
+		case lir.EwStore:
 			storeOp(in.A, regs[in.Dst][:n])
-		case "imm":
+		case lir.EwImm:
 			for i := range d {
 				d[i] = in.Imm
 			}
-		case "cast":
+		case lir.EwCast:
 			castTo(d, a(), tensor.DType(in.Imm))
-		case "leaky_relu":
+		case lir.EwLeakyRelu:
 			x := a()
 			for i := range d {
 				if x[i] < 0 {
@@ -117,7 +111,7 @@ func evalChunk(s *artifact.Step, regs [][]float64, n int64, loadOp func(int, []f
 					d[i] = x[i]
 				}
 			}
-		case "where":
+		case lir.EwWhere:
 			c, x, y := regs[in.A][:n], regs[in.B][:n], regs[in.C][:n]
 			for i := range d {
 				if c[i] != 0 {
@@ -127,21 +121,22 @@ func evalChunk(s *artifact.Step, regs [][]float64, n int64, loadOp func(int, []f
 				}
 			}
 		default:
-			if f, ok := unaryOps[in.Op]; ok {
+			info := in.Op.Info()
+			if f := info.Unary; f != nil {
 				x := a()
 				for i := range d {
 					d[i] = f(x[i])
 				}
 				continue
 			}
-			if f, ok := binaryOps[in.Op]; ok {
+			if f := info.Binary; f != nil {
 				x, y := a(), regs[in.B][:n]
 				for i := range d {
 					d[i] = f(x[i], y[i])
 				}
 				continue
 			}
-			return fmt.Errorf("unknown elementwise instruction %q", in.Op)
+			return fmt.Errorf("unknown elementwise instruction %s", in.Op)
 		}
 	}
 	return nil
@@ -152,99 +147,6 @@ func b2f(b bool) float64 {
 		return 1
 	}
 	return 0
-}
-
-var unaryOps = map[string]func(float64) float64{
-	"neg":   func(x float64) float64 { return -x },
-	"abs":   math.Abs,
-	"exp":   math.Exp,
-	"log":   math.Log,
-	"sqrt":  math.Sqrt,
-	"rsqrt": func(x float64) float64 { return 1 / math.Sqrt(x) },
-	"recip": func(x float64) float64 { return 1 / x },
-	"tanh":  math.Tanh,
-	"sigmoid": func(x float64) float64 {
-		return 1 / (1 + math.Exp(-x))
-	},
-	"relu": func(x float64) float64 {
-		if x > 0 {
-			return x
-		}
-		return 0
-	},
-	"gelu": func(x float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) },
-	"gelu_tanh": func(x float64) float64 {
-		return 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x)))
-	},
-	"silu":  func(x float64) float64 { return x / (1 + math.Exp(-x)) },
-	"erf":   math.Erf,
-	"sin":   math.Sin,
-	"cos":   math.Cos,
-	"floor": math.Floor,
-	"ceil":  math.Ceil,
-	"round": math.RoundToEven,
-	"sign": func(x float64) float64 {
-		switch {
-		case x > 0:
-			return 1
-		case x < 0:
-			return -1
-		}
-		return x // 0, -0 and NaN keep themselves
-	},
-	"not": func(x float64) float64 { return b2f(x == 0) },
-}
-
-var binaryOps = map[string]func(a, b float64) float64{
-	"add": func(a, b float64) float64 { return a + b },
-	"sub": func(a, b float64) float64 { return a - b },
-	"mul": func(a, b float64) float64 { return a * b },
-	"div": func(a, b float64) float64 { return a / b },
-	"idiv": func(a, b float64) float64 {
-		if b == 0 {
-			return 0 // integer division by zero has no value; 0, as a defined result
-		}
-		return math.Trunc(a / b)
-	},
-	"pow": math.Pow,
-	"max": func(a, b float64) float64 {
-		if math.IsNaN(a) || math.IsNaN(b) {
-			return math.NaN()
-		}
-		return math.Max(a, b)
-	},
-	"min": func(a, b float64) float64 {
-		if math.IsNaN(a) || math.IsNaN(b) {
-			return math.NaN()
-		}
-		return math.Min(a, b)
-	},
-	"mod": func(a, b float64) float64 {
-		r := math.Mod(a, b)
-		if r != 0 && (r < 0) != (b < 0) {
-			r += b
-		}
-		return r
-	},
-	"imod": func(a, b float64) float64 {
-		if b == 0 {
-			return 0
-		}
-		r := math.Mod(a, b)
-		if r != 0 && (r < 0) != (b < 0) {
-			r += b
-		}
-		return r
-	},
-	"eq":  func(a, b float64) float64 { return b2f(a == b) },
-	"ne":  func(a, b float64) float64 { return b2f(a != b) },
-	"lt":  func(a, b float64) float64 { return b2f(a < b) },
-	"le":  func(a, b float64) float64 { return b2f(a <= b) },
-	"gt":  func(a, b float64) float64 { return b2f(a > b) },
-	"ge":  func(a, b float64) float64 { return b2f(a >= b) },
-	"and": func(a, b float64) float64 { return b2f(a != 0 && b != 0) },
-	"or":  func(a, b float64) float64 { return b2f(a != 0 || b != 0) },
-	"xor": func(a, b float64) float64 { return b2f((a != 0) != (b != 0)) },
 }
 
 // castTo converts values to what dtype to can hold: floats round to the
@@ -355,7 +257,8 @@ func store(b []byte, dt tensor.DType, off int64, src []float64) {
 }
 
 // runElementwise32 is runElementwise for all-f32 programs.
-func runElementwise32(pool *kernels.Pool, s *artifact.Step, ins, outs [][]byte, shape []int64, rows, inner int64, nregs, grain int) {
+func runElementwise32(pool *kernels.Pool, op *lir.Elementwise, ins, outs [][]byte, rows, inner int64, nregs, grain int) {
+	shape := op.Shape
 	rank := len(shape)
 	in32 := make([][]float32, len(ins))
 	for i, b := range ins {
@@ -381,14 +284,14 @@ func runElementwise32(pool *kernels.Pool, s *artifact.Step, ins, outs [][]byte, 
 			for c0 := int64(0); c0 < inner; c0 += ewChunk {
 				n := min(inner-c0, ewChunk)
 				copy(regs, buf)
-				evalChunk32(s, regs, n, func(op int, dst []float32) []float32 {
-					st := s.Shapes[1+op]
+				evalChunk32(op.Code, regs, n, func(i int, dst []float32) []float32 {
+					st := op.In[i].Strides
 					inner := st[rank-1]
 					off := c0 * inner
 					for d := 0; d < rank-1; d++ {
 						off += idx[d] * st[d]
 					}
-					src := in32[op]
+					src := in32[i]
 					switch inner {
 					case 1:
 						return src[off : off+n]

@@ -3,7 +3,7 @@ package runtime
 import (
 	"math"
 
-	"github.com/rlx-project/rlx/pkg/artifact"
+	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
@@ -12,23 +12,28 @@ import (
 // operands and results are all f32 and whose instructions are all here runs
 // in float32 registers (as PyTorch computes), without conversions; any other
 // program takes the general float64 path.
-var f32Ops = map[string]bool{
-	"load": true, "store": true, "imm": true, "leaky_relu": true,
-	"neg": true, "abs": true, "exp": true, "log": true, "sqrt": true, "rsqrt": true, "recip": true,
-	"tanh": true, "sigmoid": true, "relu": true, "gelu": true, "gelu_tanh": true, "silu": true,
-	"erf": true, "sin": true, "cos": true, "floor": true, "ceil": true, "round": true,
-	"add": true, "sub": true, "mul": true, "div": true, "pow": true, "max": true, "min": true, "mod": true,
+var f32Ops = [lir.NumEwOps]bool{
+	lir.EwLoad: true, lir.EwStore: true, lir.EwImm: true, lir.EwLeakyRelu: true,
+	lir.EwNeg: true, lir.EwAbs: true, lir.EwExp: true, lir.EwLog: true, lir.EwSqrt: true, lir.EwRsqrt: true, lir.EwRecip: true,
+	lir.EwTanh: true, lir.EwSigmoid: true, lir.EwRelu: true, lir.EwGelu: true, lir.EwGeluTanh: true, lir.EwSilu: true,
+	lir.EwErf: true, lir.EwSin: true, lir.EwCos: true, lir.EwFloor: true, lir.EwCeil: true, lir.EwRound: true,
+	lir.EwAdd: true, lir.EwSub: true, lir.EwMul: true, lir.EwDiv: true, lir.EwPow: true, lir.EwMax: true, lir.EwMin: true, lir.EwMod: true,
 }
 
-// allF32 reports whether an "ew" step can run on the float32 path.
-func allF32(s *artifact.Step, nIn, nOut int) bool {
-	for _, dt := range s.Ints[2 : 2+nIn+nOut] {
-		if tensor.DType(dt) != tensor.F32 {
+// allF32 reports whether an elementwise step can run on the float32 path.
+func allF32(op *lir.Elementwise) bool {
+	for _, in := range op.In {
+		if in.DType != tensor.F32 {
 			return false
 		}
 	}
-	for _, in := range s.Code {
-		if !f32Ops[in.Op] {
+	for _, out := range op.Out {
+		if out.DType != tensor.F32 {
+			return false
+		}
+	}
+	for _, in := range op.Code {
+		if int(in.Op) >= len(f32Ops) || !f32Ops[in.Op] {
 			return false
 		}
 	}
@@ -36,18 +41,18 @@ func allF32(s *artifact.Step, nIn, nOut int) bool {
 }
 
 // evalChunk32 runs the bytecode over n float32 elements.
-func evalChunk32(s *artifact.Step, regs [][]float32, n int64, loadOp func(int, []float32) []float32, storeOp func(int, []float32)) {
-	for _, in := range s.Code {
+func evalChunk32(code []lir.Instr, regs [][]float32, n int64, loadOp func(int, []float32) []float32, storeOp func(int, []float32)) {
+	for _, in := range code {
 		d := regs[in.Dst][:n]
 		switch in.Op {
-		case "load":
+		case lir.EwLoad:
 			// A contiguous operand is read in place: the register aliases it.
 			regs[in.Dst] = loadOp(in.A, d)
 			continue
-		case "store":
+		case lir.EwStore:
 			storeOp(in.A, regs[in.Dst][:n])
 			continue
-		case "imm":
+		case lir.EwImm:
 			v := float32(in.Imm)
 			for i := range d {
 				d[i] = v
@@ -56,7 +61,7 @@ func evalChunk32(s *artifact.Step, regs [][]float32, n int64, loadOp func(int, [
 		}
 		x := regs[in.A][:n]
 		switch in.Op {
-		case "add", "sub", "mul", "div", "max", "min", "pow", "mod":
+		case lir.EwAdd, lir.EwSub, lir.EwMul, lir.EwDiv, lir.EwMax, lir.EwMin, lir.EwPow, lir.EwMod:
 			y := regs[in.B][:n]
 			binary32(in.Op, d, x, y)
 		default:
@@ -65,25 +70,25 @@ func evalChunk32(s *artifact.Step, regs [][]float32, n int64, loadOp func(int, [
 	}
 }
 
-func binary32(op string, d, x, y []float32) {
+func binary32(op lir.EwOp, d, x, y []float32) {
 	switch op {
-	case "add":
+	case lir.EwAdd:
 		for i := range d {
 			d[i] = x[i] + y[i]
 		}
-	case "sub":
+	case lir.EwSub:
 		for i := range d {
 			d[i] = x[i] - y[i]
 		}
-	case "mul":
+	case lir.EwMul:
 		for i := range d {
 			d[i] = x[i] * y[i]
 		}
-	case "div":
+	case lir.EwDiv:
 		for i := range d {
 			d[i] = x[i] / y[i]
 		}
-	case "max":
+	case lir.EwMax:
 		for i := range d {
 			a, b := x[i], y[i]
 			switch {
@@ -95,7 +100,7 @@ func binary32(op string, d, x, y []float32) {
 				d[i] = b
 			}
 		}
-	case "min":
+	case lir.EwMin:
 		for i := range d {
 			a, b := x[i], y[i]
 			switch {
@@ -107,28 +112,29 @@ func binary32(op string, d, x, y []float32) {
 				d[i] = b
 			}
 		}
-	case "pow":
+	case lir.EwPow:
 		for i := range d {
 			d[i] = float32(math.Pow(float64(x[i]), float64(y[i])))
 		}
-	case "mod":
+	case lir.EwMod:
+		mod := lir.EwOps[lir.EwMod].Binary
 		for i := range d {
-			d[i] = float32(binaryOps["mod"](float64(x[i]), float64(y[i])))
+			d[i] = float32(mod(float64(x[i]), float64(y[i])))
 		}
 	}
 }
 
-func unary32(op string, d, x []float32, imm float32) {
+func unary32(op lir.EwOp, d, x []float32, imm float32) {
 	switch op {
-	case "neg":
+	case lir.EwNeg:
 		for i := range d {
 			d[i] = -x[i]
 		}
-	case "abs":
+	case lir.EwAbs:
 		for i := range d {
 			d[i] = float32(math.Abs(float64(x[i])))
 		}
-	case "relu":
+	case lir.EwRelu:
 		for i := range d {
 			if x[i] > 0 {
 				d[i] = x[i]
@@ -136,7 +142,7 @@ func unary32(op string, d, x []float32, imm float32) {
 				d[i] = 0
 			}
 		}
-	case "leaky_relu":
+	case lir.EwLeakyRelu:
 		for i := range d {
 			if x[i] < 0 {
 				d[i] = x[i] * imm
@@ -144,48 +150,48 @@ func unary32(op string, d, x []float32, imm float32) {
 				d[i] = x[i]
 			}
 		}
-	case "exp":
+	case lir.EwExp:
 		for i := range d {
 			d[i] = kernels.Exp32(x[i])
 		}
-	case "sigmoid":
+	case lir.EwSigmoid:
 		for i := range d {
 			d[i] = kernels.Sigmoid32(x[i])
 		}
-	case "silu":
+	case lir.EwSilu:
 		for i := range d {
 			d[i] = kernels.Silu32(x[i])
 		}
-	case "tanh":
+	case lir.EwTanh:
 		for i := range d {
 			d[i] = kernels.Tanh32(x[i])
 		}
-	case "erf":
+	case lir.EwErf:
 		for i := range d {
 			d[i] = kernels.Erf32(x[i])
 		}
-	case "gelu":
+	case lir.EwGelu:
 		copy(d, x)
 		kernels.GeluInPlace(d)
-	case "gelu_tanh":
+	case lir.EwGeluTanh:
 		for i := range d {
 			d[i] = kernels.GeluTanh32(x[i])
 		}
-	case "sqrt":
+	case lir.EwSqrt:
 		for i := range d {
 			d[i] = float32(math.Sqrt(float64(x[i])))
 		}
-	case "rsqrt":
+	case lir.EwRsqrt:
 		for i := range d {
 			d[i] = float32(1 / math.Sqrt(float64(x[i])))
 		}
-	case "recip":
+	case lir.EwRecip:
 		for i := range d {
 			d[i] = 1 / x[i]
 		}
 	default:
 		// log, sin, cos, floor, ceil, round: via the float64 definitions.
-		f := unaryOps[op]
+		f := lir.EwOps[op].Unary
 		for i := range d {
 			d[i] = float32(f(float64(x[i])))
 		}

@@ -1,6 +1,6 @@
-// Package runtime runs CPU programs from an artifact: it resolves buffers
-// to bytes (arena, mapped weights, inputs, outputs) and launches each step's
-// kernel. It imports no compiler package.
+// Package runtime runs CPU programs (lir.Program) from an artifact: it
+// resolves buffers to bytes (arena, mapped weights, inputs, outputs) and
+// launches each step's kernel. It imports no compiler package.
 package runtime
 
 import (
@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rlx-project/rlx/pkg/artifact"
+	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
@@ -17,33 +17,34 @@ import (
 // Exec is a validated program bound to its weights, ready to run many times,
 // concurrently. Arenas are pooled so steady-state runs do not allocate one.
 type Exec struct {
-	prog    *artifact.Program
+	prog    *lir.Program
 	weights [][]byte
 	arenas  sync.Pool
 }
 
 // New validates p against the weights it references: every buffer lies
-// inside its backing store and every step names valid buffers. Weights are
-// the manifest's weights, in order.
-func New(p *artifact.Program, weights [][]byte) (*Exec, error) {
+// inside its backing store, every step names valid buffers and writes no
+// weight or input (lir's CheckRefs), and packed weights are in this CPU's
+// layout. Weights are the manifest's weights, in order.
+func New(p *lir.Program, weights [][]byte) (*Exec, error) {
 	for i, b := range p.Buffers {
 		if b.Bytes < 0 || b.Offset < 0 {
 			return nil, fmt.Errorf("buffer %d has a negative size or offset", i)
 		}
 		switch b.Kind {
-		case artifact.BufArena:
+		case lir.BufArena:
 			if b.Offset+b.Bytes > p.ArenaBytes {
 				return nil, fmt.Errorf("buffer %d runs past the arena (%d+%d > %d)", i, b.Offset, b.Bytes, p.ArenaBytes)
 			}
-		case artifact.BufWeight:
+		case lir.BufWeight:
 			if b.Index < 0 || b.Index >= len(weights) || b.Offset+b.Bytes > int64(len(weights[b.Index])) {
 				return nil, fmt.Errorf("buffer %d refers to a missing or short weight %d", i, b.Index)
 			}
-		case artifact.BufInput:
+		case lir.BufInput:
 			if b.Index < 0 || b.Index >= len(p.Inputs) {
 				return nil, fmt.Errorf("buffer %d refers to missing input %d", i, b.Index)
 			}
-		case artifact.BufOutput:
+		case lir.BufOutput:
 			if b.Index < 0 || b.Index >= len(p.Outputs) {
 				return nil, fmt.Errorf("buffer %d refers to missing output %d", i, b.Index)
 			}
@@ -51,7 +52,7 @@ func New(p *artifact.Program, weights [][]byte) (*Exec, error) {
 			return nil, fmt.Errorf("buffer %d has unknown kind %q", i, b.Kind)
 		}
 	}
-	for _, s := range append(append([]artifact.Slot(nil), p.Inputs...), p.Outputs...) {
+	for _, s := range append(append([]lir.Slot(nil), p.Inputs...), p.Outputs...) {
 		if s.Buffer < 0 || s.Buffer >= len(p.Buffers) {
 			return nil, fmt.Errorf("slot %s refers to missing buffer %d", s.Name, s.Buffer)
 		}
@@ -59,21 +60,24 @@ func New(p *artifact.Program, weights [][]byte) (*Exec, error) {
 			return nil, fmt.Errorf("slot %s has unknown dtype %q", s.Name, s.DType)
 		}
 	}
-	for i, s := range p.Steps {
-		for _, a := range s.Args {
-			if a < 0 || a >= len(p.Buffers) {
-				return nil, fmt.Errorf("step %d (%s) refers to missing buffer %d", i, s.Kernel, a)
-			}
-		}
+	if err := p.CheckRefs(); err != nil {
+		return nil, err
 	}
-	for i, s := range p.Steps {
-		if (s.Kernel != "matmul_packed" && s.Kernel != "conv1x1_packed") || len(s.Args) < 2 || len(s.Ints) < 3 {
+	for i := range p.Steps {
+		s := &p.Steps[i]
+		var packed lir.Buf
+		switch op := s.Op.(type) {
+		case *lir.PackedMatMul:
+			packed = op.B
+		case *lir.PackedConv1x1:
+			packed = op.W
+		default:
 			continue
 		}
 		// Packed weights carry their layout; a CPU with another micro-kernel
 		// must not read them as its own.
-		b := p.Buffers[s.Args[1]]
-		if b.Kind != artifact.BufWeight {
+		b := p.Buffers[packed]
+		if b.Kind != lir.BufWeight {
 			return nil, fmt.Errorf("step %d (%s): packed operand is not a weight", i, s.Src)
 		}
 		w := weights[b.Index]
@@ -104,10 +108,10 @@ func (e *Exec) fits(ts []*tensor.Tensor) bool {
 }
 
 // Program returns the program being run.
-func (e *Exec) Program() *artifact.Program { return e.prog }
+func (e *Exec) Program() *lir.Program { return e.prog }
 
 // Profile receives the time of each step when profiling.
-type Profile func(step int, s *artifact.Step, d time.Duration)
+type Profile func(step int, s *lir.Step, d time.Duration)
 
 // Run executes the program on inputs (already checked against the program's
 // input slots by the caller) and returns newly allocated outputs.
@@ -142,13 +146,13 @@ func (e *Exec) RunInto(pool *kernels.Pool, dst, inputs []*tensor.Tensor, prof Pr
 	for i, b := range p.Buffers {
 		var base []byte
 		switch b.Kind {
-		case artifact.BufArena:
+		case lir.BufArena:
 			base = arena
-		case artifact.BufWeight:
+		case lir.BufWeight:
 			base = e.weights[b.Index]
-		case artifact.BufInput:
+		case lir.BufInput:
 			base = inputs[b.Index].Data
-		case artifact.BufOutput:
+		case lir.BufOutput:
 			base = outs[b.Index].Data
 		}
 		if b.Offset+b.Bytes > int64(len(base)) {
@@ -162,7 +166,7 @@ func (e *Exec) RunInto(pool *kernels.Pool, dst, inputs []*tensor.Tensor, prof Pr
 	step := -1
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("step %d (%s, %s): malformed program: %v", step, p.Steps[step].Kernel, p.Steps[step].Src, r)
+			err = fmt.Errorf("step %d (%s, %s): malformed program: %v", step, p.Steps[step].Kind(), p.Steps[step].Src, r)
 			outs = nil
 		}
 	}()

@@ -1,10 +1,11 @@
 package runtime
 
 import (
+	"math"
 	"strings"
 	"testing"
 
-	"github.com/rlx-project/rlx/pkg/artifact"
+	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
@@ -13,40 +14,58 @@ import (
 // buggy artifact) must give errors, never crash the process that embeds
 // the runtime.
 func TestMalformedPrograms(t *testing.T) {
-	in := artifact.Slot{Name: "x", DType: "f32", Shape: []int64{4}, Buffer: 0}
-	out := artifact.Slot{Name: "y", DType: "f32", Shape: []int64{4}, Buffer: 1}
-	base := func() *artifact.Program {
-		return &artifact.Program{
-			Inputs:  []artifact.Slot{in},
-			Outputs: []artifact.Slot{out},
-			Buffers: []artifact.Buffer{{Kind: artifact.BufInput, Index: 0, Bytes: 16}, {Kind: artifact.BufOutput, Index: 0, Bytes: 16}},
-			Steps:   []artifact.Step{{Kernel: "memcpy", Args: []int{0, 1}}},
+	in := lir.Slot{Name: "x", DType: "f32", Shape: []int64{4}, Buffer: 0}
+	out := lir.Slot{Name: "y", DType: "f32", Shape: []int64{4}, Buffer: 1}
+	base := func() *lir.Program {
+		return &lir.Program{
+			Inputs:  []lir.Slot{in},
+			Outputs: []lir.Slot{out},
+			Buffers: []lir.Buffer{{Kind: lir.BufInput, Index: 0, Bytes: 16}, {Kind: lir.BufOutput, Index: 0, Bytes: 16}},
+			Steps:   []lir.Step{{Op: &lir.Memcpy{Src: 0, Dst: 1}}},
 		}
 	}
+	ew := func(code ...lir.Instr) *lir.Elementwise {
+		return &lir.Elementwise{Shape: []int64{4}, In: []lir.EwIn{{Buf: 0, DType: tensor.F32, Strides: []int64{1}}},
+			Out: []lir.EwOut{{Buf: 1, DType: tensor.F32}}, Code: code}
+	}
+	load := lir.Instr{Op: lir.EwLoad, Dst: 0, A: 0}
+	store := lir.Instr{Op: lir.EwStore, Dst: 1, A: 0}
 	for _, c := range []struct {
 		name   string
-		mutate func(p *artifact.Program)
+		mutate func(p *lir.Program)
 		atNew  string // error from New, or
 		atRun  string // error from Run
 	}{
-		{"buffer past the arena", func(p *artifact.Program) {
-			p.Buffers[0] = artifact.Buffer{Kind: artifact.BufArena, Offset: 8, Bytes: 16}
+		{"buffer past the arena", func(p *lir.Program) {
+			p.Buffers[0] = lir.Buffer{Kind: lir.BufArena, Offset: 8, Bytes: 16}
 		}, "past the arena", ""},
-		{"missing weight", func(p *artifact.Program) {
-			p.Buffers[0] = artifact.Buffer{Kind: artifact.BufWeight, Index: 3, Bytes: 16}
+		{"missing weight", func(p *lir.Program) {
+			p.Buffers[0] = lir.Buffer{Kind: lir.BufWeight, Index: 3, Bytes: 16}
 		}, "missing or short weight", ""},
-		{"unknown kind", func(p *artifact.Program) { p.Buffers[0].Kind = "gpu" }, "unknown kind", ""},
-		{"step names a missing buffer", func(p *artifact.Program) { p.Steps[0].Args = []int{0, 9} }, "missing buffer 9", ""},
-		{"slot with a bad dtype", func(p *artifact.Program) { p.Outputs[0].DType = "f128" }, "unknown dtype", ""},
-		{"unknown kernel", func(p *artifact.Program) { p.Steps[0].Kernel = "frobnicate" }, "", "unknown kernel"},
-		{"short step parameters", func(p *artifact.Program) { p.Steps[0] = artifact.Step{Kernel: "softmax", Args: []int{0, 1}} }, "", "malformed softmax step"},
-		{"geometry past the buffers", func(p *artifact.Program) {
-			p.Steps[0] = artifact.Step{Kernel: "softmax", Args: []int{0, 1}, Ints: []int64{1, 1000, 1, 0}}
+		{"unknown kind", func(p *lir.Program) { p.Buffers[0].Kind = "gpu" }, "unknown kind", ""},
+		{"step names a missing buffer", func(p *lir.Program) { p.Steps[0].Op = &lir.Memcpy{Src: 0, Dst: 9} }, "missing buffer 9", ""},
+		{"absent required operand", func(p *lir.Program) { p.Steps[0].Op = &lir.Memcpy{Src: lir.NoBuf, Dst: 1} }, "missing buffer -1", ""},
+		{"step writes its input", func(p *lir.Program) { p.Steps[0].Op = &lir.Memcpy{Src: 1, Dst: 0} }, "read-only input", ""},
+		{"step without an operation", func(p *lir.Program) { p.Steps[0].Op = nil }, "no operation", ""},
+		{"slot with a bad dtype", func(p *lir.Program) { p.Outputs[0].DType = "f128" }, "unknown dtype", ""},
+		{"packed operand not a weight", func(p *lir.Program) {
+			p.Steps[0].Op = &lir.PackedMatMul{A: 0, B: 0, Out: 1, M: 1, N: 1, K: 1, Epilogue: lir.NoEpilogue()}
+		}, "not a weight", ""},
+		{"GPU operation", func(p *lir.Program) { p.Steps[0].Op = &lir.Dispatch{Args: []lir.Buf{0, 1}} }, "", "does not run on the CPU"},
+		{"geometry past the buffers", func(p *lir.Program) {
+			p.Steps[0].Op = &lir.Softmax{X: 0, Out: 1, Outer: 1, Axis: 1000, Inner: 1}
 		}, "", "malformed program"},
-		{"bad bytecode", func(p *artifact.Program) {
-			p.Steps[0] = artifact.Step{Kernel: "ew", Args: []int{0, 1}, Ints: []int64{1, 1, 1, 1}, Shapes: [][]int64{{4}, {1}},
-				Code: []artifact.Instr{{Op: "load", Dst: 0, A: 0}, {Op: "nope", Dst: 1, A: 0}, {Op: "store", Dst: 1, A: 0}}}
+		{"bad bytecode", func(p *lir.Program) {
+			p.Steps[0].Op = ew(load, lir.Instr{Op: lir.EwOp(200), Dst: 1, A: 0}, store)
 		}, "", "unknown elementwise instruction"},
+		{"invalid instruction", func(p *lir.Program) {
+			p.Steps[0].Op = ew(load, lir.Instr{Op: lir.EwInvalid, Dst: 1, A: 0}, store)
+		}, "", "unknown elementwise instruction"},
+		{"elementwise strides of another rank", func(p *lir.Program) {
+			op := ew(load, store)
+			op.In[0].Strides = []int64{1, 1}
+			p.Steps[0].Op = op
+		}, "", "malformed elementwise step"},
 	} {
 		p := base()
 		c.mutate(p)
@@ -68,4 +87,326 @@ func TestMalformedPrograms(t *testing.T) {
 			t.Errorf("%s: Run: %v, want %q", c.name, err, c.atRun)
 		}
 	}
+}
+
+// ewRef is the test's own definition of each elementwise instruction, from
+// math and Go's integer operators, not from lir.EwOps: an instruction
+// without one fails TestElementwiseOps.
+var ewRef = map[lir.EwOp]func(v []float64, imm float64) float64{
+	lir.EwCast:      func(v []float64, imm float64) float64 { return castRef(v[0], tensor.DType(imm)) },
+	lir.EwLeakyRelu: func(v []float64, imm float64) float64 { return math.Max(v[0], 0) + imm*math.Min(v[0], 0) },
+	lir.EwWhere: func(v []float64, _ float64) float64 {
+		if v[0] != 0 {
+			return v[1]
+		}
+		return v[2]
+	},
+	lir.EwNeg:   func(v []float64, _ float64) float64 { return 0 - v[0] },
+	lir.EwAbs:   func(v []float64, _ float64) float64 { return math.Copysign(v[0], 1) },
+	lir.EwExp:   func(v []float64, _ float64) float64 { return math.Pow(math.E, v[0]) },
+	lir.EwLog:   func(v []float64, _ float64) float64 { return math.Log2(v[0]) / math.Log2E },
+	lir.EwSqrt:  func(v []float64, _ float64) float64 { return math.Pow(v[0], 0.5) },
+	lir.EwRsqrt: func(v []float64, _ float64) float64 { return math.Pow(v[0], -0.5) },
+	lir.EwRecip: func(v []float64, _ float64) float64 { return math.Pow(v[0], -1) },
+	lir.EwTanh: func(v []float64, _ float64) float64 {
+		return (math.Exp(2*v[0]) - 1) / (math.Exp(2*v[0]) + 1)
+	},
+	lir.EwSigmoid: func(v []float64, _ float64) float64 { return math.Exp(v[0]) / (1 + math.Exp(v[0])) },
+	lir.EwRelu:    func(v []float64, _ float64) float64 { return math.Max(v[0], 0) },
+	lir.EwGelu:    func(v []float64, _ float64) float64 { return v[0] * 0.5 * math.Erfc(-v[0]/math.Sqrt2) },
+	lir.EwGeluTanh: func(v []float64, _ float64) float64 {
+		x := v[0]
+		return x / (1 + math.Exp(-2*math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x)))
+	},
+	lir.EwSilu:  func(v []float64, _ float64) float64 { return v[0] * math.Exp(v[0]) / (1 + math.Exp(v[0])) },
+	lir.EwErf:   func(v []float64, _ float64) float64 { return 1 - math.Erfc(v[0]) },
+	lir.EwSin:   func(v []float64, _ float64) float64 { return math.Cos(v[0] - math.Pi/2) },
+	lir.EwCos:   func(v []float64, _ float64) float64 { return math.Sin(v[0] + math.Pi/2) },
+	lir.EwFloor: func(v []float64, _ float64) float64 { return -math.Ceil(-v[0]) },
+	lir.EwCeil:  func(v []float64, _ float64) float64 { return -math.Floor(-v[0]) },
+	lir.EwRound: func(v []float64, _ float64) float64 {
+		// Half to even.
+		f := math.Floor(v[0])
+		switch d := v[0] - f; {
+		case d > 0.5, d == 0.5 && math.Mod(f, 2) != 0:
+			return f + 1
+		}
+		return f
+	},
+	lir.EwSign: func(v []float64, _ float64) float64 {
+		if v[0] == 0 || v[0] != v[0] {
+			return v[0]
+		}
+		return math.Copysign(1, v[0])
+	},
+	lir.EwNot: func(v []float64, _ float64) float64 { return bf(v[0] == 0) },
+	lir.EwAdd: func(v []float64, _ float64) float64 { return v[0] + v[1] },
+	lir.EwSub: func(v []float64, _ float64) float64 { return v[0] - v[1] },
+	lir.EwMul: func(v []float64, _ float64) float64 { return v[0] * v[1] },
+	lir.EwDiv: func(v []float64, _ float64) float64 { return v[0] / v[1] },
+	lir.EwIDiv: func(v []float64, _ float64) float64 {
+		if v[1] == 0 {
+			return 0
+		}
+		return float64(int64(v[0]) / int64(v[1]))
+	},
+	lir.EwPow: func(v []float64, _ float64) float64 { return math.Pow(v[0], v[1]) },
+	lir.EwMax: func(v []float64, _ float64) float64 {
+		switch {
+		case v[0] != v[0] || v[1] != v[1]:
+			return math.NaN()
+		case v[0] > v[1]:
+			return v[0]
+		}
+		return v[1]
+	},
+	lir.EwMin: func(v []float64, _ float64) float64 {
+		switch {
+		case v[0] != v[0] || v[1] != v[1]:
+			return math.NaN()
+		case v[0] < v[1]:
+			return v[0]
+		}
+		return v[1]
+	},
+	lir.EwMod: func(v []float64, _ float64) float64 { return v[0] - v[1]*math.Floor(v[0]/v[1]) },
+	lir.EwIMod: func(v []float64, _ float64) float64 {
+		a, b := int64(v[0]), int64(v[1])
+		if b == 0 {
+			return 0
+		}
+		return float64(((a % b) + b) % b)
+	},
+	lir.EwEq:  func(v []float64, _ float64) float64 { return bf(v[0] == v[1]) },
+	lir.EwNe:  func(v []float64, _ float64) float64 { return bf(v[0] != v[1]) },
+	lir.EwLt:  func(v []float64, _ float64) float64 { return bf(v[0] < v[1]) },
+	lir.EwLe:  func(v []float64, _ float64) float64 { return bf(v[0] <= v[1]) },
+	lir.EwGt:  func(v []float64, _ float64) float64 { return bf(v[0] > v[1]) },
+	lir.EwGe:  func(v []float64, _ float64) float64 { return bf(v[0] >= v[1]) },
+	lir.EwAnd: func(v []float64, _ float64) float64 { return bf(v[0] != 0 && v[1] != 0) },
+	lir.EwOr:  func(v []float64, _ float64) float64 { return bf(v[0] != 0 || v[1] != 0) },
+	lir.EwXor: func(v []float64, _ float64) float64 { return bf((v[0] != 0) != (v[1] != 0)) },
+}
+
+// ewIntOnly are the integer forms of div and mod: their references
+// compute in int64, so the test runs them on i64 operands only.
+var ewIntOnly = map[lir.EwOp]bool{lir.EwIDiv: true, lir.EwIMod: true}
+
+// ewIntOps are the instructions the test also runs on i64 operands.
+var ewIntOps = map[lir.EwOp]bool{
+	lir.EwCast: true, lir.EwWhere: true, lir.EwNeg: true, lir.EwAbs: true, lir.EwRelu: true, lir.EwSign: true, lir.EwNot: true,
+	lir.EwAdd: true, lir.EwSub: true, lir.EwMul: true, lir.EwIDiv: true, lir.EwMax: true, lir.EwMin: true, lir.EwIMod: true,
+	lir.EwEq: true, lir.EwNe: true, lir.EwLt: true, lir.EwLe: true, lir.EwGt: true, lir.EwGe: true,
+	lir.EwAnd: true, lir.EwOr: true, lir.EwXor: true,
+}
+
+func bf(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func castRef(x float64, to tensor.DType) float64 {
+	switch to {
+	case tensor.I32, tensor.I64:
+		return math.Trunc(x)
+	case tensor.Bool:
+		return bf(x != 0)
+	}
+	return float64(float32(x))
+}
+
+// ewProgram is one instruction over n elements: load each operand, apply
+// op, store the result.
+func ewProgram(op lir.EwOp, arity, n int, in, out tensor.DType, imm float64) *lir.Program {
+	p := &lir.Program{}
+	e := &lir.Elementwise{Shape: []int64{int64(n)}}
+	for i := 0; i < arity; i++ {
+		p.Inputs = append(p.Inputs, lir.Slot{Name: "x", DType: in.String(), Shape: []int64{int64(n)}, Buffer: i})
+		p.Buffers = append(p.Buffers, lir.Buffer{Kind: lir.BufInput, Index: i, Bytes: int64(n * in.Size())})
+		e.In = append(e.In, lir.EwIn{Buf: lir.Buf(i), DType: in, Strides: []int64{1}})
+		e.Code = append(e.Code, lir.Instr{Op: lir.EwLoad, Dst: i, A: i})
+	}
+	p.Outputs = []lir.Slot{{Name: "y", DType: out.String(), Shape: []int64{int64(n)}, Buffer: arity}}
+	p.Buffers = append(p.Buffers, lir.Buffer{Kind: lir.BufOutput, Index: 0, Bytes: int64(n * out.Size())})
+	e.Out = []lir.EwOut{{Buf: lir.Buf(arity), DType: out}}
+	e.Code = append(e.Code, lir.Instr{Op: op, Dst: arity, A: 0, B: 1, C: 2, Imm: imm}, lir.Instr{Op: lir.EwStore, Dst: arity, A: 0})
+	p.Steps = []lir.Step{{Op: e, Src: op.String()}}
+	return p
+}
+
+// runEw runs one instruction on the operands' values and returns the
+// result as float64s.
+func runEw(t *testing.T, op lir.EwOp, args [][]float64, in, out tensor.DType, imm float64) []float64 {
+	t.Helper()
+	n := len(args[0])
+	e, err := New(ewProgram(op, len(args), n, in, out, imm), nil)
+	if err != nil {
+		t.Fatalf("%s: New: %v", op, err)
+	}
+	ins := make([]*tensor.Tensor, len(args))
+	for i, a := range args {
+		ins[i] = tensor.New(in, int64(n))
+		for j, v := range a {
+			switch in {
+			case tensor.F32:
+				tensor.AsF32(ins[i].Data)[j] = float32(v)
+			case tensor.I64:
+				tensor.AsI64(ins[i].Data)[j] = int64(v)
+			}
+		}
+	}
+	pool := kernels.NewPool(2)
+	defer pool.Close()
+	outs, err := e.Run(pool, ins, nil)
+	if err != nil {
+		t.Errorf("%s (%s → %s): Run: %v", op, in, out, err)
+		return nil
+	}
+	got := make([]float64, n)
+	for j := range got {
+		switch out {
+		case tensor.F32:
+			got[j] = float64(tensor.AsF32(outs[0].Data)[j])
+		case tensor.F64:
+			got[j] = math.Float64frombits(tensor.AsU64(outs[0].Data)[j])
+		case tensor.I64:
+			got[j] = float64(tensor.AsI64(outs[0].Data)[j])
+		}
+	}
+	return got
+}
+
+// ulpDiff is how many float32 steps lie between a and b (0 for two NaNs).
+func ulpDiff(a, b float32) int64 {
+	if a != a || b != b {
+		if a != a && b != b {
+			return 0
+		}
+		return math.MaxInt64
+	}
+	if a == b {
+		return 0
+	}
+	key := func(f float32) int64 {
+		u := int64(math.Float32bits(f))
+		if u&(1<<31) != 0 {
+			return -(u &^ (1 << 31))
+		}
+		return u
+	}
+	d := key(a) - key(b)
+	if d < 0 {
+		d = -d
+	}
+	return d
+}
+
+// TestElementwiseOps runs every elementwise instruction but the bytecode's
+// own plumbing (load, store, imm) through the runtime, on f32 operands and
+// where integers mean something on i64 ones, and checks it against the
+// test's own definition. An f32 → f64 program takes the float64 path;
+// f32 → f32 the float32 one where the instruction has it.
+func TestElementwiseOps(t *testing.T) {
+	// f32 values, as the program reads them.
+	f32 := func(v ...float64) []float64 {
+		for i := range v {
+			v[i] = float64(float32(v[i]))
+		}
+		return v
+	}
+	fa := f32(-2.5, -1, -0.25, 0, 0.5, 1.75, 3, 0.3, -0.7, 2)
+	fb := f32(2, -3, 0.5, 1.5, 0, 2.5, -1.25, 0.3, 0.75, -4)
+	fc := f32(1, 0, 0, 1, 1, 0, 1, 0, 1, 0)
+	ia := []float64{-7, -3, 0, 2, 5, 9, -6, 1, 8, -1}
+	ib := []float64{2, -3, 0, 4, -5, 3, 4, 0, -3, -1}
+	seen := 0
+	for op := lir.EwOp(1); op < lir.NumEwOps; op++ {
+		switch op {
+		case lir.EwLoad, lir.EwStore, lir.EwImm:
+			continue
+		}
+		info := lir.EwOps[op]
+		ref, ok := ewRef[op]
+		if !ok {
+			t.Errorf("%s: no reference in this test: add one", op)
+			continue
+		}
+		seen++
+		var imms []float64
+		switch op {
+		case lir.EwCast:
+			imms = []float64{float64(tensor.I32), float64(tensor.Bool), float64(tensor.F32)}
+		case lir.EwLeakyRelu:
+			imms = []float64{0.1, -2}
+		default:
+			imms = []float64{0}
+		}
+		floats := [][]float64{fa, fb, fc}[:info.Arity]
+		if op == lir.EwWhere {
+			floats = [][]float64{fc, fa, fb}
+		}
+		ints := [][]float64{ia, ib, ia}[:info.Arity]
+		if op == lir.EwWhere {
+			ints = [][]float64{ib, ia, ib}
+		}
+		if ewIntOnly[op] {
+			imms = nil
+		}
+		for _, imm := range imms {
+			want := make([]float64, len(fa))
+			for j := range want {
+				want[j] = ref(column(floats, j), imm)
+			}
+			// The float64 path: results kept in float64.
+			if got := runEw(t, op, floats, tensor.F32, tensor.F64, imm); got != nil {
+				for j := range want {
+					w, g := want[j], got[j]
+					if !(w == g || w != w && g != g || math.Abs(w-g) <= 1e-12*math.Abs(w)+1e-15) {
+						t.Errorf("%s imm %g f64 path: %v → %v, want %v", op, imm, column(floats, j), g, w)
+					}
+				}
+			}
+			// f32 results: the float32 path where the op has one, within a few
+			// ulps of the reference (its exp, sigmoid and gelu are float32
+			// approximations).
+			if got := runEw(t, op, floats, tensor.F32, tensor.F32, imm); got != nil {
+				for j := range want {
+					w, g := float32(want[j]), float32(got[j])
+					if ulpDiff(w, g) > 4 && math.Abs(float64(w-g)) > 1e-6 {
+						t.Errorf("%s imm %g f32 path: %v → %v, want %v", op, imm, column(floats, j), g, w)
+					}
+				}
+			}
+		}
+		if !ewIntOps[op] {
+			continue
+		}
+		imm := 0.0
+		if op == lir.EwCast {
+			imm = float64(tensor.I32)
+		}
+		got := runEw(t, op, ints, tensor.I64, tensor.I64, imm)
+		if got == nil {
+			continue
+		}
+		for j := range got {
+			v := column(ints, j)
+			if w := ref(v, imm); got[j] != w {
+				t.Errorf("%s i64: %v → %v, want %v", op, v, got[j], w)
+			}
+		}
+	}
+	if seen == 0 {
+		t.Fatal("no instruction ran")
+	}
+}
+
+func column(args [][]float64, j int) []float64 {
+	v := make([]float64, len(args))
+	for i := range args {
+		v[i] = args[i][j]
+	}
+	return v
 }
