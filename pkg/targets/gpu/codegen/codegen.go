@@ -11,7 +11,7 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/rlx-project/rlx/pkg/artifact"
+	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/targets/gpu/kernelgen"
 	"github.com/rlx-project/rlx/pkg/targets/gpu/kir"
 )
@@ -28,18 +28,18 @@ type Target struct {
 	Compile Compiler // nil: sources only
 }
 
-// Generate rewrites the LIR program lir (as the CPU code generator made it,
+// Generate rewrites the LIR program in (as the CPU code generator made it,
 // with unpacked weights) for target t: same buffers and arena, its steps
-// replaced by dispatches of the kernels in Kernels.
-func Generate(lir *artifact.Program, t Target) (*artifact.Program, error) {
-	launches, err := kernelgen.Lower(lir)
+// replaced by lir.Dispatch launches of the kernels in Kernels.
+func Generate(in *lir.Program, t Target) (*lir.Program, error) {
+	launches, err := kernelgen.Lower(in)
 	if err != nil {
 		if u, ok := err.(*kernelgen.UnsupportedError); ok {
 			return nil, fmt.Errorf("%s: target %s has no kernel for this operation (%s)", u.Src, t.Name, u.Why)
 		}
 		return nil, err
 	}
-	prog := &artifact.Program{Inputs: lir.Inputs, Outputs: lir.Outputs, Buffers: lir.Buffers, ArenaBytes: lir.ArenaBytes}
+	prog := &lir.Program{Inputs: in.Inputs, Outputs: in.Outputs, Buffers: in.Buffers, ArenaBytes: in.ArenaBytes}
 	index := map[string]int{}
 	var pending []*pendingKernel
 	for _, l := range launches {
@@ -60,22 +60,20 @@ func Generate(lir *artifact.Program, t Target) (*artifact.Program, error) {
 			}
 			i = len(prog.Kernels)
 			index[k.Name] = i
-			ak := artifact.Kernel{Name: k.Name, Lang: string(t.Lang), Entry: t.Lang.Entry(k), Source: src,
+			ak := lir.Kernel{Name: k.Name, Lang: string(t.Lang), Entry: t.Lang.Entry(k), Source: src,
 				Local: [3]int64{int64(k.Local[0]), int64(k.Local[1]), int64(k.Local[2])}}
 			for _, s := range k.Shared {
 				ak.Shared += int64(s.Len) * int64(s.Elem.Size())
 			}
 			for _, p := range k.Params {
-				ak.Params = append(ak.Params, artifact.KernelParam{Name: p.Name, DType: p.Elem.String(), Write: p.Write})
+				ak.Params = append(ak.Params, lir.KernelParam{Name: p.Name, DType: p.Elem.String(), Write: p.Write})
 			}
 			prog.Kernels = append(prog.Kernels, ak)
 			pending = append(pending, &pendingKernel{index: i, src: src, name: k.Name, step: l.Src})
 		}
-		prog.Steps = append(prog.Steps, artifact.Step{
-			Kernel: "dispatch",
-			Args:   l.Args,
-			Ints:   []int64{int64(i), int64(l.Groups[0]), int64(l.Groups[1]), int64(l.Groups[2])},
-			Src:    l.Src,
+		prog.Steps = append(prog.Steps, lir.Step{
+			Op:  &lir.Dispatch{Kernel: i, Groups: [3]int64{int64(l.Groups[0]), int64(l.Groups[1]), int64(l.Groups[2])}, Args: l.Args},
+			Src: l.Src,
 		})
 	}
 	if t.Compile != nil {
@@ -97,7 +95,7 @@ type pendingKernel struct {
 
 // compileAll runs the compiler over the kernels, a few at a time (each is
 // an external process).
-func compileAll(prog *artifact.Program, ks []*pendingKernel, c Compiler) error {
+func compileAll(prog *lir.Program, ks []*pendingKernel, c Compiler) error {
 	work := make(chan *pendingKernel)
 	var wg sync.WaitGroup
 	for w := 0; w < max(1, runtime.GOMAXPROCS(0)); w++ {

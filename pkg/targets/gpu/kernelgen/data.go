@@ -3,6 +3,7 @@ package kernelgen
 import (
 	"fmt"
 
+	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/targets/gpu/kir"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
@@ -25,25 +26,23 @@ func wordType(size int64) (kir.Type, int64, error) {
 }
 
 // memcpy copies a whole buffer.
-func (g *gen) memcpy() error {
-	if err := g.need(0, 2); err != nil {
-		return err
-	}
-	n := min(g.prog.Buffers[g.step.Args[0]].Bytes, g.prog.Buffers[g.step.Args[1]].Bytes)
+func (g *gen) memcpy(op *lir.Memcpy) error {
+	sb, db := &g.prog.Buffers[op.Src], &g.prog.Buffers[op.Dst] // Lower checked they exist
+	n := min(sb.Bytes, db.Bytes)
 	size := int64(4)
-	for n%size != 0 || g.prog.Buffers[g.step.Args[0]].Offset%size != 0 || g.prog.Buffers[g.step.Args[1]].Offset%size != 0 {
+	for n%size != 0 || sb.Offset%size != 0 || db.Offset%size != 0 {
 		size /= 2
 	}
 	wt, _, err := wordType(size)
 	if err != nil {
 		return err
 	}
-	g.begin("memcpy", [3]int{256, 1, 1})
-	src, err := g.param(0, wt, false, "src")
+	g.begin([3]int{256, 1, 1})
+	src, err := g.param(op.Src, wt, false, "src")
 	if err != nil {
 		return err
 	}
-	dst, err := g.param(1, wt, true, "dst")
+	dst, err := g.param(op.Dst, wt, true, "dst")
 	if err != nil {
 		return err
 	}
@@ -55,17 +54,10 @@ func (g *gen) memcpy() error {
 }
 
 // copy lowers a strided copy: shape elements from src (offset, strides) to
-// dst (offset, strides), all in elements of Ints[0] bytes.
-func (g *gen) copy() error {
-	s := g.step
-	if err := g.need(3, 2); err != nil {
-		return err
-	}
-	if len(s.Shapes) < 3 {
-		return fmt.Errorf("malformed copy step")
-	}
-	size, dstOff, srcOff := s.Ints[0], s.Ints[1], s.Ints[2]
-	shape, dstSt, srcSt := s.Shapes[0], s.Shapes[1], s.Shapes[2]
+// dst (offset, strides), all in elements of ElemSize bytes.
+func (g *gen) copy(op *lir.Copy) error {
+	size, dstOff, srcOff := op.ElemSize, op.DstOff, op.SrcOff
+	shape, dstSt, srcSt := op.Shape, op.DstStrides, op.SrcStrides
 	if len(dstSt) != len(shape) || len(srcSt) != len(shape) {
 		return fmt.Errorf("malformed copy step")
 	}
@@ -79,12 +71,12 @@ func (g *gen) copy() error {
 		dstSt, srcSt = scaled(dstSt, words), scaled(srcSt, words)
 		dstOff, srcOff = dstOff*words, srcOff*words
 	}
-	g.begin("copy", [3]int{256, 1, 1})
-	src, err := g.param(0, wt, false, "src")
+	g.begin([3]int{256, 1, 1})
+	src, err := g.param(op.Src, wt, false, "src")
 	if err != nil {
 		return err
 	}
-	dst, err := g.param(1, wt, true, "dst")
+	dst, err := g.param(op.Dst, wt, true, "dst")
 	if err != nil {
 		return err
 	}
@@ -110,28 +102,22 @@ func scaled(st []int64, w int64) []int64 {
 }
 
 // fill sets every element of the buffer to a constant.
-func (g *gen) fill() error {
-	if err := g.need(1, 1); err != nil {
-		return err
-	}
-	if len(g.step.Floats) < 1 {
-		return fmt.Errorf("malformed fill step")
-	}
-	dt := tensor.DType(g.step.Ints[0])
+func (g *gen) fill(op *lir.Fill) error {
+	dt := op.DType
 	et, err := g.elemType(dt)
 	if err != nil {
 		return err
 	}
-	g.begin("fill", [3]int{256, 1, 1})
-	dst, err := g.param(0, et, true, "dst")
+	g.begin([3]int{256, 1, 1})
+	dst, err := g.param(op.Dst, et, true, "dst")
 	if err != nil {
 		return err
 	}
-	v := castTo(kir.Float(g.step.Floats[0]), dt)
+	v := castTo(kir.Float(op.Value), dt)
 	if dt == tensor.I64 {
-		v = kir.Const(kir.I64, int64(g.step.Floats[0]), 0)
+		v = kir.Const(kir.I64, int64(op.Value), 0)
 	}
-	grid, body := g.gridStride(g.elems(0, et.Size()), func(i *kir.Expr) []*kir.Stmt {
+	grid, body := g.gridStride(g.elems(op.Dst, et.Size()), func(i *kir.Expr) []*kir.Stmt {
 		return []*kir.Stmt{dst.store(i, v)}
 	})
 	g.end(grid, body...)
@@ -141,12 +127,8 @@ func (g *gen) fill() error {
 // gather lowers x[o, idx[j], in] → out[o, j, in]. Negative indices count
 // from the end; an index out of range is clamped (the CPU target reports
 // it; a kernel has no way to fail).
-func (g *gen) gather() error {
-	if err := g.need(5, 3); err != nil {
-		return err
-	}
-	v := g.step.Ints
-	outer, axisLen, inner, size, idt := v[0], v[1], v[2], v[3], tensor.DType(v[4])
+func (g *gen) gather(op *lir.Gather) error {
+	outer, axisLen, inner, size, idt := op.Outer, op.AxisLen, op.Inner, op.ElemSize, op.IdxDType
 	wt, words, err := wordType(size)
 	if err != nil {
 		return err
@@ -155,17 +137,17 @@ func (g *gen) gather() error {
 	if err != nil {
 		return err
 	}
-	nidx := g.elems(1, it.Size())
-	g.begin("gather", [3]int{256, 1, 1})
-	x, err := g.param(0, wt, false, "x")
+	nidx := g.elems(op.Idx, it.Size())
+	g.begin([3]int{256, 1, 1})
+	x, err := g.param(op.X, wt, false, "x")
 	if err != nil {
 		return err
 	}
-	idx, err := g.param(1, it, false, "idx")
+	idx, err := g.param(op.Idx, it, false, "idx")
 	if err != nil {
 		return err
 	}
-	out, err := g.param(2, wt, true, "out")
+	out, err := g.param(op.Out, wt, true, "out")
 	if err != nil {
 		return err
 	}
@@ -187,17 +169,14 @@ func (g *gen) gather() error {
 }
 
 // iota writes 0, 1, ..., n-1.
-func (g *gen) iota() error {
-	if err := g.need(2, 1); err != nil {
-		return err
-	}
-	n, dt := g.step.Ints[0], tensor.DType(g.step.Ints[1])
+func (g *gen) iota(op *lir.Iota) error {
+	n, dt := op.N, op.DType
 	et, err := g.elemType(dt)
 	if err != nil {
 		return err
 	}
-	g.begin("iota", [3]int{256, 1, 1})
-	dst, err := g.param(0, et, true, "dst")
+	g.begin([3]int{256, 1, 1})
+	dst, err := g.param(op.Out, et, true, "dst")
 	if err != nil {
 		return err
 	}

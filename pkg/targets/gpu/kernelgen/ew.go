@@ -3,6 +3,7 @@ package kernelgen
 import (
 	"fmt"
 
+	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/targets/gpu/kir"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
@@ -110,49 +111,47 @@ func pair(a, b *reg) (*kir.Expr, *kir.Expr) {
 	return a.as(t), b.as(t)
 }
 
-// elementwise lowers an "ew" step: the bytecode of a fused elementwise
-// region, run by one invocation per output element.
-func (g *gen) elementwise() error {
-	s := g.step
-	if len(s.Ints) < 2 {
-		return fmt.Errorf("malformed elementwise step")
+// elementwise lowers an elementwise step: the bytecode of a fused
+// elementwise region, run by one invocation per output element.
+func (g *gen) elementwise(op *lir.Elementwise) error {
+	shape := op.Shape
+	for i, in := range op.In {
+		if len(in.Strides) != len(shape) {
+			return fmt.Errorf("malformed elementwise step: operand %d has %d strides for %d dims", i, len(in.Strides), len(shape))
+		}
 	}
-	nIn, nOut := int(s.Ints[0]), int(s.Ints[1])
-	if len(s.Ints) != 2+nIn+nOut || len(s.Args) != nIn+nOut || len(s.Shapes) != 1+nIn {
-		return fmt.Errorf("malformed elementwise step")
-	}
-	g.begin("ew", [3]int{256, 1, 1})
-	shape := s.Shapes[0]
+	g.begin([3]int{256, 1, 1})
 	n := tensor.NumElements(shape)
-	ins := make([]operand, nIn)
-	inT := make([]tensor.DType, nIn)
-	for i := range ins {
-		inT[i] = tensor.DType(s.Ints[2+i])
-		et, err := g.elemType(inT[i])
+	ins := make([]operand, len(op.In))
+	inT := make([]tensor.DType, len(op.In))
+	strides := make([][]int64, len(op.In))
+	for i, in := range op.In {
+		inT[i], strides[i] = in.DType, in.Strides
+		et, err := g.elemType(in.DType)
 		if err != nil {
 			return err
 		}
-		if ins[i], err = g.param(i, et, false, fmt.Sprintf("in%d", i)); err != nil {
+		if ins[i], err = g.param(in.Buf, et, false, fmt.Sprintf("in%d", i)); err != nil {
 			return err
 		}
 	}
-	outs := make([]operand, nOut)
-	outT := make([]tensor.DType, nOut)
-	for i := range outs {
-		outT[i] = tensor.DType(s.Ints[2+nIn+i])
-		et, err := g.elemType(outT[i])
+	outs := make([]operand, len(op.Out))
+	outT := make([]tensor.DType, len(op.Out))
+	for i, out := range op.Out {
+		outT[i] = out.DType
+		et, err := g.elemType(out.DType)
 		if err != nil {
 			return err
 		}
-		if outs[i], err = g.param(nIn+i, et, true, fmt.Sprintf("out%d", i)); err != nil {
+		if outs[i], err = g.param(out.Buf, et, true, fmt.Sprintf("out%d", i)); err != nil {
 			return err
 		}
 	}
 	var err error
 	groups, body := g.gridStride(n, func(i *kir.Expr) []*kir.Stmt {
-		pre, offs := g.decompose(i, shape, s.Shapes[1:]...)
+		pre, offs := g.decompose(i, shape, strides...)
 		var ss []*kir.Stmt
-		ss, err = g.bytecode(ins, inT, outs, outT, offs, i)
+		ss, err = g.bytecode(op.Code, ins, inT, outs, outT, offs, i)
 		return append(pre, ss...)
 	})
 	if err != nil {
@@ -162,8 +161,8 @@ func (g *gen) elementwise() error {
 	return nil
 }
 
-// bytecode translates the step's instructions for one element.
-func (g *gen) bytecode(ins []operand, inT []tensor.DType, outs []operand, outT []tensor.DType, offs []*kir.Expr, i *kir.Expr) ([]*kir.Stmt, error) {
+// bytecode translates the instructions code for one element.
+func (g *gen) bytecode(code []lir.Instr, ins []operand, inT []tensor.DType, outs []operand, outT []tensor.DType, offs []*kir.Expr, i *kir.Expr) ([]*kir.Stmt, error) {
 	regs := map[int]*reg{}
 	var ss []*kir.Stmt
 	get := func(r int) (*reg, error) {
@@ -178,18 +177,18 @@ func (g *gen) bytecode(ins []operand, inT []tensor.DType, outs []operand, outT [
 		ss = append(ss, kir.Decl(name, e))
 		regs[dst] = &reg{v: kir.Var(name, e.T)}
 	}
-	for _, in := range g.step.Code {
+	for _, in := range code {
 		switch in.Op {
-		case "load":
+		case lir.EwLoad:
 			if in.A < 0 || in.A >= len(ins) {
 				return nil, fmt.Errorf("load of operand %d of %d", in.A, len(ins))
 			}
 			def(in.Dst, ins[in.A].load(offs[in.A]))
 			continue
-		case "imm":
+		case lir.EwImm:
 			regs[in.Dst] = &reg{imm: true, val: in.Imm}
 			continue
-		case "store":
+		case lir.EwStore:
 			if in.A < 0 || in.A >= len(outs) {
 				return nil, fmt.Errorf("store to result %d of %d", in.A, len(outs))
 			}
@@ -211,12 +210,12 @@ func (g *gen) bytecode(ins []operand, inT []tensor.DType, outs []operand, outT [
 		}
 		var e *kir.Expr
 		switch in.Op {
-		case "cast":
+		case lir.EwCast:
 			e = castTo(a.as(kir.F32), tensor.DType(in.Imm))
-		case "leaky_relu":
+		case lir.EwLeakyRelu:
 			x := a.as(kir.F32)
 			e = kir.Select(kir.Lt(x, kir.Float(0)), kir.Mul(x, kir.Float(in.Imm)), x)
-		case "where":
+		case lir.EwWhere:
 			b, err := get(in.B)
 			if err != nil {
 				return nil, err
@@ -228,7 +227,7 @@ func (g *gen) bytecode(ins []operand, inT []tensor.DType, outs []operand, outT [
 			x, y := pair(b, c)
 			e = kir.Select(toBool(a.as(kir.Bool)), x, y)
 		default:
-			if binary[in.Op] {
+			if in.Op.Info().Arity == 2 {
 				b, err := get(in.B)
 				if err != nil {
 					return nil, err
@@ -246,31 +245,31 @@ func (g *gen) bytecode(ins []operand, inT []tensor.DType, outs []operand, outT [
 	return ss, nil
 }
 
-var binary = map[string]bool{
-	"add": true, "sub": true, "mul": true, "div": true, "idiv": true, "pow": true, "max": true, "min": true,
-	"mod": true, "imod": true, "eq": true, "ne": true, "lt": true, "le": true, "gt": true, "ge": true,
-	"and": true, "or": true, "xor": true,
-}
-
-func binaryOp(op string, x, y *kir.Expr) (*kir.Expr, error) {
+func binaryOp(op lir.EwOp, x, y *kir.Expr) (*kir.Expr, error) {
 	num := x.T != kir.Bool
 	switch op {
-	case "add", "sub", "mul":
+	case lir.EwAdd, lir.EwSub, lir.EwMul:
 		if !num {
 			x, y = castTo(x, tensor.I32), castTo(y, tensor.I32)
 		}
-		return map[string]func(a, b *kir.Expr) *kir.Expr{"add": kir.Add, "sub": kir.Sub, "mul": kir.Mul}[op](x, y), nil
-	case "div":
+		switch op {
+		case lir.EwAdd:
+			return kir.Add(x, y), nil
+		case lir.EwSub:
+			return kir.Sub(x, y), nil
+		}
+		return kir.Mul(x, y), nil
+	case lir.EwDiv:
 		if x.T != kir.F32 {
 			return kir.IntDiv(x, y), nil
 		}
 		return kir.Div(x, y), nil
-	case "idiv":
+	case lir.EwIDiv:
 		if x.T == kir.F32 {
 			return kir.Call("trunc", kir.Div(x, y)), nil
 		}
 		return kir.IntDiv(x, y), nil
-	case "pow":
+	case lir.EwPow:
 		if x.T != kir.F32 {
 			// Integer powers are integers (or truncate to 0 for negative
 			// exponents): rounding the f32 power recovers them exactly
@@ -279,87 +278,95 @@ func binaryOp(op string, x, y *kir.Expr) (*kir.Expr, error) {
 			return kir.Convert(x.T, kir.FloatToI64(p)), nil
 		}
 		return kir.Pow(x, y), nil
-	case "max":
+	case lir.EwMax:
 		return kir.MaxNaN(x, y), nil
-	case "min":
+	case lir.EwMin:
 		return kir.MinNaN(x, y), nil
-	case "mod", "imod":
+	case lir.EwMod, lir.EwIMod:
 		if x.T == kir.F32 {
 			return kir.FloorMod(x, y), nil
 		}
 		return kir.IntFloorMod(x, y), nil
-	case "eq":
+	case lir.EwEq:
 		return kir.Eq(x, y), nil
-	case "ne":
+	case lir.EwNe:
 		return kir.Ne(x, y), nil
-	case "lt":
+	case lir.EwLt:
 		return kir.Lt(x, y), nil
-	case "le":
+	case lir.EwLe:
 		return kir.Le(x, y), nil
-	case "gt":
+	case lir.EwGt:
 		return kir.Gt(x, y), nil
-	case "ge":
+	case lir.EwGe:
 		return kir.Ge(x, y), nil
-	case "and":
+	case lir.EwAnd:
 		return kir.And(toBool(x), toBool(y)), nil
-	case "or":
+	case lir.EwOr:
 		return kir.Or(toBool(x), toBool(y)), nil
-	case "xor":
+	case lir.EwXor:
 		return kir.Ne(toBool(x), toBool(y)), nil
 	}
 	return nil, fmt.Errorf("unknown elementwise instruction %q", op)
 }
 
-func unaryOp(op string, x *kir.Expr) (*kir.Expr, error) {
+func unaryOp(op lir.EwOp, x *kir.Expr) (*kir.Expr, error) {
 	isF := x.T == kir.F32
 	switch op {
-	case "not":
+	case lir.EwNot:
 		return kir.Not(toBool(x)), nil
-	case "neg":
+	case lir.EwNeg:
 		if x.T == kir.Bool {
 			return x, nil
 		}
 		return kir.Neg(x), nil
-	case "abs":
+	case lir.EwAbs:
 		return kir.Abs(x), nil
-	case "relu":
+	case lir.EwRelu:
 		return kir.Relu(x), nil
-	case "sign":
+	case lir.EwSign:
 		return kir.Sign(x), nil
-	case "floor", "ceil", "round":
+	case lir.EwFloor, lir.EwCeil, lir.EwRound:
 		if !isF {
 			return x, nil
 		}
-		return kir.Call(map[string]string{"floor": "floor", "ceil": "ceil", "round": "rint"}[op], x), nil
+		switch op {
+		case lir.EwFloor:
+			return kir.Call("floor", x), nil
+		case lir.EwCeil:
+			return kir.Call("ceil", x), nil
+		}
+		return kir.Call("rint", x), nil
 	}
 	if !isF {
 		return nil, fmt.Errorf("%s of %s", op, x.T)
 	}
 	switch op {
-	case "exp":
+	case lir.EwExp:
 		return kir.Exp(x), nil
-	case "log":
+	case lir.EwLog:
 		return kir.Log(x), nil
-	case "sqrt":
+	case lir.EwSqrt:
 		return kir.Sqrt(x), nil
-	case "rsqrt":
+	case lir.EwRsqrt:
 		return kir.Rsqrt(x), nil
-	case "recip":
+	case lir.EwRecip:
 		return kir.Recip(x), nil
-	case "tanh":
+	case lir.EwTanh:
 		return kir.Tanh(x), nil
-	case "sigmoid":
+	case lir.EwSigmoid:
 		return kir.Sigmoid(x), nil
-	case "gelu":
+	case lir.EwGelu:
 		return kir.Gelu(x), nil
-	case "gelu_tanh":
+	case lir.EwGeluTanh:
 		return kir.GeluTanh(x), nil
-	case "silu":
+	case lir.EwSilu:
 		return kir.Silu(x), nil
-	case "erf":
+	case lir.EwErf:
 		return kir.Erf(x), nil
-	case "sin", "cos":
-		return kir.Call(op, x), nil
+	case lir.EwSin:
+		return kir.Call("sin", x), nil
+	case lir.EwCos:
+		return kir.Call("cos", x), nil
 	}
 	return nil, fmt.Errorf("unknown elementwise instruction %q", op)
 }

@@ -1,6 +1,6 @@
-// Package kernelgen lowers each kernel launch of a specialized program
-// (the LIR that the CPU runtime interprets: "ew", "matmul", "conv2d", ...)
-// to GPU kernels in the kernel IR, with launch geometry computed from the
+// Package kernelgen lowers each step of a specialized LIR program (one
+// typed kernel launch: lir.Elementwise, lir.MatMul, lir.Conv2D, ...) to
+// GPU kernels in the kernel IR, with launch geometry computed from the
 // concrete shapes.
 //
 // Shapes, strides and buffer offsets are constants in the kernels: a
@@ -15,7 +15,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/rlx-project/rlx/pkg/artifact"
+	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/targets/gpu/kir"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
@@ -25,13 +25,13 @@ import (
 type Launch struct {
 	Kernel *kir.Kernel
 	Groups [3]int
-	Args   []int
+	Args   []lir.Buf
 	Src    string // the source operation, for errors and profiles
 }
 
 // UnsupportedError names an operation a GPU target has no kernel for.
 type UnsupportedError struct {
-	Kernel string // the LIR kernel
+	Kernel string // the LIR step's kind
 	Src    string
 	Why    string
 }
@@ -43,8 +43,13 @@ func (e *UnsupportedError) Error() string {
 // maxGroups is the workgroup count per axis every Vulkan device supports.
 const maxGroups = 65535
 
-// Lower turns every step of prog into GPU launches.
-func Lower(prog *artifact.Program) ([]Launch, error) {
+// Lower turns every step of prog into GPU launches. A step of a kind no
+// GPU kernel implements (the CPU's packed and channels-last kernels) is an
+// *UnsupportedError.
+func Lower(prog *lir.Program) ([]Launch, error) {
+	if err := prog.CheckRefs(); err != nil {
+		return nil, err
+	}
 	var out []Launch
 	for i := range prog.Steps {
 		s := &prog.Steps[i]
@@ -53,7 +58,7 @@ func Lower(prog *artifact.Program) ([]Launch, error) {
 			if _, ok := err.(*UnsupportedError); ok {
 				return nil, err
 			}
-			return nil, fmt.Errorf("%s: %s: %v", s.Src, s.Kernel, err)
+			return nil, fmt.Errorf("%s: %s: %v", s.Src, s.Kind(), err)
 		}
 		for _, l := range g.launches {
 			l.Src = s.Src
@@ -63,23 +68,24 @@ func Lower(prog *artifact.Program) ([]Launch, error) {
 	return out, nil
 }
 
-// gen lowers one step; it may emit several launches (pad: fill, then copy).
+// gen lowers one step to its launches.
 type gen struct {
-	prog     *artifact.Program
-	step     *artifact.Step
+	prog     *lir.Program
+	step     *lir.Step
 	k        *kir.Kernel
-	args     []int
+	args     []lir.Buf
 	launches []Launch
 	nvar     int
 }
 
 func (g *gen) unsupported(format string, args ...any) error {
-	return &UnsupportedError{Kernel: g.step.Kernel, Src: g.step.Src, Why: fmt.Sprintf(format, args...)}
+	return &UnsupportedError{Kernel: g.step.Kind(), Src: g.step.Src, Why: fmt.Sprintf(format, args...)}
 }
 
-// begin starts a kernel named after its kind with the given workgroup size.
-func (g *gen) begin(kind string, local [3]int) {
-	g.k = &kir.Kernel{Name: kind, Local: local}
+// begin starts a kernel named after the step's kind with the given
+// workgroup size.
+func (g *gen) begin(local [3]int) {
+	g.k = &kir.Kernel{Name: g.step.Kind(), Local: local}
 	g.args = nil
 }
 
@@ -122,13 +128,9 @@ type operand struct {
 	base int64
 }
 
-// param adds a parameter for step argument a (an index into Step.Args).
-func (g *gen) param(a int, elem kir.Type, write bool, name string) (operand, error) {
-	if a >= len(g.step.Args) {
-		return operand{}, fmt.Errorf("malformed step: argument %d of %d", a, len(g.step.Args))
-	}
-	b := g.step.Args[a]
-	if b < 0 || b >= len(g.prog.Buffers) {
+// param adds a parameter bound to program buffer b.
+func (g *gen) param(b lir.Buf, elem kir.Type, write bool, name string) (operand, error) {
+	if b < 0 || int(b) >= len(g.prog.Buffers) {
 		return operand{}, fmt.Errorf("malformed step: buffer %d of %d", b, len(g.prog.Buffers))
 	}
 	off := g.prog.Buffers[b].Offset
@@ -140,9 +142,10 @@ func (g *gen) param(a int, elem kir.Type, write bool, name string) (operand, err
 	return operand{p: len(g.k.Params) - 1, elem: elem, base: off / int64(elem.Size())}, nil
 }
 
-// elems is how many elements of size bytes program buffer argument a holds.
-func (g *gen) elems(a int, size int) int64 {
-	return g.prog.Buffers[g.step.Args[a]].Bytes / int64(size)
+// elems is how many elements of size bytes program buffer b holds (b is
+// one of the step's operands, which Lower checked exist).
+func (g *gen) elems(b lir.Buf, size int) int64 {
+	return g.prog.Buffers[b].Bytes / int64(size)
 }
 
 // at is the index expression base + idx.
@@ -256,49 +259,44 @@ func (g *gen) checkSize(n int64) error {
 }
 
 func (g *gen) lower() error {
-	for _, b := range g.step.Args {
-		if b >= 0 && b < len(g.prog.Buffers) {
-			if err := g.checkSize(g.prog.Buffers[b].Bytes); err != nil {
-				return err
-			}
+	for _, r := range g.step.Op.Refs() { // Lower checked they exist
+		if err := g.checkSize(g.prog.Buffers[r.Buf].Bytes); err != nil {
+			return err
 		}
 	}
-	switch g.step.Kernel {
-	case "ew":
-		return g.elementwise()
-	case "matmul":
-		return g.matmul()
-	case "conv2d":
-		return g.conv2d()
-	case "maxpool2d", "avgpool2d":
-		return g.pool2d()
-	case "reduce":
-		return g.reduce()
-	case "argreduce":
-		return g.argreduce()
-	case "softmax":
-		return g.softmax()
-	case "layernorm", "add_layernorm":
-		return g.layernorm()
-	case "attention":
-		return g.attention()
-	case "memcpy":
-		return g.memcpy()
-	case "copy":
-		return g.copy()
-	case "fill":
-		return g.fill()
-	case "gather":
-		return g.gather()
-	case "iota":
-		return g.iota()
+	switch op := g.step.Op.(type) {
+	case *lir.Elementwise:
+		return g.elementwise(op)
+	case *lir.MatMul:
+		return g.matmul(op)
+	case *lir.Conv2D:
+		return g.conv2d(op)
+	case *lir.Pool2D:
+		return g.pool2d(op)
+	case *lir.Reduce:
+		return g.reduce(op)
+	case *lir.ArgReduce:
+		return g.argreduce(op)
+	case *lir.Softmax:
+		return g.softmax(op)
+	case *lir.LayerNorm:
+		return g.layernorm(norm{x: op.X, r: lir.NoBuf, scale: op.Scale, bias: op.Bias, out: op.Out, sum: lir.NoBuf,
+			rows: op.Rows, cols: op.Cols, rms: op.RMS, eps: op.Eps})
+	case *lir.AddLayerNorm:
+		return g.layernorm(norm{x: op.A, r: op.B, scale: op.Scale, bias: op.Bias, out: op.Out, sum: op.Sum,
+			rows: op.Rows, cols: op.Cols, eps: op.Eps})
+	case *lir.Attention:
+		return g.attention(op)
+	case *lir.Memcpy:
+		return g.memcpy(op)
+	case *lir.Copy:
+		return g.copy(op)
+	case *lir.Fill:
+		return g.fill(op)
+	case *lir.Gather:
+		return g.gather(op)
+	case *lir.Iota:
+		return g.iota(op)
 	}
-	return g.unsupported("no GPU kernel for LIR kernel %q", g.step.Kernel)
-}
-
-func (g *gen) need(ints, args int) error {
-	if len(g.step.Ints) < ints || len(g.step.Args) < args {
-		return fmt.Errorf("malformed step: %d ints and %d buffers, want %d and %d", len(g.step.Ints), len(g.step.Args), ints, args)
-	}
-	return nil
+	return g.unsupported("no GPU kernel for LIR kernel %q", g.step.Kind())
 }

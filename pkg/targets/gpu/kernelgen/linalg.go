@@ -4,68 +4,63 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/targets/gpu/kir"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
 
-// epilogue is a matmul or conv epilogue decoded from a step: out =
+// epilogue is a matmul or conv epilogue with its parameters added: out =
 // act(acc + bias) + residual.
 type epilogue struct {
 	bias, res     *operand
-	act           int64
+	act           lir.Activation
 	alpha, lo, hi float64
 }
 
-// epilogueParams adds the bias and residual parameters (step arguments
-// from first on) and returns the epilogue and the next argument index.
-func (g *gen) epilogueParams(flags []int64, first int) (*epilogue, int, error) {
-	s := g.step
-	if len(flags) < 3 || len(s.Floats) < 3 {
-		return nil, 0, fmt.Errorf("malformed %s epilogue", s.Kernel)
-	}
-	ep := &epilogue{act: flags[2], alpha: s.Floats[0], lo: s.Floats[1], hi: s.Floats[2]}
-	a := first
-	if flags[0] != 0 {
-		o, err := g.param(a, kir.F32, false, "bias")
+// epilogueParams adds the bias and residual parameters of e, where
+// present, and returns the epilogue.
+func (g *gen) epilogueParams(e *lir.Epilogue) (*epilogue, error) {
+	ep := &epilogue{act: e.Act, alpha: e.Alpha, lo: e.Min, hi: e.Max}
+	if e.Bias != lir.NoBuf {
+		o, err := g.param(e.Bias, kir.F32, false, "bias")
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 		ep.bias = &o
-		a++
 	}
-	if flags[1] != 0 {
-		o, err := g.param(a, kir.F32, false, "residual")
+	if e.Residual != lir.NoBuf {
+		o, err := g.param(e.Residual, kir.F32, false, "residual")
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 		ep.res = &o
-		a++
 	}
-	if ep.act < 0 || ep.act > 8 {
-		return nil, 0, fmt.Errorf("unknown epilogue activation %d", ep.act)
+	if activation(ep.act, kir.Var("x", kir.F32), 0, 0, 0) == nil {
+		return nil, fmt.Errorf("unknown epilogue activation %s", ep.act)
 	}
-	return ep, a, nil
+	return ep, nil
 }
 
-// activation applies activation code act (the CPU runtime's numbering) to
-// variable x.
-func activation(act int64, x *kir.Expr, alpha, lo, hi float64) *kir.Expr {
+// activation applies act to variable x; nil for an unknown activation.
+func activation(act lir.Activation, x *kir.Expr, alpha, lo, hi float64) *kir.Expr {
 	switch act {
-	case 1:
+	case lir.ActNone:
+		return x
+	case lir.ActRelu:
 		return kir.Relu(x)
-	case 2:
+	case lir.ActGelu:
 		return kir.Gelu(x)
-	case 3:
+	case lir.ActGeluTanh:
 		return kir.GeluTanh(x)
-	case 4:
+	case lir.ActSilu:
 		return kir.Silu(x)
-	case 5:
+	case lir.ActSigmoid:
 		return kir.Sigmoid(x)
-	case 6:
+	case lir.ActTanh:
 		return kir.Tanh(x)
-	case 7:
+	case lir.ActLeakyRelu:
 		return kir.Select(kir.Lt(x, kir.Float(0)), kir.Mul(x, kir.Float(alpha)), x)
-	case 8:
+	case lir.ActClamp:
 		y := x
 		if !math.IsInf(lo, -1) {
 			y = kir.Max(y, kir.Float(lo))
@@ -75,7 +70,7 @@ func activation(act int64, x *kir.Expr, alpha, lo, hi float64) *kir.Expr {
 		}
 		return y
 	}
-	return x
+	return nil
 }
 
 // finish stores acc through the epilogue to out at idx; biasIdx selects
@@ -86,7 +81,7 @@ func (g *gen) finish(ep *epilogue, out operand, acc *kir.Expr, idx, biasIdx *kir
 	if ep.bias != nil {
 		v = kir.Add(v, ep.bias.load(biasIdx))
 	}
-	if ep.act != 0 {
+	if ep.act != lir.ActNone {
 		name := g.fresh("pre")
 		ss = append(ss, kir.Decl(name, v))
 		v = activation(ep.act, kir.Var(name, kir.F32), ep.alpha, ep.lo, ep.hi)
@@ -154,15 +149,11 @@ const matmulTile = 16
 
 // matmul lowers a batched NumPy matmul with its epilogue: a tiled kernel,
 // one workgroup per 16×16 output tile and batch.
-func (g *gen) matmul() error {
-	s := g.step
-	if err := g.need(3, 3); err != nil {
-		return err
+func (g *gen) matmul(op *lir.MatMul) error {
+	if len(op.AShape) < 2 || len(op.BShape) < 2 {
+		return fmt.Errorf("malformed matmul step: shapes %v · %v", op.AShape, op.BShape)
 	}
-	if len(s.Shapes) < 2 || len(s.Shapes[0]) < 2 || len(s.Shapes[1]) < 2 {
-		return fmt.Errorf("malformed matmul step")
-	}
-	as, bs := s.Shapes[0], s.Shapes[1]
+	as, bs := op.AShape, op.BShape
 	ra, rb := len(as), len(bs)
 	m, k, n := as[ra-2], as[ra-1], bs[rb-1]
 	if bs[rb-2] != k {
@@ -177,20 +168,20 @@ func (g *gen) matmul() error {
 		return g.unsupported("%d matrices in one batch exceed %d workgroups", nb, maxGroups)
 	}
 	const T = matmulTile
-	g.begin("matmul", [3]int{T, T, 1})
-	a, err := g.param(0, kir.F32, false, "a")
+	g.begin([3]int{T, T, 1})
+	a, err := g.param(op.A, kir.F32, false, "a")
 	if err != nil {
 		return err
 	}
-	b, err := g.param(1, kir.F32, false, "b")
+	b, err := g.param(op.B, kir.F32, false, "b")
 	if err != nil {
 		return err
 	}
-	ep, o, err := g.epilogueParams(s.Ints, 2)
+	ep, err := g.epilogueParams(&op.Epilogue)
 	if err != nil {
 		return err
 	}
-	out, err := g.param(o, kir.F32, true, "out")
+	out, err := g.param(op.Out, kir.F32, true, "out")
 	if err != nil {
 		return err
 	}
@@ -240,31 +231,28 @@ func (g *gen) matmul() error {
 
 // conv2d lowers a grouped 2-D convolution (NCHW input, OIHW weights) with
 // its epilogue: one invocation per output element, direct summation.
-func (g *gen) conv2d() error {
-	if err := g.need(21, 3); err != nil {
-		return err
-	}
-	v := g.step.Ints
-	N, C, H, W, O, KH, KW := v[0], v[1], v[2], v[3], v[4], v[5], v[6]
-	sh, sw, pt, pl, dh, dw, groups, OH, OW := v[7], v[8], v[9], v[10], v[13], v[14], v[15], v[16], v[17]
+func (g *gen) conv2d(op *lir.Conv2D) error {
+	v := &op.Geom
+	N, C, H, W, O, KH, KW := v.N, v.C, v.H, v.W, v.O, v.KH, v.KW
+	sh, sw, pt, pl, dh, dw, groups, OH, OW := v.StrideH, v.StrideW, v.PadT, v.PadL, v.DilH, v.DilW, v.Groups, v.OH, v.OW
 	if groups <= 0 || C%groups != 0 || O%groups != 0 {
 		return fmt.Errorf("malformed conv2d step: %d groups of %d channels to %d", groups, C, O)
 	}
 	cg, og := C/groups, O/groups
-	g.begin("conv2d", [3]int{256, 1, 1})
-	x, err := g.param(0, kir.F32, false, "x")
+	g.begin([3]int{256, 1, 1})
+	x, err := g.param(op.X, kir.F32, false, "x")
 	if err != nil {
 		return err
 	}
-	w, err := g.param(1, kir.F32, false, "w")
+	w, err := g.param(op.W, kir.F32, false, "w")
 	if err != nil {
 		return err
 	}
-	ep, o, err := g.epilogueParams(v[18:], 2)
+	ep, err := g.epilogueParams(&op.Epilogue)
 	if err != nil {
 		return err
 	}
-	out, err := g.param(o, kir.F32, true, "out")
+	out, err := g.param(op.Out, kir.F32, true, "out")
 	if err != nil {
 		return err
 	}
@@ -306,44 +294,47 @@ const attentionThreads = 64
 // walks the keys in blocks of 64 with an online softmax; each invocation
 // scores one key of the block and accumulates its own output columns in
 // workgroup memory.
-func (g *gen) attention() error {
-	s := g.step
-	if err := g.need(8, 4); err != nil {
-		return err
+func (g *gen) attention(op *lir.Attention) error {
+	v := &op.Geom
+	sq, sk, d, dv, causal, mrs, mcs, hasMask := v.Sq, v.Sk, v.D, v.Dv, v.Causal, v.MaskRowStride, v.MaskColStride, op.Mask != lir.NoBuf
+	if v.QRow != 0 || v.KRow != 0 || v.VRow != 0 {
+		return g.unsupported("attention operands with row strides (views read in place)")
 	}
-	if len(s.Shapes) < 5 || len(s.Floats) < 1 {
-		return fmt.Errorf("malformed attention step")
+	batch := v.Batch
+	strides := [][]int64{v.QStrides, v.KStrides, v.VStrides}
+	if hasMask {
+		strides = append(strides, v.MaskStrides)
 	}
-	v := s.Ints
-	sq, sk, d, dv, causal, mrs, mcs, hasMask := v[0], v[1], v[2], v[3], v[4] != 0, v[5], v[6], v[7] != 0
-	batch := s.Shapes[0]
+	for _, st := range strides {
+		if len(st) != len(batch) {
+			return fmt.Errorf("malformed attention step: %d batch strides for %d batch dims", len(st), len(batch))
+		}
+	}
 	nb := tensor.NumElements(batch)
 	if sq > maxGroups || nb > maxGroups {
 		return g.unsupported("attention over %d queries × %d batches exceeds the workgroup grid", sq, nb)
 	}
 	const L = attentionThreads
-	g.begin("attention", [3]int{L, 1, 1})
-	q, err := g.param(0, kir.F32, false, "q")
+	g.begin([3]int{L, 1, 1})
+	q, err := g.param(op.Q, kir.F32, false, "q")
 	if err != nil {
 		return err
 	}
-	k, err := g.param(1, kir.F32, false, "k")
+	k, err := g.param(op.K, kir.F32, false, "k")
 	if err != nil {
 		return err
 	}
-	vv, err := g.param(2, kir.F32, false, "v")
+	vv, err := g.param(op.V, kir.F32, false, "v")
 	if err != nil {
 		return err
 	}
-	oa := 3
 	var mask operand
 	if hasMask {
-		if mask, err = g.param(3, kir.F32, false, "mask"); err != nil {
+		if mask, err = g.param(op.Mask, kir.F32, false, "mask"); err != nil {
 			return err
 		}
-		oa = 4
 	}
-	out, err := g.param(oa, kir.F32, true, "out")
+	out, err := g.param(op.Out, kir.F32, true, "out")
 	if err != nil {
 		return err
 	}
@@ -351,10 +342,6 @@ func (g *gen) attention() error {
 	I, F := kir.Int, kir.Float
 	VI := func(n string) *kir.Expr { return kir.Var(n, kir.I32) }
 	VF := func(n string) *kir.Expr { return kir.Var(n, kir.F32) }
-	strides := [][]int64{s.Shapes[1], s.Shapes[2], s.Shapes[3]}
-	if hasMask {
-		strides = append(strides, s.Shapes[4])
-	}
 	pre, offs := g.batchOffsets(kir.GroupID(1), batch, strides...)
 	ninf := F(math.Inf(-1))
 	body := []*kir.Stmt{
@@ -382,7 +369,7 @@ func (g *gen) attention() error {
 		kir.For("e", I(0), I(d), I(1),
 			kir.Assign("dot", kir.Add(VF("dot"), kir.Mul(q.load(kir.Add(VI("qo"), VI("e"))),
 				k.load(kir.Add(VI("ko"), kir.Add(kir.Mul(VI("j"), I(d)), VI("e")))))))),
-		kir.Assign("sc", kir.Mul(VF("dot"), F(s.Floats[0]))),
+		kir.Assign("sc", kir.Mul(VF("dot"), F(v.Scale))),
 	}
 	if hasMask {
 		score = append(score, kir.Assign("sc", kir.Add(VF("sc"), mask.load(kir.Add(VI("mo"), kir.Mul(VI("j"), I(mcs)))))))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/targets/gpu/kir"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
@@ -52,18 +53,15 @@ func wgReduce(arr int, l int, v *kir.Expr, op func(a, b *kir.Expr) *kir.Expr, re
 // softmax lowers softmax (or log-softmax) along an axis: one workgroup per
 // row, three passes (max, sum of exponentials, write) with workgroup
 // reductions between them.
-func (g *gen) softmax() error {
-	if err := g.need(4, 2); err != nil {
-		return err
-	}
-	outer, axis, inner, isLog := g.step.Ints[0], g.step.Ints[1], g.step.Ints[2], g.step.Ints[3] != 0
+func (g *gen) softmax(op *lir.Softmax) error {
+	outer, axis, inner, isLog := op.Outer, op.Axis, op.Inner, op.Log
 	l := rowThreads(axis)
-	g.begin("softmax", [3]int{l, 1, 1})
-	x, err := g.param(0, kir.F32, false, "x")
+	g.begin([3]int{l, 1, 1})
+	x, err := g.param(op.X, kir.F32, false, "x")
 	if err != nil {
 		return err
 	}
-	out, err := g.param(1, kir.F32, true, "out")
+	out, err := g.param(op.Out, kir.F32, true, "out")
 	if err != nil {
 		return err
 	}
@@ -101,56 +99,52 @@ func (g *gen) softmax() error {
 	return nil
 }
 
+// norm is a layernorm or an add+layernorm step: x (+ r, when r is not
+// NoBuf) normalized into out, the sum also stored in sum when it is not
+// NoBuf. rms (no mean, as lir.LayerNorm's RMS) is never set with r.
+type norm struct {
+	x, r, scale, bias, out, sum lir.Buf
+	rows, cols                  int64
+	rms                         bool
+	eps                         float64
+}
+
 // layernorm lowers layernorm, rmsnorm and add+layernorm: one workgroup per
 // row, mean and variance by workgroup reductions (two passes, as the CPU
 // target does, for accuracy).
-func (g *gen) layernorm() error {
-	if err := g.need(5, 2); err != nil {
-		return err
-	}
-	s := g.step
-	if len(s.Floats) < 1 {
-		return fmt.Errorf("malformed %s step", s.Kernel)
-	}
-	rows, cols := s.Ints[0], s.Ints[1]
-	hasS, hasB, rms := s.Ints[2] != 0, s.Ints[3] != 0, s.Ints[4] != 0
-	add := s.Kernel == "add_layernorm"
-	if add && rms {
-		return fmt.Errorf("add_layernorm with rms is not supported")
-	}
+func (g *gen) layernorm(op norm) error {
+	rows, cols := op.rows, op.cols
+	hasS, hasB, rms := op.scale != lir.NoBuf, op.bias != lir.NoBuf, op.rms
+	add := op.r != lir.NoBuf
 	l := rowThreads(cols)
-	g.begin(s.Kernel, [3]int{l, 1, 1})
-	x, err := g.param(0, kir.F32, false, "x")
+	g.begin([3]int{l, 1, 1})
+	x, err := g.param(op.x, kir.F32, false, "x")
 	if err != nil {
 		return err
 	}
-	a := 1
 	var r, scale, bias, sum operand
 	if add {
-		if r, err = g.param(1, kir.F32, false, "r"); err != nil {
+		if r, err = g.param(op.r, kir.F32, false, "r"); err != nil {
 			return err
 		}
-		a = 2
 	}
 	if hasS {
-		if scale, err = g.param(a, kir.F32, false, "scale"); err != nil {
+		if scale, err = g.param(op.scale, kir.F32, false, "scale"); err != nil {
 			return err
 		}
-		a++
 	}
 	if hasB {
-		if bias, err = g.param(a, kir.F32, false, "bias"); err != nil {
+		if bias, err = g.param(op.bias, kir.F32, false, "bias"); err != nil {
 			return err
 		}
-		a++
 	}
-	out, err := g.param(a, kir.F32, true, "out")
+	out, err := g.param(op.out, kir.F32, true, "out")
 	if err != nil {
 		return err
 	}
-	hasSum := add && a+1 < len(s.Args)
+	hasSum := op.sum != lir.NoBuf
 	if hasSum {
-		if sum, err = g.param(a+1, kir.F32, true, "sum"); err != nil {
+		if sum, err = g.param(op.sum, kir.F32, true, "sum"); err != nil {
 			return err
 		}
 	}
@@ -187,7 +181,7 @@ func (g *gen) layernorm() error {
 			loop(kir.Decl("dv", kir.Sub(VF("v"), VF("mean"))), kir.Assign("acc2", kir.Add(VF("acc2"), kir.Mul(VF("dv"), VF("dv"))))))
 		body = append(body, wgReduce(0, l, VF("acc2"), kir.Add, "ss")...)
 	}
-	body = append(body, kir.Decl("rstd", kir.Rsqrt(kir.Add(kir.Div(VF("ss"), n), F(s.Floats[0])))))
+	body = append(body, kir.Decl("rstd", kir.Rsqrt(kir.Add(kir.Div(VF("ss"), n), F(op.eps)))))
 	y := kir.Mul(kir.Sub(VF("v"), VF("mean")), VF("rstd"))
 	if hasS {
 		y = kir.Mul(y, scale.load(VI("j")))
@@ -202,16 +196,9 @@ func (g *gen) layernorm() error {
 
 // reduce lowers a reduction over some axes: one invocation per output
 // element loops over the reduced elements.
-func (g *gen) reduce() error {
-	s := g.step
-	if err := g.need(2, 2); err != nil {
-		return err
-	}
-	if len(s.Shapes) < 2 {
-		return fmt.Errorf("malformed reduce step")
-	}
-	shape, axes := s.Shapes[0], s.Shapes[1]
-	kind, dt := s.Ints[0], tensor.DType(s.Ints[1])
+func (g *gen) reduce(op *lir.Reduce) error {
+	shape, axes := op.Shape, op.Axes
+	fn, dt := op.Fn, op.DType
 	red := map[int]bool{}
 	for _, a := range axes {
 		if a < 0 || int(a) >= len(shape) {
@@ -232,12 +219,12 @@ func (g *gen) reduce() error {
 	if err != nil {
 		return err
 	}
-	g.begin("reduce", [3]int{256, 1, 1})
-	x, err := g.param(0, et, false, "x")
+	g.begin([3]int{256, 1, 1})
+	x, err := g.param(op.X, et, false, "x")
 	if err != nil {
 		return err
 	}
-	out, err := g.param(1, et, true, "out")
+	out, err := g.param(op.Out, et, true, "out")
 	if err != nil {
 		return err
 	}
@@ -246,10 +233,22 @@ func (g *gen) reduce() error {
 		return g.unsupported("reductions of bool tensors")
 	}
 	nred := tensor.NumElements(redShape)
-	ident := map[int64]float64{0: 0, 1: math.NaN(), 2: math.Inf(-1), 3: math.Inf(1), 4: 1}[kind]
-	combine := map[int64]func(a, b *kir.Expr) *kir.Expr{0: kir.Add, 1: kir.Add, 2: kir.MaxNaN, 3: kir.MinNaN, 4: kir.Mul}[kind]
-	if combine == nil {
-		return fmt.Errorf("malformed reduce step: kind %d", kind)
+	// The value over an empty set, and how two partial results combine.
+	var ident float64
+	var combine func(a, b *kir.Expr) *kir.Expr
+	switch fn {
+	case lir.ReduceSum:
+		ident, combine = 0, kir.Add
+	case lir.ReduceMean:
+		ident, combine = math.NaN(), kir.Add
+	case lir.ReduceMax:
+		ident, combine = math.Inf(-1), kir.MaxNaN
+	case lir.ReduceMin:
+		ident, combine = math.Inf(1), kir.MinNaN
+	case lir.ReduceProd:
+		ident, combine = 1, kir.Mul
+	default:
+		return fmt.Errorf("malformed reduce step: %s", fn)
 	}
 	grid, body := g.gridStride(tensor.NumElements(keptShape), func(i *kir.Expr) []*kir.Stmt {
 		pre, offs := g.decompose(i, keptShape, keptSt)
@@ -264,7 +263,7 @@ func (g *gen) reduce() error {
 		ss = append(ss, kir.Decl("acc", x.load(kir.Var("base", kir.I32))),
 			kir.For("r", kir.Int(1), kir.Int(nred), kir.Int(1), append(rpre, kir.Assign("acc", combine(acc, x.load(xi))))...))
 		res := acc
-		if kind == 1 {
+		if fn == lir.ReduceMean {
 			res = kir.Div(acc, kir.Const(ct, nred, float64(nred)))
 		}
 		return append(ss, out.store(i, res))
@@ -275,22 +274,18 @@ func (g *gen) reduce() error {
 
 // argreduce lowers argmax/argmin along an axis: the first index of the
 // extreme value, as i64.
-func (g *gen) argreduce() error {
-	if err := g.need(5, 2); err != nil {
-		return err
-	}
-	v := g.step.Ints
-	isMax, outer, axis, inner, dt := v[0] != 0, v[1], v[2], v[3], tensor.DType(v[4])
+func (g *gen) argreduce(op *lir.ArgReduce) error {
+	isMax, outer, axis, inner, dt := op.Max, op.Outer, op.Axis, op.Inner, op.DType
 	et, err := g.elemType(dt)
 	if err != nil {
 		return err
 	}
-	g.begin("argreduce", [3]int{256, 1, 1})
-	x, err := g.param(0, et, false, "x")
+	g.begin([3]int{256, 1, 1})
+	x, err := g.param(op.X, et, false, "x")
 	if err != nil {
 		return err
 	}
-	out, err := g.param(1, kir.I64, true, "out")
+	out, err := g.param(op.Out, kir.I64, true, "out")
 	if err != nil {
 		return err
 	}
@@ -326,20 +321,17 @@ func (g *gen) argreduce() error {
 
 // pool2d lowers max and average pooling (ONNX semantics, as the CPU
 // target's kernels): one invocation per output element.
-func (g *gen) pool2d() error {
-	if err := g.need(17, 2); err != nil {
-		return err
-	}
-	v := g.step.Ints
-	N, C, H, W, KH, KW := v[0], v[1], v[2], v[3], v[4], v[5]
-	sh, sw, pt, pl, pb, pr, dh, dw, OH, OW := v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13], v[14], v[15]
-	isMax, includePad := g.step.Kernel == "maxpool2d", v[16] != 0
-	g.begin(g.step.Kernel, [3]int{256, 1, 1})
-	x, err := g.param(0, kir.F32, false, "x")
+func (g *gen) pool2d(op *lir.Pool2D) error {
+	v := &op.Geom
+	N, C, H, W, KH, KW := v.N, v.C, v.H, v.W, v.KH, v.KW
+	sh, sw, pt, pl, pb, pr, dh, dw, OH, OW := v.StrideH, v.StrideW, v.PadT, v.PadL, v.PadB, v.PadR, v.DilH, v.DilW, v.OH, v.OW
+	isMax, includePad := op.Max, op.CountIncludePad
+	g.begin([3]int{256, 1, 1})
+	x, err := g.param(op.X, kir.F32, false, "x")
 	if err != nil {
 		return err
 	}
-	out, err := g.param(1, kir.F32, true, "out")
+	out, err := g.param(op.Out, kir.F32, true, "out")
 	if err != nil {
 		return err
 	}

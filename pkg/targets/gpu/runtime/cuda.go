@@ -3,7 +3,7 @@ package runtime
 import (
 	"fmt"
 
-	"github.com/rlx-project/rlx/pkg/artifact"
+	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/targets/gpu/cu"
 )
 
@@ -72,7 +72,7 @@ func (k cuKernel) Free() { _ = k.m.Unload() }
 
 // Load loads the kernel's PTX, or compiles its CUDA C with NVRTC for this
 // device when the build had no PTX.
-func (c *CUDA) Load(k *artifact.Kernel) (Kernel, error) {
+func (c *CUDA) Load(k *lir.Kernel) (Kernel, error) {
 	ptx := k.Binary
 	if k.BinaryKind != "ptx" || len(ptx) == 0 {
 		var err error

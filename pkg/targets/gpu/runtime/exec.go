@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/rlx-project/rlx/pkg/artifact"
+	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
 
@@ -19,7 +19,7 @@ type Device interface {
 	Alloc(bytes int64) (Buffer, error)
 	// Load prepares kernel k (its binary, or its source where the API can
 	// compile it).
-	Load(k *artifact.Kernel) (Kernel, error)
+	Load(k *lir.Kernel) (Kernel, error)
 	// Prepare readies a sequence of launches that later runs in order,
 	// each seeing the previous ones' writes.
 	Prepare(ls []Launch) (Sequence, error)
@@ -97,7 +97,7 @@ func (w *Weights) Close() {
 
 // Exec is one variant ready to run on a device.
 type Exec struct {
-	prog    *artifact.Program
+	prog    *lir.Program
 	mu      sync.Mutex // one run at a time: runs share the arena
 	arena   Buffer
 	inputs  []Buffer
@@ -108,8 +108,11 @@ type Exec struct {
 }
 
 // New places program p on the device (weights through ws) and prepares its
-// launches.
-func New(dev Device, p *artifact.Program, ws *Weights) (_ *Exec, err error) {
+// launches. Every step must be a lir.Dispatch.
+func New(dev Device, p *lir.Program, ws *Weights) (_ *Exec, err error) {
+	if err := check(p); err != nil {
+		return nil, err
+	}
 	// e, not the named result: a failing return sets that to nil, and what
 	// was allocated must still be freed.
 	e := &Exec{prog: p}
@@ -145,18 +148,18 @@ func New(dev Device, p *artifact.Program, ws *Weights) (_ *Exec, err error) {
 	bufs := make([]Buffer, len(p.Buffers))
 	for i, b := range p.Buffers {
 		switch b.Kind {
-		case artifact.BufArena:
+		case lir.BufArena:
 			if b.Offset < 0 || b.Offset+b.Bytes > p.ArenaBytes {
 				return nil, fmt.Errorf("buffer %d lies outside the arena", i)
 			}
 			bufs[i] = e.arena
-		case artifact.BufWeight:
+		case lir.BufWeight:
 			if bufs[i], err = ws.buffer(b.Index); err != nil {
 				return nil, err
 			}
-		case artifact.BufInput, artifact.BufOutput:
+		case lir.BufInput, lir.BufOutput:
 			list := e.inputs
-			if b.Kind == artifact.BufOutput {
+			if b.Kind == lir.BufOutput {
 				list = e.outputs
 			}
 			if b.Index < 0 || b.Index >= len(list) {
@@ -175,30 +178,14 @@ func New(dev Device, p *artifact.Program, ws *Weights) (_ *Exec, err error) {
 		e.kernels = append(e.kernels, k)
 	}
 	var ls []Launch
-	for si, s := range p.Steps {
-		if s.Kernel != "dispatch" || len(s.Ints) != 4 {
-			return nil, fmt.Errorf("step %d (%s): not a GPU dispatch (kernel %q)", si, s.Src, s.Kernel)
+	for si := range p.Steps {
+		d := p.Steps[si].Op.(*lir.Dispatch) // check made sure
+		k := &p.Kernels[d.Kernel]
+		l := Launch{Kernel: e.kernels[d.Kernel], Local: [3]uint32{uint32(k.Local[0]), uint32(k.Local[1]), uint32(k.Local[2])}}
+		for i, g := range d.Groups {
+			l.Groups[i] = uint32(g)
 		}
-		ki := int(s.Ints[0])
-		if ki < 0 || ki >= len(e.kernels) {
-			return nil, fmt.Errorf("step %d (%s): kernel %d of %d", si, s.Src, ki, len(e.kernels))
-		}
-		k := &p.Kernels[ki]
-		if len(s.Args) != len(k.Params) {
-			return nil, fmt.Errorf("step %d (%s): %d buffers for kernel %s of %d parameters", si, s.Src, len(s.Args), k.Name, len(k.Params))
-		}
-		l := Launch{Kernel: e.kernels[ki], Local: [3]uint32{uint32(k.Local[0]), uint32(k.Local[1]), uint32(k.Local[2])}}
-		for d := 0; d < 3; d++ {
-			g := s.Ints[1+d]
-			if g < 1 || g > 65535 {
-				return nil, fmt.Errorf("step %d (%s): %d workgroups along axis %d", si, s.Src, g, d)
-			}
-			l.Groups[d] = uint32(g)
-		}
-		for _, a := range s.Args {
-			if a < 0 || a >= len(bufs) {
-				return nil, fmt.Errorf("step %d (%s): buffer %d of %d", si, s.Src, a, len(bufs))
-			}
+		for _, a := range d.Args {
 			l.Buffers = append(l.Buffers, bufs[a])
 		}
 		ls = append(ls, l)
@@ -209,7 +196,42 @@ func New(dev Device, p *artifact.Program, ws *Weights) (_ *Exec, err error) {
 	return e, nil
 }
 
-func slotBytes(s artifact.Slot) int64 {
+// check validates p's steps before anything is allocated: each step is a
+// dispatch of a kernel in the table over a workgroup grid every device
+// supports, with one existing buffer per kernel parameter, and no
+// parameter the kernel writes is bound to a weight or an input.
+func check(p *lir.Program) error {
+	if err := p.CheckRefs(); err != nil {
+		return err
+	}
+	for si := range p.Steps {
+		s := &p.Steps[si]
+		d, ok := s.Op.(*lir.Dispatch)
+		if !ok {
+			return fmt.Errorf("step %d (%s): not a GPU dispatch (kernel %q)", si, s.Src, s.Kind())
+		}
+		if d.Kernel < 0 || d.Kernel >= len(p.Kernels) {
+			return fmt.Errorf("step %d (%s): kernel %d of %d", si, s.Src, d.Kernel, len(p.Kernels))
+		}
+		k := &p.Kernels[d.Kernel]
+		if len(d.Args) != len(k.Params) {
+			return fmt.Errorf("step %d (%s): %d buffers for kernel %s of %d parameters", si, s.Src, len(d.Args), k.Name, len(k.Params))
+		}
+		for i, g := range d.Groups {
+			if g < 1 || g > 65535 {
+				return fmt.Errorf("step %d (%s): %d workgroups along axis %d", si, s.Src, g, i)
+			}
+		}
+		for i, a := range d.Args { // CheckRefs made sure they exist
+			if kind := p.Buffers[a].Kind; k.Params[i].Write && (kind == lir.BufWeight || kind == lir.BufInput) {
+				return fmt.Errorf("step %d (%s): kernel %s writes parameter %s to buffer %d, a read-only %s", si, s.Src, k.Name, k.Params[i].Name, a, kind)
+			}
+		}
+	}
+	return nil
+}
+
+func slotBytes(s lir.Slot) int64 {
 	dt, ok := tensor.ParseDType(s.DType)
 	if !ok {
 		return 0
@@ -218,7 +240,7 @@ func slotBytes(s artifact.Slot) int64 {
 }
 
 // Program is the variant's program.
-func (e *Exec) Program() *artifact.Program { return e.prog }
+func (e *Exec) Program() *lir.Program { return e.prog }
 
 // Run copies the inputs (in program order, already checked against the
 // slots) to the device, runs every launch, and copies the outputs back.

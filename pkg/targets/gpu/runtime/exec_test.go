@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rlx-project/rlx/pkg/artifact"
+	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
 
@@ -54,7 +55,7 @@ func (d *fakeDevice) Alloc(n int64) (Buffer, error) {
 	d.allocs++
 	return &fakeBuffer{d: d, data: make([]byte, n)}, nil
 }
-func (d *fakeDevice) Load(*artifact.Kernel) (Kernel, error) { d.loads++; return fakeKernel{}, nil }
+func (d *fakeDevice) Load(*lir.Kernel) (Kernel, error) { d.loads++; return fakeKernel{}, nil }
 func (d *fakeDevice) Prepare(ls []Launch) (Sequence, error) {
 	d.prepared = ls
 	return fakeSeq{ls}, nil
@@ -62,16 +63,19 @@ func (d *fakeDevice) Prepare(ls []Launch) (Sequence, error) {
 func (d *fakeDevice) Close() error { return nil }
 
 // program is a valid copy program: input x -> output y through one kernel.
-func program() *artifact.Program {
-	return &artifact.Program{
-		Inputs:     []artifact.Slot{{Name: "x", DType: "f32", Shape: []int64{4}, Buffer: 0}},
-		Outputs:    []artifact.Slot{{Name: "y", DType: "f32", Shape: []int64{4}, Buffer: 1}},
-		Buffers:    []artifact.Buffer{{Kind: artifact.BufInput, Index: 0, Bytes: 16}, {Kind: artifact.BufOutput, Index: 0, Bytes: 16}, {Kind: artifact.BufArena, Offset: 0, Bytes: 16}},
+func program() *lir.Program {
+	return &lir.Program{
+		Inputs:     []lir.Slot{{Name: "x", DType: "f32", Shape: []int64{4}, Buffer: 0}},
+		Outputs:    []lir.Slot{{Name: "y", DType: "f32", Shape: []int64{4}, Buffer: 1}},
+		Buffers:    []lir.Buffer{{Kind: lir.BufInput, Index: 0, Bytes: 16}, {Kind: lir.BufOutput, Index: 0, Bytes: 16}, {Kind: lir.BufArena, Offset: 0, Bytes: 16}},
 		ArenaBytes: 16,
-		Kernels:    []artifact.Kernel{{Name: "copy", Local: [3]int64{64, 1, 1}, Params: []artifact.KernelParam{{Name: "src", DType: "f32"}, {Name: "dst", DType: "f32", Write: true}}}},
-		Steps:      []artifact.Step{{Kernel: "dispatch", Args: []int{0, 1}, Ints: []int64{0, 1, 1, 1}, Src: "m.hir:1:1 copy"}},
+		Kernels:    []lir.Kernel{{Name: "copy", Local: [3]int64{64, 1, 1}, Params: []lir.KernelParam{{Name: "src", DType: "f32"}, {Name: "dst", DType: "f32", Write: true}}}},
+		Steps:      []lir.Step{{Op: &lir.Dispatch{Kernel: 0, Groups: [3]int64{1, 1, 1}, Args: []lir.Buf{0, 1}}, Src: "m.hir:1:1 copy"}},
 	}
 }
+
+// dispatch is the program's one dispatch step.
+func dispatch(p *lir.Program) *lir.Dispatch { return p.Steps[0].Op.(*lir.Dispatch) }
 
 func TestExecRuns(t *testing.T) {
 	d := &fakeDevice{}
@@ -105,21 +109,29 @@ func TestExecRuns(t *testing.T) {
 func TestExecRejects(t *testing.T) {
 	for _, c := range []struct {
 		name  string
-		spoil func(p *artifact.Program)
+		spoil func(p *lir.Program)
 		want  string
 	}{
-		{"kernel index", func(p *artifact.Program) { p.Steps[0].Ints[0] = 5 }, "kernel 5 of 1"},
-		{"negative kernel", func(p *artifact.Program) { p.Steps[0].Ints[0] = -1 }, "kernel -1 of 1"},
-		{"no groups", func(p *artifact.Program) { p.Steps[0].Ints[2] = 0 }, "0 workgroups along axis 1"},
-		{"too many groups", func(p *artifact.Program) { p.Steps[0].Ints[1] = 1 << 20 }, "workgroups along axis 0"},
-		{"short ints", func(p *artifact.Program) { p.Steps[0].Ints = p.Steps[0].Ints[:2] }, "not a GPU dispatch"},
-		{"cpu step", func(p *artifact.Program) { p.Steps[0].Kernel = "matmul" }, `not a GPU dispatch (kernel "matmul")`},
-		{"parameter count", func(p *artifact.Program) { p.Steps[0].Args = []int{0} }, "1 buffers for kernel copy of 2 parameters"},
-		{"buffer index", func(p *artifact.Program) { p.Steps[0].Args = []int{0, 9} }, "buffer 9 of 3"},
-		{"arena overflow", func(p *artifact.Program) { p.Buffers[2].Bytes = 32 }, "buffer 2 lies outside the arena"},
-		{"input slot", func(p *artifact.Program) { p.Buffers[0].Index = 3 }, "input slot 3 of 1"},
-		{"buffer kind", func(p *artifact.Program) { p.Buffers[2].Kind = "rom" }, `unknown kind "rom"`},
-		{"weight index", func(p *artifact.Program) { p.Buffers[2] = artifact.Buffer{Kind: artifact.BufWeight, Index: 7} }, "weight 7 of 0"},
+		{"kernel index", func(p *lir.Program) { dispatch(p).Kernel = 5 }, "kernel 5 of 1"},
+		{"negative kernel", func(p *lir.Program) { dispatch(p).Kernel = -1 }, "kernel -1 of 1"},
+		{"no groups", func(p *lir.Program) { dispatch(p).Groups[1] = 0 }, "0 workgroups along axis 1"},
+		{"too many groups", func(p *lir.Program) { dispatch(p).Groups[0] = 1 << 20 }, "workgroups along axis 0"},
+		{"cpu step", func(p *lir.Program) {
+			p.Steps[0].Op = &lir.MatMul{A: 0, B: 0, Out: 1, AShape: []int64{2, 2}, BShape: []int64{2, 2}, Epilogue: lir.NoEpilogue()}
+		}, `not a GPU dispatch (kernel "matmul")`},
+		{"no operation", func(p *lir.Program) { p.Steps[0].Op = nil }, "has no operation"},
+		{"parameter count", func(p *lir.Program) { dispatch(p).Args = []lir.Buf{0} }, "1 buffers for kernel copy of 2 parameters"},
+		{"buffer index", func(p *lir.Program) { dispatch(p).Args = []lir.Buf{0, 9} }, "missing buffer 9"},
+		{"absent buffer", func(p *lir.Program) { dispatch(p).Args = []lir.Buf{lir.NoBuf, 1} }, "missing buffer -1"},
+		{"writes an input", func(p *lir.Program) { dispatch(p).Args = []lir.Buf{1, 0} }, "writes parameter dst to buffer 0, a read-only input"},
+		{"writes a weight", func(p *lir.Program) {
+			p.Buffers[2] = lir.Buffer{Kind: lir.BufWeight, Bytes: 16}
+			dispatch(p).Args = []lir.Buf{0, 2}
+		}, "writes parameter dst to buffer 2, a read-only weight"},
+		{"arena overflow", func(p *lir.Program) { p.Buffers[2].Bytes = 32 }, "buffer 2 lies outside the arena"},
+		{"input slot", func(p *lir.Program) { p.Buffers[0].Index = 3 }, "input slot 3 of 1"},
+		{"buffer kind", func(p *lir.Program) { p.Buffers[2].Kind = "rom" }, `unknown kind "rom"`},
+		{"weight index", func(p *lir.Program) { p.Buffers[2] = lir.Buffer{Kind: lir.BufWeight, Index: 7} }, "weight 7 of 0"},
 	} {
 		p := program()
 		c.spoil(p)
@@ -146,7 +158,7 @@ func FuzzNew(f *testing.F) {
 	f.Add(seed)
 	f.Add([]byte{0x80})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		var p artifact.Program
+		var p lir.Program
 		if artifact.UnmarshalManifest(b, &p) != nil {
 			return
 		}

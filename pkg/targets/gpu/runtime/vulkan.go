@@ -3,7 +3,7 @@ package runtime
 import (
 	"fmt"
 
-	"github.com/rlx-project/rlx/pkg/artifact"
+	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/targets/gpu/vk"
 )
 
@@ -36,7 +36,7 @@ type vkKernel struct{ p *vk.Pipeline }
 func (k vkKernel) Free() { k.p.Free() }
 
 // Load makes a compute pipeline from the kernel's SPIR-V.
-func (v *Vulkan) Load(k *artifact.Kernel) (Kernel, error) {
+func (v *Vulkan) Load(k *lir.Kernel) (Kernel, error) {
 	if k.BinaryKind != "spirv" || len(k.Binary) == 0 {
 		return nil, fmt.Errorf("kernel %s has no SPIR-V (binary %q)", k.Name, k.BinaryKind)
 	}
