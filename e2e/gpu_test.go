@@ -11,6 +11,7 @@ import (
 
 	"github.com/rlx-project/rlx/pkg/artifact"
 	"github.com/rlx-project/rlx/pkg/driver"
+	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/loader"
 	gpurt "github.com/rlx-project/rlx/pkg/targets/gpu/runtime"
 )
@@ -28,7 +29,7 @@ func needTool(t *testing.T, name string) {
 }
 
 // artifactPrograms reads an artifact's manifest and every variant program.
-func artifactPrograms(t *testing.T, path string) (artifact.Manifest, []artifact.Program) {
+func artifactPrograms(t *testing.T, path string) (artifact.Manifest, []lir.Program) {
 	t.Helper()
 	f, err := artifact.Open(path)
 	if err != nil {
@@ -43,13 +44,13 @@ func artifactPrograms(t *testing.T, path string) (artifact.Manifest, []artifact.
 	if err := artifact.UnmarshalManifest(raw, &man); err != nil {
 		t.Fatal(err)
 	}
-	var progs []artifact.Program
+	var progs []lir.Program
 	for _, v := range man.Variants {
 		raw, err := f.Section(v.Section)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var p artifact.Program
+		var p lir.Program
 		if err := artifact.UnmarshalManifest(raw, &p); err != nil {
 			t.Fatal(err)
 		}
@@ -96,8 +97,8 @@ func TestGPUBuilds(t *testing.T) {
 							}
 						}
 						for _, s := range p.Steps {
-							if s.Kernel != "dispatch" || len(s.Ints) != 4 || int(s.Ints[0]) >= len(p.Kernels) {
-								t.Errorf("step %+v", s)
+							if d, ok := s.Op.(*lir.Dispatch); !ok || d.Kernel < 0 || d.Kernel >= len(p.Kernels) {
+								t.Errorf("step %s: %s, want a dispatch of one of %d kernels", s.Src, lir.FormatOp(s.Op), len(p.Kernels))
 							}
 						}
 					}

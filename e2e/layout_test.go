@@ -3,10 +3,11 @@ package e2e
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
-	"github.com/rlx-project/rlx/pkg/artifact"
 	"github.com/rlx-project/rlx/pkg/driver"
+	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/specialize"
 )
 
@@ -21,7 +22,7 @@ func TestChannelsLastStretch(t *testing.T) {
 	p := buildProgram(t, "mbblock.hir", specialize.Binding{"batch": 2})
 	counts := map[string]int{}
 	for _, s := range p.Steps {
-		counts[s.Kernel]++
+		counts[s.Kind()]++
 	}
 	want := map[string]int{"conv2d": 1, "dwconv_nhwc_taps": 3, "nchw_to_nhwc": 1, "nhwc_to_nchw": 0, "reduce": 1}
 	for k, n := range want {
@@ -30,9 +31,9 @@ func TestChannelsLastStretch(t *testing.T) {
 		}
 	}
 	for _, s := range p.Steps {
-		if s.Kernel == "reduce" {
-			if len(s.Shapes) != 2 || len(s.Shapes[0]) != 4 || s.Shapes[0][3] != 32 || len(s.Shapes[1]) != 2 || s.Shapes[1][0] != 1 || s.Shapes[1][1] != 2 {
-				t.Errorf("global pool reduces shape %v over axes %v, want [N H W 32] over [1 2]", s.Shapes[0], s.Shapes[1])
+		if r, ok := s.Op.(*lir.Reduce); ok {
+			if len(r.Shape) != 4 || r.Shape[3] != 32 || !slices.Equal(r.Axes, []int64{1, 2}) {
+				t.Errorf("global pool reduces shape %v over axes %v, want [N H W 32] over [1 2]", r.Shape, r.Axes)
 			}
 		}
 	}
@@ -45,7 +46,7 @@ func TestChannelsLastStretch(t *testing.T) {
 
 // buildProgram builds testdata/models/file for the cpu target with one
 // binding and returns its program.
-func buildProgram(t *testing.T, file string, b specialize.Binding) artifact.Program {
+func buildProgram(t *testing.T, file string, b specialize.Binding) lir.Program {
 	t.Helper()
 	path := filepath.Join("..", "testdata", "models", file)
 	src, err := os.ReadFile(path)
@@ -65,20 +66,19 @@ func buildProgram(t *testing.T, file string, b specialize.Binding) artifact.Prog
 // attention heads straight out of the projections (the numbers are
 // checked by TestModelsMatchReference): the head transposes of q, k and v
 // are not emitted, only the merge of the output heads is a copy, and the
-// attention step (attention_strided) carries the projections' row stride
-// (256).
+// attention step carries the projections' row stride (256).
 func TestAttentionReadsInPlace(t *testing.T) {
 	for _, b := range []specialize.Binding{{"batch": 1, "seq": 7}, {"batch": 2, "seq": 20}} {
 		p := buildProgram(t, "encoder.hir", b)
 		copies, attn := 0, 0
 		for _, s := range p.Steps {
-			switch s.Kernel {
-			case "copy":
+			switch op := s.Op.(type) {
+			case *lir.Copy:
 				copies++
-			case "attention_strided":
+			case *lir.Attention:
 				attn++
-				if len(s.Ints) < 11 || s.Ints[8] != 256 || s.Ints[9] != 256 || s.Ints[10] != 256 {
-					t.Errorf("%v: attention step ints %v, want row strides 256 for q, k and v", b, s.Ints)
+				if g := op.Geom; g.QRow != 256 || g.KRow != 256 || g.VRow != 256 {
+					t.Errorf("%v: attention row strides %d, %d, %d, want 256 for q, k and v", b, g.QRow, g.KRow, g.VRow)
 				}
 			}
 		}

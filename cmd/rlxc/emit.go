@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/rlx-project/rlx/pkg/artifact"
+	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/specialize"
 )
 
@@ -35,7 +36,7 @@ func emitKernels(path, dir string) (int, error) {
 		if err != nil {
 			return n, err
 		}
-		var p artifact.Program
+		var p lir.Program
 		if err := artifact.UnmarshalManifest(raw, &p); err != nil {
 			return n, fmt.Errorf("section %q: %v", v.Section, err)
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/rlx-project/rlx/pkg/artifact"
+	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 )
@@ -90,17 +91,18 @@ type gpuKernelInfo struct {
 	Src         string   `json:"src"` // the first operation it runs for
 }
 
-func gpuKernels(p *artifact.Program) []gpuKernelInfo {
+func gpuKernels(p *lir.Program) []gpuKernelInfo {
 	out := make([]gpuKernelInfo, len(p.Kernels))
 	for i, k := range p.Kernels {
 		out[i] = gpuKernelInfo{Name: k.Name, Lang: k.Lang, Entry: k.Entry, Local: k.Local, SharedBytes: k.Shared, Params: len(k.Params),
 			SourceBytes: len(k.Source), BinaryKind: k.BinaryKind, BinaryBytes: len(k.Binary)}
 	}
 	for _, s := range p.Steps {
-		if s.Kernel != "dispatch" || len(s.Ints) == 0 || s.Ints[0] < 0 || int(s.Ints[0]) >= len(out) {
+		d, ok := s.Op.(*lir.Dispatch)
+		if !ok || d.Kernel < 0 || d.Kernel >= len(out) {
 			continue
 		}
-		k := &out[s.Ints[0]]
+		k := &out[d.Kernel]
 		if k.Launches == 0 {
 			k.Src = s.Src
 		}
@@ -123,13 +125,13 @@ func readArtifactInfo(f *artifact.File) (*artifactInfo, error) {
 		if err != nil {
 			return nil, err
 		}
-		var p artifact.Program
+		var p lir.Program
 		if err := artifact.UnmarshalManifest(raw, &p); err != nil {
 			return nil, fmt.Errorf("section %q: %v", v.Section, err)
 		}
 		counts := map[string]int{}
 		for _, s := range p.Steps {
-			counts[s.Kernel]++
+			counts[s.Kind()]++
 		}
 		info.Kernels = append(info.Kernels, counts)
 		if len(p.Kernels) > 0 {

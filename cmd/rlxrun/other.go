@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rlx-project/rlx/pkg/artifact"
+	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/loader"
 	"github.com/spf13/cobra"
 )
@@ -114,8 +114,8 @@ tensors, as a serving loop that reuses them does.`,
 			}
 			var lat []time.Duration
 			kernelTime := map[string]time.Duration{}
-			prof := func(step int, s *artifact.Step, d time.Duration) {
-				kernelTime[fmt.Sprintf("%-12s %s", s.Kernel, s.Src)] += d
+			prof := func(step int, s *lir.Step, d time.Duration) {
+				kernelTime[fmt.Sprintf("%-12s %s", s.Kind(), s.Src)] += d
 			}
 			start := time.Now()
 			for i := 0; runs > 0 && i < runs || runs <= 0 && time.Since(start) < dur; i++ {

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/rlx-project/rlx/pkg/artifact"
+	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels"
 	cpurt "github.com/rlx-project/rlx/pkg/targets/cpu/runtime"
 	gpurt "github.com/rlx-project/rlx/pkg/targets/gpu/runtime"
@@ -37,7 +38,7 @@ type variant struct {
 	info artifact.Variant
 	exec *cpurt.Exec // cpu
 	gpu  *gpurt.Exec // vulkan, cuda
-	prog *artifact.Program
+	prog *lir.Program
 }
 
 // Device names what the model runs on: "cpu", or the GPU's API and name.
@@ -129,7 +130,7 @@ func (m *Model) load() error {
 		if err != nil {
 			return err
 		}
-		var p artifact.Program
+		var p lir.Program
 		if err := artifact.UnmarshalManifest(raw, &p); err != nil {
 			return fmt.Errorf("section %q: %v", v.Section, err)
 		}
@@ -200,7 +201,7 @@ func (m *Model) Variants() []artifact.Variant {
 
 // Inputs lists the program inputs of the variant that binding selects (or
 // the first variant), with concrete shapes: what rlxrun --fill generates.
-func (m *Model) Inputs(binding map[string]int64) ([]artifact.Slot, error) {
+func (m *Model) Inputs(binding map[string]int64) ([]lir.Slot, error) {
 	if binding == nil {
 		return m.variants[0].prog.Inputs, nil
 	}

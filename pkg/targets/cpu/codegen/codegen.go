@@ -1,5 +1,6 @@
-// Package codegen turns a specialized plan into a CPU program: one kernel
-// launch per node, with concrete geometry, over the planned buffers.
+// Package codegen turns a specialized plan into the LIR program of a CPU
+// variant: one typed kernel launch per node (lir.MatMul, lir.Conv2D, ...),
+// with concrete geometry, over the planned buffers.
 package codegen
 
 import (
@@ -7,6 +8,7 @@ import (
 	"math"
 
 	"github.com/rlx-project/rlx/pkg/artifact"
+	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/mir"
 	"github.com/rlx-project/rlx/pkg/specialize"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels"
@@ -119,15 +121,14 @@ func (w *Weights) Add(v *mir.Value) int {
 }
 
 // Generate emits the program of one plan.
-func Generate(p *specialize.Plan, w *Weights) (*artifact.Program, error) {
-	g := &gen{p: p, w: w, buf: map[*mir.Value]int{}, prog: &artifact.Program{ArenaBytes: p.ArenaBytes}}
+func Generate(p *specialize.Plan, w *Weights) (*lir.Program, error) {
+	g := &gen{p: p, w: w, buf: map[*mir.Value]lir.Buf{}, prog: &lir.Program{ArenaBytes: p.ArenaBytes}}
 	g.planLayouts()
-	for i, v := range p.Graph.Inputs {
-		g.prog.Inputs = append(g.prog.Inputs, artifact.Slot{Name: v.Name, DType: v.Type.DType.String(), Shape: p.Shapes[v], Buffer: g.buffer(v)})
-		_ = i
+	for _, v := range p.Graph.Inputs {
+		g.prog.Inputs = append(g.prog.Inputs, lir.Slot{Name: v.Name, DType: v.Type.DType.String(), Shape: p.Shapes[v], Buffer: int(g.buffer(v))})
 	}
 	for _, v := range p.Graph.Outputs {
-		g.prog.Outputs = append(g.prog.Outputs, artifact.Slot{Name: v.Name, DType: v.Type.DType.String(), Shape: p.Shapes[v], Buffer: g.buffer(v)})
+		g.prog.Outputs = append(g.prog.Outputs, lir.Slot{Name: v.Name, DType: v.Type.DType.String(), Shape: p.Shapes[v], Buffer: int(g.buffer(v))})
 	}
 	for _, n := range p.Graph.Nodes {
 		if err := g.node(n); err != nil {
@@ -140,50 +141,58 @@ func Generate(p *specialize.Plan, w *Weights) (*artifact.Program, error) {
 type gen struct {
 	p      *specialize.Plan
 	w      *Weights
-	buf    map[*mir.Value]int
-	prog   *artifact.Program
-	nhwc   map[*mir.Value]bool // values stored channels last (layout.go)
-	relaid map[*mir.Value]int  // NCHW values relaid channels last, by scratch buffer
+	buf    map[*mir.Value]lir.Buf
+	prog   *lir.Program
+	nhwc   map[*mir.Value]bool    // values stored channels last (layout.go)
+	relaid map[*mir.Value]lir.Buf // NCHW values relaid channels last, by scratch buffer
 }
 
 // buffer returns the buffer index of a value, adding it on first use.
-func (g *gen) buffer(v *mir.Value) int {
+func (g *gen) buffer(v *mir.Value) lir.Buf {
 	if i, ok := g.buf[v]; ok {
 		return i
 	}
 	s := g.p.Stores[v]
-	var b artifact.Buffer
+	var b lir.Buffer
 	switch s.Kind {
 	case specialize.StoreArena:
-		b = artifact.Buffer{Kind: artifact.BufArena, Offset: s.Offset, Bytes: s.Bytes}
+		b = lir.Buffer{Kind: lir.BufArena, Offset: s.Offset, Bytes: s.Bytes}
 	case specialize.StoreConst:
-		b = artifact.Buffer{Kind: artifact.BufWeight, Index: g.w.Add(s.Root), Bytes: s.Bytes}
+		b = lir.Buffer{Kind: lir.BufWeight, Index: g.w.Add(s.Root), Bytes: s.Bytes}
 	case specialize.StoreInput:
-		b = artifact.Buffer{Kind: artifact.BufInput, Index: s.Index, Bytes: s.Bytes}
+		b = lir.Buffer{Kind: lir.BufInput, Index: s.Index, Bytes: s.Bytes}
 	case specialize.StoreOutput:
-		b = artifact.Buffer{Kind: artifact.BufOutput, Index: s.Index, Bytes: s.Bytes}
+		b = lir.Buffer{Kind: lir.BufOutput, Index: s.Index, Bytes: s.Bytes}
 	}
-	g.buf[v] = len(g.prog.Buffers)
-	g.prog.Buffers = append(g.prog.Buffers, b)
+	g.buf[v] = g.add(b)
 	return g.buf[v]
 }
 
-func (g *gen) step(kernel string, n *mir.Node, args []*mir.Value, s artifact.Step) {
-	s.Kernel, s.Src = kernel, n.Src
-	for _, a := range args {
-		s.Args = append(s.Args, g.buffer(a))
+// optBuffer is buffer for an optional operand: NoBuf for nil.
+func (g *gen) optBuffer(v *mir.Value) lir.Buf {
+	if v == nil {
+		return lir.NoBuf
 	}
-	g.prog.Steps = append(g.prog.Steps, s)
+	return g.buffer(v)
+}
+
+// add appends a buffer that belongs to no value (a packed weight, a view
+// with an offset, scratch) and returns its index.
+func (g *gen) add(b lir.Buffer) lir.Buf {
+	g.prog.Buffers = append(g.prog.Buffers, b)
+	return lir.Buf(len(g.prog.Buffers) - 1)
+}
+
+// weightBuffer is the buffer of the whole weight idx.
+func (g *gen) weightBuffer(idx int) lir.Buf {
+	return g.add(lir.Buffer{Kind: lir.BufWeight, Index: idx, Bytes: g.w.Refs[idx].Bytes})
+}
+
+func (g *gen) emit(n *mir.Node, op lir.Op) {
+	g.prog.Steps = append(g.prog.Steps, lir.Step{Op: op, Src: n.Src})
 }
 
 func (g *gen) shape(v *mir.Value) []int64 { return g.p.Shapes[v] }
-
-func b2i(b bool) int64 {
-	if b {
-		return 1
-	}
-	return 0
-}
 
 // broadcastStrides are the strides that read a tensor of shape in as if it
 // had shape out (NumPy broadcasting, dims aligned right): 0 along a
@@ -200,13 +209,9 @@ func broadcastStrides(in, out []int64) []int64 {
 	return st
 }
 
-var actCodes = map[string]int64{"": 0, "relu": 1, "gelu": 2, "gelu_tanh": 3, "silu": 4, "sigmoid": 5, "tanh": 6, "leaky_relu": 7, "clamp": 8}
-
-// ActCode is the activation number the runtime understands.
-func ActCode(name string) (int64, bool) { c, ok := actCodes[name]; return c, ok }
-
-// epilogue returns the epilogue operands of a matmul or conv and its params.
-func epilogue(n *mir.Node, first int) (bias, residual *mir.Value, ints []int64, floats []float64, err error) {
+// epilogue returns a matmul's or conv's epilogue operands (its arguments
+// from first on) and its activation; the caller fills in the buffers.
+func epilogue(n *mir.Node, first int) (bias, residual *mir.Value, e lir.Epilogue, err error) {
 	i := first
 	if n.Attrs.Bool("bias") {
 		bias = n.Args[i]
@@ -215,18 +220,19 @@ func epilogue(n *mir.Node, first int) (bias, residual *mir.Value, ints []int64, 
 	if n.Attrs.Bool("residual") {
 		residual = n.Args[i]
 	}
-	act, ok := ActCode(n.Attrs.String("act"))
+	act, ok := lir.ParseActivation(n.Attrs.String("act"))
 	if !ok {
-		return nil, nil, nil, nil, fmt.Errorf("unknown epilogue activation %q", n.Attrs.String("act"))
+		return nil, nil, e, fmt.Errorf("unknown epilogue activation %q", n.Attrs.String("act"))
 	}
-	lo, hi := math.Inf(-1), math.Inf(1)
+	e = lir.NoEpilogue()
+	e.Act, e.Alpha, e.Min, e.Max = act, n.Attrs.Float("alpha"), math.Inf(-1), math.Inf(1)
 	if n.Attrs.Has("min") {
-		lo = n.Attrs.Float("min")
+		e.Min = n.Attrs.Float("min")
 	}
 	if n.Attrs.Has("max") {
-		hi = n.Attrs.Float("max")
+		e.Max = n.Attrs.Float("max")
 	}
-	return bias, residual, []int64{b2i(bias != nil), b2i(residual != nil), act}, []float64{n.Attrs.Float("alpha"), lo, hi}, nil
+	return bias, residual, e, nil
 }
 
 func (g *gen) requireF32(n *mir.Node, vs ...*mir.Value) error {
@@ -238,6 +244,11 @@ func (g *gen) requireF32(n *mir.Node, vs ...*mir.Value) error {
 	return nil
 }
 
+// outer, axis and inner view a shape as [outer, s[ax], inner].
+func outerAxisInner(s []int64, ax int64) (int64, int64, int64) {
+	return tensor.NumElements(s[:ax]), s[ax], tensor.NumElements(s[ax+1:])
+}
+
 func (g *gen) node(n *mir.Node) error {
 	switch {
 	case n.Op == mir.OpFused || mir.IsElementwise(n.Op):
@@ -247,99 +258,40 @@ func (g *gen) node(n *mir.Node) error {
 	out := n.Results[0]
 	switch n.Op {
 	case mir.OpMatMul:
-		bias, res, ints, floats, err := epilogue(n, 2)
-		if err != nil {
-			return err
-		}
-		if err := g.requireF32(n, x[0], x[1], out); err != nil {
-			return err
-		}
-		as, bs := g.shape(x[0]), g.shape(x[1])
-		rows := tensor.NumElements(as[:len(as)-1])
-		if g.w.Layout != "" && x[1].IsConst() && len(bs) == 2 {
-			// A weight: packed at build time into the kernel's panels, so
-			// runs never repack it. Few-row products too: their threads
-			// then stream contiguous panels, where a row-major B split by
-			// columns is read in strided pieces (MobileNetV2's classifier,
-			// one row: 238 -> 155 us on 1 thread, 176 -> 105 on 2).
-			idx, err := g.w.AddPacked(x[1])
-			if err != nil {
-				return err
-			}
-			pb := len(g.prog.Buffers)
-			g.prog.Buffers = append(g.prog.Buffers, artifact.Buffer{Kind: artifact.BufWeight, Index: idx, Bytes: g.w.Refs[idx].Bytes})
-			st := artifact.Step{Kernel: "matmul_packed", Src: n.Src, Ints: append([]int64{rows, bs[1], bs[0]}, ints...), Floats: floats}
-			st.Args = []int{g.buffer(x[0]), pb}
-			for _, v := range nonNil(bias, res, out) {
-				st.Args = append(st.Args, g.buffer(v))
-			}
-			g.prog.Steps = append(g.prog.Steps, st)
-			return nil
-		}
-		g.step("matmul", n, nonNil(x[0], x[1], bias, res, out), artifact.Step{Ints: ints, Floats: floats, Shapes: [][]int64{as, bs}})
+		return g.matmul(n)
 	case mir.OpConv2D:
-		convBias, res, ints, floats, err := epilogue(n, 2)
-		if err != nil {
-			return err
-		}
-		if err := g.requireF32(n, x[0], x[1], out); err != nil {
-			return err
-		}
-		if g.nhwcConv(n) && (g.nhwc[x[0]] || g.nhwc[out]) {
-			return g.convNHWC(n, convBias, res, ints, floats)
-		}
-		xs, ws, os := g.shape(x[0]), g.shape(x[1]), g.shape(out)
-		st, pad, dil := n.Attrs.Ints("stride"), n.Attrs.Ints("pad"), n.Attrs.Ints("dilation")
-		if hw := xs[2] * xs[3]; g.w.Layout != "" && x[1].IsConst() && ws[2] == 1 && ws[3] == 1 && pointwise(n) &&
-			hw <= conv1x1PackedMaxHW {
-			// A 1x1 convolution over a small plane: the transposed product
-			// with Wᵀ packed here (kernels.Conv1x1Packed).
-			idx, err := g.w.AddPackedT(x[1], ws[1], ws[0])
-			if err != nil {
-				return err
-			}
-			pb := len(g.prog.Buffers)
-			g.prog.Buffers = append(g.prog.Buffers, artifact.Buffer{Kind: artifact.BufWeight, Index: idx, Bytes: g.w.Refs[idx].Bytes})
-			st := artifact.Step{Kernel: "conv1x1_packed", Src: n.Src, Ints: append([]int64{xs[0], xs[1], hw, ws[0]}, ints...), Floats: floats}
-			st.Args = []int{g.buffer(x[0]), pb}
-			for _, v := range nonNil(convBias, res, out) {
-				st.Args = append(st.Args, g.buffer(v))
-			}
-			g.prog.Steps = append(g.prog.Steps, st)
-			return nil
-		}
-		geom := []int64{xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3], st[0], st[1], pad[0], pad[1], pad[2], pad[3], dil[0], dil[1], n.Attrs.Int("groups"), os[2], os[3]}
-		g.step("conv2d", n, nonNil(x[0], x[1], convBias, res, out), artifact.Step{Ints: append(geom, ints...), Floats: floats})
+		return g.conv(n)
 	case mir.OpMaxPool2D, mir.OpAvgPool2D:
 		if err := g.requireF32(n, x[0]); err != nil {
 			return err
 		}
 		xs, os := g.shape(x[0]), g.shape(out)
 		k, st, pad, dil := n.Attrs.Ints("kernel"), n.Attrs.Ints("stride"), n.Attrs.Ints("pad"), n.Attrs.Ints("dilation")
-		geom := []int64{xs[0], xs[1], xs[2], xs[3], k[0], k[1], st[0], st[1], pad[0], pad[1], pad[2], pad[3], dil[0], dil[1], os[2], os[3], b2i(n.Attrs.Bool("count_include_pad"))}
-		g.step(string(n.Op), n, []*mir.Value{x[0], out}, artifact.Step{Ints: geom})
+		g.emit(n, &lir.Pool2D{X: g.buffer(x[0]), Out: g.buffer(out), Max: n.Op == mir.OpMaxPool2D,
+			Geom: lir.PoolGeom{N: xs[0], C: xs[1], H: xs[2], W: xs[3], KH: k[0], KW: k[1], StrideH: st[0], StrideW: st[1],
+				PadT: pad[0], PadL: pad[1], PadB: pad[2], PadR: pad[3], DilH: dil[0], DilW: dil[1], OH: os[2], OW: os[3]},
+			CountIncludePad: n.Attrs.Bool("count_include_pad")})
 	case mir.OpReduce:
-		kinds := map[string]int64{"sum": 0, "mean": 1, "max": 2, "min": 3, "prod": 4}
+		fn, ok := lir.ParseReduceFn(n.Attrs.String("kind"))
+		if !ok {
+			return fmt.Errorf("unknown reduction %q", n.Attrs.String("kind"))
+		}
 		shape, axes := g.shape(x[0]), n.Attrs.Ints("axes")
 		if g.nhwc[x[0]] {
 			// A global pool of a channels-last value (spatialReduce): the
 			// same reduction over [N, H, W, C]'s plane.
 			shape, axes = []int64{shape[0], shape[2], shape[3], shape[1]}, []int64{1, 2}
 		}
-		g.step("reduce", n, []*mir.Value{x[0], out}, artifact.Step{
-			Ints:   []int64{kinds[n.Attrs.String("kind")], int64(x[0].Type.DType)},
-			Shapes: [][]int64{shape, axes}})
+		g.emit(n, &lir.Reduce{X: g.buffer(x[0]), Out: g.buffer(out), Fn: fn, DType: x[0].Type.DType, Shape: shape, Axes: axes})
 	case mir.OpArgReduce:
-		s := g.shape(x[0])
-		ax := n.Attrs.Int("axis")
-		g.step("argreduce", n, []*mir.Value{x[0], out}, artifact.Step{Ints: []int64{b2i(n.Attrs.Bool("max")), tensor.NumElements(s[:ax]), s[ax], tensor.NumElements(s[ax+1:]), int64(x[0].Type.DType)}})
+		o, a, i := outerAxisInner(g.shape(x[0]), n.Attrs.Int("axis"))
+		g.emit(n, &lir.ArgReduce{X: g.buffer(x[0]), Out: g.buffer(out), Max: n.Attrs.Bool("max"), Outer: o, Axis: a, Inner: i, DType: x[0].Type.DType})
 	case mir.OpSoftmax:
 		if err := g.requireF32(n, x[0]); err != nil {
 			return err
 		}
-		s := g.shape(x[0])
-		ax := n.Attrs.Int("axis")
-		g.step("softmax", n, []*mir.Value{x[0], out}, artifact.Step{Ints: []int64{tensor.NumElements(s[:ax]), s[ax], tensor.NumElements(s[ax+1:]), b2i(n.Attrs.Bool("log"))}})
+		o, a, i := outerAxisInner(g.shape(x[0]), n.Attrs.Int("axis"))
+		g.emit(n, &lir.Softmax{X: g.buffer(x[0]), Out: g.buffer(out), Outer: o, Axis: a, Inner: i, Log: n.Attrs.Bool("log")})
 	case mir.OpLayerNorm, mir.OpAddLayerNorm:
 		return g.layernorm(n)
 	case mir.OpAttention:
@@ -348,7 +300,7 @@ func (g *gen) node(n *mir.Node) error {
 		if g.p.Stores[out].Root == g.p.Stores[x[0]].Root {
 			return nil // a view: nothing to run
 		}
-		g.step("memcpy", n, []*mir.Value{x[0], out}, artifact.Step{})
+		g.emit(n, &lir.Memcpy{Src: g.buffer(x[0]), Dst: g.buffer(out)})
 	case mir.OpTranspose:
 		if g.p.Stores[out].Root == g.p.Stores[x[0]].Root {
 			return nil // a view: moves only dims of size 1, or a strided attention operand's
@@ -386,36 +338,101 @@ func (g *gen) node(n *mir.Node) error {
 		for i := range os {
 			off += pads[i] * dst[i]
 		}
-		g.step("fill", n, []*mir.Value{out}, artifact.Step{Ints: []int64{int64(out.Type.DType)}, Floats: []float64{n.Attrs.Float("value")}})
+		g.emit(n, &lir.Fill{Dst: g.buffer(out), DType: out.Type.DType, Value: n.Attrs.Float("value")})
 		s := g.shape(x[0])
 		g.copyStep(n, x[0], out, s, off, dst, 0, tensor.Strides(s))
 	case mir.OpGather:
-		s := g.shape(x[0])
-		ax := n.Attrs.Int("axis")
-		g.step("gather", n, []*mir.Value{x[0], x[1], out}, artifact.Step{Ints: []int64{tensor.NumElements(s[:ax]), s[ax], tensor.NumElements(s[ax+1:]), int64(x[0].Type.DType.Size()), int64(x[1].Type.DType)}})
+		o, a, i := outerAxisInner(g.shape(x[0]), n.Attrs.Int("axis"))
+		g.emit(n, &lir.Gather{X: g.buffer(x[0]), Idx: g.buffer(x[1]), Out: g.buffer(out), Outer: o, AxisLen: a, Inner: i,
+			ElemSize: int64(x[0].Type.DType.Size()), IdxDType: x[1].Type.DType})
 	case mir.OpIota:
-		g.step("iota", n, []*mir.Value{out}, artifact.Step{Ints: []int64{g.shape(out)[0], int64(out.Type.DType)}})
+		g.emit(n, &lir.Iota{Out: g.buffer(out), N: g.shape(out)[0], DType: out.Type.DType})
 	default:
 		return fmt.Errorf("target %s has no kernel for %s", g.w.Target, n.Op)
 	}
 	return nil
 }
 
-func nonNil(vs ...*mir.Value) []*mir.Value {
-	out := vs[:0:0]
-	for _, v := range vs {
-		if v != nil {
-			out = append(out, v)
-		}
+func (g *gen) matmul(n *mir.Node) error {
+	x, out := n.Args, n.Results[0]
+	bias, res, epi, err := epilogue(n, 2)
+	if err != nil {
+		return err
 	}
-	return out
+	if err := g.requireF32(n, x[0], x[1], out); err != nil {
+		return err
+	}
+	as, bs := g.shape(x[0]), g.shape(x[1])
+	if g.w.Layout != "" && x[1].IsConst() && len(bs) == 2 {
+		// A weight: packed at build time into the kernel's panels, so
+		// runs never repack it. Few-row products too: their threads then
+		// stream contiguous panels, where a row-major B split by columns
+		// is read in strided pieces.
+		idx, err := g.w.AddPacked(x[1])
+		if err != nil {
+			return err
+		}
+		op := &lir.PackedMatMul{B: g.weightBuffer(idx), M: tensor.NumElements(as[:len(as)-1]), N: bs[1], K: bs[0], Epilogue: epi}
+		op.A = g.buffer(x[0])
+		op.Epilogue.Bias, op.Epilogue.Residual = g.optBuffer(bias), g.optBuffer(res)
+		op.Out = g.buffer(out)
+		g.emit(n, op)
+		return nil
+	}
+	op := &lir.MatMul{A: g.buffer(x[0]), B: g.buffer(x[1]), AShape: as, BShape: bs, Epilogue: epi}
+	op.Epilogue.Bias, op.Epilogue.Residual = g.optBuffer(bias), g.optBuffer(res)
+	op.Out = g.buffer(out)
+	g.emit(n, op)
+	return nil
+}
+
+func (g *gen) conv(n *mir.Node) error {
+	x, out := n.Args, n.Results[0]
+	bias, res, epi, err := epilogue(n, 2)
+	if err != nil {
+		return err
+	}
+	if err := g.requireF32(n, x[0], x[1], out); err != nil {
+		return err
+	}
+	if g.nhwcConv(n) && (g.nhwc[x[0]] || g.nhwc[out]) {
+		return g.convNHWC(n, bias, res, epi)
+	}
+	xs, ws, os := g.shape(x[0]), g.shape(x[1]), g.shape(out)
+	if hw := xs[2] * xs[3]; g.w.Layout != "" && x[1].IsConst() && ws[2] == 1 && ws[3] == 1 && pointwise(n) &&
+		hw <= conv1x1PackedMaxHW {
+		// A 1x1 convolution over a small plane: the transposed product
+		// with Wᵀ packed here (kernels.Conv1x1Packed).
+		idx, err := g.w.AddPackedT(x[1], ws[1], ws[0])
+		if err != nil {
+			return err
+		}
+		op := &lir.PackedConv1x1{W: g.weightBuffer(idx), N: xs[0], C: xs[1], HW: hw, O: ws[0], Epilogue: epi}
+		op.X = g.buffer(x[0])
+		op.Epilogue.Bias, op.Epilogue.Residual = g.optBuffer(bias), g.optBuffer(res)
+		op.Out = g.buffer(out)
+		g.emit(n, op)
+		return nil
+	}
+	op := &lir.Conv2D{X: g.buffer(x[0]), W: g.buffer(x[1]), Geom: convGeom(n, xs, ws, os), Epilogue: epi}
+	op.Epilogue.Bias, op.Epilogue.Residual = g.optBuffer(bias), g.optBuffer(res)
+	op.Out = g.buffer(out)
+	g.emit(n, op)
+	return nil
+}
+
+// convGeom is the geometry of convolution n over the given shapes.
+func convGeom(n *mir.Node, xs, ws, os []int64) lir.ConvGeom {
+	st, pad, dil := n.Attrs.Ints("stride"), n.Attrs.Ints("pad"), n.Attrs.Ints("dilation")
+	return lir.ConvGeom{N: xs[0], C: xs[1], H: xs[2], W: xs[3], O: ws[0], KH: ws[2], KW: ws[3],
+		StrideH: st[0], StrideW: st[1], PadT: pad[0], PadL: pad[1], PadB: pad[2], PadR: pad[3],
+		DilH: dil[0], DilW: dil[1], Groups: n.Attrs.Int("groups"), OH: os[2], OW: os[3]}
 }
 
 // copyStep emits a strided copy of shape elements from src to dst.
 func (g *gen) copyStep(n *mir.Node, src, dst *mir.Value, shape []int64, dstOff int64, dstStrides []int64, srcOff int64, srcStrides []int64) {
-	g.step("copy", n, []*mir.Value{src, dst}, artifact.Step{
-		Ints:   []int64{int64(src.Type.DType.Size()), dstOff, srcOff},
-		Shapes: [][]int64{shape, dstStrides, srcStrides}})
+	g.emit(n, &lir.Copy{Src: g.buffer(src), Dst: g.buffer(dst), ElemSize: int64(src.Type.DType.Size()), Shape: shape,
+		DstOff: dstOff, SrcOff: srcOff, DstStrides: dstStrides, SrcStrides: srcStrides})
 }
 
 // slice normalizes the slice under the binding (NumPy: negative indices
@@ -455,28 +472,37 @@ func (g *gen) layernorm(n *mir.Node) error {
 	s := g.shape(x)
 	ax := n.Attrs.Int("axis")
 	rows, cols := tensor.NumElements(s[:ax]), tensor.NumElements(s[ax:])
-	hasS, hasB := n.Attrs.Bool("scale"), n.Attrs.Bool("bias")
 	first := 1
 	if n.Op == mir.OpAddLayerNorm {
 		first = 2
 	}
-	args := append([]*mir.Value(nil), n.Args[:first]...)
 	i := first
 	var scale, bias *mir.Value
-	if hasS {
+	if n.Attrs.Bool("scale") {
 		scale = n.Args[i]
 		i++
 	}
-	if hasB {
+	if n.Attrs.Bool("bias") {
 		bias = n.Args[i]
 	}
-	args = append(args, nonNil(scale, bias)...)
-	args = append(args, n.Results...)
-	kernel := "layernorm"
+	eps, rms := n.Attrs.Float("eps"), n.Attrs.Bool("rms")
 	if n.Op == mir.OpAddLayerNorm {
-		kernel = "add_layernorm"
+		if rms {
+			return fmt.Errorf("add_layernorm with rms is not supported")
+		}
+		op := &lir.AddLayerNorm{A: g.buffer(n.Args[0]), B: g.buffer(n.Args[1]), Rows: rows, Cols: cols, Eps: eps}
+		op.Scale, op.Bias = g.optBuffer(scale), g.optBuffer(bias)
+		op.Out, op.Sum = g.buffer(n.Results[0]), lir.NoBuf
+		if len(n.Results) > 1 {
+			op.Sum = g.buffer(n.Results[1])
+		}
+		g.emit(n, op)
+		return nil
 	}
-	g.step(kernel, n, args, artifact.Step{Ints: []int64{rows, cols, b2i(hasS), b2i(hasB), b2i(n.Attrs.Bool("rms"))}, Floats: []float64{n.Attrs.Float("eps")}})
+	op := &lir.LayerNorm{X: g.buffer(x), Rows: rows, Cols: cols, RMS: rms, Eps: eps}
+	op.Scale, op.Bias = g.optBuffer(scale), g.optBuffer(bias)
+	op.Out = g.buffer(n.Results[0])
+	g.emit(n, op)
 	return nil
 }
 
@@ -493,47 +519,34 @@ func (g *gen) attention(n *mir.Node) error {
 	os := g.shape(out)
 	batch := os[:len(os)-2]
 	qs, ks := g.shape(q), g.shape(k)
-	sq, d := qs[len(qs)-2], qs[len(qs)-1]
-	sk := ks[len(ks)-2]
-	dv := os[len(os)-1]
+	geom := lir.AttnGeom{Batch: batch, Sq: qs[len(qs)-2], D: qs[len(qs)-1], Sk: ks[len(ks)-2], Dv: os[len(os)-1],
+		Causal: n.Attrs.Bool("causal")}
+	geom.Scale = 1 / math.Sqrt(float64(geom.D))
+	if n.Attrs.Has("scale") {
+		geom.Scale = n.Attrs.Float("scale")
+	}
 	// Each operand's buffer, batch strides and row stride: its own,
 	// contiguous, or a strided view read in place (specialize's views.go).
-	qb, qbs, qr, err := g.operandBuffer(q, batch)
-	if err != nil {
+	op := &lir.Attention{Mask: lir.NoBuf}
+	var err error
+	if op.Q, geom.QStrides, geom.QRow, err = g.operandBuffer(q, batch); err != nil {
 		return err
 	}
-	kb, kbs, kr, err := g.operandBuffer(k, batch)
-	if err != nil {
+	if op.K, geom.KStrides, geom.KRow, err = g.operandBuffer(k, batch); err != nil {
 		return err
 	}
-	vb, vbs, vr, err := g.operandBuffer(v, batch)
-	if err != nil {
+	if op.V, geom.VStrides, geom.VRow, err = g.operandBuffer(v, batch); err != nil {
 		return err
 	}
-	scale := 1 / math.Sqrt(float64(d))
-	if n.Attrs.Has("scale") {
-		scale = n.Attrs.Float("scale")
-	}
-	shapes := [][]int64{batch, qbs, kbs, vbs, nil}
-	ints := []int64{sq, sk, d, dv, b2i(n.Attrs.Bool("causal")), 0, 0, b2i(mask != nil), qr, kr, vr}
-	args := []int{qb, kb, vb}
 	if mask != nil {
-		full := append(append([]int64(nil), batch...), sq, sk)
+		full := append(append([]int64(nil), batch...), geom.Sq, geom.Sk)
 		st := broadcastStrides(g.shape(mask), full)
-		shapes[4] = st[:len(batch)]
-		ints[5], ints[6] = st[len(batch)], st[len(batch)+1]
-		args = append(args, g.buffer(mask))
+		geom.MaskStrides = st[:len(batch)]
+		geom.MaskRowStride, geom.MaskColStride = st[len(batch)], st[len(batch)+1]
+		op.Mask = g.buffer(mask)
 	}
-	kernel := "attention"
-	if qr != 0 || kr != 0 || vr != 0 {
-		// A kernel name of its own: a runtime that predates row strides
-		// refuses the step instead of reading the operands contiguous.
-		kernel = "attention_strided"
-	} else {
-		ints = ints[:8]
-	}
-	g.prog.Steps = append(g.prog.Steps, artifact.Step{Kernel: kernel, Src: n.Src, Ints: ints, Floats: []float64{scale},
-		Shapes: shapes, Args: append(args, g.buffer(out))})
+	op.Geom, op.Out = geom, g.buffer(out)
+	g.emit(n, op)
 	return nil
 }
 
@@ -541,7 +554,7 @@ func (g *gen) attention(n *mir.Node) error {
 // strides per batch dim of the output (0 broadcasts) and its row stride
 // (0: rows back to back). Under StridedAttention an operand may be a view
 // of a value it reads in place (a buffer starting at its first element).
-func (g *gen) operandBuffer(v *mir.Value, batch []int64) (buf int, bstrides []int64, row int64, err error) {
+func (g *gen) operandBuffer(v *mir.Value, batch []int64) (buf lir.Buf, bstrides []int64, row int64, err error) {
 	s := g.shape(v)
 	full := append(append([]int64(nil), batch...), s[len(s)-2], s[len(s)-1])
 	if !g.p.Options.StridedAttention || g.p.Stores[v].Root == v {
@@ -560,7 +573,6 @@ func (g *gen) operandBuffer(v *mir.Value, batch []int64) (buf int, bstrides []in
 	size := int64(v.Type.DType.Size())
 	b.Offset += off * size
 	b.Bytes = span * size
-	g.prog.Buffers = append(g.prog.Buffers, b)
 	// v's dims align with the output's from the right; a dim of 1 broadcasts.
 	bstrides = make([]int64, len(batch))
 	lead := len(full) - len(s)
@@ -569,5 +581,5 @@ func (g *gen) operandBuffer(v *mir.Value, batch []int64) (buf int, bstrides []in
 			bstrides[d] = strides[i]
 		}
 	}
-	return len(g.prog.Buffers) - 1, bstrides, strides[len(s)-2], nil
+	return g.add(b), bstrides, strides[len(s)-2], nil
 }

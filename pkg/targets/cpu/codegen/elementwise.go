@@ -4,19 +4,14 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/rlx-project/rlx/pkg/artifact"
+	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/mir"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
 
 // elementwise compiles an elementwise node, or a fused region of them, into
-// one "ew" kernel: register bytecode run over the output's elements.
-//
-// Step layout: Args are the operands then the results; Ints are
-// [nIn, nOut, dtype of each operand..., dtype of each result...];
-// Shapes[0] is the iteration shape (every result has it) and Shapes[1+i]
-// the element strides that read operand i at each output index (0 along
-// broadcast dims). Scalar constants become immediates.
+// one lir.Elementwise: register bytecode run over the output's elements.
+// Scalar constants become immediates.
 func (g *gen) elementwise(n *mir.Node) error {
 	region := n.Region
 	if region == nil {
@@ -40,7 +35,7 @@ func (g *gen) elementwise(n *mir.Node) error {
 			continue
 		}
 		r := c.alloc(v)
-		c.code = append(c.code, artifact.Instr{Op: "load", Dst: r, A: len(operands)})
+		c.code = append(c.code, lir.Instr{Op: lir.EwLoad, Dst: r, A: len(operands)})
 		operands = append(operands, outer)
 	}
 	for _, rn := range region.Nodes {
@@ -58,27 +53,23 @@ func (g *gen) elementwise(n *mir.Node) error {
 		}
 	}
 	for i, o := range region.Outputs {
-		c.code = append(c.code, artifact.Instr{Op: "store", A: i, Dst: c.reg[o]})
+		c.code = append(c.code, lir.Instr{Op: lir.EwStore, A: i, Dst: c.reg[o]})
 	}
-	ints := []int64{int64(len(operands)), int64(len(n.Results))}
-	iter := shape
-	if len(iter) == 0 {
-		iter = []int64{1} // a scalar runs as one element of a row
+	op := &lir.Elementwise{Shape: shape, Code: c.code}
+	if len(op.Shape) == 0 {
+		op.Shape = []int64{1} // a scalar runs as one element of a row
 	}
-	shapes := [][]int64{iter}
 	for _, v := range operands {
-		ints = append(ints, int64(v.Type.DType))
 		st := broadcastStrides(g.shape(v), shape)
 		if len(shape) == 0 {
 			st = []int64{0}
 		}
-		shapes = append(shapes, st)
+		op.In = append(op.In, lir.EwIn{Buf: g.buffer(v), DType: v.Type.DType, Strides: st})
 	}
 	for _, r := range n.Results {
-		ints = append(ints, int64(r.Type.DType))
+		op.Out = append(op.Out, lir.EwOut{Buf: g.buffer(r), DType: r.Type.DType})
 	}
-	args := append(append([]*mir.Value(nil), operands...), n.Results...)
-	g.step("ew", n, args, artifact.Step{Ints: ints, Shapes: shapes, Code: c.code})
+	g.emit(n, op)
 	return nil
 }
 
@@ -110,7 +101,7 @@ func constScalar(v *mir.Value) float64 {
 
 type ewCompiler struct {
 	target string
-	code   []artifact.Instr
+	code   []lir.Instr
 	reg    map[*mir.Value]int
 	next   int
 }
@@ -124,47 +115,51 @@ func (c *ewCompiler) alloc(v *mir.Value) int {
 
 func (c *ewCompiler) imm(v *mir.Value, x float64) {
 	r := c.alloc(v)
-	c.code = append(c.code, artifact.Instr{Op: "imm", Dst: r, Imm: x})
+	c.code = append(c.code, lir.Instr{Op: lir.EwImm, Dst: r, Imm: x})
 }
 
 func (c *ewCompiler) node(n *mir.Node) error {
-	op := string(n.Op)
+	name := string(n.Op)
 	in := n.Args
 	dt := in[0].Type.DType
-	switch op {
+	switch name {
 	case "div", "mod":
 		if !dt.IsFloat() {
-			op = "i" + op // integer division truncates; mod stays floored
+			name = "i" + name // integer division truncates; mod stays floored
 		}
 	case "cast":
 		r := c.alloc(n.Results[0])
-		c.code = append(c.code, artifact.Instr{Op: "cast", Dst: r, A: c.reg[in[0]], Imm: float64(n.Attrs.DType("to"))})
+		c.code = append(c.code, lir.Instr{Op: lir.EwCast, Dst: r, A: c.reg[in[0]], Imm: float64(n.Attrs.DType("to"))})
 		return nil
 	case "leaky_relu":
 		r := c.alloc(n.Results[0])
-		c.code = append(c.code, artifact.Instr{Op: op, Dst: r, A: c.reg[in[0]], Imm: n.Attrs.Float("alpha")})
+		c.code = append(c.code, lir.Instr{Op: lir.EwLeakyRelu, Dst: r, A: c.reg[in[0]], Imm: n.Attrs.Float("alpha")})
 		return nil
 	case "clamp":
 		cur := c.reg[in[0]]
-		for _, b := range []struct{ attr, op string }{{"min", "max"}, {"max", "min"}} {
+		for _, b := range []struct {
+			attr string
+			op   lir.EwOp
+		}{{"min", lir.EwMax}, {"max", lir.EwMin}} {
 			if !n.Attrs.Has(b.attr) {
 				continue
 			}
 			k := c.next
 			c.next++
-			c.code = append(c.code, artifact.Instr{Op: "imm", Dst: k, Imm: n.Attrs.Float(b.attr)})
+			c.code = append(c.code, lir.Instr{Op: lir.EwImm, Dst: k, Imm: n.Attrs.Float(b.attr)})
 			r := c.next
 			c.next++
-			c.code = append(c.code, artifact.Instr{Op: b.op, Dst: r, A: cur, B: k})
+			c.code = append(c.code, lir.Instr{Op: b.op, Dst: r, A: cur, B: k})
 			cur = r
 		}
 		c.reg[n.Results[0]] = cur
 		return nil
 	}
-	if !knownEW[op] {
+	op, ok := lir.ParseEwOp(name)
+	if !ok || op.Info().Arity != len(in) || op.Info().Unary == nil && op.Info().Binary == nil && op != lir.EwWhere {
 		return fmt.Errorf("target %s has no elementwise kernel for %s", c.target, n.Op)
 	}
-	ins := artifact.Instr{Op: op}
+	ins := lir.Instr{Op: op}
 	regs := []*int{&ins.A, &ins.B, &ins.C}
 	for i, a := range in {
 		*regs[i] = c.reg[a]
@@ -172,14 +167,4 @@ func (c *ewCompiler) node(n *mir.Node) error {
 	ins.Dst = c.alloc(n.Results[0])
 	c.code = append(c.code, ins)
 	return nil
-}
-
-// knownEW lists the ops the runtime's elementwise interpreter runs.
-var knownEW = map[string]bool{
-	"neg": true, "abs": true, "exp": true, "log": true, "sqrt": true, "rsqrt": true, "recip": true,
-	"tanh": true, "sigmoid": true, "relu": true, "gelu": true, "gelu_tanh": true, "silu": true,
-	"erf": true, "sin": true, "cos": true, "floor": true, "ceil": true, "round": true, "sign": true, "not": true,
-	"add": true, "sub": true, "mul": true, "div": true, "idiv": true, "pow": true, "max": true, "min": true,
-	"mod": true, "imod": true, "eq": true, "ne": true, "lt": true, "le": true, "gt": true, "ge": true,
-	"and": true, "or": true, "xor": true, "where": true,
 }

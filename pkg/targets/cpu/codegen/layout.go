@@ -1,7 +1,7 @@
 package codegen
 
 import (
-	"github.com/rlx-project/rlx/pkg/artifact"
+	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/mir"
 	"github.com/rlx-project/rlx/pkg/specialize"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels"
@@ -71,7 +71,7 @@ func convGeomOf(xs, ws, os, st, pad, dil []int64, groups int64) kernels.ConvGeom
 // channels-last convolution produces in an arena block of their own and
 // that only channels-last convolutions read (as input or residual).
 func (g *gen) planLayouts() {
-	g.nhwc, g.relaid = map[*mir.Value]bool{}, map[*mir.Value]int{}
+	g.nhwc, g.relaid = map[*mir.Value]bool{}, map[*mir.Value]lir.Buf{}
 	if g.w.Layout == "" {
 		return
 	}
@@ -130,16 +130,15 @@ func spatialReduce(n *mir.Node) bool {
 
 // scratch appends an arena block of the given size past the planned ones
 // and returns its buffer.
-func (g *gen) scratch(bytes int64) int {
+func (g *gen) scratch(bytes int64) lir.Buf {
 	off := (g.prog.ArenaBytes + specialize.Align - 1) / specialize.Align * specialize.Align
 	g.prog.ArenaBytes = off + (bytes+specialize.Align-1)/specialize.Align*specialize.Align
-	g.prog.Buffers = append(g.prog.Buffers, artifact.Buffer{Kind: artifact.BufArena, Offset: off, Bytes: bytes})
-	return len(g.prog.Buffers) - 1
+	return g.add(lir.Buffer{Kind: lir.BufArena, Offset: off, Bytes: bytes})
 }
 
 // channelsLast returns the buffer holding v channels last: v's own, or a
 // scratch block it is relaid into here.
-func (g *gen) channelsLast(n *mir.Node, v *mir.Value) int {
+func (g *gen) channelsLast(n *mir.Node, v *mir.Value) lir.Buf {
 	if g.nhwc[v] {
 		return g.buffer(v)
 	}
@@ -148,8 +147,7 @@ func (g *gen) channelsLast(n *mir.Node, v *mir.Value) int {
 	}
 	s := g.shape(v)
 	b := g.scratch(g.p.Stores[v].Bytes)
-	g.prog.Steps = append(g.prog.Steps, artifact.Step{Kernel: "nchw_to_nhwc", Src: n.Src,
-		Ints: []int64{s[0], s[1], s[2] * s[3]}, Args: []int{g.buffer(v), b}})
+	g.emit(n, &lir.Relayout{Src: g.buffer(v), Dst: b, N: s[0], C: s[1], HW: s[2] * s[3], ToNHWC: true})
 	g.relaid[v] = b
 	return b
 }
@@ -157,47 +155,37 @@ func (g *gen) channelsLast(n *mir.Node, v *mir.Value) int {
 // convNHWC emits a channels-last convolution (nhwcConv): its input and
 // residual relaid in where they are NCHW, its result relaid out where a
 // reader needs NCHW.
-func (g *gen) convNHWC(n *mir.Node, bias, res *mir.Value, ints []int64, floats []float64) error {
+func (g *gen) convNHWC(n *mir.Node, bias, res *mir.Value, epi lir.Epilogue) error {
 	x, w, out := n.Args[0], n.Args[1], n.Results[0]
 	xs, ws, os := g.shape(x), g.shape(w), g.shape(out)
-	args := []int{g.channelsLast(n, x)}
-	var st artifact.Step
+	xb := g.channelsLast(n, x)
+	var wb lir.Buf
 	if ws[2] == 1 && ws[3] == 1 {
 		// [N·H·W, C] · Wᵀ[C, O]: bias per column, residual [N·H·W, O].
 		idx, err := g.w.AddPackedT(w, ws[1], ws[0])
 		if err != nil {
 			return err
 		}
-		g.prog.Buffers = append(g.prog.Buffers, artifact.Buffer{Kind: artifact.BufWeight, Index: idx, Bytes: g.w.Refs[idx].Bytes})
-		args = append(args, len(g.prog.Buffers)-1)
-		st = artifact.Step{Kernel: "matmul_packed", Ints: append([]int64{xs[0] * xs[2] * xs[3], ws[0], ws[1]}, ints...)}
+		wb = g.weightBuffer(idx)
 	} else {
 		// Weights tap-major, [KH·KW, C].
-		idx := g.w.AddTaps(w)
-		g.prog.Buffers = append(g.prog.Buffers, artifact.Buffer{Kind: artifact.BufWeight, Index: idx, Bytes: g.w.Refs[idx].Bytes})
-		args = append(args, len(g.prog.Buffers)-1)
-		geom := []int64{xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3]}
-		geom = append(geom, n.Attrs.Ints("stride")...)
-		geom = append(geom, n.Attrs.Ints("pad")...)
-		geom = append(geom, n.Attrs.Ints("dilation")...)
-		geom = append(geom, n.Attrs.Int("groups"), os[2], os[3])
-		st = artifact.Step{Kernel: "dwconv_nhwc_taps", Ints: append(geom, ints...)}
+		wb = g.weightBuffer(g.w.AddTaps(w))
 	}
-	if bias != nil {
-		args = append(args, g.buffer(bias))
-	}
+	epi.Bias, epi.Residual = g.optBuffer(bias), lir.NoBuf
 	if res != nil {
-		args = append(args, g.channelsLast(n, res))
+		epi.Residual = g.channelsLast(n, res)
 	}
 	ob := g.buffer(out)
 	if !g.nhwc[out] {
 		ob = g.scratch(g.p.Stores[out].Bytes)
 	}
-	st.Src, st.Floats, st.Args = n.Src, floats, append(args, ob)
-	g.prog.Steps = append(g.prog.Steps, st)
+	if ws[2] == 1 && ws[3] == 1 {
+		g.emit(n, &lir.PackedMatMul{A: xb, B: wb, Out: ob, M: xs[0] * xs[2] * xs[3], N: ws[0], K: ws[1], Epilogue: epi})
+	} else {
+		g.emit(n, &lir.DepthwiseNHWC{X: xb, W: wb, Out: ob, Geom: convGeom(n, xs, ws, os), Epilogue: epi})
+	}
 	if !g.nhwc[out] {
-		g.prog.Steps = append(g.prog.Steps, artifact.Step{Kernel: "nhwc_to_nchw", Src: n.Src,
-			Ints: []int64{os[0], os[1], os[2] * os[3]}, Args: []int{ob, g.buffer(out)}})
+		g.emit(n, &lir.Relayout{Src: ob, Dst: g.buffer(out), N: os[0], C: os[1], HW: os[2] * os[3]})
 	}
 	return nil
 }
