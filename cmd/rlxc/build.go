@@ -186,7 +186,7 @@ func newTargetsCmd() *cobra.Command {
 		Short: "List the targets rlxc builds for and what each needs to run",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			for _, t := range driver.Targets {
+			for _, t := range driver.Targets() {
 				fmt.Fprintf(cmd.OutOrStdout(), "%-8s %s\n", t.Name, t.Status)
 				if note := driver.BuildTools(t.Name); note != "" {
 					fmt.Fprintf(cmd.OutOrStdout(), "%-8s note: %s\n", "", note)

@@ -22,11 +22,7 @@ import (
 	"github.com/rlx-project/rlx/pkg/lower"
 	"github.com/rlx-project/rlx/pkg/mir"
 	"github.com/rlx-project/rlx/pkg/specialize"
-	"github.com/rlx-project/rlx/pkg/targets/cpu/codegen"
-	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels"
-	gpucodegen "github.com/rlx-project/rlx/pkg/targets/gpu/codegen"
-	"github.com/rlx-project/rlx/pkg/targets/gpu/kir"
-	"github.com/rlx-project/rlx/pkg/targets/gpu/toolchain"
+	"github.com/rlx-project/rlx/pkg/targets"
 	"github.com/rlx-project/rlx/pkg/tensor"
 	"github.com/rlx-project/rlx/pkg/tensor/safetensors"
 )
@@ -48,67 +44,27 @@ type Options struct {
 }
 
 // Targets lists the targets rlxc can build for, with what building for
-// each and running its artifacts needs.
-var Targets = []struct{ Name, Status string }{
-	{"cpu", "builds anywhere; runs with rlxrun on amd64 (AVX2 kernels) and any other CPU (portable Go kernels)"},
-	{"vulkan", "kernels in GLSL compiled to SPIR-V at build time (needs glslangValidator: apt-get install glslang-tools); " +
-		"runs with rlxrun on any Vulkan 1.1 device through libvulkan.so.1 (a GPU's driver, or Mesa's llvmpipe on the CPU: apt-get install libvulkan1 mesa-vulkan-drivers)"},
-	{"cuda", "kernels in CUDA C, compiled to PTX at build time when clang is installed (else by NVRTC when loaded); " +
-		"runs with rlxrun on an NVIDIA GPU through libcuda.so.1 (the driver)"},
-	{"metal", "kernels in Metal Shading Language (sources in the artifact); no runtime yet: running needs macOS"},
+// each and running its artifacts need.
+func Targets() []struct{ Name, Status string } {
+	var out []struct{ Name, Status string }
+	for _, b := range targets.All() {
+		out = append(out, struct{ Name, Status string }{b.Name(), b.About()})
+	}
+	return out
 }
 
-// BuildTools says, for each target that uses external compilers, whether
-// this machine has them: "" when it does, else what to install.
+// BuildTools says, for a target, whether this machine has what building
+// for it runs: "" when it does, else what to install.
 func BuildTools(target string) string {
-	switch target {
-	case "vulkan":
-		if _, err := toolchain.Glslang.Path(); err != nil {
-			return "cannot build here: " + err.Error()
-		}
-	case "cuda":
-		if _, err := toolchain.Clang.Path(); err != nil {
-			return "builds CUDA C only here (" + err.Error() + "): kernels compile with NVRTC when loaded"
-		}
+	b, err := targets.Lookup(target)
+	if err != nil {
+		return err.Error()
 	}
-	return ""
-}
-
-// targetOf returns the GPU target named name, or nil for cpu.
-func targetOf(name string) (*gpucodegen.Target, error) {
-	switch name {
-	case "cpu":
-		return nil, nil
-	case "vulkan":
-		return &gpucodegen.Target{Name: name, Lang: kir.GLSL, Compile: toolchain.GLSLToSPIRV}, nil
-	case "cuda":
-		t := &gpucodegen.Target{Name: name, Lang: kir.CUDA}
-		if _, err := toolchain.Clang.Path(); err == nil {
-			t.Compile = toolchain.CUDAToPTX
-		}
-		return t, nil
-	case "metal":
-		return &gpucodegen.Target{Name: name, Lang: kir.MSL}, nil
+	note, err := b.Tools()
+	if err != nil {
+		return "cannot build here: " + err.Error()
 	}
-	names := make([]string, len(Targets))
-	for i, t := range Targets {
-		names[i] = t.Name
-	}
-	return nil, inputErr("unknown target %q (rlxc targets lists them: %s)", name, strings.Join(names, ", "))
-}
-
-// targetTag is the target part of the cache key and the artifact's
-// features: what the kernels were built for and with.
-func targetTag(name string, t *gpucodegen.Target) string {
-	switch {
-	case t == nil:
-		return "cpu/" + kernels.PackedLayout()
-	case t.Name == "cuda" && t.Compile != nil:
-		return "cuda/ptx-" + toolchain.PTXArch
-	case t.Name == "vulkan":
-		return "vulkan/spirv-1.3"
-	}
-	return name + "/source"
+	return note
 }
 
 // InputError is an error in what the user gave (source, bindings, weights):
@@ -137,14 +93,12 @@ func Build(file string, src []byte, out string, opts Options) (*Result, error) {
 			fmt.Fprintf(opts.Log, format+"\n", args...)
 		}
 	}
-	gpu, err := targetOf(opts.Target)
+	backend, err := targets.Lookup(opts.Target)
 	if err != nil {
-		return nil, err
+		return nil, &InputError{Err: err}
 	}
-	if gpu != nil && gpu.Name == "vulkan" {
-		if _, err := toolchain.Glslang.Path(); err != nil {
-			return nil, fmt.Errorf("target vulkan compiles its kernels at build time: %v", err)
-		}
+	if _, err := backend.Tools(); err != nil {
+		return nil, err
 	}
 	m, err := hir.ParseFile(file, src)
 	if err == nil {
@@ -191,7 +145,7 @@ func Build(file string, src []byte, out string, opts Options) (*Result, error) {
 		Source:   digest(canon),
 		Weights:  wdigest,
 		Binding:  bindingsText(bindings),
-		Target:   targetTag(opts.Target, gpu),
+		Target:   backend.Tag(),
 		Compiler: opts.Compiler,
 		Build:    opts.CompilerBuild,
 		Options:  "func=" + fn,
@@ -226,7 +180,7 @@ func Build(file string, src []byte, out string, opts Options) (*Result, error) {
 	if opts.FusionReport != nil {
 		fmt.Fprintf(opts.FusionReport, "fusion report for %s:\n%s", file, report)
 	}
-	sections, variants, err := generate(m, f, g, bindings, canon, wdigest, fn, opts.Compiler, gpu)
+	sections, variants, err := generate(m, f, g, bindings, canon, wdigest, fn, opts.Compiler, backend)
 	if err != nil {
 		return nil, err
 	}
@@ -371,33 +325,18 @@ func bytesText(n int64) string {
 
 // generate specializes the template for each binding and assembles the
 // artifact's sections.
-func generate(m *hir.Module, f *hir.FuncDecl, g *mir.Graph, bindings []specialize.Binding, canon []byte, wdigest, fn, compiler string, gpu *gpucodegen.Target) ([]artifact.Section, []artifact.Variant, error) {
-	weights := codegen.NewWeights(kernels.PackedLayout())
-	target, features := "cpu", []string{kernels.PackedLayout()}
-	if gpu != nil {
-		// GPU kernels read weights as they are: nothing is packed.
-		weights = codegen.NewWeights("")
-		weights.Target = gpu.Name
-		target = gpu.Name
-		features = []string{targetTag(target, gpu)}
-	}
+func generate(m *hir.Module, f *hir.FuncDecl, g *mir.Graph, bindings []specialize.Binding, canon []byte, wdigest, fn, compiler string, backend targets.Backend) ([]artifact.Section, []artifact.Variant, error) {
+	weights := backend.NewWeights()
 	var sections []artifact.Section
 	var variants []artifact.Variant
 	for i, b := range bindings {
-		// The CPU's attention kernel reads strided operands; GPU kernels
-		// get them contiguous.
-		plan, err := specialize.SpecializeWith(g, b, specialize.Options{StridedAttention: gpu == nil})
+		plan, err := specialize.SpecializeWith(g, b, backend.Options())
 		if err != nil {
 			return nil, nil, &InputError{Err: fmt.Errorf("%s: binding %s: %v", m.File, bindingText(b), err)}
 		}
-		prog, err := codegen.Generate(plan, weights)
+		prog, err := backend.Generate(plan, weights)
 		if err != nil {
 			return nil, nil, &InputError{Err: err}
-		}
-		if gpu != nil {
-			if prog, err = gpucodegen.Generate(prog, *gpu); err != nil {
-				return nil, nil, &InputError{Err: err}
-			}
 		}
 		raw, err := artifact.MarshalManifest(prog)
 		if err != nil {
@@ -419,7 +358,7 @@ func generate(m *hir.Module, f *hir.FuncDecl, g *mir.Graph, bindings []specializ
 	man := artifact.Manifest{
 		Module: m.Name,
 		Provenance: artifact.Provenance{
-			Compiler: compiler, Target: target, Features: features, Bindings: strings.Split(bindingsText(bindings), ";"),
+			Compiler: compiler, Target: backend.Name(), Features: backend.Features(), Bindings: strings.Split(bindingsText(bindings), ";"),
 			SourceDigest: digest(canon), WeightsDigest: wdigest, Entry: fn,
 		},
 		Signature: signature(m, f),

@@ -1,0 +1,164 @@
+// Package targets is the compiler's table of backends: for each target
+// rlxc builds for, how a specialized plan becomes that target's LIR
+// program and what the build needs from this machine. The driver and the
+// CLIs go through this table; none of them switches on a target's name.
+package targets
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rlx-project/rlx/pkg/lir"
+	"github.com/rlx-project/rlx/pkg/specialize"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/codegen"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels"
+	gpucodegen "github.com/rlx-project/rlx/pkg/targets/gpu/codegen"
+	"github.com/rlx-project/rlx/pkg/targets/gpu/kir"
+	"github.com/rlx-project/rlx/pkg/targets/gpu/toolchain"
+)
+
+// Backend compiles specialized plans for one target.
+type Backend interface {
+	// Name is the target's name (--target).
+	Name() string
+	// About says what building for the target and running its artifacts
+	// need, for `rlxc targets`.
+	About() string
+	// Tools checks this machine's build tools: an error when the target
+	// cannot be built here, else a note when it builds in a reduced form
+	// ("" when it builds fully).
+	Tools() (note string, err error)
+	// Tag names what the kernels are built for and with: part of the cache
+	// key and the artifact's features.
+	Tag() string
+	// Features are what the artifact records its kernels rely on.
+	Features() []string
+	// Options are the shape-dependent choices specialization makes for
+	// this target's kernels.
+	Options() specialize.Options
+	// NewWeights returns the weight table the variants of one artifact
+	// share, packed (or not) the way the target's kernels read them.
+	NewWeights() *codegen.Weights
+	// Generate turns one specialized plan into the target's program.
+	Generate(plan *specialize.Plan, w *codegen.Weights) (*lir.Program, error)
+}
+
+// All lists the backends, the default (cpu) first.
+func All() []Backend {
+	return []Backend{
+		cpu{},
+		&gpu{name: "vulkan", lang: kir.GLSL, compile: toolchain.GLSLToSPIRV, tool: &toolchain.Glslang, required: true,
+			about: "kernels in GLSL compiled to SPIR-V at build time (needs glslangValidator: apt-get install glslang-tools); " +
+				"runs with rlxrun on any Vulkan 1.1 device through libvulkan.so.1 (a GPU's driver, or Mesa's llvmpipe on the CPU: apt-get install libvulkan1 mesa-vulkan-drivers)",
+			tag: "vulkan/spirv-1.3"},
+		&gpu{name: "cuda", lang: kir.CUDA, compile: toolchain.CUDAToPTX, tool: &toolchain.Clang,
+			about: "kernels in CUDA C, compiled to PTX at build time when clang is installed (else by NVRTC when loaded); " +
+				"runs with rlxrun on an NVIDIA GPU through libcuda.so.1 (the driver)",
+			tag: "cuda/ptx-" + toolchain.PTXArch, sourceTag: "cuda/source"},
+		&gpu{name: "metal", lang: kir.MSL,
+			about: "kernels in Metal Shading Language (sources in the artifact); no runtime yet: running needs macOS",
+			tag:   "metal/source"},
+	}
+}
+
+// Lookup returns the backend named name, or an error that lists them.
+func Lookup(name string) (Backend, error) {
+	var names []string
+	for _, b := range All() {
+		if b.Name() == name {
+			return b, nil
+		}
+		names = append(names, b.Name())
+	}
+	return nil, fmt.Errorf("unknown target %q (rlxc targets lists them: %s)", name, strings.Join(names, ", "))
+}
+
+// cpu is the CPU backend: the kernels in pkg/targets/cpu/kernels, weights
+// of products packed for the build machine's micro-kernel.
+type cpu struct{}
+
+func (cpu) Name() string { return "cpu" }
+func (cpu) About() string {
+	return "builds anywhere; runs with rlxrun on amd64 (AVX2 kernels) and any other CPU (portable Go kernels)"
+}
+func (cpu) Tools() (string, error) { return "", nil }
+func (cpu) Tag() string            { return "cpu/" + kernels.PackedLayout() }
+func (cpu) Features() []string     { return []string{kernels.PackedLayout()} }
+
+// The CPU's attention kernel reads strided operands in place.
+func (cpu) Options() specialize.Options { return specialize.Options{StridedAttention: true} }
+func (cpu) NewWeights() *codegen.Weights {
+	return codegen.NewWeights(kernels.PackedLayout())
+}
+func (cpu) Generate(plan *specialize.Plan, w *codegen.Weights) (*lir.Program, error) {
+	return codegen.Generate(plan, w)
+}
+
+// gpu is a GPU backend: the CPU codegen's program with unpacked weights,
+// each step lowered to kernels in the target's language and compiled
+// where the compiler is installed.
+type gpu struct {
+	name, about string
+	lang        kir.Language
+	compile     gpucodegen.Compiler
+	tool        *toolchain.Tool // the compiler compile runs, or nil
+	required    bool            // without tool the target cannot build
+	tag         string          // with the compiled form
+	sourceTag   string          // sources only (tool missing)
+}
+
+func (g *gpu) Name() string  { return g.name }
+func (g *gpu) About() string { return g.about }
+
+func (g *gpu) Tools() (string, error) {
+	if g.tool == nil {
+		return "", nil
+	}
+	if _, err := g.tool.Path(); err != nil {
+		if g.required {
+			return "", fmt.Errorf("target %s compiles its kernels at build time: %v", g.name, err)
+		}
+		return "builds CUDA C only here (" + err.Error() + "): kernels compile with NVRTC when loaded", nil
+	}
+	return "", nil
+}
+
+// compiled reports whether this build compiles the kernels.
+func (g *gpu) compiled() bool {
+	if g.compile == nil || g.tool == nil {
+		return false
+	}
+	_, err := g.tool.Path()
+	return err == nil
+}
+
+func (g *gpu) Tag() string {
+	if g.sourceTag != "" && !g.compiled() {
+		return g.sourceTag
+	}
+	return g.tag
+}
+
+func (g *gpu) Features() []string { return []string{g.Tag()} }
+
+// GPU kernels read attention's operands contiguous.
+func (g *gpu) Options() specialize.Options { return specialize.Options{} }
+
+// GPU kernels read weights as they are: nothing is packed.
+func (g *gpu) NewWeights() *codegen.Weights {
+	w := codegen.NewWeights("")
+	w.Target = g.name
+	return w
+}
+
+func (g *gpu) Generate(plan *specialize.Plan, w *codegen.Weights) (*lir.Program, error) {
+	prog, err := codegen.Generate(plan, w)
+	if err != nil {
+		return nil, err
+	}
+	t := gpucodegen.Target{Name: g.name, Lang: g.lang}
+	if g.compiled() {
+		t.Compile = g.compile
+	}
+	return gpucodegen.Generate(prog, t)
+}
