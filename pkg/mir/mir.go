@@ -46,7 +46,8 @@ func (v *Value) String() string {
 // Op names a MIR operation. Elementwise ops keep their HIR names.
 type Op string
 
-// The MIR operations beyond the elementwise ones.
+// The MIR operations beyond the elementwise ones (which keep their HIR
+// names; ops.go has the table of all of them).
 const (
 	OpMatMul       Op = "matmul"        // NumPy matmul on rank >= 2 operands; attrs: epilogue (after fusion)
 	OpConv2D       Op = "conv2d"        // attrs: stride, pad, dilation, groups; args x, w, [bias]
@@ -69,21 +70,6 @@ const (
 	OpFused        Op = "fused"         // an elementwise region: Node.Region
 	OpAddLayerNorm Op = "add_layernorm" // s = a + b; results: layernorm(s) and, when used, s
 )
-
-// ElementwiseOps are the HIR operations that map element to element with
-// broadcasting; they lower one to one.
-var elementwise = map[string]bool{
-	"neg": true, "abs": true, "exp": true, "log": true, "sqrt": true, "rsqrt": true, "recip": true,
-	"tanh": true, "sigmoid": true, "relu": true, "gelu": true, "gelu_tanh": true, "silu": true,
-	"erf": true, "sin": true, "cos": true, "floor": true, "ceil": true, "round": true, "sign": true,
-	"not": true, "leaky_relu": true, "clamp": true, "cast": true,
-	"add": true, "sub": true, "mul": true, "div": true, "pow": true, "max": true, "min": true, "mod": true,
-	"eq": true, "ne": true, "lt": true, "le": true, "gt": true, "ge": true, "and": true, "or": true, "xor": true,
-	"where": true,
-}
-
-// IsElementwise reports an elementwise operation.
-func IsElementwise(op Op) bool { return elementwise[string(op)] }
 
 // Node is one operation.
 type Node struct {
@@ -207,3 +193,5 @@ func (n *Node) String() string {
 	}
 	return b.String()
 }
+
+func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
