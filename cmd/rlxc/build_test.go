@@ -160,6 +160,14 @@ func TestInspectAndTargets(t *testing.T) {
 			t.Errorf("inspect lacks %q:\n%s", want, text)
 		}
 	}
+	// --lir prints each variant's launches, with their geometry.
+	code, text, _ = rlxc(t, "", "inspect", out, "--lir")
+	for _, want := range []string{"variant batch=1 (section program/0)", "variant batch=8 (section program/1)",
+		"0: matmul_packed a=b0 b=b2 out=b4 m=1 n=2048 k=512", "m=8 n=512 k=2048", "epilogue.act=gelu", "mlp.hir:13:26 linear"} {
+		if code != exitOK || !strings.Contains(text, want) {
+			t.Errorf("inspect --lir lacks %q:\n%s", want, text)
+		}
+	}
 	if code, text, _ := rlxc(t, "", "targets"); code != exitOK || !strings.Contains(text, "cpu") || !strings.Contains(text, "vulkan") || !strings.Contains(text, "libcuda.so.1") || !strings.Contains(text, "metal") {
 		t.Errorf("targets: %s", text)
 	}

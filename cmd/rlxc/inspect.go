@@ -14,7 +14,7 @@ import (
 )
 
 func newInspectCmd() *cobra.Command {
-	var asJSON bool
+	var asJSON, showLIR bool
 	cmd := &cobra.Command{
 		Use:   "inspect FILE.rlx | FILE.hir",
 		Short: "Show what an artifact (or a HIR file) holds",
@@ -23,8 +23,13 @@ digests of the source and weights), its signature, its variants (kernels and
 arena bytes each), its sections (codec, stored and raw sizes) and a count of
 kernels by kind; for GPU targets, every kernel (language, workgroup size,
 workgroup memory, compiled form, launches, the operation it runs for).
-Every section is verified first. For a .hir file it prints
-the checked signature and inferred types, as 'rlxc check -v' does.`,
+Every section is verified first. With --lir it prints each variant's
+program instead: the buffer table, then one line per kernel launch with
+its concrete geometry and the HIR line it came from. For a .hir file it
+prints the checked signature and inferred types, as 'rlxc check -v' does.`,
+		Example: `  rlxc inspect model.rlx
+  rlxc inspect model.rlx --lir     # the launches of every variant
+  rlxc inspect model.rlx --json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			file := args[0]
@@ -45,6 +50,9 @@ the checked signature and inferred types, as 'rlxc check -v' does.`,
 			if err != nil {
 				return &exitError{code: exitIO, err: fmt.Errorf("rlxc: %s: %v", file, err)}
 			}
+			if showLIR {
+				return printLIR(cmd.OutOrStdout(), info)
+			}
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
@@ -55,7 +63,38 @@ the checked signature and inferred types, as 'rlxc check -v' does.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&showLIR, "lir", false, "print each variant's LIR program (its kernel launches)")
 	return cmd
+}
+
+// printLIR prints every variant's program.
+func printLIR(w io.Writer, info *artifactInfo) error {
+	for i, v := range info.Manifest.Variants {
+		if _, err := fmt.Fprintf(w, "variant %s (section %s)\n", bindingString(v.Binding), v.Section); err != nil {
+			return err
+		}
+		if err := lir.Fprint(w, &info.programs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// bindingString prints a binding as name=value,... sorted by name.
+func bindingString(binding map[string]int64) string {
+	names := make([]string, 0, len(binding))
+	for n := range binding {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b []string
+	for _, n := range names {
+		b = append(b, fmt.Sprintf("%s=%d", n, binding[n]))
+	}
+	if len(b) == 0 {
+		return "(static)"
+	}
+	return strings.Join(b, ",")
 }
 
 // checkError keeps an I/O exitError and makes anything else an input error.
@@ -74,6 +113,8 @@ type artifactInfo struct {
 	Kernels  []map[string]int       `json:"kernels_per_variant"`
 	// GPU lists each variant's GPU kernels (empty for cpu artifacts).
 	GPU [][]gpuKernelInfo `json:"gpu_kernels_per_variant,omitempty"`
+
+	programs []lir.Program // each variant's, for --lir
 }
 
 // gpuKernelInfo summarizes one GPU kernel of a program.
@@ -134,6 +175,7 @@ func readArtifactInfo(f *artifact.File) (*artifactInfo, error) {
 			counts[s.Kind()]++
 		}
 		info.Kernels = append(info.Kernels, counts)
+		info.programs = append(info.programs, p)
 		if len(p.Kernels) > 0 {
 			info.GPU = append(info.GPU, gpuKernels(&p))
 		}
@@ -166,19 +208,7 @@ func printArtifactInfo(w io.Writer, file string, info *artifactInfo) {
 	}
 	fmt.Fprintln(w, "variants")
 	for i, v := range m.Variants {
-		names := make([]string, 0, len(v.Binding))
-		for n := range v.Binding {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		var b []string
-		for _, n := range names {
-			b = append(b, fmt.Sprintf("%s=%d", n, v.Binding[n]))
-		}
-		bind := strings.Join(b, ",")
-		if bind == "" {
-			bind = "(static)"
-		}
+		bind := bindingString(v.Binding)
 		fmt.Fprintf(w, "  %-24s %3d kernels, arena %d bytes (intermediates %d bytes), section %s\n", bind, v.Steps, v.ArenaBytes, v.TempBytes, v.Section)
 		if i < len(info.Kernels) {
 			kinds := make([]string, 0, len(info.Kernels[i]))
