@@ -249,7 +249,9 @@ func TestInfer(t *testing.T) {
 }
 
 // TestInferCoversEveryOp keeps the table above complete: each operation of
-// HIR v1 has at least one inference case.
+// HIR v1 has at least one inference case. The ops derived from lir.EwOps
+// have theirs from their rows there (TestEwOpsInfer), so adding one needs
+// no row here.
 func TestInferCoversEveryOp(t *testing.T) {
 	used := map[string]bool{}
 	opRE := regexp.MustCompile(`=\s*([a-z_0-9]+)\(`)
@@ -259,7 +261,7 @@ func TestInferCoversEveryOp(t *testing.T) {
 		}
 	}
 	for _, op := range OpNames() {
-		if !used[op] {
+		if !used[op] && !ewDerived(op) {
 			t.Errorf("operation %s has no inference test", op)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/rlx-project/rlx/pkg/dim"
+	"github.com/rlx-project/rlx/pkg/lir"
 )
 
 // opSpec describes one HIR operation: its operands, results, attributes and
@@ -17,7 +18,10 @@ type opSpec struct {
 	results          int      // < 0: as many as the statement names (split)
 	attrs            []attrSpec
 	literalArgs      bool // operands are a literal and a type (const)
-	infer            func(*opCtx) ([]Type, bool)
+	// elementwise: element to element with broadcasting, lowered to the
+	// MIR op of the same name; every such op is in lir.EwOps, or is clamp.
+	elementwise bool
+	infer       func(*opCtx) ([]Type, bool)
 }
 
 func (sp *opSpec) attr(name string) *attrSpec {
@@ -59,34 +63,30 @@ func buildOps() map[string]*opSpec {
 		t[sp.name] = sp
 	}
 	x1 := []string{"x"}
-	for _, n := range []string{"exp", "log", "sqrt", "rsqrt", "recip", "tanh", "sigmoid", "gelu", "gelu_tanh", "silu", "erf", "sin", "cos", "floor", "ceil", "round"} {
-		add(&opSpec{name: n, minArgs: 1, maxArgs: 1, argNames: x1, infer: unary(DType.IsFloat, "a float type")})
-	}
-	for _, n := range []string{"neg", "abs", "relu", "sign"} {
-		add(&opSpec{name: n, minArgs: 1, maxArgs: 1, argNames: x1, infer: unary(DType.IsNumeric, "a numeric type")})
-	}
-	add(&opSpec{name: "not", minArgs: 1, maxArgs: 1, argNames: x1, infer: unary(isBool, "bool")})
-	add(&opSpec{name: "leaky_relu", minArgs: 1, maxArgs: 1, argNames: x1,
-		attrs: []attrSpec{{name: "alpha", kind: aFloat, def: 0.01}}, infer: unary(DType.IsFloat, "a float type")})
-	add(&opSpec{name: "clamp", minArgs: 1, maxArgs: 1, argNames: x1,
-		attrs: []attrSpec{{name: "min", kind: aFloat}, {name: "max", kind: aFloat}}, infer: inferClamp})
-	add(&opSpec{name: "cast", minArgs: 1, maxArgs: 1, argNames: x1,
-		attrs: []attrSpec{{name: "to", kind: aDType, required: true}}, infer: inferCast})
-
 	ab := []string{"a", "b"}
-	for _, n := range []string{"add", "sub", "mul", "div", "pow", "max", "min", "mod"} {
-		add(&opSpec{name: n, minArgs: 2, maxArgs: 2, argNames: ab, infer: binary(DType.IsNumeric, "a numeric type", false)})
+	// The plain elementwise ops come from lir.EwOps, the one table of
+	// them: a unary or binary op whose operands are of one class of dtypes
+	// and whose result has their type (bool for a comparison).
+	for op := lir.EwOp(1); op < lir.NumEwOps; op++ {
+		info := op.Info()
+		if info.Bytecode || hirEwSpecial[op] {
+			continue
+		}
+		pred, want := operandClass(info.Operands)
+		switch info.Arity {
+		case 1:
+			add(&opSpec{name: info.Name, minArgs: 1, maxArgs: 1, argNames: x1, elementwise: true, infer: unary(pred, want)})
+		case 2:
+			add(&opSpec{name: info.Name, minArgs: 2, maxArgs: 2, argNames: ab, elementwise: true, infer: binary(pred, want, info.BoolResult)})
+		}
 	}
-	for _, n := range []string{"eq", "ne"} {
-		add(&opSpec{name: n, minArgs: 2, maxArgs: 2, argNames: ab, infer: binary(func(DType) bool { return true }, "", true)})
-	}
-	for _, n := range []string{"lt", "le", "gt", "ge"} {
-		add(&opSpec{name: n, minArgs: 2, maxArgs: 2, argNames: ab, infer: binary(DType.IsNumeric, "a numeric type", true)})
-	}
-	for _, n := range []string{"and", "or", "xor"} {
-		add(&opSpec{name: n, minArgs: 2, maxArgs: 2, argNames: ab, infer: binary(isBool, "bool", false)})
-	}
-	add(&opSpec{name: "where", minArgs: 3, maxArgs: 3, argNames: []string{"cond", "a", "b"}, infer: inferWhere})
+	add(&opSpec{name: "leaky_relu", minArgs: 1, maxArgs: 1, argNames: x1, elementwise: true,
+		attrs: []attrSpec{{name: "alpha", kind: aFloat, def: 0.01}}, infer: unary(DType.IsFloat, "a float type")})
+	add(&opSpec{name: "clamp", minArgs: 1, maxArgs: 1, argNames: x1, elementwise: true,
+		attrs: []attrSpec{{name: "min", kind: aFloat}, {name: "max", kind: aFloat}}, infer: inferClamp})
+	add(&opSpec{name: "cast", minArgs: 1, maxArgs: 1, argNames: x1, elementwise: true,
+		attrs: []attrSpec{{name: "to", kind: aDType, required: true}}, infer: inferCast})
+	add(&opSpec{name: "where", minArgs: 3, maxArgs: 3, argNames: []string{"cond", "a", "b"}, elementwise: true, infer: inferWhere})
 
 	reduceAttrs := []attrSpec{{name: "axes", kind: aInts}, {name: "keepdims", kind: aBool, def: false}}
 	for _, n := range []string{"reduce_sum", "reduce_max", "reduce_min", "reduce_prod"} {
@@ -160,6 +160,28 @@ func buildOps() map[string]*opSpec {
 }
 
 // --- elementwise ---
+
+// hirEwSpecial are the elementwise ops of lir.EwOps whose HIR specs are
+// written by hand in buildOps: they have attributes (leaky_relu, cast) or
+// an inference of their own (where). clamp, which has both, is no
+// instruction at all (it compiles to max and min).
+var hirEwSpecial = map[lir.EwOp]bool{lir.EwLeakyRelu: true, lir.EwCast: true, lir.EwWhere: true}
+
+// operandClass is the dtype test of an operand class and the words a
+// message uses for it.
+func operandClass(c lir.EwOperands) (func(DType) bool, string) {
+	switch c {
+	case lir.EwFloat:
+		return DType.IsFloat, "a float type"
+	case lir.EwNumeric:
+		return DType.IsNumeric, "a numeric type"
+	case lir.EwInt:
+		return DType.IsInt, "an integer type"
+	case lir.EwBool:
+		return isBool, "bool"
+	}
+	return func(DType) bool { return true }, ""
+}
 
 func unary(pred func(DType) bool, want string) func(*opCtx) ([]Type, bool) {
 	return func(x *opCtx) ([]Type, bool) {

@@ -126,58 +126,98 @@ const (
 	numEwOps
 )
 
+// EwOperands is the class of dtypes an elementwise op's operands may
+// have. The HIR checker types the plain unary and binary ops from it (its
+// messages name the class: "a float type", "a numeric type", "bool").
+type EwOperands uint8
+
+// The operand classes.
+const (
+	EwNoOperands EwOperands = iota // the bytecode's load, store and imm
+	EwFloat                        // f16, bf16, f32, f64
+	EwNumeric                      // the float and integer types
+	EwInt                          // the integer types (idiv, imod)
+	EwBool                         // bool
+	EwAnyType                      // every dtype, bool included
+)
+
+// Admits reports whether an operand of dtype dt is in the class.
+func (c EwOperands) Admits(dt tensor.DType) bool {
+	switch c {
+	case EwFloat:
+		return dt.IsFloat()
+	case EwNumeric:
+		return dt.IsNumeric()
+	case EwInt:
+		return dt.IsInt()
+	case EwBool:
+		return dt == tensor.Bool
+	case EwAnyType:
+		return dt.IsNumeric() || dt == tensor.Bool
+	}
+	return false
+}
+
 // EwInfo describes one elementwise instruction: its name, how many
 // registers it reads, whether it is bytecode-only (no MIR op of that
-// name), and its meaning in float64 for the ops that are plain functions
-// of their operands. The runtimes' float64 paths evaluate these; the
-// reference interpreter (pkg/mir/eval) keeps its own definitions, so it
-// stays an independent oracle.
+// name), what its operands may be and whether its result is bool (the
+// comparisons), and its meaning in float64 for the ops that are plain
+// functions of their operands. The runtimes' float64 paths evaluate
+// these; the reference interpreter (pkg/mir/eval) keeps its own
+// definitions, so it stays an independent oracle.
 type EwInfo struct {
 	Name     string
 	Arity    int
 	Bytecode bool
-	Unary    func(x float64) float64
-	Binary   func(a, b float64) float64
+	// Operands is the class of every operand's dtype; all operands of a
+	// binary op have one dtype. where's condition is bool whatever the
+	// class (its class is that of the two values).
+	Operands   EwOperands
+	BoolResult bool // the result is bool whatever the operands (eq, ..., ge)
+	Unary      func(x float64) float64
+	Binary     func(a, b float64) float64
 }
 
 // EwOps is the one table of elementwise instructions, indexed by EwOp.
-// Adding an op: a row here, its HIR entry, its reference in
-// pkg/mir/eval and its GPU expression in pkg/targets/gpu/kernelgen; the
-// tests of each layer walk this table and fail on a missing one.
+// The MIR op table and the HIR checker derive their elementwise ops from
+// it. Adding an op (DEVELOPERS.md, "Adding an operation"): a row here,
+// its reference in pkg/mir/eval, its GPU expression in
+// pkg/targets/gpu/kernelgen, and a use in a bundled model; the tests of
+// each layer walk this table and fail on a missing one.
 var EwOps = [numEwOps]EwInfo{
 	EwLoad:      {Name: "load", Bytecode: true},
 	EwStore:     {Name: "store", Bytecode: true},
 	EwImm:       {Name: "imm", Bytecode: true},
-	EwCast:      {Name: "cast", Arity: 1},
-	EwLeakyRelu: {Name: "leaky_relu", Arity: 1},
-	EwWhere:     {Name: "where", Arity: 3},
-	EwNeg:       {Name: "neg", Arity: 1, Unary: func(x float64) float64 { return -x }},
-	EwAbs:       {Name: "abs", Arity: 1, Unary: math.Abs},
-	EwExp:       {Name: "exp", Arity: 1, Unary: math.Exp},
-	EwLog:       {Name: "log", Arity: 1, Unary: math.Log},
-	EwSqrt:      {Name: "sqrt", Arity: 1, Unary: math.Sqrt},
-	EwRsqrt:     {Name: "rsqrt", Arity: 1, Unary: func(x float64) float64 { return 1 / math.Sqrt(x) }},
-	EwRecip:     {Name: "recip", Arity: 1, Unary: func(x float64) float64 { return 1 / x }},
-	EwTanh:      {Name: "tanh", Arity: 1, Unary: math.Tanh},
-	EwSigmoid:   {Name: "sigmoid", Arity: 1, Unary: func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }},
-	EwRelu: {Name: "relu", Arity: 1, Unary: func(x float64) float64 {
+	EwCast:      {Name: "cast", Arity: 1, Operands: EwAnyType},
+	EwLeakyRelu: {Name: "leaky_relu", Arity: 1, Operands: EwFloat},
+	EwWhere:     {Name: "where", Arity: 3, Operands: EwAnyType},
+	EwNeg:       {Name: "neg", Arity: 1, Operands: EwNumeric, Unary: func(x float64) float64 { return -x }},
+	EwAbs:       {Name: "abs", Arity: 1, Operands: EwNumeric, Unary: math.Abs},
+	EwExp:       {Name: "exp", Arity: 1, Operands: EwFloat, Unary: math.Exp},
+	EwLog:       {Name: "log", Arity: 1, Operands: EwFloat, Unary: math.Log},
+	EwSqrt:      {Name: "sqrt", Arity: 1, Operands: EwFloat, Unary: math.Sqrt},
+	EwRsqrt:     {Name: "rsqrt", Arity: 1, Operands: EwFloat, Unary: func(x float64) float64 { return 1 / math.Sqrt(x) }},
+	EwRecip:     {Name: "recip", Arity: 1, Operands: EwFloat, Unary: func(x float64) float64 { return 1 / x }},
+	EwTanh:      {Name: "tanh", Arity: 1, Operands: EwFloat, Unary: math.Tanh},
+	EwSigmoid:   {Name: "sigmoid", Arity: 1, Operands: EwFloat, Unary: func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }},
+	EwRelu: {Name: "relu", Arity: 1, Operands: EwNumeric, Unary: func(x float64) float64 {
 		if x > 0 {
 			return x
 		}
 		return 0
 	}},
-	EwGelu: {Name: "gelu", Arity: 1, Unary: func(x float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) }},
-	EwGeluTanh: {Name: "gelu_tanh", Arity: 1, Unary: func(x float64) float64 {
+	EwGelu: {Name: "gelu", Arity: 1, Operands: EwFloat, Unary: func(x float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) }},
+	EwGeluTanh: {Name: "gelu_tanh", Arity: 1, Operands: EwFloat, Unary: func(x float64) float64 {
 		return 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x)))
 	}},
-	EwSilu:  {Name: "silu", Arity: 1, Unary: func(x float64) float64 { return x / (1 + math.Exp(-x)) }},
-	EwErf:   {Name: "erf", Arity: 1, Unary: math.Erf},
-	EwSin:   {Name: "sin", Arity: 1, Unary: math.Sin},
-	EwCos:   {Name: "cos", Arity: 1, Unary: math.Cos},
-	EwFloor: {Name: "floor", Arity: 1, Unary: math.Floor},
-	EwCeil:  {Name: "ceil", Arity: 1, Unary: math.Ceil},
-	EwRound: {Name: "round", Arity: 1, Unary: math.RoundToEven},
-	EwSign: {Name: "sign", Arity: 1, Unary: func(x float64) float64 {
+	EwSilu:  {Name: "silu", Arity: 1, Operands: EwFloat, Unary: func(x float64) float64 { return x / (1 + math.Exp(-x)) }},
+	EwErf:   {Name: "erf", Arity: 1, Operands: EwFloat, Unary: math.Erf},
+	EwSin:   {Name: "sin", Arity: 1, Operands: EwFloat, Unary: math.Sin},
+	EwCos:   {Name: "cos", Arity: 1, Operands: EwFloat, Unary: math.Cos},
+	EwFloor: {Name: "floor", Arity: 1, Operands: EwFloat, Unary: math.Floor},
+	EwCeil:  {Name: "ceil", Arity: 1, Operands: EwFloat, Unary: math.Ceil},
+	EwRound: {Name: "round", Arity: 1, Operands: EwFloat, Unary: math.RoundToEven},
+	EwSign: {Name: "sign", Arity: 1, Operands: EwNumeric, Unary: func(x float64) float64 {
 		switch {
 		case x > 0:
 			return 1
@@ -186,46 +226,46 @@ var EwOps = [numEwOps]EwInfo{
 		}
 		return x // 0, -0 and NaN keep themselves
 	}},
-	EwNot: {Name: "not", Arity: 1, Unary: func(x float64) float64 { return b2f(x == 0) }},
-	EwAdd: {Name: "add", Arity: 2, Binary: func(a, b float64) float64 { return a + b }},
-	EwSub: {Name: "sub", Arity: 2, Binary: func(a, b float64) float64 { return a - b }},
-	EwMul: {Name: "mul", Arity: 2, Binary: func(a, b float64) float64 { return a * b }},
-	EwDiv: {Name: "div", Arity: 2, Binary: func(a, b float64) float64 { return a / b }},
-	EwIDiv: {Name: "idiv", Arity: 2, Bytecode: true, Binary: func(a, b float64) float64 {
+	EwNot: {Name: "not", Arity: 1, Operands: EwBool, Unary: func(x float64) float64 { return b2f(x == 0) }},
+	EwAdd: {Name: "add", Arity: 2, Operands: EwNumeric, Binary: func(a, b float64) float64 { return a + b }},
+	EwSub: {Name: "sub", Arity: 2, Operands: EwNumeric, Binary: func(a, b float64) float64 { return a - b }},
+	EwMul: {Name: "mul", Arity: 2, Operands: EwNumeric, Binary: func(a, b float64) float64 { return a * b }},
+	EwDiv: {Name: "div", Arity: 2, Operands: EwNumeric, Binary: func(a, b float64) float64 { return a / b }},
+	EwIDiv: {Name: "idiv", Arity: 2, Bytecode: true, Operands: EwInt, Binary: func(a, b float64) float64 {
 		if b == 0 {
 			return 0 // integer division by zero has no value; 0, as a defined result
 		}
 		return math.Trunc(a / b)
 	}},
-	EwPow: {Name: "pow", Arity: 2, Binary: math.Pow},
-	EwMax: {Name: "max", Arity: 2, Binary: func(a, b float64) float64 {
+	EwPow: {Name: "pow", Arity: 2, Operands: EwNumeric, Binary: math.Pow},
+	EwMax: {Name: "max", Arity: 2, Operands: EwNumeric, Binary: func(a, b float64) float64 {
 		if math.IsNaN(a) || math.IsNaN(b) {
 			return math.NaN()
 		}
 		return math.Max(a, b)
 	}},
-	EwMin: {Name: "min", Arity: 2, Binary: func(a, b float64) float64 {
+	EwMin: {Name: "min", Arity: 2, Operands: EwNumeric, Binary: func(a, b float64) float64 {
 		if math.IsNaN(a) || math.IsNaN(b) {
 			return math.NaN()
 		}
 		return math.Min(a, b)
 	}},
-	EwMod: {Name: "mod", Arity: 2, Binary: floorMod},
-	EwIMod: {Name: "imod", Arity: 2, Bytecode: true, Binary: func(a, b float64) float64 {
+	EwMod: {Name: "mod", Arity: 2, Operands: EwNumeric, Binary: floorMod},
+	EwIMod: {Name: "imod", Arity: 2, Bytecode: true, Operands: EwInt, Binary: func(a, b float64) float64 {
 		if b == 0 {
 			return 0
 		}
 		return floorMod(a, b)
 	}},
-	EwEq:  {Name: "eq", Arity: 2, Binary: func(a, b float64) float64 { return b2f(a == b) }},
-	EwNe:  {Name: "ne", Arity: 2, Binary: func(a, b float64) float64 { return b2f(a != b) }},
-	EwLt:  {Name: "lt", Arity: 2, Binary: func(a, b float64) float64 { return b2f(a < b) }},
-	EwLe:  {Name: "le", Arity: 2, Binary: func(a, b float64) float64 { return b2f(a <= b) }},
-	EwGt:  {Name: "gt", Arity: 2, Binary: func(a, b float64) float64 { return b2f(a > b) }},
-	EwGe:  {Name: "ge", Arity: 2, Binary: func(a, b float64) float64 { return b2f(a >= b) }},
-	EwAnd: {Name: "and", Arity: 2, Binary: func(a, b float64) float64 { return b2f(a != 0 && b != 0) }},
-	EwOr:  {Name: "or", Arity: 2, Binary: func(a, b float64) float64 { return b2f(a != 0 || b != 0) }},
-	EwXor: {Name: "xor", Arity: 2, Binary: func(a, b float64) float64 { return b2f((a != 0) != (b != 0)) }},
+	EwEq:  {Name: "eq", Arity: 2, Operands: EwAnyType, BoolResult: true, Binary: func(a, b float64) float64 { return b2f(a == b) }},
+	EwNe:  {Name: "ne", Arity: 2, Operands: EwAnyType, BoolResult: true, Binary: func(a, b float64) float64 { return b2f(a != b) }},
+	EwLt:  {Name: "lt", Arity: 2, Operands: EwNumeric, BoolResult: true, Binary: func(a, b float64) float64 { return b2f(a < b) }},
+	EwLe:  {Name: "le", Arity: 2, Operands: EwNumeric, BoolResult: true, Binary: func(a, b float64) float64 { return b2f(a <= b) }},
+	EwGt:  {Name: "gt", Arity: 2, Operands: EwNumeric, BoolResult: true, Binary: func(a, b float64) float64 { return b2f(a > b) }},
+	EwGe:  {Name: "ge", Arity: 2, Operands: EwNumeric, BoolResult: true, Binary: func(a, b float64) float64 { return b2f(a >= b) }},
+	EwAnd: {Name: "and", Arity: 2, Operands: EwBool, Binary: func(a, b float64) float64 { return b2f(a != 0 && b != 0) }},
+	EwOr:  {Name: "or", Arity: 2, Operands: EwBool, Binary: func(a, b float64) float64 { return b2f(a != 0 || b != 0) }},
+	EwXor: {Name: "xor", Arity: 2, Operands: EwBool, Binary: func(a, b float64) float64 { return b2f((a != 0) != (b != 0)) }},
 }
 
 // NumEwOps is one past the largest EwOp.

@@ -185,6 +185,12 @@ func TestEwOpsTable(t *testing.T) {
 		if info.Unary != nil && info.Arity != 1 || info.Binary != nil && info.Arity != 2 {
 			t.Errorf("%s: arity %d does not match its function", info.Name, info.Arity)
 		}
+		if (info.Arity == 0) != (info.Operands == EwNoOperands) {
+			t.Errorf("%s: arity %d with operand class %d (every op that reads registers has a class)", info.Name, info.Arity, info.Operands)
+		}
+		if info.BoolResult && info.Arity != 2 {
+			t.Errorf("%s: a bool result is for comparisons, which are binary", info.Name)
+		}
 	}
 	if EwInvalid.Valid() || NumEwOps.Valid() {
 		t.Error("EwInvalid and NumEwOps must not be valid ops")

@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/mir"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
@@ -253,4 +254,41 @@ func bf16Ref(f float32) float32 {
 	b := math.Float32bits(f)
 	b += 0x7fff + (b>>16)&1
 	return math.Float32frombits(b &^ 0xffff)
+}
+
+// TestEveryElementwiseOp runs every elementwise op of the MIR op table
+// (each instruction of lir.EwOps that is an op) on one element of a dtype
+// its operand class admits: an op the interpreter has no definition of
+// fails here, by name. Its values are checked by the tests above and, for
+// every op, by the bundled models the runtimes are compared on.
+func TestEveryElementwiseOp(t *testing.T) {
+	for _, info := range mir.Ops() {
+		if info.Class != mir.ClassElementwise || info.Ew == lir.EwInvalid {
+			continue
+		}
+		ew := info.Ew.Info()
+		for _, dt := range []tensor.DType{tensor.F64, tensor.I32, tensor.Bool} {
+			if !ew.Operands.Admits(dt) {
+				continue
+			}
+			var attrs mir.Attrs
+			ins := make([]*tensor.Tensor, ew.Arity)
+			for i := range ins {
+				ins[i] = mk(dt, sh(1), 1)
+			}
+			res := dt
+			switch {
+			case info.Ew == lir.EwWhere:
+				ins[0] = mk(tensor.Bool, sh(1), 1)
+			case info.Ew == lir.EwCast:
+				attrs = mir.Attrs{"to": tensor.F32}
+				res = tensor.F32
+			case ew.BoolResult:
+				res = tensor.Bool
+			}
+			if _, err := Run(opGraph(info.Op, attrs, []mir.Type{ty(res, 1)}, ins...), nil, ins); err != nil {
+				t.Errorf("%s on %s: %v (pkg/mir/eval/elementwise.go has no definition of it)", info.Op, dt, err)
+			}
+		}
+	}
 }
