@@ -96,7 +96,7 @@ tensors, as a serving loop that reuses them does.`,
 				return err
 			}
 			defer m.Close()
-			if profile && m.Device() != "cpu" {
+			if profile && !m.ProfilesSteps() {
 				return fail(exitUsage, "--profile times the cpu target's kernels; %s runs on %s", args[0], m.Device())
 			}
 			inputs, err := gatherInputs(m, &f)

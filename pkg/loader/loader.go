@@ -2,19 +2,19 @@
 // verifies every section, picks the variant whose shapes match the inputs
 // and runs it on the artifact's target. A Model is opened once and run many
 // times, from many goroutines at once. It imports no compiler package.
+//
+// The targets' runtimes are one table (Targets): each opens its device
+// once per Model and prepares an Executor per variant. The Model names no
+// target; a new runtime is one entry in the table and an adapter beside it.
 package loader
 
 import (
 	"fmt"
-	"runtime"
 	"sort"
 	"strings"
 
 	"github.com/rlx-project/rlx/pkg/artifact"
 	"github.com/rlx-project/rlx/pkg/lir"
-	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels"
-	cpurt "github.com/rlx-project/rlx/pkg/targets/cpu/runtime"
-	gpurt "github.com/rlx-project/rlx/pkg/targets/gpu/runtime"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
 
@@ -29,25 +29,22 @@ type Model struct {
 	file     *artifact.File
 	Manifest artifact.Manifest
 	variants []*variant
-	pool     *kernels.Pool
-	device   gpurt.Device   // GPU targets: the device every variant runs on
-	gpuW     *gpurt.Weights // GPU targets: the weights in device memory
+	rt       Runtime // the artifact's target's, from Targets
+	device   string  // rt.Device()
 }
 
 type variant struct {
 	info artifact.Variant
-	exec *cpurt.Exec // cpu
-	gpu  *gpurt.Exec // vulkan, cuda
+	exec Executor
 	prog *lir.Program
 }
 
 // Device names what the model runs on: "cpu", or the GPU's API and name.
-func (m *Model) Device() string {
-	if m.device != nil {
-		return m.device.Name()
-	}
-	return "cpu"
-}
+func (m *Model) Device() string { return m.device }
+
+// ProfilesSteps reports whether Profile can time the model's steps (the
+// cpu target's kernels).
+func (m *Model) ProfilesSteps() bool { return m.rt != nil && m.rt.ProfilesSteps() }
 
 // DeviceError is a failure to open the device an artifact's target runs
 // on (no driver, no GPU, no runtime for this platform): the artifact may be
@@ -60,59 +57,29 @@ type DeviceError struct {
 func (e *DeviceError) Error() string { return e.Err.Error() }
 func (e *DeviceError) Unwrap() error { return e.Err }
 
-// openDevice opens the device of a GPU target.
-func openDevice(target string) (gpurt.Device, error) {
-	switch target {
-	case "vulkan":
-		d, err := gpurt.OpenVulkan()
-		if err != nil {
-			return nil, err
-		}
-		return d, nil
-	case "cuda":
-		d, err := gpurt.OpenCUDA()
-		if err != nil {
-			return nil, err
-		}
-		return d, nil
-	case "metal":
-		return nil, fmt.Errorf("artifact is for target metal; rlxrun has no Metal runtime yet (it needs macOS)")
-	}
-	return nil, fmt.Errorf("artifact is for target %q; this rlxrun runs cpu, vulkan and cuda artifacts", target)
-}
-
-// Open maps and verifies an artifact and prepares every variant.
+// Open maps and verifies an artifact, opens its target's device and
+// prepares every variant.
 func Open(path string, opts Options) (*Model, error) {
 	f, err := artifact.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	m := &Model{path: path, file: f}
-	if err := m.load(); err != nil {
+	if err := m.load(opts); err != nil {
 		m.release()
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	threads := opts.Threads
-	if threads <= 0 {
-		threads = runtime.NumCPU()
-	}
-	m.pool = kernels.NewPool(threads)
 	return m, nil
 }
 
-func (m *Model) load() error {
+func (m *Model) load(opts Options) error {
 	raw, err := m.file.Section("manifest")
 	if err != nil {
 		return err
 	}
 	if err := artifact.UnmarshalManifest(raw, &m.Manifest); err != nil {
 		return fmt.Errorf("manifest: %v", err)
-	}
-	if t := m.Manifest.Provenance.Target; t != "cpu" {
-		if m.device, err = openDevice(t); err != nil {
-			return &DeviceError{Target: t, Err: err}
-		}
 	}
 	wsec, err := m.file.Section("weights")
 	if err != nil {
@@ -125,31 +92,25 @@ func (m *Model) load() error {
 		}
 		weights[i] = wsec[w.Offset : w.Offset+w.Bytes : w.Offset+w.Bytes]
 	}
+	t := m.Manifest.Provenance.Target
+	if m.rt, err = openRuntime(t, weights, opts); err != nil {
+		return &DeviceError{Target: t, Err: err}
+	}
+	m.device = m.rt.Device()
 	for _, v := range m.Manifest.Variants {
 		raw, err := m.file.Section(v.Section)
 		if err != nil {
 			return err
 		}
-		var p lir.Program
-		if err := artifact.UnmarshalManifest(raw, &p); err != nil {
+		p := new(lir.Program)
+		if err := artifact.UnmarshalManifest(raw, p); err != nil {
 			return fmt.Errorf("section %q: %v", v.Section, err)
 		}
-		if m.device != nil {
-			if m.gpuW == nil {
-				m.gpuW = gpurt.NewWeights(m.device, weights)
-			}
-			e, err := gpurt.New(m.device, &p, m.gpuW)
-			if err != nil {
-				return fmt.Errorf("section %q: %v", v.Section, err)
-			}
-			m.variants = append(m.variants, &variant{info: v, gpu: e, prog: &p})
-			continue
-		}
-		e, err := cpurt.New(&p, weights)
+		e, err := m.rt.Prepare(p)
 		if err != nil {
 			return fmt.Errorf("section %q: %v", v.Section, err)
 		}
-		m.variants = append(m.variants, &variant{info: v, exec: e, prog: e.Program()})
+		m.variants = append(m.variants, &variant{info: v, exec: e, prog: p})
 	}
 	if len(m.variants) == 0 {
 		return fmt.Errorf("artifact has no variants")
@@ -157,30 +118,21 @@ func (m *Model) load() error {
 	return nil
 }
 
-// Close frees the device objects, unmaps the file and stops the workers.
+// Close frees the device objects, stops the workers and unmaps the file.
 func (m *Model) Close() error {
 	m.release()
-	if m.pool != nil {
-		m.pool.Close()
-	}
 	return m.file.Close()
 }
 
-// release frees what a GPU target placed on its device.
+// release closes the executors and the runtime.
 func (m *Model) release() {
 	for _, v := range m.variants {
-		if v.gpu != nil {
-			v.gpu.Close()
-		}
+		v.exec.Close()
 	}
 	m.variants = nil
-	if m.gpuW != nil {
-		m.gpuW.Close()
-		m.gpuW = nil
-	}
-	if m.device != nil {
-		m.device.Close()
-		m.device = nil
+	if m.rt != nil {
+		m.rt.Close()
+		m.rt = nil
 	}
 }
 
@@ -256,44 +208,41 @@ func (m *Model) Run(inputs map[string]*tensor.Tensor) ([]Named, error) {
 }
 
 // RunInto runs like Run, writing the outputs into dst's tensors where dst
-// is the outputs of an earlier run of the same variant (on the cpu target),
-// so that a serving loop passing each run's outputs to the next allocates
-// none; any other dst is ignored. dst's old contents are overwritten.
+// is the outputs of an earlier run of the same variant and the target's
+// executor reuses them (the cpu target's does), so that a serving loop
+// passing each run's outputs to the next allocates none; any other dst is
+// ignored. dst's old contents are overwritten.
 func (m *Model) RunInto(dst []Named, inputs map[string]*tensor.Tensor) ([]Named, error) {
 	return m.run(dst, inputs, nil)
 }
 
-// Profile runs like RunInto and reports the time of every step.
-func (m *Model) Profile(dst []Named, inputs map[string]*tensor.Tensor, prof cpurt.Profile) ([]Named, error) {
+// Profile runs like RunInto and reports the time of every step; it fails
+// where the target does not time steps (ProfilesSteps).
+func (m *Model) Profile(dst []Named, inputs map[string]*tensor.Tensor, prof Profile) ([]Named, error) {
 	return m.run(dst, inputs, prof)
 }
 
-func (m *Model) run(dst []Named, inputs map[string]*tensor.Tensor, prof cpurt.Profile) ([]Named, error) {
+func (m *Model) run(dst []Named, inputs map[string]*tensor.Tensor, prof Profile) ([]Named, error) {
 	v, ordered, err := m.pick(inputs)
 	if err != nil {
 		return nil, err
 	}
-	var outs []*tensor.Tensor
-	if v.gpu != nil {
-		if prof != nil {
-			return nil, fmt.Errorf("--profile times CPU kernels; this artifact runs on %s", m.Device())
-		}
-		outs, err = v.gpu.Run(ordered)
-	} else {
-		var reuse []*tensor.Tensor
-		for i, d := range dst {
-			if i >= len(v.prog.Outputs) || d.Name != v.prog.Outputs[i].Name {
-				reuse = nil
-				break
-			}
-			reuse = append(reuse, d.Tensor)
-		}
-		outs, err = v.exec.RunInto(m.pool, reuse, ordered, prof)
+	if prof != nil && !m.ProfilesSteps() {
+		return nil, fmt.Errorf("--profile times CPU kernels; this artifact runs on %s", m.Device())
 	}
+	p := v.prog
+	var reuse []*tensor.Tensor
+	for i, d := range dst {
+		if i >= len(p.Outputs) || d.Name != p.Outputs[i].Name {
+			reuse = nil
+			break
+		}
+		reuse = append(reuse, d.Tensor)
+	}
+	outs, err := v.exec.Run(ordered, reuse, prof)
 	if err != nil {
 		return nil, err
 	}
-	p := v.prog
 	named := make([]Named, len(outs))
 	for i, o := range outs {
 		named[i] = Named{Name: p.Outputs[i].Name, Tensor: o}

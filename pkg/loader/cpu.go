@@ -1,0 +1,50 @@
+package loader
+
+import (
+	"runtime"
+
+	"github.com/rlx-project/rlx/pkg/lir"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels"
+	cpurt "github.com/rlx-project/rlx/pkg/targets/cpu/runtime"
+	"github.com/rlx-project/rlx/pkg/tensor"
+)
+
+// cpuRuntime runs cpu artifacts: the weights stay mapped, and the Model's
+// worker pool (Options.Threads) runs every variant's kernels.
+type cpuRuntime struct {
+	weights [][]byte
+	pool    *kernels.Pool
+}
+
+func openCPU(weights [][]byte, opts Options) (Runtime, error) {
+	threads := opts.Threads
+	if threads <= 0 {
+		threads = runtime.NumCPU()
+	}
+	return &cpuRuntime{weights: weights, pool: kernels.NewPool(threads)}, nil
+}
+
+func (*cpuRuntime) Device() string      { return "cpu" }
+func (*cpuRuntime) ProfilesSteps() bool { return true }
+
+func (r *cpuRuntime) Prepare(p *lir.Program) (Executor, error) {
+	e, err := cpurt.New(p, r.weights)
+	if err != nil {
+		return nil, err
+	}
+	return &cpuExecutor{exec: e, pool: r.pool}, nil
+}
+
+func (r *cpuRuntime) Close() { r.pool.Close() }
+
+type cpuExecutor struct {
+	exec *cpurt.Exec
+	pool *kernels.Pool
+}
+
+func (e *cpuExecutor) Run(inputs, reuse []*tensor.Tensor, prof Profile) ([]*tensor.Tensor, error) {
+	return e.exec.RunInto(e.pool, reuse, inputs, cpurt.Profile(prof))
+}
+
+// Close has nothing to free: arenas are garbage collected.
+func (*cpuExecutor) Close() {}

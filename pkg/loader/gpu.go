@@ -1,0 +1,79 @@
+package loader
+
+import (
+	"fmt"
+
+	"github.com/rlx-project/rlx/pkg/lir"
+	gpurt "github.com/rlx-project/rlx/pkg/targets/gpu/runtime"
+	"github.com/rlx-project/rlx/pkg/tensor"
+)
+
+// gpuRuntime runs the artifacts of a GPU target (vulkan, cuda): one
+// device per Model, the weights copied to it once for every variant.
+type gpuRuntime struct {
+	dev     gpurt.Device
+	weights *gpurt.Weights
+}
+
+// openGPU makes a target's Open from the function that opens its device.
+func openGPU(open func() (gpurt.Device, error)) func([][]byte, Options) (Runtime, error) {
+	return func(weights [][]byte, _ Options) (Runtime, error) {
+		dev, err := open()
+		if err != nil {
+			return nil, err
+		}
+		return &gpuRuntime{dev: dev, weights: gpurt.NewWeights(dev, weights)}, nil
+	}
+}
+
+// openVulkan and openCUDA return a nil Device, not a nil pointer in one,
+// on failure.
+func openVulkan() (gpurt.Device, error) {
+	d, err := gpurt.OpenVulkan()
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+func openCUDA() (gpurt.Device, error) {
+	d, err := gpurt.OpenCUDA()
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+func (r *gpuRuntime) Device() string    { return r.dev.Name() }
+func (*gpuRuntime) ProfilesSteps() bool { return false }
+
+func (r *gpuRuntime) Prepare(p *lir.Program) (Executor, error) {
+	e, err := gpurt.New(r.dev, p, r.weights)
+	if err != nil {
+		return nil, err
+	}
+	return &gpuExecutor{exec: e, device: r.dev.Name()}, nil
+}
+
+// Close frees the weights and the device; a failure to close the device
+// has nothing left to undo.
+func (r *gpuRuntime) Close() {
+	r.weights.Close()
+	_ = r.dev.Close()
+}
+
+type gpuExecutor struct {
+	exec   *gpurt.Exec
+	device string
+}
+
+// Run copies the outputs back into new tensors: reuse is ignored. The
+// steps are not timed (ProfilesSteps), so a profiled run fails.
+func (e *gpuExecutor) Run(inputs, _ []*tensor.Tensor, prof Profile) ([]*tensor.Tensor, error) {
+	if prof != nil {
+		return nil, fmt.Errorf("%s times no steps", e.device)
+	}
+	return e.exec.Run(inputs)
+}
+
+func (e *gpuExecutor) Close() { e.exec.Close() }
