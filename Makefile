@@ -18,7 +18,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Khronos validation layer; qemu-user runs the arm64 (NEON) kernel tests.
 # Without them those tests skip, except under
 # CI=true, where they fail.
-DEBIAN_DEPS = glslang-tools spirv-tools clang libvulkan1 mesa-vulkan-drivers vulkan-validationlayers qemu-user
+DEBIAN_DEPS = glslang-tools spirv-tools clang libclang-rt-14-dev libvulkan1 mesa-vulkan-drivers vulkan-validationlayers qemu-user
 
 all: build
 
