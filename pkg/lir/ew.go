@@ -123,6 +123,7 @@ const (
 	EwAnd
 	EwOr
 	EwXor
+	EwSoftsign
 	numEwOps
 )
 
@@ -266,6 +267,9 @@ var EwOps = [numEwOps]EwInfo{
 	EwAnd: {Name: "and", Arity: 2, Operands: EwBool, Binary: func(a, b float64) float64 { return b2f(a != 0 && b != 0) }},
 	EwOr:  {Name: "or", Arity: 2, Operands: EwBool, Binary: func(a, b float64) float64 { return b2f(a != 0 || b != 0) }},
 	EwXor: {Name: "xor", Arity: 2, Operands: EwBool, Binary: func(a, b float64) float64 { return b2f((a != 0) != (b != 0)) }},
+	EwSoftsign: {Name: "softsign", Arity: 1, Operands: EwFloat, Unary: func(x float64) float64 {
+		return x / (1 + math.Abs(x))
+	}},
 }
 
 // NumEwOps is one past the largest EwOp.

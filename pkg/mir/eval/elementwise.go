@@ -317,6 +317,8 @@ func floatUnary(op mir.Op, attrs mir.Attrs) (func(float64) float64, error) {
 		return func(x float64) float64 { return 0.5 * x * (1 + math.Tanh(c*(x+0.044715*x*x*x))) }, nil
 	case "silu":
 		return func(x float64) float64 { return x * sigmoid(x) }, nil
+	case "softsign":
+		return func(x float64) float64 { return x / (1 + math.Abs(x)) }, nil
 	case "erf":
 		return math.Erf, nil
 	case "sin":

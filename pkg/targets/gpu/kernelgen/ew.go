@@ -361,6 +361,8 @@ func unaryOp(op lir.EwOp, x *kir.Expr) (*kir.Expr, error) {
 		return kir.GeluTanh(x), nil
 	case lir.EwSilu:
 		return kir.Silu(x), nil
+	case lir.EwSoftsign:
+		return kir.Div(x, kir.Add(kir.Float(1), kir.Abs(x))), nil
 	case lir.EwErf:
 		return kir.Erf(x), nil
 	case lir.EwSin:
