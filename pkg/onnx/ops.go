@@ -31,6 +31,7 @@ var converters = map[string]converter{
 	"Sqrt": unary("sqrt"), "Reciprocal": unary("recip"), "Tanh": unary("tanh"), "Sigmoid": unary("sigmoid"),
 	"Relu": unary("relu"), "Erf": unary("erf"), "Sin": unary("sin"), "Cos": unary("cos"),
 	"Floor": unary("floor"), "Ceil": unary("ceil"), "Round": unary("round"), "Sign": unary("sign"),
+	"Softsign":  unary("softsign"),
 	"Not":       unary("not"),
 	"LeakyRelu": convLeakyRelu, "Clip": convClip, "Cast": convCast, "Gelu": convGelu,
 	"HardSigmoid": convHardSigmoid, "HardSwish": convHardSwish,
