@@ -70,7 +70,7 @@ prints the checked signature and inferred types, as 'rlxc check -v' does.`,
 // printLIR prints every variant's program.
 func printLIR(w io.Writer, info *artifactInfo) error {
 	for i, v := range info.Manifest.Variants {
-		if _, err := fmt.Fprintf(w, "variant %s (section %s)\n", bindingString(v.Binding), v.Section); err != nil {
+		if _, err := fmt.Fprintf(w, "variant %s (section %s)\n", artifact.BindingText(v.Binding), v.Section); err != nil {
 			return err
 		}
 		if err := lir.Fprint(w, &info.programs[i]); err != nil {
@@ -78,23 +78,6 @@ func printLIR(w io.Writer, info *artifactInfo) error {
 		}
 	}
 	return nil
-}
-
-// bindingString prints a binding as name=value,... sorted by name.
-func bindingString(binding map[string]int64) string {
-	names := make([]string, 0, len(binding))
-	for n := range binding {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	var b []string
-	for _, n := range names {
-		b = append(b, fmt.Sprintf("%s=%d", n, binding[n]))
-	}
-	if len(b) == 0 {
-		return "(static)"
-	}
-	return strings.Join(b, ",")
 }
 
 // checkError keeps an I/O exitError and makes anything else an input error.
@@ -208,7 +191,7 @@ func printArtifactInfo(w io.Writer, file string, info *artifactInfo) {
 	}
 	fmt.Fprintln(w, "variants")
 	for i, v := range m.Variants {
-		bind := bindingString(v.Binding)
+		bind := artifact.BindingText(v.Binding)
 		fmt.Fprintf(w, "  %-24s %3d kernels, arena %d bytes (intermediates %d bytes), section %s\n", bind, v.Steps, v.ArenaBytes, v.TempBytes, v.Section)
 		if i < len(info.Kernels) {
 			kinds := make([]string, 0, len(info.Kernels[i]))

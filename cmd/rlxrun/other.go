@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rlx-project/rlx/pkg/artifact"
 	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/loader"
 	"github.com/spf13/cobra"
@@ -33,27 +34,11 @@ func newInspectCmd() *cobra.Command {
 				fmt.Fprintf(w, "  out %s : %s[%s]\n", t.Name, t.DType, strings.Join(t.Shape, ", "))
 			}
 			for _, v := range m.Variants() {
-				fmt.Fprintf(w, "  variant %s: %d kernels, arena %d bytes\n", bindingText(v.Binding), v.Steps, v.ArenaBytes)
+				fmt.Fprintf(w, "  variant %s: %d kernels, arena %d bytes\n", artifact.BindingText(v.Binding), v.Steps, v.ArenaBytes)
 			}
 			return nil
 		},
 	}
-}
-
-func bindingText(b map[string]int64) string {
-	names := make([]string, 0, len(b))
-	for n := range b {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	var parts []string
-	for _, n := range names {
-		parts = append(parts, fmt.Sprintf("%s=%d", n, b[n]))
-	}
-	if len(parts) == 0 {
-		return "(static)"
-	}
-	return strings.Join(parts, ",")
 }
 
 func newCheckCmd() *cobra.Command {

@@ -1,5 +1,11 @@
 package artifact
 
+import (
+	"sort"
+	"strconv"
+	"strings"
+)
+
 // This file defines what an artifact means: the manifest. Each variant's
 // program is a lir.Program (pkg/lir) in the section the variant names.
 // The compiler writes these; the runtime reads them. They are the contract
@@ -54,6 +60,24 @@ type Variant struct {
 	ArenaBytes int64            `msgpack:"arena_bytes"` // scratch memory per run
 	TempBytes  int64            `msgpack:"temp_bytes"`  // sum of all intermediate tensors, for comparison
 	Steps      int              `msgpack:"steps"`
+}
+
+// BindingText prints a variant's binding as rlxc build --bind takes it,
+// names sorted: "batch=1,seq=128"; "(static)" for a model without dims.
+func BindingText(b map[string]int64) string {
+	names := make([]string, 0, len(b))
+	for n := range b {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = n + "=" + strconv.FormatInt(b[n], 10)
+	}
+	if len(parts) == 0 {
+		return "(static)"
+	}
+	return strings.Join(parts, ",")
 }
 
 // WeightRef locates one weight (or folded constant) in the "weights" section.

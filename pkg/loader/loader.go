@@ -10,7 +10,6 @@ package loader
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/rlx-project/rlx/pkg/artifact"
@@ -162,7 +161,7 @@ func (m *Model) Inputs(binding map[string]int64) ([]lir.Slot, error) {
 			return v.prog.Inputs, nil
 		}
 	}
-	return nil, fmt.Errorf("no variant for %s; the artifact has %s", bindingText(binding), m.variantList())
+	return nil, fmt.Errorf("no variant for %s; the artifact has %s", artifact.BindingText(binding), m.variantList())
 }
 
 func sameBinding(a, b map[string]int64) bool {
@@ -177,26 +176,10 @@ func sameBinding(a, b map[string]int64) bool {
 	return true
 }
 
-func bindingText(b map[string]int64) string {
-	names := make([]string, 0, len(b))
-	for n := range b {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	parts := make([]string, len(names))
-	for i, n := range names {
-		parts[i] = fmt.Sprintf("%s=%d", n, b[n])
-	}
-	return strings.Join(parts, ",")
-}
-
 func (m *Model) variantList() string {
 	parts := make([]string, len(m.variants))
 	for i, v := range m.variants {
-		parts[i] = bindingText(v.info.Binding)
-		if parts[i] == "" {
-			parts[i] = "(static)"
-		}
+		parts[i] = artifact.BindingText(v.info.Binding)
 	}
 	return strings.Join(parts, "; ")
 }

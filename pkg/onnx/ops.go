@@ -2,7 +2,6 @@ package onnx
 
 import (
 	"fmt"
-	"sort"
 
 	"github.com/rlx-project/rlx/pkg/dim"
 	"github.com/rlx-project/rlx/pkg/hir"
@@ -49,17 +48,6 @@ var converters = map[string]converter{
 	"Reshape": convReshape, "Transpose": convTranspose, "Concat": convConcat, "Split": convSplit,
 	"Slice": convSlice, "Gather": convGather, "Squeeze": convSqueeze, "Unsqueeze": convUnsqueeze,
 	"Expand": convExpand, "Pad": convPad, "Range": convRange, "ConstantOfShape": convConstantOfShape,
-}
-
-// SupportedOps lists the operators the importer converts, sorted.
-func SupportedOps() []string {
-	var out []string
-	for k := range converters {
-		out = append(out, k)
-	}
-	out = append(out, "Shape", "Size")
-	sort.Strings(out)
-	return out
 }
 
 func (im *importer) importNode(n *onnxpb.Node) error {
