@@ -27,8 +27,12 @@ func emitKernels(path, dir string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if info.Manifest.Provenance.Target == "cpu" {
-		return 0, fmt.Errorf("target cpu has no kernel sources to emit (its kernels are part of rlxrun); --emit-kernels is for vulkan, cuda and metal")
+	kernels := 0
+	for _, p := range info.programs {
+		kernels += len(p.Kernels)
+	}
+	if kernels == 0 {
+		return 0, fmt.Errorf("target %s has no kernel sources to emit (its kernels are part of rlxrun); --emit-kernels is for vulkan, cuda and metal", info.Manifest.Provenance.Target)
 	}
 	n := 0
 	for _, v := range info.Manifest.Variants {
