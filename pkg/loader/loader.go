@@ -86,17 +86,15 @@ func (m *Model) load(opts Options) error {
 	}
 	weights := make([][]byte, len(m.Manifest.Weights))
 	for i, w := range m.Manifest.Weights {
-		if w.Offset < 0 || w.Bytes < 0 || w.Offset+w.Bytes > int64(len(wsec)) {
+		if w.Offset < 0 || w.Bytes < 0 || w.Offset > int64(len(wsec)) || w.Bytes > int64(len(wsec))-w.Offset {
 			return fmt.Errorf("weight %s lies outside the weights section", w.Name)
 		}
 		weights[i] = wsec[w.Offset : w.Offset+w.Bytes : w.Offset+w.Bytes]
 	}
-	t := m.Manifest.Provenance.Target
-	if m.rt, err = openRuntime(t, weights, opts); err != nil {
-		return &DeviceError{Target: t, Err: err}
-	}
-	m.device = m.rt.Device()
-	for _, v := range m.Manifest.Variants {
+	// Every program is decoded and verified before the device opens or
+	// anything is allocated for it.
+	progs := make([]*lir.Program, len(m.Manifest.Variants))
+	for i, v := range m.Manifest.Variants {
 		raw, err := m.file.Section(v.Section)
 		if err != nil {
 			return err
@@ -105,14 +103,51 @@ func (m *Model) load(opts Options) error {
 		if err := artifact.UnmarshalManifest(raw, p); err != nil {
 			return fmt.Errorf("section %q: %v", v.Section, err)
 		}
-		e, err := m.rt.Prepare(p)
+		if err := m.verify(p); err != nil {
+			return fmt.Errorf("variant %s (section %q): %v", artifact.BindingText(v.Binding), v.Section, err)
+		}
+		progs[i] = p
+	}
+	t := m.Manifest.Provenance.Target
+	if m.rt, err = openRuntime(t, weights, opts); err != nil {
+		return &DeviceError{Target: t, Err: err}
+	}
+	m.device = m.rt.Device()
+	for i, v := range m.Manifest.Variants {
+		e, err := m.rt.Prepare(progs[i])
 		if err != nil {
 			return fmt.Errorf("section %q: %v", v.Section, err)
 		}
-		m.variants = append(m.variants, &variant{info: v, exec: e, prog: p})
+		m.variants = append(m.variants, &variant{info: v, exec: e, prog: progs[i]})
 	}
 	if len(m.variants) == 0 {
 		return fmt.Errorf("artifact has no variants")
+	}
+	return nil
+}
+
+// verify checks a variant's program (lir's Verify: every step's buffers,
+// shapes and indices) and that its inputs and outputs are the signature's,
+// in order, with its dtypes and ranks.
+func (m *Model) verify(p *lir.Program) error {
+	if err := p.Verify(); err != nil {
+		return err
+	}
+	sig := m.Manifest.Signature
+	for _, io := range []struct {
+		what  string
+		slots []lir.Slot
+		sig   []artifact.SigTensor
+	}{{"inputs", p.Inputs, sig.Inputs}, {"outputs", p.Outputs, sig.Outputs}} {
+		if len(io.slots) != len(io.sig) {
+			return fmt.Errorf("the program has %d %s, the signature %d", len(io.slots), io.what, len(io.sig))
+		}
+		for i, s := range io.slots {
+			want := io.sig[i]
+			if s.Name != want.Name || s.DType != want.DType || len(s.Shape) != len(want.Shape) {
+				return fmt.Errorf("%s %d is %s %s%v, the signature says %s %s[%s]", io.what, i, s.Name, s.DType, s.Shape, want.Name, want.DType, strings.Join(want.Shape, ", "))
+			}
+		}
 	}
 	return nil
 }

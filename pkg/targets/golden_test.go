@@ -103,6 +103,10 @@ func printLIR(t *testing.T, file string, b targets.Backend) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// What the compiler emits passes the verifier the runtimes apply.
+	if err := prog.Verify(); err != nil {
+		t.Fatalf("%s for %s: %v", filepath.Base(file), b.Name(), err)
+	}
 	var out bytes.Buffer
 	out.WriteString("# " + filepath.Base(file) + " for " + b.Name() + " at " + bindingText(binding) + "\n")
 	if err := lir.Fprint(&out, prog); err != nil {

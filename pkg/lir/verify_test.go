@@ -1,0 +1,159 @@
+package lir
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/rlx-project/rlx/pkg/tensor"
+)
+
+// validProgram is a small program every step of which is consistent:
+// x[2,3] · w[3,4] + bias -> h[2,4]; softmax(h) -> y; plus a copy, a
+// gather and an elementwise region over the same buffers.
+func validProgram() *Program {
+	return &Program{
+		Inputs:  []Slot{{Name: "x", DType: "f32", Shape: []int64{2, 3}, Buffer: 0}, {Name: "ids", DType: "i64", Shape: []int64{2}, Buffer: 5}},
+		Outputs: []Slot{{Name: "y", DType: "f32", Shape: []int64{2, 4}, Buffer: 1}},
+		Buffers: []Buffer{
+			{Kind: BufInput, Index: 0, Bytes: 24},
+			{Kind: BufOutput, Index: 0, Bytes: 32},
+			{Kind: BufWeight, Index: 0, Bytes: 48},
+			{Kind: BufWeight, Index: 1, Bytes: 16},
+			{Kind: BufArena, Offset: 0, Bytes: 32},
+			{Kind: BufInput, Index: 1, Bytes: 16},
+			{Kind: BufArena, Offset: 64, Bytes: 32},
+		},
+		ArenaBytes: 128,
+		Steps: []Step{
+			{Op: &MatMul{A: 0, B: 2, Out: 4, AShape: []int64{2, 3}, BShape: []int64{3, 4}, Epilogue: Epilogue{Bias: 3, Residual: NoBuf, Act: ActRelu}}, Src: "m:1"},
+			{Op: &Softmax{X: 4, Out: 1, Outer: 2, Axis: 4, Inner: 1}, Src: "m:2"},
+			{Op: &Copy{Src: 4, Dst: 6, ElemSize: 4, Shape: []int64{4, 2}, DstStrides: []int64{2, 1}, SrcStrides: []int64{1, 4}}, Src: "m:3"},
+			{Op: &Gather{X: 2, Idx: 5, Out: 6, Outer: 1, AxisLen: 3, Inner: 4, ElemSize: 4, IdxDType: tensor.I64}, Src: "m:4"},
+			{Op: &Elementwise{Shape: []int64{2, 4}, In: []EwIn{{Buf: 4, DType: tensor.F32, Strides: []int64{4, 1}}, {Buf: 3, DType: tensor.F32, Strides: []int64{0, 1}}},
+				Out: []EwOut{{Buf: 6, DType: tensor.F32}},
+				Code: []Instr{{Op: EwLoad, Dst: 0, A: 0}, {Op: EwLoad, Dst: 1, A: 1}, {Op: EwAdd, Dst: 2, A: 0, B: 1}, {Op: EwStore, Dst: 2, A: 0}}}, Src: "m:5"},
+		},
+	}
+}
+
+func TestVerifyAcceptsAValidProgram(t *testing.T) {
+	if err := validProgram().Verify(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestVerifyRefuses forges one inconsistency at a time and checks that
+// Verify names the step and the field.
+func TestVerifyRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		forge func(p *Program)
+		want  string
+	}{
+		{"arena buffer past the arena", func(p *Program) { p.Buffers[6].Offset = 100 }, "buffer 6: runs past the arena"},
+		{"offset overflow", func(p *Program) { p.Buffers[4].Offset = math.MaxInt64 - 1 }, "offset + size overflows"},
+		{"slot shape larger than its buffer", func(p *Program) { p.Inputs[0].Shape = []int64{4, 3} }, "input 0 (x): f32[4 3] needs 48 bytes"},
+		{"slot on another kind of buffer", func(p *Program) { p.Outputs[0].Buffer = 4 }, "buffer 4 is arena 0, not output 0"},
+		{"slot shape overflow", func(p *Program) { p.Inputs[0].Shape = []int64{1 << 62, 4} }, "too many elements"},
+		{"matmul inner dims", func(p *Program) { p.Steps[0].Op.(*MatMul).BShape = []int64{2, 4} }, "step 0 (matmul, m:1): b_shape: inner dims 3 and 2 differ"},
+		{"matmul output too small", func(p *Program) { p.Steps[0].Op.(*MatMul).BShape = []int64{3, 8} }, "step 0 (matmul, m:1): b: buffer b2 holds 48 bytes, needs 96"},
+		{"matmul huge shape", func(p *Program) { p.Steps[0].Op.(*MatMul).AShape = []int64{1 << 40, 1 << 40, 3} }, "a_shape"},
+		{"bias shorter than a row", func(p *Program) { p.Buffers[3].Bytes = 8 }, "epilogue.bias: buffer b3 holds 8 bytes, needs 16"},
+		{"unknown activation", func(p *Program) { p.Steps[0].Op.(*MatMul).Epilogue.Act = 99 }, "unknown activation 99"},
+		{"softmax negative dim", func(p *Program) { p.Steps[1].Op.(*Softmax).Outer = -1 }, "step 1 (softmax, m:2): axis: dims"},
+		{"copy reads past its source", func(p *Program) { p.Steps[2].Op.(*Copy).SrcStrides = []int64{2, 4} }, "step 2 (copy, m:3): src: reaches elements [0, 10]"},
+		{"copy with a negative reach", func(p *Program) { p.Steps[2].Op.(*Copy).SrcStrides = []int64{-1, 4} }, "reaches elements [-3"},
+		{"copy stride rank", func(p *Program) { p.Steps[2].Op.(*Copy).DstStrides = []int64{1} }, "1 strides for a rank-2 shape"},
+		{"copy element size", func(p *Program) { p.Steps[2].Op.(*Copy).ElemSize = 3 }, "elem_size: 3"},
+		{"gather output too small", func(p *Program) { p.Steps[3].Op.(*Gather).Inner = 8 }, "step 3 (gather, m:4): x:"},
+		{"gather index dtype", func(p *Program) { p.Steps[3].Op.(*Gather).IdxDType = tensor.F32 }, "idx_dtype: f32"},
+		{"elementwise operand reach", func(p *Program) { p.Steps[4].Op.(*Elementwise).In[1].Strides = []int64{4, 1} }, "step 4 (ew, m:5): in[1]: reaches elements [0, 7], the buffer holds 4"},
+		{"elementwise register", func(p *Program) { p.Steps[4].Op.(*Elementwise).Code[2].Dst = 7 << 20 }, "code[2]: register 7340032"},
+		{"elementwise load index", func(p *Program) { p.Steps[4].Op.(*Elementwise).Code[1].A = 5 }, "load of operand 5, the region has 2"},
+		{"elementwise store index", func(p *Program) { p.Steps[4].Op.(*Elementwise).Code[3].A = 1 }, "store to result 1, the region has 1"},
+		{"elementwise unknown op", func(p *Program) { p.Steps[4].Op.(*Elementwise).Code[2].Op = 250 }, "unknown instruction 250"},
+		{"elementwise cast target", func(p *Program) {
+			p.Steps[4].Op.(*Elementwise).Code[2] = Instr{Op: EwCast, Dst: 2, A: 0, Imm: 77}
+		}, "cast to unknown dtype 77"},
+		{"elementwise output dtype", func(p *Program) { p.Steps[4].Op.(*Elementwise).Out[0].DType = 0 }, "out[0].dtype"},
+		{"write to a weight", func(p *Program) { p.Steps[1].Op.(*Softmax).Out = 2 }, "writes buffer 2, which is a read-only weight"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := validProgram()
+			tc.forge(p)
+			err := p.Verify()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestVerifyKinds(t *testing.T) {
+	conv := ConvGeom{N: 1, C: 4, H: 5, W: 5, O: 4, KH: 3, KW: 3, StrideH: 2, StrideW: 2, PadT: 1, PadL: 1, PadB: 1, PadR: 1, DilH: 1, DilW: 1, Groups: 4, OH: 3, OW: 3}
+	f32 := func(elems int64) Buffer { return Buffer{Kind: BufArena, Bytes: elems * 4} }
+	for _, tc := range []struct {
+		name string
+		bufs []Buffer
+		op   Op
+		want string // "" for a valid step
+	}{
+		{"conv2d", []Buffer{f32(100), f32(36), f32(36)}, &Conv2D{X: 0, W: 1, Out: 2, Geom: conv, Epilogue: NoEpilogue()}, ""},
+		{"conv2d output dims", []Buffer{f32(100), f32(36), f32(36)}, &Conv2D{X: 0, W: 1, Out: 2, Geom: func() ConvGeom { g := conv; g.OH = 4; return g }(), Epilogue: NoEpilogue()}, "geom.oh: 4, the geometry gives 3"},
+		{"conv2d groups", []Buffer{f32(100), f32(36), f32(36)}, &Conv2D{X: 0, W: 1, Out: 2, Geom: func() ConvGeom { g := conv; g.Groups = 3; return g }(), Epilogue: NoEpilogue()}, "3 groups do not divide"},
+		{"conv2d zero stride", []Buffer{f32(100), f32(36), f32(36)}, &Conv2D{X: 0, W: 1, Out: 2, Geom: func() ConvGeom { g := conv; g.StrideH = 0; return g }(), Epilogue: NoEpilogue()}, "geom.stride: 0"},
+		{"depthwise nhwc", []Buffer{f32(100), f32(36), f32(36)}, &DepthwiseNHWC{X: 0, W: 1, Out: 2, Geom: conv, Epilogue: NoEpilogue()}, ""},
+		{"depthwise nhwc not depthwise", []Buffer{f32(100), f32(36), f32(36)}, &DepthwiseNHWC{X: 0, W: 1, Out: 2, Geom: func() ConvGeom { g := conv; g.Groups = 2; return g }(), Epilogue: NoEpilogue()}, "not depthwise"},
+		{"packed matmul", []Buffer{f32(6), f32(12), f32(8)}, &PackedMatMul{A: 0, B: 1, Out: 2, M: 2, N: 4, K: 3, Epilogue: NoEpilogue()}, ""},
+		{"packed matmul short output", []Buffer{f32(6), f32(12), f32(7)}, &PackedMatMul{A: 0, B: 1, Out: 2, M: 2, N: 4, K: 3, Epilogue: NoEpilogue()}, "out: buffer b2 holds 28 bytes, needs 32"},
+		{"reduce", []Buffer{f32(24), f32(6)}, &Reduce{X: 0, Out: 1, Fn: ReduceMax, DType: tensor.F32, Shape: []int64{2, 3, 4}, Axes: []int64{2}}, ""},
+		{"reduce repeated axis", []Buffer{f32(24), f32(6)}, &Reduce{X: 0, Out: 1, DType: tensor.F32, Shape: []int64{2, 3, 4}, Axes: []int64{2, 2}}, "repeated"},
+		{"reduce output", []Buffer{f32(24), f32(5)}, &Reduce{X: 0, Out: 1, DType: tensor.F32, Shape: []int64{2, 3, 4}, Axes: []int64{2}}, "out: buffer b1 holds 20 bytes, needs 24"},
+		{"attention", []Buffer{f32(2 * 3 * 4), f32(2 * 5 * 4), f32(2 * 5 * 4), f32(2 * 3 * 4)}, &Attention{Q: 0, K: 1, V: 2, Mask: NoBuf, Out: 3,
+			Geom: AttnGeom{Batch: []int64{2}, QStrides: []int64{12}, KStrides: []int64{20}, VStrides: []int64{20}, Sq: 3, Sk: 5, D: 4, Dv: 4, Scale: 0.5}}, ""},
+		{"attention row stride past k", []Buffer{f32(2 * 3 * 4), f32(2 * 5 * 4), f32(2 * 5 * 4), f32(2 * 3 * 4)}, &Attention{Q: 0, K: 1, V: 2, Mask: NoBuf, Out: 3,
+			Geom: AttnGeom{Batch: []int64{2}, QStrides: []int64{12}, KStrides: []int64{20}, VStrides: []int64{20}, KRow: 8, Sq: 3, Sk: 5, D: 4, Dv: 4}}, "k: reaches elements [0, 55]"},
+		{"attention mask strides", []Buffer{f32(24), f32(40), f32(40), f32(24), f32(15)}, &Attention{Q: 0, K: 1, V: 2, Mask: 4, Out: 3,
+			Geom: AttnGeom{Batch: []int64{2}, QStrides: []int64{12}, KStrides: []int64{20}, VStrides: []int64{20}, MaskStrides: []int64{15}, MaskRowStride: 5, MaskColStride: 1, Sq: 3, Sk: 5, D: 4, Dv: 4}}, "mask: reaches elements [0, 29]"},
+		{"pool", []Buffer{f32(100), f32(36)}, &Pool2D{X: 0, Out: 1, Max: true, Geom: PoolGeom{N: 1, C: 4, H: 5, W: 5, KH: 3, KW: 3, StrideH: 2, StrideW: 2, DilH: 1, DilW: 1, OH: 3, OW: 3}}, ""},
+		{"pool short input", []Buffer{f32(99), f32(36)}, &Pool2D{X: 0, Out: 1, Max: true, Geom: PoolGeom{N: 1, C: 4, H: 5, W: 5, KH: 3, KW: 3, StrideH: 2, StrideW: 2, DilH: 1, DilW: 1, OH: 3, OW: 3}}, "x: buffer b0 holds 396 bytes"},
+		{"layernorm scale", []Buffer{f32(12), f32(3), f32(12)}, &LayerNorm{X: 0, Scale: 1, Bias: NoBuf, Out: 2, Rows: 3, Cols: 4}, "scale: buffer b1 holds 12 bytes, needs 16"},
+		{"iota", []Buffer{{Kind: BufArena, Bytes: 16}}, &Iota{Out: 0, N: 3, DType: tensor.I64}, "out: buffer b0 holds 16 bytes, needs 24"},
+		{"dispatch without kernels", []Buffer{f32(1)}, &Dispatch{Kernel: 0, Args: []Buf{0}}, "kernel: 0, the program has 0 kernels"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			total := int64(0)
+			for i := range tc.bufs {
+				tc.bufs[i].Offset = total
+				total += tc.bufs[i].Bytes
+			}
+			p := &Program{Buffers: tc.bufs, ArenaBytes: total, Steps: []Step{{Op: tc.op, Src: "s"}}}
+			err := p.Verify()
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("valid step refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("got %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestOverflowSafeArithmetic(t *testing.T) {
+	for _, c := range []struct {
+		a, b int64
+		ok   bool
+	}{{1 << 31, 1 << 31, true}, {1 << 32, 1 << 31, false}, {-(1 << 31), 1 << 31, true}, {math.MinInt64, -1, false}, {math.MaxInt64, 1, true}, {3, -5, true}} {
+		got, ok := mul(c.a, c.b)
+		if ok != c.ok || ok && got != c.a*c.b {
+			t.Errorf("mul(%d, %d) = %d, %v", c.a, c.b, got, ok)
+		}
+	}
+	if _, ok := add(math.MaxInt64, 1); ok {
+		t.Error("add(MaxInt64, 1) did not report overflow")
+	}
+	if _, ok := elements([]int64{1 << 32, 1 << 32}); ok {
+		t.Error("elements did not report overflow")
+	}
+}
