@@ -31,7 +31,7 @@ func validProgram() *Program {
 			{Op: &Copy{Src: 4, Dst: 6, ElemSize: 4, Shape: []int64{4, 2}, DstStrides: []int64{2, 1}, SrcStrides: []int64{1, 4}}, Src: "m:3"},
 			{Op: &Gather{X: 2, Idx: 5, Out: 6, Outer: 1, AxisLen: 3, Inner: 4, ElemSize: 4, IdxDType: tensor.I64}, Src: "m:4"},
 			{Op: &Elementwise{Shape: []int64{2, 4}, In: []EwIn{{Buf: 4, DType: tensor.F32, Strides: []int64{4, 1}}, {Buf: 3, DType: tensor.F32, Strides: []int64{0, 1}}},
-				Out: []EwOut{{Buf: 6, DType: tensor.F32}},
+				Out:  []EwOut{{Buf: 6, DType: tensor.F32}},
 				Code: []Instr{{Op: EwLoad, Dst: 0, A: 0}, {Op: EwLoad, Dst: 1, A: 1}, {Op: EwAdd, Dst: 2, A: 0, B: 1}, {Op: EwStore, Dst: 2, A: 0}}}, Src: "m:5"},
 		},
 	}
