@@ -330,7 +330,7 @@ func generate(m *hir.Module, f *hir.FuncDecl, g *mir.Graph, bindings []specializ
 	var sections []artifact.Section
 	var variants []artifact.Variant
 	for i, b := range bindings {
-		plan, err := specialize.SpecializeWith(g, b, backend.Options())
+		plan, err := specialize.SpecializeWith(g, b, backend.Caps())
 		if err != nil {
 			return nil, nil, &InputError{Err: fmt.Errorf("%s: binding %s: %v", m.File, bindingText(b), err)}
 		}

@@ -1,5 +1,7 @@
 // Package specialize turns a symbolic model into concrete variants, one per
-// dim binding.
+// dim binding: concrete shapes, the shape-dependent kernel and layout
+// decisions (Passes, gated by a backend's Caps), the arena plan, and the
+// schedule, the target-neutral LIR program that backends consume.
 package specialize
 
 import (

@@ -34,30 +34,55 @@ type Store struct {
 	Index  int // input or output slot
 }
 
-// Plan is a template specialized for one binding: every shape concrete and
-// every value placed. It is the concrete LIR that a target's codegen turns
-// into a program: kernels run in Graph.Nodes order over these buffers.
+// Plan is a template specialized for one binding: every shape concrete,
+// every shape-dependent kernel and layout decided (passes.go) and every
+// value placed. Schedule turns it into the target-neutral LIR program:
+// kernels run in Graph.Nodes order over these buffers.
 type Plan struct {
 	Graph      *mir.Graph
 	Binding    Binding
 	Shapes     map[*mir.Value][]int64
 	Stores     map[*mir.Value]*Store
-	ArenaBytes int64 // the arena after reuse
+	ArenaBytes int64 // the arena after reuse, relayout scratch included
 	TempBytes  int64 // the sum of every intermediate tensor, without reuse
-	Options    Options
+	Caps       Caps  // what the backend's kernels can do
 
-	views map[*mir.Node]bool // slices and transposes made views (views.go)
+	// The decision passes' choices (passes.go).
+	Kernels      map[*mir.Node]Kernel  // a node's kernel, where not the default
+	ChannelsLast map[*mir.Value]bool   // values stored channels last (NHWC)
+	Relaid       map[*mir.Value]*Store // NCHW values relaid channels last: the scratch holding the copy
+	OutScratch   map[*mir.Node]*Store  // channels-last convolutions with an NCHW result: the scratch they write first
+
+	views   map[*mir.Node]bool     // slices and transposes made views (views.go)
+	scratch map[*Store]*scratchUse // relayout scratch and when it is live
+	order   []*scratchUse          // the scratch in the order passes asked for it
+}
+
+// scratchUse is an arena block that belongs to no value (relayout
+// scratch), live from node first to node last.
+type scratchUse struct {
+	s           *Store
+	first, last int
+}
+
+// addScratch asks the arena planner for block s, live at node at (a
+// pass may extend its last use).
+func (p *Plan) addScratch(s *Store, at int) {
+	u := &scratchUse{s: s, first: at, last: at}
+	p.scratch[s] = u
+	p.order = append(p.order, u)
 }
 
 // Specialize evaluates every shape of g under b and plans memory. The binding
 // must bind every dim that g's shapes use.
 func Specialize(g *mir.Graph, b Binding) (*Plan, error) {
-	return SpecializeWith(g, b, Options{})
+	return SpecializeWith(g, b, Caps{})
 }
 
-// SpecializeWith is Specialize with a target's options.
-func SpecializeWith(g *mir.Graph, b Binding, o Options) (*Plan, error) {
-	p := &Plan{Graph: g, Binding: b, Shapes: map[*mir.Value][]int64{}, Stores: map[*mir.Value]*Store{}, Options: o}
+// SpecializeWith is Specialize for a backend whose kernels can do c.
+func SpecializeWith(g *mir.Graph, b Binding, c Caps) (*Plan, error) {
+	p := &Plan{Graph: g, Binding: b, Shapes: map[*mir.Value][]int64{}, Stores: map[*mir.Value]*Store{}, Caps: c,
+		scratch: map[*Store]*scratchUse{}}
 	shape := func(v *mir.Value) error {
 		if _, ok := p.Shapes[v]; ok {
 			return nil
@@ -81,9 +106,8 @@ func SpecializeWith(g *mir.Graph, b Binding, o Options) (*Plan, error) {
 			}
 		}
 	}
-	if o.StridedAttention {
-		p.planStridedAttention()
-	}
+	p.placeFixed()
+	p.runPasses()
 	p.plan()
 	return p, nil
 }
@@ -141,11 +165,9 @@ func (p *Plan) IsView(n *mir.Node) bool {
 	return false
 }
 
-// plan assigns storage: inputs, constants and outputs are their own; views
-// share their source; every other value gets an arena block, reused once
-// the value is dead (first fit, 64-byte aligned). A node's results never
-// share bytes with its operands, so kernels need not work in place.
-func (p *Plan) plan() {
+// placeFixed places the values whose storage is their own: inputs,
+// outputs and constants.
+func (p *Plan) placeFixed() {
 	g := p.Graph
 	for i, v := range g.Inputs {
 		p.Stores[v] = &Store{Kind: StoreInput, Root: v, Index: i, Bytes: p.Bytes(v)}
@@ -160,13 +182,26 @@ func (p *Plan) plan() {
 			}
 		}
 	}
-	// Roots of views, and the last node index that touches each root.
-	root := func(v *mir.Value) *mir.Value {
-		for v.Def != nil && p.IsView(v.Def) && p.Stores[v] == nil {
-			v = v.Def.Args[0]
-		}
-		return v
+}
+
+// root is the value whose bytes v shares through views (v itself where it
+// is no view); placeFixed must have run.
+func (p *Plan) root(v *mir.Value) *mir.Value {
+	for v.Def != nil && p.IsView(v.Def) && p.Stores[v] == nil {
+		v = v.Def.Args[0]
 	}
+	return v
+}
+
+// plan assigns the arena: views share their source; every other value
+// not placed by placeFixed gets an arena block, and so does the passes'
+// relayout scratch, each reused once dead (first fit, 64-byte aligned).
+// A node's results and scratch never share bytes with its operands, so
+// kernels need not work in place.
+func (p *Plan) plan() {
+	g := p.Graph
+	root := p.root
+	// The last node index that touches each root.
 	last := map[*mir.Value]int{}
 	for i, n := range g.Nodes {
 		for _, a := range n.Args {
@@ -181,7 +216,21 @@ func (p *Plan) plan() {
 	for _, o := range g.Outputs {
 		last[root(o)] = len(g.Nodes)
 	}
-	var live []*Store // arena blocks in use, sorted by offset
+	scratchAt := map[int][]*scratchUse{}
+	for _, u := range p.order {
+		scratchAt[u.first] = append(scratchAt[u.first], u)
+	}
+	var live []*Store         // arena blocks in use, sorted by offset
+	until := map[*Store]int{} // each live block's last use
+	alloc := func(s *Store, lastUse int) {
+		s.Offset = firstFit(live, s.Bytes)
+		live = append(live, s)
+		sort.Slice(live, func(a, b int) bool { return live[a].Offset < live[b].Offset })
+		if end := s.Offset + s.Bytes; end > p.ArenaBytes {
+			p.ArenaBytes = end
+		}
+		until[s] = lastUse
+	}
 	for i, n := range g.Nodes {
 		for _, r := range n.Results {
 			if p.Stores[r] != nil {
@@ -194,18 +243,17 @@ func (p *Plan) plan() {
 			}
 			size := p.Bytes(r)
 			p.TempBytes += size
-			s := &Store{Kind: StoreArena, Root: r, Bytes: size, Offset: firstFit(live, size)}
-			live = append(live, s)
-			sort.Slice(live, func(a, b int) bool { return live[a].Offset < live[b].Offset })
-			if end := s.Offset + size; end > p.ArenaBytes {
-				p.ArenaBytes = end
-			}
+			s := &Store{Kind: StoreArena, Root: r, Bytes: size}
+			alloc(s, last[r])
 			p.Stores[r] = s
+		}
+		for _, u := range scratchAt[i] {
+			alloc(u.s, u.last)
 		}
 		// Free the blocks whose last use is this node.
 		kept := live[:0]
 		for _, s := range live {
-			if last[s.Root] > i {
+			if until[s] > i {
 				kept = append(kept, s)
 			}
 		}

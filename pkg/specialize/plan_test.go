@@ -3,6 +3,7 @@ package specialize_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/rlx-project/rlx/pkg/fusion"
@@ -13,10 +14,10 @@ import (
 )
 
 // TestArenaPlanIsSafe checks the memory plan of every bundled model, with
-// and without strided attention operands: no two arena values that are
-// live at the same time share bytes, every block is
-// 64-byte aligned and inside the arena, and reuse makes the arena no larger
-// than the sum of the intermediates.
+// and without strided attention operands and channels-last stretches: no
+// two arena blocks (values and relayout scratch) that are live at the
+// same time share bytes, every block is 64-byte aligned and inside the
+// arena, and reuse makes the arena no larger than the sum of the blocks.
 func TestArenaPlanIsSafe(t *testing.T) {
 	files, _ := filepath.Glob("../../testdata/models/*.hir")
 	for _, file := range files {
@@ -46,7 +47,8 @@ func TestArenaPlanIsSafe(t *testing.T) {
 			if m.CheckBinding(b) != nil {
 				t.Skip("binding rejected by the model's relations")
 			}
-			for _, o := range []specialize.Options{{}, {StridedAttention: true}} {
+			all := specialize.Caps{StridedAttention: true, Packer: testPacker{}, PackedConv1x1: specialize.Pointwise, ChannelsLast: smallPlanes}
+			for _, o := range []specialize.Caps{{}, {StridedAttention: true}, all} {
 				p, err := specialize.SpecializeWith(g, b, o)
 				if err != nil {
 					t.Fatal(err)
@@ -83,29 +85,62 @@ func checkPlan(t *testing.T, p *specialize.Plan) {
 			t.Errorf("output %s lives in the arena", o)
 		}
 	}
-	var roots []*mir.Value
+	// Every arena block with its lifetime: the values' and the relayout
+	// scratch of channels-last stretches (from its first reader to its
+	// last, or the one node that writes it).
+	type block struct {
+		name        string
+		s           *specialize.Store
+		first, last int
+	}
+	var blocks []block
 	for r := range first {
-		roots = append(roots, r)
-		s := p.Stores[r]
+		blocks = append(blocks, block{r.String(), p.Stores[r], first[r], last[r]})
+	}
+	for v, s := range p.Relaid {
+		b := block{"relaid " + v.String(), s, -1, -1}
+		for i, n := range g.Nodes {
+			if p.Kernels[n] == specialize.KernelChannelsLast && n.Op == mir.OpConv2D && slices.Contains(n.Args, v) {
+				if b.first < 0 {
+					b.first = i
+				}
+				b.last = i
+			}
+		}
+		if b.first < 0 {
+			t.Errorf("%s has relayout scratch but no channels-last reader", v)
+		}
+		blocks = append(blocks, b)
+	}
+	for n, s := range p.OutScratch {
+		i := slices.Index(g.Nodes, n)
+		blocks = append(blocks, block{"scratch of " + n.Results[0].String(), s, i, i})
+	}
+	for _, b := range blocks {
+		s := b.s
 		if s.Offset%specialize.Align != 0 || s.Offset+s.Bytes > p.ArenaBytes {
-			t.Errorf("%s: block [%d, %d) misaligned or outside the arena of %d", r, s.Offset, s.Offset+s.Bytes, p.ArenaBytes)
+			t.Errorf("%s: block [%d, %d) misaligned or outside the arena of %d", b.name, s.Offset, s.Offset+s.Bytes, p.ArenaBytes)
 		}
 	}
-	for i, a := range roots {
-		for _, b := range roots[i+1:] {
-			sa, sb := p.Stores[a], p.Stores[b]
+	for i, a := range blocks {
+		for _, b := range blocks[i+1:] {
+			sa, sb := a.s, b.s
 			if sa.Bytes == 0 || sb.Bytes == 0 {
 				continue
 			}
-			liveTogether := first[a] <= last[b] && first[b] <= last[a]
+			liveTogether := a.first <= b.last && b.first <= a.last
 			overlap := sa.Offset < sb.Offset+sb.Bytes && sb.Offset < sa.Offset+sa.Bytes
 			if liveTogether && overlap {
 				t.Errorf("%s [%d,%d) live %d..%d and %s [%d,%d) live %d..%d share bytes",
-					a, sa.Offset, sa.Offset+sa.Bytes, first[a], last[a], b, sb.Offset, sb.Offset+sb.Bytes, first[b], last[b])
+					a.name, sa.Offset, sa.Offset+sa.Bytes, a.first, a.last, b.name, sb.Offset, sb.Offset+sb.Bytes, b.first, b.last)
 			}
 		}
 	}
-	if p.ArenaBytes > alignUp(p.TempBytes)+int64(len(roots))*specialize.Align {
+	scratch := int64(0)
+	for _, b := range blocks[len(first):] {
+		scratch += alignUp(b.s.Bytes)
+	}
+	if p.ArenaBytes > alignUp(p.TempBytes)+scratch+int64(len(blocks))*specialize.Align {
 		t.Errorf("arena %d bytes exceeds the intermediates' %d", p.ArenaBytes, p.TempBytes)
 	}
 }

@@ -11,18 +11,11 @@ import (
 // of a QKV projection's [S, 3·H·D] output (or of separate projections),
 // reshaped to [S, H, D] and transposed to [H, S, D]: a copy for each slice
 // and transpose. A kernel that takes per-head strides and a row stride
-// (the CPU's) reads them in place: with Options.StridedAttention, each
-// slice and transpose of such a chain, every link used once, is a view of
-// the value the chain starts from, so the plan keeps that value alive
-// until the attention runs and gives the chain no bytes of its own.
-
-// Options changes how a template is specialized for a target.
-type Options struct {
-	// StridedAttention makes attention operands strided views where the
-	// chain allows (see above); for targets whose attention kernel reads
-	// ViewOf's strides.
-	StridedAttention bool
-}
+// (the CPU's) reads them in place: with Caps.StridedAttention, the
+// "strided-attention" pass makes each slice and transpose of such a chain,
+// every link used once, a view of the value the chain starts from, so the
+// plan keeps that value alive until the attention runs and gives the chain
+// no bytes of its own.
 
 // ViewOf returns the value whose bytes v is a view of (v itself where it
 // is not one), the offset of v's first element there and v's element
@@ -92,10 +85,10 @@ func (p *Plan) compose(root *mir.Value, chain []*mir.Node) (off int64, strides [
 	return off, strides, true
 }
 
-// planStridedAttention marks the slices and transposes of attention
-// operand chains as views (p.views) where the chain composes to rows an
-// attention kernel can read with strides.
-func (p *Plan) planStridedAttention() {
+// stridedAttention is the "strided-attention" pass: it marks the slices
+// and transposes of attention operand chains as views (p.views) where the
+// chain composes to rows an attention kernel can read with strides.
+func stridedAttention(p *Plan) {
 	uses := map[*mir.Value]int{}
 	for _, n := range p.Graph.Nodes {
 		for _, a := range n.Args {

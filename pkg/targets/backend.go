@@ -10,8 +10,6 @@ import (
 
 	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/specialize"
-	"github.com/rlx-project/rlx/pkg/targets/cpu/codegen"
-	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels"
 	gpucodegen "github.com/rlx-project/rlx/pkg/targets/gpu/codegen"
 	"github.com/rlx-project/rlx/pkg/targets/gpu/kir"
 	"github.com/rlx-project/rlx/pkg/targets/gpu/toolchain"
@@ -33,14 +31,16 @@ type Backend interface {
 	Tag() string
 	// Features are what the artifact records its kernels rely on.
 	Features() []string
-	// Options are the shape-dependent choices specialization makes for
-	// this target's kernels.
-	Options() specialize.Options
+	// Caps are what the target's kernels can do, which gates
+	// specialization's shape-dependent decisions (specialize.Passes).
+	Caps() specialize.Caps
 	// NewWeights returns the weight table the variants of one artifact
 	// share, packed (or not) the way the target's kernels read them.
-	NewWeights() *codegen.Weights
-	// Generate turns one specialized plan into the target's program.
-	Generate(plan *specialize.Plan, w *codegen.Weights) (*lir.Program, error)
+	NewWeights() *specialize.Weights
+	// Generate turns one specialized plan into the target's program:
+	// the schedule (specialize.Schedule), rewritten where the target
+	// needs it.
+	Generate(plan *specialize.Plan, w *specialize.Weights) (*lir.Program, error)
 }
 
 // All lists the backends, the default (cpu) first.
@@ -74,7 +74,8 @@ func Lookup(name string) (Backend, error) {
 }
 
 // cpu is the CPU backend: the kernels in pkg/targets/cpu/kernels, weights
-// of products packed for the build machine's micro-kernel.
+// of products packed for the build machine's micro-kernel (cpu_caps.go).
+// It runs the schedule as it is.
 type cpu struct{}
 
 func (cpu) Name() string { return "cpu" }
@@ -82,19 +83,17 @@ func (cpu) About() string {
 	return "builds anywhere; runs with rlxrun on amd64 (AVX2 kernels) and any other CPU (portable Go kernels)"
 }
 func (cpu) Tools() (string, error) { return "", nil }
-func (cpu) Tag() string            { return "cpu/" + kernels.PackedLayout() }
-func (cpu) Features() []string     { return []string{kernels.PackedLayout()} }
-
-// The CPU's attention kernel reads strided operands in place.
-func (cpu) Options() specialize.Options { return specialize.Options{StridedAttention: true} }
-func (cpu) NewWeights() *codegen.Weights {
-	return codegen.NewWeights(kernels.PackedLayout())
+func (cpu) Tag() string            { return "cpu/" + cpuLayout() }
+func (cpu) Features() []string     { return []string{cpuLayout()} }
+func (cpu) Caps() specialize.Caps  { return cpuCaps() }
+func (cpu) NewWeights() *specialize.Weights {
+	return specialize.NewWeights("cpu", cpuCaps().Packer)
 }
-func (cpu) Generate(plan *specialize.Plan, w *codegen.Weights) (*lir.Program, error) {
-	return codegen.Generate(plan, w)
+func (cpu) Generate(plan *specialize.Plan, w *specialize.Weights) (*lir.Program, error) {
+	return specialize.Schedule(plan, w)
 }
 
-// gpu is a GPU backend: the CPU codegen's program with unpacked weights,
+// gpu is a GPU backend: the schedule's program with unpacked weights,
 // each step lowered to kernels in the target's language and compiled
 // where the compiler is installed.
 type gpu struct {
@@ -141,18 +140,17 @@ func (g *gpu) Tag() string {
 
 func (g *gpu) Features() []string { return []string{g.Tag()} }
 
-// GPU kernels read attention's operands contiguous.
-func (g *gpu) Options() specialize.Options { return specialize.Options{} }
+// GPU kernels read attention's operands contiguous and weights as they
+// are (no packer), and every value NCHW: no capability is asked for.
+func (g *gpu) Caps() specialize.Caps { return specialize.Caps{} }
 
 // GPU kernels read weights as they are: nothing is packed.
-func (g *gpu) NewWeights() *codegen.Weights {
-	w := codegen.NewWeights("")
-	w.Target = g.name
-	return w
+func (g *gpu) NewWeights() *specialize.Weights {
+	return specialize.NewWeights(g.name, nil)
 }
 
-func (g *gpu) Generate(plan *specialize.Plan, w *codegen.Weights) (*lir.Program, error) {
-	prog, err := codegen.Generate(plan, w)
+func (g *gpu) Generate(plan *specialize.Plan, w *specialize.Weights) (*lir.Program, error) {
+	prog, err := specialize.Schedule(plan, w)
 	if err != nil {
 		return nil, err
 	}

@@ -95,7 +95,7 @@ func printLIR(t *testing.T, file string, b targets.Backend) []byte {
 	if err := m.CheckBinding(binding); err != nil {
 		t.Fatalf("binding %v: %v", binding, err)
 	}
-	plan, err := specialize.SpecializeWith(g, binding, b.Options())
+	plan, err := specialize.SpecializeWith(g, binding, b.Caps())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,129 +1,23 @@
-// Package codegen turns a specialized plan into the LIR program of a CPU
-// variant: one typed kernel launch per node (lir.MatMul, lir.Conv2D, ...),
-// with concrete geometry, over the planned buffers.
-package codegen
+package specialize
 
 import (
 	"fmt"
 	"math"
 
-	"github.com/rlx-project/rlx/pkg/artifact"
 	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/mir"
-	"github.com/rlx-project/rlx/pkg/specialize"
-	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
 
-// Weights collects the constants that programs reference, once each, across
-// all the variants of one artifact.
-type Weights struct {
-	Refs    []artifact.WeightRef
-	Data    []*tensor.Tensor
-	index   map[*mir.Value]int
-	packed  map[*mir.Value]int
-	packedT map[*mir.Value]int
-	taps    map[*mir.Value]int
+// The schedule: a plan, its decisions made, as the target-neutral LIR
+// program, one typed kernel launch per node (lir.MatMul, lir.Conv2D, ...)
+// with concrete geometry over the planned buffers. The CPU runs it as it
+// is; the GPU backends rewrite its steps into dispatches.
 
-	// Layout is the panel layout matmul weights are packed in (the build
-	// machine's, kernels.PackedLayout()); "" packs nothing.
-	Layout string
-
-	// Target names the target in errors: the GPU targets start from this
-	// package's program too.
-	Target string
-}
-
-// NewWeights returns an empty table that packs weights for layout.
-func NewWeights(layout string) *Weights {
-	return &Weights{index: map[*mir.Value]int{}, packed: map[*mir.Value]int{}, packedT: map[*mir.Value]int{}, taps: map[*mir.Value]int{}, Layout: layout, Target: "cpu"}
-}
-
-// AddPacked registers a [K, N] weight packed into the micro-kernel's panel
-// layout and returns its index.
-func (w *Weights) AddPacked(v *mir.Value) (int, error) {
-	if i, ok := w.packed[v]; ok {
-		return i, nil
-	}
-	k, n := v.Const.Shape[0], v.Const.Shape[1]
-	return w.addPacked(v, w.packed, "#", k, n, v.Const.F32())
-}
-
-// conv1x1PackedMaxHW is the largest plane (H·W) a 1x1 convolution runs as
-// the transposed product with pre-packed weights: above it the plane's
-// columns already make full tiles (at 14x14 the transposed product was a
-// third slower in MobileNetV2; at 7x7, 15-20% faster).
-const conv1x1PackedMaxHW = 100
-
-// AddPackedT registers the [O, C, 1, 1] weight of a 1x1 convolution packed
-// as the [C, O] matrix Wᵀ, and returns its index.
-func (w *Weights) AddPackedT(v *mir.Value, c, o int64) (int, error) {
-	if i, ok := w.packedT[v]; ok {
-		return i, nil
-	}
-	src := v.Const.F32()
-	wt := make([]float32, c*o)
-	for oc := int64(0); oc < o; oc++ {
-		for ic := int64(0); ic < c; ic++ {
-			wt[ic*o+oc] = src[oc*c+ic]
-		}
-	}
-	return w.addPacked(v, w.packedT, "#T#", c, o, wt)
-}
-
-// addPacked packs the row-major [k, n] matrix b for the table's layout and
-// registers it under v's name plus tag and the layout.
-func (w *Weights) addPacked(v *mir.Value, seen map[*mir.Value]int, tag string, k, n int64, b []float32) (int, error) {
-	data, err := kernels.PackBLayout(w.Layout, int(k), int(n), b, int(n))
-	if err != nil {
-		return 0, err
-	}
-	return w.addDerived(v, seen, tag+w.Layout, data), nil
-}
-
-// AddTaps registers the [C, 1, KH, KW] weight of a depthwise convolution
-// tap-major, as [KH·KW, C] (kernels.DepthwiseTaps), and returns its index.
-func (w *Weights) AddTaps(v *mir.Value) int {
-	if i, ok := w.taps[v]; ok {
-		return i
-	}
-	s := v.Const.Shape
-	return w.addDerived(v, w.taps, "#taps", kernels.DepthwiseTaps(v.Const.F32(), int(s[0]), int(s[2]*s[3])))
-}
-
-// addDerived registers data, computed from the constant v, as a flat f32
-// weight under v's name plus tag.
-func (w *Weights) addDerived(v *mir.Value, seen map[*mir.Value]int, tag string, data []float32) int {
-	t := tensor.FromF32([]int64{int64(len(data))}, data)
-	name := v.Param
-	if name == "" {
-		name = fmt.Sprintf("const/%d:%s", len(w.Refs), v.Name)
-	}
-	seen[v] = len(w.Refs)
-	w.Refs = append(w.Refs, artifact.WeightRef{Name: name + tag, DType: "f32", Shape: t.Shape, Bytes: int64(len(t.Data))})
-	w.Data = append(w.Data, t)
-	return len(w.Refs) - 1
-}
-
-// Add registers a constant and returns its index.
-func (w *Weights) Add(v *mir.Value) int {
-	if i, ok := w.index[v]; ok {
-		return i
-	}
-	name := v.Param
-	if name == "" {
-		name = fmt.Sprintf("const/%d:%s", len(w.Refs), v.Name)
-	}
-	w.index[v] = len(w.Refs)
-	w.Refs = append(w.Refs, artifact.WeightRef{Name: name, DType: v.Const.DType.String(), Shape: v.Const.Shape, Bytes: int64(len(v.Const.Data))})
-	w.Data = append(w.Data, v.Const)
-	return len(w.Refs) - 1
-}
-
-// Generate emits the program of one plan.
-func Generate(p *specialize.Plan, w *Weights) (*lir.Program, error) {
-	g := &gen{p: p, w: w, buf: map[*mir.Value]lir.Buf{}, prog: &lir.Program{ArenaBytes: p.ArenaBytes}}
-	g.planLayouts()
+// Schedule emits the program of one plan, following the plan's decisions;
+// w collects the weights it references (shared by an artifact's variants).
+func Schedule(p *Plan, w *Weights) (*lir.Program, error) {
+	g := &gen{p: p, w: w, buf: map[*mir.Value]lir.Buf{}, relaid: map[*mir.Value]lir.Buf{}, prog: &lir.Program{ArenaBytes: p.ArenaBytes}}
 	for _, v := range p.Graph.Inputs {
 		g.prog.Inputs = append(g.prog.Inputs, lir.Slot{Name: v.Name, DType: v.Type.DType.String(), Shape: p.Shapes[v], Buffer: int(g.buffer(v))})
 	}
@@ -139,11 +33,10 @@ func Generate(p *specialize.Plan, w *Weights) (*lir.Program, error) {
 }
 
 type gen struct {
-	p      *specialize.Plan
+	p      *Plan
 	w      *Weights
 	buf    map[*mir.Value]lir.Buf
 	prog   *lir.Program
-	nhwc   map[*mir.Value]bool    // values stored channels last (layout.go)
 	relaid map[*mir.Value]lir.Buf // NCHW values relaid channels last, by scratch buffer
 }
 
@@ -155,13 +48,13 @@ func (g *gen) buffer(v *mir.Value) lir.Buf {
 	s := g.p.Stores[v]
 	var b lir.Buffer
 	switch s.Kind {
-	case specialize.StoreArena:
+	case StoreArena:
 		b = lir.Buffer{Kind: lir.BufArena, Offset: s.Offset, Bytes: s.Bytes}
-	case specialize.StoreConst:
+	case StoreConst:
 		b = lir.Buffer{Kind: lir.BufWeight, Index: g.w.Add(s.Root), Bytes: s.Bytes}
-	case specialize.StoreInput:
+	case StoreInput:
 		b = lir.Buffer{Kind: lir.BufInput, Index: s.Index, Bytes: s.Bytes}
-	case specialize.StoreOutput:
+	case StoreOutput:
 		b = lir.Buffer{Kind: lir.BufOutput, Index: s.Index, Bytes: s.Bytes}
 	}
 	g.buf[v] = g.add(b)
@@ -277,7 +170,7 @@ func (g *gen) node(n *mir.Node) error {
 			return fmt.Errorf("unknown reduction %q", n.Attrs.String("kind"))
 		}
 		shape, axes := g.shape(x[0]), n.Attrs.Ints("axes")
-		if g.nhwc[x[0]] {
+		if g.p.Kernels[n] == KernelChannelsLast {
 			// A global pool of a channels-last value (spatialReduce): the
 			// same reduction over [N, H, W, C]'s plane.
 			shape, axes = []int64{shape[0], shape[2], shape[3], shape[1]}, []int64{1, 2}
@@ -330,7 +223,7 @@ func (g *gen) node(n *mir.Node) error {
 	case mir.OpPad:
 		os := g.shape(out)
 		dst := tensor.Strides(os)
-		pads, err := specialize.Concrete(n.Attrs.Dims("pads"), g.p.Binding)
+		pads, err := Concrete(n.Attrs.Dims("pads"), g.p.Binding)
 		if err != nil {
 			return err
 		}
@@ -363,11 +256,9 @@ func (g *gen) matmul(n *mir.Node) error {
 		return err
 	}
 	as, bs := g.shape(x[0]), g.shape(x[1])
-	if g.w.Layout != "" && x[1].IsConst() && len(bs) == 2 {
-		// A weight: packed at build time into the kernel's panels, so
-		// runs never repack it. Few-row products too: their threads then
-		// stream contiguous panels, where a row-major B split by columns
-		// is read in strided pieces.
+	if g.p.Kernels[n] == KernelPacked {
+		// A weight packed at build time into the kernel's panels
+		// (packWeights).
 		idx, err := g.w.AddPacked(x[1])
 		if err != nil {
 			return err
@@ -395,14 +286,13 @@ func (g *gen) conv(n *mir.Node) error {
 	if err := g.requireF32(n, x[0], x[1], out); err != nil {
 		return err
 	}
-	if g.nhwcConv(n) && (g.nhwc[x[0]] || g.nhwc[out]) {
+	if g.p.Kernels[n] == KernelChannelsLast {
 		return g.convNHWC(n, bias, res, epi)
 	}
 	xs, ws, os := g.shape(x[0]), g.shape(x[1]), g.shape(out)
-	if hw := xs[2] * xs[3]; g.w.Layout != "" && x[1].IsConst() && ws[2] == 1 && ws[3] == 1 && pointwise(n) &&
-		hw <= conv1x1PackedMaxHW {
+	if hw := xs[2] * xs[3]; g.p.Kernels[n] == KernelPacked {
 		// A 1x1 convolution over a small plane: the transposed product
-		// with Wᵀ packed here (kernels.Conv1x1Packed).
+		// with Wᵀ packed here (packWeights).
 		idx, err := g.w.AddPackedT(x[1], ws[1], ws[0])
 		if err != nil {
 			return err
@@ -414,19 +304,11 @@ func (g *gen) conv(n *mir.Node) error {
 		g.emit(n, op)
 		return nil
 	}
-	op := &lir.Conv2D{X: g.buffer(x[0]), W: g.buffer(x[1]), Geom: convGeom(n, xs, ws, os), Epilogue: epi}
+	op := &lir.Conv2D{X: g.buffer(x[0]), W: g.buffer(x[1]), Geom: ConvGeom(n, xs, ws, os), Epilogue: epi}
 	op.Epilogue.Bias, op.Epilogue.Residual = g.optBuffer(bias), g.optBuffer(res)
 	op.Out = g.buffer(out)
 	g.emit(n, op)
 	return nil
-}
-
-// convGeom is the geometry of convolution n over the given shapes.
-func convGeom(n *mir.Node, xs, ws, os []int64) lir.ConvGeom {
-	st, pad, dil := n.Attrs.Ints("stride"), n.Attrs.Ints("pad"), n.Attrs.Ints("dilation")
-	return lir.ConvGeom{N: xs[0], C: xs[1], H: xs[2], W: xs[3], O: ws[0], KH: ws[2], KW: ws[3],
-		StrideH: st[0], StrideW: st[1], PadT: pad[0], PadL: pad[1], PadB: pad[2], PadR: pad[3],
-		DilH: dil[0], DilW: dil[1], Groups: n.Attrs.Int("groups"), OH: os[2], OW: os[3]}
 }
 
 // copyStep emits a strided copy of shape elements from src to dst.
@@ -443,11 +325,11 @@ func (g *gen) slice(n *mir.Node) error {
 		return nil // a view: a strided attention operand's
 	}
 	s := g.shape(x)
-	starts, err := specialize.Concrete(n.Attrs.Dims("starts"), g.p.Binding)
+	starts, err := Concrete(n.Attrs.Dims("starts"), g.p.Binding)
 	if err != nil {
 		return err
 	}
-	ends, err := specialize.Concrete(n.Attrs.Dims("ends"), g.p.Binding)
+	ends, err := Concrete(n.Attrs.Dims("ends"), g.p.Binding)
 	if err != nil {
 		return err
 	}
@@ -557,7 +439,7 @@ func (g *gen) attention(n *mir.Node) error {
 func (g *gen) operandBuffer(v *mir.Value, batch []int64) (buf lir.Buf, bstrides []int64, row int64, err error) {
 	s := g.shape(v)
 	full := append(append([]int64(nil), batch...), s[len(s)-2], s[len(s)-1])
-	if !g.p.Options.StridedAttention || g.p.Stores[v].Root == v {
+	if !g.p.Caps.StridedAttention || g.p.Stores[v].Root == v {
 		st := broadcastStrides(s, full)
 		return g.buffer(v), st[:len(batch)], 0, nil
 	}

@@ -1,0 +1,50 @@
+package specialize
+
+import "github.com/rlx-project/rlx/pkg/lir"
+
+// Caps are what a backend's kernels can do, as far as specialization's
+// decisions depend on them (passes.go). The zero value asks for nothing:
+// contiguous operands, weights as they are, every value NCHW (the GPU
+// targets). A backend fills in what its kernels compute and where they
+// pay; the thresholds behind its answers are the backend's (the CPU's
+// are in pkg/targets/cpu/tuning).
+type Caps struct {
+	// StridedAttention: the attention kernel reads its operands with
+	// per-head and row strides (ViewOf), so the slices and transposes
+	// feeding it can be views (views.go).
+	StridedAttention bool
+
+	// Packer packs weights into the kernels' layouts at build time; nil
+	// packs nothing, which also turns off every kernel that reads packed
+	// weights (matmul_packed, conv1x1_packed, channels-last stretches).
+	Packer Packer
+
+	// PackedConv1x1 reports whether a 1x1 convolution of geometry g runs
+	// as the transposed product with Wᵀ packed (conv1x1_packed); nil: never.
+	PackedConv1x1 func(g lir.ConvGeom) bool
+
+	// ChannelsLast reports whether a convolution of geometry g runs
+	// channels last (a 1x1 one as matmul_packed over [N·H·W, C], a
+	// depthwise one as dwconv_nhwc_taps): the kernel computes it and the
+	// plane is one where it pays. nil: never.
+	ChannelsLast func(g lir.ConvGeom) bool
+}
+
+// Packer lays out weights the way a backend's kernels read them.
+type Packer interface {
+	// Layout names the panel layout PackB produces; it is part of each
+	// packed weight's name, which the loader checks against the machine's.
+	Layout() string
+	// PackB packs the row-major [k, n] matrix b into the layout.
+	PackB(k, n int, b []float32) ([]float32, error)
+	// DepthwiseTaps lays out the [c, 1, KH, KW] weights of a depthwise
+	// convolution (taps = KH·KW) tap-major, as [taps, c].
+	DepthwiseTaps(w []float32, c, taps int) []float32
+}
+
+// Pointwise reports whether g is a 1x1 convolution that is a plain
+// product over its channels: stride 1, no padding or dilation, one group.
+func Pointwise(g lir.ConvGeom) bool {
+	return g.KH == 1 && g.KW == 1 && g.Groups == 1 && g.StrideH == 1 && g.StrideW == 1 &&
+		g.DilH == 1 && g.DilW == 1 && g.PadT == 0 && g.PadL == 0 && g.PadB == 0 && g.PadR == 0
+}

@@ -1,0 +1,235 @@
+package specialize
+
+import (
+	"github.com/rlx-project/rlx/pkg/lir"
+	"github.com/rlx-project/rlx/pkg/mir"
+	"github.com/rlx-project/rlx/pkg/tensor"
+)
+
+// Decision passes.
+//
+// Every shape-dependent choice of a kernel or a data layout is one pass of
+// Passes, run in order on a plan whose shapes are concrete and whose
+// inputs, outputs and constants are placed, before the arena is planned.
+// A pass runs only where Enabled says the backend's Caps allow it, and it
+// records its decisions in the plan (views, Kernels, ChannelsLast and the
+// relayout scratch), which the arena planner and Schedule then follow:
+// Schedule itself decides nothing.
+
+// Pass is one named decision pass.
+type Pass struct {
+	Name    string
+	Enabled func(c Caps) bool
+	Run     func(p *Plan)
+}
+
+// Passes is the decision pipeline, in order. Channels-last stretches are
+// decided before packing: a convolution that runs channels last is not
+// also a packed NCHW one.
+func Passes() []Pass {
+	return []Pass{
+		{"strided-attention", func(c Caps) bool { return c.StridedAttention }, stridedAttention},
+		{"channels-last", func(c Caps) bool { return c.Packer != nil && c.ChannelsLast != nil }, channelsLast},
+		{"pack-weights", func(c Caps) bool { return c.Packer != nil }, packWeights},
+	}
+}
+
+// Kernel is a node's kernel where a pass chose one other than the
+// default (the NCHW kernel of the node's op).
+type Kernel uint8
+
+// Kernel choices.
+const (
+	KernelDefault Kernel = iota
+	// KernelPacked: a matmul as matmul_packed with its [K, N] weight
+	// packed at build time; a 1x1 convolution as conv1x1_packed, the
+	// transposed product with Wᵀ packed.
+	KernelPacked
+	// KernelChannelsLast: a convolution of a channels-last stretch (a 1x1
+	// one as matmul_packed over [N·H·W, C], a depthwise one as
+	// dwconv_nhwc_taps), its NCHW operands relaid in and its NCHW result
+	// relaid out; a global pool reading a channels-last value as
+	// [N, H, W, C].
+	KernelChannelsLast
+)
+
+// runPasses runs the enabled passes of Passes in order.
+func (p *Plan) runPasses() {
+	p.Kernels = map[*mir.Node]Kernel{}
+	p.ChannelsLast = map[*mir.Value]bool{}
+	p.Relaid = map[*mir.Value]*Store{}
+	p.OutScratch = map[*mir.Node]*Store{}
+	for _, ps := range Passes() {
+		if ps.Enabled(p.Caps) {
+			ps.Run(p)
+		}
+	}
+}
+
+// convGeomOK is the geometry of convolution n under the plan; ok is false
+// where its operands are not 4-D.
+func (p *Plan) convGeomOK(n *mir.Node) (lir.ConvGeom, bool) {
+	if n.Op != mir.OpConv2D || len(n.Args) < 2 {
+		return lir.ConvGeom{}, false
+	}
+	xs, ws, os := p.Shapes[n.Args[0]], p.Shapes[n.Args[1]], p.Shapes[n.Results[0]]
+	if len(xs) != 4 || len(ws) != 4 || len(os) != 4 {
+		return lir.ConvGeom{}, false
+	}
+	return ConvGeom(n, xs, ws, os), true
+}
+
+// ConvGeom is the geometry of convolution n over the given shapes.
+func ConvGeom(n *mir.Node, xs, ws, os []int64) lir.ConvGeom {
+	st, pad, dil := n.Attrs.Ints("stride"), n.Attrs.Ints("pad"), n.Attrs.Ints("dilation")
+	return lir.ConvGeom{N: xs[0], C: xs[1], H: xs[2], W: xs[3], O: ws[0], KH: ws[2], KW: ws[3],
+		StrideH: st[0], StrideW: st[1], PadT: pad[0], PadL: pad[1], PadB: pad[2], PadR: pad[3],
+		DilH: dil[0], DilW: dil[1], Groups: n.Attrs.Int("groups"), OH: os[2], OW: os[3]}
+}
+
+// packWeights chooses the packed kernels: a matmul whose B is a 2-D
+// weight reads it packed into the kernel's panels at build time, so runs
+// never repack it (few-row products too: their threads then stream
+// contiguous panels, where a row-major B split by columns is read in
+// strided pieces); a 1x1 convolution the backend takes as the transposed
+// product (Caps.PackedConv1x1) reads Wᵀ packed.
+func packWeights(p *Plan) {
+	for _, n := range p.Graph.Nodes {
+		if p.Kernels[n] != KernelDefault || len(n.Args) < 2 || !n.Args[1].IsConst() {
+			continue
+		}
+		switch n.Op {
+		case mir.OpMatMul:
+			if len(p.Shapes[n.Args[1]]) == 2 {
+				p.Kernels[n] = KernelPacked
+			}
+		case mir.OpConv2D:
+			if g, ok := p.convGeomOK(n); ok && p.Caps.PackedConv1x1 != nil && Pointwise(g) && p.Caps.PackedConv1x1(g) {
+				p.Kernels[n] = KernelPacked
+			}
+		}
+	}
+}
+
+// channelsLastConv reports whether n is a convolution that can run
+// channels last: f32, constant weights, and a geometry the backend runs
+// so (Caps.ChannelsLast).
+func (p *Plan) channelsLastConv(n *mir.Node) bool {
+	if n.Op != mir.OpConv2D || len(n.Args) < 2 || !n.Args[1].IsConst() {
+		return false
+	}
+	for _, v := range []*mir.Value{n.Args[0], n.Args[1], n.Results[0]} {
+		if v.Type.DType != tensor.F32 {
+			return false
+		}
+	}
+	g, ok := p.convGeomOK(n)
+	return ok && p.Caps.ChannelsLast(g)
+}
+
+// channelsLast decides the channels-last stretches (layout.go has the
+// why): which values are stored NHWC, which convolutions and global pools
+// read them, and the scratch each stretch's edges relayout through.
+//
+// A value is stored NHWC when a channels-last convolution produces it in
+// an arena block of its own (no view shares its bytes, it is no output)
+// and only channels-last convolutions read it (as input or residual), or
+// global pools. A channels-last convolution runs as one when its input or
+// its result is stored NHWC; an NCHW input or residual is relaid into
+// scratch that lives from its first such reader to its last, and an NCHW
+// result is written to scratch that lives for the node and relaid out.
+func channelsLast(p *Plan) {
+	nodes := p.Graph.Nodes
+	conv := map[*mir.Node]bool{}
+	for _, n := range nodes {
+		conv[n] = p.channelsLastConv(n)
+	}
+	// Values some other value shares its bytes with (views) stay NCHW.
+	shared := map[*mir.Value]bool{}
+	for _, n := range nodes {
+		for _, r := range n.Results {
+			if p.Stores[r] == nil {
+				if rt := p.root(r); rt != r {
+					shared[rt] = true
+				}
+			}
+		}
+	}
+	ok := map[*mir.Value]bool{}
+	for _, n := range nodes {
+		if !conv[n] {
+			continue
+		}
+		out := n.Results[0]
+		if p.Stores[out] == nil && p.root(out) == out && !shared[out] {
+			ok[out] = true
+		}
+	}
+	for _, n := range nodes {
+		for i, a := range n.Args {
+			// A channels-last convolution reads x (0) and the residual
+			// (after the bias, if any) channels last, and a reduction over
+			// the plane (a global pool) reads it as [N, H·W, C]; nothing
+			// else does.
+			if spatialReduce(n) {
+				continue
+			}
+			if !conv[n] || i == 1 || (i == 2 && n.Attrs.Bool("bias")) {
+				delete(ok, a)
+			}
+		}
+	}
+	for _, o := range p.Graph.Outputs {
+		delete(ok, o)
+	}
+	p.ChannelsLast = ok
+
+	// The kernels, and the scratch of the stretches' edges.
+	for i, n := range nodes {
+		if spatialReduce(n) && ok[n.Args[0]] {
+			p.Kernels[n] = KernelChannelsLast
+			continue
+		}
+		out := n.Results[0]
+		if !conv[n] || !(ok[n.Args[0]] || ok[out]) {
+			continue
+		}
+		p.Kernels[n] = KernelChannelsLast
+		in := []*mir.Value{n.Args[0]}
+		if n.Attrs.Bool("residual") {
+			ri := 2
+			if n.Attrs.Bool("bias") {
+				ri = 3
+			}
+			in = append(in, n.Args[ri])
+		}
+		for _, v := range in {
+			if ok[v] {
+				continue
+			}
+			if s := p.Relaid[v]; s != nil {
+				p.scratch[s].last = i // relaid for an earlier reader
+				continue
+			}
+			s := &Store{Kind: StoreArena, Root: v, Bytes: p.Bytes(v)}
+			p.Relaid[v] = s
+			p.addScratch(s, i)
+		}
+		if !ok[out] {
+			s := &Store{Kind: StoreArena, Root: out, Bytes: p.Bytes(out)}
+			p.OutScratch[n] = s
+			p.addScratch(s, i)
+		}
+	}
+}
+
+// spatialReduce reports whether n reduces a 4-D value over its plane
+// (axes 2 and 3: a global pool), whose result has the same order whether
+// the input is NCHW or NHWC.
+func spatialReduce(n *mir.Node) bool {
+	if n.Op != mir.OpReduce || len(n.Args) != 1 || len(n.Args[0].Type.Shape) != 4 {
+		return false
+	}
+	ax := n.Attrs.Ints("axes")
+	return len(ax) == 2 && ax[0] == 2 && ax[1] == 3
+}

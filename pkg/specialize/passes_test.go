@@ -1,0 +1,244 @@
+package specialize_test
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/rlx-project/rlx/pkg/fusion"
+	"github.com/rlx-project/rlx/pkg/hir"
+	"github.com/rlx-project/rlx/pkg/lir"
+	"github.com/rlx-project/rlx/pkg/lower"
+	"github.com/rlx-project/rlx/pkg/mir"
+	"github.com/rlx-project/rlx/pkg/specialize"
+)
+
+// bundled lowers and fuses a bundled model with random weights.
+func bundled(t *testing.T, name string) *mir.Graph {
+	t.Helper()
+	file := filepath.Join("../../testdata/models", name+".hir")
+	src, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := hir.ParseFile(file, src)
+	if err == nil {
+		err = hir.Check(m)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := &lower.Weights{Dir: filepath.Dir(file), Random: true, Seed: 1}
+	t.Cleanup(func() { ws.Close() })
+	g, err := lower.ToMIR(m, "main", ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fusion.Run(g); err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// testPacker packs nothing for real: the passes only ask whether there is
+// a packer.
+type testPacker struct{}
+
+func (testPacker) Layout() string                                 { return "test" }
+func (testPacker) PackB(k, n int, b []float32) ([]float32, error) { return b, nil }
+func (testPacker) DepthwiseTaps(w []float32, c, taps int) []float32 {
+	return w
+}
+
+// smallPlanes runs 1x1 pointwise and 3x3 depthwise convolutions channels
+// last on planes up to 14x14, like the CPU's rule with another bound.
+func smallPlanes(g lir.ConvGeom) bool {
+	if g.H*g.W > 14*14 {
+		return false
+	}
+	return specialize.Pointwise(g) || (g.KH == 3 && g.KW == 3 && g.Groups == g.C && g.O == g.C)
+}
+
+func TestPassTable(t *testing.T) {
+	var names []string
+	for _, p := range specialize.Passes() {
+		names = append(names, p.Name)
+	}
+	want := []string{"strided-attention", "channels-last", "pack-weights"}
+	if !slices.Equal(names, want) {
+		t.Errorf("passes %v, want %v", names, want)
+	}
+	for _, p := range specialize.Passes() {
+		if p.Enabled(specialize.Caps{}) {
+			t.Errorf("pass %s runs for a backend that asks for nothing", p.Name)
+		}
+	}
+}
+
+// TestStridedAttentionPass: with the capability the transposes feeding
+// gpt's attention become views of the projection; without it none does.
+func TestStridedAttentionPass(t *testing.T) {
+	g := bundled(t, "gpt")
+	b := specialize.Binding{"batch": 2, "seq": 5}
+	count := func(c specialize.Caps) int {
+		p, err := specialize.SpecializeWith(g, b, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPlan(t, p)
+		views := 0
+		for _, n := range g.Nodes {
+			if n.Op == mir.OpAttention {
+				for _, a := range n.Args[:3] {
+					if a.Def != nil && a.Def.Op == mir.OpTranspose && p.IsView(a.Def) {
+						views++
+					}
+				}
+			}
+		}
+		return views
+	}
+	if n := count(specialize.Caps{}); n != 0 {
+		t.Errorf("without strided attention %d operands are views", n)
+	}
+	if n := count(specialize.Caps{StridedAttention: true}); n != 3 {
+		t.Errorf("with strided attention %d of 3 operands are views", n)
+	}
+}
+
+// TestChannelsLastPass: mbblock's small-plane convolutions run channels
+// last, the stretch's NCHW edges get planned scratch, and nothing changes
+// without a packer or without the capability.
+func TestChannelsLastPass(t *testing.T) {
+	g := bundled(t, "mbblock")
+	b := specialize.Binding{"batch": 2}
+	for _, c := range []specialize.Caps{{}, {ChannelsLast: smallPlanes}, {Packer: testPacker{}}} {
+		p, err := specialize.SpecializeWith(g, b, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.ChannelsLast) != 0 || len(p.Relaid) != 0 || len(p.OutScratch) != 0 {
+			t.Errorf("caps %+v: channels-last values %d, relaid %d", c, len(p.ChannelsLast), len(p.Relaid))
+		}
+		for n, k := range p.Kernels {
+			if k == specialize.KernelChannelsLast {
+				t.Errorf("caps %+v: %s runs channels last", c, n.Op)
+			}
+		}
+	}
+	p, err := specialize.SpecializeWith(g, b, specialize.Caps{Packer: testPacker{}, ChannelsLast: smallPlanes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPlan(t, p)
+	convs, pools := 0, 0
+	for _, n := range g.Nodes {
+		if p.Kernels[n] != specialize.KernelChannelsLast {
+			continue
+		}
+		switch n.Op {
+		case mir.OpConv2D:
+			convs++
+			xs := p.Shapes[n.Args[0]]
+			if xs[2]*xs[3] > 14*14 {
+				t.Errorf("a convolution over %dx%d runs channels last", xs[2], xs[3])
+			}
+			if !p.ChannelsLast[n.Args[0]] && p.Relaid[n.Args[0]] == nil {
+				t.Errorf("a channels-last convolution reads an NCHW input without relayout scratch")
+			}
+			if out := n.Results[0]; !p.ChannelsLast[out] && p.OutScratch[n] == nil {
+				t.Errorf("a channels-last convolution writes an NCHW result without scratch")
+			}
+		case mir.OpReduce:
+			pools++
+		default:
+			t.Errorf("%s runs channels last", n.Op)
+		}
+	}
+	// Every 1x1 and depthwise convolution of the three blocks and the head
+	// (the stem's plane is 28x28) and the global pool.
+	if convs != 10 || pools != 1 {
+		t.Errorf("%d convolutions and %d pools run channels last, want 10 and 1", convs, pools)
+	}
+	for v := range p.ChannelsLast {
+		if v.Def == nil || p.Kernels[v.Def] != specialize.KernelChannelsLast {
+			t.Errorf("%s is stored channels last but no channels-last convolution writes it", v)
+		}
+	}
+	// The stretch starts at the stem's result (block 1's input and
+	// residual: relaid once) and ends in the pool.
+	if len(p.Relaid) != 1 || len(p.OutScratch) != 0 {
+		t.Errorf("%d relaid inputs and %d NCHW results, want 1 and 0", len(p.Relaid), len(p.OutScratch))
+	}
+
+	// Channels last on 14x14 planes only: the stretch ends at block 2's
+	// strided depthwise convolution, whose 7x7 result is written to
+	// scratch and relaid out for block 2's NCHW projection.
+	only14 := func(g lir.ConvGeom) bool { return g.H*g.W == 14*14 && smallPlanes(g) }
+	p, err = specialize.SpecializeWith(g, b, specialize.Caps{Packer: testPacker{}, ChannelsLast: only14})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPlan(t, p)
+	if len(p.Relaid) != 1 || len(p.OutScratch) != 1 {
+		t.Errorf("14x14 only: %d relaid inputs and %d NCHW results, want 1 and 1", len(p.Relaid), len(p.OutScratch))
+	}
+	for n, s := range p.OutScratch {
+		if os := p.Shapes[n.Results[0]]; os[2] != 7 || s.Bytes != p.Bytes(n.Results[0]) {
+			t.Errorf("scratch of %d bytes for a %v result", s.Bytes, os)
+		}
+	}
+}
+
+// TestPackWeightsPass: matmuls by a 2-D weight read it packed where there
+// is a packer, and 1x1 convolutions where the backend says so.
+func TestPackWeightsPass(t *testing.T) {
+	g := bundled(t, "mbblock")
+	b := specialize.Binding{"batch": 2}
+	kinds := func(c specialize.Caps) (matmuls, convs int) {
+		p, err := specialize.SpecializeWith(g, b, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPlan(t, p)
+		for _, n := range g.Nodes {
+			if p.Kernels[n] != specialize.KernelPacked {
+				continue
+			}
+			switch n.Op {
+			case mir.OpMatMul:
+				matmuls++
+			case mir.OpConv2D:
+				convs++
+				if ws := p.Shapes[n.Args[1]]; ws[2] != 1 || ws[3] != 1 {
+					t.Errorf("a %dx%d convolution is packed", ws[2], ws[3])
+				}
+			default:
+				t.Errorf("%s is packed", n.Op)
+			}
+		}
+		return matmuls, convs
+	}
+	if m, c := kinds(specialize.Caps{PackedConv1x1: specialize.Pointwise}); m != 0 || c != 0 {
+		t.Errorf("without a packer %d matmuls and %d convolutions are packed", m, c)
+	}
+	if m, c := kinds(specialize.Caps{Packer: testPacker{}}); m != 1 || c != 0 {
+		t.Errorf("with a packer %d matmuls and %d convolutions are packed, want 1 and 0", m, c)
+	}
+	// Every pointwise convolution: the three blocks' expand and project
+	// and the head.
+	if m, c := kinds(specialize.Caps{Packer: testPacker{}, PackedConv1x1: specialize.Pointwise}); m != 1 || c != 7 {
+		t.Errorf("with packed 1x1 convolutions %d matmuls and %d convolutions are packed, want 1 and 7", m, c)
+	}
+	// Channels-last convolutions are decided first and are not also packed.
+	p, err := specialize.SpecializeWith(g, b, specialize.Caps{Packer: testPacker{}, PackedConv1x1: specialize.Pointwise, ChannelsLast: smallPlanes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range g.Nodes {
+		if n.Op == mir.OpConv2D && p.Kernels[n] == specialize.KernelPacked && p.Shapes[n.Args[0]][2] <= 14 {
+			t.Errorf("a pointwise convolution on a 14x14 plane is packed, not channels last")
+		}
+	}
+}

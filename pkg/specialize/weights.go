@@ -1,0 +1,116 @@
+package specialize
+
+import (
+	"fmt"
+
+	"github.com/rlx-project/rlx/pkg/artifact"
+	"github.com/rlx-project/rlx/pkg/mir"
+	"github.com/rlx-project/rlx/pkg/tensor"
+)
+
+// Weights collects the constants that programs reference, once each, across
+// all the variants of one artifact, and the forms of them that the
+// backend's Packer lays out at build time.
+type Weights struct {
+	Refs    []artifact.WeightRef
+	Data    []*tensor.Tensor
+	index   map[*mir.Value]int
+	packed  map[*mir.Value]int
+	packedT map[*mir.Value]int
+	taps    map[*mir.Value]int
+
+	// Packer lays out packed weights (the backend's, the same as its
+	// Caps.Packer); nil packs nothing.
+	Packer Packer
+
+	// Target names the target in errors.
+	Target string
+}
+
+// NewWeights returns an empty table for target that packs weights with
+// packer (nil: none).
+func NewWeights(target string, packer Packer) *Weights {
+	return &Weights{index: map[*mir.Value]int{}, packed: map[*mir.Value]int{}, packedT: map[*mir.Value]int{}, taps: map[*mir.Value]int{},
+		Packer: packer, Target: target}
+}
+
+// AddPacked registers a [K, N] weight packed into the micro-kernel's panel
+// layout and returns its index.
+func (w *Weights) AddPacked(v *mir.Value) (int, error) {
+	if i, ok := w.packed[v]; ok {
+		return i, nil
+	}
+	k, n := v.Const.Shape[0], v.Const.Shape[1]
+	return w.addPacked(v, w.packed, "#", k, n, v.Const.F32())
+}
+
+// AddPackedT registers the [O, C, 1, 1] weight of a 1x1 convolution packed
+// as the [C, O] matrix Wᵀ, and returns its index.
+func (w *Weights) AddPackedT(v *mir.Value, c, o int64) (int, error) {
+	if i, ok := w.packedT[v]; ok {
+		return i, nil
+	}
+	src := v.Const.F32()
+	wt := make([]float32, c*o)
+	for oc := int64(0); oc < o; oc++ {
+		for ic := int64(0); ic < c; ic++ {
+			wt[ic*o+oc] = src[oc*c+ic]
+		}
+	}
+	return w.addPacked(v, w.packedT, "#T#", c, o, wt)
+}
+
+// addPacked packs the row-major [k, n] matrix b with the table's packer
+// and registers it under v's name plus tag and the layout.
+func (w *Weights) addPacked(v *mir.Value, seen map[*mir.Value]int, tag string, k, n int64, b []float32) (int, error) {
+	if w.Packer == nil {
+		return 0, fmt.Errorf("internal: target %s packs no weights", w.Target)
+	}
+	data, err := w.Packer.PackB(int(k), int(n), b)
+	if err != nil {
+		return 0, err
+	}
+	return w.addDerived(v, seen, tag+w.Packer.Layout(), data), nil
+}
+
+// AddTaps registers the [C, 1, KH, KW] weight of a depthwise convolution
+// tap-major, as [KH·KW, C] (Packer.DepthwiseTaps), and returns its index.
+func (w *Weights) AddTaps(v *mir.Value) (int, error) {
+	if i, ok := w.taps[v]; ok {
+		return i, nil
+	}
+	if w.Packer == nil {
+		return 0, fmt.Errorf("internal: target %s packs no weights", w.Target)
+	}
+	s := v.Const.Shape
+	return w.addDerived(v, w.taps, "#taps", w.Packer.DepthwiseTaps(v.Const.F32(), int(s[0]), int(s[2]*s[3]))), nil
+}
+
+// addDerived registers data, computed from the constant v, as a flat f32
+// weight under v's name plus tag.
+func (w *Weights) addDerived(v *mir.Value, seen map[*mir.Value]int, tag string, data []float32) int {
+	t := tensor.FromF32([]int64{int64(len(data))}, data)
+	name := v.Param
+	if name == "" {
+		name = fmt.Sprintf("const/%d:%s", len(w.Refs), v.Name)
+	}
+	seen[v] = len(w.Refs)
+	w.Refs = append(w.Refs, artifact.WeightRef{Name: name + tag, DType: "f32", Shape: t.Shape, Bytes: int64(len(t.Data))})
+	w.Data = append(w.Data, t)
+	return len(w.Refs) - 1
+}
+
+// Add registers a constant and returns its index.
+func (w *Weights) Add(v *mir.Value) int {
+	if i, ok := w.index[v]; ok {
+		return i
+	}
+	name := v.Param
+	if name == "" {
+		name = fmt.Sprintf("const/%d:%s", len(w.Refs), v.Name)
+	}
+	w.index[v] = len(w.Refs)
+	w.Refs = append(w.Refs, artifact.WeightRef{Name: name, DType: v.Const.DType.String(), Shape: v.Const.Shape, Bytes: int64(len(v.Const.Data))})
+	w.Data = append(w.Data, v.Const)
+	return len(w.Refs) - 1
+}

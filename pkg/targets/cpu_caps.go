@@ -1,0 +1,54 @@
+package targets
+
+// The CPU backend's capabilities: the one file of the compiler that calls
+// pkg/targets/cpu/kernels (its layouts and which geometries its kernels
+// compute), with the thresholds from pkg/targets/cpu/tuning.
+
+import (
+	"github.com/rlx-project/rlx/pkg/lir"
+	"github.com/rlx-project/rlx/pkg/specialize"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/tuning"
+)
+
+// cpuLayout names the panel layout the build machine's micro-kernel
+// reads packed weights in.
+func cpuLayout() string { return kernels.PackedLayout() }
+
+// cpuCaps are the CPU kernels' capabilities: strided attention operands,
+// weights packed for the build machine, packed 1x1 convolutions and
+// channels-last stretches on small planes.
+func cpuCaps() specialize.Caps {
+	return specialize.Caps{
+		StridedAttention: true,
+		Packer:           cpuPacker{layout: cpuLayout()},
+		PackedConv1x1: func(g lir.ConvGeom) bool {
+			return specialize.Pointwise(g) && g.H*g.W <= tuning.Conv1x1PackedMaxHW
+		},
+		ChannelsLast: func(g lir.ConvGeom) bool {
+			if g.H*g.W > tuning.ChannelsLastMaxPlane {
+				return false
+			}
+			if g.KH == 1 && g.KW == 1 {
+				return specialize.Pointwise(g)
+			}
+			return kernels.DepthwiseNHWCApplies(kernels.ConvGeom{N: int(g.N), C: int(g.C), H: int(g.H), W: int(g.W),
+				O: int(g.O), KH: int(g.KH), KW: int(g.KW), StrideH: int(g.StrideH), StrideW: int(g.StrideW),
+				PadT: int(g.PadT), PadL: int(g.PadL), PadB: int(g.PadB), PadR: int(g.PadR),
+				DilH: int(g.DilH), DilW: int(g.DilW), Groups: int(g.Groups), OH: int(g.OH), OW: int(g.OW)})
+		},
+	}
+}
+
+// cpuPacker packs weights with the kernels' packing for one layout.
+type cpuPacker struct{ layout string }
+
+func (p cpuPacker) Layout() string { return p.layout }
+
+func (p cpuPacker) PackB(k, n int, b []float32) ([]float32, error) {
+	return kernels.PackBLayout(p.layout, k, n, b, n)
+}
+
+func (cpuPacker) DepthwiseTaps(w []float32, c, taps int) []float32 {
+	return kernels.DepthwiseTaps(w, c, taps)
+}
