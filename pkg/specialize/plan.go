@@ -91,6 +91,9 @@ func SpecializeWith(g *mir.Graph, b Binding, c Caps) (*Plan, error) {
 		if err != nil {
 			return fmt.Errorf("%s: %v", v, err)
 		}
+		if !fits(s, int64(v.Type.DType.Size())) {
+			return fmt.Errorf("%s: %s%v would take more than 1 PiB", v, v.Type.DType, s)
+		}
 		p.Shapes[v] = s
 		return nil
 	}
@@ -110,6 +113,24 @@ func SpecializeWith(g *mir.Graph, b Binding, c Caps) (*Plan, error) {
 	p.runPasses()
 	p.plan()
 	return p, nil
+}
+
+// MaxTensorBytes bounds one tensor of a specialized program (1 PiB): far
+// past any memory, and small enough that the arena planner's sums over
+// thousands of tensors cannot overflow int64.
+const MaxTensorBytes = 1 << 50
+
+// fits reports whether a tensor of shape and element size takes at most
+// MaxTensorBytes, computed without overflow.
+func fits(shape []int64, size int64) bool {
+	n := size
+	for _, d := range shape {
+		if d != 0 && n > MaxTensorBytes/d {
+			return n == 0
+		}
+		n *= d
+	}
+	return n <= MaxTensorBytes
 }
 
 // Concrete evaluates a symbolic shape; an unbound dim is an error naming it.
