@@ -25,6 +25,7 @@ const (
 	exitInternal = 4
 	exitInputs   = 5
 	exitDevice   = 6 // the artifact's target device is not available here
+	exitMemory   = 7 // a run needs more memory than --max-memory allows
 )
 
 type exitError struct {

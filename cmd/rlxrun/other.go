@@ -19,7 +19,7 @@ func newInspectCmd() *cobra.Command {
 		Short: "Print an artifact's signature and variants",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := openModel(args[0], 1)
+			m, err := openModel(args[0], 1, "")
 			if err != nil {
 				return err
 			}
@@ -47,7 +47,7 @@ func newCheckCmd() *cobra.Command {
 		Short: "Verify an artifact (every section's digest and the programs) without running it",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := openModel(args[0], 1)
+			m, err := openModel(args[0], 1, "")
 			if err != nil {
 				return err
 			}
@@ -76,7 +76,7 @@ tensors, as a serving loop that reuses them does.`,
 			if len(f.inputs) == 0 && f.fill == "" {
 				f.fill = "random"
 			}
-			m, err := openModel(args[0], f.threads)
+			m, err := openModel(args[0], f.threads, f.maxMemory)
 			if err != nil {
 				return err
 			}
@@ -94,7 +94,7 @@ tensors, as a serving loop that reuses them does.`,
 			var outs []loader.Named
 			for i := 0; i < warmup; i++ {
 				if outs, err = m.RunInto(outs, inputs); err != nil {
-					return fail(exitInputs, "%v", err)
+					return runFailed(err)
 				}
 			}
 			var lat []time.Duration
@@ -111,7 +111,7 @@ tensors, as a serving loop that reuses them does.`,
 					outs, err = m.RunInto(outs, inputs)
 				}
 				if err != nil {
-					return fail(exitInputs, "%v", err)
+					return runFailed(err)
 				}
 				lat = append(lat, time.Since(t0))
 			}

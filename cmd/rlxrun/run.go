@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rlx-project/rlx/internal/bytesize"
 	"github.com/rlx-project/rlx/pkg/loader"
 	"github.com/rlx-project/rlx/pkg/tensor"
 	"github.com/rlx-project/rlx/pkg/tensor/npy"
@@ -29,6 +30,7 @@ type runFlags struct {
 	atol, rtol               float64
 	asJSON                   bool
 	threads                  int
+	maxMemory                string
 }
 
 func (f *runFlags) add(cmd *cobra.Command) {
@@ -38,6 +40,7 @@ func (f *runFlags) add(cmd *cobra.Command) {
 	fl.Uint64Var(&f.seed, "seed", 0, "seed for --fill random")
 	fl.StringVar(&f.bind, "bind", "", "the variant whose shapes --fill uses: `NAME=V,...` as built with rlxc build --bind (default: the first)")
 	fl.IntVar(&f.threads, "threads", 0, "worker threads (default: one per CPU)")
+	fl.StringVar(&f.maxMemory, "max-memory", "", "host memory one run may allocate, e.g. `8GiB` or none (default: 3/4 of physical memory)")
 }
 
 func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -58,7 +61,8 @@ machine-readable results with --json.
 Exit codes: 0 ok, 1 outputs differ from --expect, 2 bad command line,
 3 file unreadable or artifact corrupt, 4 internal error, 5 inputs do not
 fit the model, 6 the artifact's device is not available here (no Vulkan or
-CUDA driver, or a metal artifact off macOS).`,
+CUDA driver, or a metal artifact off macOS), 7 a run needs more memory than
+--max-memory allows.`,
 		Example: `  rlxrun mlp.rlx --fill random
   rlxrun mlp.rlx --input x=@x.npy --expect y=@y.npy --atol 1e-5
   rlxrun enc.rlx --input @inputs.npz --output-dir out/ --json`,
@@ -85,8 +89,45 @@ CUDA driver, or a metal artifact off macOS).`,
 	return root
 }
 
-func openModel(path string, threads int) (*loader.Model, error) {
-	m, err := loader.Open(path, loader.Options{Threads: threads})
+// runFailed gives a failed run its exit code: inputs that do not fit the
+// model 5, a run past --max-memory 7, anything else (a kernel failing on a
+// verified program) 4, a bug in rlx.
+func runFailed(err error) error {
+	var ie *loader.InputsError
+	var me *loader.MemoryError
+	switch {
+	case errors.As(err, &ie):
+		return fail(exitInputs, "%v", err)
+	case errors.As(err, &me):
+		return fail(exitMemory, "%v", err)
+	}
+	return fail(exitInternal, "%v", err)
+}
+
+// memoryLimit reads --max-memory: "" is the loader's default, "none" no limit.
+func memoryLimit(s string) (int64, error) {
+	switch s {
+	case "":
+		return 0, nil
+	case "none":
+		return -1, nil
+	}
+	n, err := bytesize.Parse(s)
+	if err != nil {
+		return 0, fail(exitUsage, "--max-memory: %v", err)
+	}
+	if n == 0 {
+		return 0, fail(exitUsage, "--max-memory: 0 bytes would refuse every run")
+	}
+	return n, nil
+}
+
+func openModel(path string, threads int, maxMemory string) (*loader.Model, error) {
+	limit, err := memoryLimit(maxMemory)
+	if err != nil {
+		return nil, err
+	}
+	m, err := loader.Open(path, loader.Options{Threads: threads, MaxMemory: limit})
 	if err != nil {
 		var de *loader.DeviceError
 		if errors.As(err, &de) {
@@ -158,6 +199,10 @@ func gatherInputs(m *loader.Model, f *runFlags) (map[string]*tensor.Tensor, erro
 	}
 	slots, err := m.Inputs(binding)
 	if err != nil {
+		var me *loader.MemoryError
+		if errors.As(err, &me) {
+			return nil, fail(exitMemory, "%v", err)
+		}
 		return nil, fail(exitInputs, "%v", err)
 	}
 	rng := rand.New(rand.NewPCG(f.seed, 0x726c78))
@@ -224,7 +269,7 @@ type compare struct {
 }
 
 func runModel(cmd *cobra.Command, path string, f *runFlags) error {
-	m, err := openModel(path, f.threads)
+	m, err := openModel(path, f.threads, f.maxMemory)
 	if err != nil {
 		return err
 	}
@@ -235,7 +280,7 @@ func runModel(cmd *cobra.Command, path string, f *runFlags) error {
 	}
 	outs, err := m.Run(inputs)
 	if err != nil {
-		return fail(exitInputs, "%v", err)
+		return runFailed(err)
 	}
 	expect := map[string]string{}
 	for _, s := range f.expects {

@@ -220,3 +220,20 @@ func TestMetalArtifact(t *testing.T) {
 		t.Errorf("metal artifact: exit %d, %s", code, errs)
 	}
 }
+
+// TestMemoryLimit: a variant whose run needs more host memory than
+// --max-memory is refused before anything is allocated, with exit 7 and
+// a line saying how much it needs; a bad limit is a usage error.
+func TestMemoryLimit(t *testing.T) {
+	art := buildModel(t, t.TempDir(), "../../testdata/models/mlp.hir", specialize.Binding{"batch": 64})
+	code, _, errs := rlxrun(t, art, "--fill", "random", "--max-memory", "64KiB")
+	if code != exitMemory || !strings.Contains(errs, "variant batch=64 needs") || !strings.Contains(errs, "more than the limit of 64 KiB") {
+		t.Errorf("exit %d: %s", code, errs)
+	}
+	if code, _, errs := rlxrun(t, art, "--fill", "random", "--max-memory", "1GiB"); code != exitOK {
+		t.Errorf("1GiB: exit %d: %s", code, errs)
+	}
+	if code, _, errs := rlxrun(t, art, "--fill", "random", "--max-memory", "lots"); code != exitUsage || !strings.Contains(errs, "not a byte size") {
+		t.Errorf("bad limit: exit %d: %s", code, errs)
+	}
+}

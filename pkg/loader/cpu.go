@@ -26,6 +26,7 @@ func openCPU(weights [][]byte, opts Options) (Runtime, error) {
 
 func (*cpuRuntime) Device() string      { return "cpu" }
 func (*cpuRuntime) ProfilesSteps() bool { return true }
+func (*cpuRuntime) HostArena() bool     { return true }
 
 func (r *cpuRuntime) Prepare(p *lir.Program) (Executor, error) {
 	e, err := cpurt.New(p, r.weights)

@@ -20,16 +20,22 @@ import (
 // Options configure a Model.
 type Options struct {
 	Threads int // worker threads for kernels; 0 means one per CPU
+	// MaxMemory bounds the host memory one run may allocate (arena and
+	// outputs): a run of a variant that needs more fails with a
+	// *MemoryError before allocating. 0 means DefaultMaxMemory(); < 0, no
+	// limit.
+	MaxMemory int64
 }
 
 // Model is an opened artifact.
 type Model struct {
-	path     string
-	file     *artifact.File
-	Manifest artifact.Manifest
-	variants []*variant
-	rt       Runtime // the artifact's target's, from Targets
-	device   string  // rt.Device()
+	path      string
+	file      *artifact.File
+	Manifest  artifact.Manifest
+	variants  []*variant
+	rt        Runtime // the artifact's target's, from Targets
+	maxMemory int64   // Options.MaxMemory resolved; < 0: no limit
+	device    string  // rt.Device()
 }
 
 type variant struct {
@@ -56,6 +62,14 @@ type DeviceError struct {
 func (e *DeviceError) Error() string { return e.Err.Error() }
 func (e *DeviceError) Unwrap() error { return e.Err }
 
+// InputsError is a run refused because the inputs do not fit the model
+// (a missing or unknown input, another dtype or rank, shapes no variant
+// was built for); nothing ran.
+type InputsError struct{ Err error }
+
+func (e *InputsError) Error() string { return e.Err.Error() }
+func (e *InputsError) Unwrap() error { return e.Err }
+
 // Open maps and verifies an artifact, opens its target's device and
 // prepares every variant.
 func Open(path string, opts Options) (*Model, error) {
@@ -63,7 +77,10 @@ func Open(path string, opts Options) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{path: path, file: f}
+	m := &Model{path: path, file: f, maxMemory: opts.MaxMemory}
+	if m.maxMemory == 0 {
+		m.maxMemory = DefaultMaxMemory()
+	}
 	if err := m.load(opts); err != nil {
 		m.release()
 		f.Close()
@@ -187,16 +204,27 @@ func (m *Model) Variants() []artifact.Variant {
 
 // Inputs lists the program inputs of the variant that binding selects (or
 // the first variant), with concrete shapes: what rlxrun --fill generates.
+// A *MemoryError says that the inputs and one run of the variant would
+// need more host memory than the Model may use, before the caller
+// allocates the inputs.
 func (m *Model) Inputs(binding map[string]int64) ([]lir.Slot, error) {
-	if binding == nil {
-		return m.variants[0].prog.Inputs, nil
-	}
-	for _, v := range m.variants {
-		if sameBinding(v.info.Binding, binding) {
-			return v.prog.Inputs, nil
+	v := m.variants[0]
+	if binding != nil {
+		v = nil
+		for _, c := range m.variants {
+			if sameBinding(c.info.Binding, binding) {
+				v = c
+				break
+			}
+		}
+		if v == nil {
+			return nil, fmt.Errorf("no variant for %s; the artifact has %s", artifact.BindingText(binding), m.variantList())
 		}
 	}
-	return nil, fmt.Errorf("no variant for %s; the artifact has %s", artifact.BindingText(binding), m.variantList())
+	if err := m.checkMemory(v, slotBytes(v.prog.Inputs)); err != nil {
+		return nil, err
+	}
+	return v.prog.Inputs, nil
 }
 
 func sameBinding(a, b map[string]int64) bool {
@@ -243,10 +271,13 @@ func (m *Model) Profile(dst []Named, inputs map[string]*tensor.Tensor, prof Prof
 func (m *Model) run(dst []Named, inputs map[string]*tensor.Tensor, prof Profile) ([]Named, error) {
 	v, ordered, err := m.pick(inputs)
 	if err != nil {
-		return nil, err
+		return nil, &InputsError{Err: err}
 	}
 	if prof != nil && !m.ProfilesSteps() {
 		return nil, fmt.Errorf("--profile times CPU kernels; this artifact runs on %s", m.Device())
+	}
+	if err := m.checkMemory(v, 0); err != nil {
+		return nil, err
 	}
 	p := v.prog
 	var reuse []*tensor.Tensor

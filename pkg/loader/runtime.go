@@ -36,6 +36,9 @@ type Runtime interface {
 	// ProfilesSteps reports whether the executors time each step (Run's
 	// prof).
 	ProfilesSteps() bool
+	// HostArena reports whether each run allocates its arena and outputs
+	// in host memory (what Options.MaxMemory bounds).
+	HostArena() bool
 	// Prepare checks one variant's program against the target and the
 	// weights and readies it to run.
 	Prepare(p *lir.Program) (Executor, error)
