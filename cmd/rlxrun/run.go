@@ -77,7 +77,7 @@ CUDA driver, or a metal artifact off macOS), 7 a run needs more memory than
 	f.add(root)
 	fl := root.Flags()
 	fl.StringArrayVar(&f.outputs, "output", nil, "write an output: `NAME=@out.npy` (repeatable)")
-	fl.StringVar(&f.outDir, "output-dir", "", "write every output to DIR/NAME.npy")
+	fl.StringVar(&f.outDir, "output-dir", "", "write every output to DIR/NAME.npy (NAME made a safe file name)")
 	fl.StringArrayVar(&f.expects, "expect", nil, "compare an output with a reference: `NAME=@ref.npy` (repeatable)")
 	fl.Float64Var(&f.atol, "atol", 1e-5, "absolute tolerance for --expect")
 	fl.Float64Var(&f.rtol, "rtol", 1e-4, "relative tolerance for --expect")
@@ -87,6 +87,34 @@ CUDA driver, or a metal artifact off macOS), 7 a run needs more memory than
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &exitError{code: exitUsage, err: err} })
 	root.AddCommand(newInspectCmd(), newCheckCmd(), newBenchCmd())
 	return root
+}
+
+// outputFiles names each output's file in --output-dir: its name with
+// every character but letters, digits, '-', '_' and '.' replaced by '_'
+// and a leading '.' escaped, so a name from the artifact ("../../x")
+// never leaves the directory; names that collide get ~2, ~3, ....
+func outputFiles(outs []loader.Named) map[string]string {
+	files := map[string]string{}
+	taken := map[string]bool{}
+	for _, o := range outs {
+		b := []byte(o.Name)
+		for i, c := range b {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+				b[i] = '_'
+			}
+		}
+		base := string(b)
+		if base == "" || base[0] == '.' {
+			base = "_" + base
+		}
+		name := base + ".npy"
+		for k := 2; taken[name]; k++ {
+			name = fmt.Sprintf("%s~%d.npy", base, k)
+		}
+		taken[name] = true
+		files[o.Name] = name
+	}
+	return files
 }
 
 // runFailed gives a failed run its exit code: inputs that do not fit the
@@ -302,6 +330,7 @@ func runModel(cmd *cobra.Command, path string, f *runFlags) error {
 	}
 	var reports []outputReport
 	mismatch := false
+	files := outputFiles(outs)
 	for _, o := range outs {
 		r := summarize(o)
 		if p, ok := expect["\x00out:"+o.Name]; ok {
@@ -313,7 +342,7 @@ func runModel(cmd *cobra.Command, path string, f *runFlags) error {
 			if err := os.MkdirAll(f.outDir, 0o755); err != nil {
 				return fail(exitIO, "%v", err)
 			}
-			if err := npy.WriteFile(filepath.Join(f.outDir, o.Name+".npy"), o.Tensor); err != nil {
+			if err := npy.WriteFile(filepath.Join(f.outDir, files[o.Name]), o.Tensor); err != nil {
 				return fail(exitIO, "%v", err)
 			}
 		}

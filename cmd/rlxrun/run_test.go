@@ -11,6 +11,7 @@ import (
 
 	"github.com/rlx-project/rlx/pkg/driver"
 	"github.com/rlx-project/rlx/pkg/hir"
+	"github.com/rlx-project/rlx/pkg/loader"
 	"github.com/rlx-project/rlx/pkg/lower"
 	"github.com/rlx-project/rlx/pkg/mir/eval"
 	"github.com/rlx-project/rlx/pkg/specialize"
@@ -235,5 +236,30 @@ func TestMemoryLimit(t *testing.T) {
 	}
 	if code, _, errs := rlxrun(t, art, "--fill", "random", "--max-memory", "lots"); code != exitUsage || !strings.Contains(errs, "not a byte size") {
 		t.Errorf("bad limit: exit %d: %s", code, errs)
+	}
+}
+
+// TestOutputFilesStayInTheDirectory: output names come from the artifact;
+// none may name a path outside --output-dir, and no two share a file.
+func TestOutputFilesStayInTheDirectory(t *testing.T) {
+	names := []string{"y", "../../x", "/etc/passwd", "a/b", "a_b", "..", "", "logits.v2", `c:\win`}
+	var outs []loader.Named
+	for _, n := range names {
+		outs = append(outs, loader.Named{Name: n})
+	}
+	files := outputFiles(outs)
+	seen := map[string]bool{}
+	for _, n := range names {
+		f := files[n]
+		if f != filepath.Base(f) || strings.HasPrefix(f, ".") || strings.ContainsAny(f, `/\`) || !strings.HasSuffix(f, ".npy") {
+			t.Errorf("%q -> %q: not a plain file name in the directory", n, f)
+		}
+		if seen[f] {
+			t.Errorf("%q -> %q: taken by another output", n, f)
+		}
+		seen[f] = true
+	}
+	if files["y"] != "y.npy" || files["logits.v2"] != "logits.v2.npy" {
+		t.Errorf("plain names changed: %v", files)
 	}
 }
