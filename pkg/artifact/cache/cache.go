@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/rlx-project/rlx/internal/atomicfile"
@@ -74,12 +75,55 @@ func (c *Cache) Get(k Key) (path string, ok bool, err error) {
 	if err != nil {
 		return "", false, err
 	}
+	why := c.belongsTo(f, d, k)
 	f.Close()
+	if why != "" {
+		c.remove(d)
+		return "", false, fmt.Errorf("%w: the entry %s for model %q is not this build's (%s) and was removed, so it will be rebuilt",
+			ErrCorruptEntry, d[:12], k.Model, why)
+	}
 	// Best effort: LRU order is advisory, and a read-only shared cache must
 	// still give hits.
 	now := time.Now()
 	os.Chtimes(path, now, now)
 	return path, true, nil
+}
+
+// belongsTo checks that the open entry f, stored under digest d, is the
+// build of k: its sidecar records k itself, and its manifest the model,
+// source, weights, bindings and compiler that k names. A valid artifact
+// copied over another key's entry passes every digest; this is what tells.
+// It returns why not, or "".
+func (c *Cache) belongsTo(f *artifact.File, d string, k Key) string {
+	sc, _, err := readSidecar(c.path(d, ".json"))
+	switch {
+	case err != nil:
+		return "its key file is missing or unreadable"
+	case sc.Digest != d || sc.Key != k:
+		return "its key file records another build"
+	}
+	raw, err := f.Section("manifest")
+	if err != nil {
+		return "no manifest"
+	}
+	var m artifact.Manifest
+	if err := artifact.UnmarshalManifest(raw, &m); err != nil {
+		return "an unreadable manifest"
+	}
+	p := m.Provenance
+	switch {
+	case m.Module != k.Model:
+		return fmt.Sprintf("it holds model %q", m.Module)
+	case p.SourceDigest != k.Source:
+		return "it was built from another source"
+	case p.WeightsDigest != k.Weights:
+		return "it was built with other weights"
+	case strings.Join(p.Bindings, ";") != k.Binding:
+		return fmt.Sprintf("it was built for %s", strings.Join(p.Bindings, ";"))
+	case p.Compiler != k.Compiler:
+		return fmt.Sprintf("it was built by compiler %s", p.Compiler)
+	}
+	return ""
 }
 
 // Put stores a copy of the artifact at artifactPath as the entry for k,

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,16 +43,31 @@ func testKey() Key {
 
 // testSections is an artifact big enough to take a while to copy, so that
 // concurrent writers overlap.
-func testSections(seed byte) []artifact.Section {
+func testSections(seed byte) []artifact.Section { return sectionsFor(testKey(), seed) }
+
+// sectionsFor is testSections for an artifact built for k.
+func sectionsFor(k Key, seed byte) []artifact.Section {
 	w := make([]byte, 1<<20)
 	for i := range w {
 		w[i] = byte(i*7) ^ seed
 	}
 	return []artifact.Section{
-		{Name: "manifest", Codec: artifact.CodecZstd, Data: []byte("model mlp, seed " + strconv.Itoa(int(seed)))},
+		{Name: "manifest", Codec: artifact.CodecZstd, Data: manifestFor(k, seed)},
 		{Name: "program/0", Codec: artifact.CodecZstd, Data: bytes.Repeat([]byte("matmul; relu\n"), 100)},
 		{Name: "weights", Codec: artifact.CodecRaw, Align: artifact.WeightsAlign, Data: w},
 	}
+}
+
+// manifestFor is the manifest of an artifact built for k (what Get checks
+// against the key), with seed in its entry name to tell copies apart.
+func manifestFor(k Key, seed byte) []byte {
+	b, err := artifact.MarshalManifest(artifact.Manifest{Module: k.Model, Provenance: artifact.Provenance{
+		Compiler: k.Compiler, Target: "cpu", Bindings: strings.Split(k.Binding, ";"), SourceDigest: k.Source,
+		WeightsDigest: k.Weights, Entry: "main" + strconv.Itoa(int(seed))}})
+	if err != nil {
+		panic(err)
+	}
+	return b
 }
 
 func writeArtifact(t testing.TB, dir string, seed byte) string {
@@ -210,6 +226,56 @@ func TestExplainClosest(t *testing.T) {
 }
 
 // A damaged entry is a miss with a reason, and is gone afterwards.
+// TestEntryOfAnotherBuild: a valid artifact copied over another key's
+// entry (its digests all check out) is not served: Get removes it and
+// reports a miss saying why, whether the sidecar came along or not.
+func TestEntryOfAnotherBuild(t *testing.T) {
+	c := &Cache{Dir: t.TempDir()}
+	k := testKey()
+	other := testKey()
+	other.Model, other.Source = "encoder", "sha256:"+strings.Repeat("3c", 32)
+	otherSrc := filepath.Join(t.TempDir(), "other.rlx")
+	if err := artifact.WriteFile(otherSrc, sectionsFor(other, 2)); err != nil {
+		t.Fatal(err)
+	}
+	for _, withSidecar := range []bool{false, true} {
+		if err := c.Put(k, writeArtifact(t, t.TempDir(), 1)); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Put(other, otherSrc); err != nil {
+			t.Fatal(err)
+		}
+		d, od := k.Digest(), other.Digest()
+		copyFile(t, c.path(od, ".rlx"), c.path(d, ".rlx"))
+		want := `it holds model "encoder"`
+		if withSidecar {
+			copyFile(t, c.path(od, ".json"), c.path(d, ".json"))
+			want = "its key file records another build"
+		}
+		path, ok, err := c.Get(k)
+		if ok || !errors.Is(err, ErrCorruptEntry) || !strings.Contains(err.Error(), want) {
+			t.Errorf("sidecar copied %v: Get = %q, %v, %v; want a miss saying %q", withSidecar, path, ok, err, want)
+		}
+		if _, err := os.Stat(c.path(d, ".rlx")); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("sidecar copied %v: the foreign entry was not removed", withSidecar)
+		}
+		if _, ok, err := c.Get(other); !ok {
+			t.Errorf("the other entry stopped being a hit: %v", err)
+		}
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestCorruptEntryIsRebuilt(t *testing.T) {
 	c := &Cache{Dir: t.TempDir()}
 	k := testKey()
@@ -250,13 +316,16 @@ func TestCorruptEntryIsRebuilt(t *testing.T) {
 
 func TestListStatsPruneClear(t *testing.T) {
 	c := &Cache{Dir: t.TempDir()}
-	src := writeArtifact(t, t.TempDir(), 1)
 	var keys []Key
 	base := time.Now().Add(-10 * time.Hour)
 	for i := range 5 {
 		k := testKey()
 		k.Binding = fmt.Sprintf("batch=%d", i)
 		keys = append(keys, k)
+		src := filepath.Join(t.TempDir(), "m.rlx")
+		if err := artifact.WriteFile(src, sectionsFor(k, 1)); err != nil {
+			t.Fatal(err)
+		}
 		if err := c.Put(k, src); err != nil {
 			t.Fatal(err)
 		}
