@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -216,6 +217,34 @@ func TestEmitKernels(t *testing.T) {
 			if len(byExt) != len(exts) {
 				t.Errorf("%s %s: files by extension %v, want only %v", target, b, byExt, exts)
 			}
+		}
+	}
+}
+
+// TestBytesIndependentOfPathSpelling: the same model reached through two
+// spellings of its path gives the same artifact bytes (steps name their
+// source by the file's base name).
+func TestBytesIndependentOfPathSpelling(t *testing.T) {
+	dir := t.TempDir()
+	abs, err := filepath.Abs(mlp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var outs [][]byte
+	for i, path := range []string{mlp, abs, filepath.Join(filepath.Dir(mlp), "..", "models", filepath.Base(mlp))} {
+		out := filepath.Join(dir, fmt.Sprintf("m%d.rlx", i))
+		if code, _, errs := rlxc(t, "", "build", path, "--bind", "batch=2", "--random-weights", "1", "--no-cache", "-o", out, "-q"); code != exitOK {
+			t.Fatalf("build %s: %d %s", path, code, errs)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, b)
+	}
+	for i := 1; i < len(outs); i++ {
+		if !bytes.Equal(outs[0], outs[i]) {
+			t.Errorf("spelling %d gives other bytes than spelling 0", i)
 		}
 	}
 }

@@ -4,6 +4,7 @@ package lower
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/rlx-project/rlx/pkg/dim"
 	"github.com/rlx-project/rlx/pkg/hir"
@@ -15,6 +16,11 @@ import (
 type WeightSource interface {
 	Weight(p *hir.ParamDecl) (*tensor.Tensor, error)
 }
+
+// srcFile is the file name a node's Src gives: the base name, so that the
+// artifact (whose steps carry Src for profiles and errors) is the same
+// whichever way the path to the model was spelled.
+func srcFile(m *hir.Module) string { return filepath.Base(m.File) }
 
 // ToMIR lowers function fn of a checked module to a MIR graph. Params become
 // constants with their data from weights.
@@ -43,7 +49,7 @@ func ToMIR(m *hir.Module, fn string, weights WeightSource) (*mir.Graph, error) {
 		// An output owns its buffer: one that is an input, a constant or
 		// another output gets a copy.
 		if v.Def == nil || seen[v] {
-			n := l.g.Add(mir.OpCopy, []*mir.Value{v}, nil, m.File+": return", v.Type)
+			n := l.g.Add(mir.OpCopy, []*mir.Value{v}, nil, srcFile(m)+": return", v.Type)
 			v = n.Results[0]
 		}
 		seen[v] = true
@@ -144,7 +150,7 @@ func setElem(t *tensor.Tensor, i int, v float64) {
 }
 
 func (l *lowerer) stmt(s *hir.Stmt) error {
-	src := fmt.Sprintf("%s:%s %s", l.m.File, s.OpPos, s.Op)
+	src := fmt.Sprintf("%s:%s %s", srcFile(l.m), s.OpPos, s.Op)
 	args := make([]*mir.Value, 0, len(s.Defs))
 	for _, d := range s.Defs {
 		if d.Kind == hir.DefNone {
