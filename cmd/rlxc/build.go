@@ -100,14 +100,15 @@ RLXC_TARGET, ...) and from rlxc.yaml in the working directory; flags win.`,
 				return &exitError{code: exitUsage, err: fmt.Errorf("rlxc build: --emit-kernels writes GPU kernels; target cpu has none (its kernels are part of rlxrun): use --target vulkan, cuda or metal")}
 			}
 			opts := driver.Options{
-				Target:        v.GetString("target"),
-				Bindings:      bindings,
-				Func:          v.GetString("func"),
-				WeightsPath:   v.GetString("weights"),
-				Compiler:      "rlxc " + version,
-				CompilerBuild: compilerBuild(),
-				Cache:         cacheFrom(v),
-				ExplainCache:  v.GetBool("explain-cache"),
+				Target:           v.GetString("target"),
+				Bindings:         bindings,
+				Func:             v.GetString("func"),
+				WeightsPath:      v.GetString("weights"),
+				AllowOutsideRefs: v.GetBool("allow-outside-refs"),
+				Compiler:         "rlxc " + version,
+				CompilerBuild:    compilerBuild(),
+				Cache:            cacheFrom(v),
+				ExplainCache:     v.GetBool("explain-cache"),
 			}
 			if !v.GetBool("quiet") {
 				opts.Log = cmd.ErrOrStderr()
@@ -155,6 +156,7 @@ RLXC_TARGET, ...) and from rlxc.yaml in the working directory; flags win.`,
 	f.String("emit-kernels", "", "also write the GPU kernels to `DIR`/<binding>/, one file per kernel (.comp, .cu, .metal) and per compiled form (.spv, .ptx)")
 	f.StringArray("bind", nil, "bind dims: `NAME=V[,V...]` (repeatable; lists make one variant per value)")
 	f.String("weights", "", "safetensors file with the params' data, matched by name")
+	f.Bool("allow-outside-refs", false, "let the model's @\"file\" references be absolute or leave its directory")
 	f.String("random-weights", "", "fill params without data with deterministic random values from `SEED`")
 	f.String("func", "main", "the function to compile")
 	f.String("cache-dir", "", "AOT cache directory (default $RLXC_CACHE_DIR, $XDG_CACHE_HOME/rlx or ~/.cache/rlx)")

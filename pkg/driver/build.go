@@ -29,18 +29,21 @@ import (
 
 // Options are everything that shapes an artifact.
 type Options struct {
-	Target        string                    // "cpu"
-	Bindings      []specialize.Binding      // one variant each
-	Func          string                    // entry function; "" means main
-	WeightsPath   string                    // --weights
-	RandomSeed    *uint64                   // --random-weights
-	Params        map[string]*tensor.Tensor // params' data in memory (from an ONNX import)
-	Compiler      string                    // compiler version, recorded and part of the cache key
-	CompilerBuild string                    // the compiler's build identity: part of the cache key only
-	Cache         *cache.Cache              // nil: no cache
-	ExplainCache  bool                      // say why the cache missed
-	Log           io.Writer                 // progress and the cache line; nil for quiet
-	FusionReport  io.Writer                 // where --fusion-report goes, or nil
+	Target      string               // "cpu"
+	Bindings    []specialize.Binding // one variant each
+	Func        string               // entry function; "" means main
+	WeightsPath string               // --weights
+	// AllowOutsideRefs lets the model's @"file" references be absolute or
+	// leave its directory (--allow-outside-refs).
+	AllowOutsideRefs bool
+	RandomSeed       *uint64                   // --random-weights
+	Params           map[string]*tensor.Tensor // params' data in memory (from an ONNX import)
+	Compiler         string                    // compiler version, recorded and part of the cache key
+	CompilerBuild    string                    // the compiler's build identity: part of the cache key only
+	Cache            *cache.Cache              // nil: no cache
+	ExplainCache     bool                      // say why the cache missed
+	Log              io.Writer                 // progress and the cache line; nil for quiet
+	FusionReport     io.Writer                 // where --fusion-report goes, or nil
 }
 
 // Targets lists the targets rlxc can build for, with what building for
@@ -121,7 +124,7 @@ func Build(file string, src []byte, out string, opts Options) (*Result, error) {
 	}
 
 	// Weights first: their digest is part of the cache key.
-	ws := &lower.Weights{Dir: filepath.Dir(file), Named: opts.Params}
+	ws := &lower.Weights{Dir: filepath.Dir(file), Named: opts.Params, AllowOutside: opts.AllowOutsideRefs}
 	defer ws.Close()
 	if opts.WeightsPath != "" {
 		wf, err := safetensors.Open(opts.WeightsPath)

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
 
 	"github.com/rlx-project/rlx/pkg/hir"
 	"github.com/rlx-project/rlx/pkg/tensor"
@@ -17,11 +18,13 @@ import (
 // .hir file), then the --weights file, then --random-weights. A param with
 // none of these is an error that says how to give it data.
 type Weights struct {
-	Dir    string                    // directory of the .hir file, for @"..." references
-	Named  map[string]*tensor.Tensor // data given in memory (an imported ONNX model's initializers)
-	File   *safetensors.File         // --weights, or nil
-	Random bool                      // --random-weights
-	Seed   uint64
+	Dir string // directory of the .hir file, for @"..." references
+	// AllowOutside lets @"..." references be absolute or leave Dir.
+	AllowOutside bool
+	Named        map[string]*tensor.Tensor // data given in memory (an imported ONNX model's initializers)
+	File         *safetensors.File         // --weights, or nil
+	Random       bool                      // --random-weights
+	Seed         uint64
 
 	files map[string]*safetensors.File
 }
@@ -33,6 +36,23 @@ func (w *Weights) Close() {
 	}
 }
 
+// refPath resolves a file reference: relative to the model's directory,
+// and inside it unless AllowOutside (a model is input that may come from
+// anyone; its references must not reach any file the builder can read).
+func (w *Weights) refPath(ref string) (string, error) {
+	if w.AllowOutside {
+		if filepath.IsAbs(ref) {
+			return ref, nil
+		}
+		return filepath.Join(w.Dir, ref), nil
+	}
+	clean := filepath.Clean(ref)
+	if filepath.IsAbs(ref) || clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)) {
+		return "", fmt.Errorf("file reference @%q leaves the model's directory; references resolve inside it (rlxc build --allow-outside-refs lifts this)", ref)
+	}
+	return filepath.Join(w.Dir, clean), nil
+}
+
 // Weight implements WeightSource.
 func (w *Weights) Weight(p *hir.ParamDecl) (*tensor.Tensor, error) {
 	where := fmt.Sprintf("param %s", hir.Quote(p.Name))
@@ -40,9 +60,9 @@ func (w *Weights) Weight(p *hir.ParamDecl) (*tensor.Tensor, error) {
 	case p.Init != nil:
 		return literalTensor(p.Init, p.Checked)
 	case p.File != nil:
-		path := p.File.Path
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(w.Dir, path)
+		path, err := w.refPath(p.File.Path)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", where, err)
 		}
 		f := w.files[path]
 		if f == nil {

@@ -132,9 +132,9 @@ func Open(path string) (*File, error) {
 			}
 		}
 	} else {
-		if buf, err = io.ReadAll(fd); err != nil {
-			return nil, fmt.Errorf("safetensors: read %s: %w", path, err)
-		}
+		// A device (/dev/zero), a pipe or a directory: no size to check a
+		// header against, and possibly no end.
+		return nil, fmt.Errorf("safetensors: %s is not a regular file; write the weights to a file first", path)
 	}
 	f, err := parse(buf, path)
 	if err != nil {

@@ -505,3 +505,13 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestOpenRefusesNonRegularFiles: /dev/zero (a device without end) or a
+// directory is refused with a message, not read without limit.
+func TestOpenRefusesNonRegularFiles(t *testing.T) {
+	for _, path := range []string{os.DevNull, t.TempDir()} {
+		if _, err := Open(path); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("%s: %v", path, err)
+		}
+	}
+}
