@@ -187,7 +187,7 @@ func gatherInputs(m *loader.Model, f *runFlags) (map[string]*tensor.Tensor, erro
 			return nil, err
 		}
 		if strings.HasSuffix(path, ".npz") {
-			ts, names, err := npy.ReadNPZ(path)
+			ts, names, err := npy.ReadNPZLimit(path, m.MaxMemory())
 			if err != nil {
 				return nil, fail(exitIO, "%v", err)
 			}

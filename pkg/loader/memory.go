@@ -28,6 +28,10 @@ func (e *MemoryError) Error() string {
 		e.Variant, bytesize.Format(e.Arena+e.Output+e.Input), what, bytesize.Format(e.Limit))
 }
 
+// MaxMemory is the host memory one run may allocate (< 0: no limit): also
+// the bound a caller puts on inputs it reads for the model.
+func (m *Model) MaxMemory() int64 { return m.maxMemory }
+
 // DefaultMaxMemory is the limit a Model gets when Options.MaxMemory is 0:
 // three quarters of the machine's physical memory (no limit where it
 // cannot be read), so that a variant too large for the machine is an error

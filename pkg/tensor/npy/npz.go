@@ -20,11 +20,28 @@ import (
 // "x") and the names in archive order. A member that is not a .npy file is
 // an error.
 func ReadNPZ(path string) (map[string]*tensor.Tensor, []string, error) {
+	return ReadNPZLimit(path, -1)
+}
+
+// ReadNPZLimit is ReadNPZ refusing an archive whose members expand to more
+// than limit bytes (< 0: no limit), before it decompresses any: a small
+// deflated file can claim gigabytes. The sizes are the archive's own
+// declarations, which the zip reader holds each member to.
+func ReadNPZLimit(path string, limit int64) (map[string]*tensor.Tensor, []string, error) {
 	zr, err := zip.OpenReader(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("npz: %s: %w", path, err)
 	}
 	defer zr.Close()
+	if limit >= 0 {
+		total := uint64(0)
+		for _, f := range zr.File {
+			total += f.UncompressedSize64
+			if total > uint64(limit) || total < f.UncompressedSize64 {
+				return nil, nil, fmt.Errorf("npz: %s: its members expand to more than the limit of %d bytes", path, limit)
+			}
+		}
+	}
 	ts := make(map[string]*tensor.Tensor, len(zr.File))
 	names := make([]string, 0, len(zr.File))
 	for _, f := range zr.File {

@@ -203,3 +203,19 @@ func TestWriteNPZErrors(t *testing.T) {
 		t.Errorf("failed writes left %d files", len(ents))
 	}
 }
+
+// TestReadNPZLimit: an archive whose members claim more than the limit is
+// refused before anything is decompressed.
+func TestReadNPZLimit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "big.npz")
+	x := tensor.New(tensor.F32, 256, 256) // 256 KiB of zeros: deflates to little
+	if err := WriteNPZ(path, nil, map[string]*tensor.Tensor{"x": x}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ReadNPZLimit(path, 64<<10); err == nil || !strings.Contains(err.Error(), "expand to more than the limit") {
+		t.Errorf("64 KiB limit: %v", err)
+	}
+	if ts, _, err := ReadNPZLimit(path, 1<<20); err != nil || ts["x"].Len() != 256*256 {
+		t.Errorf("1 MiB limit: %v", err)
+	}
+}
