@@ -8,6 +8,8 @@ FUZZTIME    ?= 60s
 SMOKE_HIR   ?= 20000x
 SMOKE_DIM   ?= 200000x
 SMOKE_OTHER ?= 50000x
+# FuzzProgram writes, opens and may run an artifact per input: slower.
+SMOKE_PROGRAM ?= 2000x
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .PHONY: all build deps test test-arm64 vet fuzz fuzz-smoke bench bench-go lint check-models demo clean
@@ -74,7 +76,7 @@ demo: build
 FUZZ_TARGETS = ./pkg/hir:FuzzParseCheck ./pkg/dim:FuzzParse ./pkg/artifact:FuzzOpenBytes \
                ./pkg/artifact:FuzzCraftedSection ./pkg/artifact:FuzzUnmarshalManifest \
                ./pkg/tensor/npy:FuzzRead ./pkg/tensor/safetensors:FuzzParse ./pkg/onnx/onnxpb:FuzzDecode \
-               ./pkg/targets/gpu/runtime:FuzzNew
+               ./pkg/targets/gpu/runtime:FuzzNew ./pkg/loader:FuzzProgram
 
 fuzz:
 	@for t in $(FUZZ_TARGETS); do scripts/fuzz.sh $${t%%:*} $${t##*:} $(FUZZTIME) || exit 1; done
@@ -84,6 +86,7 @@ fuzz-smoke:
 	scripts/fuzz.sh ./pkg/dim FuzzParse $(SMOKE_DIM)
 	@for t in ./pkg/artifact:FuzzOpenBytes ./pkg/tensor/npy:FuzzRead ./pkg/tensor/safetensors:FuzzParse ./pkg/onnx/onnxpb:FuzzDecode ./pkg/targets/gpu/runtime:FuzzNew; do \
 		scripts/fuzz.sh $${t%%:*} $${t##*:} $(SMOKE_OTHER) || exit 1; done
+	scripts/fuzz.sh ./pkg/loader FuzzProgram $(SMOKE_PROGRAM)
 
 ## bench: rlx against ONNX Runtime and OpenBLAS on this machine, one table (cmd/rlxbench; BENCHFLAGS="--models mlp --json out.json")
 bench: build
