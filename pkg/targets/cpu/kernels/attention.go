@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math"
 	"sync"
+
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/vec"
 )
 
 // AttnGeom describes a scaled dot-product attention. Each operand is a
@@ -44,7 +47,7 @@ const (
 //
 // Scores and probabilities are float32 (the Gemm's), the running maximum and
 // sum float64. out must not overlap the operands.
-func Attention(p *Pool, out, q, k, v, mask []float32, g AttnGeom) {
+func Attention(p *parallel.Pool, out, q, k, v, mask []float32, g AttnGeom) {
 	nd := len(g.Batch)
 	if len(g.QStrides) != nd || len(g.KStrides) != nd || len(g.VStrides) != nd ||
 		(g.MaskStrides != nil && len(g.MaskStrides) != nd) {
@@ -216,7 +219,7 @@ func attnBlock(out, q, k, v, mask []float32, g *AttnGeom, bi, i0 int, w *attnWor
 					}
 				}
 			} else {
-				mx = float64(maxNaN32(srow[:lim]))
+				mx = float64(vec.MaxNaN32(srow[:lim]))
 			}
 			mNew := m[r]
 			if mx > mNew || mx != mx {
@@ -227,9 +230,9 @@ func attnBlock(out, q, k, v, mask []float32, g *AttnGeom, bi, i0 int, w *attnWor
 				clear(srow)
 				continue
 			}
-			alpha := expNaN((m[r] - mNew) * float64(escale)) // 0 when m[r] is -Inf
+			alpha := vec.ExpNaN((m[r] - mNew) * float64(escale)) // 0 when m[r] is -Inf
 			first := math.IsInf(m[r], -1)
-			sum := expSub32(srow[:lim], float32(mNew), escale)
+			sum := vec.ExpSub32(srow[:lim], float32(mNew), escale)
 			clear(srow[lim:])
 			l[r] = l[r]*alpha + sum
 			m[r] = mNew
@@ -258,7 +261,7 @@ func attnBlock(out, q, k, v, mask []float32, g *AttnGeom, bi, i0 int, w *attnWor
 			continue
 		}
 		clear(orow)
-		axpy(orow, ar, float32(1/l[r])) // orow = acc/l, one rounding, in vectors
+		vec.Axpy(orow, ar, float32(1/l[r])) // orow = acc/l, one rounding, in vectors
 	}
 }
 

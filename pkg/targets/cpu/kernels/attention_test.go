@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math"
 	"testing"
+
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/vec"
 )
 
 // refAttention materializes every score matrix in float64. scale is the
@@ -77,7 +80,7 @@ type attnCase struct {
 	maskAllOffRow, maskNaN bool
 }
 
-func runAttnCase(t *testing.T, ps []*Pool, c attnCase, seed uint64) {
+func runAttnCase(t *testing.T, ps []*parallel.Pool, c attnCase, seed uint64) {
 	t.Helper()
 	r := newRand(seed)
 	nd := len(c.batch)
@@ -200,7 +203,7 @@ func BenchmarkAttention(b *testing.B) {
 	}{{"encoder_4x128x128", 128, 128, false, 4}, {"prefill_12x512x512", 512, 512, false, 12}, {"causal_12x512x512", 512, 512, true, 12}, {"decode_12x1x2048", 1, 2048, true, 12}} {
 		for _, threads := range []int{1, 2} {
 			b.Run(fmt.Sprintf("%s/threads=%d", c.name, threads), func(b *testing.B) {
-				p := NewPool(threads)
+				p := parallel.NewPool(threads)
 				defer p.Close()
 				h, d := c.heads, 64
 				r := newRand(3)
@@ -230,7 +233,7 @@ func TestMaxNaN32(t *testing.T) {
 		{nil, -inf}, {[]float32{3}, 3}, {[]float32{1, 5, 2, 4, -7}, 5}, {[]float32{-1, -2, -3, -4, -5, -6, -0.5}, -0.5},
 		{[]float32{1, 2, 3, 4, 5, 6, 7, inf}, inf}, {[]float32{1, nan, 3}, nan}, {[]float32{1, 2, 3, 4, 5, 6, nan}, nan},
 	} {
-		got := maxNaN32(c.x)
+		got := vec.MaxNaN32(c.x)
 		if got != c.want && !(got != got && c.want != c.want) {
 			t.Errorf("maxNaN32(%v) = %v, want %v", c.x, got, c.want)
 		}

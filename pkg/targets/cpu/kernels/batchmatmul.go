@@ -1,6 +1,10 @@
 package kernels
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
+)
 
 // BatchMatMul computes out = a·b over broadcast batch dimensions: a is
 // [...batchA, M, K] and b [...batchB, K, N] (both of rank >= 2, contiguous);
@@ -11,7 +15,7 @@ import "fmt"
 // When b has no batch (or only 1s) a's batches fold into one [batch·M, K]
 // Gemm; otherwise each output matrix is one Gemm, split across the pool by
 // batch when the matrices are small and within each Gemm when they are not.
-func BatchMatMul(p *Pool, out, a []float32, aShape []int, b []float32, bShape []int, ep Epilogue) {
+func BatchMatMul(p *parallel.Pool, out, a []float32, aShape []int, b []float32, bShape []int, ep Epilogue) {
 	ra, rb := len(aShape), len(bShape)
 	if ra < 2 || rb < 2 {
 		panic(fmt.Sprintf("kernels: BatchMatMul: operands need rank >= 2, got %v and %v", aShape, bShape))
@@ -48,7 +52,7 @@ func BatchMatMul(p *Pool, out, a []float32, aShape []int, b []float32, bShape []
 	}
 	aStr := broadcastStrides(aShape[:ra-2], len(batch), m*k)
 	bStr := broadcastStrides(bShape[:rb-2], len(batch), k*n)
-	one := func(bi int, q *Pool, w *gemmWork) {
+	one := func(bi int, q *parallel.Pool, w *gemmWork) {
 		ao, bo := 0, 0
 		rem := bi
 		for d := len(batch) - 1; d >= 0; d-- {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"testing"
+
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/vec"
 )
 
 // refBatchMatMul broadcasts by unravelling each output batch index and
@@ -87,7 +89,7 @@ func TestBatchMatMul(t *testing.T) {
 				nOut := prod(c.outBatch) * m * n
 				ep := Epilogue{}
 				if epi == 1 {
-					ep = Epilogue{Bias: randSlice(r, n), Act: ActGelu, Residual: randSlice(r, nOut)}
+					ep = Epilogue{Bias: randSlice(r, n), Act: vec.ActGelu, Residual: randSlice(r, nOut)}
 				}
 				want, scale := refBatchMatMul(a, aShape, b, bShape, c.outBatch, &ep)
 				var first []float32
@@ -113,7 +115,7 @@ func TestBatchMatMulManySmall(t *testing.T) {
 	r := newRand(99)
 	aShape, bShape := []int{8, 4, 6, 5}, []int{8, 4, 5, 7}
 	a, b := randSlice(r, prod(aShape)), randSlice(r, prod(bShape))
-	ep := Epilogue{Bias: randSlice(r, 7), Act: ActRelu}
+	ep := Epilogue{Bias: randSlice(r, 7), Act: vec.ActRelu}
 	want, scale := refBatchMatMul(a, aShape, b, bShape, []int{8, 4}, &ep)
 	for _, p := range ps {
 		out := poison(8 * 4 * 6 * 7)
@@ -131,7 +133,7 @@ func TestBatchMatMulFewRowsBlocks(t *testing.T) {
 		m, k, n := mkn[0], mkn[1], mkn[2]
 		r := newRand(uint64(700 + i))
 		a, b := randSlice(r, m*k), randSlice(r, k*n)
-		ep := Epilogue{Bias: randSlice(r, n), Act: ActGelu, Residual: randSlice(r, m*n)}
+		ep := Epilogue{Bias: randSlice(r, n), Act: vec.ActGelu, Residual: randSlice(r, m*n)}
 		want, scale := refBatchMatMul(a, []int{m, k}, b, []int{k, n}, nil, &ep)
 		var first []float32
 		for _, p := range ps {

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math"
 	"sync"
+
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/vec"
 )
 
 // ConvGeom is the geometry of a 2-D convolution over NCHW input: x [N, C, H,
@@ -37,7 +40,7 @@ func (g *ConvGeom) normalize() {
 // unpadded convolution reads the input as a plain matrix. Convolutions with
 // one input channel per group (depthwise, any channel multiplier) take a
 // direct loop instead.
-func Conv2D(p *Pool, out, x, w []float32, g ConvGeom, ep Epilogue) {
+func Conv2D(p *parallel.Pool, out, x, w []float32, g ConvGeom, ep Epilogue) {
 	g.normalize()
 	if g.C%g.Groups != 0 || g.O%g.Groups != 0 || min(g.N, g.C, g.H, g.W, g.O, g.KH, g.KW, g.OH, g.OW) < 0 {
 		panic(fmt.Sprintf("kernels: Conv2D: bad geometry %+v", g))
@@ -73,7 +76,7 @@ func Conv2D(p *Pool, out, x, w []float32, g ConvGeom, ep Epilogue) {
 		defer phasePool.Put(buf)
 		phases = *buf
 	}
-	one := func(t int, q *Pool, work *gemmWork) {
+	one := func(t int, q *parallel.Pool, work *gemmWork) {
 		n, gi := t/g.Groups, t%g.Groups
 		xs := x[(n*g.C+gi*cg)*hw : (n*g.C+(gi+1)*cg)*hw]
 		cb := convB{x: xs, g: &g}
@@ -315,14 +318,14 @@ var dwSmallPool = sync.Pool{New: func() any { return new(dwSmall) }}
 // is a sum of KH·KW shifted, scaled input rows: axpys. A strided conv first
 // splits each input row into its stride phases (columns j·s+ph), so every
 // tap becomes a contiguous axpy too.
-func convDirect(p *Pool, out, x, w []float32, g *ConvGeom, ep *Epilogue) {
+func convDirect(p *parallel.Pool, out, x, w []float32, g *ConvGeom, ep *Epilogue) {
 	s := g.OH * g.OW
 	if dwNHWCApplies(g) {
 		// Small planes go channels last (see depthwiseNHWC), ReLU or a
 		// clamp applied in the taps' pass, anything else after.
 		clo, chi, act := clampOf(ep)
 		depthwiseNHWC(p, out, x, w, g, ep.Bias, clo, chi)
-		if act != ActNone || ep.Residual != nil {
+		if act != vec.ActNone || ep.Residual != nil {
 			for n := 0; n < g.N; n++ {
 				e := epi{act: act, alpha: ep.Alpha, lo: ep.Min, hi: ep.Max, ldr: s}
 				if ep.Residual != nil {
@@ -400,10 +403,10 @@ func convDirect(p *Pool, out, x, w []float32, g *ConvGeom, ep *Epilogue) {
 					clo, chi := float32(math.Inf(-1)), float32(math.Inf(1))
 					act := ep.Act
 					switch act {
-					case ActRelu:
-						clo, act = 0, ActNone
-					case ActClamp:
-						clo, chi, act = ep.Min, ep.Max, ActNone
+					case vec.ActRelu:
+						clo, act = 0, vec.ActNone
+					case vec.ActClamp:
+						clo, chi, act = ep.Min, ep.Max, vec.ActNone
 					}
 					if inPlace {
 						dwPlane(op, xp, g, span, wk, bias, clo, chi, zero)
@@ -420,10 +423,10 @@ func convDirect(p *Pool, out, x, w []float32, g *ConvGeom, ep *Epilogue) {
 				// ReLU and clamp are applied in the row pass itself.
 				clo, chi, act := float32(math.Inf(-1)), float32(math.Inf(1)), ep.Act
 				switch act {
-				case ActRelu:
-					clo, act = 0, ActNone
-				case ActClamp:
-					clo, chi, act = ep.Min, ep.Max, ActNone
+				case vec.ActRelu:
+					clo, act = 0, vec.ActNone
+				case vec.ActClamp:
+					clo, chi, act = ep.Min, ep.Max, vec.ActNone
 				}
 				depthwise3x3(op, gp, wk, bias, clo, chi, &rows, zero)
 				e := epi{biasPerRow: true, act: act, alpha: ep.Alpha, lo: ep.Min, hi: ep.Max, ldr: s}
@@ -457,7 +460,7 @@ func convDirect(p *Pool, out, x, w []float32, g *ConvGeom, ep *Epilogue) {
 							base := (ph*g.H + ih) * phaseW
 							src = phases[base+owLo+shift : base+owHi+shift]
 						}
-						axpy(orow, src, wv)
+						vec.Axpy(orow, src, wv)
 					}
 				}
 			}

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math"
 	"testing"
+
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/vec"
 )
 
 // BenchmarkDepthwise times MobileNetV2's depthwise shapes.
@@ -14,10 +17,10 @@ func BenchmarkDepthwise(b *testing.B) {
 		x := make([]float32, c.C*c.H*c.H)
 		w := make([]float32, c.C*9)
 		out := make([]float32, c.C*oh*oh)
-		p := NewPool(1)
+		p := parallel.NewPool(1)
 		b.Run(fmt.Sprintf("C%d_H%d_s%d", c.C, c.H, c.S), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				Conv2D(p, out, x, w, g, Epilogue{Bias: make([]float32, c.C), Act: ActClamp, Min: 0, Max: 6})
+				Conv2D(p, out, x, w, g, Epilogue{Bias: make([]float32, c.C), Act: vec.ActClamp, Min: 0, Max: 6})
 			}
 			b.ReportMetric(float64(2*9*c.C*oh*oh)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
@@ -74,7 +77,7 @@ func TestDeinterleave2(t *testing.T) {
 // and 2, pads 0..2, asymmetric sizes, ReLU and clamp fused, NaN passing.
 func TestDepthwiseRows(t *testing.T) {
 	for _, c := range []struct{ H, W, S, P int }{{20, 23, 1, 1}, {20, 23, 2, 1}, {17, 30, 1, 0}, {16, 35, 2, 2}, {12, 9, 1, 1}, {40, 40, 2, 0}, {7, 7, 1, 1}, {6, 5, 1, 0}, {14, 14, 2, 1}} {
-		for _, act := range []Activation{ActNone, ActRelu, ActClamp} {
+		for _, act := range []vec.Activation{vec.ActNone, vec.ActRelu, vec.ActClamp} {
 			C := 3
 			oh := (c.H+2*c.P-3)/c.S + 1
 			ow := (c.W+2*c.P-3)/c.S + 1
@@ -91,7 +94,7 @@ func TestDepthwiseRows(t *testing.T) {
 			}
 			bias := []float32{0.5, -1, 2}
 			out := make([]float32, C*oh*ow)
-			Conv2D(NewPool(1), out, x, w, g, Epilogue{Bias: bias, Act: act, Min: -5, Max: 6})
+			Conv2D(parallel.NewPool(1), out, x, w, g, Epilogue{Bias: bias, Act: act, Min: -5, Max: 6})
 			for ch := 0; ch < C; ch++ {
 				for i := 0; i < oh; i++ {
 					for j := 0; j < ow; j++ {
@@ -105,11 +108,11 @@ func TestDepthwiseRows(t *testing.T) {
 							}
 						}
 						switch {
-						case act == ActRelu && acc < 0:
+						case act == vec.ActRelu && acc < 0:
 							acc = 0
-						case act == ActClamp && acc < -5:
+						case act == vec.ActClamp && acc < -5:
 							acc = -5
-						case act == ActClamp && acc > 6:
+						case act == vec.ActClamp && acc > 6:
 							acc = 6
 						}
 						got := out[(ch*oh+i)*ow+j]

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math"
 	"testing"
+
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/vec"
 )
 
 // outSize is the output length of a window dim: floor mode, or ceil mode
@@ -153,9 +156,9 @@ func TestConv2D(t *testing.T) {
 			case "bias":
 				ep.Bias = randSlice(r, g.O)
 			case "bias+relu+res":
-				ep.Bias, ep.Act, ep.Residual = randSlice(r, g.O), ActRelu, randSlice(r, nOut)
+				ep.Bias, ep.Act, ep.Residual = randSlice(r, g.O), vec.ActRelu, randSlice(r, nOut)
 			case "silu+res":
-				ep.Act, ep.Residual = ActSilu, randSlice(r, nOut)
+				ep.Act, ep.Residual = vec.ActSilu, randSlice(r, nOut)
 			}
 			want, scale := refConv(x, w, g, &ep)
 			var first []float32
@@ -180,12 +183,12 @@ func BenchmarkConv2D(b *testing.B) {
 	flops := 2 * float64(g.O*g.OH*g.OW) * float64(g.C*g.KH*g.KW)
 	for _, threads := range []int{1, 2} {
 		b.Run(fmt.Sprint("3x3_64x64_56/threads=", threads), func(b *testing.B) {
-			p := NewPool(threads)
+			p := parallel.NewPool(threads)
 			defer p.Close()
 			r := newRand(1)
 			x, w := randSlice(r, 64*56*56), randSlice(r, 64*64*9)
 			out := make([]float32, 64*56*56)
-			ep := Epilogue{Bias: randSlice(r, 64), Act: ActRelu}
+			ep := Epilogue{Bias: randSlice(r, 64), Act: vec.ActRelu}
 			for b.Loop() {
 				Conv2D(p, out, x, w, g, ep)
 			}
@@ -198,7 +201,7 @@ func BenchmarkConv2D(b *testing.B) {
 		r := newRand(3)
 		x, w := randSlice(r, 3*224*224), randSlice(r, 32*27)
 		out := make([]float32, 32*112*112)
-		ep := Epilogue{Bias: randSlice(r, 32), Act: ActClamp, Min: 0, Max: 6}
+		ep := Epilogue{Bias: randSlice(r, 32), Act: vec.ActClamp, Min: 0, Max: 6}
 		for b.Loop() {
 			Conv2D(nil, out, x, w, g, ep)
 		}
@@ -255,11 +258,11 @@ func TestConv1x1Packed(t *testing.T) {
 			case "bias":
 				ep.Bias = randSlice(r, c.o)
 			case "bias+relu+res":
-				ep.Bias, ep.Act, ep.Residual = randSlice(r, c.o), ActRelu, randSlice(r, nOut)
+				ep.Bias, ep.Act, ep.Residual = randSlice(r, c.o), vec.ActRelu, randSlice(r, nOut)
 			case "clamp":
-				ep.Act, ep.Min, ep.Max = ActClamp, -0.5, 0.5
+				ep.Act, ep.Min, ep.Max = vec.ActClamp, -0.5, 0.5
 			case "silu+res":
-				ep.Act, ep.Residual = ActSilu, randSlice(r, nOut)
+				ep.Act, ep.Residual = vec.ActSilu, randSlice(r, nOut)
 			}
 			want, scale := refConv(x, w, g, &ep)
 			wt := make([]float32, c.c*c.o) // Wᵀ [C, O]

@@ -2,7 +2,11 @@
 
 package kernels
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/vec"
+)
 
 // dot9 computes dst[i] = clamp(bias + Σ_t w[t]*src[t][i], lo, hi) over
 // len(dst) elements; every src[t] has at least len(dst) elements. It is
@@ -32,7 +36,7 @@ func deinterleaveRows(even, odd []float32, dstStride int, src []float32, srcStri
 	pairs := n / 2
 	last := (rows - 1) * dstStride
 	_, _ = even[last+(n+1)/2-1], src[(rows-1)*srcStride+n-1]
-	if hasAVX2FMA && pairs > 0 {
+	if vec.AVX2FMA && pairs > 0 {
 		_ = odd[last+pairs-1]
 		deinterleave2AVX2(&even[0], &odd[0], &src[0], pairs, rows, dstStride, srcStride)
 	} else {
@@ -55,7 +59,7 @@ func dot9RowsAVX2(dst *float32, dstStep int, src *[9]uintptr, srcStep int, rows 
 // reports false (doing nothing) where there is no vector path; the caller
 // then goes row by row.
 func dot9Rows(dst []float32, dstStride int, src *[9][]float32, srcStride, rows, n int, w *[9]float32, bias, lo, hi float32) bool {
-	if !hasAVX2FMA || n < 1 || rows <= 0 {
+	if !vec.AVX2FMA || n < 1 || rows <= 0 {
 		return false
 	}
 	_ = dst[(rows-1)*dstStride+n-1]

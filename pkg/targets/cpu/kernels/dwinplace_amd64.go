@@ -2,6 +2,10 @@
 
 package kernels
 
+import (
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/vec"
+)
+
 //go:noescape
 func dwS1RowsAVX2(dst *float32, ldd int, r0, r1, r2 *float32, srcStep, n, blocks, last int, w *dwWeights)
 
@@ -12,7 +16,7 @@ func dwS2RowsAVX2(dst *float32, ldd int, r0, r1, r2 *float32, srcStep, n, blocks
 // floats apart, input rows srcStep floats apart from rows[k] (kernel row
 // k of the first output row), srcStep/stride floats wide.
 func dwRowsVec(dst []float32, ldd int, rows *[3][]float32, srcStep, n int, sp dwSpan, w *dwWeights) {
-	if !hasAVX2FMA {
+	if !vec.AVX2FMA {
 		dwRowsGo(dst, ldd, rows, srcStep, n, sp, w, srcStep/sp.stride)
 		return
 	}

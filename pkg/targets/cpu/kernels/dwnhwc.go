@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math"
 	"sync"
+
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/vec"
 )
 
 // Depthwise 3×3 convolution over small planes, channels last.
@@ -82,7 +85,7 @@ var dwNHWCPool = sync.Pool{New: func() any { return new(dwNHWCWork) }}
 func (wk *dwNHWCWork) tapMajor(g *ConvGeom, w, bias []float32, c0, c1, ps int) (wt, bs, zero []float32) {
 	cn := c1 - c0
 	wk.w = grow(wk.w, 9*cn)
-	transpose(wk.w, cn, w[c0*9:], 9, cn, 9)
+	vec.Transpose(wk.w, cn, w[c0*9:], 9, cn, 9)
 	bs, zero = wk.biasZeros(g, bias, c0, c1, ps)
 	return wk.w[:9*cn], bs, zero
 }
@@ -102,7 +105,7 @@ func (wk *dwNHWCWork) biasZeros(g *ConvGeom, bias []float32, c0, c1, ps int) (bs
 // of g, blocks a multiple of 8 channels split across the pool, with the
 // block's weights tap-major (wt [9][cn]), its bias (zeros for a nil one), a
 // zero pixel, and the task's buffers.
-func dwNHWCBlocks(p *Pool, g *ConvGeom, w, bias []float32, body func(wk *dwNHWCWork, n, c0, cn int, wt, bs, zero []float32)) {
+func dwNHWCBlocks(p *parallel.Pool, g *ConvGeom, w, bias []float32, body func(wk *dwNHWCWork, n, c0, cn int, wt, bs, zero []float32)) {
 	C := g.C
 	blocks := 1
 	if p.Threads() > 1 {
@@ -123,13 +126,13 @@ func dwNHWCBlocks(p *Pool, g *ConvGeom, w, bias []float32, body func(wk *dwNHWCW
 // depthwiseNHWC computes a depthwise convolution dwNHWCApplies accepts,
 // out = clamp(conv(x, w) + bias, lo, hi), NCHW in and out: each block is
 // transposed channels last, computed, and transposed back. bias may be nil.
-func depthwiseNHWC(p *Pool, out, x, w []float32, g *ConvGeom, bias []float32, lo, hi float32) {
+func depthwiseNHWC(p *parallel.Pool, out, x, w []float32, g *ConvGeom, bias []float32, lo, hi float32) {
 	C, hw, ohw := g.C, g.H*g.W, g.OH*g.OW
 	dwNHWCBlocks(p, g, w, bias, func(wk *dwNHWCWork, n, c0, cn int, wt, bs, zero []float32) {
 		wk.x, wk.o = grow(wk.x, hw*cn), grow(wk.o, ohw*cn)
-		transpose(wk.x, cn, x[(n*C+c0)*hw:], hw, cn, hw) // [C][H·W] -> [H·W][C]
+		vec.Transpose(wk.x, cn, x[(n*C+c0)*hw:], hw, cn, hw) // [C][H·W] -> [H·W][C]
 		dwNHWCPlane(wk.o, wk.x, wt, bs, zero, g, cn, cn, 0, g.OH, lo, hi)
-		transpose(out[(n*C+c0)*ohw:], ohw, wk.o, cn, ohw, cn)
+		vec.Transpose(out[(n*C+c0)*ohw:], ohw, wk.o, cn, ohw, cn)
 	})
 }
 
@@ -189,7 +192,7 @@ func dwNHWCPlane(ot, xt, wt, bias, zero []float32, g *ConvGeom, cn, ps, oh0, oh1
 // 7×7 layer); ep.Bias is per channel, ep.Residual laid out like out. ReLU
 // and clamps are applied with the taps, other activations and the
 // residual after. out must not overlap x, wt, Bias or Residual.
-func DepthwiseNHWC(p *Pool, out, x, wt []float32, g ConvGeom, ep Epilogue) {
+func DepthwiseNHWC(p *parallel.Pool, out, x, wt []float32, g ConvGeom, ep Epilogue) {
 	g.normalize()
 	C, hw, ohw := g.C, g.H*g.W, g.OH*g.OW
 	if !dwNHWCShape(&g) || g.N < 0 || len(x) < g.N*hw*C || len(out) < g.N*ohw*C || len(wt) < 9*C ||
@@ -213,7 +216,7 @@ func DepthwiseNHWC(p *Pool, out, x, wt []float32, g ConvGeom, ep Epilogue) {
 			t += oh1 - oh
 		}
 	})
-	if act != ActNone || ep.Residual != nil {
+	if act != vec.ActNone || ep.Residual != nil {
 		e := epi{act: act, alpha: ep.Alpha, lo: ep.Min, hi: ep.Max, res: ep.Residual, ldr: C}
 		e.apply(out, C, 0, 0, g.N*ohw, C)
 	}
@@ -226,7 +229,7 @@ func DepthwiseTaps(w []float32, c, taps int) []float32 {
 		panic(fmt.Sprintf("kernels: DepthwiseTaps: %d weights for %d channels of %d taps", len(w), c, taps))
 	}
 	wt := make([]float32, taps*c)
-	transpose(wt, c, w, taps, c, taps)
+	vec.Transpose(wt, c, w, taps, c, taps)
 	return wt
 }
 
@@ -239,29 +242,29 @@ func DepthwiseNHWCApplies(g ConvGeom) bool {
 
 // clampOf splits ep's activation into the clamp the tap passes apply (ReLU
 // as [0, +Inf], a clamp as itself, else none) and the activation left.
-func clampOf(ep *Epilogue) (lo, hi float32, rest Activation) {
+func clampOf(ep *Epilogue) (lo, hi float32, rest vec.Activation) {
 	lo, hi, rest = float32(math.Inf(-1)), float32(math.Inf(1)), ep.Act
 	switch {
-	case rest == ActRelu:
-		lo, rest = 0, ActNone
-	case rest == ActClamp && !(ep.Min > ep.Max):
-		lo, hi, rest = ep.Min, ep.Max, ActNone
+	case rest == vec.ActRelu:
+		lo, rest = 0, vec.ActNone
+	case rest == vec.ActClamp && !(ep.Min > ep.Max):
+		lo, hi, rest = ep.Min, ep.Max, vec.ActNone
 	}
 	return lo, hi, rest
 }
 
 // ToNHWC writes src [N, C, HW] channels last into dst [N, HW, C], and
 // ToNCHW the other way; channel blocks are split across the pool.
-func ToNHWC(p *Pool, dst, src []float32, n, c, hw int) {
+func ToNHWC(p *parallel.Pool, dst, src []float32, n, c, hw int) {
 	relayout(p, dst, src, n, c, hw, true)
 }
 
 // ToNCHW writes src [N, HW, C] as dst [N, C, HW].
-func ToNCHW(p *Pool, dst, src []float32, n, c, hw int) {
+func ToNCHW(p *parallel.Pool, dst, src []float32, n, c, hw int) {
 	relayout(p, dst, src, n, c, hw, false)
 }
 
-func relayout(p *Pool, dst, src []float32, n, c, hw int, toNHWC bool) {
+func relayout(p *parallel.Pool, dst, src []float32, n, c, hw int, toNHWC bool) {
 	if n < 0 || c < 0 || hw < 0 || len(dst) < n*c*hw || len(src) < n*c*hw {
 		panic(fmt.Sprintf("kernels: relayout: slices of %d, %d for [%d, %d, %d]", len(dst), len(src), n, c, hw))
 	}
@@ -275,9 +278,9 @@ func relayout(p *Pool, dst, src []float32, n, c, hw int, toNHWC bool) {
 			c0, c1 := b*ceilDiv(c, 8)/blocks*8, min(c, (b+1)*ceilDiv(c, 8)/blocks*8)
 			img := i * c * hw
 			if toNHWC {
-				transpose(dst[img+c0:], c, src[img+c0*hw:], hw, c1-c0, hw)
+				vec.Transpose(dst[img+c0:], c, src[img+c0*hw:], hw, c1-c0, hw)
 			} else {
-				transpose(dst[img+c0*hw:], hw, src[img+c0:], c, hw, c1-c0)
+				vec.Transpose(dst[img+c0*hw:], hw, src[img+c0:], c, hw, c1-c0)
 			}
 		}
 	})

@@ -5,6 +5,8 @@ package kernels
 import (
 	"runtime"
 	"unsafe"
+
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/vec"
 )
 
 //go:noescape
@@ -13,7 +15,7 @@ func dwNHWCAVX(out *float32, outStep int, bases *[9]uintptr, inStep int, w, bias
 // dwNHWC runs the nine channels-last taps over npix pixels (see dwNHWCGo),
 // eight channels a vector, where the CPU has AVX2 and FMA.
 func dwNHWC(out []float32, outStride int, in *[9][]float32, inStride int, w, bias []float32, c, npix int, lo, hi float32) {
-	if !hasAVX2FMA || c%8 != 0 {
+	if !vec.AVX2FMA || c%8 != 0 {
 		dwNHWCGo(out, outStride, in, inStride, w, bias, c, npix, lo, hi)
 		return
 	}

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math"
 	"testing"
+
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/vec"
 )
 
 // TestDwNHWCTwins checks the channels-last tap kernel against its Go twin:
@@ -53,7 +56,7 @@ func TestDepthwiseNHWC(t *testing.T) {
 			}
 		}
 	}
-	ToNCHW(NewPool(2), back, nhwc, 2, 24, 35)
+	ToNCHW(parallel.NewPool(2), back, nhwc, 2, 24, 35)
 	checkEqual(t, "ToNCHW(ToNHWC(x))", back, x)
 
 	geoms := []ConvGeom{
@@ -64,7 +67,7 @@ func TestDepthwiseNHWC(t *testing.T) {
 		convGeom(1, 24, 6, 9, 24, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 24, false),
 		convGeom(1, 16, 28, 28, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 16, false), // beyond Conv2D's own channels-last cut
 	}
-	eps := []Epilogue{{}, {Act: ActClamp, Min: 0, Max: 6}, {Act: ActRelu}, {Act: ActGelu}}
+	eps := []Epilogue{{}, {Act: vec.ActClamp, Min: 0, Max: 6}, {Act: vec.ActRelu}, {Act: vec.ActGelu}}
 	for gi, g := range geoms {
 		for ei, ep := range eps {
 			for _, bias := range []bool{false, true} {
@@ -114,13 +117,13 @@ func BenchmarkDepthwiseNHWC(b *testing.B) {
 	for _, s := range []struct{ c, hw, stride int }{{192, 28, 1}, {192, 28, 2}, {384, 14, 1}, {576, 14, 1}, {576, 14, 2}, {960, 7, 1}} {
 		for _, threads := range []int{1, 2} {
 			b.Run(fmt.Sprintf("%d@%d_s%d/threads=%d", s.c, s.hw, s.stride, threads), func(b *testing.B) {
-				p := NewPool(threads)
+				p := parallel.NewPool(threads)
 				defer p.Close()
 				g := convGeom(1, s.c, s.hw, s.hw, s.c, 3, 3, s.stride, s.stride, 1, 1, 1, 1, 1, 1, s.c, false)
 				r := newRand(1)
 				x, w := randSlice(r, s.c*s.hw*s.hw), DepthwiseTaps(randSlice(r, s.c*9), s.c, 9)
 				out := make([]float32, s.c*g.OH*g.OW)
-				ep := Epilogue{Bias: randSlice(r, s.c), Act: ActClamp, Min: 0, Max: 6}
+				ep := Epilogue{Bias: randSlice(r, s.c), Act: vec.ActClamp, Min: 0, Max: 6}
 				for b.Loop() {
 					DepthwiseNHWC(p, out, x, w, g, ep)
 				}

@@ -1,6 +1,10 @@
 package kernels
 
-import "math"
+import (
+	"math"
+
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/vec"
+)
 
 // Epilogue is what a matmul or convolution applies to each accumulated output
 // element before it is stored: out = act(acc + bias) + residual.
@@ -9,7 +13,7 @@ import "math"
 // they are still being read). The zero Epilogue stores the plain product.
 type Epilogue struct {
 	Bias     []float32 // per output column (Gemm, BatchMatMul) or per output channel (Conv2D), or nil
-	Act      Activation
+	Act      vec.Activation
 	Alpha    float32   // ActLeakyRelu slope
 	Min, Max float32   // ActClamp bounds (±Inf for one-sided)
 	Residual []float32 // same layout as the output, added after the activation, or nil
@@ -20,7 +24,7 @@ type Epilogue struct {
 type epi struct {
 	bias       []float32
 	biasPerRow bool
-	act        Activation
+	act        vec.Activation
 	alpha      float32
 	lo, hi     float32
 	res        []float32
@@ -28,7 +32,7 @@ type epi struct {
 }
 
 func (e *epi) none() bool {
-	return e == nil || (e.bias == nil && e.act == ActNone && e.res == nil)
+	return e == nil || (e.bias == nil && e.act == vec.ActNone && e.res == nil)
 }
 
 // colEpi binds ep to a row-major output with leading dimension ld and the
@@ -50,16 +54,16 @@ func (e *epi) apply(c []float32, ldc, i0, j0, rows, cols int) {
 	// branched on every element, 5 ns each on random data.
 	var flags uint
 	lo, hi := e.lo, e.hi
-	vec := true
+	rowPass := true
 	switch e.act {
-	case ActNone:
-	case ActRelu:
+	case vec.ActNone:
+	case vec.ActRelu:
 		flags, lo, hi = epiClamp, 0, float32(math.Inf(1))
-	case ActClamp:
+	case vec.ActClamp:
 		// Inverted bounds give lo in Go, hi as max then min: Go does them.
-		flags, vec = epiClamp, !(lo > hi)
+		flags, rowPass = epiClamp, !(lo > hi)
 	default:
-		vec = false
+		rowPass = false
 	}
 	if e.bias != nil {
 		if e.biasPerRow {
@@ -74,7 +78,7 @@ func (e *epi) apply(c []float32, ldc, i0, j0, rows, cols int) {
 	for i := i0; i < i0+rows; i++ {
 		row := c[i*ldc+j0 : i*ldc+j0+cols]
 		done := 0
-		if vec {
+		if rowPass {
 			var bias, res []float32
 			var bv float32
 			if e.bias != nil {
@@ -111,7 +115,7 @@ func (e *epi) applyRow(row []float32, i, j0 int) {
 			}
 		}
 	}
-	activate(row, e.act, e.alpha, e.lo, e.hi)
+	vec.Activate(row, e.act, e.alpha, e.lo, e.hi)
 	if e.res != nil {
 		r := e.res[i*e.ldr+j0 : i*e.ldr+j0+cols]
 		for j := range row {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"testing"
+
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/vec"
 )
 
 // TestEpiApplyVec: epi.apply, whose rows go through the vector pass where
@@ -14,7 +16,7 @@ func TestEpiApplyVec(t *testing.T) {
 	r := newRand(7)
 	const ldc = 45
 	special := []float32{float32(math.NaN()), float32(math.Copysign(0, -1)), 0, 6, float32(math.Inf(-1))}
-	for _, act := range []Activation{ActNone, ActRelu, ActClamp, ActSigmoid} {
+	for _, act := range []vec.Activation{vec.ActNone, vec.ActRelu, vec.ActClamp, vec.ActSigmoid} {
 		for _, bounds := range [][2]float32{{0, 6}, {1, -1}, {float32(math.NaN()), 2}, {-1, float32(math.Inf(1))}} {
 			for _, bias := range []int{0, 1, 2} { // none, per column, per row
 				for _, res := range []bool{false, true} {

@@ -2,6 +2,10 @@
 
 package kernels
 
+import (
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/vec"
+)
+
 //go:noescape
 func epiRowAVX2(c, bias, res *float32, n int, flags uint, bv, lo, hi float32)
 
@@ -12,7 +16,7 @@ func epiRowAVX2(c, bias, res *float32, n int, flags uint, bv, lo, hi float32)
 // so the result is the same bits either way.
 func epiRowVec(c, bias, res []float32, flags uint, bv, lo, hi float32) int {
 	n := len(c) &^ 7
-	if n == 0 || !hasAVX2FMA {
+	if n == 0 || !vec.AVX2FMA {
 		return 0
 	}
 	var bp, rp *float32

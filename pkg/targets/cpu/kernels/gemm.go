@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math"
 	"sync"
+
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/vec"
 )
 
 // Gemm is a packed-panel design (the BLIS loop nest):
@@ -144,18 +147,18 @@ func splitEpi(e *epi) (flags uint, fused, rest epi) {
 		}
 	}
 	switch {
-	case e.act == ActNone:
-	case e.act == ActRelu:
-		fused.act = ActRelu
+	case e.act == vec.ActNone:
+	case e.act == vec.ActRelu:
+		fused.act = vec.ActRelu
 		fused.lo, fused.hi = 0, float32(math.Inf(1))
 		flags |= epiClamp
-	case e.act == ActClamp && !(e.lo > e.hi):
-		fused.act, fused.lo, fused.hi = ActClamp, e.lo, e.hi
+	case e.act == vec.ActClamp && !(e.lo > e.hi):
+		fused.act, fused.lo, fused.hi = vec.ActClamp, e.lo, e.hi
 		flags |= epiClamp
 	default:
 		return flags, fused, rest
 	}
-	rest.act = ActNone
+	rest.act = vec.ActNone
 	if e.res != nil {
 		fused.res = e.res
 		rest.res = nil
@@ -240,7 +243,7 @@ func (s transB) pack(dst []float32, nr, p0, kb, j0, w int) {
 		if h := min(nr, w-q*nr); h == nr || nr%8 == 0 {
 			// Panel rows are columns of X: an (h × kb) block of X
 			// transposed by 8×8 tiles, missing columns zero.
-			transpose(panel, nr, s.b[(j0+q*nr)*s.ldb+p0:], s.ldb, h, kb)
+			vec.Transpose(panel, nr, s.b[(j0+q*nr)*s.ldb+p0:], s.ldb, h, kb)
 			for p := 0; h < nr && p < kb; p++ {
 				clear(panel[p*nr+h : (p+1)*nr])
 			}
@@ -344,7 +347,7 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 // indexed by column, Residual is laid out like C (leading dimension ldc).
 // k == 0 gives C = ep applied to zeros. C must not overlap A, B, Bias or
 // Residual.
-func Gemm(p *Pool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, ep Epilogue) {
+func Gemm(p *parallel.Pool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, ep Epilogue) {
 	checkMatrix("Gemm", "a", a, m, k, lda)
 	checkMatrix("Gemm", "b", b, k, n, ldb)
 	checkMatrix("Gemm", "c", c, m, n, ldc)
@@ -370,7 +373,7 @@ func checkMatrix(fn, name string, s []float32, rows, cols, ld int) {
 
 // gemm runs g on p (nil for the calling goroutine). The last parameter is
 // vestigial: buffers come from gemmWorkPool.
-func gemm(p *Pool, kn gemmKernel, g *gemmArgs, _ *gemmWork) {
+func gemm(p *parallel.Pool, kn gemmKernel, g *gemmArgs, _ *gemmWork) {
 	m, n, k := g.m, g.n, g.k
 	if m <= 0 || n <= 0 {
 		return
@@ -543,7 +546,7 @@ func gemm(p *Pool, kn gemmKernel, g *gemmArgs, _ *gemmWork) {
 			// unless it helps out a slower one, and on the pixels of a
 			// convolution (A's rows channels last, B's columns in NCHW)
 			// meets the part of the input it wrote in the layer before.
-			st.shares = st.shares.reset(tasks, min(threads, tasks))
+			st.shares = st.shares.Reset(tasks, min(threads, tasks))
 			p.For(min(threads, tasks), 1, task)
 		}
 	}
@@ -555,7 +558,7 @@ type gemmStep struct {
 	g      *gemmArgs
 	kn     gemmKernel
 	mk     macro
-	shares taskShares
+	shares parallel.Shares
 	bufs   chan []float32 // A-block buffers (and edge-tile scratch)
 	fused  epi            // the epilogue's part the tiles apply
 	rest   epi            // the epilogue left after the tiles' part
@@ -597,7 +600,7 @@ func (st *gemmStep) task(lo, _ int) {
 	ap, tmp := buf[:st.aLen], buf[st.aLen:need]
 	packed := -1
 	for step := 0; ; {
-		t := st.shares.claim(lo, &step)
+		t := st.shares.Claim(lo, &step)
 		if t < 0 {
 			break
 		}
@@ -1031,7 +1034,7 @@ func (mk *macro) tail(q0, q1, i, rows int) {
 // exactly as on the packed path (the same FMA chains over the same k
 // blocks, the same C updates), so Gemm and GemmPacked agree bit for bit
 // and the thread count does not matter.
-func gemmFewRows(p *Pool, kn *gemmKernel, g *gemmArgs, pre *packedB) {
+func gemmFewRows(p *parallel.Pool, kn *gemmKernel, g *gemmArgs, pre *packedB) {
 	m, n, k := g.m, g.n, g.k
 	const nr = 16
 	kc := kn.kc
@@ -1079,7 +1082,7 @@ func gemmFewRows(p *Pool, kn *gemmKernel, g *gemmArgs, pre *packedB) {
 // the same as its tiles'). Splitting only columns left each thread a
 // strided walk over B's rows, and a matrix-vector product, bound by
 // reading B, ran no faster on 2 threads than on 1.
-func fewRowsChains(p *Pool, kn *gemmKernel, g *gemmArgs, d denseB) {
+func fewRowsChains(p *parallel.Pool, kn *gemmKernel, g *gemmArgs, d denseB) {
 	m, n, k, kc := g.m, g.n, g.k, kn.kc
 	nkb, n8 := ceilDiv(k, kc), n/8
 	// Column ranges per k block, in units of 8: enough tasks to balance
@@ -1179,10 +1182,10 @@ func chainAxpy(dst, b []float32, ldb int, a []float32) {
 	w, p := len(dst), 0
 	for ; p+4 <= len(a); p += 4 {
 		c := [4]float32{a[p], a[p+1], a[p+2], a[p+3]}
-		axpy4(dst, b[p*ldb:p*ldb+w], b[(p+1)*ldb:(p+1)*ldb+w], b[(p+2)*ldb:(p+2)*ldb+w], b[(p+3)*ldb:(p+3)*ldb+w], &c)
+		vec.Axpy4(dst, b[p*ldb:p*ldb+w], b[(p+1)*ldb:(p+1)*ldb+w], b[(p+2)*ldb:(p+2)*ldb+w], b[(p+3)*ldb:(p+3)*ldb+w], &c)
 	}
 	for ; p < len(a); p++ {
-		axpy(dst, b[p*ldb:p*ldb+w], a[p])
+		vec.Axpy(dst, b[p*ldb:p*ldb+w], a[p])
 	}
 }
 

@@ -5,7 +5,7 @@ package kernels
 import (
 	"unsafe"
 
-	"golang.org/x/sys/cpu"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/vec"
 )
 
 // The AVX2+FMA micro-kernel (gemm_amd64.s): a 6×16 tile in twelve ymm
@@ -37,7 +37,7 @@ func packB16s(dst, b []float32, ldb, kb, np int) {
 	if np == 0 || kb == 0 {
 		return
 	}
-	if !gemmAVX2 {
+	if !vec.AVX2FMA {
 		packB16Go(dst, b, ldb, kb, np)
 		return
 	}
@@ -46,15 +46,11 @@ func packB16s(dst, b []float32, ldb, kb, np int) {
 	packB16(&dst[0], &b[0], ldb, kb, np)
 }
 
-// gemmAVX2 is whether the CPU runs the AVX2+FMA code here; x/sys/cpu's
-// HasAVX2 also checks that the OS saves the ymm registers.
-var gemmAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
-
 // packA6 packs 6 rows of a (lda apart) and kb columns into a 6-row panel
 // (the caller has checked that a holds them).
 func packA6(dst, a []float32, lda, kb int) {
 	n := kb / 4
-	if !gemmAVX2 || n == 0 {
+	if !vec.AVX2FMA || n == 0 {
 		packA6Go(dst, a, lda, kb)
 		return
 	}
@@ -68,7 +64,7 @@ func packA6(dst, a []float32, lda, kb int) {
 
 // asmKernel returns the AVX2+FMA kernel when the CPU runs it.
 func asmKernel() (gemmKernel, bool) {
-	if !gemmAVX2 {
+	if !vec.AVX2FMA {
 		return gemmKernel{}, false
 	}
 	return avx2Kernel(), true

@@ -3,6 +3,9 @@ package kernels
 import (
 	"fmt"
 	"testing"
+
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/vec"
 )
 
 // BenchmarkGemmMicroKernel times the micro-kernel alone on L1-resident
@@ -82,9 +85,9 @@ func BenchmarkGemmEpilogue(b *testing.B) {
 		ep   Epilogue
 	}{
 		{"none", Epilogue{}},
-		{"bias+relu", Epilogue{Bias: bias, Act: ActRelu}},
-		{"bias+relu+res", Epilogue{Bias: bias, Act: ActRelu, Residual: res}},
-		{"bias+gelu", Epilogue{Bias: bias, Act: ActGelu}},
+		{"bias+relu", Epilogue{Bias: bias, Act: vec.ActRelu}},
+		{"bias+relu+res", Epilogue{Bias: bias, Act: vec.ActRelu, Residual: res}},
+		{"bias+gelu", Epilogue{Bias: bias, Act: vec.ActGelu}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			for b.Loop() {
@@ -110,14 +113,14 @@ func BenchmarkGemmModelShapes(b *testing.B) {
 		{"mbv2_28_192to32", 784, 192, 32}, {"mbv2_28_32to192", 784, 32, 192}} {
 		for _, threads := range []int{1, 2} {
 			b.Run(fmt.Sprintf("%s/threads=%d", s.name, threads), func(b *testing.B) {
-				p := NewPool(threads)
+				p := parallel.NewPool(threads)
 				defer p.Close()
 				r := newRand(1)
 				x, y, c := randSlice(r, s.m*s.k), randSlice(r, s.k*s.n), make([]float32, s.m*s.n)
 				packed := PackB(s.k, s.n, y, s.n)
 				bias := randSlice(r, s.n)
 				for b.Loop() {
-					GemmPacked(p, s.m, s.n, s.k, x, s.k, packed, c, s.n, Epilogue{Bias: bias, Act: ActRelu})
+					GemmPacked(p, s.m, s.n, s.k, x, s.k, packed, c, s.n, Epilogue{Bias: bias, Act: vec.ActRelu})
 				}
 				b.ReportMetric(2*float64(s.m*s.k*s.n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})
@@ -141,7 +144,7 @@ func BenchmarkGemv(b *testing.B) {
 		for _, cold := range []bool{false, true} {
 			for _, threads := range []int{1, 2} {
 				b.Run(fmt.Sprintf("m=%d/cold=%v/threads=%d", m, cold, threads), func(b *testing.B) {
-					p := NewPool(threads)
+					p := parallel.NewPool(threads)
 					defer p.Close()
 					i := 0
 					for b.Loop() {

@@ -6,6 +6,9 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/vec"
 )
 
 // Tests of the micro-kernels against each other and a float64 reference,
@@ -63,9 +66,9 @@ func TestGemmKernelsRef(t *testing.T) {
 	}
 }
 
-func runKernelCase(t *testing.T, name string, kn gemmKernel, ps []*Pool, m, n, k, padA, padB, padC int, epSpec struct {
+func runKernelCase(t *testing.T, name string, kn gemmKernel, ps []*parallel.Pool, m, n, k, padA, padB, padC int, epSpec struct {
 	name            string
-	act             Activation
+	act             vec.Activation
 	bias, res       bool
 	alpha, min, max float32
 }, seed uint64) {
@@ -124,7 +127,7 @@ func TestGemmKernelsAgree(t *testing.T) {
 	for it := 0; it < 40; it++ {
 		m, n, k := 1+r.IntN(90), 1+r.IntN(90), 1+r.IntN(600)
 		a, b := randSlice(r, m*k), randSlice(r, k*n)
-		ep := Epilogue{Bias: randSlice(r, n), Act: ActRelu}
+		ep := Epilogue{Bias: randSlice(r, n), Act: vec.ActRelu}
 		want, scale := refGemm(m, n, k, a, k, b, n, &ep, n)
 		for _, p := range ps {
 			var outs [][]float32
@@ -150,7 +153,7 @@ func TestGemmKernelsAgree(t *testing.T) {
 	g.OW = (g.W+g.PadL+g.PadR-(g.KW-1)*g.DilW-1)/g.StrideW + 1
 	x := randSlice(r, g.N*g.C*g.H*g.W)
 	w := randSlice(r, g.O*g.C/g.Groups*g.KH*g.KW)
-	ep := Epilogue{Bias: randSlice(r, g.O), Act: ActClamp, Min: -0.2, Max: 0.3, Residual: randSlice(r, g.N*g.O*g.OH*g.OW)}
+	ep := Epilogue{Bias: randSlice(r, g.O), Act: vec.ActClamp, Min: -0.2, Max: 0.3, Residual: randSlice(r, g.N*g.O*g.OH*g.OW)}
 	var outs [][]float32
 	for _, kn := range ks {
 		gemmDefault = kn
@@ -218,14 +221,14 @@ func TestGemmReluFused(t *testing.T) {
 		}
 		b[0], b[1], b[2], b[3] = float32(math.NaN()), -5, -2, 3
 		copy(b[8:12], b[0:4]) // the same in the second vector of each row
-		for _, ep := range []Epilogue{{Act: ActRelu}, {Act: ActClamp, Min: -1, Max: 2}, {Act: ActClamp, Min: 1, Max: -1}} {
+		for _, ep := range []Epilogue{{Act: vec.ActRelu}, {Act: vec.ActClamp, Min: -1, Max: 2}, {Act: vec.ActClamp, Min: 1, Max: -1}} {
 			c := poison(m * n)
 			Gemm(nil, m, n, k, a, k, b, n, c, n, ep)
 			want := []float32{float32(math.NaN()), 0, 0, 3}
 			switch {
-			case ep.Act == ActClamp && ep.Min < ep.Max:
+			case ep.Act == vec.ActClamp && ep.Min < ep.Max:
 				want = []float32{float32(math.NaN()), -1, -1, 2}
-			case ep.Act == ActClamp:
+			case ep.Act == vec.ActClamp:
 				want = []float32{float32(math.NaN()), 1, 1, -1} // v < lo is tested first
 			}
 			for i := 0; i < m; i++ {
@@ -297,7 +300,7 @@ func TestGemmOneBlockTail(t *testing.T) {
 	for _, extra := range []int{1, 2, 4, 5} {
 		for _, k := range []int{100, kn.kc + 188} {
 			m, n := kn.mc/kn.mr*kn.mr+extra, 200
-			checkGemmBothB(t, r, m, n, k, Epilogue{Act: ActClamp, Min: -1, Max: 1})
+			checkGemmBothB(t, r, m, n, k, Epilogue{Act: vec.ActClamp, Min: -1, Max: 1})
 		}
 	}
 }
@@ -314,7 +317,7 @@ func TestGemmFourRowGroups(t *testing.T) {
 	}
 	r := newRand(17)
 	for _, m := range []int{64, 70} {
-		checkGemmBothB(t, r, m, 600, 2*kn.kc+76, Epilogue{Act: ActRelu})
+		checkGemmBothB(t, r, m, 600, 2*kn.kc+76, Epilogue{Act: vec.ActRelu})
 	}
 }
 
@@ -487,14 +490,14 @@ func TestGemmWorkReuse(t *testing.T) {
 // kernels bit for bit.)
 func TestFewRowsChains(t *testing.T) {
 	r := newRand(17)
-	p2 := NewPool(2)
+	p2 := parallel.NewPool(2)
 	defer p2.Close()
 	for _, m := range []int{1, 2, 3, 5} {
 		for _, n := range []int{16, 100, 1000, 1007} {
 			for _, k := range []int{513, 1280, 1500} {
 				lda, ldb := k+1, n+3
 				a, b := randSlice(r, m*lda), randSlice(r, k*ldb)
-				ep := Epilogue{Bias: randSlice(r, n), Residual: randSlice(r, m*n), Act: ActRelu}
+				ep := Epilogue{Bias: randSlice(r, n), Residual: randSlice(r, m*n), Act: vec.ActRelu}
 				c1, c2 := poison(m*n), poison(m*n)
 				Gemm(nil, m, n, k, a, lda, b, ldb, c1, n, ep)
 				Gemm(p2, m, n, k, a, lda, b, ldb, c2, n, ep)

@@ -3,6 +3,9 @@ package kernels
 import (
 	"fmt"
 	"math"
+
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/vec"
 )
 
 // Pre-packed weights. A B operand that is a constant (a weight matrix) can
@@ -125,7 +128,7 @@ func unpackHeader(fn string, packed []float32, k, n int, kn *gemmKernel) *packed
 // then ep as in Gemm. The result is bit for bit Gemm's (with the portable
 // kernel, below its 4 rows, equal within rounding). It panics when
 // packedB is not a k×n packing in this machine's layout.
-func GemmPacked(p *Pool, m, n, k int, a []float32, lda int, packedB []float32, c []float32, ldc int, ep Epilogue) {
+func GemmPacked(p *parallel.Pool, m, n, k int, a []float32, lda int, packedB []float32, c []float32, ldc int, ep Epilogue) {
 	kn := defaultKernel()
 	pb := unpackHeader("GemmPacked", packedB, k, n, &kn)
 	checkMatrix("GemmPacked", "a", a, m, k, lda)
@@ -147,7 +150,7 @@ func GemmPacked(p *Pool, m, n, k int, a []float32, lda int, packedB []float32, c
 // 14×14) gives full tiles over the channels instead of a narrow product
 // with one short panel, and the weights need no packing at run time. The
 // [HW, O] result is transposed into out, adding the residual there.
-func Conv1x1Packed(p *Pool, out, x []float32, packedW []float32, n, c, hw, o int, ep Epilogue) {
+func Conv1x1Packed(p *parallel.Pool, out, x []float32, packedW []float32, n, c, hw, o int, ep Epilogue) {
 	kn := defaultKernel()
 	pb := unpackHeader("Conv1x1Packed", packedW, c, o, &kn)
 	if len(x) < n*c*hw || len(out) < n*o*hw {
@@ -179,7 +182,7 @@ func Conv1x1Packed(p *Pool, out, x []float32, packedW []float32, n, c, hw, o int
 		// Blocks of 8 channels: the transpose goes by 8×8 tiles.
 		p.For(ceilDiv(o, 8), max(1, 512/hw), func(lo, hi int) {
 			c0, c1 := lo*8, min(hi*8, o)
-			transpose(dst[c0*hw:], hw, t[c0:], o, hw, c1-c0)
+			vec.Transpose(dst[c0*hw:], hw, t[c0:], o, hw, c1-c0)
 			if r != nil {
 				rr, row := r[c0*hw:c1*hw], dst[c0*hw:c1*hw]
 				for j := range row {

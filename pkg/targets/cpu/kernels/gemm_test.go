@@ -6,6 +6,9 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/vec"
 )
 
 // refGemm is C = A·B in float64 with the epilogue, plus the magnitude
@@ -39,22 +42,22 @@ func refGemm(m, n, k int, a []float32, lda int, b []float32, ldb int, ep *Epilog
 // bias on/off and residual on/off; entry 0 is the plain product.
 func testEpilogues() []struct {
 	name            string
-	act             Activation
+	act             vec.Activation
 	bias, res       bool
 	alpha, min, max float32
 } {
 	type e = struct {
 		name            string
-		act             Activation
+		act             vec.Activation
 		bias, res       bool
 		alpha, min, max float32
 	}
 	inf := float32(math.Inf(1))
 	var out []e
 	for _, a := range []e{
-		{act: ActNone}, {act: ActRelu}, {act: ActGelu}, {act: ActGeluTanh}, {act: ActSilu}, {act: ActSigmoid},
-		{act: ActTanh}, {act: ActLeakyRelu, alpha: 0.1}, {act: ActClamp, min: -0.5, max: 0.25},
-		{act: ActClamp, min: 0, max: inf}, {act: ActClamp, min: -inf, max: 0.3},
+		{act: vec.ActNone}, {act: vec.ActRelu}, {act: vec.ActGelu}, {act: vec.ActGeluTanh}, {act: vec.ActSilu}, {act: vec.ActSigmoid},
+		{act: vec.ActTanh}, {act: vec.ActLeakyRelu, alpha: 0.1}, {act: vec.ActClamp, min: -0.5, max: 0.25},
+		{act: vec.ActClamp, min: 0, max: inf}, {act: vec.ActClamp, min: -inf, max: 0.3},
 	} {
 		for _, bias := range []bool{false, true} {
 			for _, res := range []bool{false, true} {
@@ -71,9 +74,9 @@ func testEpilogues() []struct {
 // and the 1-thread result against the 2-thread one bit for bit. The pad
 // arguments make lda, ldb, ldc exceed the row length; C's padding must be
 // left alone.
-func gemmCase(t *testing.T, ps []*Pool, m, n, k, padA, padB, padC int, epSpec struct {
+func gemmCase(t *testing.T, ps []*parallel.Pool, m, n, k, padA, padB, padC int, epSpec struct {
 	name            string
-	act             Activation
+	act             vec.Activation
 	bias, res       bool
 	alpha, min, max float32
 }, seed uint64) {
@@ -179,7 +182,7 @@ func TestGemmEmpty(t *testing.T) {
 		c := poison(6)
 		bias := []float32{1, -2, 3}
 		res := []float32{0.5, 0.5, 0.5, 1, 1, 1}
-		Gemm(p, 2, 3, 0, nil, 0, nil, 3, c, 3, Epilogue{Bias: bias, Act: ActRelu, Residual: res})
+		Gemm(p, 2, 3, 0, nil, 0, nil, 3, c, 3, Epilogue{Bias: bias, Act: vec.ActRelu, Residual: res})
 		checkEqual(t, "k=0", c, []float32{1.5, 0.5, 3.5, 2, 1, 4})
 	}
 }
@@ -221,7 +224,7 @@ func BenchmarkGemm(b *testing.B) {
 	for _, threads := range []int{1, 2} {
 		for _, n := range []int{256, 512, 1024, 2048} {
 			b.Run(fmt.Sprintf("n=%d/threads=%d", n, threads), func(b *testing.B) {
-				p := NewPool(threads)
+				p := parallel.NewPool(threads)
 				defer p.Close()
 				r := newRand(1)
 				x, y, c := randSlice(r, n*n), randSlice(r, n*n), make([]float32, n*n)
@@ -244,7 +247,7 @@ func BenchmarkGemmPacked(b *testing.B) {
 	for _, threads := range []int{1, 2} {
 		for _, n := range []int{256, 512, 1024, 2048} {
 			b.Run(fmt.Sprintf("n=%d/threads=%d", n, threads), func(b *testing.B) {
-				p := NewPool(threads)
+				p := parallel.NewPool(threads)
 				defer p.Close()
 				r := newRand(1)
 				x, y, c := randSlice(r, n*n), randSlice(r, n*n), make([]float32, n*n)
@@ -288,7 +291,7 @@ func TestGemmKernelShapes(t *testing.T) {
 			for _, trans := range []bool{false, true} {
 				r := newRand(uint64(si*100 + ci))
 				a, b := randSlice(r, m*k), randSlice(r, k*n)
-				ep := Epilogue{Bias: randSlice(r, n), Act: ActTanh, Residual: randSlice(r, m*n)}
+				ep := Epilogue{Bias: randSlice(r, n), Act: vec.ActTanh, Residual: randSlice(r, m*n)}
 				want, scale := refGemm(m, n, k, a, k, b, n, &ep, n)
 				var src bSource = denseB{b, n}
 				if trans { // the same B, stored transposed
@@ -339,7 +342,7 @@ func TestGemmDirectB(t *testing.T) {
 		t.Skip("the in-place B mode needs a kernel with a tile form; this one has none")
 	}
 	r := newRand(21)
-	eps := []Epilogue{{}, {Act: ActClamp, Min: 0, Max: 6}, {Act: ActGelu}}
+	eps := []Epilogue{{}, {Act: vec.ActClamp, Min: 0, Max: 6}, {Act: vec.ActGelu}}
 	for _, s := range [][3]int{{16, 64, 32}, {13, 50, 9}, {6, 16, 1}, {64, 200, 600}, {7, 33, 1030}, {24, 3136 / 4, 144}, {1, 40, 5}, {100, 47, 70}} {
 		m, n, k := s[0], s[1], s[2]
 		for pad := 0; pad <= 3; pad += 3 {
@@ -376,13 +379,13 @@ func TestGemmDirectB(t *testing.T) {
 // mode.
 func TestGemvBlocks(t *testing.T) {
 	kn := defaultKernel()
-	p := NewPool(2)
+	p := parallel.NewPool(2)
 	defer p.Close()
 	r := newRand(51)
 	for _, s := range [][2]int{{kn.kc + 1, 16}, {2*kn.kc + 6, 48}, {4 * kn.kc, 4096 + 32}} {
 		k, n := s[0], s[1]
 		a, b := randSlice(r, k), randSlice(r, k*n)
-		ep := Epilogue{Bias: randSlice(r, n), Act: ActGelu}
+		ep := Epilogue{Bias: randSlice(r, n), Act: vec.ActGelu}
 		want, scale := refGemm(1, n, k, a, k, b, n, &ep, n)
 		one, two := make([]float32, n), make([]float32, n)
 		Gemm(nil, 1, n, k, a, k, b, n, one, n, ep)
@@ -410,12 +413,12 @@ func BenchmarkGemmPackedModel(b *testing.B) {
 	} {
 		for _, threads := range []int{1, 2} {
 			b.Run(fmt.Sprintf("%dx%dx%d/threads=%d", s.m, s.k, s.n, threads), func(b *testing.B) {
-				p := NewPool(threads)
+				p := parallel.NewPool(threads)
 				defer p.Close()
 				r := newRand(1)
 				a, c := randSlice(r, s.m*s.k), make([]float32, s.m*s.n)
 				packed := PackB(s.k, s.n, randSlice(r, s.k*s.n), s.n)
-				ep := Epilogue{Bias: randSlice(r, s.n), Act: ActClamp, Min: 0, Max: 6}
+				ep := Epilogue{Bias: randSlice(r, s.n), Act: vec.ActClamp, Min: 0, Max: 6}
 				var sink float32
 				for b.Loop() {
 					b.StopTimer()

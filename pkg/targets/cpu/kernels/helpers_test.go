@@ -4,6 +4,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/vec"
 )
 
 // Test helpers: seeded inputs, float64 references and explicit tolerances.
@@ -30,28 +33,28 @@ func poison(n int) []float32 {
 }
 
 // refAct is the activation in float64, written from the definitions.
-func refAct(act Activation, v, alpha, lo, hi float64) float64 {
+func refAct(act vec.Activation, v, alpha, lo, hi float64) float64 {
 	switch act {
-	case ActNone:
+	case vec.ActNone:
 		return v
-	case ActRelu:
+	case vec.ActRelu:
 		return math.Max(v, 0)
-	case ActGelu:
+	case vec.ActGelu:
 		return 0.5 * v * (1 + math.Erf(v/math.Sqrt2))
-	case ActGeluTanh:
+	case vec.ActGeluTanh:
 		return 0.5 * v * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(v+0.044715*v*v*v)))
-	case ActSilu:
+	case vec.ActSilu:
 		return v / (1 + math.Exp(-v))
-	case ActSigmoid:
+	case vec.ActSigmoid:
 		return 1 / (1 + math.Exp(-v))
-	case ActTanh:
+	case vec.ActTanh:
 		return math.Tanh(v)
-	case ActLeakyRelu:
+	case vec.ActLeakyRelu:
 		if v < 0 {
 			return alpha * v
 		}
 		return v
-	case ActClamp:
+	case vec.ActClamp:
 		return math.Min(math.Max(v, lo), hi)
 	}
 	panic("bad activation")
@@ -135,8 +138,8 @@ func isNaN[T comparable](v T) bool {
 }
 
 // pools returns a 1-thread and a 2-thread pool, closed when the test ends.
-func pools(t testing.TB) []*Pool {
-	p1, p2 := NewPool(1), NewPool(2)
+func pools(t testing.TB) []*parallel.Pool {
+	p1, p2 := parallel.NewPool(1), parallel.NewPool(2)
 	t.Cleanup(func() { p1.Close(); p2.Close() })
-	return []*Pool{p1, p2}
+	return []*parallel.Pool{p1, p2}
 }

@@ -2,6 +2,10 @@
 
 package kernels
 
+import (
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/vec"
+)
+
 //go:noescape
 func copyRows16AVX(dst *float32, dstStride int, src *float32, n int)
 
@@ -13,7 +17,7 @@ func copyRows16(dst []float32, dstStride int, src []float32, n int) {
 	}
 	_ = src[n*16-1]
 	_ = dst[(n-1)*dstStride+15]
-	if !hasAVX2FMA {
+	if !vec.AVX2FMA {
 		copyRows16Go(dst, dstStride, src, n)
 		return
 	}
@@ -33,7 +37,7 @@ func copyRows(dst []float32, dstStride int, src []float32, srcStride, rows, n in
 	}
 	_ = src[(rows-1)*srcStride+n-1]
 	_ = dst[(rows-1)*dstStride+n-1]
-	if !hasAVX2FMA {
+	if !vec.AVX2FMA {
 		copyRowsGo(dst, dstStride, src, srcStride, rows, n)
 		return
 	}

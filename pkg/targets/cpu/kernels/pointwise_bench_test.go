@@ -3,6 +3,9 @@ package kernels
 import (
 	"fmt"
 	"testing"
+
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/vec"
 )
 
 // BenchmarkPointwise times MobileNetV2's 1x1 convolutions (C in, O out,
@@ -21,10 +24,10 @@ func BenchmarkPointwise(b *testing.B) {
 		w := make([]float32, c.O*c.C*c.K*c.K)
 		out := make([]float32, c.O*oh*oh)
 		for _, threads := range []int{1, 2} {
-			p := NewPool(threads)
+			p := parallel.NewPool(threads)
 			b.Run(fmt.Sprintf("C%d_O%d_H%d_k%d/threads=%d", c.C, c.O, c.H, c.K, threads), func(b *testing.B) {
 				for i := 0; i < b.N; i++ {
-					Conv2D(p, out, x, w, g, Epilogue{Bias: make([]float32, c.O), Act: ActClamp, Min: 0, Max: 6})
+					Conv2D(p, out, x, w, g, Epilogue{Bias: make([]float32, c.O), Act: vec.ActClamp, Min: 0, Max: 6})
 				}
 				b.ReportMetric(float64(2*c.C*c.K*c.K*c.O*oh*oh)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})

@@ -3,6 +3,8 @@ package kernels
 import (
 	"fmt"
 	"testing"
+
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/vec"
 )
 
 // BenchmarkPointwiseConv times MobileNetV2's 1×1 convolutions (O×C weights
@@ -19,7 +21,7 @@ func BenchmarkPointwiseConv(b *testing.B) {
 			b.Run(fmt.Sprintf("%dx%d_%d/direct=%v", c.O, c.C, c.HW, direct), func(b *testing.B) {
 				for b.Loop() {
 					g := gemmArgs{m: c.O, n: c.HW, k: c.C, a: w, lda: c.C, b: denseB{x, c.HW}, c: out, ldc: c.HW,
-						ep: epi{act: ActClamp, lo: 0, hi: 6}, directB: direct}
+						ep: epi{act: vec.ActClamp, lo: 0, hi: 6}, directB: direct}
 					gemm(nil, defaultKernel(), &g, nil)
 				}
 				b.ReportMetric(2*float64(c.O*c.C*c.HW)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
@@ -44,7 +46,7 @@ func BenchmarkConv1x1Packed(b *testing.B) {
 		out := make([]float32, c.O*c.HW)
 		b.Run(fmt.Sprintf("%dx%d_%d", c.O, c.C, c.HW), func(b *testing.B) {
 			for b.Loop() {
-				Conv1x1Packed(nil, out, x, pw, 1, c.C, c.HW, c.O, Epilogue{Act: ActClamp, Min: 0, Max: 6})
+				Conv1x1Packed(nil, out, x, pw, 1, c.C, c.HW, c.O, Epilogue{Act: vec.ActClamp, Min: 0, Max: 6})
 			}
 			b.ReportMetric(2*float64(c.O*c.C*c.HW)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
