@@ -124,7 +124,6 @@ type attnWork struct {
 	s, acc []float32 // scores/probabilities [bq, attnBK], output accumulator [bq, Dv]
 	qs     []float32 // the block's query rows times Scale [bq, D]
 	m, l   []float64 // running maximum and sum per row
-	gs, gv gemmWork
 }
 
 // size makes w's buffers hold bq query rows of d and dv columns.
@@ -198,7 +197,7 @@ func attnBlock(out, q, k, v, mask []float32, g *AttnGeom, bi, i0 int, w *attnWor
 			}
 		} else {
 			ga := gemmArgs{m: rows, n: cols, k: D, a: qm, lda: ldq, b: transB{km[j0*ldk:], ldk}, c: s, ldc: attnBK, directA: true}
-			gemm(nil, kn, &ga, &w.gs)
+			gemm(nil, kn, &ga)
 		}
 		// Online softmax update, row by row.
 		for r := 0; r < rows; r++ {
@@ -249,7 +248,7 @@ func attnBlock(out, q, k, v, mask []float32, g *AttnGeom, bi, i0 int, w *attnWor
 		}
 		// acc += P·V for this block.
 		gv := gemmArgs{m: rows, n: Dv, k: cols, a: s, lda: attnBK, b: denseB{vm[j0*ldv:], ldv}, c: acc, ldc: Dv, accumulate: true, directA: true}
-		gemm(nil, kn, &gv, &w.gv)
+		gemm(nil, kn, &gv)
 	}
 	for r := 0; r < rows; r++ {
 		orow := out[(bi*g.Sq+i0+r)*Dv : (bi*g.Sq+i0+r+1)*Dv]

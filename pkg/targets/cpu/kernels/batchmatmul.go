@@ -47,12 +47,12 @@ func BatchMatMul(p *parallel.Pool, out, a []float32, aShape []int, b []float32, 
 		// out's batch layout is a's: fold the batches into the rows (a
 		// few rows stream B through gemm's chains, fewRowsChains).
 		g := gemmArgs{m: nb * m, n: n, k: k, a: a, lda: k, b: denseB{b, n}, c: out, ldc: n, ep: colEpi(&ep, n)}
-		gemm(p, kn, &g, nil)
+		gemm(p, kn, &g)
 		return
 	}
 	aStr := broadcastStrides(aShape[:ra-2], len(batch), m*k)
 	bStr := broadcastStrides(bShape[:rb-2], len(batch), k*n)
-	one := func(bi int, q *parallel.Pool, w *gemmWork) {
+	one := func(bi int, q *parallel.Pool) {
 		ao, bo := 0, 0
 		rem := bi
 		for d := len(batch) - 1; d >= 0; d-- {
@@ -67,20 +67,18 @@ func BatchMatMul(p *parallel.Pool, out, a []float32, aShape []int, b []float32, 
 		}
 		g := gemmArgs{m: m, n: n, k: k, a: a[ao : ao+m*k], lda: k, b: denseB{b[bo : bo+k*n], n},
 			c: out[bi*m*n : (bi+1)*m*n], ldc: n, ep: e}
-		gemm(q, kn, &g, w)
+		gemm(q, kn, &g)
 	}
 	if p.Threads() > 1 && nb >= p.Threads() && m*n*k < 1<<21 {
 		p.For(nb, 1, func(lo, hi int) {
-			var w gemmWork
 			for bi := lo; bi < hi; bi++ {
-				one(bi, nil, &w)
+				one(bi, nil)
 			}
 		})
 		return
 	}
-	var w gemmWork
 	for bi := 0; bi < nb; bi++ {
-		one(bi, p, &w)
+		one(bi, p)
 	}
 }
 

@@ -76,7 +76,7 @@ func Conv2D(p *parallel.Pool, out, x, w []float32, g ConvGeom, ep Epilogue) {
 		defer phasePool.Put(buf)
 		phases = *buf
 	}
-	one := func(t int, q *parallel.Pool, work *gemmWork) {
+	one := func(t int, q *parallel.Pool) {
 		n, gi := t/g.Groups, t%g.Groups
 		xs := x[(n*g.C+gi*cg)*hw : (n*g.C+(gi+1)*cg)*hw]
 		cb := convB{x: xs, g: &g}
@@ -103,21 +103,19 @@ func Conv2D(p *parallel.Pool, out, x, w []float32, g ConvGeom, ep Epilogue) {
 		// the cut).
 		args := gemmArgs{m: og, n: s, k: kg, a: w[gi*og*kg : (gi+1)*og*kg], lda: kg, b: src,
 			c: out[o0 : o0+og*s], ldc: s, ep: e, directB: pointwise && og <= pointwiseDirectRows}
-		gemm(q, kn, &args, work)
+		gemm(q, kn, &args)
 	}
 	tasks := g.N * g.Groups
 	if p.Threads() > 1 && tasks >= p.Threads() && og*s*kg < 1<<22 {
 		p.For(tasks, 1, func(lo, hi int) {
-			var work gemmWork
 			for t := lo; t < hi; t++ {
-				one(t, nil, &work)
+				one(t, nil)
 			}
 		})
 		return
 	}
-	var work gemmWork
 	for t := 0; t < tasks; t++ {
-		one(t, p, &work)
+		one(t, p)
 	}
 }
 

@@ -318,8 +318,7 @@ const fourGroupBytes = 256 << 10
 // gemmWork holds packing buffers: the B block and one A block per
 // concurrently running chunk (each with a maxTile edge-tile scratch at its
 // end). Every gemm call takes one from gemmWorkPool and puts it back, so
-// buffers are reused across calls and callers (the gemmWork a caller
-// passes to gemm is no longer needed and goes unused).
+// buffers are reused across calls and callers.
 type gemmWork struct {
 	bp []float32
 	// bufs holds A-block buffers (and edge-tile scratch): a running task
@@ -358,7 +357,7 @@ func Gemm(p *parallel.Pool, m, n, k int, a []float32, lda int, b []float32, ldb 
 		checkMatrix("Gemm", "residual", ep.Residual, m, n, ldc)
 	}
 	g := gemmArgs{m: m, n: n, k: k, a: a, lda: lda, b: denseB{b, ldb}, c: c, ldc: ldc, ep: colEpi(&ep, ldc)}
-	gemm(p, defaultKernel(), &g, nil)
+	gemm(p, defaultKernel(), &g)
 }
 
 func checkMatrix(fn, name string, s []float32, rows, cols, ld int) {
@@ -371,9 +370,9 @@ func checkMatrix(fn, name string, s []float32, rows, cols, ld int) {
 	}
 }
 
-// gemm runs g on p (nil for the calling goroutine). The last parameter is
-// vestigial: buffers come from gemmWorkPool.
-func gemm(p *parallel.Pool, kn gemmKernel, g *gemmArgs, _ *gemmWork) {
+// gemm runs g on p (nil for the calling goroutine); its buffers come from
+// gemmWorkPool.
+func gemm(p *parallel.Pool, kn gemmKernel, g *gemmArgs) {
 	m, n, k := g.m, g.n, g.k
 	if m <= 0 || n <= 0 {
 		return

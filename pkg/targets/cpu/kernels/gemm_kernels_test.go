@@ -94,7 +94,7 @@ func runKernelCase(t *testing.T, name string, kn gemmKernel, ps []*parallel.Pool
 			}
 		}
 		g := gemmArgs{m: m, n: n, k: k, a: a, lda: lda, b: denseB{b, ldb}, c: c, ldc: ldc, ep: colEpi(&ep, ldc)}
-		gemm(p, kn, &g, nil)
+		gemm(p, kn, &g)
 		got := make([]float32, m*n)
 		for i := 0; i < m; i++ {
 			copy(got[i*n:], c[i*ldc:i*ldc+n])
@@ -475,7 +475,7 @@ func TestGemmWorkReuse(t *testing.T) {
 			}
 			c := poison(m * n)
 			g := gemmArgs{m: m, n: n, k: k, a: a, lda: k, b: denseB{b, n}, c: c, ldc: n}
-			gemm(ps[it%2], kn, &g, nil)
+			gemm(ps[it%2], kn, &g)
 			want, scale := refGemm(m, n, k, a, k, b, n, &Epilogue{}, n)
 			checkClose(t, fmt.Sprintf("%s %d×%d×%d", kn.name, m, n, k), c, want, scale, 1e-5, 1e-6)
 		}

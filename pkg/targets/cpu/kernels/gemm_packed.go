@@ -140,7 +140,7 @@ func GemmPacked(p *parallel.Pool, m, n, k int, a []float32, lda int, packedB []f
 		checkMatrix("GemmPacked", "residual", ep.Residual, m, n, ldc)
 	}
 	g := gemmArgs{m: m, n: n, k: k, a: a, lda: lda, b: pb, c: c, ldc: ldc, ep: colEpi(&ep, ldc)}
-	gemm(p, kn, &g, nil)
+	gemm(p, kn, &g)
 }
 
 // Conv1x1Packed is a 1×1, stride-1, unpadded, ungrouped convolution of x [N,
@@ -173,7 +173,7 @@ func Conv1x1Packed(p *parallel.Pool, out, x []float32, packedW []float32, n, c, 
 	t := w.bp[:hw*o]
 	for img := 0; img < n; img++ {
 		g := gemmArgs{m: hw, n: o, k: c, a: x[img*c*hw : (img+1)*c*hw], lda: hw, aT: true, b: pb, c: t, ldc: o, ep: colEpi(&ep, o)}
-		gemm(p, kn, &g, nil)
+		gemm(p, kn, &g)
 		dst := out[img*o*hw : (img+1)*o*hw]
 		var r []float32
 		if res != nil {

@@ -306,7 +306,7 @@ func TestGemmKernelShapes(t *testing.T) {
 				for _, p := range ps {
 					c := poison(m * n)
 					g := gemmArgs{m: m, n: n, k: k, a: a, lda: k, b: src, c: c, ldc: n, ep: colEpi(&ep, n)}
-					gemm(p, kn, &g, nil)
+					gemm(p, kn, &g)
 					checkClose(t, fmt.Sprintf("kernel %dx%d %v trans=%v threads=%d", sh[0], sh[1], s, trans, p.Threads()),
 						c, want, scale, 1e-5, 1e-6)
 				}
@@ -316,17 +316,16 @@ func TestGemmKernelShapes(t *testing.T) {
 }
 
 func TestGemmAccumulateAndWork(t *testing.T) {
-	// The internal accumulate mode adds to C, and a reused gemmWork gives
-	// the same results as fresh buffers.
+	// The internal accumulate mode adds to C, and buffers reused from
+	// gemmWorkPool give the same results as fresh ones.
 	r := newRand(5)
-	var w gemmWork
 	for _, s := range [][3]int{{9, 10, 300}, {70, 3, 20}, {2, 9, 5}, {9, 10, 300}} {
 		m, n, k := s[0], s[1], s[2]
 		a, b, c0 := randSlice(r, m*k), randSlice(r, k*n), randSlice(r, m*n)
 		want, scale := refGemm(m, n, k, a, k, b, n, &Epilogue{Residual: c0}, n)
 		c := append([]float32(nil), c0...)
 		g := gemmArgs{m: m, n: n, k: k, a: a, lda: k, b: denseB{b, n}, c: c, ldc: n, accumulate: true}
-		gemm(nil, defaultKernel(), &g, &w)
+		gemm(nil, defaultKernel(), &g)
 		checkClose(t, fmt.Sprint("accumulate ", s), c, want, scale, 1e-5, 1e-6)
 	}
 }
@@ -361,7 +360,7 @@ func TestGemmDirectB(t *testing.T) {
 							for i, direct := range []bool{false, true} {
 								c := append([]float32(nil), c0...)
 								g := gemmArgs{m: m, n: n, k: k, a: a, lda: lda, b: denseB{b, ldb}, c: c, ldc: ldc, ep: e, accumulate: acc, directB: direct}
-								gemm(p, kn, &g, nil)
+								gemm(p, kn, &g)
 								out[i] = c
 							}
 							checkEqual(t, fmt.Sprintf("%v pad %d epilogue %d res %v acc %v threads %d: direct vs packed", s, pad, ei, res, acc, p.Threads()), out[1], out[0])
@@ -395,9 +394,9 @@ func TestGemvBlocks(t *testing.T) {
 		c0 := randSlice(r, n)
 		acc1, acc2 := append([]float32(nil), c0...), append([]float32(nil), c0...)
 		g1 := gemmArgs{m: 1, n: n, k: k, a: a, lda: k, b: denseB{b, n}, c: acc1, ldc: n, accumulate: true}
-		gemm(nil, kn, &g1, nil)
+		gemm(nil, kn, &g1)
 		g2 := gemmArgs{m: 1, n: n, k: k, a: a, lda: k, b: denseB{b, n}, c: acc2, ldc: n, accumulate: true}
-		gemm(p, kn, &g2, nil)
+		gemm(p, kn, &g2)
 		checkEqual(t, fmt.Sprintf("gemv %dx%d accumulate: 2 threads vs 1", k, n), acc2, acc1)
 	}
 }
