@@ -271,7 +271,7 @@ func TestConv1x1Packed(t *testing.T) {
 					wt[ic*c.o+oc] = w[oc*c.c+ic]
 				}
 			}
-			packed := PackB(c.c, c.o, wt, c.o)
+			packed := packBHost(c.c, c.o, wt, c.o)
 			for _, p := range ps {
 				out := poison(nOut)
 				Conv1x1Packed(p, out, x, packed, c.n, c.c, c.hw, c.o, ep)

@@ -341,25 +341,6 @@ func grow(buf []float32, n int) []float32 {
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
-// Gemm computes C = A·B for row-major A [m,k] (leading dimension lda), B
-// [k,n] (ldb) and C [m,n] (ldc), overwriting C, then applies ep: Bias is
-// indexed by column, Residual is laid out like C (leading dimension ldc).
-// k == 0 gives C = ep applied to zeros. C must not overlap A, B, Bias or
-// Residual.
-func Gemm(p *parallel.Pool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, ep Epilogue) {
-	checkMatrix("Gemm", "a", a, m, k, lda)
-	checkMatrix("Gemm", "b", b, k, n, ldb)
-	checkMatrix("Gemm", "c", c, m, n, ldc)
-	if ep.Bias != nil && len(ep.Bias) < n {
-		panic(fmt.Sprintf("kernels: Gemm: bias has %d elements, want %d", len(ep.Bias), n))
-	}
-	if ep.Residual != nil {
-		checkMatrix("Gemm", "residual", ep.Residual, m, n, ldc)
-	}
-	g := gemmArgs{m: m, n: n, k: k, a: a, lda: lda, b: denseB{b, ldb}, c: c, ldc: ldc, ep: colEpi(&ep, ldc)}
-	gemm(p, defaultKernel(), &g)
-}
-
 func checkMatrix(fn, name string, s []float32, rows, cols, ld int) {
 	if rows < 0 || cols < 0 || ld < cols {
 		panic(fmt.Sprintf("kernels: %s: %s is %d×%d with leading dimension %d", fn, name, rows, cols, ld))

@@ -56,14 +56,14 @@ func BenchmarkGemmFewRows(b *testing.B) {
 			n, k := sz[0], sz[1]
 			r := newRand(1)
 			x, y, c := randSlice(r, m*k), randSlice(r, k*n), make([]float32, m*n)
-			packed := PackB(k, n, y, n)
+			packed := packBHost(k, n, y, n)
 			for _, pre := range []bool{false, true} {
 				b.Run(fmt.Sprintf("m=%d/n=%d/k=%d/packed=%v", m, n, k, pre), func(b *testing.B) {
 					for b.Loop() {
 						if pre {
 							GemmPacked(nil, m, n, k, x, k, packed, c, n, Epilogue{})
 						} else {
-							Gemm(nil, m, n, k, x, k, y, n, c, n, Epilogue{})
+							gemmDense(nil, m, n, k, x, k, y, n, c, n, Epilogue{})
 						}
 					}
 					b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
@@ -91,7 +91,7 @@ func BenchmarkGemmEpilogue(b *testing.B) {
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			for b.Loop() {
-				Gemm(nil, n, n, n, x, n, y, n, c, n, tc.ep)
+				gemmDense(nil, n, n, n, x, n, y, n, c, n, tc.ep)
 			}
 			b.ReportMetric(2*float64(n*n*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
@@ -117,7 +117,7 @@ func BenchmarkGemmModelShapes(b *testing.B) {
 				defer p.Close()
 				r := newRand(1)
 				x, y, c := randSlice(r, s.m*s.k), randSlice(r, s.k*s.n), make([]float32, s.m*s.n)
-				packed := PackB(s.k, s.n, y, s.n)
+				packed := packBHost(s.k, s.n, y, s.n)
 				bias := randSlice(r, s.n)
 				for b.Loop() {
 					GemmPacked(p, s.m, s.n, s.k, x, s.k, packed, c, s.n, Epilogue{Bias: bias, Act: vec.ActRelu})
@@ -153,7 +153,7 @@ func BenchmarkGemv(b *testing.B) {
 							y = bs[i%len(bs)]
 							i++
 						}
-						Gemm(p, m, n, k, x, k, y, n, c, n, Epilogue{})
+						gemmDense(p, m, n, k, x, k, y, n, c, n, Epilogue{})
 					}
 					b.ReportMetric(4*float64(k*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
 				})

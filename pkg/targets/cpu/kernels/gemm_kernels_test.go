@@ -134,7 +134,7 @@ func TestGemmKernelsAgree(t *testing.T) {
 			for _, kn := range ks {
 				gemmDefault = kn
 				c := poison(m * n)
-				Gemm(p, m, n, k, a, k, b, n, c, n, ep)
+				gemmDense(p, m, n, k, a, k, b, n, c, n, ep)
 				checkClose(t, fmt.Sprintf("Gemm %s %d×%d×%d", kn.name, m, n, k), c, want, scale, 1e-5, 1e-6)
 				o := poison(2 * m * n)
 				a2 := append(append([]float32(nil), a...), a...)
@@ -223,7 +223,7 @@ func TestGemmReluFused(t *testing.T) {
 		copy(b[8:12], b[0:4]) // the same in the second vector of each row
 		for _, ep := range []Epilogue{{Act: vec.ActRelu}, {Act: vec.ActClamp, Min: -1, Max: 2}, {Act: vec.ActClamp, Min: 1, Max: -1}} {
 			c := poison(m * n)
-			Gemm(nil, m, n, k, a, k, b, n, c, n, ep)
+			gemmDense(nil, m, n, k, a, k, b, n, c, n, ep)
 			want := []float32{float32(math.NaN()), 0, 0, 3}
 			switch {
 			case ep.Act == vec.ActClamp && ep.Min < ep.Max:
@@ -268,10 +268,10 @@ func TestGemmPacked(t *testing.T) {
 				if es.res {
 					ep.Residual = randSlice(r, m*ldc)
 				}
-				packed := PackB(k, n, b, ldb)
+				packed := packBHost(k, n, b, ldb)
 				for _, p := range ps {
 					c1, c2 := poison(m*ldc), poison(m*ldc)
-					Gemm(p, m, n, k, a, lda, b, ldb, c1, ldc, ep)
+					gemmDense(p, m, n, k, a, lda, b, ldb, c1, ldc, ep)
 					GemmPacked(p, m, n, k, a, lda, packed, c2, ldc, ep)
 					what := fmt.Sprintf("%s %d×%d×%d %s threads=%d", PackedLayout(), m, n, k, es.name, p.Threads())
 					if m >= blk.mr || blk.tile != nil {
@@ -330,10 +330,10 @@ func checkGemmBothB(t *testing.T, r *rand.Rand, m, n, k int, ep Epilogue) {
 	a, b := randSlice(r, m*k), randSlice(r, k*n)
 	ep.Bias = randSlice(r, n)
 	want, scale := refGemm(m, n, k, a, k, b, n, &ep, n)
-	packed := PackB(k, n, b, n)
+	packed := packBHost(k, n, b, n)
 	for _, p := range pools(t) {
 		c1, c2 := poison(m*n), poison(m*n)
-		Gemm(p, m, n, k, a, k, b, n, c1, n, ep)
+		gemmDense(p, m, n, k, a, k, b, n, c1, n, ep)
 		GemmPacked(p, m, n, k, a, k, packed, c2, n, ep)
 		what := fmt.Sprintf("%dx%dx%d threads=%d", m, n, k, p.Threads())
 		checkClose(t, what, c1, want, scale, 1e-5, 1e-6)
@@ -352,7 +352,7 @@ func TestGemmPackedLayout(t *testing.T) {
 		r := newRand(5)
 		k, n := 37, 45
 		b := randSlice(r, k*n)
-		p1 := PackB(k, n, b, n)
+		p1 := packBHost(k, n, b, n)
 		p2, err := PackBLayout(layout, k, n, b, n)
 		if err != nil {
 			t.Fatal(err)
@@ -398,7 +398,7 @@ func TestGemmPackedLayout(t *testing.T) {
 			t.Errorf("PackBLayout(%q) succeeded", bad)
 		}
 	}
-	good := PackB(3, 4, make([]float32, 12), 4)
+	good := packBHost(3, 4, make([]float32, 12), 4)
 	mustPanic(t, "wrong k", "packed B is 3×4", func() {
 		GemmPacked(nil, 2, 4, 5, make([]float32, 10), 5, good, make([]float32, 8), 4, Epilogue{})
 	})
@@ -410,9 +410,9 @@ func TestGemmPackedLayout(t *testing.T) {
 	})
 	// Empty shapes.
 	c := []float32{5, 5}
-	GemmPacked(nil, 1, 2, 0, nil, 0, PackB(0, 2, nil, 2), c, 2, Epilogue{Bias: []float32{1, 2}})
+	GemmPacked(nil, 1, 2, 0, nil, 0, packBHost(0, 2, nil, 2), c, 2, Epilogue{Bias: []float32{1, 2}})
 	checkEqual(t, "k=0", c, []float32{1, 2})
-	GemmPacked(nil, 3, 0, 4, make([]float32, 12), 4, PackB(4, 0, nil, 0), nil, 0, Epilogue{})
+	GemmPacked(nil, 3, 0, 4, make([]float32, 12), 4, packBHost(4, 0, nil, 0), nil, 0, Epilogue{})
 }
 
 func mustPanic(t *testing.T, name, substr string, f func()) {
@@ -499,8 +499,8 @@ func TestFewRowsChains(t *testing.T) {
 				a, b := randSlice(r, m*lda), randSlice(r, k*ldb)
 				ep := Epilogue{Bias: randSlice(r, n), Residual: randSlice(r, m*n), Act: vec.ActRelu}
 				c1, c2 := poison(m*n), poison(m*n)
-				Gemm(nil, m, n, k, a, lda, b, ldb, c1, n, ep)
-				Gemm(p2, m, n, k, a, lda, b, ldb, c2, n, ep)
+				gemmDense(nil, m, n, k, a, lda, b, ldb, c1, n, ep)
+				gemmDense(p2, m, n, k, a, lda, b, ldb, c2, n, ep)
 				what := fmt.Sprintf("%d×%d×%d", m, n, k)
 				checkEqual(t, what+" 2 threads vs 1", c2, c1)
 				want, scale := refGemm(m, n, k, a, lda, b, ldb, &ep, n)

@@ -38,13 +38,6 @@ func PackedLayout() string { return kernelLayout(defaultKernel()) }
 
 func kernelLayout(kn gemmKernel) string { return fmt.Sprintf("sgemm-b/nr%d/kc%d", kn.nr, kn.kc) }
 
-// PackB packs the k×n row-major B (leading dimension ldb) into the layout
-// PackedLayout names, for GemmPacked.
-func PackB(k, n int, b []float32, ldb int) []float32 {
-	kn := defaultKernel()
-	return packB(kn.nr, kn.kc, k, n, b, ldb)
-}
-
 // PackBLayout packs B for the named layout (one a PackedLayout has
 // returned, here or on another machine), e.g. when compiling for a target
 // CPU other than the host's.

@@ -101,7 +101,7 @@ func gemmCase(t *testing.T, ps []*parallel.Pool, m, n, k, padA, padB, padC int, 
 				c[i*ldc+j] = 7 // padding sentinel
 			}
 		}
-		Gemm(p, m, n, k, a, lda, b, ldb, c, ldc, ep)
+		gemmDense(p, m, n, k, a, lda, b, ldb, c, ldc, ep)
 		got := make([]float32, m*n)
 		for i := 0; i < m; i++ {
 			copy(got[i*n:], c[i*ldc:i*ldc+n])
@@ -176,13 +176,13 @@ func TestGemmEmpty(t *testing.T) {
 	ps := pools(t)
 	for _, p := range ps {
 		// m or n zero: nothing happens, even with nil slices.
-		Gemm(p, 0, 5, 3, nil, 3, make([]float32, 15), 5, nil, 5, Epilogue{})
-		Gemm(p, 4, 0, 3, make([]float32, 12), 3, nil, 0, nil, 0, Epilogue{})
+		gemmDense(p, 0, 5, 3, nil, 3, make([]float32, 15), 5, nil, 5, Epilogue{})
+		gemmDense(p, 4, 0, 3, make([]float32, 12), 3, nil, 0, nil, 0, Epilogue{})
 		// k zero: C = epilogue(0).
 		c := poison(6)
 		bias := []float32{1, -2, 3}
 		res := []float32{0.5, 0.5, 0.5, 1, 1, 1}
-		Gemm(p, 2, 3, 0, nil, 0, nil, 3, c, 3, Epilogue{Bias: bias, Act: vec.ActRelu, Residual: res})
+		gemmDense(p, 2, 3, 0, nil, 0, nil, 3, c, 3, Epilogue{Bias: bias, Act: vec.ActRelu, Residual: res})
 		checkEqual(t, "k=0", c, []float32{1.5, 0.5, 3.5, 2, 1, 4})
 	}
 }
@@ -198,7 +198,7 @@ func TestGemmNaNInf(t *testing.T) {
 		}
 		b := []float32{nan, 1, 3, inf, 2, 4}
 		c := make([]float32, m*3)
-		Gemm(nil, m, 3, 2, a, 2, b, 3, c, 3, Epilogue{})
+		gemmDense(nil, m, 3, 2, a, 2, b, 3, c, 3, Epilogue{})
 		for i := 0; i < m; i++ {
 			row := c[i*3 : i*3+3]
 			if !math.IsNaN(float64(row[0])) || row[1] != 1 || row[2] != 3 {
@@ -206,7 +206,7 @@ func TestGemmNaNInf(t *testing.T) {
 			}
 		}
 		b = []float32{1, 1, 1, inf, -2, nan}
-		Gemm(nil, m, 3, 2, a, 2, b, 3, c, 3, Epilogue{})
+		gemmDense(nil, m, 3, 2, a, 2, b, 3, c, 3, Epilogue{})
 		for i := 0; i < m; i++ {
 			row := c[i*3 : i*3+3]
 			if !math.IsNaN(float64(row[0])) || row[1] != 1 || !math.IsNaN(float64(row[2])) {
@@ -231,7 +231,7 @@ func BenchmarkGemm(b *testing.B) {
 				var calls []time.Duration
 				for b.Loop() {
 					t0 := time.Now()
-					Gemm(p, n, n, n, x, n, y, n, c, n, Epilogue{})
+					gemmDense(p, n, n, n, x, n, y, n, c, n, Epilogue{})
 					calls = append(calls, time.Since(t0))
 				}
 				slices.Sort(calls)
@@ -251,7 +251,7 @@ func BenchmarkGemmPacked(b *testing.B) {
 				defer p.Close()
 				r := newRand(1)
 				x, y, c := randSlice(r, n*n), randSlice(r, n*n), make([]float32, n*n)
-				packed := PackB(n, n, y, n)
+				packed := packBHost(n, n, y, n)
 				for b.Loop() {
 					GemmPacked(p, n, n, n, x, n, packed, c, n, Epilogue{})
 				}
@@ -387,8 +387,8 @@ func TestGemvBlocks(t *testing.T) {
 		ep := Epilogue{Bias: randSlice(r, n), Act: vec.ActGelu}
 		want, scale := refGemm(1, n, k, a, k, b, n, &ep, n)
 		one, two := make([]float32, n), make([]float32, n)
-		Gemm(nil, 1, n, k, a, k, b, n, one, n, ep)
-		Gemm(p, 1, n, k, a, k, b, n, two, n, ep)
+		gemmDense(nil, 1, n, k, a, k, b, n, one, n, ep)
+		gemmDense(p, 1, n, k, a, k, b, n, two, n, ep)
 		checkClose(t, fmt.Sprintf("gemv %dx%d", k, n), two, want, scale, 1e-5, 1e-6)
 		checkEqual(t, fmt.Sprintf("gemv %dx%d: 2 threads vs 1", k, n), two, one)
 		c0 := randSlice(r, n)
@@ -416,7 +416,7 @@ func BenchmarkGemmPackedModel(b *testing.B) {
 				defer p.Close()
 				r := newRand(1)
 				a, c := randSlice(r, s.m*s.k), make([]float32, s.m*s.n)
-				packed := PackB(s.k, s.n, randSlice(r, s.k*s.n), s.n)
+				packed := packBHost(s.k, s.n, randSlice(r, s.k*s.n), s.n)
 				ep := Epilogue{Bias: randSlice(r, s.n), Act: vec.ActClamp, Min: 0, Max: 6}
 				var sink float32
 				for b.Loop() {

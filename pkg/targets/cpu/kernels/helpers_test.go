@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -142,4 +143,31 @@ func pools(t testing.TB) []*parallel.Pool {
 	p1, p2 := parallel.NewPool(1), parallel.NewPool(2)
 	t.Cleanup(func() { p1.Close(); p2.Close() })
 	return []*parallel.Pool{p1, p2}
+}
+
+// gemmDense computes C = A·B for row-major A [m,k] (leading dimension lda), B
+// [k,n] (ldb) and C [m,n] (ldc), overwriting C, then applies ep: Bias is
+// indexed by column, Residual is laid out like C (leading dimension ldc).
+// k == 0 gives C = ep applied to zeros. C must not overlap A, B, Bias or
+// Residual. It was the exported dense entry point; the runtime calls
+// GemmPacked, BatchMatMul and Conv2D, so it lives here to drive gemm in tests.
+func gemmDense(p *parallel.Pool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, ep Epilogue) {
+	checkMatrix("Gemm", "a", a, m, k, lda)
+	checkMatrix("Gemm", "b", b, k, n, ldb)
+	checkMatrix("Gemm", "c", c, m, n, ldc)
+	if ep.Bias != nil && len(ep.Bias) < n {
+		panic(fmt.Sprintf("kernels: Gemm: bias has %d elements, want %d", len(ep.Bias), n))
+	}
+	if ep.Residual != nil {
+		checkMatrix("Gemm", "residual", ep.Residual, m, n, ldc)
+	}
+	g := gemmArgs{m: m, n: n, k: k, a: a, lda: lda, b: denseB{b, ldb}, c: c, ldc: ldc, ep: colEpi(&ep, ldc)}
+	gemm(p, defaultKernel(), &g)
+}
+
+// packBHost packs the k×n row-major B (leading dimension ldb) into the layout
+// PackedLayout names, for GemmPacked.
+func packBHost(k, n int, b []float32, ldb int) []float32 {
+	kn := defaultKernel()
+	return packB(kn.nr, kn.kc, k, n, b, ldb)
 }

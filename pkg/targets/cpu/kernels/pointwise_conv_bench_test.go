@@ -42,7 +42,7 @@ func BenchmarkConv1x1Packed(b *testing.B) {
 				wt[j*c.O+i] = w[i*c.C+j]
 			}
 		}
-		pw := PackB(c.C, c.O, wt, c.O)
+		pw := packBHost(c.C, c.O, wt, c.O)
 		out := make([]float32, c.O*c.HW)
 		b.Run(fmt.Sprintf("%dx%d_%d", c.O, c.C, c.HW), func(b *testing.B) {
 			for b.Loop() {

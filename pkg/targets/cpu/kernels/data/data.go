@@ -96,17 +96,6 @@ func checkView(what string, n, off int, strides, shape []int) {
 	}
 }
 
-// Fill sets every element of dst to v.
-func Fill[T any](dst []T, v T) {
-	if len(dst) == 0 {
-		return
-	}
-	dst[0] = v
-	for n := 1; n < len(dst); n *= 2 {
-		copy(dst[n:], dst[:n])
-	}
-}
-
 // Gather writes out [outer, len(idx), inner] with out[o, i, :] = x[o,
 // idx[i], :] for x [outer, axisLen, inner]. Negative indices count from the
 // end. Every index is checked before anything is written: one outside

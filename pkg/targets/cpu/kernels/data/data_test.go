@@ -96,21 +96,6 @@ func TestCopyBounds(t *testing.T) {
 	}
 }
 
-func TestFill(t *testing.T) {
-	for _, n := range []int{0, 1, 2, 3, 17, 1000} {
-		s := make([]float32, n)
-		Fill(s, 2.5)
-		for i, v := range s {
-			if v != 2.5 {
-				t.Fatalf("n=%d: [%d] = %v", n, i, v)
-			}
-		}
-	}
-	b := make([]bool, 9)
-	Fill(b, true)
-	checkEqual(t, "Fill bool", b, []bool{true, true, true, true, true, true, true, true, true})
-}
-
 func TestGather(t *testing.T) {
 	ps := pools(t)
 	for _, s := range [][3]int{{1, 5, 1}, {3, 7, 4}, {2, 1, 3}, {4, 10, 1000}, {0, 3, 2}, {2, 3, 0}} {

@@ -143,19 +143,6 @@ func AvgPool2D(p *parallel.Pool, out, x []float32, g PoolGeom, countIncludePad b
 	})
 }
 
-// GlobalAvgPool writes the mean of each of nc rows of spatial elements
-// (x [nc, spatial], out [nc]), summed in float64. spatial == 0 gives NaN.
-func GlobalAvgPool(p *parallel.Pool, out, x []float32, nc, spatial int) {
-	if nc < 0 || spatial < 0 || len(out) < nc || len(x) < nc*spatial {
-		panic(fmt.Sprintf("kernels: GlobalAvgPool: slices of %d, %d elements for %d×%d", len(out), len(x), nc, spatial))
-	}
-	p.For(nc, max(1, (1<<14)/max(1, spatial)), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			out[i] = float32(sum64(x[i*spatial:(i+1)*spatial]) / float64(spatial))
-		}
-	})
-}
-
 // sum64 sums in float64 with four independent accumulators.
 func sum64(x []float32) float64 {
 	var s0, s1, s2, s3 float64

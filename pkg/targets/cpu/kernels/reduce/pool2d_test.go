@@ -119,36 +119,6 @@ func TestMaxPoolNaN(t *testing.T) {
 	}
 }
 
-func TestGlobalAvgPool(t *testing.T) {
-	ps := pools(t)
-	for _, nc := range []int{0, 1, 3, 17} {
-		for _, sp := range []int{1, 7, 49, 1000, 4099} {
-			r := newRand(uint64(nc*10000 + sp))
-			x := randSlice(r, nc*sp)
-			for i := range x {
-				x[i] += 3 // a mean far from zero
-			}
-			want := make([]float64, nc)
-			for i := range want {
-				for _, v := range x[i*sp : (i+1)*sp] {
-					want[i] += float64(v)
-				}
-				want[i] /= float64(sp)
-			}
-			for _, p := range ps {
-				out := poison(nc)
-				GlobalAvgPool(p, out, x, nc, sp)
-				checkClose(t, fmt.Sprintf("GlobalAvgPool %d×%d", nc, sp), out, want, nil, 1e-6, 0)
-			}
-		}
-	}
-	out := []float32{1}
-	GlobalAvgPool(nil, out, nil, 1, 0)
-	if out[0] == out[0] {
-		t.Errorf("empty spatial: got %v, want NaN", out[0])
-	}
-}
-
 // outSize is the output length of a window dim: floor mode, or ceil mode
 // (the last window may start in the end padding but not past it, PyTorch's
 // rule).

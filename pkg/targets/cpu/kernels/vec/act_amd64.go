@@ -14,7 +14,7 @@ func geluAVX2(x *float32, n int)
 func geluVec(x []float32) {
 	if !AVX2FMA {
 		for i, v := range x {
-			x[i] = Gelu32(v)
+			x[i] = gelu32(v)
 		}
 		return
 	}

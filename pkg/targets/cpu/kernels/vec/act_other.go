@@ -5,6 +5,6 @@ package vec
 // geluVec applies Gelu32 in place.
 func geluVec(x []float32) {
 	for i, v := range x {
-		x[i] = Gelu32(v)
+		x[i] = gelu32(v)
 	}
 }

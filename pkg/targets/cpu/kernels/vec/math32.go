@@ -22,11 +22,11 @@ const (
 	roundMagic = 0x1.8p52
 )
 
-// Exp64 returns e^x to about 1e-8 relative error (plenty for float32
+// exp64 returns e^x to about 1e-8 relative error (plenty for float32
 // results) for |x| <= 700; callers clamp. Range reduction x = n·ln2 + r with
 // |r| <= ln2/2, a degree-7 Taylor polynomial for e^r (truncation error
 // r^8/8! < 6e-9), and 2^n assembled in the exponent bits.
-func Exp64(x float64) float64 {
+func exp64(x float64) float64 {
 	n := x*log2e + roundMagic
 	n -= roundMagic
 	r := x - n*ln2hi - n*ln2lo
@@ -34,9 +34,9 @@ func Exp64(x float64) float64 {
 	return p * math.Float64frombits(uint64(int64(n)+1023)<<52)
 }
 
-// ClampExp keeps exp64's argument where 2^n is a normal float64; beyond
+// clampExp keeps exp64's argument where 2^n is a normal float64; beyond
 // ±200 every float32 result is already 0 or +Inf.
-func ClampExp(x float64) float64 {
+func clampExp(x float64) float64 {
 	if x > 200 {
 		return 200
 	}
@@ -51,7 +51,7 @@ func Exp32(x float32) float32 {
 	if x != x {
 		return x
 	}
-	return float32(Exp64(ClampExp(float64(x))))
+	return float32(exp64(clampExp(float64(x))))
 }
 
 // sigmoid64 is 1/(1+e^-x), accurate in both tails (no cancellation).
@@ -61,7 +61,7 @@ func sigmoid64(x float64) float64 {
 	if x < -200 {
 		return 0
 	}
-	return 1 / (1 + Exp64(ClampExp(-x)))
+	return 1 / (1 + exp64(clampExp(-x)))
 }
 
 // Sigmoid32 returns 1/(1+e^-x).
@@ -87,9 +87,9 @@ func Tanh32(x float32) float32 { return float32(math.Tanh(float64(x))) }
 // Erf32 returns the error function of x.
 func Erf32(x float32) float32 { return float32(math.Erf(float64(x))) }
 
-// Gelu32 returns 0.5·x·(1+erf(x/√2)), computed as 0.5·x·erfc(-x/√2) so the
+// gelu32 returns 0.5·x·(1+erf(x/√2)), computed as 0.5·x·erfc(-x/√2) so the
 // negative tail does not cancel to zero.
-func Gelu32(x float32) float32 {
+func gelu32(x float32) float32 {
 	if x != x {
 		return x
 	}
@@ -106,7 +106,7 @@ func erfc64(z float64) float64 {
 	t := 1 / (1 + 0.5*a)
 	p := -a*a - 1.26551223 + t*(1.00002368+t*(0.37409196+t*(0.09678418+t*(-0.18628806+
 		t*(0.27886807+t*(-1.13520398+t*(1.48851587+t*(-0.82215223+t*0.17087277))))))))
-	r := t * Exp64(ClampExp(p))
+	r := t * exp64(clampExp(p))
 	if z < 0 {
 		return 2 - r
 	}
@@ -196,5 +196,5 @@ func ExpNaN(d float64) float64 {
 	if d != d {
 		return d
 	}
-	return Exp64(ClampExp(d))
+	return exp64(clampExp(d))
 }

@@ -61,7 +61,7 @@ func TestScalarMath(t *testing.T) {
 		{"Tanh32", Tanh32, math.Tanh, 20},
 		{"Erf32", Erf32, math.Erf, 6},
 		// Reference without 1+erf's cancellation: erfc.
-		{"Gelu32", Gelu32, func(x float64) float64 { return 0.5 * x * math.Erfc(-x/math.Sqrt2) }, 15},
+		{"gelu32", gelu32, func(x float64) float64 { return 0.5 * x * math.Erfc(-x/math.Sqrt2) }, 15},
 		// 1+tanh(u) = 2/(1+e^-2u) exactly; the tanh form cancels for u << 0.
 		{"GeluTanh32", GeluTanh32, func(x float64) float64 {
 			u := math.Sqrt(2/math.Pi) * (x + 0.044715*x*x*x)
