@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/tuning"
 )
 
 // BatchMatMul computes out = a·b over broadcast batch dimensions: a is
@@ -69,7 +70,7 @@ func BatchMatMul(p *parallel.Pool, out, a []float32, aShape []int, b []float32, 
 			c: out[bi*m*n : (bi+1)*m*n], ldc: n, ep: e}
 		gemm(q, kn, &g)
 	}
-	if p.Threads() > 1 && nb >= p.Threads() && m*n*k < 1<<21 {
+	if p.Threads() > 1 && nb >= p.Threads() && m*n*k < tuning.BatchMatMulSplitWork {
 		p.For(nb, 1, func(lo, hi int) {
 			for bi := lo; bi < hi; bi++ {
 				one(bi, nil)

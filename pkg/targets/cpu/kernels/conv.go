@@ -7,6 +7,7 @@ import (
 
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/vec"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/tuning"
 )
 
 // ConvGeom is the geometry of a 2-D convolution over NCHW input: x [N, C, H,
@@ -106,7 +107,7 @@ func Conv2D(p *parallel.Pool, out, x, w []float32, g ConvGeom, ep Epilogue) {
 		gemm(q, kn, &args)
 	}
 	tasks := g.N * g.Groups
-	if p.Threads() > 1 && tasks >= p.Threads() && og*s*kg < 1<<22 {
+	if p.Threads() > 1 && tasks >= p.Threads() && og*s*kg < tuning.ConvSplitWork {
 		p.For(tasks, 1, func(lo, hi int) {
 			for t := lo; t < hi; t++ {
 				one(t, nil)
@@ -121,7 +122,7 @@ func Conv2D(p *parallel.Pool, out, x, w []float32, g ConvGeom, ep Epilogue) {
 
 // pointwiseDirectRows is the most output channels (per group) for which a
 // 1×1 convolution reads its input in place instead of packing it.
-const pointwiseDirectRows = 64
+const pointwiseDirectRows = tuning.ConvPointwiseDirectRows
 
 // convB is the im2col matrix of one image's group of input channels, read
 // straight from the input: row p = (ci·KH + kh)·KW + kw, column j = oh·OW + ow.
@@ -339,7 +340,7 @@ func convDirect(p *parallel.Pool, out, x, w []float32, g *ConvGeom, ep *Epilogue
 	og := g.O / g.Groups
 	st := g.StrideW
 	phaseW := (g.W + st - 1) / st // the longest phase row
-	grain := max(1, (1<<14)/max(1, s*khw))
+	grain := max(1, tuning.GrainWork/max(1, s*khw))
 	// 3x3, dilation 1, stride 1 or 2 (MobileNet's depthwise layers): one
 	// nine-tap pass per output row instead of nine axpys.
 	fast3x3 := g.KH == 3 && g.KW == 3 && g.DilH == 1 && g.DilW == 1 && (st == 1 || st == 2) &&

@@ -1,6 +1,10 @@
 package kernels
 
-import "runtime"
+import (
+	"runtime"
+
+	"github.com/rlx-project/rlx/pkg/targets/cpu/tuning"
+)
 
 // dot9Go is the portable twin of the assembly dot9.
 func dot9Go(dst []float32, src *[9][]float32, w *[9]float32, bias, lo, hi float32) {
@@ -63,7 +67,7 @@ func (r *dwRows) row(ph, ih int) []float32 {
 // in-place kernel (dwPlane) does not (paddings other than 1, rows under
 // 16); larger planes go row by row, so that the padded copy does not
 // double their memory traffic.
-const smallPlane = 16384
+const smallPlane = tuning.DwSmallPlane
 
 // dwSmall runs 3x3 depthwise planes (stride 1 or 2, dilation 1) of up to
 // smallPlane inputs, where per-row work would dominate a row kernel. The input plane is copied into a zero border, so that

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/vec"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/tuning"
 )
 
 // Depthwise 3×3 convolution over small planes, channels last.
@@ -23,8 +24,8 @@ import (
 // 14×14 (at 28×28 the NCHW kernels were as fast), at stride 2, where the
 // NCHW path splits phases first, up to 28×28 (192@28x28 s2: 111 -> 72-91 us).
 const (
-	dwNHWCMaxPlane   = 14 * 14
-	dwNHWCMaxPlaneS2 = 28 * 28
+	dwNHWCMaxPlane   = tuning.DwNHWCMaxPlane
+	dwNHWCMaxPlaneS2 = tuning.DwNHWCMaxPlaneS2
 )
 
 // dwNHWCApplies reports whether Conv2D runs g channels last (transposing
@@ -208,7 +209,7 @@ func DepthwiseNHWC(p *parallel.Pool, out, x, wt []float32, g ConvGeom, ep Epilog
 	defer dwNHWCPool.Put(wk)
 	bs, zero := wk.biasZeros(&g, ep.Bias, 0, C, C)
 	wt = wt[:9*C]
-	p.For(g.N*g.OH, max(1, (1<<14)/(9*g.OW*C)), func(t0, t1 int) {
+	p.For(g.N*g.OH, max(1, tuning.GrainWork/(9*g.OW*C)), func(t0, t1 int) {
 		for t := t0; t < t1; {
 			n, oh := t/g.OH, t%g.OH
 			oh1 := min(g.OH, oh+t1-t)

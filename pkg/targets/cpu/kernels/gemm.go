@@ -7,6 +7,7 @@ import (
 
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/vec"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/tuning"
 )
 
 // Gemm is a packed-panel design (the BLIS loop nest):
@@ -30,14 +31,15 @@ import (
 // Blocking is per kernel (gemmKernel's kc, mc, nc): kc·nr floats of a B
 // panel stay in L1 while an mc×kc A block stays in L2 and the kc×nc B block
 // in L3. These are the portable kernel's; the assembly kernels bring their own.
+// The values, and the scheduling thresholds below, live in the tuning table.
 const (
-	gemmKC = 256
-	gemmMC = 64 // rounded down to a multiple of the kernel's mr
-	gemmNC = 2048
+	gemmKC = tuning.GemmPortableKC
+	gemmMC = tuning.GemmPortableMC // rounded down to a multiple of the kernel's mr
+	gemmNC = tuning.GemmPortableNC
 	// Below this many multiply-adds a Gemm runs on the calling goroutine.
-	gemmSerialWork = 1 << 15
+	gemmSerialWork = tuning.GemmSerialWork
 	// Panels of B packed per parallel chunk.
-	gemmPackGrain = 32
+	gemmPackGrain = tuning.GemmPackGrain
 )
 
 // gemmKernel is a micro-kernel, its tile shape and its blocking.
@@ -303,17 +305,16 @@ func storeSums(dst, src []float32, add bool) {
 
 // jitPanels is the B panels a task packs and runs at a time when tasks
 // pack their own (gemm's jit).
-const jitPanels = 32
+const jitPanels = tuning.GemmJitPanels
 
 // fourGroupBytes is the size of a run of B panels past which a block's
 // four-row tile follows the six-row tiles group by group (tailGroup panels
 // at a time) instead of in a second pass over the whole run: half of this
 // machine's L2. The MLP's 64-row layers (ten six-row panels and a four-row
-// one) streamed 4 MB of weights per k block from L3 or memory twice; one
-// pass took the 64x2048x2048 product from 83-86 to 92-97 GFLOP/s, the
-// rate of 66 rows. Runs that fit (MobileNetV2's 196-row layers: 6 panels
-// of 576) keep one call per pass.
-const fourGroupBytes = 256 << 10
+// one) streamed their weights per k block from L3 or memory twice; one
+// pass ran them at the rate of 66 rows. Runs that fit (MobileNetV2's
+// 196-row layers: 6 panels of 576) keep one call per pass.
+const fourGroupBytes = tuning.GemmFourGroupBytes
 
 // gemmWork holds packing buffers: the B block and one A block per
 // concurrently running chunk (each with a maxTile edge-tile scratch at its
@@ -392,7 +393,7 @@ func gemm(p *parallel.Pool, kn gemmKernel, g *gemmArgs) {
 	direct = direct && g.directB && kn.tiles != nil
 	mc := max(mr, kn.mc/mr*mr)
 	switch {
-	case threads > 1 && pre != nil && n > 2*m && m*kcb <= 1<<16:
+	case threads > 1 && pre != nil && n > 2*m && m*kcb <= tuning.GemmWideBWork:
 		// Far more weights than activations (MobileNetV2's 7×7 layers:
 		// 49 pixels against up to 1280 channels, 1.6 MB of weights): one
 		// A block, so the threads split B's columns and each reads half
@@ -408,7 +409,7 @@ func gemm(p *parallel.Pool, kn gemmKernel, g *gemmArgs) {
 		nb := threads * ceilDiv(m, threads*mc)
 		mc = max(mr, ceilDiv(ceilDiv(m, nb), mr)*mr)
 	}
-	if threads > 1 && pre == nil && m > mc && m*kcb <= 1<<15 {
+	if threads > 1 && pre == nil && m > mc && m*kcb <= tuning.GemmSmallAWork {
 		// A small A (convolution weights with few taps: 144 channels of
 		// 24) in one block, for the per-task B packing below.
 		mc = ceilDiv(m, mr) * mr
@@ -738,7 +739,7 @@ type macro struct {
 // take instead of a full tile: two rows against two panels keep eight
 // accumulators busy for a third of a tile's cost per panel (MobileNetV2's
 // first layer, 32 = 5·6 + 2 output channels, computed 36 rows).
-const rowsTailMax = 4
+const rowsTailMax = tuning.GemmRowsTailMax
 
 // rowsTail reports whether a block of mb rows ends in a partial row panel
 // that the row kernels compute.
@@ -777,7 +778,7 @@ func (mk *macro) fours(mb int) int {
 	switch {
 	case mb%6 == 4:
 		return 1
-	case mb%6 == 2 && mb >= 8 && mk.kb <= 64 && mk.ra != nil:
+	case mb%6 == 2 && mb >= 8 && mk.kb <= tuning.GemmShortK && mk.ra != nil:
 		return 2
 	}
 	return 0
@@ -798,7 +799,7 @@ func (mk *macro) groupsTail(tailRows, nf, full, runPanels int) bool {
 		return false
 	}
 	panel := mk.kb * mk.kn.nr * 4 // bytes
-	return 2*panel <= 16<<10 || full > 0 && runPanels*panel > fourGroupBytes
+	return 2*panel <= tuning.GemmFourGroupL1Bytes || full > 0 && runPanels*panel > fourGroupBytes
 }
 
 // panel is B panel q of the block and its row stride.
@@ -993,7 +994,7 @@ func (mk *macro) run(ap, tmp []float32, i0, mb, q0, q1 int) {
 // (32->16 channels at 112x112: a third of the time in the tail's quarter of
 // the rows, four panels a group).
 func tailGroup(kb int) int {
-	return min(16, max(4, (128<<10)/(kb*16*4))&^1)
+	return min(tuning.GemmTailGroupMax, max(tuning.GemmTailGroupMin, tuning.GemmTailGroupBytes/(kb*16*4))&^1)
 }
 
 // tail runs rows [i, i+rows) of C against full B panels [q0, q1) through
@@ -1019,7 +1020,7 @@ func gemmFewRows(p *parallel.Pool, kn *gemmKernel, g *gemmArgs, pre *packedB) {
 	const nr = 16
 	kc := kn.kc
 	nPanels, nFull := ceilDiv(n, nr), n/nr
-	grain := max(1, (1<<16)/(k*4*nr))
+	grain := max(1, tuning.GemmFewRowsGrainBytes/(k*4*nr))
 	p.For(ceilDiv(nPanels, 4), grain, func(lo, hi int) {
 		q0, q1 := lo*4, min(hi*4, nPanels)
 		var tmp [2 * nr]float32
@@ -1196,4 +1197,4 @@ func rowPanels(kn *gemmKernel, kb int, a []float32, lda, m int, b []float32, ldb
 
 // chainWidth is the most columns one chain kernel call covers: whole rows
 // of B stream best, and 16 KiB of sums stay in L1.
-const chainWidth = 4096
+const chainWidth = tuning.GemmChainWidth

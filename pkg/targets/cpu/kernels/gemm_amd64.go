@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/vec"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/tuning"
 )
 
 // The AVX2+FMA micro-kernel (gemm_amd64.s): a 6×16 tile in twelve ymm
@@ -70,13 +71,10 @@ func asmKernel() (gemmKernel, bool) {
 	return avx2Kernel(), true
 }
 
-// avx2Kernel is the 6×16 AVX2+FMA kernel and its blocking, measured on Zen 3
-// (32 KiB L1d, 512 KiB L2): a 512×16 B panel (32 KiB) is read from L1/L2 by
-// every A panel, the 96×512 A block (192 KiB) stays in L2, the 512×4096 B
-// block (8 MiB) in L3. kc = 512 beat 256 by 1-2% at n = 1024..2048 (half the
-// round trips of C); mc from 48 to 240 and nc from 1024 up were flat.
+// avx2Kernel is the 6×16 AVX2+FMA kernel and its blocking (chosen on Zen 3;
+// the reasons are in the tuning table, tuning.GemmAVX2KC).
 func avx2Kernel() gemmKernel {
-	return gemmKernel{name: "avx2-fma", mr: 6, nr: 16, kc: 512, mc: 96, nc: 4096,
+	return gemmKernel{name: "avx2-fma", mr: 6, nr: 16, kc: tuning.GemmAVX2KC, mc: tuning.GemmAVX2MC, nc: tuning.GemmAVX2NC,
 		fn: kernel6x16Acc, tile: kernel6x16, tiles: kernel6x16n, tilesA: kernel6x16d, tilesQ: kernel6x16q,
 		tiles4: kernel4x16q, rows: kernelRows, chain: kernelChain, chain2: kernelChain2}
 }

@@ -2,7 +2,11 @@
 
 package kernels
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/rlx-project/rlx/pkg/targets/cpu/tuning"
+)
 
 // The arm64 NEON micro-kernel (gemm_arm64.s): an 8×8 tile in sixteen
 // 4-lane accumulators. Every arm64 CPU has NEON (Advanced SIMD is part of
@@ -13,7 +17,7 @@ import "unsafe"
 func sgemm8x8NEON(kc int, a, b, c *float32, ldc int, acc int)
 
 func asmKernel() (gemmKernel, bool) {
-	return gemmKernel{name: "neon", mr: 8, nr: 8, kc: 256, mc: 64, nc: 2048, fn: kernel8x8}, true
+	return gemmKernel{name: "neon", mr: 8, nr: 8, kc: tuning.GemmNEONKC, mc: tuning.GemmNEONMC, nc: tuning.GemmNEONNC, fn: kernel8x8}, true
 }
 
 // kernel8x8 checks the operands' extents and runs sgemm8x8NEON: the 8×8

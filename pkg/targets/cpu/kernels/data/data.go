@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/tuning"
 )
 
 // Copy copies an N-d strided view: element idx of shape goes from
@@ -114,7 +115,7 @@ func Gather[T any](p *parallel.Pool, out, x []T, outer, axisLen, inner int, idx 
 	if outer*ni*inner == 0 {
 		return nil
 	}
-	p.For(outer*ni, max(1, (1<<14)/inner), func(lo, hi int) {
+	p.For(outer*ni, max(1, tuning.GrainWork/inner), func(lo, hi int) {
 		for t := lo; t < hi; t++ {
 			o, i := t/ni, t%ni
 			j := int(idx[i])

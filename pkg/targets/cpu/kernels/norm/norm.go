@@ -6,6 +6,7 @@ import (
 
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/vec"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/tuning"
 )
 
 // Softmax writes softmax (log_softmax when log) of x over the middle dim of
@@ -121,7 +122,7 @@ func softmaxRow(out, x []float32, log bool) {
 }
 
 // rowGrain picks rows per chunk so each chunk has some 16K elements.
-func rowGrain(cols int) int { return max(1, (1<<14)/max(1, cols)) }
+func rowGrain(cols int) int { return max(1, tuning.GrainWork/max(1, cols)) }
 
 func checkRows(fn string, rows, cols int, slices ...[]float32) {
 	if rows < 0 || cols < 0 {

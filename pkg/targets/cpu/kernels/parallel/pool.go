@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/rlx-project/rlx/pkg/targets/cpu/tuning"
 )
 
 // Pool is a persistent set of worker goroutines that kernels split work
@@ -128,7 +130,7 @@ func (p *Pool) worker(id int) {
 // the bundled encoder on 2 threads ran 10-14% faster polling 1 ms (medians
 // of alternating runs). The cost is up to 1 ms of one core's time after a
 // model's last kernel, as ONNX Runtime's spinning pool spends too.
-const spinFor = time.Millisecond
+const spinFor = tuning.PoolSpinFor
 
 // next waits for a job: polling first, then blocking. ok is false once the
 // pool is closed.
@@ -178,7 +180,7 @@ func spin(done func() bool) {
 // scheduler's global run queue and its lock, which both spinning threads
 // took in turn, so a thread saw the other's news late (an empty For on 2
 // threads took 2.5 us).
-const spinYield = 1 << 12
+const spinYield = tuning.PoolSpinYield
 
 // run claims and runs chunks until none are left, thread id's share first
 // (see taskShares). The chunks it ran are counted off left and done once,

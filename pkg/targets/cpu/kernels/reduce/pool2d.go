@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/tuning"
 )
 
 // PoolGeom is the geometry of a 2-D pooling over NCHW input: x [N, C, H, W],
@@ -36,7 +37,7 @@ func poolPlanes(p *parallel.Pool, out, x []float32, g *PoolGeom, plane func(xp, 
 	if s == 0 {
 		return
 	}
-	grain := max(1, (1<<14)/max(1, s*g.KH*g.KW))
+	grain := max(1, tuning.GrainWork/max(1, s*g.KH*g.KW))
 	p.For(g.N*g.C, grain, func(lo, hi int) {
 		for t := lo; t < hi; t++ {
 			plane(x[t*hw:(t+1)*hw], out[t*s:(t+1)*s])

@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/vec"
-
-	"github.com/rlx-project/rlx/pkg/lir"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/tuning"
 )
 
 // ReduceKind selects what Reduce computes: lir's numbering. Over an empty
@@ -183,7 +183,7 @@ func Reduce(p *parallel.Pool, out, x []float32, shape []int, axes []int, kind Re
 		copy(out[:nOut], x[:nOut])
 		return
 	case r == 1: // everything reduced: fixed blocks, partials in order
-		const blk = 1 << 14
+		const blk = tuning.ReduceBlock
 		nb := ceilDiv(total, blk)
 		part := make([]float64, nb)
 		p.For(nb, 1, func(lo, hi int) {
@@ -249,7 +249,7 @@ func Reduce(p *parallel.Pool, out, x []float32, shape []int, axes []int, kind Re
 		nc := ceilDiv(L, 1024)
 		cb := ceilDiv(ceilDiv(L, nc), 8) * 8
 		nc = ceilDiv(L, cb)
-		p.For(nRows*nc, max(1, (1<<14)/max(1, nRed*min(L, cb))), func(lo, hi int) {
+		p.For(nRows*nc, max(1, tuning.GrainWork/max(1, nRed*min(L, cb))), func(lo, hi int) {
 			// On the stack (cb <= 1024): a heap block per call cost a
 			// global pool a third of its time in the allocator and GC.
 			var buf [1024]float64
@@ -285,7 +285,7 @@ func Reduce(p *parallel.Pool, out, x []float32, shape []int, axes []int, kind Re
 		})
 		return
 	}
-	p.For(nRows, max(1, (1<<14)/nRed), func(lo, hi int) {
+	p.For(nRows, max(1, tuning.GrainWork/nRed), func(lo, hi int) {
 		for o := lo; o < hi; o++ {
 			b := base(o)
 			acc := identity(kind)
@@ -327,7 +327,7 @@ func ArgReduce(p *parallel.Pool, out []int64, x []float32, outer, axis, inner in
 		return v < b
 	}
 	if inner == 1 {
-		p.For(outer, max(1, (1<<14)/axis), func(lo, hi int) {
+		p.For(outer, max(1, tuning.GrainWork/axis), func(lo, hi int) {
 			for o := lo; o < hi; o++ {
 				row := x[o*axis : (o+1)*axis]
 				bi, b := 0, row[0]
@@ -343,7 +343,7 @@ func ArgReduce(p *parallel.Pool, out []int64, x []float32, outer, axis, inner in
 	}
 	const cb = 1024
 	nc := ceilDiv(inner, cb)
-	p.For(outer*nc, max(1, (1<<14)/(axis*min(inner, cb))), func(lo, hi int) {
+	p.For(outer*nc, max(1, tuning.GrainWork/(axis*min(inner, cb))), func(lo, hi int) {
 		best := make([]float32, min(inner, cb))
 		for t := lo; t < hi; t++ {
 			o, c0 := t/nc, (t%nc)*cb
