@@ -99,9 +99,8 @@ func Conv2D(p *parallel.Pool, out, x, w []float32, g ConvGeom, ep Epilogue) {
 		}
 		// A pointwise convolution with few output channels reads the
 		// input in place: packing it cost as much as the few tiles each
-		// panel feeds (32->16 channels at 112x112: 296 -> 263 us; 24->144
-		// at 56x56 the other way round, 305 against 310, so 64 rows is
-		// the cut).
+		// panel feeds (32->16 channels at 112x112 ran faster in place,
+		// 24->144 at 56x56 slightly slower, so 64 rows is the cut).
 		args := gemmArgs{m: og, n: s, k: kg, a: w[gi*og*kg : (gi+1)*og*kg], lda: kg, b: src,
 			c: out[o0 : o0+og*s], ldc: s, ep: e, directB: pointwise && og <= pointwiseDirectRows}
 		gemm(q, kn, &args)
@@ -146,8 +145,8 @@ var phasePool = sync.Pool{New: func() any { return new([]float32) }}
 // whole span of outputs along a row, padding included, is one contiguous
 // run of its phase row (for left padding up to 2·phaseBorder), so the
 // packing copies whole 16-float panel rows instead of a zero, a shifted
-// run and a memmove per panel (MobileNetV2's first layer: packing 200 ->
-// ~40 us).
+// run and a memmove per panel (MobileNetV2's first layer: its packing took
+// a fraction of the time it had).
 const phaseBorder = 2
 
 // phaseWidth is the length of a bordered phase row of an input w wide.

@@ -8,8 +8,8 @@ import "unsafe"
 // (channel, kernel row) input row gives the three panel rows of its taps,
 // columns 2j-1, 2j and 2j+1, as in-lane shuffles of the row's loads (the
 // stride-2 depthwise kernel's trick, dwinplace.go), instead of splitting
-// the input into column phases and copying runs out of them (~250 us of
-// the layer's ~750 per run in MobileNetV2).
+// the input into column phases and copying runs out of them (a large
+// share of the layer's time in MobileNetV2).
 
 // convS2MaxRows bounds channels × kernel rows of the fast path.
 const convS2MaxRows = 16

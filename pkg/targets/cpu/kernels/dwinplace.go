@@ -15,7 +15,7 @@ package kernels
 // x[2j0-1 : 2j0+15] are one in-lane shuffle each, in the same permuted
 // lane order, so nine FMAs and one permute at the end give the eight
 // outputs. This replaced splitting the plane into four phase planes and
-// reading those back (96@112x112 in MobileNetV2: 509 -> 255 us).
+// reading those back (96@112x112 in MobileNetV2 ran much faster).
 
 // dwSpan is where the vector blocks of one output row go: a first block
 // of eight outputs at column 0, blocks at columns 8, 16, ... (blocks of

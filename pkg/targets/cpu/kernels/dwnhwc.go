@@ -13,16 +13,17 @@ import (
 // Depthwise 3×3 convolution over small planes, channels last.
 //
 // In NCHW a 7×7 or 14×14 plane is too small for vectors along its rows:
-// per-plane work (borders, short rows, tails) dominated, ~200 ns a channel
-// on MobileNetV2's 960×7×7 layers where ONNX Runtime (channels-blocked)
-// took ~50 ns. Here a block of channels is transposed to [H·W][C] (8×8
+// per-plane work (borders, short rows, tails) dominated: on MobileNetV2's
+// 960×7×7 layers a channel took several times what ONNX Runtime
+// (channels-blocked) took. Here a block of channels is transposed to [H·W][C] (8×8
 // vector tiles), every output pixel is nine vector taps across the
 // channels, and the result is transposed back: the same sums, in the same
 // order (bias, then taps by kh, kw), as the NCHW kernels.
 
 // The largest input planes (H·W) that go channels last: at stride 1 up to
 // 14×14 (at 28×28 the NCHW kernels were as fast), at stride 2, where the
-// NCHW path splits phases first, up to 28×28 (192@28x28 s2: 111 -> 72-91 us).
+// NCHW path splits phases first, up to 28×28 (192@28x28 at stride 2 ran
+// faster channels last).
 const (
 	dwNHWCMaxPlane   = tuning.DwNHWCMaxPlane
 	dwNHWCMaxPlaneS2 = tuning.DwNHWCMaxPlaneS2
@@ -189,8 +190,8 @@ func dwNHWCPlane(ot, xt, wt, bias, zero []float32, g *ConvGeom, cn, ps, oh0, oh1
 // DepthwiseNHWC computes a 3×3 depthwise convolution (DepthwiseNHWCApplies)
 // over channels-last tensors: x [N, H, W, C], out [N, OH, OW, C], and the
 // weights tap-major, wt [9, C] (DepthwiseTaps of the [C, 1, 3, 3] ones:
-// a compiler does it once at build time; done per call it was 10% of a
-// 7×7 layer); ep.Bias is per channel, ep.Residual laid out like out. ReLU
+// a compiler does it once at build time; done per call it was a visible
+// part of a 7×7 layer); ep.Bias is per channel, ep.Residual laid out like out. ReLU
 // and clamps are applied with the taps, other activations and the
 // residual after. out must not overlap x, wt, Bias or Residual.
 func DepthwiseNHWC(p *parallel.Pool, out, x, wt []float32, g ConvGeom, ep Epilogue) {
@@ -204,7 +205,7 @@ func DepthwiseNHWC(p *parallel.Pool, out, x, wt []float32, g ConvGeom, ep Epilog
 	// Bands of output rows across all channels split across the pool:
 	// channel blocks, as depthwiseNHWC splits, repeat every block's border
 	// pixels (a quarter to half of a 14×14 or 7×7 plane's, one Go call
-	// each) and scaled 1.0-1.3× on 2 threads.
+	// each) and scaled poorly on 2 threads.
 	wk := dwNHWCPool.Get().(*dwNHWCWork)
 	defer dwNHWCPool.Put(wk)
 	bs, zero := wk.biasZeros(&g, ep.Bias, 0, C, C)

@@ -286,8 +286,8 @@ type gemmArgs struct {
 	directB bool
 	// directA reads A's full row panels in place (rows lda apart) on a
 	// kernel with tilesA, as products over packed weights do: for
-	// attention's blocks (128 query rows of 64) packing A cost 8% of the
-	// attention.
+	// attention's blocks (128 query rows of 64) packing A was a visible
+	// share of the attention.
 	directA bool
 }
 
@@ -402,8 +402,8 @@ func gemm(p *parallel.Pool, kn gemmKernel, g *gemmArgs) {
 	case threads > 1 && pre != nil && m >= 4*mr*threads:
 		// A multiple of the thread count of A blocks of about equal size
 		// (128 rows on 2: 66 + 62, not 96 + 32; 196 on 2: 4 of 54 or
-		// fewer, not 96 + 96 + 4, whose 20 us tasks left a thread idle
-		// at the end), each thread starting on its own (see the task loop
+		// fewer, not 96 + 96 + 4, whose short last tasks left a thread
+		// idle at the end), each thread starting on its own (see the task loop
 		// below); not for a few rows, whose blocks would end in partial
 		// panels (16 on 2: 12 + 4).
 		nb := threads * ceilDiv(m, threads*mc)
@@ -417,8 +417,8 @@ func gemm(p *parallel.Pool, kn gemmKernel, g *gemmArgs) {
 	if m > mc && m < mc+mr {
 		// One A block, not a second of fewer rows than a tile, whose row
 		// kernels streamed all of B again: MobileNetV2's 7×7 layers at
-		// batch 2 (98 rows: 96 + 2) 1-2% faster with the two rows as the
-		// block's tail (320x1280: 830 -> 815 us, 160x960: 312 -> 307).
+		// batch 2 (98 rows: 96 + 2) ran faster with the two rows as the
+		// block's tail.
 		mc = ceilDiv(m, mr) * mr
 	}
 	mBlocks := ceilDiv(m, mc)
@@ -454,13 +454,13 @@ func gemm(p *parallel.Pool, kn gemmKernel, g *gemmArgs) {
 	}
 	// A is read in place for products with B packed ahead of time
 	// (weights): their A is activations, rows already, whose packing
-	// was 3-10% of the product (MobileNetV2's channels-last 1x1s). Not
-	// where long rows of A (k ≥ 512: six rows 2-8 KB apart per tile) meet
-	// at least 512 columns per thread, enough B panels to share one
-	// packing: the MLP's layers at batch 64 ran 3-5% faster packed. Nor
+	// was a measurable part of the product (MobileNetV2's channels-last
+	// 1x1s). Not where long rows of A (k ≥ 512: six rows 2-8 KB apart per
+	// tile) meet at least 512 columns per thread, enough B panels to share
+	// one packing: the MLP's layers at batch 64 ran faster packed. Nor
 	// where long rows lie a multiple of 4 KiB apart: the six rows a tile
 	// reads then share one L1 set (4K aliasing) and evict each other and
-	// the B panel; the encoder's k=1024 layer (rows 4 KiB apart) ran 5-7%
+	// the B panel; the encoder's k=1024 layer (rows 4 KiB apart) ran
 	// faster packed.
 	directA := (pre != nil || g.directA) && !g.aT && kn.tilesA != nil && (k < 512 || (n < 512*threads && g.lda%1024 != 0))
 	// What the tasks of each step share lives in w.step, reused step after
@@ -986,13 +986,13 @@ func (mk *macro) run(ap, tmp []float32, i0, mb, q0, q1 int) {
 // as many as fit in 128 KiB (a quarter of L2), an even number from 4 to 16.
 // The group was sized for L1 (16 KiB, two panels at kb = 512), but the
 // calls cost more than the L2 reads saved: 49-row products (MobileNetV2's
-// 7x7 layers, eight six-row panels and a one-row tail) ran 4-5% faster in
-// groups of 4-8 panels at kb = 512 (960x320: 326 -> 312 us; 320x1280: 439
-// -> 421), the encoder's 128-row ones about 1%, 64 rows with a four-row
-// tile over 2048 columns 0.6-1%, the 3x3 stride-2 first layer 2%.
-// Short panels in small groups spent more on the calls than on the rows
-// (32->16 channels at 112x112: a third of the time in the tail's quarter of
-// the rows, four panels a group).
+// 7x7 layers, eight six-row panels and a one-row tail) ran faster in
+// groups of 4-8 panels at kb = 512, and so did the encoder's 128-row ones,
+// 64 rows with a four-row tile over 2048 columns and the 3x3 stride-2
+// first layer, by less. Short panels in small groups spent more on the
+// calls than on the rows (32->16 channels at 112x112: the tail's quarter
+// of the rows, four panels a group, took a disproportionate share of the
+// time).
 func tailGroup(kb int) int {
 	return min(tuning.GemmTailGroupMax, max(tuning.GemmTailGroupMin, tuning.GemmTailGroupBytes/(kb*16*4))&^1)
 }

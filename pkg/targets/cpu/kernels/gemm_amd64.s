@@ -6,7 +6,7 @@
 // values at off(AX); accumulators Y0..Y11 (row i in Y(2i), Y(2i+1)). The
 // same row of the next B panel, R13 bytes on, is prefetched into L2:
 // weights packed at build time stream from memory once per product, and
-// waiting for them cost ~10% of a 64×2048×2048 product (75 -> 83 GFLOP/s).
+// waiting for them was a visible part of a 64×2048×2048 product.
 #define STEP6x16(off) \
 	VMOVUPS      (BX), Y12; \
 	VMOVUPS      32(BX), Y13; \
@@ -142,7 +142,7 @@
 // y1) at a time: each row's bias, clamp and store follow as soon as its
 // sums are done, where the general path below takes each step over every
 // row in turn (and tests each flag). Small-k products (1x1 convolutions of
-// 16-32 channels) spent 5-8% of their time in the longer chains. Y12 and Y13
+// 16-32 channels) spent a measurable part of their time in the longer chains. Y12 and Y13
 // hold the clamp's bounds, Y14 and Y15 a bias by column; a bias by row is
 // broadcast from boff(SI). The operations, and their order per element, are
 // the general path's: the sums are the same bits.

@@ -219,7 +219,7 @@ func TestGemmNaNInf(t *testing.T) {
 // BenchmarkGemm times square products. Its GFLOP/s is that of the median
 // call, the statistic the OpenBLAS timer it is set beside (make bench:
 // ../shared/bench/gemm) reports: on this shared VM a few slow calls moved
-// the mean by 10-15% where the median held.
+// the mean where the median held.
 func BenchmarkGemm(b *testing.B) {
 	for _, threads := range []int{1, 2} {
 		for _, n := range []int{256, 512, 1024, 2048} {

@@ -6,8 +6,9 @@ import "time"
 // grain in pkg/targets/cpu/kernels that is a choice (another value would
 // compute the same result, only faster or slower), each with its reason.
 // The measurements behind them are records in docs/perf/kernels.md; the
-// values were chosen on the development VM (AMD EPYC, Zen 3: 32 KiB L1d,
-// 512 KiB L2 per core, AVX2 without AVX-512). Constants fixed by the code
+// values were chosen on the development VM (AMD EPYC, described then as
+// Zen 3: 32 KiB L1d, 512 KiB L2 per core) with the AVX2+FMA kernels (there
+// is no AVX-512 path). Constants fixed by the code
 // itself (tile shapes of the assembly, register counts, header layouts)
 // stay next to that code.
 //

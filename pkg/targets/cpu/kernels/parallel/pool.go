@@ -126,10 +126,11 @@ func (p *Pool) worker(id int) {
 // parks. A model runs kernels back to back, microseconds apart: a worker
 // that parked between them costs a wake-up (tens of microseconds here) per
 // kernel, more than a small kernel's work. Between two parallel kernels the
-// caller may run serial ones (layer norms, copies) for longer than 50 us:
-// the bundled encoder on 2 threads ran 10-14% faster polling 1 ms (medians
-// of alternating runs). The cost is up to 1 ms of one core's time after a
-// model's last kernel, as ONNX Runtime's spinning pool spends too.
+// caller may run serial ones (layer norms, copies) for tens of
+// microseconds: the bundled encoder on 2 threads ran faster polling 1 ms
+// (medians of alternating runs). The cost is up to 1 ms of one core's time
+// after a model's last kernel, as ONNX Runtime's spinning pool spends too.
+// The value is tuning.PoolSpinFor.
 const spinFor = tuning.PoolSpinFor
 
 // next waits for a job: polling first, then blocking. ok is false once the
@@ -179,7 +180,7 @@ func spin(done func() bool) {
 // cost each parallel kernel microseconds: runtime.Gosched goes through the
 // scheduler's global run queue and its lock, which both spinning threads
 // took in turn, so a thread saw the other's news late (an empty For on 2
-// threads took 2.5 us).
+// threads took microseconds).
 const spinYield = tuning.PoolSpinYield
 
 // run claims and runs chunks until none are left, thread id's share first
