@@ -3,9 +3,8 @@ package loader
 import (
 	"runtime"
 
-	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
-
 	"github.com/rlx-project/rlx/pkg/lir"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
 	cpurt "github.com/rlx-project/rlx/pkg/targets/cpu/runtime"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )

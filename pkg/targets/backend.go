@@ -11,7 +11,7 @@ import (
 	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/specialize"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/codegen"
-	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/gemm"
 	gpucodegen "github.com/rlx-project/rlx/pkg/targets/gpu/codegen"
 	"github.com/rlx-project/rlx/pkg/targets/gpu/kir"
 	"github.com/rlx-project/rlx/pkg/targets/gpu/toolchain"
@@ -82,13 +82,13 @@ func (cpu) About() string {
 	return "builds anywhere; runs with rlxrun on amd64 (AVX2 kernels) and any other CPU (portable Go kernels)"
 }
 func (cpu) Tools() (string, error) { return "", nil }
-func (cpu) Tag() string            { return "cpu/" + kernels.PackedLayout() }
-func (cpu) Features() []string     { return []string{kernels.PackedLayout()} }
+func (cpu) Tag() string            { return "cpu/" + gemm.PackedLayout() }
+func (cpu) Features() []string     { return []string{gemm.PackedLayout()} }
 
 // The CPU's attention kernel reads strided operands in place.
 func (cpu) Options() specialize.Options { return specialize.Options{StridedAttention: true} }
 func (cpu) NewWeights() *codegen.Weights {
-	return codegen.NewWeights(kernels.PackedLayout())
+	return codegen.NewWeights(gemm.PackedLayout())
 }
 func (cpu) Generate(plan *specialize.Plan, w *codegen.Weights) (*lir.Program, error) {
 	return codegen.Generate(plan, w)

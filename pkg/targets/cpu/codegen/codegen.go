@@ -11,7 +11,8 @@ import (
 	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/mir"
 	"github.com/rlx-project/rlx/pkg/specialize"
-	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/conv"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/gemm"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
 
@@ -26,7 +27,7 @@ type Weights struct {
 	taps    map[*mir.Value]int
 
 	// Layout is the panel layout matmul weights are packed in (the build
-	// machine's, kernels.PackedLayout()); "" packs nothing.
+	// machine's, gemm.PackedLayout()); "" packs nothing.
 	Layout string
 
 	// Target names the target in errors: the GPU targets start from this
@@ -74,7 +75,7 @@ func (w *Weights) AddPackedT(v *mir.Value, c, o int64) (int, error) {
 // addPacked packs the row-major [k, n] matrix b for the table's layout and
 // registers it under v's name plus tag and the layout.
 func (w *Weights) addPacked(v *mir.Value, seen map[*mir.Value]int, tag string, k, n int64, b []float32) (int, error) {
-	data, err := kernels.PackBLayout(w.Layout, int(k), int(n), b, int(n))
+	data, err := gemm.PackBLayout(w.Layout, int(k), int(n), b, int(n))
 	if err != nil {
 		return 0, err
 	}
@@ -82,13 +83,13 @@ func (w *Weights) addPacked(v *mir.Value, seen map[*mir.Value]int, tag string, k
 }
 
 // AddTaps registers the [C, 1, KH, KW] weight of a depthwise convolution
-// tap-major, as [KH·KW, C] (kernels.DepthwiseTaps), and returns its index.
+// tap-major, as [KH·KW, C] (conv.DepthwiseTaps), and returns its index.
 func (w *Weights) AddTaps(v *mir.Value) int {
 	if i, ok := w.taps[v]; ok {
 		return i
 	}
 	s := v.Const.Shape
-	return w.addDerived(v, w.taps, "#taps", kernels.DepthwiseTaps(v.Const.F32(), int(s[0]), int(s[2]*s[3])))
+	return w.addDerived(v, w.taps, "#taps", conv.DepthwiseTaps(v.Const.F32(), int(s[0]), int(s[2]*s[3])))
 }
 
 // addDerived registers data, computed from the constant v, as a flat f32
@@ -402,7 +403,7 @@ func (g *gen) conv(n *mir.Node) error {
 	if hw := xs[2] * xs[3]; g.w.Layout != "" && x[1].IsConst() && ws[2] == 1 && ws[3] == 1 && pointwise(n) &&
 		hw <= conv1x1PackedMaxHW {
 		// A 1x1 convolution over a small plane: the transposed product
-		// with Wᵀ packed here (kernels.Conv1x1Packed).
+		// with Wᵀ packed here (gemm.Conv1x1Packed).
 		idx, err := g.w.AddPackedT(x[1], ws[1], ws[0])
 		if err != nil {
 			return err

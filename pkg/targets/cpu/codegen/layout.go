@@ -4,7 +4,7 @@ import (
 	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/mir"
 	"github.com/rlx-project/rlx/pkg/specialize"
-	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/conv"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
 
@@ -28,7 +28,7 @@ const nhwcMaxPlane = 28 * 28
 
 // nhwcConv reports whether n is a convolution that runs channels last:
 // f32, constant weights, a small plane, and a 1×1 stride-1 unpadded
-// ungrouped one or a depthwise one kernels.DepthwiseNHWC computes.
+// ungrouped one or a depthwise one conv.DepthwiseNHWC computes.
 func (g *gen) nhwcConv(n *mir.Node) bool {
 	if n.Op != mir.OpConv2D || g.w.Layout == "" || len(n.Args) < 2 || !n.Args[1].IsConst() {
 		return false
@@ -49,7 +49,7 @@ func (g *gen) nhwcConv(n *mir.Node) bool {
 		return pointwise(n)
 	}
 	st, pad, dil := n.Attrs.Ints("stride"), n.Attrs.Ints("pad"), n.Attrs.Ints("dilation")
-	return kernels.DepthwiseNHWCApplies(convGeomOf(xs, ws, os, st, pad, dil, n.Attrs.Int("groups")))
+	return conv.DepthwiseNHWCApplies(convGeomOf(xs, ws, os, st, pad, dil, n.Attrs.Int("groups")))
 }
 
 // pointwise reports whether a 1×1 convolution is a plain product over its
@@ -61,8 +61,8 @@ func pointwise(n *mir.Node) bool {
 }
 
 // convGeomOf is the kernels' geometry of a convolution.
-func convGeomOf(xs, ws, os, st, pad, dil []int64, groups int64) kernels.ConvGeom {
-	return kernels.ConvGeom{N: int(xs[0]), C: int(xs[1]), H: int(xs[2]), W: int(xs[3]), O: int(ws[0]), KH: int(ws[2]), KW: int(ws[3]),
+func convGeomOf(xs, ws, os, st, pad, dil []int64, groups int64) conv.ConvGeom {
+	return conv.ConvGeom{N: int(xs[0]), C: int(xs[1]), H: int(xs[2]), W: int(xs[3]), O: int(ws[0]), KH: int(ws[2]), KW: int(ws[3]),
 		StrideH: int(st[0]), StrideW: int(st[1]), PadT: int(pad[0]), PadL: int(pad[1]), PadB: int(pad[2]), PadR: int(pad[3]),
 		DilH: int(dil[0]), DilW: int(dil[1]), Groups: int(groups), OH: int(os[2]), OW: int(os[3])}
 }

@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
-
 	"github.com/rlx-project/rlx/pkg/lir"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
 

@@ -3,9 +3,8 @@ package runtime
 import (
 	"math"
 
-	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/vec"
-
 	"github.com/rlx-project/rlx/pkg/lir"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/vec"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
 

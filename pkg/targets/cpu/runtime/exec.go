@@ -9,10 +9,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
-
 	"github.com/rlx-project/rlx/pkg/lir"
-	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/gemm"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
 
@@ -83,8 +82,8 @@ func New(p *lir.Program, weights [][]byte) (*Exec, error) {
 			return nil, fmt.Errorf("step %d (%s): packed operand is not a weight", i, s.Src)
 		}
 		w := weights[b.Index]
-		if got := kernels.PackedHeaderLayout(tensor.AsF32(w)); got != kernels.PackedLayout() {
-			return nil, fmt.Errorf("step %d (%s): the artifact packs weights as %s, but this CPU's kernels need %s: rebuild the artifact for this machine (rlxc build --target cpu)", i, s.Src, got, kernels.PackedLayout())
+		if got := gemm.PackedHeaderLayout(tensor.AsF32(w)); got != gemm.PackedLayout() {
+			return nil, fmt.Errorf("step %d (%s): the artifact packs weights as %s, but this CPU's kernels need %s: rebuild the artifact for this machine (rlxc build --target cpu)", i, s.Src, got, gemm.PackedLayout())
 		}
 	}
 	e := &Exec{prog: p, weights: weights}

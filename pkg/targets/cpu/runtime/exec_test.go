@@ -5,12 +5,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
-
 	"github.com/rlx-project/rlx/pkg/dim"
 	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/mir"
 	"github.com/rlx-project/rlx/pkg/mir/eval"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
 

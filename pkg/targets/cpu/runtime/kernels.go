@@ -4,13 +4,14 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/rlx-project/rlx/pkg/lir"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/attention"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/conv"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/data"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/gemm"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/norm"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/reduce"
-
-	"github.com/rlx-project/rlx/pkg/lir"
-	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
 
@@ -23,8 +24,8 @@ func ints(v []int64) []int {
 }
 
 // epilogue binds an epilogue's optional operands to their bytes.
-func epilogue(e lir.Epilogue, bufs [][]byte) kernels.Epilogue {
-	ep := kernels.Epilogue{Act: e.Act, Alpha: float32(e.Alpha), Min: float32(e.Min), Max: float32(e.Max)}
+func epilogue(e lir.Epilogue, bufs [][]byte) gemm.Epilogue {
+	ep := gemm.Epilogue{Act: e.Act, Alpha: float32(e.Alpha), Min: float32(e.Min), Max: float32(e.Max)}
 	if e.Bias != lir.NoBuf {
 		ep.Bias = tensor.AsF32(bufs[e.Bias])
 	}
@@ -35,8 +36,8 @@ func epilogue(e lir.Epilogue, bufs [][]byte) kernels.Epilogue {
 }
 
 // convGeom is a convolution's geometry in the kernels' ints.
-func convGeom(g lir.ConvGeom) kernels.ConvGeom {
-	return kernels.ConvGeom{N: int(g.N), C: int(g.C), H: int(g.H), W: int(g.W), O: int(g.O), KH: int(g.KH), KW: int(g.KW),
+func convGeom(g lir.ConvGeom) conv.ConvGeom {
+	return conv.ConvGeom{N: int(g.N), C: int(g.C), H: int(g.H), W: int(g.W), O: int(g.O), KH: int(g.KH), KW: int(g.KW),
 		StrideH: int(g.StrideH), StrideW: int(g.StrideW), PadT: int(g.PadT), PadL: int(g.PadL), PadB: int(g.PadB), PadR: int(g.PadR),
 		DilH: int(g.DilH), DilW: int(g.DilW), Groups: int(g.Groups), OH: int(g.OH), OW: int(g.OW)}
 }
@@ -50,8 +51,8 @@ func poolGeom(g lir.PoolGeom) reduce.PoolGeom {
 
 // attnGeom is attention's geometry in the kernels' ints; the mask strides
 // only when there is a mask.
-func attnGeom(g *lir.AttnGeom, mask bool) kernels.AttnGeom {
-	k := kernels.AttnGeom{Batch: ints(g.Batch), QStrides: ints(g.QStrides), KStrides: ints(g.KStrides), VStrides: ints(g.VStrides),
+func attnGeom(g *lir.AttnGeom, mask bool) attention.AttnGeom {
+	k := attention.AttnGeom{Batch: ints(g.Batch), QStrides: ints(g.QStrides), KStrides: ints(g.KStrides), VStrides: ints(g.VStrides),
 		QRow: int(g.QRow), KRow: int(g.KRow), VRow: int(g.VRow),
 		MaskRowStride: int(g.MaskRowStride), MaskColStride: int(g.MaskColStride),
 		Sq: int(g.Sq), Sk: int(g.Sk), D: int(g.D), Dv: int(g.Dv), Scale: float32(g.Scale), Causal: g.Causal}
@@ -68,28 +69,28 @@ func run(pool *parallel.Pool, s *lir.Step, bufs [][]byte) error {
 	case *lir.Elementwise:
 		return runElementwise(pool, op, bufs)
 	case *lir.MatMul:
-		kernels.BatchMatMul(pool, f32(op.Out), f32(op.A), ints(op.AShape), f32(op.B), ints(op.BShape), epilogue(op.Epilogue, bufs))
+		gemm.BatchMatMul(pool, f32(op.Out), f32(op.A), ints(op.AShape), f32(op.B), ints(op.BShape), epilogue(op.Epilogue, bufs))
 	case *lir.PackedMatMul:
 		m, n, k := int(op.M), int(op.N), int(op.K)
-		kernels.GemmPacked(pool, m, n, k, f32(op.A), k, f32(op.B), f32(op.Out), n, epilogue(op.Epilogue, bufs))
+		gemm.GemmPacked(pool, m, n, k, f32(op.A), k, f32(op.B), f32(op.Out), n, epilogue(op.Epilogue, bufs))
 	case *lir.PackedConv1x1:
-		kernels.Conv1x1Packed(pool, f32(op.Out), f32(op.X), f32(op.W), int(op.N), int(op.C), int(op.HW), int(op.O), epilogue(op.Epilogue, bufs))
+		gemm.Conv1x1Packed(pool, f32(op.Out), f32(op.X), f32(op.W), int(op.N), int(op.C), int(op.HW), int(op.O), epilogue(op.Epilogue, bufs))
 	case *lir.Conv2D:
-		kernels.Conv2D(pool, f32(op.Out), f32(op.X), f32(op.W), convGeom(op.Geom), epilogue(op.Epilogue, bufs))
+		conv.Conv2D(pool, f32(op.Out), f32(op.X), f32(op.W), convGeom(op.Geom), epilogue(op.Epilogue, bufs))
 	case *lir.DepthwiseNHWC:
 		// conv2d's geometry and epilogue over channels-last x and out, the
 		// weights tap-major [9, C].
 		geom := convGeom(op.Geom)
-		if !kernels.DepthwiseNHWCApplies(geom) {
+		if !conv.DepthwiseNHWCApplies(geom) {
 			return fmt.Errorf("malformed %s step: geometry %+v", op.Kind(), geom)
 		}
-		kernels.DepthwiseNHWC(pool, f32(op.Out), f32(op.X), f32(op.W), geom, epilogue(op.Epilogue, bufs))
+		conv.DepthwiseNHWC(pool, f32(op.Out), f32(op.X), f32(op.W), geom, epilogue(op.Epilogue, bufs))
 	case *lir.Relayout:
 		n, c, hw := int(op.N), int(op.C), int(op.HW)
 		if op.ToNHWC {
-			kernels.ToNHWC(pool, f32(op.Dst), f32(op.Src), n, c, hw)
+			conv.ToNHWC(pool, f32(op.Dst), f32(op.Src), n, c, hw)
 		} else {
-			kernels.ToNCHW(pool, f32(op.Dst), f32(op.Src), n, c, hw)
+			conv.ToNCHW(pool, f32(op.Dst), f32(op.Src), n, c, hw)
 		}
 	case *lir.Pool2D:
 		geom := poolGeom(op.Geom)
@@ -126,7 +127,7 @@ func run(pool *parallel.Pool, s *lir.Step, bufs [][]byte) error {
 			int(op.Rows), int(op.Cols), float32(op.Eps))
 	case *lir.Attention:
 		hasMask := op.Mask != lir.NoBuf
-		kernels.Attention(pool, f32(op.Out), f32(op.Q), f32(op.K), f32(op.V), optF32(op.Mask, bufs), attnGeom(&op.Geom, hasMask))
+		attention.Attention(pool, f32(op.Out), f32(op.Q), f32(op.K), f32(op.V), optF32(op.Mask, bufs), attnGeom(&op.Geom, hasMask))
 	case *lir.Memcpy:
 		copy(bufs[op.Dst], bufs[op.Src])
 	case *lir.Copy:
