@@ -177,7 +177,7 @@ func splitPhases(x []float32, planes, h, w int) *[]float32 {
 }
 
 // panelWriter writes values one column after another into nr-wide panels
-// (see bSource.pack).
+// (see gemm.BSource).
 type panelWriter struct {
 	dst     []float32
 	o, c    int // next index in dst, column within the panel

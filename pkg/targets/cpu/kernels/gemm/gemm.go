@@ -523,7 +523,7 @@ func gemm(p *parallel.Pool, kn gemmKernel, g *gemmArgs) {
 				mk.flags, mk.fused = flags, &st.fused
 			}
 			// Tasks, A block by A block, are split into one run per thread
-			// (taskShares): a thread packs the A blocks of its run once
+			// (parallel.Shares): a thread packs the A blocks of its run once
 			// unless it helps out a slower one, and on the pixels of a
 			// convolution (A's rows channels last, B's columns in NCHW)
 			// meets the part of the input it wrote in the layer before.

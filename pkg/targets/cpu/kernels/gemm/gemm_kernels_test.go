@@ -223,7 +223,7 @@ func TestGemmReluFused(t *testing.T) {
 }
 
 func TestGemmPacked(t *testing.T) {
-	// GemmPacked on PackB's output equals Gemm bit for bit, for every
+	// GemmPacked on packBHost's output equals Gemm bit for bit, for every
 	// kernel, including the few-rows path, padded leading dimensions and
 	// every epilogue.
 	ps := pools(t)

@@ -116,7 +116,7 @@ func unpackHeader(fn string, packed []float32, k, n int, kn *gemmKernel) *packed
 	return &packedB{data: packed[packedHeader : packedHeader+nPanels*kn.nr*k], k: k, nr: kn.nr, kc: kn.kc, nPanels: nPanels}
 }
 
-// GemmPacked is Gemm with B pre-packed by PackB (or PackBLayout for
+// GemmPacked is the GEMM with B pre-packed by PackBLayout (with
 // PackedLayout()): C = A·B for row-major A [m,k] (lda) and C [m,n] (ldc),
 // then ep as in Gemm. The result is bit for bit Gemm's (with the portable
 // kernel, below its 4 rows, equal within rounding). It panics when

@@ -184,7 +184,7 @@ func spin(done func() bool) {
 const spinYield = tuning.PoolSpinYield
 
 // run claims and runs chunks until none are left, thread id's share first
-// (see taskShares). The chunks it ran are counted off left and done once,
+// (see Shares). The chunks it ran are counted off left and done once,
 // at the end: counting each off as it finished had both threads write the
 // job's two counters' cache line per chunk, which cost an empty For of 16
 // chunks on 2 threads more than the rest of its work.

@@ -2,7 +2,7 @@
 
 package vec
 
-// geluVec applies Gelu32 in place.
+// geluVec applies gelu32 in place.
 func geluVec(x []float32) {
 	for i, v := range x {
 		x[i] = gelu32(v)
