@@ -72,26 +72,5 @@ func (s convB) packS2(dst []float32, nr, p0, kb, j0, w int, slow func(dst []floa
 	return true
 }
 
-// convS2Pack16Go is the portable twin of convS2Pack16: for each of the
-// nrows input rows (row i starting at rows[i]), the three panel rows of
-// its taps for the 16 outputs whose middle tap is column off/4 + 2j
-// (dst rows of 16, three per input row); left marks off = 0, where the
-// left tap of output 0 is the padding.
-func convS2Pack16Go(dst []float32, rows [][]float32, off int, left bool) {
-	c0 := off / 4
-	for i, row := range rows {
-		for j := 0; j < 16; j++ {
-			c := c0 + 2*j
-			var l float32
-			if !(left && j == 0) {
-				l = row[c-1]
-			}
-			dst[(3*i)*16+j] = l
-			dst[(3*i+1)*16+j] = row[c]
-			dst[(3*i+2)*16+j] = row[c+1]
-		}
-	}
-}
-
 // sliceAddr is the address of s's first element.
 func sliceAddr(s []float32) uintptr { return uintptr(unsafe.Pointer(&s[0])) }
