@@ -77,18 +77,26 @@ func TestRuntimeLinksNoCompiler(t *testing.T) {
 	// toolchain, pkg/onnx) is compiler-side; adding one here is a decision
 	// about what the runtime carries.
 	runtimePackages := map[string]bool{
-		"cmd/rlxrun":              true,
-		"pkg/loader":              true,
-		"pkg/lir":                 true,
-		"pkg/artifact":            true,
-		"pkg/tensor":              true,
-		"pkg/tensor/npy":          true,
-		"pkg/targets/cpu/runtime": true,
-		"pkg/targets/cpu/kernels": true,
-		"pkg/targets/gpu/runtime": true,
-		"pkg/targets/gpu/vk":      true,
-		"pkg/targets/gpu/cu":      true,
-		"internal/atomicfile":     true,
+		"cmd/rlxrun":                        true,
+		"pkg/loader":                        true,
+		"pkg/lir":                           true,
+		"pkg/artifact":                      true,
+		"pkg/tensor":                        true,
+		"pkg/tensor/npy":                    true,
+		"pkg/targets/cpu/runtime":           true,
+		"pkg/targets/cpu/kernels/gemm":      true,
+		"pkg/targets/cpu/kernels/conv":      true,
+		"pkg/targets/cpu/kernels/attention": true,
+		"pkg/targets/cpu/kernels/vec":       true,
+		"pkg/targets/cpu/kernels/parallel":  true,
+		"pkg/targets/cpu/kernels/data":      true,
+		"pkg/targets/cpu/kernels/norm":      true,
+		"pkg/targets/cpu/kernels/reduce":    true,
+		"pkg/targets/cpu/tuning":            true, // the kernels' constants: must import no compiler package
+		"pkg/targets/gpu/runtime":           true,
+		"pkg/targets/gpu/vk":                true,
+		"pkg/targets/gpu/cu":                true,
+		"internal/atomicfile":               true,
 	}
 	out, err := exec.Command("go", "list", "-deps", "../cmd/rlxrun").CombinedOutput()
 	if err != nil {

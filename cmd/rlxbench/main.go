@@ -727,8 +727,8 @@ func (d *driver) runGemm() {
 	rlxFailed := false
 	for r := 0; r < cfg.rounds && d.ctx.Err() == nil; r++ {
 		if !rlxFailed {
-			d.logf("GEMM round %d/%d: rlx (go test -bench BenchmarkGemm ./pkg/targets/cpu/kernels)", r+1, cfg.rounds)
-			out, e, err := d.exec(d.repo, nil, "go", "test", "./pkg/targets/cpu/kernels", "-run", "^$",
+			d.logf("GEMM round %d/%d: rlx (go test -bench BenchmarkGemm ./pkg/targets/cpu/kernels/gemm)", r+1, cfg.rounds)
+			out, e, err := d.exec(d.repo, nil, "go", "test", "./pkg/targets/cpu/kernels/gemm", "-run", "^$",
 				"-bench", pattern, "-benchtime", cfg.gemmTime.String(), "-count", "1")
 			var got map[gemmKey]float64
 			if err == nil {
@@ -778,7 +778,7 @@ func (d *driver) runGemm() {
 		}
 	}
 	if len(missing) > 0 {
-		d.res.GemmNotes = append(d.res.GemmNotes, "rlx: BenchmarkGemm (pkg/targets/cpu/kernels/gemm_test.go) has no case "+strings.Join(missing, ", "))
+		d.res.GemmNotes = append(d.res.GemmNotes, "rlx: BenchmarkGemm (pkg/targets/cpu/kernels/gemm/gemm_test.go) has no case "+strings.Join(missing, ", "))
 	}
 }
 

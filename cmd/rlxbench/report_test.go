@@ -157,7 +157,7 @@ func TestParseORT(t *testing.T) {
 func TestParseGoBenchGemm(t *testing.T) {
 	out := `goos: linux
 goarch: amd64
-pkg: github.com/rlx-project/rlx/pkg/targets/cpu/kernels
+pkg: github.com/rlx-project/rlx/pkg/targets/cpu/kernels/gemm
 cpu: AMD EPYC
 BenchmarkGemm/n=256/threads=1-2         	     100	   5369458 ns/op	         6.249 GFLOP/s
 BenchmarkGemm/n=1024/threads=2-2        	       2	 347473366 ns/op	         6.180 GFLOP/s

@@ -540,9 +540,7 @@ func (o *Elementwise) verify(v *verifier) {
 				v.failf(field, "cast to unknown dtype %v", in.Imm)
 			}
 		}
-		for _, r := range []int{in.A, in.B, in.C}[:in.Op.Info().Arity] {
-			regs = append(regs, r)
-		}
+		regs = append(regs, []int{in.A, in.B, in.C}[:in.Op.Info().Arity]...)
 		for _, r := range regs {
 			if r < 0 || r >= MaxRegisters {
 				v.failf(field, "register %d outside [0, %d)", r, MaxRegisters)

@@ -4,7 +4,7 @@ import (
 	"runtime"
 
 	"github.com/rlx-project/rlx/pkg/lir"
-	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
 	cpurt "github.com/rlx-project/rlx/pkg/targets/cpu/runtime"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
@@ -13,7 +13,7 @@ import (
 // worker pool (Options.Threads) runs every variant's kernels.
 type cpuRuntime struct {
 	weights [][]byte
-	pool    *kernels.Pool
+	pool    *parallel.Pool
 }
 
 func openCPU(weights [][]byte, opts Options) (Runtime, error) {
@@ -21,7 +21,7 @@ func openCPU(weights [][]byte, opts Options) (Runtime, error) {
 	if threads <= 0 {
 		threads = runtime.NumCPU()
 	}
-	return &cpuRuntime{weights: weights, pool: kernels.NewPool(threads)}, nil
+	return &cpuRuntime{weights: weights, pool: parallel.NewPool(threads)}, nil
 }
 
 func (*cpuRuntime) Device() string      { return "cpu" }
@@ -40,7 +40,7 @@ func (r *cpuRuntime) Close() { r.pool.Close() }
 
 type cpuExecutor struct {
 	exec *cpurt.Exec
-	pool *kernels.Pool
+	pool *parallel.Pool
 }
 
 func (e *cpuExecutor) Run(inputs, reuse []*tensor.Tensor, prof Profile) ([]*tensor.Tensor, error) {

@@ -7,13 +7,14 @@ package targets
 import (
 	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/specialize"
-	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/conv"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/gemm"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/tuning"
 )
 
 // cpuLayout names the panel layout the build machine's micro-kernel
 // reads packed weights in.
-func cpuLayout() string { return kernels.PackedLayout() }
+func cpuLayout() string { return gemm.PackedLayout() }
 
 // cpuCaps are the CPU kernels' capabilities: strided attention operands,
 // weights packed for the build machine, packed 1x1 convolutions and
@@ -32,7 +33,7 @@ func cpuCaps() specialize.Caps {
 			if g.KH == 1 && g.KW == 1 {
 				return specialize.Pointwise(g)
 			}
-			return kernels.DepthwiseNHWCApplies(kernels.ConvGeom{N: int(g.N), C: int(g.C), H: int(g.H), W: int(g.W),
+			return conv.DepthwiseNHWCApplies(conv.ConvGeom{N: int(g.N), C: int(g.C), H: int(g.H), W: int(g.W),
 				O: int(g.O), KH: int(g.KH), KW: int(g.KW), StrideH: int(g.StrideH), StrideW: int(g.StrideW),
 				PadT: int(g.PadT), PadL: int(g.PadL), PadB: int(g.PadB), PadR: int(g.PadR),
 				DilH: int(g.DilH), DilW: int(g.DilW), Groups: int(g.Groups), OH: int(g.OH), OW: int(g.OW)})
@@ -46,9 +47,9 @@ type cpuPacker struct{ layout string }
 func (p cpuPacker) Layout() string { return p.layout }
 
 func (p cpuPacker) PackB(k, n int, b []float32) ([]float32, error) {
-	return kernels.PackBLayout(p.layout, k, n, b, n)
+	return gemm.PackBLayout(p.layout, k, n, b, n)
 }
 
 func (cpuPacker) DepthwiseTaps(w []float32, c, taps int) []float32 {
-	return kernels.DepthwiseTaps(w, c, taps)
+	return conv.DepthwiseTaps(w, c, taps)
 }

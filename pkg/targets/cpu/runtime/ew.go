@@ -6,7 +6,7 @@ import (
 	"math"
 
 	"github.com/rlx-project/rlx/pkg/lir"
-	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
 
@@ -17,7 +17,7 @@ const ewChunk = 512
 // runElementwise interprets an elementwise step. Registers hold float64
 // chunks: exact for f32 math and for integers below 2^53; values are
 // converted to the result dtype on store.
-func runElementwise(pool *kernels.Pool, op *lir.Elementwise, bufs [][]byte) error {
+func runElementwise(pool *parallel.Pool, op *lir.Elementwise, bufs [][]byte) error {
 	shape := op.Shape
 	rank := len(shape)
 	for i, in := range op.In {
@@ -257,7 +257,7 @@ func store(b []byte, dt tensor.DType, off int64, src []float64) {
 }
 
 // runElementwise32 is runElementwise for all-f32 programs.
-func runElementwise32(pool *kernels.Pool, op *lir.Elementwise, ins, outs [][]byte, rows, inner int64, nregs, grain int) {
+func runElementwise32(pool *parallel.Pool, op *lir.Elementwise, ins, outs [][]byte, rows, inner int64, nregs, grain int) {
 	shape := op.Shape
 	rank := len(shape)
 	in32 := make([][]float32, len(ins))

@@ -4,7 +4,7 @@ import (
 	"math"
 
 	"github.com/rlx-project/rlx/pkg/lir"
-	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/vec"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
 
@@ -152,30 +152,30 @@ func unary32(op lir.EwOp, d, x []float32, imm float32) {
 		}
 	case lir.EwExp:
 		for i := range d {
-			d[i] = kernels.Exp32(x[i])
+			d[i] = vec.Exp32(x[i])
 		}
 	case lir.EwSigmoid:
 		for i := range d {
-			d[i] = kernels.Sigmoid32(x[i])
+			d[i] = vec.Sigmoid32(x[i])
 		}
 	case lir.EwSilu:
 		for i := range d {
-			d[i] = kernels.Silu32(x[i])
+			d[i] = vec.Silu32(x[i])
 		}
 	case lir.EwTanh:
 		for i := range d {
-			d[i] = kernels.Tanh32(x[i])
+			d[i] = vec.Tanh32(x[i])
 		}
 	case lir.EwErf:
 		for i := range d {
-			d[i] = kernels.Erf32(x[i])
+			d[i] = vec.Erf32(x[i])
 		}
 	case lir.EwGelu:
 		copy(d, x)
-		kernels.GeluInPlace(d)
+		vec.GeluInPlace(d)
 	case lir.EwGeluTanh:
 		for i := range d {
-			d[i] = kernels.GeluTanh32(x[i])
+			d[i] = vec.GeluTanh32(x[i])
 		}
 	case lir.EwSqrt:
 		for i := range d {

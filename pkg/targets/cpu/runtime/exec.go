@@ -10,7 +10,8 @@ import (
 	"time"
 
 	"github.com/rlx-project/rlx/pkg/lir"
-	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/gemm"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
 
@@ -81,8 +82,8 @@ func New(p *lir.Program, weights [][]byte) (*Exec, error) {
 			return nil, fmt.Errorf("step %d (%s): packed operand is not a weight", i, s.Src)
 		}
 		w := weights[b.Index]
-		if got := kernels.PackedHeaderLayout(tensor.AsF32(w)); got != kernels.PackedLayout() {
-			return nil, fmt.Errorf("step %d (%s): the artifact packs weights as %s, but this CPU's kernels need %s: rebuild the artifact for this machine (rlxc build --target cpu)", i, s.Src, got, kernels.PackedLayout())
+		if got := gemm.PackedHeaderLayout(tensor.AsF32(w)); got != gemm.PackedLayout() {
+			return nil, fmt.Errorf("step %d (%s): the artifact packs weights as %s, but this CPU's kernels need %s: rebuild the artifact for this machine (rlxc build --target cpu)", i, s.Src, got, gemm.PackedLayout())
 		}
 	}
 	e := &Exec{prog: p, weights: weights}
@@ -115,7 +116,7 @@ type Profile func(step int, s *lir.Step, d time.Duration)
 
 // Run executes the program on inputs (already checked against the program's
 // input slots by the caller) and returns newly allocated outputs.
-func (e *Exec) Run(pool *kernels.Pool, inputs []*tensor.Tensor, prof Profile) (outs []*tensor.Tensor, err error) {
+func (e *Exec) Run(pool *parallel.Pool, inputs []*tensor.Tensor, prof Profile) (outs []*tensor.Tensor, err error) {
 	return e.RunInto(pool, nil, inputs, prof)
 }
 
@@ -126,7 +127,7 @@ func (e *Exec) Run(pool *kernels.Pool, inputs []*tensor.Tensor, prof Profile) (o
 // allocation and, on pages the Go runtime has returned to the system, the
 // kernel's first touch of them: 45 us of a 5 ms encoder run for a 128 KiB
 // output. The caller must not use dst's old contents.
-func (e *Exec) RunInto(pool *kernels.Pool, dst, inputs []*tensor.Tensor, prof Profile) (outs []*tensor.Tensor, err error) {
+func (e *Exec) RunInto(pool *parallel.Pool, dst, inputs []*tensor.Tensor, prof Profile) (outs []*tensor.Tensor, err error) {
 	p := e.prog
 	if len(inputs) != len(p.Inputs) {
 		return nil, fmt.Errorf("got %d inputs, the program takes %d", len(inputs), len(p.Inputs))

@@ -9,7 +9,7 @@ import (
 	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/mir"
 	"github.com/rlx-project/rlx/pkg/mir/eval"
-	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
 
@@ -83,7 +83,7 @@ func TestMalformedPrograms(t *testing.T) {
 			t.Errorf("%s: New: %v", c.name, err)
 			continue
 		}
-		pool := kernels.NewPool(1)
+		pool := parallel.NewPool(1)
 		_, err = e.Run(pool, []*tensor.Tensor{tensor.New(tensor.F32, 4)}, nil)
 		pool.Close()
 		if err == nil || !strings.Contains(err.Error(), c.atRun) {
@@ -306,7 +306,7 @@ func runEw(t *testing.T, op lir.EwOp, args [][]float64, in, out tensor.DType, im
 			}
 		}
 	}
-	pool := kernels.NewPool(2)
+	pool := parallel.NewPool(2)
 	defer pool.Close()
 	outs, err := e.Run(pool, ins, nil)
 	if err != nil {

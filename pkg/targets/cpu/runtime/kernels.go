@@ -5,7 +5,13 @@ import (
 	"math"
 
 	"github.com/rlx-project/rlx/pkg/lir"
-	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/attention"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/conv"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/data"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/gemm"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/norm"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/reduce"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
 
@@ -18,8 +24,8 @@ func ints(v []int64) []int {
 }
 
 // epilogue binds an epilogue's optional operands to their bytes.
-func epilogue(e lir.Epilogue, bufs [][]byte) kernels.Epilogue {
-	ep := kernels.Epilogue{Act: e.Act, Alpha: float32(e.Alpha), Min: float32(e.Min), Max: float32(e.Max)}
+func epilogue(e lir.Epilogue, bufs [][]byte) gemm.Epilogue {
+	ep := gemm.Epilogue{Act: e.Act, Alpha: float32(e.Alpha), Min: float32(e.Min), Max: float32(e.Max)}
 	if e.Bias != lir.NoBuf {
 		ep.Bias = tensor.AsF32(bufs[e.Bias])
 	}
@@ -30,23 +36,23 @@ func epilogue(e lir.Epilogue, bufs [][]byte) kernels.Epilogue {
 }
 
 // convGeom is a convolution's geometry in the kernels' ints.
-func convGeom(g lir.ConvGeom) kernels.ConvGeom {
-	return kernels.ConvGeom{N: int(g.N), C: int(g.C), H: int(g.H), W: int(g.W), O: int(g.O), KH: int(g.KH), KW: int(g.KW),
+func convGeom(g lir.ConvGeom) conv.ConvGeom {
+	return conv.ConvGeom{N: int(g.N), C: int(g.C), H: int(g.H), W: int(g.W), O: int(g.O), KH: int(g.KH), KW: int(g.KW),
 		StrideH: int(g.StrideH), StrideW: int(g.StrideW), PadT: int(g.PadT), PadL: int(g.PadL), PadB: int(g.PadB), PadR: int(g.PadR),
 		DilH: int(g.DilH), DilW: int(g.DilW), Groups: int(g.Groups), OH: int(g.OH), OW: int(g.OW)}
 }
 
 // poolGeom is a pool's geometry in the kernels' ints.
-func poolGeom(g lir.PoolGeom) kernels.PoolGeom {
-	return kernels.PoolGeom{N: int(g.N), C: int(g.C), H: int(g.H), W: int(g.W), KH: int(g.KH), KW: int(g.KW),
+func poolGeom(g lir.PoolGeom) reduce.PoolGeom {
+	return reduce.PoolGeom{N: int(g.N), C: int(g.C), H: int(g.H), W: int(g.W), KH: int(g.KH), KW: int(g.KW),
 		StrideH: int(g.StrideH), StrideW: int(g.StrideW), PadT: int(g.PadT), PadL: int(g.PadL), PadB: int(g.PadB), PadR: int(g.PadR),
 		DilH: int(g.DilH), DilW: int(g.DilW), OH: int(g.OH), OW: int(g.OW)}
 }
 
 // attnGeom is attention's geometry in the kernels' ints; the mask strides
 // only when there is a mask.
-func attnGeom(g *lir.AttnGeom, mask bool) kernels.AttnGeom {
-	k := kernels.AttnGeom{Batch: ints(g.Batch), QStrides: ints(g.QStrides), KStrides: ints(g.KStrides), VStrides: ints(g.VStrides),
+func attnGeom(g *lir.AttnGeom, mask bool) attention.AttnGeom {
+	k := attention.AttnGeom{Batch: ints(g.Batch), QStrides: ints(g.QStrides), KStrides: ints(g.KStrides), VStrides: ints(g.VStrides),
 		QRow: int(g.QRow), KRow: int(g.KRow), VRow: int(g.VRow),
 		MaskRowStride: int(g.MaskRowStride), MaskColStride: int(g.MaskColStride),
 		Sq: int(g.Sq), Sk: int(g.Sk), D: int(g.D), Dv: int(g.Dv), Scale: float32(g.Scale), Causal: g.Causal}
@@ -57,71 +63,71 @@ func attnGeom(g *lir.AttnGeom, mask bool) kernels.AttnGeom {
 }
 
 // run launches one step.
-func run(pool *kernels.Pool, s *lir.Step, bufs [][]byte) error {
+func run(pool *parallel.Pool, s *lir.Step, bufs [][]byte) error {
 	f32 := func(b lir.Buf) []float32 { return tensor.AsF32(bufs[b]) }
 	switch op := s.Op.(type) {
 	case *lir.Elementwise:
 		return runElementwise(pool, op, bufs)
 	case *lir.MatMul:
-		kernels.BatchMatMul(pool, f32(op.Out), f32(op.A), ints(op.AShape), f32(op.B), ints(op.BShape), epilogue(op.Epilogue, bufs))
+		gemm.BatchMatMul(pool, f32(op.Out), f32(op.A), ints(op.AShape), f32(op.B), ints(op.BShape), epilogue(op.Epilogue, bufs))
 	case *lir.PackedMatMul:
 		m, n, k := int(op.M), int(op.N), int(op.K)
-		kernels.GemmPacked(pool, m, n, k, f32(op.A), k, f32(op.B), f32(op.Out), n, epilogue(op.Epilogue, bufs))
+		gemm.GemmPacked(pool, m, n, k, f32(op.A), k, f32(op.B), f32(op.Out), n, epilogue(op.Epilogue, bufs))
 	case *lir.PackedConv1x1:
-		kernels.Conv1x1Packed(pool, f32(op.Out), f32(op.X), f32(op.W), int(op.N), int(op.C), int(op.HW), int(op.O), epilogue(op.Epilogue, bufs))
+		gemm.Conv1x1Packed(pool, f32(op.Out), f32(op.X), f32(op.W), int(op.N), int(op.C), int(op.HW), int(op.O), epilogue(op.Epilogue, bufs))
 	case *lir.Conv2D:
-		kernels.Conv2D(pool, f32(op.Out), f32(op.X), f32(op.W), convGeom(op.Geom), epilogue(op.Epilogue, bufs))
+		conv.Conv2D(pool, f32(op.Out), f32(op.X), f32(op.W), convGeom(op.Geom), epilogue(op.Epilogue, bufs))
 	case *lir.DepthwiseNHWC:
 		// conv2d's geometry and epilogue over channels-last x and out, the
 		// weights tap-major [9, C].
 		geom := convGeom(op.Geom)
-		if !kernels.DepthwiseNHWCApplies(geom) {
+		if !conv.DepthwiseNHWCApplies(geom) {
 			return fmt.Errorf("malformed %s step: geometry %+v", op.Kind(), geom)
 		}
-		kernels.DepthwiseNHWC(pool, f32(op.Out), f32(op.X), f32(op.W), geom, epilogue(op.Epilogue, bufs))
+		conv.DepthwiseNHWC(pool, f32(op.Out), f32(op.X), f32(op.W), geom, epilogue(op.Epilogue, bufs))
 	case *lir.Relayout:
 		n, c, hw := int(op.N), int(op.C), int(op.HW)
 		if op.ToNHWC {
-			kernels.ToNHWC(pool, f32(op.Dst), f32(op.Src), n, c, hw)
+			conv.ToNHWC(pool, f32(op.Dst), f32(op.Src), n, c, hw)
 		} else {
-			kernels.ToNCHW(pool, f32(op.Dst), f32(op.Src), n, c, hw)
+			conv.ToNCHW(pool, f32(op.Dst), f32(op.Src), n, c, hw)
 		}
 	case *lir.Pool2D:
 		geom := poolGeom(op.Geom)
 		if op.Max {
-			kernels.MaxPool2D(pool, f32(op.Out), f32(op.X), geom)
+			reduce.MaxPool2D(pool, f32(op.Out), f32(op.X), geom)
 		} else {
-			kernels.AvgPool2D(pool, f32(op.Out), f32(op.X), geom, op.CountIncludePad)
+			reduce.AvgPool2D(pool, f32(op.Out), f32(op.X), geom, op.CountIncludePad)
 		}
 	case *lir.Reduce:
 		if op.DType == tensor.F32 {
-			kernels.Reduce(pool, f32(op.Out), f32(op.X), ints(op.Shape), ints(op.Axes), op.Fn)
+			reduce.Reduce(pool, f32(op.Out), f32(op.X), ints(op.Shape), ints(op.Axes), op.Fn)
 		} else {
 			reduceGeneric(bufs[op.Out], bufs[op.X], op.DType, op.Shape, op.Axes, op.Fn)
 		}
 	case *lir.ArgReduce:
 		outer, axis, inner := int(op.Outer), int(op.Axis), int(op.Inner)
 		if op.DType == tensor.F32 {
-			kernels.ArgReduce(pool, tensor.AsI64(bufs[op.Out]), f32(op.X), outer, axis, inner, op.Max)
+			reduce.ArgReduce(pool, tensor.AsI64(bufs[op.Out]), f32(op.X), outer, axis, inner, op.Max)
 		} else {
 			argReduceGeneric(tensor.AsI64(bufs[op.Out]), bufs[op.X], op.DType, outer, axis, inner, op.Max)
 		}
 	case *lir.Softmax:
-		kernels.Softmax(pool, f32(op.Out), f32(op.X), int(op.Outer), int(op.Axis), int(op.Inner), op.Log)
+		norm.Softmax(pool, f32(op.Out), f32(op.X), int(op.Outer), int(op.Axis), int(op.Inner), op.Log)
 	case *lir.LayerNorm:
 		scale, bias := optF32(op.Scale, bufs), optF32(op.Bias, bufs)
 		rows, cols, eps := int(op.Rows), int(op.Cols), float32(op.Eps)
 		if op.RMS {
-			kernels.RMSNorm(pool, f32(op.Out), f32(op.X), scale, rows, cols, eps)
+			norm.RMSNorm(pool, f32(op.Out), f32(op.X), scale, rows, cols, eps)
 		} else {
-			kernels.LayerNorm(pool, f32(op.Out), f32(op.X), scale, bias, rows, cols, eps)
+			norm.LayerNorm(pool, f32(op.Out), f32(op.X), scale, bias, rows, cols, eps)
 		}
 	case *lir.AddLayerNorm:
-		kernels.AddLayerNorm(pool, f32(op.Out), optF32(op.Sum, bufs), f32(op.A), f32(op.B), optF32(op.Scale, bufs), optF32(op.Bias, bufs),
+		norm.AddLayerNorm(pool, f32(op.Out), optF32(op.Sum, bufs), f32(op.A), f32(op.B), optF32(op.Scale, bufs), optF32(op.Bias, bufs),
 			int(op.Rows), int(op.Cols), float32(op.Eps))
 	case *lir.Attention:
 		hasMask := op.Mask != lir.NoBuf
-		kernels.Attention(pool, f32(op.Out), f32(op.Q), f32(op.K), f32(op.V), optF32(op.Mask, bufs), attnGeom(&op.Geom, hasMask))
+		attention.Attention(pool, f32(op.Out), f32(op.Q), f32(op.K), f32(op.V), optF32(op.Mask, bufs), attnGeom(&op.Geom, hasMask))
 	case *lir.Memcpy:
 		copy(bufs[op.Dst], bufs[op.Src])
 	case *lir.Copy:
@@ -155,7 +161,7 @@ func optF32(b lir.Buf, bufs [][]byte) []float32 {
 	return tensor.AsF32(bufs[b])
 }
 
-func runGather(pool *kernels.Pool, op *lir.Gather, bufs [][]byte) error {
+func runGather(pool *parallel.Pool, op *lir.Gather, bufs [][]byte) error {
 	outer, axisLen, inner, size := int(op.Outer), int(op.AxisLen), int(op.Inner), int(op.ElemSize)
 	x, idxB, out := bufs[op.X], bufs[op.Idx], bufs[op.Out]
 	var idx []int64
@@ -168,13 +174,13 @@ func runGather(pool *kernels.Pool, op *lir.Gather, bufs [][]byte) error {
 	}
 	switch size {
 	case 1:
-		return kernels.Gather(pool, out, x, outer, axisLen, inner, idx)
+		return data.Gather(pool, out, x, outer, axisLen, inner, idx)
 	case 2:
-		return kernels.Gather(pool, tensor.AsU16(out), tensor.AsU16(x), outer, axisLen, inner, idx)
+		return data.Gather(pool, tensor.AsU16(out), tensor.AsU16(x), outer, axisLen, inner, idx)
 	case 4:
-		return kernels.Gather(pool, tensor.AsU32(out), tensor.AsU32(x), outer, axisLen, inner, idx)
+		return data.Gather(pool, tensor.AsU32(out), tensor.AsU32(x), outer, axisLen, inner, idx)
 	case 8:
-		return kernels.Gather(pool, tensor.AsU64(out), tensor.AsU64(x), outer, axisLen, inner, idx)
+		return data.Gather(pool, tensor.AsU64(out), tensor.AsU64(x), outer, axisLen, inner, idx)
 	}
 	return fmt.Errorf("gather of %d-byte elements", size)
 }
@@ -183,13 +189,13 @@ func runGather(pool *kernels.Pool, op *lir.Gather, bufs [][]byte) error {
 func stridedCopy(dst, src []byte, size, dstOff, srcOff int, shape, dstStrides, srcStrides []int) error {
 	switch size {
 	case 1:
-		kernels.Copy(dst, dstOff, dstStrides, src, srcOff, srcStrides, shape)
+		data.Copy(dst, dstOff, dstStrides, src, srcOff, srcStrides, shape)
 	case 2:
-		kernels.Copy(tensor.AsU16(dst), dstOff, dstStrides, tensor.AsU16(src), srcOff, srcStrides, shape)
+		data.Copy(tensor.AsU16(dst), dstOff, dstStrides, tensor.AsU16(src), srcOff, srcStrides, shape)
 	case 4:
-		kernels.Copy(tensor.AsU32(dst), dstOff, dstStrides, tensor.AsU32(src), srcOff, srcStrides, shape)
+		data.Copy(tensor.AsU32(dst), dstOff, dstStrides, tensor.AsU32(src), srcOff, srcStrides, shape)
 	case 8:
-		kernels.Copy(tensor.AsU64(dst), dstOff, dstStrides, tensor.AsU64(src), srcOff, srcStrides, shape)
+		data.Copy(tensor.AsU64(dst), dstOff, dstStrides, tensor.AsU64(src), srcOff, srcStrides, shape)
 	default:
 		return fmt.Errorf("copy of %d-byte elements", size)
 	}

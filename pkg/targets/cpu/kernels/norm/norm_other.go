@@ -1,0 +1,7 @@
+//go:build !amd64 || purego
+
+package norm
+
+func layerNormRow(out, x, scale, bias []float32, eps float32) {
+	layerNormRowGo(out, x, scale, bias, eps)
+}

@@ -1,7 +1,0 @@
-//go:build !amd64 || purego
-
-package kernels
-
-func layerNormRow(out, x, scale, bias []float32, eps float32) {
-	layerNormRowGo(out, x, scale, bias, eps)
-}

@@ -1,0 +1,285 @@
+package parallel
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rlx-project/rlx/pkg/targets/cpu/tuning"
+)
+
+// Pool is a persistent set of worker goroutines that kernels split work
+// with. The goroutine that calls For always takes part in the work itself, so
+// a For never waits on a worker that is busy elsewhere: calls from several
+// goroutines at once (several requests sharing one pool) and For calls nested
+// inside a For body both make progress without deadlock.
+//
+// A nil *Pool, and a pool of one thread, run every For inline.
+type Pool struct {
+	threads int
+	jobs    chan *forJob
+	mu      sync.RWMutex // guards closed against a concurrent Close
+	closed  bool
+	stop    atomic.Bool // set by Close: spinning workers stop polling
+	workers sync.WaitGroup
+}
+
+// forJob is one For call: chunks are claimed with an atomic counter by the
+// caller and by whichever workers pick the job up.
+type forJob struct {
+	n, chunks int
+	fn        func(lo, hi int)
+	shares    Shares       // the chunks, split among the threads in order
+	runs      [4]shareRun  // shares' memory for up to 4 threads (one allocation)
+	left      atomic.Int64 // chunks not finished yet
+	done      sync.WaitGroup
+	panicked  atomic.Pointer[panicValue]
+}
+
+type panicValue struct{ v any }
+
+// Shares splits tasks [0, n) into one contiguous run per thread,
+// claimed one task at a time: a thread takes its own run's tasks first, in
+// order, then helps with the runs after its own, from their fronts.
+// Owning the same share of every kernel's index space (the caller the
+// first, worker 1 the second, ...) keeps a thread on the part of the data
+// it wrote in the kernel before, still in its own core's cache; claiming
+// tasks first come first served scattered each kernel's pieces over the
+// cores afresh.
+type Shares []shareRun
+
+// shareRun is one thread's run of tasks [lo, hi); next counts the claims
+// made on it, by its owner or by threads helping.
+type shareRun struct {
+	lo, hi int
+	next   atomic.Int64
+	_      [40]byte // a cache line per run: owners claim concurrently
+}
+
+// Reset splits n tasks into k runs afresh, in s's memory where it has room
+// (no claim may be in progress on s).
+func (s Shares) Reset(n, k int) Shares {
+	if cap(s) < k {
+		s = make(Shares, k)
+	}
+	s = s[:k]
+	for i := range s {
+		s[i].lo, s[i].hi = i*n/k, (i+1)*n/k
+		s[i].next.Store(0)
+	}
+	return s
+}
+
+// Claim returns the next task for thread id (taken modulo the runs), or
+// -1 when none is left; *step, zero at a thread's first claim, is how many
+// runs past its own the thread has moved on.
+func (s Shares) Claim(id int, step *int) int {
+	for ; *step < len(s); *step++ {
+		r := &s[(id+*step)%len(s)]
+		if t := r.lo + int(r.next.Add(1)-1); t < r.hi {
+			return t
+		}
+	}
+	return -1
+}
+
+// NewPool starts a pool of threads goroutines in all, counting the caller of
+// For: threads-1 workers are started. threads < 1 is taken as 1.
+func NewPool(threads int) *Pool {
+	if threads < 1 {
+		threads = 1
+	}
+	p := &Pool{threads: threads}
+	if threads > 1 {
+		// Room for one notice per worker per concurrent caller is plenty; a
+		// notice that does not fit is dropped (the caller does the work).
+		p.jobs = make(chan *forJob, 4*threads)
+		p.workers.Add(threads - 1)
+		for i := 1; i < threads; i++ {
+			go p.worker(i)
+		}
+	}
+	return p
+}
+
+// Threads returns the pool's degree of parallelism (1 for a nil pool).
+func (p *Pool) Threads() int {
+	if p == nil {
+		return 1
+	}
+	return p.threads
+}
+
+func (p *Pool) worker(id int) {
+	defer p.workers.Done()
+	for {
+		j, ok := p.next()
+		if !ok {
+			return
+		}
+		j.run(id)
+	}
+}
+
+// spinFor is how long an idle worker polls for the next job before it
+// parks. A model runs kernels back to back, microseconds apart: a worker
+// that parked between them costs a wake-up (tens of microseconds here) per
+// kernel, more than a small kernel's work. Between two parallel kernels the
+// caller may run serial ones (layer norms, copies) for tens of
+// microseconds: the bundled encoder on 2 threads ran faster polling 1 ms
+// (medians of alternating runs). The cost is up to 1 ms of one core's time
+// after a model's last kernel, as ONNX Runtime's spinning pool spends too.
+// The value is tuning.PoolSpinFor.
+const spinFor = tuning.PoolSpinFor
+
+// next waits for a job: polling first, then blocking. ok is false once the
+// pool is closed.
+func (p *Pool) next() (*forJob, bool) {
+	var j *forJob
+	ok := true
+	spin(func() bool {
+		if p.stop.Load() {
+			return true
+		}
+		// len(p.jobs) is a look at the queue that takes no lock; receiving
+		// in a select each time took the channel's lock as often, against
+		// the sender.
+		if len(p.jobs) > 0 {
+			select {
+			case j, ok = <-p.jobs:
+				return true
+			default: // another worker was first
+			}
+		}
+		return false
+	})
+	if j != nil || !ok {
+		return j, ok
+	}
+	j, ok = <-p.jobs
+	return j, ok
+}
+
+// spin calls done until it reports true or spinFor has passed, yielding to
+// the Go scheduler every spinYield calls.
+func spin(done func() bool) {
+	deadline := time.Now().Add(spinFor)
+	for i := 1; !done(); i++ {
+		if i%spinYield == 0 {
+			if time.Now().After(deadline) {
+				return
+			}
+			runtime.Gosched()
+		}
+	}
+}
+
+// spinYield is how many polls a spinning thread makes between yields to
+// the Go scheduler (a few microseconds of polling). Yielding on every poll
+// cost each parallel kernel microseconds: runtime.Gosched goes through the
+// scheduler's global run queue and its lock, which both spinning threads
+// took in turn, so a thread saw the other's news late (an empty For on 2
+// threads took microseconds).
+const spinYield = tuning.PoolSpinYield
+
+// run claims and runs chunks until none are left, thread id's share first
+// (see Shares). The chunks it ran are counted off left and done once,
+// at the end: counting each off as it finished had both threads write the
+// job's two counters' cache line per chunk, which cost an empty For of 16
+// chunks on 2 threads more than the rest of its work.
+func (j *forJob) run(id int) {
+	step, ran := 0, 0
+	for j.runChunks(id, &step, &ran) {
+	}
+	if ran > 0 {
+		j.left.Add(-int64(ran))
+		j.done.Add(-ran)
+	}
+}
+
+// runChunks runs claimed chunks, adding each to *ran as it starts, until
+// none is left (false) or one panics (true, with the panic recorded for
+// For to re-raise; the caller goes on with the chunks left).
+func (j *forJob) runChunks(id int, step, ran *int) (panicked bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			j.panicked.CompareAndSwap(nil, &panicValue{r})
+			panicked = true
+		}
+	}()
+	for {
+		c := j.shares.Claim(id, step)
+		if c < 0 {
+			return false
+		}
+		*ran++
+		j.fn(c*j.n/j.chunks, (c+1)*j.n/j.chunks)
+	}
+}
+
+// For splits [0,n) into contiguous chunks of at least grain elements (one
+// chunk when n < 2*grain) and calls fn on each, in parallel, returning when
+// all are done. A panic in fn is re-raised in the caller after every chunk
+// has finished (with its original value; the stack is the caller's). For is safe to call from several goroutines at once.
+func (p *Pool) For(n, grain int, fn func(lo, hi int)) {
+	if n <= 0 {
+		return
+	}
+	if grain < 1 {
+		grain = 1
+	}
+	chunks := n / grain
+	if p == nil || p.threads == 1 || chunks <= 1 {
+		fn(0, n)
+		return
+	}
+	// A few chunks per thread balance uneven work and concurrent callers.
+	if max := 8 * p.threads; chunks > max {
+		chunks = max
+	}
+	j := &forJob{n: n, chunks: chunks, fn: fn}
+	j.shares = Shares(j.runs[:0]).Reset(chunks, min(p.threads, chunks))
+	j.done.Add(chunks)
+	j.left.Store(int64(chunks))
+	p.mu.RLock()
+	if !p.closed {
+		helpers := min(p.threads-1, chunks-1)
+	notify:
+		for i := 0; i < helpers; i++ {
+			select {
+			case p.jobs <- j:
+			default:
+				break notify // workers are saturated; the caller carries on
+			}
+		}
+	}
+	p.mu.RUnlock()
+	j.run(0)
+	// The last chunks are usually microseconds from done: poll for them
+	// before blocking, since a blocked caller's thread may sleep, and waking
+	// it costs more than the chunks.
+	spin(func() bool { return j.left.Load() <= 0 })
+	j.done.Wait()
+	if pv := j.panicked.Load(); pv != nil {
+		panic(pv.v)
+	}
+}
+
+// Close stops the workers and waits for them to exit. For calls made after
+// Close run inline. Close is idempotent.
+func (p *Pool) Close() {
+	if p == nil || p.jobs == nil {
+		return
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return
+	}
+	p.closed = true
+	p.stop.Store(true)
+	close(p.jobs)
+	p.mu.Unlock()
+	p.workers.Wait()
+}

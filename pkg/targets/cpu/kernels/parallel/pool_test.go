@@ -1,0 +1,164 @@
+package parallel
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// forCovers runs p.For and checks each index is visited exactly once and
+// every chunk has at least grain elements (unless it is the only one).
+func forCovers(t *testing.T, p *Pool, n, grain int) {
+	t.Helper()
+	seen := make([]atomic.Int32, max(n, 0))
+	var chunks atomic.Int32
+	var small atomic.Int32
+	p.For(n, grain, func(lo, hi int) {
+		chunks.Add(1)
+		if hi-lo < grain {
+			small.Add(1)
+		}
+		for i := lo; i < hi; i++ {
+			seen[i].Add(1)
+		}
+	})
+	for i := range seen {
+		if c := seen[i].Load(); c != 1 {
+			t.Fatalf("threads=%d n=%d grain=%d: index %d visited %d times", p.Threads(), n, grain, i, c)
+		}
+	}
+	if chunks.Load() > 1 && small.Load() > 0 {
+		t.Fatalf("threads=%d n=%d grain=%d: %d chunks smaller than grain", p.Threads(), n, grain, small.Load())
+	}
+}
+
+func TestPoolFor(t *testing.T) {
+	var nilPool *Pool
+	ps := append([]*Pool{nilPool, NewPool(0), NewPool(3), NewPool(8)}, pools(t)...)
+	for _, p := range ps {
+		for _, n := range []int{0, 1, 2, 7, 64, 1000, 1001} {
+			for _, grain := range []int{0, 1, 3, 64, 5000} {
+				forCovers(t, p, n, grain)
+			}
+		}
+	}
+	if nilPool.Threads() != 1 || ps[1].Threads() != 1 || ps[2].Threads() != 3 {
+		t.Errorf("Threads: %d %d %d", nilPool.Threads(), ps[1].Threads(), ps[2].Threads())
+	}
+	for _, p := range ps[1:4] {
+		p.Close()
+	}
+}
+
+func TestPoolConcurrentCallers(t *testing.T) {
+	// Several goroutines share one pool (several requests), and For bodies
+	// call For again (a kernel calling a kernel): all finish, exactly once.
+	p := NewPool(3)
+	defer p.Close()
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for iter := 0; iter < 50; iter++ {
+				n := 100 + g*7 + iter
+				var total atomic.Int64
+				p.For(n, 3, func(lo, hi int) {
+					p.For(hi-lo, 1, func(l2, h2 int) {
+						for i := lo + l2; i < lo+h2; i++ {
+							total.Add(int64(i))
+						}
+					})
+				})
+				if want := int64(n * (n - 1) / 2); total.Load() != want {
+					t.Errorf("goroutine %d iter %d: sum %d, want %d", g, iter, total.Load(), want)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func TestPoolPanic(t *testing.T) {
+	p := NewPool(2)
+	defer p.Close()
+	var ran atomic.Int32
+	func() {
+		defer func() {
+			if r := recover(); r != "boom" {
+				t.Errorf("recovered %v, want boom", r)
+			}
+		}()
+		p.For(100, 1, func(lo, hi int) {
+			ran.Add(int32(hi - lo))
+			if lo == 0 {
+				panic("boom")
+			}
+		})
+	}()
+	if ran.Load() != 100 {
+		t.Errorf("%d of 100 elements ran; every chunk should finish before the panic is re-raised", ran.Load())
+	}
+	// The pool still works afterwards.
+	forCovers(t, p, 1000, 1)
+}
+
+func TestPoolClose(t *testing.T) {
+	p := NewPool(4)
+	p.Close()
+	p.Close()               // idempotent
+	forCovers(t, p, 100, 1) // runs inline
+}
+
+// TestTaskShares: claimed from any mix of threads at once, every task is
+// handed out exactly once; a thread takes its own run first, in order,
+// before helping with others'.
+func TestTaskShares(t *testing.T) {
+	for _, tc := range []struct{ n, k int }{{1, 1}, {7, 2}, {64, 2}, {5, 3}, {100, 8}} {
+		s := Shares(nil).Reset(tc.n, tc.k)
+		seen := make([]atomic.Int32, tc.n)
+		var wg sync.WaitGroup
+		for id := 0; id < tc.k+1; id++ { // one more claimer than runs: ids wrap
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for step := 0; ; {
+					task := s.Claim(id, &step)
+					if task < 0 {
+						return
+					}
+					seen[task].Add(1)
+				}
+			}()
+		}
+		wg.Wait()
+		for i := range seen {
+			if c := seen[i].Load(); c != 1 {
+				t.Fatalf("n=%d k=%d: task %d claimed %d times", tc.n, tc.k, i, c)
+			}
+		}
+		// Alone, thread 1 walks its own run, then the ones after it, wrapping.
+		s = Shares(nil).Reset(tc.n, tc.k)
+		var order []int
+		for step := 0; ; {
+			task := s.Claim(1, &step)
+			if task < 0 {
+				break
+			}
+			order = append(order, task)
+		}
+		start := tc.n / tc.k
+		if tc.k == 1 {
+			start = 0
+		}
+		for i, task := range order {
+			if want := (start + i) % tc.n; task != want {
+				t.Fatalf("n=%d k=%d: claim %d by thread 1 is task %d, want %d", tc.n, tc.k, i, task, want)
+			}
+		}
+		if len(order) != tc.n {
+			t.Fatalf("n=%d k=%d: thread 1 alone claimed %d tasks", tc.n, tc.k, len(order))
+		}
+	}
+}

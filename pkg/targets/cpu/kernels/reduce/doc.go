@@ -1,0 +1,4 @@
+// Package reduce holds the reductions: Reduce and ArgReduce over axes,
+// and the 2-D window pools (MaxPool2D, AvgPool2D), with results that do not
+// depend on the thread count.
+package reduce

@@ -1,7 +1,0 @@
-//go:build !amd64 || purego
-
-package kernels
-
-func expSub32(x []float32, m, scale float32) float64 { return expSub32Go(x, m, scale) }
-
-func maxNaN32(x []float32) float32 { return maxNaN32Go(x) }

@@ -1,9 +1,0 @@
-//go:build !amd64 || purego
-
-package kernels
-
-// addWiden computes acc[j] += float64(xs[r·stride+j]) for each of rows rows
-// in turn, over len(acc) columns.
-func addWiden(acc []float64, xs []float32, rows, stride int) {
-	addWidenGo(acc, xs, rows, stride)
-}

@@ -1,0 +1,186 @@
+package tuning
+
+import "time"
+
+// The CPU kernels' tuning table: every shape threshold, block size and
+// grain in pkg/targets/cpu/kernels that is a choice (another value would
+// compute the same result, only faster or slower), each with its reason.
+// The measurements behind them are records in docs/perf/kernels.md; the
+// values were chosen on the development VM (AMD EPYC, described then as
+// Zen 3: 32 KiB L1d, 512 KiB L2 per core) with the AVX2+FMA kernels (there
+// is no AVX-512 path). Constants fixed by the code
+// itself (tile shapes of the assembly, register counts, header layouts)
+// stay next to that code.
+//
+// All values are untyped constants, so a kernel compiles to the same
+// machine code as with the literal in place.
+
+// GEMM blocking (the BLIS loop nest: kc·nr floats of a B panel stay in L1,
+// an mc×kc A block in L2 and the kc×nc B block in L3), per micro-kernel.
+const (
+	// The portable 4×2 kernel's blocking (also the purego build's).
+	// GemmPortableMC is rounded down to a multiple of the kernel's mr.
+	GemmPortableKC = 256
+	GemmPortableMC = 64
+	GemmPortableNC = 2048
+
+	// The AVX2+FMA 6×16 kernel's: a 512×16 B panel (32 KiB) is read from
+	// L1/L2 by every A panel, the 96×512 A block (192 KiB) stays in L2 and
+	// the 512×4096 B block (8 MiB) in L3. kc = 512 beat 256 at large n
+	// (half the round trips of C); mc and nc were flat over a wide range,
+	// so these sit in the middle of it.
+	GemmAVX2KC = 512
+	GemmAVX2MC = 96
+	GemmAVX2NC = 4096
+
+	// The arm64 NEON 8×8 kernel's: the portable kernel's values (no
+	// arm64 measurements are recorded; the tests run it under qemu).
+	GemmNEONKC = 256
+	GemmNEONMC = 64
+	GemmNEONNC = 2048
+)
+
+// GEMM scheduling.
+const (
+	// GemmSerialWork is the multiply-adds below which a product runs on
+	// the calling goroutine: waking a worker costs more than the work.
+	GemmSerialWork = 1 << 15
+
+	// GemmPackGrain is the B panels packed per parallel chunk when a B
+	// block is packed in one pass before the tasks run.
+	GemmPackGrain = 32
+
+	// GemmJitPanels is the B panels a task packs and runs at a time when
+	// tasks pack their own (one A block on several threads): packed just
+	// before use, into the core's cache that reads them.
+	GemmJitPanels = 32
+
+	// GemmWideBWork bounds m·kc for the one-A-block split over packed
+	// weights: far more weights than activations (small planes against
+	// many channels), so the threads split B's columns and each reads only
+	// its share of B from memory, instead of all of B for a share of A.
+	GemmWideBWork = 1 << 16
+
+	// GemmSmallAWork bounds m·kc for putting a small A (convolution
+	// weights with few taps) in one block, for the per-task B packing.
+	GemmSmallAWork = 1 << 15
+
+	// GemmRowsTailMax is the most rows of a partial row panel the row
+	// kernels take instead of a full tile: two rows against two panels
+	// keep eight accumulators busy for a third of a tile's cost per panel.
+	GemmRowsTailMax = 4
+
+	// GemmShortK is the longest k block for which a block of 6r+2 rows
+	// ends in two four-row tiles (its last eight rows, read in place)
+	// rather than a two-row tail: at short k the row kernels' two-row
+	// passes and separate epilogue cost nearly as much as six rows of
+	// tiles; at longer k the two-row tail costs what the tiles save.
+	GemmShortK = 64
+
+	// GemmFourGroupBytes is the size of a run of B panels past which a
+	// block's four-row tile follows the six-row tiles group by group
+	// instead of in a second pass over the whole run: half of the L2. A
+	// run larger than that streamed the weights from L3 or memory twice
+	// per k block; runs that fit keep one call per pass.
+	GemmFourGroupBytes = 256 << 10
+
+	// GemmFourGroupL1Bytes: four-row tiles also follow each group when
+	// two B panels fit in this much (half of the L1d); longer panels gained
+	// nothing from it and lost to the extra calls.
+	GemmFourGroupL1Bytes = 16 << 10
+
+	// GemmTailGroupBytes, GemmTailGroupMin and GemmTailGroupMax size the
+	// groups of B panels a block's tail rows follow (tailGroup): about
+	// this many bytes of four panels, an even count in [min, max]. Groups
+	// of 4-8 panels at long k ran faster than one pass; short panels in
+	// small groups spent more on the calls than on the rows.
+	GemmTailGroupBytes = 128 << 10
+	GemmTailGroupMin   = 4
+	GemmTailGroupMax   = 16
+
+	// GemmFewRowsGrainBytes is the B bytes (k·4·16 per group of four
+	// panels) a parallel chunk of the few-rows path covers at least.
+	GemmFewRowsGrainBytes = 1 << 16
+
+	// GemmChainWidth is the most columns one chain kernel call covers:
+	// whole rows of B stream best, and 16 KiB of sums stay in L1.
+	GemmChainWidth = 4096
+
+	// BatchMatMulSplitWork: below this many multiply-adds per matrix (and
+	// with at least a matrix per thread), the batch is split across the
+	// threads, each product on one thread, rather than each product split.
+	BatchMatMulSplitWork = 1 << 21
+)
+
+// Convolution.
+const (
+	// ConvSplitWork: below this many multiply-adds per (image, group)
+	// product (and with at least one per thread), the products are split
+	// across the threads rather than each one.
+	ConvSplitWork = 1 << 22
+
+	// ConvPointwiseDirectRows is the most output channels (per group) for
+	// which a 1×1 convolution reads its input in place instead of packing
+	// it: with few output channels packing cost as much as the few tiles
+	// each panel feeds; with more, packing paid for itself.
+	ConvPointwiseDirectRows = 64
+
+	// DwSmallPlane is the largest input plane (H·W) the padded-copy
+	// depthwise kernel (dwSmall) takes; larger planes go row by row, so
+	// that the padded copy does not double their memory traffic.
+	DwSmallPlane = 16384
+
+	// DwNHWCMaxPlane and DwNHWCMaxPlaneS2 are the largest input planes
+	// (H·W) a depthwise 3×3 runs channels last, at stride 1 and stride 2:
+	// per-plane work dominates small NCHW planes; at stride 1 the NCHW
+	// kernels were as fast from 28×28 on, while at stride 2 (where the
+	// NCHW path splits phases first) channels last still won at 28×28.
+	DwNHWCMaxPlane   = 14 * 14
+	DwNHWCMaxPlaneS2 = 28 * 28
+)
+
+// Attention.
+const (
+	// AttnBlockQ is the query rows of one attention task: each task packs
+	// its key and value blocks, so taller query blocks pack less.
+	AttnBlockQ = 128
+
+	// AttnBlockK is the keys per online-softmax step: at most
+	// AttnBlockQ×AttnBlockK scores exist at once, whatever S_k is.
+	AttnBlockK = 128
+)
+
+// Reductions.
+const (
+	// ReduceBlock is the elements of each partial sum of a full reduction
+	// (every axis reduced): fixed blocks whose partials are combined in
+	// order, so the result does not depend on the thread count. Changing
+	// it changes the summation order, and so the last bits of a sum.
+	ReduceBlock = 1 << 14
+)
+
+// Parallel work.
+const (
+	// GrainWork is the work (elements, or multiply-adds where a kernel
+	// weighs them) a parallel chunk of a memory-bound kernel covers at
+	// least (norms, pools, reductions, gather, depthwise rows): enough
+	// that claiming a chunk is noise beside it.
+	GrainWork = 1 << 14
+
+	// PoolSpinFor is how long an idle worker polls for the next job
+	// before it parks. A model runs kernels back to back, microseconds
+	// apart: a worker that parked between them costs a wake-up per kernel,
+	// more than a small kernel's work, and between two parallel kernels
+	// the caller may run serial ones for a while. The cost is up to this
+	// much of one core's time after a model's last kernel, as ONNX
+	// Runtime's spinning pool spends too.
+	PoolSpinFor = time.Millisecond
+
+	// PoolSpinYield is how many polls a spinning thread makes between
+	// yields to the Go scheduler (a few microseconds of polling).
+	// Yielding on every poll cost each parallel kernel microseconds:
+	// runtime.Gosched goes through the scheduler's global run queue and
+	// its lock, which both spinning threads took in turn, so a thread saw
+	// the other's news late.
+	PoolSpinYield = 1 << 12
+)
