@@ -125,8 +125,8 @@ func (e *Exec) Run(pool *parallel.Pool, inputs []*tensor.Tensor, prof Profile) (
 // earlier run), and returned; any other dst is ignored and the outputs are
 // allocated. A loop that passes each run's outputs to the next spares the
 // allocation and, on pages the Go runtime has returned to the system, the
-// kernel's first touch of them: 45 us of a 5 ms encoder run for a 128 KiB
-// output. The caller must not use dst's old contents.
+// kernel's first touch of them (docs/perf/kernels.md has the measurement).
+// The caller must not use dst's old contents.
 func (e *Exec) RunInto(pool *parallel.Pool, dst, inputs []*tensor.Tensor, prof Profile) (outs []*tensor.Tensor, err error) {
 	p := e.prog
 	if len(inputs) != len(p.Inputs) {
