@@ -96,8 +96,10 @@ RLXC_TARGET, ...) and from rlxc.yaml in the working directory; flags win.`,
 			if err != nil {
 				return &exitError{code: exitUsage, err: fmt.Errorf("rlxc build: %v", err)}
 			}
-			if v.GetString("emit-kernels") != "" && v.GetString("target") == "cpu" {
-				return &exitError{code: exitUsage, err: fmt.Errorf("rlxc build: --emit-kernels writes GPU kernels; target cpu has none (its kernels are part of rlxrun): use --target vulkan, cuda or metal")}
+			if v.GetString("emit-kernels") != "" {
+				if ok, err := driver.EmitsKernels(v.GetString("target")); err == nil && !ok {
+					return &exitError{code: exitUsage, err: fmt.Errorf("rlxc build: --emit-kernels writes GPU kernels; target %s has none (its kernels are part of rlxrun): use --target vulkan, cuda or metal", v.GetString("target"))}
+				}
 			}
 			opts := driver.Options{
 				Target:           v.GetString("target"),

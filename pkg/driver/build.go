@@ -56,6 +56,16 @@ func Targets() []struct{ Name, Status string } {
 	return out
 }
 
+// EmitsKernels reports whether target's artifacts carry kernel sources
+// (--emit-kernels), and an error for an unknown target.
+func EmitsKernels(target string) (bool, error) {
+	b, err := targets.Lookup(target)
+	if err != nil {
+		return false, err
+	}
+	return b.KernelSources(), nil
+}
+
 // BuildTools says, for a target, whether this machine has what building
 // for it runs: "" when it does, else what to install.
 func BuildTools(target string) string {

@@ -31,6 +31,9 @@ type Backend interface {
 	Tag() string
 	// Features are what the artifact records its kernels rely on.
 	Features() []string
+	// KernelSources reports whether the artifact carries kernel sources
+	// (and compiled forms) that rlxc build --emit-kernels writes out.
+	KernelSources() bool
 	// Caps are what the target's kernels can do, which gates
 	// specialization's shape-dependent decisions (specialize.Passes).
 	Caps() specialize.Caps
@@ -85,6 +88,7 @@ func (cpu) About() string {
 func (cpu) Tools() (string, error) { return "", nil }
 func (cpu) Tag() string            { return "cpu/" + cpuLayout() }
 func (cpu) Features() []string     { return []string{cpuLayout()} }
+func (cpu) KernelSources() bool    { return false }
 func (cpu) Caps() specialize.Caps  { return cpuCaps() }
 func (cpu) NewWeights() *specialize.Weights {
 	return specialize.NewWeights("cpu", cpuCaps().Packer)
@@ -138,7 +142,8 @@ func (g *gpu) Tag() string {
 	return g.tag
 }
 
-func (g *gpu) Features() []string { return []string{g.Tag()} }
+func (g *gpu) Features() []string  { return []string{g.Tag()} }
+func (g *gpu) KernelSources() bool { return true }
 
 // GPU kernels read attention's operands contiguous and weights as they
 // are (no packer), and every value NCHW: no capability is asked for.
