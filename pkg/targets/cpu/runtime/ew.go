@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
@@ -51,7 +52,12 @@ func runElementwise(pool *parallel.Pool, op *lir.Elementwise, bufs [][]byte) err
 		runElementwise32(pool, op, ins, outs, rows, inner, nregs, grain)
 		return nil
 	}
-	var firstErr error
+	// Chunks run on several threads: the first error is kept under a lock
+	// (an erroring program raced on a plain variable).
+	var (
+		mu       sync.Mutex
+		firstErr error
+	)
 	pool.For(int(rows), grain, func(lo, hi int) {
 		regs := make([][]float64, nregs)
 		for i := range regs {
@@ -77,8 +83,13 @@ func runElementwise(pool *parallel.Pool, op *lir.Elementwise, bufs [][]byte) err
 					load(dst, ins[i], in.DType, off, st[rank-1])
 				}, func(o int, src []float64) {
 					store(outs[o], op.Out[o].DType, row*inner+c0, src)
-				}); err != nil && firstErr == nil {
-					firstErr = err
+				}); err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+					return
 				}
 			}
 		}
