@@ -97,6 +97,7 @@ func TestRuntimeLinksNoCompiler(t *testing.T) {
 		"pkg/targets/gpu/vk":                true,
 		"pkg/targets/gpu/cu":                true,
 		"internal/atomicfile":               true,
+		"internal/bytesize":                 true,
 	}
 	out, err := exec.Command("go", "list", "-deps", "../cmd/rlxrun").CombinedOutput()
 	if err != nil {
