@@ -248,3 +248,22 @@ func TestBytesIndependentOfPathSpelling(t *testing.T) {
 		}
 	}
 }
+
+// TestCachePruneSizes: --max-size takes sizes with units; a bad one is a
+// usage error that shows the form.
+func TestCachePruneSizes(t *testing.T) {
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "cache")
+	if code, _, errs := rlxc(t, "", "build", mlp, "--bind", "batch=1", "--random-weights", "1", "--cache-dir", cache, "-o", filepath.Join(dir, "m.rlx"), "-q"); code != exitOK {
+		t.Fatalf("build: %d %s", code, errs)
+	}
+	if code, out, errs := rlxc(t, "", "cache", "prune", "--cache-dir", cache, "--max-size", "30MB"); code != exitOK || !strings.Contains(out, "removed 0 entries") {
+		t.Errorf("prune 30MB: %d %s %s", code, out, errs)
+	}
+	if code, out, errs := rlxc(t, "", "cache", "prune", "--cache-dir", cache, "--max-size", "1KiB"); code != exitOK || !strings.Contains(out, "removed 1 entries, freed") {
+		t.Errorf("prune 1KiB: %d %s %s", code, out, errs)
+	}
+	if code, _, errs := rlxc(t, "", "cache", "prune", "--cache-dir", cache, "--max-size", "lots"); code != exitUsage || !strings.Contains(errs, "512MiB") {
+		t.Errorf("prune lots: %d %s", code, errs)
+	}
+}

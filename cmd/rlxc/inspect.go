@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/rlx-project/rlx/internal/bytesize"
 	"github.com/rlx-project/rlx/pkg/artifact"
 	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/spf13/cobra"
@@ -267,22 +268,26 @@ $RLXC_CACHE_DIR, else $XDG_CACHE_HOME/rlx, else ~/.cache/rlx.`,
 		},
 	})
 	prune := &cobra.Command{
-		Use: "prune --max-size BYTES", Short: "Remove least recently used entries until the cache fits", Args: cobra.NoArgs,
+		Use: "prune --max-size SIZE", Short: "Remove least recently used entries until the cache fits", Args: cobra.NoArgs,
+		Example: "  rlxc cache prune --max-size 500MiB\n  rlxc cache prune --max-size 2GB",
 		RunE: func(c *cobra.Command, args []string) error {
 			v, err := open(c)
 			if err != nil {
 				return err
 			}
-			max := v.GetInt64("max-size")
+			max, err := bytesize.Parse(v.GetString("max-size"))
+			if err != nil {
+				return &exitError{code: exitUsage, err: fmt.Errorf("rlxc cache prune: --max-size: %v", err)}
+			}
 			removed, freed, err := cacheFrom(v).Prune(max)
 			if err != nil {
 				return &exitError{code: exitIO, err: fmt.Errorf("rlxc: %v", err)}
 			}
-			fmt.Fprintf(c.OutOrStdout(), "removed %d entries, freed %d bytes\n", removed, freed)
+			fmt.Fprintf(c.OutOrStdout(), "removed %d entries, freed %s\n", removed, bytesize.Format(freed))
 			return nil
 		},
 	}
-	prune.Flags().Int64("max-size", 1<<30, "keep at most this many bytes")
+	prune.Flags().String("max-size", "1GiB", "keep at most this much: bytes, or with a unit (500MiB, 2GB)")
 	cmd.AddCommand(prune)
 	cmd.AddCommand(&cobra.Command{
 		Use: "clear", Short: "Remove every entry", Args: cobra.NoArgs,
