@@ -1,8 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"io"
 
+	"github.com/rlx-project/rlx/internal/buildinfo"
 	"github.com/spf13/cobra"
 )
 
@@ -29,7 +31,7 @@ rlxrun loads and runs.
 
 Exit codes: 0 ok, 1 errors in the input, 2 bad command line,
 3 file not readable or writable, 4 internal error.`,
-		Version:       version,
+		Version:       buildinfo.Describe(version),
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
@@ -39,6 +41,10 @@ Exit codes: 0 ok, 1 errors in the input, 2 bad command line,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &exitError{code: exitUsage, err: err}
 	})
-	root.AddCommand(newCheckCmd(), newFmtCmd(), newBuildCmd(), newInspectCmd(), newTargetsCmd(), newCacheCmd(), newImportCmd())
+	root.AddCommand(newCheckCmd(), newFmtCmd(), newBuildCmd(), newInspectCmd(), newTargetsCmd(), newCacheCmd(), newImportCmd(),
+		&cobra.Command{Use: "version", Short: "Print the version and what this binary was built from", Args: cobra.NoArgs,
+			Run: func(c *cobra.Command, _ []string) {
+				fmt.Fprintln(c.OutOrStdout(), "rlxc version", buildinfo.Describe(version))
+			}})
 	return root
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rlx-project/rlx/internal/buildinfo"
 	"github.com/rlx-project/rlx/internal/bytesize"
 	"github.com/rlx-project/rlx/pkg/loader"
 	"github.com/rlx-project/rlx/pkg/tensor"
@@ -66,7 +67,7 @@ CUDA driver, or a metal artifact off macOS), 7 a run needs more memory than
 		Example: `  rlxrun mlp.rlx --fill random
   rlxrun mlp.rlx --input x=@x.npy --expect y=@y.npy --atol 1e-5
   rlxrun enc.rlx --input @inputs.npz --output-dir out/ --json`,
-		Version:       version,
+		Version:       buildinfo.Describe(version),
 		Args:          cobra.ExactArgs(1),
 		SilenceErrors: true,
 		SilenceUsage:  true,
@@ -85,7 +86,11 @@ CUDA driver, or a metal artifact off macOS), 7 a run needs more memory than
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &exitError{code: exitUsage, err: err} })
-	root.AddCommand(newInspectCmd(), newCheckCmd(), newBenchCmd())
+	root.AddCommand(newInspectCmd(), newCheckCmd(), newBenchCmd(),
+		&cobra.Command{Use: "version", Short: "Print the version and what this binary was built from", Args: cobra.NoArgs,
+			Run: func(c *cobra.Command, _ []string) {
+				fmt.Fprintln(c.OutOrStdout(), "rlxrun version", buildinfo.Describe(version))
+			}})
 	return root
 }
 

@@ -263,3 +263,13 @@ func TestOutputFilesStayInTheDirectory(t *testing.T) {
 		t.Errorf("plain names changed: %v", files)
 	}
 }
+
+// TestVersion: "rlxrun version" is the version, not a file named version.
+func TestVersion(t *testing.T) {
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		code, out, errs := rlxrun(t, args...)
+		if code != exitOK || !strings.HasPrefix(out, "rlxrun version "+version+" (") {
+			t.Errorf("%v: exit %d, %q %q", args, code, out, errs)
+		}
+	}
+}
