@@ -25,7 +25,7 @@ var version = "0.1.0-dev"
 type runFlags struct {
 	inputs, outputs, expects []string
 	fill                     string
-	bind                     string
+	bind                     []string
 	seed                     uint64
 	outDir                   string
 	atol, rtol               float64
@@ -39,7 +39,7 @@ func (f *runFlags) add(cmd *cobra.Command) {
 	fl.StringArrayVar(&f.inputs, "input", nil, "an input: `NAME=@file.npy`, or @file.npz for every input it holds (repeatable)")
 	fl.StringVar(&f.fill, "fill", "", "generate inputs not given: random or zeros")
 	fl.Uint64Var(&f.seed, "seed", 0, "seed for --fill random")
-	fl.StringVar(&f.bind, "bind", "", "the variant whose shapes --fill uses: `NAME=V,...` as built with rlxc build --bind (default: the first)")
+	fl.StringSliceVar(&f.bind, "bind", nil, "the variant whose shapes --fill uses: `NAME=V`, repeatable or comma-separated; the dims named select it (default: the first variant)")
 	fl.IntVar(&f.threads, "threads", 0, "worker threads (default: one per CPU)")
 	fl.StringVar(&f.maxMemory, "max-memory", "", "host memory one run may allocate, e.g. `8GiB` or none (default: 3/4 of physical memory)")
 }
@@ -54,7 +54,7 @@ picks the variant whose shapes match the inputs, and runs it.
 
 Inputs: --input NAME=@file.npy (or @file.npz for all of its arrays), or
 --fill random|zeros to generate the ones not given (in the shapes of the
-first variant, or the one --bind batch=8,seq=128 names; random uses --seed). Outputs are summarized on stdout; write
+first variant, or the one whose dims agree with --bind seq=128; random uses --seed). Outputs are summarized on stdout; write
 them with --output NAME=@out.npy or --output-dir DIR, compare them with
 --expect NAME=@ref.npy (|got-ref| <= atol + rtol*|ref| everywhere), and get
 machine-readable results with --json.
@@ -219,15 +219,22 @@ func gatherInputs(m *loader.Model, f *runFlags) (map[string]*tensor.Tensor, erro
 		return nil, fail(exitUsage, "--fill %q: want random or zeros", f.fill)
 	}
 	var binding map[string]int64
-	if f.bind != "" {
+	if len(f.bind) > 0 {
 		binding = map[string]int64{}
-		for _, kv := range strings.Split(f.bind, ",") {
+		last := ""
+		for _, kv := range f.bind {
 			name, val, ok := strings.Cut(kv, "=")
+			if !ok && last != "" {
+				// rlxc build --bind seq=16,128 builds two variants; a run
+				// picks one.
+				return nil, fail(exitUsage, "--bind %s=...,%s: a run uses one variant; give one value for %s", last, kv, last)
+			}
 			v, err := strconv.ParseInt(strings.TrimSpace(val), 10, 64)
 			if !ok || err != nil || strings.TrimSpace(name) == "" {
-				return nil, fail(exitUsage, "--bind %q: want NAME=V,... (e.g. batch=1,seq=128)", f.bind)
+				return nil, fail(exitUsage, "--bind %q: want NAME=V (e.g. --bind batch=1,seq=128)", kv)
 			}
-			binding[strings.TrimSpace(name)] = v
+			last = strings.TrimSpace(name)
+			binding[last] = v
 		}
 	}
 	slots, err := m.Inputs(binding)

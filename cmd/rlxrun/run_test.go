@@ -273,3 +273,28 @@ func TestVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestBindSelectsByTheDimsNamed: --bind names as many dims as it takes to
+// pick one variant, in rlxc's syntax; a list of values (which builds
+// several variants) is a usage error here.
+func TestBindSelectsByTheDimsNamed(t *testing.T) {
+	art := buildModel(t, t.TempDir(), encoder, specialize.Binding{"batch": 1, "seq": 3}, specialize.Binding{"batch": 2, "seq": 3}, specialize.Binding{"batch": 1, "seq": 5})
+	for _, c := range []struct {
+		bind []string
+		code int
+		want string
+	}{
+		{[]string{"--bind", "seq=5"}, exitOK, "y: f32[1, 5, 256]"},
+		{[]string{"--bind", "batch=2"}, exitOK, "y: f32[2, 3, 256]"},
+		{[]string{"--bind", "batch=1,seq=3"}, exitOK, "y: f32[1, 3, 256]"},
+		{[]string{"--bind", "batch=1", "--bind", "seq=3"}, exitOK, "y: f32[1, 3, 256]"},
+		{[]string{"--bind", "batch=1"}, exitInputs, "batch=1 matches 2 variants (batch=1,seq=3; batch=1,seq=5): name more dims"},
+		{[]string{"--bind", "seq=7"}, exitInputs, "no variant for seq=7"},
+		{[]string{"--bind", "seq=3,5"}, exitUsage, "a run uses one variant"},
+	} {
+		code, out, errs := rlxrun(t, append([]string{art, "--fill", "random"}, c.bind...)...)
+		if code != c.code || !strings.Contains(out+errs, c.want) {
+			t.Errorf("%v: exit %d, want %d with %q:\n%s%s", c.bind, code, c.code, c.want, out, errs)
+		}
+	}
+}

@@ -204,27 +204,47 @@ func (m *Model) Variants() []artifact.Variant {
 
 // Inputs lists the program inputs of the variant that binding selects (or
 // the first variant), with concrete shapes: what rlxrun --fill generates.
+// binding may name only some dims: it selects the one variant that agrees
+// on them, and is an error when none or several do.
 // A *MemoryError says that the inputs and one run of the variant would
 // need more host memory than the Model may use, before the caller
 // allocates the inputs.
 func (m *Model) Inputs(binding map[string]int64) ([]lir.Slot, error) {
 	v := m.variants[0]
 	if binding != nil {
-		v = nil
+		var matches []*variant
 		for _, c := range m.variants {
-			if sameBinding(c.info.Binding, binding) {
-				v = c
-				break
+			if agrees(c.info.Binding, binding) {
+				matches = append(matches, c)
 			}
 		}
-		if v == nil {
+		switch {
+		case len(matches) == 0:
 			return nil, fmt.Errorf("no variant for %s; the artifact has %s", artifact.BindingText(binding), m.variantList())
+		case len(matches) > 1:
+			var names []string
+			for _, c := range matches {
+				names = append(names, artifact.BindingText(c.info.Binding))
+			}
+			return nil, fmt.Errorf("%s matches %d variants (%s): name more dims", artifact.BindingText(binding), len(matches), strings.Join(names, "; "))
 		}
+		v = matches[0]
 	}
 	if err := m.checkMemory(v, slotBytes(v.prog.Inputs)); err != nil {
 		return nil, err
 	}
 	return v.prog.Inputs, nil
+}
+
+// agrees reports whether a variant's binding has every dim of part with
+// the same value.
+func agrees(binding, part map[string]int64) bool {
+	for k, v := range part {
+		if got, ok := binding[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
 }
 
 func sameBinding(a, b map[string]int64) bool {
