@@ -5,12 +5,15 @@ package driver
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/rlx-project/rlx/internal/atomicfile"
@@ -54,6 +57,16 @@ func Targets() []struct{ Name, Status string } {
 		out = append(out, struct{ Name, Status string }{b.Name(), b.About()})
 	}
 	return out
+}
+
+// cacheStoreWarning is what a build says when it could not store its
+// artifact in the cache: a read-only cache (a shared one, mounted
+// read-only) is named as such, since its hits still work.
+func cacheStoreWarning(dir string, err error) string {
+	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
+		return fmt.Sprintf("rlxc: warning: the cache %s is read-only: this build is not stored (hits still work; --no-cache silences this)", dir)
+	}
+	return fmt.Sprintf("rlxc: warning: could not store the build in the cache: %v", err)
 }
 
 // EmitsKernels reports whether target's artifacts carry kernel sources
@@ -210,7 +223,7 @@ func Build(file string, src []byte, out string, opts Options) (*Result, error) {
 	logf("rlxc: wrote %s (%d bytes) in %s", out, fi.Size(), time.Since(start).Round(time.Millisecond))
 	if opts.Cache != nil {
 		if err := opts.Cache.Put(key, out); err != nil {
-			logf("rlxc: warning: could not store the build in the cache: %v", err)
+			logf("%s", cacheStoreWarning(opts.Cache.Dir, err))
 		}
 	}
 	return &Result{Variants: variants, Bytes: fi.Size()}, nil
