@@ -375,6 +375,16 @@ func TestListStatsPruneClear(t *testing.T) {
 	if _, _, err := c.Prune(-1); err == nil {
 		t.Error("Prune(-1) succeeded")
 	}
+	// A fresh leftover (a writer killed a moment ago) survives Prune, which
+	// waits for it to age, but not Clear.
+	fresh := filepath.Join(c.Dir, d0[:2], "."+d0+".rlx.tmp-456")
+	os.WriteFile(fresh, []byte("x"), 0o644)
+	if _, _, err := c.Prune(1 << 40); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("Prune removed a fresh temporary file: %v", err)
+	}
 	removed, err = c.Clear()
 	if err != nil || removed != 2 {
 		t.Fatalf("Clear: removed %d, %v", removed, err)

@@ -120,7 +120,7 @@ func (c *Cache) Prune(maxBytes int64) (removed int, freed int64, err error) {
 		freed += e.Size
 		total -= e.Size
 	}
-	return removed, freed, c.sweep()
+	return removed, freed, c.sweep(staleAge)
 }
 
 // Clear removes every entry, and leftovers of interrupted writes.
@@ -135,7 +135,9 @@ func (c *Cache) Clear() (removed int, err error) {
 		}
 		removed++
 	}
-	if err := c.sweep(); err != nil {
+	// Every leftover goes, however fresh: a writer still running loses
+	// only its store into the cache (a warning), never its build.
+	if err := c.sweep(0); err != nil {
 		return removed, err
 	}
 	// Empty shard directories go too; os.Remove leaves non-empty ones.
@@ -149,9 +151,9 @@ func (c *Cache) Clear() (removed int, err error) {
 }
 
 // sweep deletes temporary files of crashed writers and sidecars whose
-// artifact is gone, once they are older than staleAge.
-func (c *Cache) sweep() error {
-	old := time.Now().Add(-staleAge)
+// artifact is gone, once they are older than age.
+func (c *Cache) sweep(age time.Duration) error {
+	old := time.Now().Add(-age)
 	return c.walk(func(dir, name string, info fs.FileInfo) {
 		if info.ModTime().After(old) {
 			return
