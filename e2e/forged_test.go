@@ -117,3 +117,39 @@ func TestForgedProgramsAreRefused(t *testing.T) {
 	}
 	os.Remove(filepath.Join(dir, "bad.rlx"))
 }
+
+// TestTooManyVariants: a manifest claiming more variants than a model may
+// have is refused at Open, before any program is decoded.
+func TestTooManyVariants(t *testing.T) {
+	dir := t.TempDir()
+	good := buildGPT(t, dir)
+	f, err := artifact.Open(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sections []artifact.Section
+	for _, s := range f.Sections() {
+		data, _ := f.Section(s.Name)
+		if s.Name == "manifest" {
+			var m artifact.Manifest
+			if err := artifact.UnmarshalManifest(data, &m); err != nil {
+				t.Fatal(err)
+			}
+			for len(m.Variants) <= loader.MaxVariants {
+				m.Variants = append(m.Variants, m.Variants[0])
+			}
+			if data, err = artifact.MarshalManifest(m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sections = append(sections, artifact.Section{Name: s.Name, Codec: s.Codec, Align: s.Align, Data: append([]byte(nil), data...)})
+	}
+	f.Close()
+	bad := filepath.Join(dir, "many.rlx")
+	if err := artifact.WriteFile(bad, sections); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := loader.Open(bad, loader.Options{Threads: 1}); err == nil || !strings.Contains(err.Error(), "more than the 4096 a model may have") {
+		t.Fatalf("got %v", err)
+	}
+}

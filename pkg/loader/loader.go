@@ -62,6 +62,11 @@ type DeviceError struct {
 func (e *DeviceError) Error() string { return e.Err.Error() }
 func (e *DeviceError) Unwrap() error { return e.Err }
 
+// MaxVariants bounds an artifact's variants: each is decoded, verified
+// and prepared at Open, so the count is a memory and time demand; real
+// artifacts have a handful (one per dim binding built).
+const MaxVariants = 1 << 12
+
 // InputsError is a run refused because the inputs do not fit the model
 // (a missing or unknown input, another dtype or rank, shapes no variant
 // was built for); nothing ran.
@@ -110,6 +115,9 @@ func (m *Model) load(opts Options) error {
 	}
 	// Every program is decoded and verified before the device opens or
 	// anything is allocated for it.
+	if n := len(m.Manifest.Variants); n > MaxVariants {
+		return fmt.Errorf("manifest: %d variants, more than the %d a model may have", n, MaxVariants)
+	}
 	progs := make([]*lir.Program, len(m.Manifest.Variants))
 	for i, v := range m.Manifest.Variants {
 		raw, err := m.file.Section(v.Section)
