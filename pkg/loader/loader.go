@@ -255,18 +255,6 @@ func agrees(binding, part map[string]int64) bool {
 	return true
 }
 
-func sameBinding(a, b map[string]int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
-}
-
 func (m *Model) variantList() string {
 	parts := make([]string, len(m.variants))
 	for i, v := range m.variants {
