@@ -170,14 +170,17 @@ RLXC_TARGET, ...) and from rlxc.yaml in the working directory; flags win.`,
 }
 
 // buildError maps a build failure to an exit code: the user's input (1),
-// files (3), or rlxc itself (4).
+// files (3), rlxc itself (4), or a missing build tool (5).
 func buildError(err error) error {
 	var ie *driver.InputError
+	var te *driver.ToolError
 	var el hir.ErrorList
 	var pe *os.PathError
 	switch {
 	case errors.As(err, &el), errors.As(err, &ie):
 		return &exitError{code: exitInput, err: err}
+	case errors.As(err, &te):
+		return &exitError{code: exitTool, err: fmt.Errorf("rlxc: %v", err)}
 	case errors.As(err, &pe):
 		return &exitError{code: exitIO, err: fmt.Errorf("rlxc: %v", err)}
 	}

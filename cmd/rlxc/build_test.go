@@ -267,3 +267,19 @@ func TestCachePruneSizes(t *testing.T) {
 		t.Errorf("prune lots: %d %s", code, errs)
 	}
 }
+
+// TestMissingBuildTool: a vulkan build on a machine without
+// glslangValidator is exit 5 saying what to install (not 4, "a bug in
+// rlx"); a cuda build without clang says once that it builds CUDA C only.
+func TestMissingBuildTool(t *testing.T) {
+	t.Setenv("PATH", t.TempDir()) // no tools at all
+	out := filepath.Join(t.TempDir(), "m.rlx")
+	code, _, errs := rlxc(t, "", "build", mlp, "--target", "vulkan", "--bind", "batch=1", "--random-weights", "1", "--no-cache", "-o", out)
+	if code != exitTool || !strings.Contains(errs, "glslangValidator") || !strings.Contains(errs, "glslang-tools") {
+		t.Errorf("vulkan: exit %d: %s", code, errs)
+	}
+	code, _, errs = rlxc(t, "", "build", mlp, "--target", "cuda", "--bind", "batch=1", "--random-weights", "1", "--no-cache", "-o", out)
+	if code != exitOK || strings.Count(errs, "builds CUDA C only here") != 1 || !strings.Contains(errs, "NVRTC") {
+		t.Errorf("cuda: exit %d: %s", code, errs)
+	}
+}

@@ -23,6 +23,7 @@ const (
 	exitUsage    = 2
 	exitIO       = 3
 	exitInternal = 4
+	exitTool     = 5 // a build tool the target needs is not installed
 )
 
 // exitError carries an exit code out of a command.

@@ -30,7 +30,8 @@ rlxrun loads and runs.
   rlxc cache stats                          the AOT cache
 
 Exit codes: 0 ok, 1 errors in the input, 2 bad command line,
-3 file not readable or writable, 4 internal error.`,
+3 file not readable or writable, 4 internal error, 5 a build tool the
+target needs is not installed.`,
 		Version:       buildinfo.Describe(version),
 		SilenceErrors: true,
 		SilenceUsage:  true,

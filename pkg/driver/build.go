@@ -93,6 +93,14 @@ func BuildTools(target string) string {
 	return note
 }
 
+// ToolError is a build that needs an external tool this machine lacks
+// (glslangValidator for vulkan): the CLI exits 5, and the message says
+// what to install.
+type ToolError struct{ Err error }
+
+func (e *ToolError) Error() string { return e.Err.Error() }
+func (e *ToolError) Unwrap() error { return e.Err }
+
 // InputError is an error in what the user gave (source, bindings, weights):
 // the CLI exits 1 for it.
 type InputError struct{ Err error }
@@ -123,8 +131,12 @@ func Build(file string, src []byte, out string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, &InputError{Err: err}
 	}
-	if _, err := backend.Tools(); err != nil {
-		return nil, err
+	note, err := backend.Tools()
+	if err != nil {
+		return nil, &ToolError{Err: err}
+	}
+	if note != "" {
+		logf("rlxc: note: target %s %s", backend.Name(), note)
 	}
 	m, err := hir.ParseFile(file, src)
 	if err == nil {
