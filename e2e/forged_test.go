@@ -13,10 +13,16 @@ import (
 	"github.com/rlx-project/rlx/pkg/loader"
 )
 
-// forge rewrites the first program of the artifact at path through the
+// forge rewrites every program of the artifact at path through the
 // artifact package's writer, so every digest is valid: only the program
 // is wrong.
 func forge(t *testing.T, path, out string, change func(p *lir.Program)) {
+	t.Helper()
+	forgeWith(t, path, out, nil, change)
+}
+
+// forgeWith is forge that may also change the manifest.
+func forgeWith(t *testing.T, path, out string, changeManifest func(m *artifact.Manifest), change func(p *lir.Program)) {
 	t.Helper()
 	f, err := artifact.Open(path)
 	if err != nil {
@@ -29,7 +35,17 @@ func forge(t *testing.T, path, out string, change func(p *lir.Program)) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.Name == "program/0" {
+		if s.Name == "manifest" && changeManifest != nil {
+			var m artifact.Manifest
+			if err := artifact.UnmarshalManifest(data, &m); err != nil {
+				t.Fatal(err)
+			}
+			changeManifest(&m)
+			if data, err = artifact.MarshalManifest(m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if strings.HasPrefix(s.Name, "program/") && change != nil {
 			var p lir.Program
 			if err := artifact.UnmarshalManifest(data, &p); err != nil {
 				t.Fatal(err)
@@ -151,5 +167,39 @@ func TestTooManyVariants(t *testing.T) {
 	}
 	if _, err := loader.Open(bad, loader.Options{Threads: 1}); err == nil || !strings.Contains(err.Error(), "more than the 4096 a model may have") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// TestForgedArtifactsThroughRlxrun runs rlxrun on forged artifacts whose
+// digests check out: an output named to climb out of --output-dir is
+// written inside it, and an arena of 2^36 bytes is refused before it is
+// allocated (exit 7, one line) instead of a fatal out-of-memory.
+func TestForgedArtifactsThroughRlxrun(t *testing.T) {
+	dir := t.TempDir()
+	good := buildGPT(t, dir)
+	_, rlxrun := tools(t)
+
+	climb := filepath.Join(dir, "climb.rlx")
+	forgeWith(t, good, climb, func(m *artifact.Manifest) { m.Signature.Outputs[0].Name = "../../x" },
+		func(p *lir.Program) { p.Outputs[0].Name = "../../x" })
+	outDir := filepath.Join(dir, "a", "b", "out")
+	out, err := exec.Command(rlxrun, climb, "--fill", "random", "--output-dir", outDir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("rlxrun: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "a", "x.npy")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("an output was written outside --output-dir: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(outDir, "_.._.._x.npy")); err != nil {
+		t.Errorf("the output is not in --output-dir under its escaped name: %v", err)
+	}
+
+	arena := filepath.Join(dir, "arena.rlx")
+	forge(t, good, arena, func(p *lir.Program) { p.ArenaBytes = 1 << 36 })
+	out, err = exec.Command(rlxrun, arena, "--fill", "random").CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 7 || !strings.Contains(string(out), "needs 64 GiB per run") ||
+		strings.Count(strings.TrimSpace(string(out)), "\n") != 0 {
+		t.Errorf("arena of 2^36 bytes: %v\n%s", err, out)
 	}
 }
