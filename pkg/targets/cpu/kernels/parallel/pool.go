@@ -127,10 +127,10 @@ func (p *Pool) worker(id int) {
 // that parked between them costs a wake-up (tens of microseconds here) per
 // kernel, more than a small kernel's work. Between two parallel kernels the
 // caller may run serial ones (layer norms, copies) for tens of
-// microseconds: the bundled encoder on 2 threads ran faster polling 1 ms
-// (medians of alternating runs). The cost is up to 1 ms of one core's time
-// after a model's last kernel, as ONNX Runtime's spinning pool spends too.
-// The value is tuning.PoolSpinFor.
+// microseconds, so the poll outlasts them (the value, tuning.PoolSpinFor,
+// and its measurement are in the tuning table and docs/perf/kernels.md).
+// The cost is that long of one core's time after a model's last kernel,
+// as ONNX Runtime's spinning pool spends too.
 const spinFor = tuning.PoolSpinFor
 
 // next waits for a job: polling first, then blocking. ok is false once the
