@@ -33,10 +33,7 @@ func cpuCaps() specialize.Caps {
 			if g.KH == 1 && g.KW == 1 {
 				return specialize.Pointwise(g)
 			}
-			return conv.DepthwiseNHWCApplies(conv.ConvGeom{N: int(g.N), C: int(g.C), H: int(g.H), W: int(g.W),
-				O: int(g.O), KH: int(g.KH), KW: int(g.KW), StrideH: int(g.StrideH), StrideW: int(g.StrideW),
-				PadT: int(g.PadT), PadL: int(g.PadL), PadB: int(g.PadB), PadR: int(g.PadR),
-				DilH: int(g.DilH), DilW: int(g.DilW), Groups: int(g.Groups), OH: int(g.OH), OW: int(g.OW)})
+			return conv.DepthwiseNHWCApplies(conv.GeomOf(g))
 		},
 	}
 }

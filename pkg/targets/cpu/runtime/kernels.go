@@ -35,13 +35,6 @@ func epilogue(e lir.Epilogue, bufs [][]byte) gemm.Epilogue {
 	return ep
 }
 
-// convGeom is a convolution's geometry in the kernels' ints.
-func convGeom(g lir.ConvGeom) conv.ConvGeom {
-	return conv.ConvGeom{N: int(g.N), C: int(g.C), H: int(g.H), W: int(g.W), O: int(g.O), KH: int(g.KH), KW: int(g.KW),
-		StrideH: int(g.StrideH), StrideW: int(g.StrideW), PadT: int(g.PadT), PadL: int(g.PadL), PadB: int(g.PadB), PadR: int(g.PadR),
-		DilH: int(g.DilH), DilW: int(g.DilW), Groups: int(g.Groups), OH: int(g.OH), OW: int(g.OW)}
-}
-
 // poolGeom is a pool's geometry in the kernels' ints.
 func poolGeom(g lir.PoolGeom) reduce.PoolGeom {
 	return reduce.PoolGeom{N: int(g.N), C: int(g.C), H: int(g.H), W: int(g.W), KH: int(g.KH), KW: int(g.KW),
@@ -76,11 +69,11 @@ func run(pool *parallel.Pool, s *lir.Step, bufs [][]byte) error {
 	case *lir.PackedConv1x1:
 		gemm.Conv1x1Packed(pool, f32(op.Out), f32(op.X), f32(op.W), int(op.N), int(op.C), int(op.HW), int(op.O), epilogue(op.Epilogue, bufs))
 	case *lir.Conv2D:
-		conv.Conv2D(pool, f32(op.Out), f32(op.X), f32(op.W), convGeom(op.Geom), epilogue(op.Epilogue, bufs))
+		conv.Conv2D(pool, f32(op.Out), f32(op.X), f32(op.W), conv.GeomOf(op.Geom), epilogue(op.Epilogue, bufs))
 	case *lir.DepthwiseNHWC:
 		// conv2d's geometry and epilogue over channels-last x and out, the
 		// weights tap-major [9, C].
-		geom := convGeom(op.Geom)
+		geom := conv.GeomOf(op.Geom)
 		if !conv.DepthwiseNHWCApplies(geom) {
 			return fmt.Errorf("malformed %s step: geometry %+v", op.Kind(), geom)
 		}

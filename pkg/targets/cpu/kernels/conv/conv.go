@@ -5,6 +5,7 @@ import (
 	"math"
 	"sync"
 
+	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/gemm"
 
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
@@ -25,6 +26,14 @@ type ConvGeom struct {
 	DilH, DilW             int
 	Groups                 int
 	OH, OW                 int
+}
+
+// GeomOf is the kernels' geometry of an LIR convolution (lir's int64
+// fields as ints).
+func GeomOf(g lir.ConvGeom) ConvGeom {
+	return ConvGeom{N: int(g.N), C: int(g.C), H: int(g.H), W: int(g.W), O: int(g.O), KH: int(g.KH), KW: int(g.KW),
+		StrideH: int(g.StrideH), StrideW: int(g.StrideW), PadT: int(g.PadT), PadL: int(g.PadL), PadB: int(g.PadB), PadR: int(g.PadR),
+		DilH: int(g.DilH), DilW: int(g.DilW), Groups: int(g.Groups), OH: int(g.OH), OW: int(g.OW)}
 }
 
 func (g *ConvGeom) normalize() {
