@@ -20,14 +20,15 @@ var (
 	binErr  error
 )
 
-// tools builds rlxc and rlxrun once for the CLI tests.
+// tools builds rlxc and rlxrun once for the CLI tests, with this test
+// binary's build tags.
 func tools(t *testing.T) (rlxc, rlxrun string) {
 	binOnce.Do(func() {
 		binDir, binErr = os.MkdirTemp("", "rlx-e2e-bin")
 		if binErr != nil {
 			return
 		}
-		out, err := exec.Command("go", "build", "-o", binDir+"/", "../cmd/rlxc", "../cmd/rlxrun").CombinedOutput()
+		out, err := exec.Command("go", "build", "-tags", buildTags, "-o", binDir+"/", "../cmd/rlxc", "../cmd/rlxrun").CombinedOutput()
 		if err != nil {
 			binErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}

@@ -126,6 +126,9 @@ func TestForgedProgramsAreRefused(t *testing.T) {
 			if !errors.As(err, &ee) || ee.ExitCode() != 3 {
 				t.Fatalf("rlxrun check: %v, want exit 3\n%s", err, out)
 			}
+			if !strings.Contains(string(out), tc.want) {
+				t.Errorf("rlxrun check: %s, want it to say %q", out, tc.want)
+			}
 			if lines := strings.Count(strings.TrimSpace(string(out)), "\n") + 1; lines != 1 || strings.Contains(string(out), "panic") {
 				t.Errorf("rlxrun check printed %d lines, want one:\n%s", lines, out)
 			}
