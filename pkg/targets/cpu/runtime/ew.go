@@ -295,7 +295,7 @@ func runElementwise32(pool *parallel.Pool, op *lir.Elementwise, ins, outs [][]by
 			for c0 := int64(0); c0 < inner; c0 += ewChunk {
 				n := min(inner-c0, ewChunk)
 				copy(regs, buf)
-				evalChunk32(op.Code, regs, n, func(i int, dst []float32) []float32 {
+				evalChunk32(op.Code, regs, buf, n, func(i int, dst []float32) []float32 {
 					st := op.In[i].Strides
 					inner := st[rank-1]
 					off := c0 * inner

@@ -40,10 +40,13 @@ func allF32(op *lir.Elementwise) bool {
 	return true
 }
 
-// evalChunk32 runs the bytecode over n float32 elements.
-func evalChunk32(code []lir.Instr, regs [][]float32, n int64, loadOp func(int, []float32) []float32, storeOp func(int, []float32)) {
+// evalChunk32 runs the bytecode over n float32 elements. A register that
+// a load pointed at its operand (read in place) is pointed back at its
+// own scratch before anything is written to it, so no program, however
+// its registers are numbered, writes into an operand.
+func evalChunk32(code []lir.Instr, regs, scratch [][]float32, n int64, loadOp func(int, []float32) []float32, storeOp func(int, []float32)) {
 	for _, in := range code {
-		d := regs[in.Dst][:n]
+		d := scratch[in.Dst][:n]
 		switch in.Op {
 		case lir.EwLoad:
 			// A contiguous operand is read in place: the register aliases it.
@@ -57,6 +60,7 @@ func evalChunk32(code []lir.Instr, regs [][]float32, n int64, loadOp func(int, [
 			for i := range d {
 				d[i] = v
 			}
+			regs[in.Dst] = scratch[in.Dst]
 			continue
 		}
 		x := regs[in.A][:n]
@@ -67,6 +71,7 @@ func evalChunk32(code []lir.Instr, regs [][]float32, n int64, loadOp func(int, [
 		default:
 			unary32(in.Op, d, x, float32(in.Imm))
 		}
+		regs[in.Dst] = scratch[in.Dst]
 	}
 }
 

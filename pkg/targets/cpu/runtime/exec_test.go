@@ -466,3 +466,39 @@ func column(args [][]float64, j int) []float64 {
 	}
 	return v
 }
+
+// TestElementwiseNeverWritesOperands: the float32 path reads contiguous
+// operands in place, so a program that reuses a loaded register as a
+// destination (the schedule never does; a crafted or future one may)
+// must not write into the operand: an input would change under its
+// caller, a mapped weight would fault.
+func TestElementwiseNeverWritesOperands(t *testing.T) {
+	p := &lir.Program{
+		Inputs:  []lir.Slot{{Name: "x", DType: "f32", Shape: []int64{4}, Buffer: 0}},
+		Outputs: []lir.Slot{{Name: "y", DType: "f32", Shape: []int64{4}, Buffer: 1}},
+		Buffers: []lir.Buffer{{Kind: lir.BufInput, Bytes: 16}, {Kind: lir.BufOutput, Bytes: 16}},
+		Steps: []lir.Step{{Op: &lir.Elementwise{Shape: []int64{4}, In: []lir.EwIn{{Buf: 0, DType: tensor.F32, Strides: []int64{1}}},
+			Out: []lir.EwOut{{Buf: 1, DType: tensor.F32}},
+			Code: []lir.Instr{{Op: lir.EwLoad, Dst: 0, A: 0}, {Op: lir.EwAdd, Dst: 0, A: 0, B: 0}, {Op: lir.EwNeg, Dst: 0, A: 0},
+				{Op: lir.EwStore, Dst: 0, A: 0}}}}},
+	}
+	e, err := New(p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := parallel.NewPool(1)
+	defer pool.Close()
+	x := tensor.FromF32([]int64{4}, []float32{1, 2, 3, 4})
+	outs, err := e.Run(pool, []*tensor.Tensor{x}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range x.F32() {
+		if v != float32(i+1) {
+			t.Fatalf("the input changed: %v", x.F32())
+		}
+		if got := outs[0].F32()[i]; got != -2*v {
+			t.Errorf("y[%d] = %v, want %v", i, got, -2*v)
+		}
+	}
+}
