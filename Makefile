@@ -78,7 +78,7 @@ demo: build
 FUZZ_TARGETS = ./pkg/hir:FuzzParseCheck ./pkg/dim:FuzzParse ./pkg/artifact:FuzzOpenBytes \
                ./pkg/artifact:FuzzCraftedSection ./pkg/artifact:FuzzUnmarshalManifest \
                ./pkg/tensor/npy:FuzzRead ./pkg/tensor/safetensors:FuzzParse ./pkg/onnx/onnxpb:FuzzDecode \
-               ./pkg/targets/gpu/runtime:FuzzNew ./pkg/loader:FuzzProgram
+               ./pkg/targets/gpu/runtime:FuzzNew ./pkg/loader:FuzzProgram ./pkg/targets/cpu/native:FuzzLoad
 
 fuzz:
 	@for t in $(FUZZ_TARGETS); do scripts/fuzz.sh $${t%%:*} $${t##*:} $(FUZZTIME) || exit 1; done
