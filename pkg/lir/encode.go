@@ -32,6 +32,7 @@ var kinds = map[Kind]func() Op{
 	"iota":             func() Op { return new(Iota) },
 	"dispatch":         func() Op { return new(Dispatch) },
 	"ew":               func() Op { return new(Elementwise) },
+	"native":           func() Op { return new(NativeCall) },
 }
 
 // Kinds lists every operation tag, for tests and reports.

@@ -43,6 +43,7 @@ func samples() []Op {
 		&Gather{X: 0, Idx: 1, Out: 2, Outer: 1, AxisLen: 2, Inner: 3, ElemSize: 8, IdxDType: tensor.I32},
 		&Iota{Out: 2, N: 7, DType: tensor.I64},
 		&Dispatch{Kernel: 1, Groups: [3]int64{4, 5, 6}, Args: []Buf{0, 2}},
+		&NativeCall{Func: 0, In: []Buf{0, 1}, Out: []Buf{2}},
 		&Elementwise{Shape: []int64{2, 3}, In: []EwIn{{Buf: 0, DType: tensor.F32, Strides: []int64{0, 1}}}, Out: []EwOut{{Buf: 2, DType: tensor.F16}},
 			Code: []Instr{{Op: EwLoad, Dst: 0}, {Op: EwImm, Dst: 1, Imm: 2}, {Op: EwWhere, Dst: 2, A: 0, B: 1, C: 0}, {Op: EwStore, Dst: 2}}},
 	}
@@ -56,6 +57,8 @@ func sampleProgram() *Program {
 			{Kind: BufArena, Offset: 64, Bytes: 24}, {Kind: BufArena, Offset: 128, Bytes: 24}, {Kind: BufArena, Offset: 192, Bytes: 24}},
 		ArenaBytes: 256,
 		Kernels:    []Kernel{{Name: "k", Lang: "glsl", Entry: "main", Source: "void main(){}", Binary: []byte{1, 2}, BinaryKind: "spirv", Local: [3]int64{64, 1, 1}, Params: []KernelParam{{Name: "x", DType: "f32"}}}},
+		Native: &Native{Funcs: []NativeFunc{{Name: "f0", N: 6, Grain: 2, In: []int64{24, 8}, Out: []int64{24}, Source: "void f0() {}"}},
+			Objects: []NativeObject{{Level: "x86-64-v3", ELF: []byte{0x7f, 'E'}}}},
 	}
 	for i, op := range samples() {
 		p.Steps = append(p.Steps, Step{Op: op, Src: "m.hir:" + string(rune('1'+i%9)) + ":1 op"})

@@ -297,6 +297,15 @@ type Dispatch struct {
 	Args   []Buf
 }
 
+// NativeCall calls function Func of the program's native code
+// (Program.Native.Funcs) over its range, with its inputs bound to In and
+// its outputs to Out, in order.
+type NativeCall struct {
+	Func int
+	In   []Buf
+	Out  []Buf
+}
+
 func (*MatMul) Kind() Kind        { return "matmul" }
 func (*PackedMatMul) Kind() Kind  { return "matmul_packed" }
 func (*PackedConv1x1) Kind() Kind { return "conv1x1_packed" }
@@ -315,6 +324,7 @@ func (*Gather) Kind() Kind        { return "gather" }
 func (*Iota) Kind() Kind          { return "iota" }
 func (*Dispatch) Kind() Kind      { return "dispatch" }
 func (*Elementwise) Kind() Kind   { return "ew" }
+func (*NativeCall) Kind() Kind    { return "native" }
 
 func (o *Relayout) Kind() Kind {
 	if o.ToNHWC {
@@ -358,6 +368,8 @@ func (o *Iota) Refs() []Ref   { return writes(nil, o.Out) }
 // Refs of a dispatch are all reads: which parameters a kernel writes is in
 // its Kernel entry, which the GPU runtime checks.
 func (o *Dispatch) Refs() []Ref { return reads(o.Args...) }
+
+func (o *NativeCall) Refs() []Ref { return writes(reads(o.In...), o.Out...) }
 
 func (o *Elementwise) Refs() []Ref {
 	rs := make([]Ref, 0, len(o.In)+len(o.Out))

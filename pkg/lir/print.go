@@ -32,6 +32,14 @@ func Fprint(w io.Writer, p *Program) error {
 	for i, k := range p.Kernels {
 		fmt.Fprintf(&b, "kernel %d %s (%s, local %v, %d params)\n", i, k.Name, k.Lang, k.Local, len(k.Params))
 	}
+	if n := p.Native; n != nil {
+		for i, f := range n.Funcs {
+			fmt.Fprintf(&b, "native %d %s (range %d, grain %d, in %v bytes, out %v bytes)\n", i, f.Name, f.N, f.Grain, f.In, f.Out)
+		}
+		for _, o := range n.Objects {
+			fmt.Fprintf(&b, "native code %s (%d bytes)\n", o.Level, len(o.ELF))
+		}
+	}
 	for i := range p.Steps {
 		s := &p.Steps[i]
 		fmt.Fprintf(&b, "%d: %s", i, FormatOp(s.Op))

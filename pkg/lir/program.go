@@ -20,6 +20,9 @@ type Program struct {
 	// Kernels is a GPU program's kernel table: its steps are Dispatch
 	// launches into it. Empty on the CPU.
 	Kernels []Kernel `msgpack:"kernels,omitempty"`
+	// Native is a CPU program's compiled code: its NativeCall steps call
+	// functions of it. Nil when every step runs on the runtime's kernels.
+	Native *Native `msgpack:"native,omitempty"`
 }
 
 // Slot binds a program input or output to a buffer.
@@ -138,4 +141,42 @@ type KernelParam struct {
 	Name  string `msgpack:"name"`
 	DType string `msgpack:"dtype"` // element type: f32, i64, u8, ...
 	Write bool   `msgpack:"write"`
+}
+
+// Native is a CPU program's compiled code: functions generated for this
+// variant (a fused elementwise region each, say), compiled ahead of time
+// for one or more CPU levels. Every object defines every function; the
+// runtime maps the best object this CPU runs and NativeCall steps call
+// into it.
+type Native struct {
+	Funcs   []NativeFunc   `msgpack:"funcs"`
+	Objects []NativeObject `msgpack:"objects"`
+}
+
+// NativeFunc is one generated function, of the C type
+//
+//	void name(void *const *args, int64_t lo, int64_t hi)
+//
+// args holds the base address of each buffer of the call (its inputs,
+// then its outputs); the function computes the indices [lo, hi) of its
+// range [0, N), so the runtime splits the range among its workers in
+// chunks of at least Grain.
+type NativeFunc struct {
+	Name  string `msgpack:"name"` // the exported symbol
+	N     int64  `msgpack:"n"`
+	Grain int64  `msgpack:"grain"`
+	// In and Out are the bytes the function reads from each input buffer
+	// and writes to each output buffer: a call binds buffers at least
+	// that large (Verify checks it).
+	In  []int64 `msgpack:"in"`
+	Out []int64 `msgpack:"out"`
+	// Source is the generated C, for inspection and reproducing a build.
+	Source string `msgpack:"source,omitempty"`
+}
+
+// NativeObject is the functions compiled for one CPU level: an ELF shared
+// object with no imports, which the runtime's own loader maps.
+type NativeObject struct {
+	Level string `msgpack:"level"` // x86-64-v3, x86-64-v4, armv8.2-a
+	ELF   []byte `msgpack:"elf"`
 }

@@ -81,6 +81,9 @@ func (p *Program) Verify() error {
 			}
 		}
 	}
+	if err := p.Native.verify(); err != nil {
+		return err
+	}
 	if err := p.CheckRefs(); err != nil {
 		return err
 	}
@@ -498,6 +501,66 @@ func (o *Dispatch) verify(v *verifier) {
 				v.failf("args", "kernel %s writes parameter %s, bound to a read-only %s", k.Name, k.Params[i].Name, kind)
 			}
 		}
+	}
+}
+
+// verify checks the native code's tables; the objects' bytes are checked
+// by the runtime's loader, which alone knows what it can map.
+func (n *Native) verify() error {
+	if n == nil {
+		return nil
+	}
+	fail := func(field, format string, args ...any) error {
+		return &VerifyError{Step: -1, Field: field, Why: fmt.Sprintf(format, args...)}
+	}
+	names := map[string]bool{}
+	for i, f := range n.Funcs {
+		field := fmt.Sprintf("native function %d (%s)", i, f.Name)
+		switch {
+		case f.Name == "" || names[f.Name]:
+			return fail(field, "empty or repeated name")
+		case f.N < 0 || f.Grain < 1:
+			return fail(field, "range %d in chunks of %d", f.N, f.Grain)
+		}
+		names[f.Name] = true
+		for _, b := range append(append([]int64(nil), f.In...), f.Out...) {
+			if b < 0 {
+				return fail(field, "negative buffer size %d", b)
+			}
+		}
+	}
+	if len(n.Objects) == 0 && len(n.Funcs) > 0 {
+		return fail("native", "%d functions and no compiled object", len(n.Funcs))
+	}
+	levels := map[string]bool{}
+	for i, o := range n.Objects {
+		if o.Level == "" || levels[o.Level] {
+			return fail(fmt.Sprintf("native object %d", i), "empty or repeated CPU level %q", o.Level)
+		}
+		levels[o.Level] = true
+	}
+	return nil
+}
+
+func (o *NativeCall) verify(v *verifier) {
+	if v.p.Native == nil || o.Func < 0 || o.Func >= len(v.p.Native.Funcs) {
+		n := 0
+		if v.p.Native != nil {
+			n = len(v.p.Native.Funcs)
+		}
+		v.failf("func", "%d, the program has %d native functions", o.Func, n)
+		return
+	}
+	f := &v.p.Native.Funcs[o.Func]
+	if len(o.In) != len(f.In) || len(o.Out) != len(f.Out) {
+		v.failf("args", "%d inputs and %d outputs for function %s of %d and %d", len(o.In), len(o.Out), f.Name, len(f.In), len(f.Out))
+		return
+	}
+	for i, b := range o.In {
+		v.bytes(fmt.Sprintf("in[%d]", i), b, f.In[i], 1)
+	}
+	for i, b := range o.Out {
+		v.bytes(fmt.Sprintf("out[%d]", i), b, f.Out[i], 1)
 	}
 }
 

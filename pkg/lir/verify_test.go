@@ -157,3 +157,38 @@ func TestOverflowSafeArithmetic(t *testing.T) {
 		t.Error("elements did not report overflow")
 	}
 }
+
+// TestVerifyNative: a native call binds buffers at least as large as its
+// function reads and writes; the function and object tables are sane.
+func TestVerifyNative(t *testing.T) {
+	fn := NativeFunc{Name: "f", N: 4, Grain: 1, In: []int64{16}, Out: []int64{16}}
+	obj := []NativeObject{{Level: "x86-64-v3", ELF: []byte{1}}}
+	for _, tc := range []struct {
+		name   string
+		native *Native
+		call   *NativeCall
+		want   string
+	}{
+		{"ok", &Native{Funcs: []NativeFunc{fn}, Objects: obj}, &NativeCall{Func: 0, In: []Buf{0}, Out: []Buf{1}}, ""},
+		{"no native code", nil, &NativeCall{Func: 0, In: []Buf{0}, Out: []Buf{1}}, "func: 0, the program has 0 native functions"},
+		{"function index", &Native{Funcs: []NativeFunc{fn}, Objects: obj}, &NativeCall{Func: 1, In: []Buf{0}, Out: []Buf{1}}, "func: 1, the program has 1"},
+		{"arity", &Native{Funcs: []NativeFunc{fn}, Objects: obj}, &NativeCall{Func: 0, In: []Buf{0, 1}, Out: []Buf{1}}, "2 inputs and 1 outputs for function f of 1 and 1"},
+		{"short output", &Native{Funcs: []NativeFunc{fn}, Objects: obj}, &NativeCall{Func: 0, In: []Buf{0}, Out: []Buf{2}}, "out[0]: buffer b2 holds 8 bytes, needs 16"},
+		{"repeated name", &Native{Funcs: []NativeFunc{fn, fn}, Objects: obj}, &NativeCall{Func: 0, In: []Buf{0}, Out: []Buf{1}}, "empty or repeated name"},
+		{"no object", &Native{Funcs: []NativeFunc{fn}}, &NativeCall{Func: 0, In: []Buf{0}, Out: []Buf{1}}, "no compiled object"},
+		{"grain", &Native{Funcs: []NativeFunc{{Name: "g", N: 4}}, Objects: obj}, &NativeCall{Func: 0, In: []Buf{}, Out: []Buf{}}, "range 4 in chunks of 0"},
+		{"repeated level", &Native{Funcs: []NativeFunc{fn}, Objects: append(obj, obj...)}, &NativeCall{Func: 0, In: []Buf{0}, Out: []Buf{1}}, "repeated CPU level"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &Program{Buffers: []Buffer{{Kind: BufArena, Bytes: 16}, {Kind: BufArena, Offset: 16, Bytes: 16}, {Kind: BufArena, Offset: 32, Bytes: 8}},
+				ArenaBytes: 40, Native: tc.native, Steps: []Step{{Op: tc.call, Src: "s"}}}
+			err := p.Verify()
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("valid program refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("got %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
