@@ -20,7 +20,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Khronos validation layer; qemu-user runs the arm64 (NEON) kernel tests.
 # Without them those tests skip, except under
 # CI=true, where they fail.
-DEBIAN_DEPS = glslang-tools spirv-tools clang libclang-rt-14-dev libvulkan1 mesa-vulkan-drivers vulkan-validationlayers qemu-user
+DEBIAN_DEPS = glslang-tools spirv-tools clang lld libclang-rt-14-dev libc6-arm64-cross libvulkan1 mesa-vulkan-drivers vulkan-validationlayers qemu-user
 
 all: build
 
@@ -40,8 +40,8 @@ deps:
 ## test: vet, unit tests, lint, the race detector on the concurrent parts, the pure-Go kernels (purego), the testdata models and a short fuzz smoke (what CI runs)
 test: vet
 	$(GO) test ./...
-	$(GO) test -race -skip 'GPU|Vulkan' ./e2e ./pkg/loader/... ./pkg/targets/... ./pkg/artifact/...
-	$(GO) test -tags purego -skip 'GPU|Vulkan' ./pkg/targets/cpu/... ./e2e
+	$(GO) test -race -skip 'GPU|Vulkan|Arm64' ./e2e ./pkg/loader/... ./pkg/targets/... ./pkg/artifact/...
+	$(GO) test -tags purego -skip 'GPU|Vulkan|Arm64' ./pkg/targets/cpu/... ./e2e
 	$(MAKE) --no-print-directory test-arm64
 	$(MAKE) --no-print-directory check-models
 	$(MAKE) --no-print-directory fuzz-smoke
@@ -51,14 +51,16 @@ vet:
 	$(GO) vet ./...
 	GOARCH=arm64 $(GO) vet ./pkg/targets/cpu/...
 
-## test-arm64: the arm64 NEON GEMM kernel against the portable one and the reference, cross-compiled and run under qemu-aarch64
+## test-arm64: the arm64 NEON GEMM kernel against the portable one and the reference, and the native code loader, cross-compiled and run under qemu-aarch64 (the e2e test TestArm64UnderQemu runs whole armv8.2-a artifacts)
 test-arm64:
 	@mkdir -p $(BIN)
 	@if command -v qemu-aarch64 >/dev/null; then \
 		GOARCH=arm64 $(GO) test -c -o $(BIN)/gemm_arm64.test ./pkg/targets/cpu/kernels/gemm && \
 		GOARCH=arm64 $(GO) test -c -o $(BIN)/conv_arm64.test ./pkg/targets/cpu/kernels/conv && \
 		qemu-aarch64 $(BIN)/gemm_arm64.test -test.run 'Gemm|MatMul|Packed' -test.skip 'PortableKernelSuite' && \
-		qemu-aarch64 $(BIN)/conv_arm64.test -test.run 'Conv2D|Packed'; \
+		qemu-aarch64 $(BIN)/conv_arm64.test -test.run 'Conv2D|Packed' && \
+		GOARCH=arm64 CGO_ENABLED=0 $(GO) test -c -o $(BIN)/native_arm64.test ./pkg/targets/cpu/native && \
+		qemu-aarch64 -L /usr/aarch64-linux-gnu $(BIN)/native_arm64.test; \
 	elif [ "$$CI" = true ]; then echo "qemu-aarch64 is missing (make deps installs qemu-user)"; exit 1; \
 	else echo "skipping the arm64 kernel tests: no qemu-aarch64 (apt-get install qemu-user)"; fi
 

@@ -93,6 +93,7 @@ func TestRuntimeLinksNoCompiler(t *testing.T) {
 		"pkg/targets/cpu/kernels/norm":      true,
 		"pkg/targets/cpu/kernels/reduce":    true,
 		"pkg/targets/cpu/tuning":            true, // the kernels' constants: must import no compiler package
+		"pkg/targets/cpu/native":            true, // maps and calls compiled CPU code: no compiler, no cgo
 		"pkg/targets/gpu/runtime":           true,
 		"pkg/targets/gpu/vk":                true,
 		"pkg/targets/gpu/cu":                true,

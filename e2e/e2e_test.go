@@ -154,7 +154,15 @@ func modelInputs(t *testing.T, m *loader.Model, b specialize.Binding, seed uint6
 // TestModelsMatchReference builds every bundled model at two bindings and
 // checks rlxrun's runtime against the reference interpreter on the
 // unfused graph.
+//
+// It does so for each of the cpu target's builds (cpuConfigs).
 func TestModelsMatchReference(t *testing.T) {
+	for _, cpu := range cpuConfigs(t) {
+		t.Run(strings.Join(cpu, "+"), func(t *testing.T) { modelsMatchReference(t, cpu) })
+	}
+}
+
+func modelsMatchReference(t *testing.T, cpu []string) {
 	dir := t.TempDir()
 	seed := uint64(1)
 	for _, file := range models(t) {
@@ -164,7 +172,7 @@ func TestModelsMatchReference(t *testing.T) {
 			bindings := twoBindings(t, m)
 			src, _ := os.ReadFile(file)
 			out := filepath.Join(dir, name+".rlx")
-			if _, err := driver.Build(file, src, out, driver.Options{Target: "cpu", Bindings: bindings, RandomSeed: &seed, Compiler: "test"}); err != nil {
+			if _, err := driver.Build(file, src, out, driver.Options{Target: "cpu", CPU: cpu, Bindings: bindings, RandomSeed: &seed, Compiler: "test"}); err != nil {
 				t.Fatalf("build: %v", err)
 			}
 			model, err := loader.Open(out, loader.Options{Threads: 2})

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rlx-project/rlx/pkg/driver"
@@ -54,7 +55,12 @@ func readManifest(t *testing.T) *manifest {
 // TestONNXConformance imports every model in ../shared/models, builds it for
 // each case's binding, runs the case's inputs and compares with PyTorch's
 // outputs: max|diff| <= 1e-4 * max(1, max|ref|).
-func TestONNXConformance(t *testing.T) { conformance(t, "cpu") }
+// It does so for each of the cpu target's builds (cpuConfigs).
+func TestONNXConformance(t *testing.T) {
+	for _, cpu := range cpuConfigs(t) {
+		t.Run(strings.Join(cpu, "+"), func(t *testing.T) { conformance(t, "cpu", cpu) })
+	}
+}
 
 // TestONNXConformanceVulkan does the same with vulkan artifacts on the
 // machine's Vulkan device (llvmpipe in CI), and also compares each output
@@ -62,10 +68,10 @@ func TestONNXConformance(t *testing.T) { conformance(t, "cpu") }
 func TestONNXConformanceVulkan(t *testing.T) {
 	needTool(t, "glslangValidator")
 	needVulkan(t)
-	conformance(t, "vulkan")
+	conformance(t, "vulkan", nil)
 }
 
-func conformance(t *testing.T, target string) {
+func conformance(t *testing.T, target string, cpuLevels []string) {
 	man := readManifest(t)
 	dir := t.TempDir()
 	for name, model := range man.Models {
@@ -86,7 +92,11 @@ func conformance(t *testing.T, target string) {
 			}
 			open := func(target string) *loader.Model {
 				out := filepath.Join(dir, name+"."+target+".rlx")
-				if _, err := driver.Build(name+".hir", imp.HIR, out, driver.Options{Target: target, Bindings: bindings, Params: imp.Weights, Compiler: "test"}); err != nil {
+				var levels []string
+				if target == "cpu" {
+					levels = cpuLevels
+				}
+				if _, err := driver.Build(name+".hir", imp.HIR, out, driver.Options{Target: target, CPU: levels, Bindings: bindings, Params: imp.Weights, Compiler: "test"}); err != nil {
 					t.Fatalf("build %s: %v", target, err)
 				}
 				m, err := loader.Open(out, loader.Options{Threads: 2})

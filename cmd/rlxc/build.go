@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -103,6 +104,7 @@ RLXC_TARGET, ...) and from rlxc.yaml in the working directory; flags win.`,
 			}
 			opts := driver.Options{
 				Target:           v.GetString("target"),
+				CPU:              v.GetStringSlice("cpu"),
 				Bindings:         bindings,
 				Func:             v.GetString("func"),
 				WeightsPath:      v.GetString("weights"),
@@ -155,6 +157,7 @@ RLXC_TARGET, ...) and from rlxc.yaml in the working directory; flags win.`,
 	f := cmd.Flags()
 	f.StringP("output", "o", "", "the artifact to write (default: FILE's base name with .rlx)")
 	f.String("target", "cpu", "target to build for: cpu, vulkan, cuda or metal (see rlxc targets)")
+	f.StringSlice("cpu", nil, "the cpu target's native code: CPU `LEVELS` to compile fused regions for (x86-64-v3, x86-64-v4, armv8.2-a, native; a list puts several in one artifact, chosen at load), or portable for none (default: native where clang and lld are installed, else portable)")
 	f.String("emit-kernels", "", "also write the GPU kernels to `DIR`/<binding>/, one file per kernel (.comp, .cu, .metal) and per compiled form (.spv, .ptx)")
 	f.StringArray("bind", nil, "bind dims: `NAME=V[,V...]` (repeatable; lists make one variant per value)")
 	f.String("weights", "", "safetensors file with the params' data, matched by name")
@@ -198,8 +201,30 @@ func newTargetsCmd() *cobra.Command {
 				if note := driver.BuildTools(t.Name); note != "" {
 					fmt.Fprintf(cmd.OutOrStdout(), "%-8s note: %s\n", "", note)
 				}
+				if t.Name == "cpu" {
+					printLevels(cmd.OutOrStdout())
+				}
 			}
 			return nil
 		},
+	}
+}
+
+// printLevels writes the cpu target's native code levels, what this
+// machine does with each, for rlxc targets.
+func printLevels(w io.Writer) {
+	for _, l := range driver.CPULevels() {
+		build, run := "builds here", "runs here"
+		if l.Build != nil {
+			build = "does not build here: " + l.Build.Error()
+		}
+		if l.Run != nil {
+			run = "does not run here: " + l.Run.Error()
+		}
+		def := ""
+		if l.Default {
+			def = " (the default)"
+		}
+		fmt.Fprintf(w, "%-8s --cpu %s%s: %s; %s\n", "", l.Name, def, build, run)
 	}
 }

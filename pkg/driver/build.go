@@ -33,6 +33,7 @@ import (
 // Options are everything that shapes an artifact.
 type Options struct {
 	Target      string               // "cpu"
+	CPU         []string             // --cpu: the cpu target's native code levels (targets.Options)
 	Bindings    []specialize.Binding // one variant each
 	Func        string               // entry function; "" means main
 	WeightsPath string               // --weights
@@ -59,6 +60,10 @@ func Targets() []struct{ Name, Status string } {
 	return out
 }
 
+// CPULevels lists the cpu target's native code levels with whether this
+// machine builds and runs each.
+func CPULevels() []targets.LevelStatus { return targets.CPULevels() }
+
 // cacheStoreWarning is what a build says when it could not store its
 // artifact in the cache: a read-only cache (a shared one, mounted
 // read-only) is named as such, since its hits still work.
@@ -72,7 +77,7 @@ func cacheStoreWarning(dir string, err error) string {
 // EmitsKernels reports whether target's artifacts carry kernel sources
 // (--emit-kernels), and an error for an unknown target.
 func EmitsKernels(target string) (bool, error) {
-	b, err := targets.Lookup(target)
+	b, err := targets.Lookup(target, targets.Options{})
 	if err != nil {
 		return false, err
 	}
@@ -82,7 +87,7 @@ func EmitsKernels(target string) (bool, error) {
 // BuildTools says, for a target, whether this machine has what building
 // for it runs: "" when it does, else what to install.
 func BuildTools(target string) string {
-	b, err := targets.Lookup(target)
+	b, err := targets.Lookup(target, targets.Options{})
 	if err != nil {
 		return err.Error()
 	}
@@ -127,7 +132,7 @@ func Build(file string, src []byte, out string, opts Options) (*Result, error) {
 			fmt.Fprintf(opts.Log, format+"\n", args...)
 		}
 	}
-	backend, err := targets.Lookup(opts.Target)
+	backend, err := targets.Lookup(opts.Target, targets.Options{CPU: opts.CPU})
 	if err != nil {
 		return nil, &InputError{Err: err}
 	}

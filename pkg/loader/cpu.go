@@ -1,6 +1,7 @@
 package loader
 
 import (
+	"errors"
 	"runtime"
 
 	"github.com/rlx-project/rlx/pkg/lir"
@@ -31,6 +32,10 @@ func (*cpuRuntime) HostArena() bool     { return true }
 func (r *cpuRuntime) Prepare(p *lir.Program) (Executor, error) {
 	e, err := cpurt.New(p, r.weights)
 	if err != nil {
+		var le *cpurt.LevelError
+		if errors.As(err, &le) {
+			return nil, &DeviceError{Target: "cpu", Err: err}
+		}
 		return nil, err
 	}
 	return &cpuExecutor{exec: e, pool: r.pool}, nil
@@ -47,5 +52,5 @@ func (e *cpuExecutor) Run(inputs, reuse []*tensor.Tensor, prof Profile) ([]*tens
 	return e.exec.RunInto(e.pool, reuse, inputs, cpurt.Profile(prof))
 }
 
-// Close has nothing to free: arenas are garbage collected.
-func (*cpuExecutor) Close() {}
+// Close unmaps the program's native code; arenas are garbage collected.
+func (e *cpuExecutor) Close() { e.exec.Close() }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rlx-project/rlx/pkg/artifact"
 	"github.com/rlx-project/rlx/pkg/lir"
+	cpurt "github.com/rlx-project/rlx/pkg/targets/cpu/runtime"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
 
@@ -141,7 +142,7 @@ func (m *Model) load(opts Options) error {
 	for i, v := range m.Manifest.Variants {
 		e, err := m.rt.Prepare(progs[i])
 		if err != nil {
-			return fmt.Errorf("section %q: %v", v.Section, err)
+			return fmt.Errorf("section %q: %w", v.Section, err)
 		}
 		m.variants = append(m.variants, &variant{info: v, exec: e, prog: progs[i]})
 	}
@@ -156,6 +157,11 @@ func (m *Model) load(opts Options) error {
 // in order, with its dtypes and ranks.
 func (m *Model) verify(p *lir.Program) error {
 	if err := p.Verify(); err != nil {
+		return err
+	}
+	// Native code is checked for what it claims to be before any of it
+	// is mapped executable.
+	if err := cpurt.ValidateNative(p.Native); err != nil {
 		return err
 	}
 	sig := m.Manifest.Signature

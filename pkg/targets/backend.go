@@ -12,7 +12,7 @@ import (
 	"github.com/rlx-project/rlx/pkg/specialize"
 	gpucodegen "github.com/rlx-project/rlx/pkg/targets/gpu/codegen"
 	"github.com/rlx-project/rlx/pkg/targets/gpu/kir"
-	"github.com/rlx-project/rlx/pkg/targets/gpu/toolchain"
+	"github.com/rlx-project/rlx/pkg/targets/toolchain"
 )
 
 // Backend compiles specialized plans for one target.
@@ -49,7 +49,7 @@ type Backend interface {
 // All lists the backends, the default (cpu) first.
 func All() []Backend {
 	return []Backend{
-		cpu{},
+		defaultCPU(),
 		&gpu{name: "vulkan", lang: kir.GLSL, compile: toolchain.GLSLToSPIRV, tool: &toolchain.Glslang, required: true,
 			about: "kernels in GLSL compiled to SPIR-V at build time (needs glslangValidator: apt-get install glslang-tools); " +
 				"runs with rlxrun on any Vulkan 1.1 device through libvulkan.so.1 (a GPU's driver, or Mesa's llvmpipe on the CPU: apt-get install libvulkan1 mesa-vulkan-drivers)",
@@ -64,37 +64,33 @@ func All() []Backend {
 	}
 }
 
-// Lookup returns the backend named name, or an error that lists them.
-func Lookup(name string) (Backend, error) {
+// Options configure the backends for one build.
+type Options struct {
+	// CPU names the CPU levels the cpu target compiles native code for
+	// (x86-64-v3, x86-64-v4, armv8.2-a; "native" is the build machine's),
+	// or "portable" alone for none: the runtime's own kernels only. Empty:
+	// the build machine's level where clang and lld are installed, else
+	// portable.
+	CPU []string
+}
+
+// Lookup returns the backend named name configured by opts, or an error
+// that lists the backends or says what is wrong with opts.
+func Lookup(name string, opts Options) (Backend, error) {
 	var names []string
 	for _, b := range All() {
 		if b.Name() == name {
+			if _, ok := b.(*cpu); ok {
+				return newCPU(opts.CPU)
+			}
+			if len(opts.CPU) > 0 {
+				return nil, fmt.Errorf("--cpu selects the cpu target's code; target %s does not take it", name)
+			}
 			return b, nil
 		}
 		names = append(names, b.Name())
 	}
 	return nil, fmt.Errorf("unknown target %q (rlxc targets lists them: %s)", name, strings.Join(names, ", "))
-}
-
-// cpu is the CPU backend: the kernels in pkg/targets/cpu/kernels, weights
-// of products packed for the build machine's micro-kernel (cpu_caps.go).
-// It runs the schedule as it is.
-type cpu struct{}
-
-func (cpu) Name() string { return "cpu" }
-func (cpu) About() string {
-	return "builds anywhere; runs with rlxrun on amd64 (AVX2 kernels) and any other CPU (portable Go kernels)"
-}
-func (cpu) Tools() (string, error) { return "", nil }
-func (cpu) Tag() string            { return "cpu/" + cpuLayout() }
-func (cpu) Features() []string     { return []string{cpuLayout()} }
-func (cpu) KernelSources() bool    { return false }
-func (cpu) Caps() specialize.Caps  { return cpuCaps() }
-func (cpu) NewWeights() *specialize.Weights {
-	return specialize.NewWeights("cpu", cpuCaps().Packer)
-}
-func (cpu) Generate(plan *specialize.Plan, w *specialize.Weights) (*lir.Program, error) {
-	return specialize.Schedule(plan, w)
 }
 
 // gpu is a GPU backend: the schedule's program with unpacked weights,

@@ -16,6 +16,8 @@ import (
 	"github.com/rlx-project/rlx/pkg/lower"
 	"github.com/rlx-project/rlx/pkg/specialize"
 	"github.com/rlx-project/rlx/pkg/targets"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/cgen"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/tuning"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/lir from the current output")
@@ -36,10 +38,10 @@ func TestGoldenLIR(t *testing.T) {
 	dir := filepath.Join("..", "..", "testdata", "lir")
 	for _, file := range files {
 		model := strings.TrimSuffix(filepath.Base(file), ".hir")
-		for _, b := range targets.All() {
-			t.Run(model+"/"+b.Name(), func(t *testing.T) {
-				got := printLIR(t, file, b)
-				path := filepath.Join(dir, model+"."+b.Name()+".lir")
+		for _, g := range goldenBackends(t) {
+			t.Run(model+"/"+g.name, func(t *testing.T) {
+				got := printLIR(t, file, g.b, g.native)
+				path := filepath.Join(dir, model+"."+g.name+".lir")
 				if *update {
 					if err := os.MkdirAll(dir, 0o755); err != nil {
 						t.Fatal(err)
@@ -55,17 +57,43 @@ func TestGoldenLIR(t *testing.T) {
 				}
 				if !bytes.Equal(got, want) {
 					t.Errorf("the LIR of %s for %s changed; if that is intended, run go test ./pkg/targets -run TestGoldenLIR -update and review the diff\n%s",
-						model, b.Name(), firstDiff(string(want), string(got)))
+						model, g.name, firstDiff(string(want), string(got)))
 				}
 			})
 		}
 	}
 }
 
+// goldenBackend is one golden file per model: a target's program, or
+// with native set the portable cpu program as cgen rewrites it (its
+// functions named by their source's digest, so a change in the C shows;
+// nothing is compiled, so the file is the same on every machine).
+type goldenBackend struct {
+	name   string
+	b      targets.Backend
+	native bool
+}
+
+func goldenBackends(t *testing.T) []goldenBackend {
+	var out []goldenBackend
+	for _, b := range targets.All() {
+		if b.Name() == "cpu" {
+			portable, err := targets.Lookup("cpu", targets.Options{CPU: []string{"portable"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, goldenBackend{"cpu", portable, false}, goldenBackend{"cpu-native", portable, true})
+			continue
+		}
+		out = append(out, goldenBackend{b.Name(), b, false})
+	}
+	return out
+}
+
 // printLIR compiles the main function of a bundled model for one target
 // at a small binding (random weights: the LIR does not depend on them)
 // and prints its program.
-func printLIR(t *testing.T, file string, b targets.Backend) []byte {
+func printLIR(t *testing.T, file string, b targets.Backend, native bool) []byte {
 	t.Helper()
 	src, err := os.ReadFile(file)
 	if err != nil {
@@ -103,12 +131,23 @@ func printLIR(t *testing.T, file string, b targets.Backend) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
+	name := b.Name()
+	if native {
+		if prog, err = cgen.Generate(prog, cgen.Options{EwGrain: tuning.NativeEwGrain}); err != nil {
+			t.Fatal(err)
+		}
+		if prog.Native != nil {
+			// The verifier wants an object for the functions.
+			prog.Native.Objects = []lir.NativeObject{{Level: "none"}}
+		}
+		name += " (native functions, not compiled)"
+	}
 	// What the compiler emits passes the verifier the runtimes apply.
 	if err := prog.Verify(); err != nil {
-		t.Fatalf("%s for %s: %v", filepath.Base(file), b.Name(), err)
+		t.Fatalf("%s for %s: %v", filepath.Base(file), name, err)
 	}
 	var out bytes.Buffer
-	out.WriteString("# " + filepath.Base(file) + " for " + b.Name() + " at " + bindingText(binding) + "\n")
+	out.WriteString("# " + filepath.Base(file) + " for " + name + " at " + bindingText(binding) + "\n")
 	if err := lir.Fprint(&out, prog); err != nil {
 		t.Fatal(err)
 	}

@@ -21,12 +21,15 @@ type Exec struct {
 	prog    *lir.Program
 	weights [][]byte
 	arenas  sync.Pool
+	native  *nativeCode // the program's native code, mapped; nil without
 }
 
 // New validates p against the weights it references: every buffer lies
 // inside its backing store, every step names valid buffers and writes no
 // weight or input (lir's CheckRefs), and packed weights are in this CPU's
-// layout. Weights are the manifest's weights, in order.
+// layout. Weights are the manifest's weights, in order. A program with
+// native code gets the object of the best CPU level this machine runs
+// mapped (a LevelError when there is none); Close unmaps it.
 func New(p *lir.Program, weights [][]byte) (*Exec, error) {
 	for i, b := range p.Buffers {
 		if b.Bytes < 0 || b.Offset < 0 {
@@ -87,6 +90,21 @@ func New(p *lir.Program, weights [][]byte) (*Exec, error) {
 		}
 	}
 	e := &Exec{prog: p, weights: weights}
+	if p.Native != nil {
+		// Native code does not check its bounds: the buffers of every
+		// call must be the sizes its function was compiled for.
+		if err := p.Verify(); err != nil {
+			return nil, err
+		}
+		if err := ValidateNative(p.Native); err != nil {
+			return nil, err
+		}
+		nc, err := loadNative(p.Native)
+		if err != nil {
+			return nil, err
+		}
+		e.native = nc
+	}
 	e.arenas.New = func() any { b := make([]byte, p.ArenaBytes); return &b }
 	return e, nil
 }
@@ -106,6 +124,26 @@ func (e *Exec) fits(ts []*tensor.Tensor) bool {
 		}
 	}
 	return true
+}
+
+// Close unmaps the program's native code; no run may be in progress or
+// start after it.
+func (e *Exec) Close() error {
+	if e.native == nil {
+		return nil
+	}
+	err := e.native.module.Close()
+	e.native = nil
+	return err
+}
+
+// NativeLevel is the CPU level of the native code the program runs, ""
+// when it has none.
+func (e *Exec) NativeLevel() string {
+	if e.native == nil {
+		return ""
+	}
+	return e.native.level
 }
 
 // Program returns the program being run.
@@ -178,7 +216,12 @@ func (e *Exec) RunInto(pool *parallel.Pool, dst, inputs []*tensor.Tensor, prof P
 		if prof != nil {
 			t0 = time.Now()
 		}
-		if err := run(pool, s, bufs); err != nil {
+		if c, ok := s.Op.(*lir.NativeCall); ok {
+			if e.native == nil {
+				return nil, fmt.Errorf("%s: a native call in a program without native code", s.Src)
+			}
+			e.native.call(pool, &p.Native.Funcs[c.Func], e.native.funcs[c.Func], c, bufs)
+		} else if err := run(pool, s, bufs); err != nil {
 			return nil, fmt.Errorf("%s: %v", s.Src, err)
 		}
 		if prof != nil {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/targets/gpu/kir"
-	"github.com/rlx-project/rlx/pkg/targets/gpu/toolchain"
+	"github.com/rlx-project/rlx/pkg/targets/toolchain"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
 
@@ -155,9 +155,11 @@ func gpuKinds() []lir.Op {
 }
 
 // cpuOnly are the kinds no GPU target takes: the CPU's packed and
-// channels-last kernels (the GPU weights table has no packing layout) and
-// the GPU's own dispatch, which kernelgen produces rather than reads.
-var cpuOnly = []lir.Kind{"matmul_packed", "conv1x1_packed", "dwconv_nhwc_taps", "nchw_to_nhwc", "nhwc_to_nchw", "dispatch"}
+// channels-last kernels (the GPU weights table has no packing layout),
+// the CPU's native calls (its code generator runs after the schedule, on
+// the cpu target only) and the GPU's own dispatch, which kernelgen
+// produces rather than reads.
+var cpuOnly = []lir.Kind{"matmul_packed", "conv1x1_packed", "dwconv_nhwc_taps", "nchw_to_nhwc", "nhwc_to_nchw", "native", "dispatch"}
 
 // TestEveryKind lowers one step of every kind a GPU target takes, and
 // checks the list covers every lir kind but cpuOnly.

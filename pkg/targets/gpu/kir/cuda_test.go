@@ -17,7 +17,7 @@ import (
 	"testing"
 
 	"github.com/rlx-project/rlx/pkg/targets/gpu/cu"
-	"github.com/rlx-project/rlx/pkg/targets/gpu/toolchain"
+	"github.com/rlx-project/rlx/pkg/targets/toolchain"
 )
 
 // gpuJob is a kernel with its launch, buffers and a check of its outputs.

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/rlx-project/rlx/pkg/targets/gpu/toolchain"
 	"github.com/rlx-project/rlx/pkg/targets/gpu/vk"
+	"github.com/rlx-project/rlx/pkg/targets/toolchain"
 )
 
 // skipOrFail skips a test whose tool or device is missing here, and fails

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/rlx-project/rlx/pkg/targets/gpu/toolchain"
+	"github.com/rlx-project/rlx/pkg/targets/toolchain"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")

@@ -1,6 +1,7 @@
-// Package toolchain runs the external compilers GPU kernels go through at
+// Package toolchain runs the external compilers kernels go through at
 // build time: glslangValidator (GLSL to SPIR-V, then spirv-val when it is
-// installed) and clang (CUDA C to PTX).
+// installed), clang (CUDA C to PTX) and clang with lld (C to a CPU's
+// native code).
 package toolchain
 
 import (
@@ -28,6 +29,7 @@ var (
 	Glslang  = Tool{"glslangValidator", "glslang-tools"}
 	SpirvVal = Tool{"spirv-val", "spirv-tools"}
 	Clang    = Tool{"clang", "clang"}
+	Lld      = Tool{"ld.lld", "lld"}
 )
 
 // Path finds the tool, or says how to install it.
@@ -109,4 +111,59 @@ func CUDAToPTX(name, src string) ([]byte, string, error) {
 		return nil, "", err
 	}
 	return ptx, "ptx", nil
+}
+
+// CFlags are the flags every native CPU object is built with, besides
+// its CPU level's: freestanding code (no libc, no libm, no stack
+// protector, which reads a libc global) in a shared object whose only
+// exports are the kernels, with every reference resolved at link time
+// (-z defs), no build ID and no symbol table beyond the dynamic one, so
+// the same source gives the same bytes. No -ffast-math: NaN and infinity
+// keep their IEEE meaning.
+var CFlags = []string{"-O3", "-std=c11", "-ffreestanding", "-nostdlib", "-fno-math-errno", "-fno-stack-protector",
+	"-fno-asynchronous-unwind-tables", "-fno-unwind-tables", "-fPIC", "-fvisibility=hidden", "-shared", "-fuse-ld=lld",
+	"-Wl,-z,defs", "-Wl,--build-id=none", "-Wl,--strip-all", "-Wl,-z,noexecstack", "-Wl,--hash-style=gnu",
+	"-Werror=implicit-function-declaration"}
+
+// NativeTools checks for what CToELF runs: clang and lld.
+func NativeTools() error {
+	for _, t := range []Tool{Clang, Lld} {
+		if _, err := t.Path(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CToELF compiles a C translation unit into an ELF shared object with
+// clang and lld, for the CPU level that levelFlags select (its --target
+// and -march).
+func CToELF(name, src string, levelFlags []string) ([]byte, error) {
+	clang, err := Clang.Path()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := Lld.Path(); err != nil {
+		return nil, err
+	}
+	args := append([]string{clang}, levelFlags...)
+	args = append(args, CFlags...)
+	args = append(args, "-o", name+".so", name+".c")
+	return run(name+".c", src, name+".so", args...)
+}
+
+// ClangVersion is clang's first line of --version, which names the
+// compiler a native build used (part of its cache key), or "" without
+// clang.
+func ClangVersion() string {
+	clang, err := Clang.Path()
+	if err != nil {
+		return ""
+	}
+	out, err := exec.Command(clang, "--version").Output()
+	if err != nil {
+		return ""
+	}
+	line, _, _ := strings.Cut(string(out), "\n")
+	return strings.TrimSpace(line)
 }

@@ -1,0 +1,342 @@
+package cgen
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/rlx-project/rlx/pkg/lir"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/native"
+	cpurt "github.com/rlx-project/rlx/pkg/targets/cpu/runtime"
+	"github.com/rlx-project/rlx/pkg/targets/toolchain"
+	"github.com/rlx-project/rlx/pkg/tensor"
+)
+
+// needToolchain skips a test without clang and lld, except under CI=true,
+// where CI has installed them (make deps).
+func needToolchain(t testing.TB) {
+	t.Helper()
+	if err := toolchain.NativeTools(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true and %v", err)
+		}
+		t.Skipf("native code needs clang and lld: %v", err)
+	}
+}
+
+// ewCase is one region over operands of the given dtypes.
+type ewCase struct {
+	name  string
+	shape []int64
+	in    []lir.EwIn
+	out   []tensor.DType
+	code  []lir.Instr
+}
+
+// ewProgram is a program of one region: operand i is input i (its
+// buffer sized by its strides), result j output j.
+func ewProgram(c ewCase) *lir.Program {
+	p := &lir.Program{}
+	ew := &lir.Elementwise{Shape: c.shape, Code: c.code}
+	n := int64(1)
+	for _, d := range c.shape {
+		n *= d
+	}
+	for i, in := range c.in {
+		reach := int64(0)
+		for d := range c.shape {
+			reach += (c.shape[d] - 1) * in.Strides[d]
+		}
+		shape := []int64{reach + 1}
+		p.Inputs = append(p.Inputs, lir.Slot{Name: fmt.Sprintf("x%d", i), DType: in.DType.String(), Shape: shape, Buffer: len(p.Buffers)})
+		in.Buf = lir.Buf(len(p.Buffers))
+		p.Buffers = append(p.Buffers, lir.Buffer{Kind: lir.BufInput, Index: i, Bytes: (reach + 1) * int64(in.DType.Size())})
+		ew.In = append(ew.In, in)
+	}
+	for j, dt := range c.out {
+		p.Outputs = append(p.Outputs, lir.Slot{Name: fmt.Sprintf("y%d", j), DType: dt.String(), Shape: []int64{n}, Buffer: len(p.Buffers)})
+		ew.Out = append(ew.Out, lir.EwOut{Buf: lir.Buf(len(p.Buffers)), DType: dt})
+		p.Buffers = append(p.Buffers, lir.Buffer{Kind: lir.BufOutput, Index: j, Bytes: n * int64(dt.Size())})
+	}
+	p.Steps = []lir.Step{{Op: ew, Src: "t.hir:1:1 " + c.name}}
+	return p
+}
+
+// randomInput fills a tensor with values suited to op: positive where the
+// op needs it, small integers for the integer dtypes, a few special
+// values among floats.
+func randomInput(r *rand.Rand, dt tensor.DType, n int64, positive bool) *tensor.Tensor {
+	t := tensor.New(dt, n)
+	for i := range n {
+		v := r.NormFloat64() * 3
+		if positive {
+			v = math.Abs(v) + 1e-3
+		}
+		switch {
+		case dt == tensor.Bool:
+			v = float64(r.IntN(2))
+		case dt.IsInt():
+			v = float64(r.IntN(41) - 20)
+		case i == 3 && !positive:
+			v = math.NaN()
+		case i == 5 && !positive:
+			v = math.Inf(1)
+		case i == 7:
+			v = 0
+		}
+		setFloat(t, int(i), v)
+	}
+	return t
+}
+
+// setFloat stores v as element i of t.
+func setFloat(t *tensor.Tensor, i int, v float64) {
+	switch t.DType {
+	case tensor.F32:
+		t.F32()[i] = float32(v)
+	case tensor.F64:
+		t.F64()[i] = v
+	case tensor.I64:
+		t.I64()[i] = int64(v)
+	case tensor.I32:
+		t.I32()[i] = int32(v)
+	case tensor.U8, tensor.Bool:
+		t.Data[i] = byte(v)
+	default:
+		panic("setFloat: dtype " + t.DType.String())
+	}
+}
+
+// compileFor builds the program's native code for level l.
+func compileFor(t *testing.T, p *lir.Program, l native.Level) {
+	t.Helper()
+	elf, err := toolchain.CToELF("kernels", Source(p.Native), l.Clang)
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", l.Name, err, Source(p.Native)[len(prelude)+len(mathHeader):])
+	}
+	if err := native.Validate(elf, l.GOARCH); err != nil {
+		t.Fatalf("%s: clang's object does not validate: %v", l.Name, err)
+	}
+	p.Native.Objects = []lir.NativeObject{{Level: l.Name, ELF: elf}}
+}
+
+// runnableLevels are the levels this machine runs, each tested.
+func runnableLevels(t *testing.T) []native.Level {
+	var ls []native.Level
+	for _, l := range native.Levels() {
+		if l.Runs() == nil {
+			ls = append(ls, l)
+		}
+	}
+	if len(ls) == 0 {
+		t.Skip("this CPU runs no native level")
+	}
+	return ls
+}
+
+func run(t *testing.T, pool *parallel.Pool, p *lir.Program, ins []*tensor.Tensor) []*tensor.Tensor {
+	t.Helper()
+	e, err := cpurt.New(p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	outs, err := e.Run(pool, ins, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return outs
+}
+
+// TestNativeElementwise compiles a region per instruction (and a few
+// fused ones) for every level this CPU runs, and checks the native
+// results against the runtime's interpreter on the same program: equal
+// in double regions (exact arithmetic in both), within a few float32
+// ulps in float regions (the math functions are approximations in
+// both, different ones).
+func TestNativeElementwise(t *testing.T) {
+	needToolchain(t)
+	levels := runnableLevels(t)
+	pool := parallel.NewPool(3)
+	defer pool.Close()
+	r := rand.New(rand.NewPCG(1, 2))
+	f32, i64 := tensor.F32, tensor.I64
+	cont := func(dt tensor.DType) lir.EwIn { return lir.EwIn{DType: dt, Strides: []int64{37, 1}} }
+	bcastRow := func(dt tensor.DType) lir.EwIn { return lir.EwIn{DType: dt, Strides: []int64{0, 1}} }
+	bcastCol := func(dt tensor.DType) lir.EwIn { return lir.EwIn{DType: dt, Strides: []int64{1, 0}} }
+	transposed := func(dt tensor.DType) lir.EwIn { return lir.EwIn{DType: dt, Strides: []int64{1, 5}} }
+	load := func(dst, a int) lir.Instr { return lir.Instr{Op: lir.EwLoad, Dst: dst, A: a} }
+	store := func(src, a int) lir.Instr { return lir.Instr{Op: lir.EwStore, Dst: src, A: a} }
+	var cases []ewCase
+	for op := lir.EwOp(1); op < lir.NumEwOps; op++ {
+		info := op.Info()
+		if info.Bytecode && op != lir.EwIDiv && op != lir.EwIMod || op == lir.EwCast {
+			continue
+		}
+		dt := f32
+		switch info.Operands {
+		case lir.EwInt:
+			dt = i64
+		case lir.EwBool:
+			dt = tensor.Bool
+		}
+		outDT := dt
+		if info.BoolResult {
+			outDT = tensor.Bool
+		}
+		c := ewCase{name: info.Name, shape: []int64{5, 37}, out: []tensor.DType{outDT}}
+		switch info.Arity {
+		case 1:
+			c.in = []lir.EwIn{cont(dt)}
+			c.code = []lir.Instr{load(0, 0), {Op: op, Dst: 1, A: 0, Imm: 0.125}, store(1, 0)}
+		case 2:
+			c.in = []lir.EwIn{cont(dt), bcastRow(dt)}
+			c.code = []lir.Instr{load(0, 0), load(1, 1), {Op: op, Dst: 2, A: 0, B: 1}, store(2, 0)}
+		case 3:
+			c.in = []lir.EwIn{cont(tensor.Bool), bcastCol(dt), transposed(dt)}
+			c.code = []lir.Instr{load(0, 0), load(1, 1), load(2, 2), {Op: op, Dst: 3, A: 0, B: 1, C: 2}, store(3, 0)}
+		}
+		cases = append(cases, c)
+	}
+	// Constant exponents, casts, mixed dtypes, several results and a
+	// GELU-like chain with a broadcast and a transposed operand.
+	for _, y := range []float64{2, 3, 0.5, -1, 1.5} {
+		cases = append(cases, ewCase{name: fmt.Sprintf("pow %g", y), shape: []int64{5, 37}, in: []lir.EwIn{cont(f32)}, out: []tensor.DType{f32},
+			code: []lir.Instr{load(0, 0), {Op: lir.EwImm, Dst: 1, Imm: y}, {Op: lir.EwPow, Dst: 2, A: 0, B: 1}, store(2, 0)}})
+	}
+	for _, to := range []tensor.DType{tensor.I32, tensor.I8, tensor.U8, tensor.Bool, tensor.F64, tensor.I64} {
+		cases = append(cases, ewCase{name: "cast to " + to.String(), shape: []int64{5, 37}, in: []lir.EwIn{cont(f32)}, out: []tensor.DType{to, f32},
+			code: []lir.Instr{load(0, 0), {Op: lir.EwImm, Dst: 3, Imm: 40}, {Op: lir.EwMul, Dst: 0, A: 0, B: 3}, {Op: lir.EwCast, Dst: 1, A: 0, Imm: float64(to)}, store(1, 0),
+				{Op: lir.EwCast, Dst: 2, A: 1, Imm: float64(f32)}, store(2, 1)}})
+	}
+	cases = append(cases, ewCase{name: "gelu chain", shape: []int64{5, 37}, in: []lir.EwIn{cont(f32), bcastRow(f32), transposed(f32)}, out: []tensor.DType{f32, f32},
+		code: []lir.Instr{load(0, 0), load(1, 1), {Op: lir.EwAdd, Dst: 0, A: 0, B: 1}, {Op: lir.EwImm, Dst: 2, Imm: 0.7978845608}, {Op: lir.EwMul, Dst: 3, A: 0, B: 2},
+			{Op: lir.EwTanh, Dst: 3, A: 3}, {Op: lir.EwImm, Dst: 4, Imm: 1}, {Op: lir.EwAdd, Dst: 3, A: 3, B: 4}, {Op: lir.EwMul, Dst: 3, A: 3, B: 0}, store(3, 0),
+			load(5, 2), {Op: lir.EwSigmoid, Dst: 5, A: 5}, {Op: lir.EwMul, Dst: 5, A: 5, B: 3}, store(5, 1)}})
+	cases = append(cases, ewCase{name: "mixed dtypes", shape: []int64{5, 37}, in: []lir.EwIn{cont(i64), bcastRow(tensor.I32), bcastCol(tensor.U8)}, out: []tensor.DType{f32, tensor.Bool},
+		code: []lir.Instr{load(0, 0), load(1, 1), load(2, 2), {Op: lir.EwAdd, Dst: 3, A: 0, B: 1}, {Op: lir.EwMul, Dst: 3, A: 3, B: 2}, store(3, 0),
+			{Op: lir.EwGt, Dst: 4, A: 3, B: 0}, store(4, 1)}})
+	// A scalar region, and one whose dims all coalesce into one.
+	cases = append(cases, ewCase{name: "scalar", shape: []int64{1}, in: []lir.EwIn{{DType: f32, Strides: []int64{0}}}, out: []tensor.DType{f32},
+		code: []lir.Instr{load(0, 0), {Op: lir.EwExp, Dst: 1, A: 0}, store(1, 0)}})
+	cases = append(cases, ewCase{name: "coalesced", shape: []int64{2, 3, 4, 5}, in: []lir.EwIn{{DType: f32, Strides: []int64{60, 20, 5, 1}}, {DType: f32, Strides: []int64{0, 0, 0, 0}}},
+		out: []tensor.DType{f32}, code: []lir.Instr{load(0, 0), load(1, 1), {Op: lir.EwSub, Dst: 2, A: 0, B: 1}, store(2, 0)}})
+
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			interp := ewProgram(c)
+			prog, err := Generate(interp, Options{EwGrain: 16})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if prog.Native == nil {
+				t.Fatalf("region not compiled")
+			}
+			if _, ok := prog.Steps[0].Op.(*lir.NativeCall); !ok {
+				t.Fatalf("step is %s", prog.Steps[0].Kind())
+			}
+			ins := make([]*tensor.Tensor, len(c.in))
+			for i, in := range c.in {
+				positive := strings.HasPrefix(c.name, "log") || strings.HasPrefix(c.name, "sqrt") || strings.HasPrefix(c.name, "rsqrt") || strings.HasPrefix(c.name, "pow")
+				ins[i] = randomInput(r, in.DType, interp.Inputs[i].Shape[0], positive)
+			}
+			want := run(t, pool, interp, ins)
+			for _, l := range levels {
+				compileFor(t, prog, l)
+				got := run(t, pool, prog, ins)
+				for j := range want {
+					compareOutputs(t, l.Name, c.out[j], got[j], want[j], regionFloat(interp))
+				}
+			}
+		})
+	}
+}
+
+// regionFloat reports whether the region computes in float (else double).
+func regionFloat(p *lir.Program) bool {
+	ct, _ := regionCompute(p.Steps[0].Op.(*lir.Elementwise))
+	return ct == computeFloat
+}
+
+// compareOutputs checks got against want: exactly, or for float regions
+// within 4 ulps (relative 5e-7) or 1e-6 absolute where the interpreter's
+// and the header's approximations differ.
+func compareOutputs(t *testing.T, level string, dt tensor.DType, got, want *tensor.Tensor, float bool) {
+	t.Helper()
+	gs, ws := got.Float64s(), want.Float64s()
+	n := len(ws)
+	bad := 0
+	for i := range n {
+		g, w := gs[i], ws[i]
+		ok := g == w || math.IsNaN(g) && math.IsNaN(w)
+		if !ok && float && dt == tensor.F32 {
+			ok = math.Abs(g-w) <= 1e-6+5e-7*math.Abs(w)
+		}
+		if !ok {
+			if bad < 5 {
+				t.Errorf("%s: element %d: native %v, interpreter %v", level, i, g, w)
+			}
+			bad++
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%s: %d of %d elements differ", level, bad, n)
+	}
+}
+
+// TestGenerateShares: equal regions share one function; regions native
+// code does not handle stay as they are.
+func TestGenerateShares(t *testing.T) {
+	c := ewCase{name: "relu", shape: []int64{4}, in: []lir.EwIn{{DType: tensor.F32, Strides: []int64{1}}}, out: []tensor.DType{tensor.F32},
+		code: []lir.Instr{{Op: lir.EwLoad}, {Op: lir.EwRelu, Dst: 1}, {Op: lir.EwStore, Dst: 1}}}
+	p := ewProgram(c)
+	p.Steps = append(p.Steps, p.Steps[0])
+	half := ewCase{name: "f16", shape: []int64{4}, in: []lir.EwIn{{DType: tensor.F16, Strides: []int64{1}}}, out: []tensor.DType{tensor.F16},
+		code: []lir.Instr{{Op: lir.EwLoad}, {Op: lir.EwRelu, Dst: 1}, {Op: lir.EwStore, Dst: 1}}}
+	h := ewProgram(half)
+	p.Steps = append(p.Steps, h.Steps[0]) // buffers differ; only its kind matters here
+	out, err := Generate(p, Options{EwGrain: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Native == nil || len(out.Native.Funcs) != 1 {
+		t.Fatalf("want one function, got %+v", out.Native)
+	}
+	for i, want := range []lir.Kind{"native", "native", "ew"} {
+		if got := out.Steps[i].Op.Kind(); got != want {
+			t.Errorf("step %d is %s, want %s", i, got, want)
+		}
+	}
+	if p.Native != nil || p.Steps[0].Op.Kind() != "ew" {
+		t.Error("Generate changed its input")
+	}
+	if f := out.Native.Funcs[0]; f.N != 4 || f.In[0] != 16 || f.Out[0] != 16 || !strings.Contains(f.Source, f.Name) {
+		t.Errorf("function %+v", f)
+	}
+}
+
+// TestSourceIsFreestanding: the unit includes nothing but the compiler's
+// own stdint.h and calls nothing it does not define (lld's -z defs
+// checks the rest).
+func TestSourceIsFreestanding(t *testing.T) {
+	if _, err := exec.LookPath("clang"); err != nil {
+		t.Skip("no clang")
+	}
+	p := ewProgram(ewCase{name: "exp", shape: []int64{4}, in: []lir.EwIn{{DType: tensor.F32, Strides: []int64{1}}}, out: []tensor.DType{tensor.F32},
+		code: []lir.Instr{{Op: lir.EwLoad}, {Op: lir.EwExp, Dst: 1}, {Op: lir.EwStore, Dst: 1}}})
+	out, err := Generate(p, Options{EwGrain: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := Source(out.Native)
+	for _, line := range strings.Split(src, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "#include") && strings.TrimSpace(line) != "#include <stdint.h>" {
+			t.Errorf("unit includes %s", line)
+		}
+	}
+}

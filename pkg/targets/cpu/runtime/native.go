@@ -1,0 +1,122 @@
+package runtime
+
+import (
+	"fmt"
+	goruntime "runtime"
+	"strings"
+	"unsafe"
+
+	"github.com/rlx-project/rlx/pkg/lir"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/native"
+)
+
+// LevelError is a program whose native code is built for no CPU level
+// this machine runs: the artifact may be fine, the CPU lacks what it
+// needs.
+type LevelError struct{ Err error }
+
+func (e *LevelError) Error() string { return e.Err.Error() }
+func (e *LevelError) Unwrap() error { return e.Err }
+
+// nativeCode is a program's native code, mapped: the object of the best
+// level this CPU runs, and each function's entry.
+type nativeCode struct {
+	level  string
+	module *native.Module
+	funcs  []uintptr
+}
+
+// pickObject returns the object of the highest level (in native.Levels'
+// order) this CPU runs, or a LevelError that says what each level lacks.
+func pickObject(n *lir.Native) (*lir.NativeObject, error) {
+	rank := map[string]int{}
+	for i, l := range native.Levels() {
+		rank[l.Name] = i
+	}
+	var best *lir.NativeObject
+	var why []string
+	for i := range n.Objects {
+		o := &n.Objects[i]
+		l, err := native.LookupLevel(o.Level)
+		if err == nil {
+			err = l.Runs()
+		}
+		if err != nil {
+			why = append(why, err.Error())
+			continue
+		}
+		if best == nil || rank[o.Level] > rank[best.Level] {
+			best = o
+		}
+	}
+	if best == nil {
+		return nil, &LevelError{Err: fmt.Errorf("the artifact's native code runs on no CPU level this machine has (%s): rebuild it with rlxc build --cpu native (or --cpu portable)",
+			strings.Join(why, "; "))}
+	}
+	return best, nil
+}
+
+// ValidateNative checks every object of a program's native code against
+// the architecture of the level it claims, before anything is mapped:
+// an error is a corrupt or foreign object.
+func ValidateNative(n *lir.Native) error {
+	if n == nil {
+		return nil
+	}
+	for _, o := range n.Objects {
+		l, err := native.LookupLevel(o.Level)
+		if err != nil {
+			return fmt.Errorf("native code: %v", err)
+		}
+		if err := native.Validate(o.ELF, l.GOARCH); err != nil {
+			return fmt.Errorf("native code for %s: corrupt or foreign object: %v", o.Level, err)
+		}
+	}
+	return nil
+}
+
+// loadNative maps the best object of n and resolves its functions.
+func loadNative(n *lir.Native) (*nativeCode, error) {
+	obj, err := pickObject(n)
+	if err != nil {
+		return nil, err
+	}
+	m, err := native.Load(obj.ELF)
+	if err != nil {
+		return nil, fmt.Errorf("native code for %s: corrupt or foreign object: %v", obj.Level, err)
+	}
+	c := &nativeCode{level: obj.Level, module: m}
+	for _, f := range n.Funcs {
+		fn, err := m.Func(f.Name)
+		if err != nil {
+			m.Close()
+			return nil, fmt.Errorf("native code for %s: %v", obj.Level, err)
+		}
+		c.funcs = append(c.funcs, fn)
+	}
+	return c, nil
+}
+
+// call runs one NativeCall step: its function over its range, in chunks
+// on the pool's workers. The argument array lives on the Go heap (it
+// does not move) and holds the buffers' base addresses; both stay alive
+// until every chunk has returned.
+func (c *nativeCode) call(pool *parallel.Pool, f *lir.NativeFunc, fn uintptr, op *lir.NativeCall, bufs [][]byte) {
+	args := make([]unsafe.Pointer, 0, len(op.In)+len(op.Out))
+	for _, b := range op.In {
+		args = append(args, unsafe.Pointer(unsafe.SliceData(bufs[b])))
+	}
+	for _, b := range op.Out {
+		args = append(args, unsafe.Pointer(unsafe.SliceData(bufs[b])))
+	}
+	if len(args) == 0 {
+		args = append(args, nil)
+	}
+	argv := unsafe.Pointer(&args[0])
+	pool.For(int(f.N), int(f.Grain), func(lo, hi int) {
+		native.Call(fn, argv, int64(lo), int64(hi))
+	})
+	goruntime.KeepAlive(args)
+	goruntime.KeepAlive(bufs)
+}

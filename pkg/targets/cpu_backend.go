@@ -1,0 +1,216 @@
+package targets
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/rlx-project/rlx/pkg/lir"
+	"github.com/rlx-project/rlx/pkg/specialize"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/cgen"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/native"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/tuning"
+	"github.com/rlx-project/rlx/pkg/targets/toolchain"
+)
+
+// cpu is the CPU backend: the kernels in pkg/targets/cpu/kernels, weights
+// of products packed for the build machine's micro-kernel (cpu_caps.go),
+// and, for the CPU levels it is configured with, the steps cgen compiles
+// as native code built by clang (one object per level).
+type cpu struct {
+	levels []native.Level // none: the portable artifact
+	// note says why a default build is portable (no clang); err why the
+	// levels asked for cannot be built here.
+	note string
+	err  error
+}
+
+// portableLevel is the --cpu value for an artifact without native code.
+const portableLevel = "portable"
+
+// defaultCPU is the cpu backend as a build without --cpu gets it: native
+// code for the build machine's level where clang and lld are installed.
+func defaultCPU() *cpu {
+	c, _ := newCPU(nil)
+	return c
+}
+
+// newCPU configures the cpu backend for the levels named (Options.CPU).
+func newCPU(names []string) (*cpu, error) {
+	c := &cpu{}
+	if len(names) == 0 {
+		best, ok := native.Best()
+		if !ok {
+			c.note = "builds portable code only: this machine runs no CPU level native code is built for"
+			return c, nil
+		}
+		if err := toolchain.NativeTools(); err != nil {
+			c.note = "builds portable code only here (" + err.Error() + "): the artifact runs the runtime's own kernels"
+			return c, nil
+		}
+		c.levels = []native.Level{best}
+		return c, nil
+	}
+	if len(names) == 1 && names[0] == portableLevel {
+		return c, nil
+	}
+	seen := map[string]bool{}
+	for _, n := range names {
+		var l native.Level
+		switch n {
+		case portableLevel:
+			return nil, fmt.Errorf("--cpu %s means no native code; it does not combine with levels", portableLevel)
+		case "native":
+			best, ok := native.Best()
+			if !ok {
+				return nil, fmt.Errorf("--cpu native: this machine runs none of the CPU levels (%s)", levelNames())
+			}
+			l = best
+		default:
+			var err error
+			if l, err = native.LookupLevel(n); err != nil {
+				return nil, err
+			}
+		}
+		if !seen[l.Name] {
+			seen[l.Name] = true
+			c.levels = append(c.levels, l)
+		}
+	}
+	for _, l := range c.levels {
+		if l.GOARCH != c.levels[0].GOARCH {
+			return nil, fmt.Errorf("--cpu %s: levels of one artifact are for one architecture (%s is %s, %s is %s)",
+				strings.Join(names, ","), c.levels[0].Name, c.levels[0].GOARCH, l.Name, l.GOARCH)
+		}
+	}
+	if err := toolchain.NativeTools(); err != nil {
+		c.err = fmt.Errorf("native code for %s needs clang and lld: %v (or build --cpu %s)", c.levelList(), err, portableLevel)
+	}
+	return c, nil
+}
+
+func levelNames() string {
+	var ns []string
+	for _, l := range native.Levels() {
+		ns = append(ns, l.Name)
+	}
+	return strings.Join(ns, ", ")
+}
+
+func (c *cpu) levelList() string {
+	var ns []string
+	for _, l := range c.levels {
+		ns = append(ns, l.Name)
+	}
+	return strings.Join(ns, "+")
+}
+
+// cross reports whether the artifact is for another architecture than
+// this machine's: its weights are then left unpacked, since packing is
+// for the build machine's micro-kernel.
+func (c *cpu) cross() bool { return len(c.levels) > 0 && c.levels[0].GOARCH != runtime.GOARCH }
+
+func (*cpu) Name() string { return "cpu" }
+func (*cpu) About() string {
+	return "builds anywhere; fused regions compiled to native code by clang and lld for a CPU level (--cpu " + levelNames() +
+		", native), else portable; runs with rlxrun on amd64 (AVX2 kernels) and any other CPU (portable Go kernels)"
+}
+
+func (c *cpu) Tools() (string, error) { return c.note, c.err }
+
+func (c *cpu) layout() string {
+	if c.cross() {
+		return "unpacked"
+	}
+	return cpuLayout()
+}
+
+func (c *cpu) Tag() string {
+	if len(c.levels) == 0 {
+		return "cpu/" + c.layout()
+	}
+	return "cpu/" + c.layout() + "/native-" + c.levelList() + "/" + toolchain.ClangVersion()
+}
+
+func (c *cpu) Features() []string {
+	fs := []string{c.layout()}
+	for _, l := range c.levels {
+		fs = append(fs, "native:"+l.Name)
+	}
+	return fs
+}
+
+func (*cpu) KernelSources() bool { return false }
+
+func (c *cpu) Caps() specialize.Caps {
+	if c.cross() {
+		return specialize.Caps{StridedAttention: true}
+	}
+	return cpuCaps()
+}
+
+func (c *cpu) NewWeights() *specialize.Weights {
+	return specialize.NewWeights("cpu", c.Caps().Packer)
+}
+
+func (c *cpu) Generate(plan *specialize.Plan, w *specialize.Weights) (*lir.Program, error) {
+	prog, err := specialize.Schedule(plan, w)
+	if err != nil || len(c.levels) == 0 {
+		return prog, err
+	}
+	prog, err = cgen.Generate(prog, cgen.Options{EwGrain: tuning.NativeEwGrain})
+	if err != nil || prog.Native == nil {
+		return prog, err
+	}
+	src := cgen.Source(prog.Native)
+	objs := make([]lir.NativeObject, len(c.levels))
+	errs := make([]error, len(c.levels))
+	// One clang process per level, at once.
+	var wg sync.WaitGroup
+	for i, l := range c.levels {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			elf, err := toolchain.CToELF("kernels", src, l.Clang)
+			if err == nil {
+				err = native.Validate(elf, l.GOARCH)
+			}
+			if err != nil {
+				errs[i] = fmt.Errorf("native code for %s: %v", l.Name, err)
+				return
+			}
+			objs[i] = lir.NativeObject{Level: l.Name, ELF: elf}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	prog.Native.Objects = objs
+	return prog, nil
+}
+
+// LevelStatus says whether this machine builds and runs one CPU level's
+// native code: nil, or why not.
+type LevelStatus struct {
+	Name         string
+	Default      bool // what a build without --cpu compiles for
+	Build, Run   error
+	Architecture string
+}
+
+// CPULevels lists the CPU levels with what this machine can do with each,
+// for `rlxc targets`.
+func CPULevels() []LevelStatus {
+	tools := toolchain.NativeTools()
+	best, haveBest := native.Best()
+	var out []LevelStatus
+	for _, l := range native.Levels() {
+		out = append(out, LevelStatus{Name: l.Name, Default: haveBest && tools == nil && l.Name == best.Name,
+			Build: tools, Run: l.Runs(), Architecture: l.GOARCH})
+	}
+	return out
+}
