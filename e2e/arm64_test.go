@@ -12,10 +12,6 @@ import (
 
 	"github.com/rlx-project/rlx/pkg/driver"
 	"github.com/rlx-project/rlx/pkg/loader"
-	"github.com/rlx-project/rlx/pkg/lower"
-	"github.com/rlx-project/rlx/pkg/mir/eval"
-	"github.com/rlx-project/rlx/pkg/onnx"
-	"github.com/rlx-project/rlx/pkg/onnx/onnxpb"
 	"github.com/rlx-project/rlx/pkg/specialize"
 	"github.com/rlx-project/rlx/pkg/targets/toolchain"
 	"github.com/rlx-project/rlx/pkg/tensor"
@@ -110,27 +106,15 @@ func TestArm64UnderQemu(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer model.Close()
-				ws := &lower.Weights{Dir: filepath.Dir(file), Random: true, Seed: seed}
-				defer ws.Close()
-				g, err := lower.ToMIR(m, "main", ws)
-				if err != nil {
-					t.Fatal(err)
-				}
+				ref := newReference(t, file, m, seed)
 				for bi, b := range bindings {
 					inputs := modelInputs(t, model, b, uint64(bi+1))
-					ordered := make([]*tensor.Tensor, len(g.Inputs))
-					for i, v := range g.Inputs {
-						ordered[i] = inputs[v.Name]
-					}
-					want, err := eval.Run(g, b, ordered)
-					if err != nil {
-						t.Fatalf("binding %s: reference: %v", b, err)
-					}
+					want := ref.run(t, b, inputs)
 					ins, exp := map[string]string{}, map[string]string{}
 					for n, x := range inputs {
 						ins[n] = writeNPY(t, dir, fmt.Sprintf("%s.%d.in.%s", name, bi, n), x)
 					}
-					for i, v := range g.Outputs {
+					for i, v := range ref.g.Outputs {
 						exp[v.Name] = writeNPY(t, dir, fmt.Sprintf("%s.%d.out.%d", name, bi, i), want[i])
 					}
 					// relTol·max(1, |ref|) is within atol + rtol·|ref| at atol = rtol = relTol.
@@ -143,14 +127,7 @@ func TestArm64UnderQemu(t *testing.T) {
 		man := readManifest(t)
 		for name, model := range man.Models {
 			t.Run(name, func(t *testing.T) {
-				pb, err := onnxpb.DecodeFile(filepath.Join(sharedModels, model.File))
-				if err != nil {
-					t.Fatal(err)
-				}
-				imp, err := onnx.Import(pb, onnx.Options{Module: name, Source: model.File})
-				if err != nil {
-					t.Fatal(err)
-				}
+				imp := importShared(t, name, model.File)
 				var bindings []specialize.Binding
 				for _, c := range model.Cases {
 					bindings = append(bindings, c.Binding)

@@ -18,6 +18,7 @@ import (
 	"github.com/rlx-project/rlx/pkg/hir"
 	"github.com/rlx-project/rlx/pkg/loader"
 	"github.com/rlx-project/rlx/pkg/lower"
+	"github.com/rlx-project/rlx/pkg/mir"
 	"github.com/rlx-project/rlx/pkg/mir/eval"
 	"github.com/rlx-project/rlx/pkg/specialize"
 	"github.com/rlx-project/rlx/pkg/tensor"
@@ -180,27 +181,14 @@ func modelsMatchReference(t *testing.T, cpu []string) {
 				t.Fatalf("open: %v", err)
 			}
 			defer model.Close()
-			// The reference runs the graph as lowered, before any fusion.
-			ws := &lower.Weights{Dir: filepath.Dir(file), Random: true, Seed: seed}
-			defer ws.Close()
-			g, err := lower.ToMIR(m, "main", ws)
-			if err != nil {
-				t.Fatal(err)
-			}
+			ref := newReference(t, file, m, seed)
 			for bi, b := range bindings {
 				inputs := modelInputs(t, model, b, uint64(bi+1))
 				got, err := model.Run(inputs)
 				if err != nil {
 					t.Fatalf("binding %s: run: %v", b, err)
 				}
-				ordered := make([]*tensor.Tensor, len(g.Inputs))
-				for i, v := range g.Inputs {
-					ordered[i] = inputs[v.Name]
-				}
-				want, err := eval.Run(g, b, ordered)
-				if err != nil {
-					t.Fatalf("binding %s: reference: %v", b, err)
-				}
+				want := ref.run(t, b, inputs)
 				for i := range want {
 					if msg := compare(got[i].Tensor, want[i]); msg != "" {
 						t.Errorf("binding %s, output %s: %s", b, got[i].Name, msg)
@@ -209,6 +197,35 @@ func modelsMatchReference(t *testing.T, cpu []string) {
 			}
 		})
 	}
+}
+
+// reference is a bundled model's graph as lowered, before any fusion,
+// with the random weights of a seed: what the reference interpreter runs.
+type reference struct{ g *mir.Graph }
+
+func newReference(t *testing.T, file string, m *hir.Module, seed uint64) *reference {
+	t.Helper()
+	ws := &lower.Weights{Dir: filepath.Dir(file), Random: true, Seed: seed}
+	t.Cleanup(func() { ws.Close() })
+	g, err := lower.ToMIR(m, "main", ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &reference{g: g}
+}
+
+// run runs the reference interpreter on named inputs at binding b.
+func (r *reference) run(t *testing.T, b specialize.Binding, inputs map[string]*tensor.Tensor) []*tensor.Tensor {
+	t.Helper()
+	ordered := make([]*tensor.Tensor, len(r.g.Inputs))
+	for i, v := range r.g.Inputs {
+		ordered[i] = inputs[v.Name]
+	}
+	want, err := eval.Run(r.g, b, ordered)
+	if err != nil {
+		t.Fatalf("binding %s: reference: %v", b, err)
+	}
+	return want
 }
 
 // compare checks shapes, dtypes and values within relTol.

@@ -76,14 +76,7 @@ func conformance(t *testing.T, target string, cpuLevels []string) {
 	dir := t.TempDir()
 	for name, model := range man.Models {
 		t.Run(name, func(t *testing.T) {
-			pb, err := onnxpb.DecodeFile(filepath.Join(sharedModels, model.File))
-			if err != nil {
-				t.Fatal(err)
-			}
-			imp, err := onnx.Import(pb, onnx.Options{Module: name, Source: model.File})
-			if err != nil {
-				t.Fatal(err)
-			}
+			imp := importShared(t, name, model.File)
 			var bindings []specialize.Binding
 			var cases []string
 			for cname, c := range model.Cases {
@@ -116,6 +109,7 @@ func conformance(t *testing.T, target string, cpuLevels []string) {
 				c := model.Cases[cname]
 				inputs := map[string]*tensor.Tensor{}
 				for in, f := range c.Inputs {
+					var err error
 					if inputs[in], err = npy.ReadFile(filepath.Join(sharedModels, f.File)); err != nil {
 						t.Fatal(err)
 					}
@@ -151,6 +145,20 @@ func conformance(t *testing.T, target string, cpuLevels []string) {
 			}
 		})
 	}
+}
+
+// importShared imports one model of ../shared/models.
+func importShared(t *testing.T, name, file string) *onnx.Result {
+	t.Helper()
+	pb, err := onnxpb.DecodeFile(filepath.Join(sharedModels, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	imp, err := onnx.Import(pb, onnx.Options{Module: name, Source: file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return imp
 }
 
 // conform applies the project's conformance bar.
