@@ -39,6 +39,7 @@ import (
 
 type config struct {
 	manifest, benchDir, ortDir, binDir, jsonPath string
+	cpu                                          string // rlxc build --cpu, "" for its default
 	models, cases                                []string
 	threads, gemmSizes                           []int
 	runs, rounds, warmup                         int
@@ -150,6 +151,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.ortDir, "ort-dir", "/tmp/rlx-ort", "onnxruntime-node install (installed there with bench/ort/install.sh if missing)")
 	fs.StringVar(&c.binDir, "bin", "", "directory with built rlxc and rlxrun (default: go build them into the temp dir)")
 	fs.StringVar(&c.jsonPath, "json", "", "also write the results as JSON to this file")
+	fs.StringVar(&c.cpu, "cpu", "", "rlxc build --cpu: the CPU levels rlx compiles native code for, or portable (default: rlxc's default, this machine's level where clang is installed)")
 	fs.StringVar(&models, "models", "", "comma-separated models (default: all in the manifest)")
 	fs.StringVar(&cases, "cases", "", "comma-separated cases (default: all)")
 	fs.StringVar(&threads, "threads", "1,2", "comma-separated thread counts")
@@ -335,7 +337,7 @@ func (d *driver) main(stdout, stderr io.Writer) int {
 	d.res.Settings = map[string]any{
 		"manifest": cfg.manifest, "threads": cfg.threads, "rounds": cfg.rounds, "warmup": cfg.warmup,
 		"runs": cfg.runs, "time": cfg.dur.String(), "gemm_sizes": cfg.gemmSizes, "gemm_time": cfg.gemmTime.String(),
-		"skip_ort": cfg.skipORT, "skip_gemm": cfg.skipGemm,
+		"skip_ort": cfg.skipORT, "skip_gemm": cfg.skipGemm, "cpu": cfg.cpu,
 	}
 
 	if err := d.setupTools(needORTInstall); err != nil {
@@ -523,6 +525,9 @@ func (d *driver) runCase(mm modelSpec, c caseSpec) []row {
 	cache := filepath.Join(d.tmp, "cache-"+tag)
 	build := func(out string) (float64, string, error) {
 		args := append([]string{"build", model, "-o", out, "--cache-dir", cache}, c.bindArgs()...)
+		if d.cfg.cpu != "" {
+			args = append(args, "--cpu", d.cfg.cpu)
+		}
 		t0 := time.Now()
 		_, e, err := d.exec(d.tmp, nil, d.rlxc, args...)
 		return float64(time.Since(t0).Microseconds()) / 1e3, e, err
@@ -789,7 +794,11 @@ func (d *driver) render() string {
 	cfg := &d.cfg
 	fmt.Fprintf(&b, "# rlx vs ONNX Runtime, %s\n\n", d.res.Date)
 	fmt.Fprintf(&b, "machine: %s, %d CPUs, %s; load average %s at start, %s at end\n", m.CPU, m.NCPU, m.OSArch, orDash(m.LoadAvg), orDash(m.LoadAvgEnd))
-	fmt.Fprintf(&b, "rlx:     commit %s, %s\n", orDash(m.RlxCommit), orDash(m.Go))
+	code := "rlxc build's default CPU code"
+	if cfg.cpu != "" {
+		code = "rlxc build --cpu " + cfg.cpu
+	}
+	fmt.Fprintf(&b, "rlx:     commit %s, %s, %s\n", orDash(m.RlxCommit), orDash(m.Go), code)
 	if !cfg.skipORT {
 		fmt.Fprintf(&b, "ORT:     %s, node %s, CPU EP, graph optimizations all\n", orDash(m.ORT), orDash(m.Node))
 	}
