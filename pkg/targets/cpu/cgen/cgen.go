@@ -39,18 +39,14 @@ func Generate(prog *lir.Program, opts Options) (*lir.Program, error) {
 	index := map[string]int{}
 	for i, s := range prog.Steps {
 		out.Steps[i] = s
-		ew, ok := s.Op.(*lir.Elementwise)
+		f, ok := kernelFor(prog, s.Op, opts)
 		if !ok {
 			continue
 		}
-		f, ok := elementwise(prog, ew, opts)
-		if !ok {
-			continue
-		}
-		// A function is named by what it computes, so equal regions of
-		// different steps share one function.
+		// A function is named by what it computes, so equal steps share
+		// one function.
 		sum := sha256.Sum256([]byte(f.body))
-		f.fn.Name = "rlx_ew_" + hex.EncodeToString(sum[:8])
+		f.fn.Name = "rlx_" + string(s.Op.Kind()) + "_" + hex.EncodeToString(sum[:8])
 		fi, seen := index[f.fn.Name]
 		if !seen {
 			fi = len(native.Funcs)
@@ -64,6 +60,21 @@ func Generate(prog *lir.Program, opts Options) (*lir.Program, error) {
 		out.Native = native
 	}
 	return &out, nil
+}
+
+// kernelFor generates the function of one step, false when the step
+// stays on the runtime's kernels (a kind or a case cgen does not handle,
+// or one where the runtime's kernel is the faster by the tuning rules).
+func kernelFor(prog *lir.Program, op lir.Op, opts Options) (function, bool) {
+	switch op := op.(type) {
+	case *lir.Elementwise:
+		return elementwise(prog, op, opts)
+	case *lir.Pool2D:
+		return pool2d(prog, op, opts)
+	case *lir.Conv2D:
+		return conv2d(prog, op, opts)
+	}
+	return function{}, false
 }
 
 // Source is the translation unit of a program's native functions: the
