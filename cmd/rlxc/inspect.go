@@ -246,6 +246,10 @@ $RLXC_CACHE_DIR, else $XDG_CACHE_HOME/rlx, else ~/.cache/rlx.`,
 			}
 			sort.Slice(entries, func(i, j int) bool { return entries[i].Used.After(entries[j].Used) })
 			for _, e := range entries {
+				if e.Object {
+					fmt.Fprintf(c.OutOrStdout(), "%s  %-12s %10d bytes  %s  native code\n", e.Digest[:12], "(object)", e.Size, e.Used.Format("2006-01-02 15:04"))
+					continue
+				}
 				fmt.Fprintf(c.OutOrStdout(), "%s  %-12s %10d bytes  %s  %s  %s\n", e.Digest[:12], e.Key.Model, e.Size, e.Used.Format("2006-01-02 15:04"), e.Key.Target, e.Key.Binding)
 			}
 			return nil

@@ -132,7 +132,11 @@ func Build(file string, src []byte, out string, opts Options) (*Result, error) {
 			fmt.Fprintf(opts.Log, format+"\n", args...)
 		}
 	}
-	backend, err := targets.Lookup(opts.Target, targets.Options{CPU: opts.CPU})
+	topts := targets.Options{CPU: opts.CPU}
+	if opts.Cache != nil {
+		topts.Objects = opts.Cache
+	}
+	backend, err := targets.Lookup(opts.Target, topts)
 	if err != nil {
 		return nil, &InputError{Err: err}
 	}

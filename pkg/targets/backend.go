@@ -72,6 +72,15 @@ type Options struct {
 	// the build machine's level where clang and lld are installed, else
 	// portable.
 	CPU []string
+	// Objects, when not nil, keeps compiled native code by the digest of
+	// what it was compiled from (the AOT cache's objects).
+	Objects ObjectCache
+}
+
+// ObjectCache stores compiled objects by content digest.
+type ObjectCache interface {
+	GetObject(digest string) ([]byte, bool)
+	PutObject(digest string, data []byte) error
 }
 
 // Lookup returns the backend named name configured by opts, or an error
@@ -81,7 +90,7 @@ func Lookup(name string, opts Options) (Backend, error) {
 	for _, b := range All() {
 		if b.Name() == name {
 			if _, ok := b.(*cpu); ok {
-				return newCPU(opts.CPU)
+				return newCPU(opts.CPU, opts.Objects)
 			}
 			if len(opts.CPU) > 0 {
 				return nil, fmt.Errorf("--cpu selects the cpu target's code; target %s does not take it", name)

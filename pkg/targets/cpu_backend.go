@@ -1,6 +1,8 @@
 package targets
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"runtime"
 	"strings"
@@ -24,6 +26,10 @@ type cpu struct {
 	// levels asked for cannot be built here.
 	note string
 	err  error
+	// clang is the compiler's version line, part of the tag and of each
+	// object's cache key; objects, when not nil, is that cache.
+	clang   string
+	objects ObjectCache
 }
 
 // portableLevel is the --cpu value for an artifact without native code.
@@ -32,12 +38,20 @@ const portableLevel = "portable"
 // defaultCPU is the cpu backend as a build without --cpu gets it: native
 // code for the build machine's level where clang and lld are installed.
 func defaultCPU() *cpu {
-	c, _ := newCPU(nil)
+	c, _ := newCPU(nil, nil)
 	return c
 }
 
 // newCPU configures the cpu backend for the levels named (Options.CPU).
-func newCPU(names []string) (*cpu, error) {
+func newCPU(names []string, objects ObjectCache) (*cpu, error) {
+	c, err := configureCPU(names)
+	if err == nil && len(c.levels) > 0 {
+		c.clang, c.objects = toolchain.ClangVersion(), objects
+	}
+	return c, err
+}
+
+func configureCPU(names []string) (*cpu, error) {
 	c := &cpu{}
 	if len(names) == 0 {
 		best, ok := native.Best()
@@ -130,7 +144,7 @@ func (c *cpu) Tag() string {
 	if len(c.levels) == 0 {
 		return "cpu/" + c.layout()
 	}
-	return "cpu/" + c.layout() + "/native-" + c.levelList() + "/" + toolchain.ClangVersion()
+	return "cpu/" + c.layout() + "/native-" + c.levelList() + "/" + c.clang
 }
 
 func (c *cpu) Features() []string {
@@ -172,10 +186,7 @@ func (c *cpu) Generate(plan *specialize.Plan, w *specialize.Weights) (*lir.Progr
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			elf, err := toolchain.CToELF("kernels", src, l.Clang)
-			if err == nil {
-				err = native.Validate(elf, l.GOARCH)
-			}
+			elf, err := c.compile(src, l)
 			if err != nil {
 				errs[i] = fmt.Errorf("native code for %s: %v", l.Name, err)
 				return
@@ -213,4 +224,33 @@ func CPULevels() []LevelStatus {
 			Build: tools, Run: l.Runs(), Architecture: l.GOARCH})
 	}
 	return out
+}
+
+// compile builds the unit for level l, or takes the object an earlier
+// build stored for the same compiler, flags and source; either way the
+// object is validated as the runtime will.
+func (c *cpu) compile(src string, l native.Level) ([]byte, error) {
+	h := sha256.New()
+	for _, part := range append(append([]string{"rlx native object 1", c.clang}, l.Clang...), toolchain.CFlags...) {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	h.Write([]byte(src))
+	digest := hex.EncodeToString(h.Sum(nil))
+	if c.objects != nil {
+		if elf, ok := c.objects.GetObject(digest); ok && native.Validate(elf, l.GOARCH) == nil {
+			return elf, nil
+		}
+	}
+	elf, err := toolchain.CToELF("kernels", src, l.Clang)
+	if err == nil {
+		err = native.Validate(elf, l.GOARCH)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if c.objects != nil {
+		c.objects.PutObject(digest, elf) // best effort: a read-only cache still builds
+	}
+	return elf, nil
 }

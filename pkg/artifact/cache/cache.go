@@ -186,10 +186,10 @@ func (c *Cache) Put(k Key, artifactPath string) error {
 }
 
 // remove deletes an entry's files, the artifact first so that the entry
-// stops being a hit before its key is forgotten.
+// stops being a hit before its key is forgotten (or the entry's object).
 func (c *Cache) remove(digest string) error {
 	var first error
-	for _, ext := range []string{".rlx", ".json"} {
+	for _, ext := range []string{".rlx", ".json", ".so"} {
 		if err := os.Remove(c.path(digest, ext)); err != nil && !errors.Is(err, fs.ErrNotExist) && first == nil {
 			first = err
 		}

@@ -542,3 +542,32 @@ func helperMain(dir string) int {
 	fmt.Println("sum", sum)
 	return 0
 }
+
+// TestObjects: an object stored by digest comes back, counts as an entry
+// for List and Prune, and goes with Clear; a malformed digest is refused.
+func TestObjects(t *testing.T) {
+	c := &Cache{Dir: t.TempDir()}
+	d := strings.Repeat("ab", 32)
+	if _, ok := c.GetObject(d); ok {
+		t.Fatal("hit in an empty cache")
+	}
+	if err := c.PutObject(d, []byte("\x7fELF code")); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := c.GetObject(d); !ok || string(got) != "\x7fELF code" {
+		t.Fatalf("GetObject = %q, %v", got, ok)
+	}
+	if err := c.PutObject("../x", nil); err == nil {
+		t.Error("a malformed digest was stored")
+	}
+	list, err := c.List()
+	if err != nil || len(list) != 1 || !list[0].Object || list[0].Size != 9 {
+		t.Fatalf("List = %+v, %v", list, err)
+	}
+	if n, _, err := c.Prune(0); err != nil || n != 1 {
+		t.Fatalf("Prune removed %d: %v", n, err)
+	}
+	if _, ok := c.GetObject(d); ok {
+		t.Error("the object survived Prune(0)")
+	}
+}

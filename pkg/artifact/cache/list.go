@@ -14,9 +14,10 @@ import (
 	"github.com/rlx-project/rlx/internal/atomicfile"
 )
 
-// Entry is one stored artifact.
+// Entry is one stored artifact, or one compiled object (Object).
 type Entry struct {
-	Key    Key       // from the sidecar; zero if the sidecar is missing or unreadable
+	Object bool      // native code (GetObject), not an artifact
+	Key    Key       // from the sidecar; zero if the sidecar is missing or unreadable, and for objects
 	Digest string    // the key's digest, the entry's name
 	Size   int64     // bytes on disk, artifact and sidecar
 	Used   time.Time // when it was last stored or hit
@@ -36,6 +37,10 @@ func (c *Cache) List() ([]Entry, error) {
 	}
 	var out []Entry
 	err := c.walk(func(dir, name string, info fs.FileInfo) {
+		if d, ok := strings.CutSuffix(name, ".so"); ok && isDigest(d) && d[:2] == filepath.Base(dir) {
+			out = append(out, Entry{Object: true, Digest: d, Size: info.Size(), Used: info.ModTime(), Path: filepath.Join(dir, name)})
+			return
+		}
 		d, ok := strings.CutSuffix(name, ".rlx")
 		if !ok || !isDigest(d) || d[:2] != filepath.Base(dir) {
 			return

@@ -1,0 +1,74 @@
+package targets
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/rlx-project/rlx/pkg/targets/cpu/native"
+	"github.com/rlx-project/rlx/pkg/targets/toolchain"
+)
+
+// memObjects is an ObjectCache in memory that counts its traffic.
+type memObjects struct {
+	m          map[string][]byte
+	hits, puts int
+}
+
+func (c *memObjects) GetObject(d string) ([]byte, bool) {
+	b, ok := c.m[d]
+	if ok {
+		c.hits++
+	}
+	return b, ok
+}
+
+func (c *memObjects) PutObject(d string, b []byte) error {
+	c.m[d] = append([]byte(nil), b...)
+	c.puts++
+	return nil
+}
+
+// TestCPUObjectCache: the same unit for the same level is compiled once
+// and then taken from the cache; a damaged object in the cache is
+// recompiled and replaced, never used.
+func TestCPUObjectCache(t *testing.T) {
+	if err := toolchain.NativeTools(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	best, ok := native.Best()
+	if !ok {
+		t.Skip("no native level runs here")
+	}
+	objs := &memObjects{m: map[string][]byte{}}
+	c, err := newCPU([]string{best.Name}, objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := "#include <stdint.h>\n__attribute__((visibility(\"default\"))) void f(void *const *a, int64_t lo, int64_t hi) {}\n"
+	first, err := c.compile(src, best)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := c.compile(src, best)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if objs.puts != 1 || objs.hits != 1 || string(first) != string(second) {
+		t.Fatalf("%d puts, %d hits, want 1 and 1 (same bytes: %v)", objs.puts, objs.hits, string(first) == string(second))
+	}
+	for d := range objs.m {
+		objs.m[d] = []byte("damaged")
+	}
+	third, err := c.compile(src, best)
+	if err != nil || string(third) != string(first) || objs.puts != 2 {
+		t.Fatalf("damaged object: %v, %d puts", err, objs.puts)
+	}
+	// Another source is another object.
+	if _, err := c.compile(strings.Replace(src, "f(", "g(", 1), best); err != nil || len(objs.m) != 2 {
+		t.Fatalf("second source: %v, %d objects", err, len(objs.m))
+	}
+}
