@@ -22,6 +22,7 @@ import (
 	"github.com/rlx-project/rlx/pkg/dim"
 	"github.com/rlx-project/rlx/pkg/fusion"
 	"github.com/rlx-project/rlx/pkg/hir"
+	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/lower"
 	"github.com/rlx-project/rlx/pkg/mir"
 	"github.com/rlx-project/rlx/pkg/specialize"
@@ -376,15 +377,23 @@ func generate(m *hir.Module, f *hir.FuncDecl, g *mir.Graph, bindings []specializ
 	weights := backend.NewWeights()
 	var sections []artifact.Section
 	var variants []artifact.Variant
+	progs := make([]*lir.Program, len(bindings))
+	plans := make([]*specialize.Plan, len(bindings))
 	for i, b := range bindings {
 		plan, err := specialize.SpecializeWith(g, b, backend.Caps())
 		if err != nil {
 			return nil, nil, &InputError{Err: fmt.Errorf("%s: binding %s: %v", m.File, bindingText(b), err)}
 		}
-		prog, err := backend.Generate(plan, weights)
-		if err != nil {
+		if progs[i], err = backend.Generate(plan, weights); err != nil {
 			return nil, nil, &InputError{Err: err}
 		}
+		plans[i] = plan
+	}
+	if err := backend.Finish(progs); err != nil {
+		return nil, nil, err
+	}
+	for i, b := range bindings {
+		prog, plan := progs[i], plans[i]
 		raw, err := artifact.MarshalManifest(prog)
 		if err != nil {
 			return nil, nil, err

@@ -44,6 +44,10 @@ type Backend interface {
 	// the schedule (specialize.Schedule), rewritten where the target
 	// needs it.
 	Generate(plan *specialize.Plan, w *specialize.Weights) (*lir.Program, error)
+	// Finish completes the programs of one artifact, every variant's,
+	// once all are generated: the cpu target compiles their native code
+	// here, all of it at once. A no-op for the other targets.
+	Finish(progs []*lir.Program) error
 }
 
 // All lists the backends, the default (cpu) first.
@@ -158,6 +162,8 @@ func (g *gpu) Caps() specialize.Caps { return specialize.Caps{} }
 func (g *gpu) NewWeights() *specialize.Weights {
 	return specialize.NewWeights(g.name, nil)
 }
+
+func (*gpu) Finish([]*lir.Program) error { return nil }
 
 func (g *gpu) Generate(plan *specialize.Plan, w *specialize.Weights) (*lir.Program, error) {
 	prog, err := specialize.Schedule(plan, w)

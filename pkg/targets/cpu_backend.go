@@ -173,35 +173,57 @@ func (c *cpu) Generate(plan *specialize.Plan, w *specialize.Weights) (*lir.Progr
 	if err != nil || len(c.levels) == 0 {
 		return prog, err
 	}
-	prog, err = cgen.Generate(prog, cgen.Options{EwGrain: tuning.NativeEwGrain})
-	if err != nil || prog.Native == nil {
-		return prog, err
+	return cgen.Generate(prog, cgen.Options{EwGrain: tuning.NativeEwGrain})
+}
+
+// Finish compiles every program's native code for every level: one clang
+// process per program and level, as many at once as Go runs threads.
+func (c *cpu) Finish(progs []*lir.Program) error {
+	type job struct {
+		prog  *lir.Program
+		src   string
+		level int
 	}
-	src := cgen.Source(prog.Native)
-	objs := make([]lir.NativeObject, len(c.levels))
-	errs := make([]error, len(c.levels))
-	// One clang process per level, at once.
+	var jobs []job
+	for _, p := range progs {
+		if p.Native == nil || len(c.levels) == 0 {
+			continue
+		}
+		p.Native.Objects = make([]lir.NativeObject, len(c.levels))
+		src := cgen.Source(p.Native)
+		for i := range c.levels {
+			jobs = append(jobs, job{p, src, i})
+		}
+	}
+	errs := make([]error, len(jobs))
+	work := make(chan int)
 	var wg sync.WaitGroup
-	for i, l := range c.levels {
+	for range min(len(jobs), max(1, runtime.GOMAXPROCS(0))) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			elf, err := c.compile(src, l)
-			if err != nil {
-				errs[i] = fmt.Errorf("native code for %s: %v", l.Name, err)
-				return
+			for i := range work {
+				j, l := jobs[i], c.levels[jobs[i].level]
+				elf, err := c.compile(j.src, l)
+				if err != nil {
+					errs[i] = fmt.Errorf("native code for %s: %v", l.Name, err)
+					continue
+				}
+				j.prog.Native.Objects[j.level] = lir.NativeObject{Level: l.Name, ELF: elf}
 			}
-			objs[i] = lir.NativeObject{Level: l.Name, ELF: elf}
 		}()
 	}
+	for i := range jobs {
+		work <- i
+	}
+	close(work)
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
-	prog.Native.Objects = objs
-	return prog, nil
+	return nil
 }
 
 // LevelStatus says whether this machine builds and runs one CPU level's
