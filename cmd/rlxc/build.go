@@ -6,14 +6,17 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/rlx-project/rlx/internal/suggest"
 	"github.com/rlx-project/rlx/pkg/artifact/cache"
 	"github.com/rlx-project/rlx/pkg/driver"
 	"github.com/rlx-project/rlx/pkg/hir"
 	"github.com/rlx-project/rlx/pkg/specialize"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 )
 
@@ -32,10 +35,65 @@ func config(cmd *cobra.Command) (*viper.Viper, error) {
 			return nil, &exitError{code: exitUsage, err: fmt.Errorf("rlxc: rlxc.yaml: %v", err)}
 		}
 	}
+	if err := checkSettings(cmd.Root(), v.AllKeys(), os.Environ()); err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
 	if err := v.BindPFlags(cmd.Flags()); err != nil {
 		return nil, err
 	}
 	return v, nil
+}
+
+// checkSettings refuses settings no command of rlxc takes: a key of
+// rlxc.yaml (keys, before flags are bound) or an RLXC_* variable in env
+// that names no flag of any command, with the nearest one that does, so
+// a typo (targt: vulkan) is an error rather than a build for cpu.
+func checkSettings(root *cobra.Command, keys, env []string) error {
+	known := map[string]bool{}
+	var names []string
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, fs := range []*pflag.FlagSet{c.Flags(), c.PersistentFlags()} {
+			fs.VisitAll(func(f *pflag.Flag) {
+				if !known[f.Name] {
+					known[f.Name] = true
+					names = append(names, f.Name)
+				}
+			})
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+	sort.Strings(names)
+	hint := func(k string) string {
+		if n := suggest.Nearest(k, names); n != "" {
+			return fmt.Sprintf(" (did you mean %s?)", n)
+		}
+		return ""
+	}
+	for _, k := range keys {
+		if !known[k] {
+			return fmt.Errorf("rlxc: rlxc.yaml: unknown setting %q%s; the settings are the flags' long names (rlxc help build)", k, hint(k))
+		}
+	}
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		suffix, ok := strings.CutPrefix(name, "RLXC_")
+		if !ok {
+			continue
+		}
+		k := strings.ReplaceAll(strings.ToLower(suffix), "_", "-")
+		if !known[k] {
+			envHint := ""
+			if n := suggest.Nearest(k, names); n != "" {
+				envHint = fmt.Sprintf(" (did you mean RLXC_%s?)", strings.ToUpper(strings.ReplaceAll(n, "-", "_")))
+			}
+			return fmt.Errorf("rlxc: unknown environment setting %s%s; RLXC_* variables name the flags' long names (RLXC_CACHE_DIR for --cache-dir)", name, envHint)
+		}
+	}
+	return nil
 }
 
 // cacheFrom returns the cache the flags and environment select, or nil.

@@ -14,7 +14,7 @@ import (
 // TestMain lets a test re-run this binary as rlxc itself, to build from
 // several processes at once.
 func TestMain(m *testing.M) {
-	if os.Getenv("RLXC_TEST_AS_RLXC") == "1" {
+	if os.Getenv("RLX_TEST_RUN_AS_RLXC") == "1" {
 		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
@@ -100,7 +100,7 @@ func TestConcurrentBuilds(t *testing.T) {
 			defer wg.Done()
 			out := filepath.Join(dir, []string{"p0.rlx", "p1.rlx"}[i])
 			cmd := exec.Command(os.Args[0], "build", "../../testdata/models/gpt.hir", "--bind", "batch=1,2", "--bind", "seq=8", "--random-weights", "3", "--cache-dir", cache, "-o", out)
-			cmd.Env = append(os.Environ(), "RLXC_TEST_AS_RLXC=1")
+			cmd.Env = append(os.Environ(), "RLX_TEST_RUN_AS_RLXC=1")
 			b, err := cmd.CombinedOutput()
 			logs[i], errs[i] = string(b), err
 			outs[i], _ = os.ReadFile(out)
@@ -281,5 +281,37 @@ func TestMissingBuildTool(t *testing.T) {
 	code, _, errs = rlxc(t, "", "build", mlp, "--target", "cuda", "--bind", "batch=1", "--random-weights", "1", "--no-cache", "-o", out)
 	if code != exitOK || strings.Count(errs, "builds CUDA C only here") != 1 || !strings.Contains(errs, "NVRTC") {
 		t.Errorf("cuda: exit %d: %s", code, errs)
+	}
+}
+
+// TestSettingsTypos: a key of rlxc.yaml or an RLXC_* variable that names
+// no flag is a usage error naming it and the nearest known setting, not
+// a build that ignores it.
+func TestSettingsTypos(t *testing.T) {
+	model, _ := filepath.Abs("../../testdata/models/mlp.hir")
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if err := os.WriteFile("rlxc.yaml", []byte("targt: vulkan\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := rlxc(t, "", "build", model, "--bind", "batch=1", "--random-weights", "1", "--no-cache", "-o", "m.rlx")
+	if code != exitUsage || !strings.Contains(errs, `unknown setting "targt"`) || !strings.Contains(errs, "did you mean target?") {
+		t.Errorf("rlxc.yaml typo: exit %d\n%s", code, errs)
+	}
+	if _, err := os.Stat("m.rlx"); err == nil {
+		t.Error("the build ran despite the typo")
+	}
+	if err := os.WriteFile("rlxc.yaml", []byte("target: cpu\nno-cache: true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("RLXC_CACHE_DRI", "/tmp/x")
+	code, _, errs = rlxc(t, "", "build", model, "--bind", "batch=1", "--random-weights", "1", "-o", "m.rlx")
+	if code != exitUsage || !strings.Contains(errs, "RLXC_CACHE_DRI") || !strings.Contains(errs, "did you mean RLXC_CACHE_DIR?") {
+		t.Errorf("environment typo: exit %d\n%s", code, errs)
+	}
+	os.Unsetenv("RLXC_CACHE_DRI")
+	code, _, errs = rlxc(t, "", "build", model, "--bind", "batch=1", "--random-weights", "1", "-q", "-o", "m.rlx")
+	if code != exitOK {
+		t.Errorf("valid settings: exit %d\n%s", code, errs)
 	}
 }

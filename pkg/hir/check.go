@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/rlx-project/rlx/internal/suggest"
 	"github.com/rlx-project/rlx/pkg/dim"
 )
 
@@ -497,53 +498,21 @@ func plural(n int) string {
 
 // suggestName offers the closest defined value name for a typo.
 func suggestName(name string, sc *scope) string {
-	best, bestD := "", 3
+	names := make([]string, 0, len(sc.defs))
 	for n := range sc.defs {
-		if d := editDistance(name, n); d < bestD || d == bestD && n < best {
-			best, bestD = n, d
-		}
+		names = append(names, n)
 	}
-	if best == "" {
-		return ""
+	if best := suggest.Nearest(name, names); best != "" {
+		return fmt.Sprintf(" (did you mean %s?)", Quote(best))
 	}
-	return fmt.Sprintf(" (did you mean %s?)", Quote(best))
+	return ""
 }
 
 func suggestOp(name string) string {
-	best, bestD := "", 3
-	for _, n := range opNames() {
-		if d := editDistance(name, n); d < bestD || d == bestD && n < best {
-			best, bestD = n, d
-		}
+	if best := suggest.Nearest(name, opNames()); best != "" {
+		return fmt.Sprintf(" (did you mean %s?)", best)
 	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %s?)", best)
-}
-
-// editDistance is the Levenshtein distance, for "did you mean" hints.
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 99
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return ""
 }
 
 // joinNames lists names for messages: "a, b and c".
