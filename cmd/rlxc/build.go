@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rlx-project/rlx/internal/bytesize"
 	"github.com/rlx-project/rlx/internal/suggest"
 	"github.com/rlx-project/rlx/pkg/artifact/cache"
 	"github.com/rlx-project/rlx/pkg/driver"
@@ -94,6 +95,23 @@ func checkSettings(root *cobra.Command, keys, env []string) error {
 		}
 	}
 	return nil
+}
+
+// defaultCacheMaxSize bounds the AOT cache after each build: enough for
+// hundreds of typical artifacts, small next to a CI machine's disk.
+const defaultCacheMaxSize = "2GiB"
+
+// cacheLimit is --cache-max-size in bytes, -1 for none.
+func cacheLimit(v *viper.Viper) (int64, error) {
+	s := v.GetString("cache-max-size")
+	if s == "none" {
+		return -1, nil
+	}
+	n, err := bytesize.Parse(s)
+	if err != nil {
+		return 0, &exitError{code: exitUsage, err: fmt.Errorf("rlxc build: --cache-max-size: %v (or none)", err)}
+	}
+	return n, nil
 }
 
 // cacheFrom returns the cache the flags and environment select, or nil.
@@ -197,8 +215,21 @@ RLXC_TARGET, ...) and from rlxc.yaml in the working directory; flags win.`,
 				src, opts.Params = res.HIR, res.Weights
 				file = strings.TrimSuffix(file, ".onnx") + ".hir"
 			}
+			maxCache, err := cacheLimit(v)
+			if err != nil {
+				return err
+			}
 			if _, err := driver.Build(file, src, out, opts); err != nil {
 				return buildError(err)
+			}
+			if opts.Cache != nil && maxCache >= 0 {
+				// The limit holds after every build: a CI cache directory
+				// stays bounded without a separate prune step.
+				if removed, freed, err := opts.Cache.Prune(maxCache); err != nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "rlxc: warning: could not keep the cache under %s: %v\n", bytesize.Format(maxCache), err)
+				} else if removed > 0 && opts.Log != nil {
+					fmt.Fprintf(opts.Log, "rlxc: cache: removed %d least recently used entries (%s) to stay under %s\n", removed, bytesize.Format(freed), bytesize.Format(maxCache))
+				}
 			}
 			if dir := v.GetString("emit-kernels"); dir != "" {
 				n, err := emitKernels(out, dir)
@@ -224,6 +255,7 @@ RLXC_TARGET, ...) and from rlxc.yaml in the working directory; flags win.`,
 	f.String("func", "main", "the function to compile")
 	f.String("cache-dir", "", "AOT cache directory (default $RLXC_CACHE_DIR, $XDG_CACHE_HOME/rlx or ~/.cache/rlx)")
 	f.Bool("no-cache", false, "neither read nor write the AOT cache")
+	f.String("cache-max-size", defaultCacheMaxSize, "after the build, remove least recently used cache entries until the cache takes at most `SIZE` (500MiB, 2GB), or none")
 	f.Bool("explain-cache", false, "say why the cache missed")
 	f.Bool("fusion-report", false, "print what each fusion pass did")
 	f.BoolP("quiet", "q", false, "print nothing but errors")

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	artifactcache "github.com/rlx-project/rlx/pkg/artifact/cache"
 )
 
 // TestMain lets a test re-run this binary as rlxc itself, to build from
@@ -313,5 +315,27 @@ func TestSettingsTypos(t *testing.T) {
 	code, _, errs = rlxc(t, "", "build", model, "--bind", "batch=1", "--random-weights", "1", "-q", "-o", "m.rlx")
 	if code != exitOK {
 		t.Errorf("valid settings: exit %d\n%s", code, errs)
+	}
+}
+
+// TestCacheMaxSize: each build leaves the cache within --cache-max-size,
+// which takes human units; a malformed size is a usage error.
+func TestCacheMaxSize(t *testing.T) {
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "cache")
+	for seed := range 3 {
+		code, _, errs := rlxc(t, "", "build", "../../testdata/models/gpt.hir", "--bind", "batch=1", "--bind", "seq=8", "--random-weights", fmt.Sprint(seed),
+			"--cache-dir", cache, "--cache-max-size", "2MB", "-o", filepath.Join(dir, "m.rlx"))
+		if code != exitOK {
+			t.Fatalf("build %d: exit %d\n%s", seed, code, errs)
+		}
+		if _, bytes, err := (&artifactcache.Cache{Dir: cache}).Stats(); err != nil || bytes > 2_000_000 {
+			t.Fatalf("after build %d the cache holds %d bytes (%v), over 2MB", seed, bytes, err)
+		}
+	}
+	code, _, errs := rlxc(t, "", "build", "../../testdata/models/gpt.hir", "--bind", "batch=1", "--bind", "seq=8", "--random-weights", "1",
+		"--cache-dir", cache, "--cache-max-size", "30XB", "-o", filepath.Join(dir, "m.rlx"))
+	if code != exitUsage || !strings.Contains(errs, "--cache-max-size") {
+		t.Errorf("malformed size: exit %d\n%s", code, errs)
 	}
 }
