@@ -12,6 +12,9 @@ SMOKE_OTHER ?= 50000x
 SMOKE_PROGRAM ?= 2000x
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
+# bash for pipefail: make test pipes go test into its summary.
+SHELL := /bin/bash
+
 .PHONY: all build deps test test-arm64 vet fuzz fuzz-smoke bench bench-go lint check-models demo clean
 
 # What the GPU targets' tests need from Debian: glslangValidator and
@@ -37,9 +40,9 @@ deps:
 		$$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
 
-## test: vet, unit tests, lint, the race detector on the concurrent parts, the pure-Go kernels (purego), the testdata models and a short fuzz smoke (what CI runs)
+## test: vet, unit tests (then every skipped test with its reason; under CI=true a skip for anything but missing hardware fails), lint, the race detector on the concurrent parts, the pure-Go kernels (purego), the testdata models and a short fuzz smoke (what CI runs)
 test: vet
-	$(GO) test ./...
+	set -o pipefail; $(GO) test -json ./... | $(GO) run ./internal/tools/testsummary $(if $(filter true,$(CI)),-strict)
 	$(GO) test -race -skip 'GPU|Vulkan|Arm64' ./e2e ./pkg/loader/... ./pkg/targets/... ./pkg/artifact/...
 	$(GO) test -tags purego -skip 'GPU|Vulkan|Arm64' ./pkg/targets/cpu/... ./e2e
 	$(MAKE) --no-print-directory test-arm64

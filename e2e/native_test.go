@@ -57,7 +57,7 @@ func buildNative(t *testing.T, dir, name string, levels ...string) string {
 // for a CPU level this machine lacks is exit 6, as a missing device is.
 func TestForgedNativeCode(t *testing.T) {
 	if len(cpuConfigs(t)) < 2 {
-		t.Skip("no native level runs here")
+		t.Skip("needs hardware: no native level runs here")
 	}
 	dir := t.TempDir()
 	best, _ := native.Best()

@@ -41,7 +41,7 @@ func TestCPUObjectCache(t *testing.T) {
 	}
 	best, ok := native.Best()
 	if !ok {
-		t.Skip("no native level runs here")
+		t.Skip("needs hardware: no native level runs here")
 	}
 	objs := &memObjects{m: map[string][]byte{}}
 	c, err := newCPU([]string{best.Name}, objs)

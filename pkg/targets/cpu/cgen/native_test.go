@@ -134,7 +134,7 @@ func runnableLevels(t *testing.T) []native.Level {
 		}
 	}
 	if len(ls) == 0 {
-		t.Skip("this CPU runs no native level")
+		t.Skip("needs hardware: this CPU runs no native level")
 	}
 	return ls
 }

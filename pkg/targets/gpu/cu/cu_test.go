@@ -43,7 +43,7 @@ func needGPU(t *testing.T) *Context {
 	if !absent || os.Getenv("RLX_CUDA_REQUIRE") != "" {
 		t.Fatalf("Open: %v", gpuErr)
 	}
-	t.Skipf("no CUDA GPU here (CI machines have none; RLX_CUDA_REQUIRE=1 makes this a failure): %v", gpuErr)
+	t.Skipf("needs hardware: no CUDA GPU here (CI machines have none; RLX_CUDA_REQUIRE=1 makes this a failure): %v", gpuErr)
 	return nil
 }
 

@@ -72,7 +72,7 @@ func TestGPUCUDA(t *testing.T) {
 	}
 	ctx, err := cu.Open()
 	if err != nil {
-		t.Skipf("no CUDA device: %v", err)
+		t.Skipf("needs hardware: no CUDA device: %v", err)
 	}
 	defer ctx.Close()
 	major, minor := ctx.ComputeCapability()

@@ -267,7 +267,7 @@ void main() {
 func TestInt64And8Bit(t *testing.T) {
 	d := openDevice(t)
 	if !d.HasFeature(FeatureShaderInt64) || !d.HasFeature(FeatureStorageBuffer8BitAccess) {
-		t.Skipf("%s lacks shaderInt64 or storageBuffer8BitAccess (has %v)", d.Name(), d.Features())
+		t.Skipf("needs hardware: %s lacks shaderInt64 or storageBuffer8BitAccess (has %v)", d.Name(), d.Features())
 	}
 	p := newPipeline(t, d, `#version 450
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
@@ -328,7 +328,7 @@ func TestFloat16Int16(t *testing.T) {
 	d := openDevice(t)
 	for _, f := range []string{FeatureShaderFloat16, FeatureShaderInt16, FeatureStorageBuffer16BitAccess} {
 		if !d.HasFeature(f) {
-			t.Skipf("%s lacks %s (has %v)", d.Name(), f, d.Features())
+			t.Skipf("needs hardware: %s lacks %s (has %v)", d.Name(), f, d.Features())
 		}
 	}
 	p := newPipeline(t, d, `#version 450

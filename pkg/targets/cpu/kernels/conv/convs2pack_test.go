@@ -9,7 +9,7 @@ import (
 // at the left edge and inside the row, with a zero row among the inputs.
 func TestConvS2Pack(t *testing.T) {
 	if !convS2Asm {
-		t.Skip("no assembly panel builder on this machine")
+		t.Skip("needs hardware: no assembly panel builder on this machine")
 	}
 	const w = 80
 	r := newRand(3)

@@ -119,7 +119,7 @@ func TestGemmKernelsAgree(t *testing.T) {
 	// within float32 rounding, also through Gemm and BatchMatMul.
 	ks := testKernels()
 	if len(ks) < 2 {
-		t.Skip("no assembly kernel on this machine")
+		t.Skip("needs hardware: no assembly kernel on this machine")
 	}
 	r := newRand(7)
 	ps := pools(t)
@@ -160,10 +160,10 @@ func TestGemmTileEpilogue(t *testing.T) {
 	// read with a row stride other than nr, against the same steps in Go.
 	kn, ok := asmKernel()
 	if !ok {
-		t.Skip("no assembly kernel on this machine")
+		t.Skip("needs hardware: no assembly kernel on this machine")
 	}
 	if kn.tile == nil {
-		t.Skipf("the %s kernel has no tile form (Go applies its epilogue)", kn.name)
+		t.Skipf("needs hardware: the %s kernel of this machine has no tile form (Go applies its epilogue)", kn.name)
 	}
 	mr, nr := kn.mr, kn.nr
 	r := newRand(3)
@@ -296,7 +296,7 @@ func TestGemmOneBlockTail(t *testing.T) {
 func TestGemmFourRowGroups(t *testing.T) {
 	kn := defaultKernel()
 	if kn.tiles4 == nil {
-		t.Skip("no four-row tile on this kernel")
+		t.Skip("needs hardware: no four-row tile on this machine's kernel")
 	}
 	r := newRand(17)
 	for _, m := range []int{64, 70} {
@@ -417,7 +417,7 @@ func TestGemmPortableKernelSuite(t *testing.T) {
 	// default when no assembly kernel runs; `go test -tags purego` runs
 	// everything that way).
 	if gemmDefault.name == "go" {
-		t.Skip("the portable kernel is already the default")
+		t.Skip("needs hardware: the portable kernel is already this machine's default")
 	}
 	if gemmRace {
 		t.Skip("slow under the race detector; the parallel code is every kernel's")
@@ -498,7 +498,7 @@ func TestFewRowsChains(t *testing.T) {
 func TestGemmChain2(t *testing.T) {
 	kn := defaultKernel()
 	if kn.chain2 == nil {
-		t.Skip("this kernel has no two-row chain")
+		t.Skip("needs hardware: this machine's kernel has no two-row chain")
 	}
 	r := newRand(23)
 	for _, n := range []int{8, 24, 32, 40, 72, 264} {
@@ -526,7 +526,7 @@ func TestGemmTiles4(t *testing.T) {
 	// the panels' columns.
 	kn, ok := asmKernel()
 	if !ok || kn.tiles4 == nil {
-		t.Skip("no four-row tiles on this machine")
+		t.Skip("needs hardware: no four-row tiles on this machine")
 	}
 	nr := kn.nr
 	r := newRand(4)

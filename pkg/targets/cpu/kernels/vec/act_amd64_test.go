@@ -11,7 +11,7 @@ import (
 // the same bits as the eight-lane loop, lane for lane.
 func TestGeluAVX2Pairs(t *testing.T) {
 	if !AVX2FMA {
-		t.Skip("no AVX2+FMA")
+		t.Skip("needs hardware: no AVX2+FMA")
 	}
 	var xs []float32
 	for v := -15.0; v <= 15; v += 0.0137 {
