@@ -62,7 +62,7 @@ func newBenchCmd() *cobra.Command {
 	var f runFlags
 	var warmup, runs int
 	var dur time.Duration
-	var asJSON, profile bool
+	var asJSON, profile, runTimes bool
 	cmd := &cobra.Command{
 		Use:   "bench FILE.rlx [--fill random] [--threads N] [--warmup N] [--runs N | --time D]",
 		Short: "Time runs of an artifact: latency percentiles and throughput",
@@ -88,6 +88,10 @@ tensors, as a serving loop that reuses them does.`,
 			if err != nil {
 				return err
 			}
+			info, err := m.Info(inputs)
+			if err != nil {
+				return runFailed(err)
+			}
 			// Every run writes the one set of outputs, as a serving loop
 			// would (Model.RunInto): fresh ones each run would time the Go
 			// allocator's page faults too.
@@ -98,9 +102,9 @@ tensors, as a serving loop that reuses them does.`,
 				}
 			}
 			var lat []time.Duration
-			kernelTime := map[string]time.Duration{}
+			kernelTime := map[kernelKey]time.Duration{}
 			prof := func(step int, s *lir.Step, d time.Duration) {
-				kernelTime[fmt.Sprintf("%-12s %s", s.Kind(), s.Src)] += d
+				kernelTime[kernelKey{s.Kind(), s.Src}] += d
 			}
 			start := time.Now()
 			for i := 0; runs > 0 && i < runs || runs <= 0 && time.Since(start) < dur; i++ {
@@ -116,6 +120,7 @@ tensors, as a serving loop that reuses them does.`,
 				lat = append(lat, time.Since(t0))
 			}
 			total := time.Since(start)
+			runOrder := append([]time.Duration(nil), lat...)
 			sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 			pct := func(p float64) float64 {
 				if len(lat) == 0 {
@@ -123,25 +128,34 @@ tensors, as a serving loop that reuses them does.`,
 				}
 				return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))].Microseconds()) / 1000
 			}
-			res := map[string]any{"runs": len(lat), "p50_ms": pct(0.5), "p90_ms": pct(0.9), "p99_ms": pct(0.99),
-				"throughput_per_s": float64(len(lat)) / total.Seconds(), "threads": f.threads}
+			res := benchJSON{runHeader: header(benchSchema, args[0], info), Warmup: warmup, Runs: len(lat),
+				P50: pct(0.5), P90: pct(0.9), P99: pct(0.99), Throughput: float64(len(lat)) / total.Seconds()}
+			if runTimes {
+				for _, d := range runOrder {
+					res.RunMS = append(res.RunMS, float64(d.Microseconds())/1000)
+				}
+			}
+			if profile {
+				var sum time.Duration
+				for _, d := range kernelTime {
+					sum += d
+				}
+				for k, d := range kernelTime {
+					res.Profile = append(res.Profile, profileRow{Kind: k.kind, Src: k.src, MSPerRun: float64(d.Microseconds()) / 1000 / float64(len(lat)),
+						Percent: 100 * float64(d) / float64(sum)})
+				}
+				sort.Slice(res.Profile, func(i, j int) bool {
+					a, b := res.Profile[i], res.Profile[j]
+					return a.MSPerRun > b.MSPerRun || a.MSPerRun == b.MSPerRun && a.Src < b.Src
+				})
+			}
 			w := cmd.OutOrStdout()
 			if asJSON {
 				return json.NewEncoder(w).Encode(res)
 			}
-			fmt.Fprintf(w, "%s: %d runs, p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, %.1f runs/s\n", args[0], len(lat), pct(0.5), pct(0.9), pct(0.99), res["throughput_per_s"])
-			if profile {
-				var keys []string
-				var sum time.Duration
-				for k, d := range kernelTime {
-					keys = append(keys, k)
-					sum += d
-				}
-				sort.Slice(keys, func(i, j int) bool { return kernelTime[keys[i]] > kernelTime[keys[j]] })
-				for _, k := range keys {
-					d := kernelTime[k]
-					fmt.Fprintf(w, "  %6.2f%%  %9.3f ms/run  %s\n", 100*float64(d)/float64(sum), float64(d.Microseconds())/1000/float64(len(lat)), k)
-				}
+			fmt.Fprintf(w, "%s: %s: %d runs, p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, %.1f runs/s\n", args[0], describe(info), len(lat), res.P50, res.P90, res.P99, res.Throughput)
+			for _, r := range res.Profile {
+				fmt.Fprintf(w, "  %6.2f%%  %9.3f ms/run  %-12s %s\n", r.Percent, r.MSPerRun, r.Kind, r.Src)
 			}
 			return nil
 		},
@@ -152,5 +166,30 @@ tensors, as a serving loop that reuses them does.`,
 	cmd.Flags().DurationVar(&dur, "time", 2*time.Second, "how long to run when --runs is not given")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().BoolVar(&profile, "profile", false, "time each kernel")
+	cmd.Flags().BoolVar(&runTimes, "run-times", false, "with --json: every timed run's milliseconds, in order (run_ms)")
 	return cmd
+}
+
+// kernelKey is one step of the profile: its kind and source.
+type kernelKey struct{ kind, src string }
+
+// benchJSON is rlxrun bench --json.
+type benchJSON struct {
+	runHeader
+	Warmup     int          `json:"warmup"`
+	Runs       int          `json:"runs"`
+	P50        float64      `json:"p50_ms"`
+	P90        float64      `json:"p90_ms"`
+	P99        float64      `json:"p99_ms"`
+	Throughput float64      `json:"throughput_per_s"`
+	RunMS      []float64    `json:"run_ms,omitempty"`
+	Profile    []profileRow `json:"profile,omitempty"`
+}
+
+// profileRow is one step's share of a profiled bench.
+type profileRow struct {
+	Kind     string  `json:"kind"`
+	Src      string  `json:"src"`
+	MSPerRun float64 `json:"ms_per_run"`
+	Percent  float64 `json:"percent"`
 }

@@ -318,6 +318,10 @@ func runModel(cmd *cobra.Command, path string, f *runFlags) error {
 	if err != nil {
 		return err
 	}
+	info, err := m.Info(inputs)
+	if err != nil {
+		return runFailed(err)
+	}
 	outs, err := m.Run(inputs)
 	if err != nil {
 		return runFailed(err)
@@ -382,10 +386,11 @@ func runModel(cmd *cobra.Command, path string, f *runFlags) error {
 	if f.asJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(map[string]any{"outputs": reports, "ok": !mismatch}); err != nil {
+		if err := enc.Encode(runJSON{runHeader: header(runSchema, path, info), OK: !mismatch, Outputs: reports}); err != nil {
 			return err
 		}
 	} else {
+		fmt.Fprintf(w, "%s: %s\n", path, describe(info))
 		for _, r := range reports {
 			fmt.Fprintf(w, "%s: %s%s  min %.6g  max %.6g  mean %.6g  first %v\n", r.Name, r.DType, tensor.ShapeString(r.Shape), r.Min, r.Max, r.Mean, short(r.First))
 			if c := r.Expected; c != nil {
@@ -494,4 +499,50 @@ func compareTensors(got, ref *tensor.Tensor, atol, rtol float64) *compare {
 		c.Detail = fmt.Sprintf(", worst at %v: got %.7g, want %.7g (|diff| %.3g > atol %g + rtol %g x |want|)", idx, g[worst], r[worst], math.Abs(g[worst]-r[worst]), atol, rtol)
 	}
 	return c
+}
+
+// The JSON documents rlxrun prints, versioned: a reader checks "schema"
+// (docs/cli.md, "JSON output"). A new field is a compatible change; a
+// field removed or changed in meaning is a new version.
+const (
+	runSchema   = "rlxrun.run/1"
+	benchSchema = "rlxrun.bench/1"
+)
+
+// runHeader is what every document starts with: what ran, where.
+type runHeader struct {
+	Schema   string `json:"schema"`
+	Artifact string `json:"artifact"`
+	Variant  string `json:"variant"`
+	Device   string `json:"device"`
+	Threads  int    `json:"threads,omitempty"`
+	Code     string `json:"code,omitempty"`
+}
+
+func header(schema, path string, info loader.RunInfo) runHeader {
+	return runHeader{Schema: schema, Artifact: path, Variant: info.Variant, Device: info.Device, Threads: info.Threads, Code: info.Code}
+}
+
+// describe is RunInfo as text: "variant batch=1,seq=16 on cpu (native
+// x86-64-v4, 2 threads)".
+func describe(info loader.RunInfo) string {
+	var what []string
+	if info.Code != "" {
+		what = append(what, info.Code)
+	}
+	if info.Threads > 0 {
+		what = append(what, fmt.Sprintf("%d threads", info.Threads))
+	}
+	s := "variant " + info.Variant + " on " + info.Device
+	if len(what) > 0 {
+		s += " (" + strings.Join(what, ", ") + ")"
+	}
+	return s
+}
+
+// runJSON is rlxrun --json.
+type runJSON struct {
+	runHeader
+	OK      bool           `json:"ok"`
+	Outputs []outputReport `json:"outputs"`
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -296,5 +297,50 @@ func TestBindSelectsByTheDimsNamed(t *testing.T) {
 		if code != c.code || !strings.Contains(out+errs, c.want) {
 			t.Errorf("%v: exit %d, want %d with %q:\n%s%s", c.bind, code, c.code, c.want, out, errs)
 		}
+	}
+}
+
+// TestJSONSchemas: run --json and bench --json say, under a versioned
+// schema, which variant ran on which device with how many threads and
+// what code; bench adds per-run times and the profile when asked.
+func TestJSONSchemas(t *testing.T) {
+	dir := t.TempDir()
+	art := buildModel(t, dir, "../../testdata/models/gpt.hir", specialize.Binding{"batch": 1, "seq": 4}, specialize.Binding{"batch": 1, "seq": 8})
+	code, out, errs := rlxrun(t, art, "--fill", "random", "--bind", "seq=8", "--threads", "2", "--json")
+	if code != exitOK {
+		t.Fatalf("run: exit %d\n%s", code, errs)
+	}
+	var r struct {
+		runHeader
+		OK      bool              `json:"ok"`
+		Outputs []json.RawMessage `json:"outputs"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Schema != "rlxrun.run/1" || r.Variant != "batch=1,seq=8" || r.Device != "cpu" || r.Threads != 2 || r.Code == "" || !r.OK || len(r.Outputs) != 1 {
+		t.Errorf("run --json: %+v", r)
+	}
+	code, out, errs = rlxrun(t, "bench", art, "--runs", "4", "--warmup", "1", "--threads", "1", "--json", "--profile", "--run-times")
+	if code != exitOK {
+		t.Fatalf("bench: exit %d\n%s", code, errs)
+	}
+	var b benchJSON
+	if err := json.Unmarshal([]byte(out), &b); err != nil {
+		t.Fatal(err)
+	}
+	if b.Schema != "rlxrun.bench/1" || b.Variant != "batch=1,seq=4" || b.Threads != 1 || b.Runs != 4 || len(b.RunMS) != 4 || b.Warmup != 1 ||
+		len(b.Profile) == 0 || b.P50 <= 0 || b.P99 < b.P50 {
+		t.Errorf("bench --json: %+v", b)
+	}
+	sum := 0.0
+	for _, p := range b.Profile {
+		sum += p.Percent
+		if p.Kind == "" || !strings.Contains(p.Src, "gpt.hir:") {
+			t.Errorf("profile row %+v", p)
+		}
+	}
+	if math.Abs(sum-100) > 0.01 {
+		t.Errorf("profile shares sum to %v", sum)
 	}
 }

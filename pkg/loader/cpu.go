@@ -28,6 +28,7 @@ func openCPU(weights [][]byte, opts Options) (Runtime, error) {
 func (*cpuRuntime) Device() string      { return "cpu" }
 func (*cpuRuntime) ProfilesSteps() bool { return true }
 func (*cpuRuntime) HostArena() bool     { return true }
+func (r *cpuRuntime) Threads() int      { return r.pool.Threads() }
 
 func (r *cpuRuntime) Prepare(p *lir.Program) (Executor, error) {
 	e, err := cpurt.New(p, r.weights)
@@ -54,3 +55,11 @@ func (e *cpuExecutor) Run(inputs, reuse []*tensor.Tensor, prof Profile) ([]*tens
 
 // Close unmaps the program's native code; arenas are garbage collected.
 func (e *cpuExecutor) Close() { e.exec.Close() }
+
+// Code says whether the variant runs native code, and for which level.
+func (e *cpuExecutor) Code() string {
+	if l := e.exec.NativeLevel(); l != "" {
+		return "native " + l
+	}
+	return "portable"
+}

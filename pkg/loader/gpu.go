@@ -50,6 +50,7 @@ func (*gpuRuntime) ProfilesSteps() bool { return false }
 // The arena lives on the device; outputs come back to host tensors the
 // size of the program's outputs, which the device run bounds already.
 func (*gpuRuntime) HostArena() bool { return false }
+func (*gpuRuntime) Threads() int    { return 0 }
 
 func (r *gpuRuntime) Prepare(p *lir.Program) (Executor, error) {
 	e, err := gpurt.New(r.dev, p, r.weights)

@@ -37,6 +37,7 @@ type Model struct {
 	rt        Runtime // the artifact's target's, from Targets
 	maxMemory int64   // Options.MaxMemory resolved; < 0: no limit
 	device    string  // rt.Device()
+	threads   int     // the runtime's worker threads (Runtime.Threads)
 }
 
 type variant struct {
@@ -138,7 +139,7 @@ func (m *Model) load(opts Options) error {
 	if m.rt, err = openRuntime(t, weights, opts); err != nil {
 		return &DeviceError{Target: t, Err: err}
 	}
-	m.device = m.rt.Device()
+	m.device, m.threads = m.rt.Device(), m.rt.Threads()
 	for i, v := range m.Manifest.Variants {
 		e, err := m.rt.Prepare(progs[i])
 		if err != nil {
@@ -387,3 +388,5 @@ func inputNames(sig artifact.Signature) string {
 	}
 	return strings.Join(names, ", ")
 }
+
+func bindingText(v *variant) string { return artifact.BindingText(v.info.Binding) }

@@ -39,6 +39,9 @@ type Runtime interface {
 	// HostArena reports whether each run allocates its arena and outputs
 	// in host memory (what Options.MaxMemory bounds).
 	HostArena() bool
+	// Threads is how many host worker threads run the kernels (0 where
+	// the device runs them).
+	Threads() int
 	// Prepare checks one variant's program against the target and the
 	// weights and readies it to run.
 	Prepare(p *lir.Program) (Executor, error)
