@@ -155,12 +155,14 @@ type Native struct {
 
 // NativeFunc is one generated function, of the C type
 //
-//	void name(void *const *args, int64_t lo, int64_t hi)
+//	int64_t name(void *const *args, const int64_t *bytes, int64_t lo, int64_t hi)
 //
 // args holds the base address of each buffer of the call (its inputs,
-// then its outputs); the function computes the indices [lo, hi) of its
-// range [0, N), so the runtime splits the range among its workers in
-// chunks of at least Grain.
+// then its outputs) and bytes their sizes; the function computes the
+// indices [lo, hi) of its range [0, N), so the runtime splits the range
+// among its workers in chunks of at least Grain. It returns 0, or 1
+// without touching anything when a buffer is smaller than In or Out
+// says (the compiled sizes are in its code too).
 type NativeFunc struct {
 	Name  string `msgpack:"name"` // the exported symbol
 	N     int64  `msgpack:"n"`

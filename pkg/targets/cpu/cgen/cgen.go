@@ -45,13 +45,15 @@ func Generate(prog *lir.Program, opts Options) (*lir.Program, error) {
 		}
 		// A function is named by what it computes, so equal steps share
 		// one function.
-		sum := sha256.Sum256([]byte(f.body))
+		body := guard(f.fn) + f.body
+		sum := sha256.Sum256([]byte(body))
 		f.fn.Name = "rlx_" + string(s.Op.Kind()) + "_" + hex.EncodeToString(sum[:8])
 		fi, seen := index[f.fn.Name]
 		if !seen {
 			fi = len(native.Funcs)
 			index[f.fn.Name] = fi
-			f.fn.Source = "RLX_EXPORT void " + f.fn.Name + "(void *const *args, int64_t lo, int64_t hi)\n" + f.body
+			f.fn.Source = "RLX_EXPORT int64_t " + f.fn.Name + "(void *const *args, const int64_t *bytes, int64_t lo, int64_t hi)\n{\n" +
+				body + "\treturn 0;\n}\n"
 			native.Funcs = append(native.Funcs, f.fn)
 		}
 		out.Steps[i] = lir.Step{Op: &lir.NativeCall{Func: fi, In: f.in, Out: f.out}, Src: s.Src}
@@ -60,6 +62,23 @@ func Generate(prog *lir.Program, opts Options) (*lir.Program, error) {
 		out.Native = native
 	}
 	return &out, nil
+}
+
+// guard is what every function does first: refuse buffers smaller than
+// it was compiled for (bytes holds each argument's size, inputs then
+// outputs), so a program whose tables disagree with its code cannot make
+// it read or write out of bounds, and clamp the range to [0, N).
+func guard(f lir.NativeFunc) string {
+	var b strings.Builder
+	var conds []string
+	for i, n := range append(append([]int64(nil), f.In...), f.Out...) {
+		conds = append(conds, fmt.Sprintf("bytes[%d] < %d", i, n))
+	}
+	if len(conds) > 0 {
+		fmt.Fprintf(&b, "\tif (%s) return 1;\n", strings.Join(conds, " || "))
+	}
+	fmt.Fprintf(&b, "\tif (lo < 0) lo = 0;\n\tif (hi > %d) hi = %d;\n\tif (lo >= hi) return 0;\n", f.N, f.N)
+	return b.String()
 }
 
 // kernelFor generates the function of one step, false when the step

@@ -340,3 +340,33 @@ func TestSourceIsFreestanding(t *testing.T) {
 		}
 	}
 }
+
+// TestNativeGuard: a program whose tables agree with each other but not
+// with its code (an output shrunk in the buffer table, the slot and the
+// function table alike, so the verifier passes it) is refused by the
+// function itself, which knows the sizes it was compiled for; nothing is
+// written out of bounds.
+func TestNativeGuard(t *testing.T) {
+	needToolchain(t)
+	levels := runnableLevels(t)
+	pool := parallel.NewPool(1)
+	defer pool.Close()
+	c := ewCase{name: "neg", shape: []int64{4}, in: []lir.EwIn{{DType: tensor.F32, Strides: []int64{1}}}, out: []tensor.DType{tensor.F32},
+		code: []lir.Instr{{Op: lir.EwLoad}, {Op: lir.EwNeg, Dst: 1}, {Op: lir.EwStore, Dst: 1}}}
+	p, err := Generate(ewProgram(c), Options{EwGrain: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	compileFor(t, p, levels[0])
+	out := p.Outputs[0].Buffer
+	p.Buffers[out].Bytes, p.Outputs[0].Shape, p.Native.Funcs[0].Out[0] = 8, []int64{2}, 8
+	e, err := cpurt.New(p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	_, err = e.Run(pool, []*tensor.Tensor{tensor.FromF32([]int64{4}, []float32{1, 2, 3, 4})}, nil)
+	if err == nil || !strings.Contains(err.Error(), "refused its buffers") {
+		t.Fatalf("got %v, want the function to refuse its buffers", err)
+	}
+}

@@ -11,12 +11,15 @@ import (
 // Call calls the native function at fn (from [Module.Func]), whose C
 // signature is
 //
-//	void fn(void *const *args, int64_t lo, int64_t hi);
+//	int64_t fn(void *const *args, const int64_t *bytes, int64_t lo, int64_t hi);
 //
-// on the calling goroutine, and returns when it returns. args points at
-// the kernel's array of pointers; lo and hi are the range of the work
-// it does in this call, so goroutines may call one kernel at once on
-// disjoint ranges.
+// on the calling goroutine, and returns what it returns. args points at
+// the kernel's array of pointers and bytes at the sizes of the buffers
+// they point to (a kernel refuses, with a non-zero result, buffers
+// smaller than it was compiled for, so a program inconsistent with its
+// code cannot make it write out of bounds); lo and hi are the range of
+// the work it does in this call, so goroutines may call one kernel at
+// once on disjoint ranges.
 //
 // # Why this is safe with Go's garbage collector
 //
@@ -24,7 +27,7 @@ import (
 // (runtime.cgocall) on the thread's system stack, as a cgo call does;
 // the goroutine counts as in a system call meanwhile, so the scheduler
 // and the GC go on without it and never scan or move its stack. Heap
-// objects never move in Go. args must point at memory outside the Go
+// objects never move in Go. args and bytes must point at memory outside the Go
 // stack: Go heap memory (SyscallN is //go:uintptrescapes, so the
 // compiler moves what args points at to the heap, and keeps it alive
 // for the call) or mapped memory, holding the addresses of heap or
@@ -47,6 +50,7 @@ import (
 // BenchmarkCall measures about 0.1 to 0.125 µs for an empty kernel on
 // the development VM (Zen 4, with and without cgo). Kernels take a range
 // so that this is paid once per chunk of work, not per element.
-func Call(fn uintptr, args unsafe.Pointer, lo, hi int64) {
-	purego.SyscallN(fn, uintptr(args), uintptr(lo), uintptr(hi))
+func Call(fn uintptr, args, bytes unsafe.Pointer, lo, hi int64) int64 {
+	r, _, _ := purego.SyscallN(fn, uintptr(args), uintptr(bytes), uintptr(lo), uintptr(hi))
+	return int64(r)
 }

@@ -168,7 +168,8 @@ const scaleSrc = `#include <stdint.h>
 static const float table[4] = {0.5f, 1.5f, -2.0f, 3.25f};
 static const float *const volatile halves[2] = {table, table + 2};
 
-EXPORT void scale(void *const *a, int64_t lo, int64_t hi) {
+EXPORT int64_t scale(void *const *a, const int64_t *bytes, int64_t lo, int64_t hi) {
+	if (bytes[0] < hi * 4 || bytes[1] < hi * 4) return 1;
 	const float *x = a[0];
 	float *y = a[1];
 	const float *t0 = halves[0], *t1 = halves[1];
@@ -176,10 +177,12 @@ EXPORT void scale(void *const *a, int64_t lo, int64_t hi) {
 		int64_t k = i % 4;
 		y[i] = 2 * x[i] + (k < 2 ? t0[k] : t1[k - 2]);
 	}
+	return 0;
 }
 
-EXPORT void nop(void *const *a, int64_t lo, int64_t hi) {
-	(void)a; (void)lo; (void)hi;
+EXPORT int64_t nop(void *const *a, const int64_t *bytes, int64_t lo, int64_t hi) {
+	(void)a; (void)bytes; (void)lo; (void)hi;
+	return 0;
 }
 `
 

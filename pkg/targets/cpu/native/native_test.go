@@ -204,6 +204,11 @@ func TestScale(t *testing.T) {
 				y[i] = -1
 			}
 			args := []unsafe.Pointer{unsafe.Pointer(&x[0]), unsafe.Pointer(&y[0])}
+			sizes := []int64{4 * n, 4 * n}
+			short := []int64{4 * n, 4 * (n - 2)}
+			if r := Call(fn, unsafe.Pointer(&args[0]), unsafe.Pointer(&short[0]), 0, n); r != 1 {
+				t.Fatalf("a short buffer: the kernel returned %d", r)
+			}
 			// Chunks of uneven size, from 8 goroutines; the last
 			// element is left out, and an empty and a reversed range
 			// are called too (they write nothing).
@@ -211,14 +216,16 @@ func TestScale(t *testing.T) {
 			var wg sync.WaitGroup
 			for range 8 {
 				wg.Go(func() {
-					Call(fn, unsafe.Pointer(&args[0]), 5, 5)
-					Call(fn, unsafe.Pointer(&args[0]), 9, 3)
+					Call(fn, unsafe.Pointer(&args[0]), unsafe.Pointer(&sizes[0]), 5, 5)
+					Call(fn, unsafe.Pointer(&args[0]), unsafe.Pointer(&sizes[0]), 9, 3)
 					for {
 						lo := next.Add(997) - 997
 						if lo >= n-1 {
 							return
 						}
-						Call(fn, unsafe.Pointer(&args[0]), lo, min(lo+997, n-1))
+						if r := Call(fn, unsafe.Pointer(&args[0]), unsafe.Pointer(&sizes[0]), lo, min(lo+997, n-1)); r != 0 {
+							t.Errorf("kernel returned %d", r)
+						}
 					}
 				})
 			}
@@ -608,7 +615,8 @@ func BenchmarkCall(b *testing.B) {
 		b.Fatal(err)
 	}
 	args := []unsafe.Pointer{nil, nil}
+	sizes := []int64{0, 0}
 	for b.Loop() {
-		Call(fn, unsafe.Pointer(&args[0]), 0, 1)
+		Call(fn, unsafe.Pointer(&args[0]), unsafe.Pointer(&sizes[0]), 0, 1)
 	}
 }

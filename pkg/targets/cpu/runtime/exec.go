@@ -220,7 +220,9 @@ func (e *Exec) RunInto(pool *parallel.Pool, dst, inputs []*tensor.Tensor, prof P
 			if e.native == nil {
 				return nil, fmt.Errorf("%s: a native call in a program without native code", s.Src)
 			}
-			e.native.call(pool, &p.Native.Funcs[c.Func], e.native.funcs[c.Func], c, bufs)
+			if err := e.native.call(pool, &p.Native.Funcs[c.Func], e.native.funcs[c.Func], c, bufs); err != nil {
+				return nil, fmt.Errorf("%s: %v", s.Src, err)
+			}
 		} else if err := run(pool, s, bufs); err != nil {
 			return nil, fmt.Errorf("%s: %v", s.Src, err)
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	goruntime "runtime"
 	"strings"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/rlx-project/rlx/pkg/lir"
@@ -99,24 +100,32 @@ func loadNative(n *lir.Native) (*nativeCode, error) {
 }
 
 // call runs one NativeCall step: its function over its range, in chunks
-// on the pool's workers. The argument array lives on the Go heap (it
-// does not move) and holds the buffers' base addresses; both stay alive
-// until every chunk has returned.
-func (c *nativeCode) call(pool *parallel.Pool, f *lir.NativeFunc, fn uintptr, op *lir.NativeCall, bufs [][]byte) {
-	args := make([]unsafe.Pointer, 0, len(op.In)+len(op.Out))
-	for _, b := range op.In {
+// on the pool's workers. The argument arrays live on the Go heap (they
+// do not move) and hold the buffers' base addresses and sizes; all stay
+// alive until every chunk has returned. A function refuses buffers
+// smaller than it was compiled for (the verifier has checked them
+// already; this holds whatever the tables say).
+func (c *nativeCode) call(pool *parallel.Pool, f *lir.NativeFunc, fn uintptr, op *lir.NativeCall, bufs [][]byte) error {
+	n := len(op.In) + len(op.Out)
+	args := make([]unsafe.Pointer, 0, n+1)
+	sizes := make([]int64, 0, n+1)
+	for _, b := range append(append([]lir.Buf(nil), op.In...), op.Out...) {
 		args = append(args, unsafe.Pointer(unsafe.SliceData(bufs[b])))
+		sizes = append(sizes, int64(len(bufs[b])))
 	}
-	for _, b := range op.Out {
-		args = append(args, unsafe.Pointer(unsafe.SliceData(bufs[b])))
-	}
-	if len(args) == 0 {
-		args = append(args, nil)
-	}
-	argv := unsafe.Pointer(&args[0])
+	args, sizes = append(args, nil), append(sizes, 0) // never empty
+	argv, sizev := unsafe.Pointer(&args[0]), unsafe.Pointer(&sizes[0])
+	var refused atomic.Bool
 	pool.For(int(f.N), int(f.Grain), func(lo, hi int) {
-		native.Call(fn, argv, int64(lo), int64(hi))
+		if native.Call(fn, argv, sizev, int64(lo), int64(hi)) != 0 {
+			refused.Store(true)
+		}
 	})
 	goruntime.KeepAlive(args)
+	goruntime.KeepAlive(sizes)
 	goruntime.KeepAlive(bufs)
+	if refused.Load() {
+		return fmt.Errorf("native function %s refused its buffers (%v bytes): they are smaller than it was compiled for", f.Name, sizes[:n])
+	}
+	return nil
 }
