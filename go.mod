@@ -8,6 +8,8 @@ require google.golang.org/protobuf v1.36.12
 
 require github.com/ebitengine/purego v0.11.3
 
+require gonum.org/v1/gonum v0.17.0
+
 require (
 	github.com/fsnotify/fsnotify v1.9.0 // indirect
 	github.com/go-viper/mapstructure/v2 v2.4.0 // indirect

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+
 	"github.com/rlx-project/rlx/pkg/mir"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
@@ -127,16 +130,10 @@ func matmul(attrs mir.Attrs, args []*array, out []int64) (*array, error) {
 	}
 	for bi := range am {
 		ao, bo, oo := am[bi]*M*K, bm[bi]*K*N, bi*M*N
-		for i := 0; i < M; i++ {
-			row := res.f[oo+i*N : oo+(i+1)*N]
-			for k := 0; k < K; k++ { // each row[j] still sums over k in order
-				av := a.f[ao+i*K+k]
-				brow := b.f[bo+k*N : bo+(k+1)*N]
-				for j, bv := range brow {
-					row[j] += av * bv
-				}
-			}
-			if bias != nil {
+		gemm(M, N, K, a.f[ao:ao+M*K], K, b.f[bo:bo+K*N], N, res.f[oo:oo+M*N], N)
+		if bias != nil {
+			for i := 0; i < M; i++ {
+				row := res.f[oo+i*N : oo+(i+1)*N]
 				for j := range row {
 					row[j] += bias.f[j]
 				}
@@ -240,41 +237,64 @@ func conv2d(attrs mir.Attrs, args []*array, out []int64) (*array, error) {
 		return nil, err
 	}
 	res := newArray(x.dt, out)
+	// As a product per image and group (im2col): the group's weights
+	// [og, Cg·KH·KW] times the columns [Cg·KH·KW, OH·OW], every window
+	// cell a row, zero where it falls in the padding.
 	og := O / groups // output channels per group
-	k := 0
+	taps := Cg * KH * KW
+	plane := OH * OW
+	col := make([]float64, taps*plane)
 	for n := int64(0); n < N; n++ {
-		for o := int64(0); o < O; o++ {
-			g := o / og
-			for oh := int64(0); oh < OH; oh++ {
-				for ow := int64(0); ow < OW; ow++ {
-					s := 0.0
-					if bias != nil {
-						s = bias.f[o]
-					}
-					for c := int64(0); c < Cg; c++ {
-						xc := ((n*C + g*Cg + c) * H) * W
-						wc := ((o*Cg + c) * KH) * KW
-						for i := int64(0); i < KH; i++ {
+		for g := int64(0); g < groups; g++ {
+			for c := int64(0); c < Cg; c++ {
+				xc := ((n*C + g*Cg + c) * H) * W
+				for i := int64(0); i < KH; i++ {
+					for j := int64(0); j < KW; j++ {
+						r := col[((c*KH+i)*KW+j)*plane:][:plane]
+						for oh := int64(0); oh < OH; oh++ {
 							ih := oh*stride[0] - pad[0] + i*dil[0]
-							if ih < 0 || ih >= H {
-								continue
-							}
-							for j := int64(0); j < KW; j++ {
+							for ow := int64(0); ow < OW; ow++ {
 								iw := ow*stride[1] - pad[1] + j*dil[1]
-								if iw < 0 || iw >= W {
-									continue
+								v := 0.0
+								if ih >= 0 && ih < H && iw >= 0 && iw < W {
+									v = x.f[xc+ih*W+iw]
 								}
-								s += x.f[xc+ih*W+iw] * w.f[wc+i*KW+j]
+								r[oh*OW+ow] = v
 							}
 						}
 					}
-					res.f[k] = s
-					k++
+				}
+			}
+			o0 := (n*O + g*og) * plane
+			gemm(int(og), int(plane), int(taps), w.f[g*og*taps:(g+1)*og*taps], int(taps), col, int(plane), res.f[o0:o0+og*plane], int(plane))
+			if bias != nil {
+				for o := int64(0); o < og; o++ {
+					row := res.f[o0+o*plane : o0+(o+1)*plane]
+					for q := range row {
+						row[q] += bias.f[g*og+o]
+					}
 				}
 			}
 		}
 	}
 	return finish(res, act, residual)
+}
+
+// gemm sets c (m×n, row stride ldc) to a·b for row-major a (m×k) and b
+// (k×n) in float64, with gonum's BLAS: the reference's products were plain
+// loops, and they dominated the end-to-end tests.
+func gemm(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 {
+		clear(c[:(m-1)*ldc+n])
+		return
+	}
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
+		blas64.General{Rows: m, Cols: k, Stride: lda, Data: a},
+		blas64.General{Rows: k, Cols: n, Stride: ldb, Data: b},
+		0, blas64.General{Rows: m, Cols: n, Stride: ldc, Data: c})
 }
 
 // pool2d is maxpool2d or avgpool2d (ONNX semantics). Max ignores padding;
