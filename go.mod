@@ -8,7 +8,16 @@ require google.golang.org/protobuf v1.36.12
 
 require github.com/ebitengine/purego v0.11.3
 
-require gonum.org/v1/gonum v0.17.0
+require (
+	github.com/schollz/progressbar/v3 v3.19.1
+	golang.org/x/term v0.44.0
+	gonum.org/v1/gonum v0.17.0
+)
+
+require (
+	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
+	github.com/rivo/uniseg v0.4.7 // indirect
+)
 
 require (
 	github.com/fsnotify/fsnotify v1.9.0 // indirect
@@ -27,6 +36,6 @@ require (
 	github.com/vmihailenco/msgpack/v5 v5.4.1
 	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.4 // indirect
-	golang.org/x/sys v0.29.0
+	golang.org/x/sys v0.46.0
 	golang.org/x/text v0.28.0 // indirect
 )

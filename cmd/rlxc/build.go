@@ -148,6 +148,10 @@ naming the operation and the target.
 Weights come from, in order: an inline literal or a file reference in the
 HIR, --weights FILE.safetensors (matched by name), or --random-weights SEED.
 
+Progress: on a terminal a bar shows the variants generated and the native
+code compiled; -v prints each stage with its time instead; -q prints only
+errors. Off a terminal (a log, a CI job) only the final lines are printed.
+
 Settings may also come from RLXC_* environment variables (RLXC_CACHE_DIR,
 RLXC_TARGET, ...) and from rlxc.yaml in the working directory; flags win.`,
 		Example: `  rlxc build testdata/models/mlp.hir --bind batch=1,8 --random-weights 1 -o mlp.rlx
@@ -190,8 +194,17 @@ RLXC_TARGET, ...) and from rlxc.yaml in the working directory; flags win.`,
 				Cache:            cacheFrom(v),
 				ExplainCache:     v.GetBool("explain-cache"),
 			}
-			if !v.GetBool("quiet") {
+			var bar *progressBar
+			switch {
+			case v.GetBool("quiet"):
+			case v.GetBool("verbose"):
 				opts.Log = cmd.ErrOrStderr()
+				opts.Observer = stageLog{cmd.ErrOrStderr()}
+			default:
+				opts.Log = cmd.ErrOrStderr()
+				if bar = newProgress(cmd.ErrOrStderr()); bar != nil {
+					opts.Observer = bar
+				}
 			}
 			if v.GetBool("fusion-report") {
 				opts.FusionReport = cmd.OutOrStdout()
@@ -219,7 +232,9 @@ RLXC_TARGET, ...) and from rlxc.yaml in the working directory; flags win.`,
 			if err != nil {
 				return err
 			}
-			if _, err := driver.Build(file, src, out, opts); err != nil {
+			_, err = driver.Build(file, src, out, opts)
+			bar.finish()
+			if err != nil {
 				return buildError(err)
 			}
 			if opts.Cache != nil && maxCache >= 0 {
@@ -259,6 +274,7 @@ RLXC_TARGET, ...) and from rlxc.yaml in the working directory; flags win.`,
 	f.Bool("explain-cache", false, "say why the cache missed")
 	f.Bool("fusion-report", false, "print what each fusion pass did")
 	f.BoolP("quiet", "q", false, "print nothing but errors")
+	f.BoolP("verbose", "v", false, "print each stage of the build with its time, and each variant as it is generated")
 	return cmd
 }
 

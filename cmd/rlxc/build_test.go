@@ -339,3 +339,24 @@ func TestCacheMaxSize(t *testing.T) {
 		t.Errorf("malformed size: exit %d\n%s", code, errs)
 	}
 }
+
+// TestBuildVerbose: -v prints every stage with its time and every
+// variant; without it, off a terminal, only the final lines.
+func TestBuildVerbose(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"build", "../../testdata/models/gpt.hir", "--bind", "batch=1", "--bind", "seq=4,8", "--random-weights", "1", "--no-cache", "-o", filepath.Join(dir, "m.rlx")}
+	code, _, errs := rlxc(t, "", append(args, "-v")...)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+	for _, want := range []string{"rlxc: parse and check", "rlxc: weights", "rlxc: lower", "rlxc: fuse", "rlxc: generate", "rlxc: compile native code", "rlxc: write",
+		"variant 1/2 generated (batch=1,seq=4)", "variant 2/2 generated (batch=1,seq=8)"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("-v output lacks %q:\n%s", want, errs)
+		}
+	}
+	code, _, errs = rlxc(t, "", args...)
+	if code != exitOK || strings.Contains(errs, "parse and check") || strings.Contains(errs, "\r") || !strings.Contains(errs, "rlxc: wrote") {
+		t.Errorf("default off a terminal: exit %d\n%q", code, errs)
+	}
+}

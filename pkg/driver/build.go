@@ -48,7 +48,34 @@ type Options struct {
 	Cache            *cache.Cache              // nil: no cache
 	ExplainCache     bool                      // say why the cache missed
 	Log              io.Writer                 // progress and the cache line; nil for quiet
+	Observer         Observer                  // the build's stages as they end; nil for none
 	FusionReport     io.Writer                 // where --fusion-report goes, or nil
+}
+
+// Observer watches a build: a progress display, stage timings (rlxc
+// build -v). Calls come from the building goroutine, in order.
+type Observer interface {
+	// Stage says that a stage ended and how long it took: "parse and
+	// check", "weights", "lower", "fuse", "generate", "compile native
+	// code", "write".
+	Stage(name string, d time.Duration)
+	// Variant says that variant i (from 1) of n is generated.
+	Variant(i, n int, binding string)
+}
+
+// stages times a build's stages for its Observer.
+type stages struct {
+	o    Observer
+	last time.Time
+}
+
+// done ends the stage name, started where the previous one ended.
+func (s *stages) done(name string) {
+	now := time.Now()
+	if s.o != nil {
+		s.o.Stage(name, now.Sub(s.last))
+	}
+	s.last = now
 }
 
 // Targets lists the targets rlxc can build for, with what building for
@@ -128,6 +155,7 @@ type Result struct {
 // Build compiles the HIR in src (read from file) to out.
 func Build(file string, src []byte, out string, opts Options) (*Result, error) {
 	start := time.Now()
+	st := &stages{o: opts.Observer, last: start}
 	logf := func(format string, args ...any) {
 		if opts.Log != nil {
 			fmt.Fprintf(opts.Log, format+"\n", args...)
@@ -167,6 +195,7 @@ func Build(file string, src []byte, out string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	st.done("parse and check")
 
 	// Weights first: their digest is part of the cache key.
 	ws := &lower.Weights{Dir: filepath.Dir(file), Named: opts.Params, AllowOutside: opts.AllowOutsideRefs}
@@ -186,6 +215,7 @@ func Build(file string, src []byte, out string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, &InputError{Err: err}
 	}
+	st.done("weights")
 
 	canon := hir.Format(m)
 	key := cache.Key{
@@ -217,10 +247,12 @@ func Build(file string, src []byte, out string, opts Options) (*Result, error) {
 		logf("rlxc: cache miss (%s)%s", key.Digest()[:12], why)
 	}
 
+	st.last = time.Now() // the cache lookup is not a stage
 	g, err := lower.ToMIR(m, fn, params)
 	if err != nil {
 		return nil, &InputError{Err: err}
 	}
+	st.done("lower")
 	report, err := fusion.Run(g)
 	if err != nil {
 		return nil, err
@@ -228,13 +260,15 @@ func Build(file string, src []byte, out string, opts Options) (*Result, error) {
 	if opts.FusionReport != nil {
 		fmt.Fprintf(opts.FusionReport, "fusion report for %s:\n%s", file, report)
 	}
-	sections, variants, err := generate(m, f, g, bindings, canon, wdigest, fn, opts.Compiler, backend)
+	st.done("fuse")
+	sections, variants, err := generate(m, f, g, bindings, canon, wdigest, fn, opts.Compiler, backend, st)
 	if err != nil {
 		return nil, err
 	}
 	if err := artifact.WriteFile(out, sections); err != nil {
 		return nil, err
 	}
+	st.done("write")
 	fi, err := os.Stat(out)
 	if err != nil {
 		return nil, err
@@ -373,7 +407,7 @@ func bytesText(n int64) string {
 
 // generate specializes the template for each binding and assembles the
 // artifact's sections.
-func generate(m *hir.Module, f *hir.FuncDecl, g *mir.Graph, bindings []specialize.Binding, canon []byte, wdigest, fn, compiler string, backend targets.Backend) ([]artifact.Section, []artifact.Variant, error) {
+func generate(m *hir.Module, f *hir.FuncDecl, g *mir.Graph, bindings []specialize.Binding, canon []byte, wdigest, fn, compiler string, backend targets.Backend, st *stages) ([]artifact.Section, []artifact.Variant, error) {
 	weights := backend.NewWeights()
 	var sections []artifact.Section
 	var variants []artifact.Variant
@@ -388,10 +422,15 @@ func generate(m *hir.Module, f *hir.FuncDecl, g *mir.Graph, bindings []specializ
 			return nil, nil, &InputError{Err: err}
 		}
 		plans[i] = plan
+		if st.o != nil {
+			st.o.Variant(i+1, len(bindings), bindingText(b))
+		}
 	}
+	st.done("generate")
 	if err := backend.Finish(progs); err != nil {
 		return nil, nil, err
 	}
+	st.done("compile native code")
 	for i, b := range bindings {
 		prog, plan := progs[i], plans[i]
 		raw, err := artifact.MarshalManifest(prog)

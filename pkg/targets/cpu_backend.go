@@ -26,8 +26,9 @@ type cpu struct {
 	// levels asked for cannot be built here.
 	note string
 	err  error
-	// clang is the compiler's version line, part of the tag and of each
-	// object's cache key; objects, when not nil, is that cache.
+	// clang identifies the compiler (toolchain.ClangIdentity), part of
+	// the tag and of each object's cache key; objects, when not nil, is
+	// that cache.
 	clang   string
 	objects ObjectCache
 }
@@ -46,7 +47,7 @@ func defaultCPU() *cpu {
 func newCPU(names []string, objects ObjectCache) (*cpu, error) {
 	c, err := configureCPU(names)
 	if err == nil && len(c.levels) > 0 {
-		c.clang, c.objects = toolchain.ClangVersion(), objects
+		c.clang, c.objects = toolchain.ClangIdentity(), objects
 	}
 	return c, err
 }

@@ -7,6 +7,8 @@ package toolchain
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -152,18 +154,22 @@ func CToELF(name, src string, levelFlags []string) ([]byte, error) {
 	return run(name+".c", src, name+".so", args...)
 }
 
-// ClangVersion is clang's first line of --version, which names the
-// compiler a native build used (part of its cache key), or "" without
-// clang.
-func ClangVersion() string {
-	clang, err := Clang.Path()
+// ClangIdentity names the clang a native build runs, cheaply: its
+// resolved path, size and modification time, hashed ("clang-3f2a..."), or
+// "" without clang. It is part of every native build's cache key; running
+// clang --version instead cost a cache hit about 0.1 s.
+func ClangIdentity() string {
+	p, err := Clang.Path()
 	if err != nil {
 		return ""
 	}
-	out, err := exec.Command(clang, "--version").Output()
+	if real, err := filepath.EvalSymlinks(p); err == nil {
+		p = real
+	}
+	fi, err := os.Stat(p)
 	if err != nil {
 		return ""
 	}
-	line, _, _ := strings.Cut(string(out), "\n")
-	return strings.TrimSpace(line)
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%d\x00%d", p, fi.Size(), fi.ModTime().UnixNano())))
+	return "clang-" + hex.EncodeToString(sum[:6])
 }
