@@ -51,7 +51,7 @@ func (p *progressBar) Variant(i, n int, binding string) {
 	if p.bar == nil {
 		// One step per variant, and one for compiling them.
 		p.bar = progressbar.NewOptions(n+1, progressbar.OptionSetWriter(p.w), progressbar.OptionClearOnFinish(),
-			progressbar.OptionSetWidth(30), progressbar.OptionShowCount(), progressbar.OptionThrottle(100*time.Millisecond))
+			progressbar.OptionSetWidth(30), progressbar.OptionShowCount())
 	}
 	p.bar.Describe("rlxc: generating " + binding)
 	p.bar.Add(1)
