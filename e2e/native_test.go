@@ -104,3 +104,33 @@ func TestForgedNativeCode(t *testing.T) {
 		t.Errorf("good artifact: %v\n%s", err, out)
 	}
 }
+
+// TestWithoutClang: a machine without clang builds the portable artifact
+// and says so once; asking for a CPU level there is the missing-tool exit
+// (5) with the package to install.
+func TestWithoutClang(t *testing.T) {
+	rlxc, rlxrun := tools(t)
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "bin") // a PATH with no compiler on it
+	if err := os.Mkdir(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "m.rlx")
+	args := []string{"build", "../testdata/models/gpt.hir", "--bind", "batch=1", "--bind", "seq=4", "--random-weights", "1", "--no-cache", "-o", out}
+	cmd := exec.Command(rlxc, args...)
+	cmd.Env = append(os.Environ(), "PATH="+empty)
+	msg, err := cmd.CombinedOutput()
+	if err != nil || strings.Count(string(msg), "builds portable code only here") != 1 || !strings.Contains(string(msg), "apt-get install clang") {
+		t.Fatalf("default build without clang: %v\n%s", err, msg)
+	}
+	if info := sh(t, rlxrun, out, "--fill", "random", "--json"); !strings.Contains(info, `"code": "portable"`) {
+		t.Errorf("the artifact is not portable:\n%s", info)
+	}
+	cmd = exec.Command(rlxc, append(args, "--cpu", "x86-64-v3")...)
+	cmd.Env = append(os.Environ(), "PATH="+empty)
+	msg, err = cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 5 || !strings.Contains(string(msg), "needs clang and lld") {
+		t.Errorf("--cpu x86-64-v3 without clang: %v\n%s", err, msg)
+	}
+}
