@@ -1,8 +1,693 @@
 package cgen
 
-import "github.com/rlx-project/rlx/pkg/lir"
+import (
+	"fmt"
+	"strings"
 
-// conv2d generates the function of a 2-D convolution step; not yet.
+	"github.com/rlx-project/rlx/pkg/lir"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/tuning"
+)
+
+// conv2d generates the function of a 2-D convolution step where the
+// tuning rule (tuning.NativeConv) says generated code beats the
+// runtime's kernel; false elsewhere.
 func conv2d(prog *lir.Program, op *lir.Conv2D, opts Options) (function, bool) {
-	return function{}, false
+	g := normConv(op.Geom)
+	if !convRule(tuning.ConvShape{KH: g.KH, KW: g.KW, StrideH: g.StrideH, StrideW: g.StrideW, DilH: g.DilH, DilW: g.DilW,
+		Groups: g.Groups, C: g.C, O: g.O, OH: g.OH, OW: g.OW}) {
+		return function{}, false
+	}
+	return convFunc(prog, op)
+}
+
+// convRule is the tuning rule; tests replace it to compile geometries
+// the rule leaves to the runtime.
+var convRule = tuning.NativeConv
+
+// normConv is g with strides, dilations and groups of 0 taken as 1, as
+// the runtime's kernel takes them.
+func normConv(g lir.ConvGeom) lir.ConvGeom {
+	g.StrideH, g.StrideW = max(g.StrideH, 1), max(g.StrideW, 1)
+	g.DilH, g.DilW = max(g.DilH, 1), max(g.DilW, 1)
+	g.Groups = max(g.Groups, 1)
+	return g
+}
+
+// A native convolution is a direct one over NCHW: each item of the
+// function's range is (image, group of output channels, block of output
+// positions), and each CPU level covers an item with register tiles of
+// OCB output channels by V vectors of output positions, accumulated over
+// the input channels and taps with the weights broadcast from their
+// stored layout [O, C, KH, KW] and the input loaded as vectors:
+//
+//   - flat: stride 1 with the output as wide as the input (padding that
+//     keeps the width, as "same" convolutions have): output position
+//     p = oh·OW + ow reads input p + (kh·DH - PadT)·W + kw·DW - PadL, so a
+//     tile covers consecutive positions of the flattened plane, across
+//     rows, and small planes fill whole vectors;
+//   - rows: any other geometry with a column stride of 1 or 2: a tile is
+//     a run of one output row; stride 2 loads two vectors and keeps the
+//     even lanes.
+//
+// Lanes whose tap falls in the padding (or past the item) are masked off
+// in the loads: AVX-512's and AVX2's masked loads never touch a
+// masked-off element, so no access leaves the buffers. AVX2 and the
+// fallback (NEON) also have tiles without masks where every lane is in
+// the input, and the fallback clears lanes with an and where whole
+// vectors stay in the buffer, loading lane by lane only at its two ends.
+// The output is stored with the tail masked. The epilogue is the
+// runtime's: out = act(acc + bias) + residual.
+type convPlan struct {
+	g          lir.ConvGeom
+	flat       bool
+	p          int64 // output positions per image, OH·OW
+	ocg, nog   int64 // output channels per item, groups of them
+	pb, nb     int64 // positions per item, blocks per image (flat) or per row (rows)
+	items      int64
+	bias, res  bool
+	restrictYR bool // the output and the residual share no bytes
+}
+
+// convISA is one CPU level's side of the generated code: the vector
+// type, the register tile and the masked loads and stores. Masks are
+// made from lane bits (bit l for lane l).
+type convISA struct {
+	cond     string // the preprocessor condition that selects it ("" for the fallback)
+	vl       int    // lanes
+	ocb, tv  int    // tile: output channels by vectors
+	acc      int    // the most accumulators a tile may have
+	rv, rvi  string // the float and int vector types
+	maskType string
+	// loopMask qualifies the masks the inner loop reads: AVX2 keeps them
+	// in memory (volatile), read by each masked load, since its 12
+	// accumulators leave no register for them.
+	loopMask string
+	// plain: tiles whose loads all stay in the input get a copy without
+	// masks (AVX2's masked loads cost a mask register's load each, and
+	// the fallback's go lane by lane; AVX-512's cost nothing).
+	plain bool
+	// andMask: tiles whose loads stay in the buffer (all but those at its
+	// two ends) load whole vectors and clear the lanes in the padding
+	// with an and, instead of the fallback's lane-by-lane masked loads.
+	andMask bool
+	full    string                     // the lane bits of a whole vector
+	mask    func(bits string) string   // the mask of lane bits
+	load    func(ptr, m string) string // a masked load, zero in masked-off lanes
+	store   func(ptr, v, m string) string
+	// evenLanes is the lane order of a stride-2 load's even elements
+	// (nil: in order); unperm puts lanes loaded that way back in order.
+	// AVX2 keeps the in-lane order of one vshufps and has the epilogue
+	// undo it once, instead of a lane-crossing permute per load.
+	evenLanes, unperm []int
+	// half is the level's vector of half the lanes, for the last
+	// positions of an item when they fit in it (a 7-wide plane's 49th
+	// position, a 7-wide row): half the work of a whole vector.
+	half *convISA
+}
+
+// typedefs declares the level's vector types.
+func (isa *convISA) typedefs() []string {
+	var out []string
+	for i := isa; i != nil; i = i.half {
+		out = append(out, fmt.Sprintf("typedef float %s __attribute__((vector_size(%d), unused));", i.rv, 4*i.vl),
+			fmt.Sprintf("typedef int %s __attribute__((vector_size(%d), unused));", i.rvi, 4*i.vl))
+	}
+	return out
+}
+
+// laneMask is the int vector of lane bits: all ones in the lanes whose
+// bit is set.
+func (isa *convISA) laneMask(bits string) string {
+	lanes := make([]string, isa.vl)
+	for i := range lanes {
+		lanes[i] = fmt.Sprint(1 << i)
+	}
+	return fmt.Sprintf("(((%s){%s} & (int)(%s)) != 0)", isa.rvi, strings.Join(lanes, ", "), bits)
+}
+
+// plainLoad is an unmasked load of a vector.
+func (isa *convISA) plainLoad(ptr string) string {
+	return fmt.Sprintf("({ %s r_; __builtin_memcpy(&r_, (%s), %d); r_; })", isa.rv, ptr, 4*isa.vl)
+}
+
+// even is the C expression of the even lanes of a and b (a's first), in
+// the order evenLanes says.
+func (isa *convISA) even(a, b string) string {
+	idx := make([]string, isa.vl)
+	for i := range idx {
+		idx[i] = fmt.Sprint(2 * i)
+		if isa.evenLanes != nil {
+			idx[i] = fmt.Sprint(isa.evenLanes[i])
+		}
+	}
+	return "__builtin_shufflevector(" + a + ", " + b + ", " + strings.Join(idx, ", ") + ")"
+}
+
+var convISAs = []*convISA{
+	{
+		// 32 zmm registers: 24 accumulators, 3 input vectors, and the
+		// weights as embedded broadcasts; masks in k registers.
+		cond: "defined(__AVX512F__)", vl: 16, ocb: 8, tv: 3, acc: 24, rv: "rv", rvi: "rvi",
+		maskType: "uint16_t", full: "0xffffu",
+		mask: func(bits string) string { return "(uint16_t)(" + bits + ")" },
+		load: func(ptr, m string) string {
+			return "__builtin_ia32_loadups512_mask((" + ptr + "), (rv){0}, (" + m + "))"
+		},
+		store: func(ptr, v, m string) string {
+			return "__builtin_ia32_storeups512_mask((" + ptr + "), (" + v + "), (" + m + "));"
+		},
+		half: &convISA{
+			vl: 8, ocb: 8, tv: 1, acc: 24, rv: "rh", rvi: "rhi", maskType: "uint8_t", full: "0xffu",
+			mask: func(bits string) string { return "(uint8_t)(" + bits + ")" },
+			load: func(ptr, m string) string {
+				return "__builtin_ia32_loadups256_mask((const rh *)(" + ptr + "), (rh){0}, (" + m + "))"
+			},
+			store: func(ptr, v, m string) string {
+				return "__builtin_ia32_storeups256_mask((rh *)(" + ptr + "), (" + v + "), (" + m + "));"
+			},
+		},
+	},
+	{
+		// 16 ymm registers: 12 accumulators, 2 input vectors and a weight
+		// broadcast.
+		cond: "defined(__AVX2__) && defined(__FMA__)", vl: 8, ocb: 6, tv: 2, acc: 12, rv: "rv", rvi: "rvi",
+		maskType: "rvi", loopMask: "volatile ", plain: true, full: "0xffu",
+		mask: func(bits string) string {
+			return "(((rvi){1, 2, 4, 8, 16, 32, 64, 128} & (int)(" + bits + ")) != 0)"
+		},
+		load: func(ptr, m string) string {
+			return "__builtin_ia32_maskloadps256((const rv *)(" + ptr + "), (" + m + "))"
+		},
+		store: func(ptr, v, m string) string {
+			return "__builtin_ia32_maskstoreps256((rv *)(" + ptr + "), (" + m + "), (" + v + "));"
+		},
+		evenLanes: []int{0, 2, 8, 10, 4, 6, 12, 14},
+		unperm:    []int{0, 1, 4, 5, 2, 3, 6, 7},
+	},
+	{
+		// NEON (and any other machine): 32 registers of 4 lanes; lanes
+		// under a partial mask are loaded and stored one by one.
+		vl: 4, ocb: 8, tv: 3, acc: 24, rv: "rv", rvi: "rvi",
+		maskType: "uint32_t", plain: true, andMask: true, full: "0xfu",
+		mask: func(bits string) string { return "(uint32_t)(" + bits + ")" },
+		load: func(ptr, m string) string {
+			return "({ const float *p_ = (" + ptr + "); uint32_t m_ = (" + m + "); rv r_ = {0}; " +
+				"if (m_ == 0xfu) __builtin_memcpy(&r_, p_, 16); " +
+				"else { if (m_ & 1u) r_[0] = p_[0]; if (m_ & 2u) r_[1] = p_[1]; if (m_ & 4u) r_[2] = p_[2]; if (m_ & 8u) r_[3] = p_[3]; } r_; })"
+		},
+		store: func(ptr, v, m string) string {
+			return "{ float *p_ = (" + ptr + "); uint32_t m_ = (" + m + "); rv v_ = (" + v + "); " +
+				"if (m_ == 0xfu) __builtin_memcpy(p_, &v_, 16); " +
+				"else { if (m_ & 1u) p_[0] = v_[0]; if (m_ & 2u) p_[1] = v_[1]; if (m_ & 4u) p_[2] = v_[2]; if (m_ & 8u) p_[3] = v_[3]; } }"
+		},
+	},
+}
+
+// planConv says how a convolution is generated, false for one the
+// generator does not handle: groups, a column stride over 2, an
+// activation other than the piecewise-linear ones, empty or overflowing
+// sizes, or an output sharing bytes with what it reads.
+func planConv(prog *lir.Program, op *lir.Conv2D) (convPlan, bool) {
+	g := normConv(op.Geom)
+	ep := op.Epilogue
+	switch {
+	case g.Groups != 1, g.StrideW > 2,
+		min(g.N, g.C, g.H, g.W, g.O, g.KH, g.KW, g.OH, g.OW) < 1,
+		min(g.PadT, g.PadL, g.PadB, g.PadR) < 0:
+		return convPlan{}, false
+	}
+	switch ep.Act {
+	case lir.ActNone, lir.ActRelu, lir.ActLeakyRelu, lir.ActClamp:
+	default:
+		return convPlan{}, false
+	}
+	for _, v := range [][]int64{{g.N, g.C, g.H, g.W}, {g.O, g.C, g.KH, g.KW}, {g.N, g.O, g.OH, g.OW}, {g.OH, g.StrideH, g.KH, g.DilH}, {g.OW, g.StrideW, g.KW, g.DilW}} {
+		if n, ok := product(v); !ok || n > 1<<40 {
+			return convPlan{}, false
+		}
+	}
+	pl := convPlan{g: g, p: g.OH * g.OW, bias: ep.Bias != lir.NoBuf, res: ep.Residual != lir.NoBuf, restrictYR: true}
+	for _, b := range []lir.Buf{op.X, op.W, ep.Bias} {
+		if b != lir.NoBuf && sameBytes(prog, op.Out, b) {
+			return convPlan{}, false
+		}
+	}
+	if pl.res && sameBytes(prog, op.Out, ep.Residual) {
+		// Each element of the residual is read just before the same
+		// element of the output is written: exact aliasing is fine.
+		if prog.Buffers[op.Out].Offset != prog.Buffers[ep.Residual].Offset {
+			return convPlan{}, false
+		}
+		pl.restrictYR = false
+	}
+	pl.flat = g.StrideH == 1 && g.StrideW == 1 && g.OW == g.W
+	pl.ocg = min(g.O, tuning.NativeConvChannels)
+	pl.nog = (g.O + pl.ocg - 1) / pl.ocg
+	pl.pb = tuning.NativeConvPositions
+	if pl.flat {
+		pl.nb = (pl.p + pl.pb - 1) / pl.pb
+		pl.items = g.N * pl.nog * pl.nb
+	} else {
+		pl.nb = (g.OW + pl.pb - 1) / pl.pb
+		pl.items = g.N * pl.nog * g.OH * pl.nb
+	}
+	return pl, true
+}
+
+// convFunc generates the function of a convolution the generator
+// handles.
+func convFunc(prog *lir.Program, op *lir.Conv2D) (function, bool) {
+	pl, ok := planConv(prog, op)
+	if !ok {
+		return function{}, false
+	}
+	g := pl.g
+	kk := g.KH * g.KW
+	span := pl.p // positions an item may cover
+	if !pl.flat {
+		span = g.OW
+	}
+	itemFlops := 2 * pl.ocg * min(pl.pb, span) * g.C * kk
+	f := function{fn: lir.NativeFunc{N: pl.items, Grain: max(1, tuning.NativeConvChunkFlops/itemFlops)}}
+	f.in = []lir.Buf{op.X, op.W}
+	f.fn.In = []int64{g.N * g.C * g.H * g.W * 4, g.O * g.C * kk * 4}
+	if pl.bias {
+		f.in = append(f.in, op.Epilogue.Bias)
+		f.fn.In = append(f.fn.In, g.O*4)
+	}
+	if pl.res {
+		f.in = append(f.in, op.Epilogue.Residual)
+		f.fn.In = append(f.fn.In, g.N*g.O*pl.p*4)
+	}
+	f.out = []lir.Buf{op.Out}
+	f.fn.Out = []int64{g.N * g.O * pl.p * 4}
+
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	w("{\n")
+	mode := "rows"
+	if pl.flat {
+		mode = "flat"
+	}
+	w("\t/* conv2d %s: N=%d C=%d %dx%d -> O=%d %dx%d, kernel %dx%d, stride %dx%d, dilation %dx%d, pad %d,%d,%d,%d, act %s */\n",
+		mode, g.N, g.C, g.H, g.W, g.O, g.OH, g.OW, g.KH, g.KW,
+		g.StrideH, g.StrideW, g.DilH, g.DilW, g.PadT, g.PadL, g.PadB, g.PadR, op.Epilogue.Act)
+	w("\tconst float *restrict x = (const float *)args[0];\n")
+	w("\tconst float *restrict wt = (const float *)args[1];\n")
+	arg := 2
+	if pl.bias {
+		w("\tconst float *restrict bias = (const float *)args[%d];\n", arg)
+		arg++
+	}
+	yr := "restrict "
+	if !pl.restrictYR {
+		yr = ""
+	}
+	if pl.res {
+		w("\tconst float *%sres = (const float *)args[%d];\n", yr, arg)
+		arg++
+	}
+	w("\tfloat *%sy = (float *)args[%d];\n", yr, arg)
+	for i, isa := range convISAs {
+		switch {
+		case i == 0:
+			w("#if %s\n", isa.cond)
+		case isa.cond != "":
+			w("#elif %s\n", isa.cond)
+		default:
+			w("#else\n")
+		}
+		genConvLevel(&b, &pl, op.Epilogue, isa)
+	}
+	w("#endif\n}\n")
+	f.body = b.String()
+	return f, true
+}
+
+// genConvLevel writes one level's loop over the items of [lo, hi).
+func genConvLevel(b *strings.Builder, pl *convPlan, ep lir.Epilogue, isa *convISA) {
+	g := pl.g
+	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	vl, tv, ocb := int64(isa.vl), int64(isa.tv), int64(isa.ocb)
+	// Where an item has fewer positions than the tile's vectors hold, the
+	// tile has fewer vectors and more channels.
+	end := pl.p // the positions tiles run over: the plane (flat) or a row
+	if !pl.flat {
+		end = g.OW
+	}
+	if need := (min(end, pl.pb) + vl - 1) / vl; need < tv {
+		tv = need
+		ocb = min(int64(isa.acc)/tv, pl.ocg)
+	}
+	ocb = fitSets(ocb, 4*g.C*g.KH*g.KW)
+	w("\t{\n")
+	for _, l := range isa.typedefs() {
+		w("\t%s\n", l)
+	}
+	w("\tfor (int64_t it = lo; it < hi; it++) {\n")
+	if pl.flat {
+		w("\t\tint64_t blk = it %% %d, r_ = it / %d;\n", pl.nb, pl.nb)
+	} else {
+		w("\t\tint64_t blk = it %% %d, r_ = it / %d;\n", pl.nb*g.OH, pl.nb*g.OH)
+		w("\t\tint64_t oh = blk / %d;\n", pl.nb)
+		w("\t\tblk -= oh * %d;\n", pl.nb)
+	}
+	w("\t\tint64_t og = r_ %% %d, n = r_ / %d;\n", pl.nog, pl.nog)
+	w("\t\tint64_t oc0 = og * %d, oc1 = oc0 + %d < %d ? oc0 + %d : %d;\n", pl.ocg, pl.ocg, g.O, pl.ocg, g.O)
+	// q: positions along the flattened plane (flat) or the row (rows).
+	w("\t\tint64_t q0 = blk * %d, q1 = q0 + %d < %d ? q0 + %d : %d;\n", pl.pb, pl.pb, end, pl.pb, end)
+	w("\t\tconst float *xn = x + n * %d;\n", g.C*g.H*g.W)
+	w("\t\tfloat *yn = y + n * %d;\n", g.O*pl.p)
+	if pl.res {
+		w("\t\tconst float *rn = res + n * %d;\n", g.O*pl.p)
+	}
+	w("\t\tfor (int64_t qt = q0; qt < q1; qt += %d) {\n", tv*vl)
+	w("\t\t\tint64_t nq = q1 - qt;\n")
+	w("\t\t\tint nv = nq >= %d ? %d : (int)((nq + %d) / %d);\n", tv*vl, tv, vl-1, vl)
+	w("\t\t\t(void)nv;\n")
+	// Lane bits: tm, the lanes in the item; flat: rb[kh] and cb[kw], the
+	// lanes whose tap row and column are in the input; rows: cb[kw], and
+	// for stride 2 the raw lanes of the two loads, cb[kw][v][0/1].
+	w("\t\t\tuint32_t tm[%d];\n", tv)
+	switch {
+	case pl.flat:
+		w("\t\t\tuint32_t rb[%d][%d], cb[%d][%d];\n", g.KH, tv, g.KW, tv)
+	case g.StrideW == 1:
+		w("\t\t\tuint32_t cb[%d][%d];\n", g.KW, tv)
+	default:
+		w("\t\t\tuint32_t cb[%d][%d][2];\n", g.KW, tv)
+	}
+	w("\t\t\tfor (int v = 0; v < %d; v++) {\n", tv)
+	w("\t\t\t\ttm[v] = 0;\n")
+	switch {
+	case pl.flat:
+		w("\t\t\t\tfor (int k = 0; k < %d; k++) rb[k][v] = 0;\n", g.KH)
+		w("\t\t\t\tfor (int k = 0; k < %d; k++) cb[k][v] = 0;\n", g.KW)
+		w("\t\t\t\tfor (int l = 0; l < %d; l++) {\n", vl)
+		w("\t\t\t\t\tint64_t q = qt + v * %d + l;\n", vl)
+		w("\t\t\t\t\tif (q >= q1) break;\n")
+		w("\t\t\t\t\tint64_t oh = q / %d, ow = q - oh * %d;\n", g.OW, g.OW)
+		w("\t\t\t\t\ttm[v] |= 1u << l;\n")
+		w("\t\t\t\t\tfor (int k = 0; k < %d; k++) if ((uint64_t)(oh + k * %d - %d) < %du) rb[k][v] |= 1u << l;\n", g.KH, g.DilH, g.PadT, g.H)
+		w("\t\t\t\t\tfor (int k = 0; k < %d; k++) if ((uint64_t)(ow + k * %d - %d) < %du) cb[k][v] |= 1u << l;\n", g.KW, g.DilW, g.PadL, g.W)
+		w("\t\t\t\t}\n")
+	case g.StrideW == 1:
+		w("\t\t\t\tfor (int k = 0; k < %d; k++) cb[k][v] = 0;\n", g.KW)
+		w("\t\t\t\tfor (int l = 0; l < %d; l++) {\n", vl)
+		w("\t\t\t\t\tint64_t ow = qt + v * %d + l;\n", vl)
+		w("\t\t\t\t\tif (ow >= q1) break;\n")
+		w("\t\t\t\t\ttm[v] |= 1u << l;\n")
+		w("\t\t\t\t\tfor (int k = 0; k < %d; k++) if ((uint64_t)(ow + k * %d - %d) < %du) cb[k][v] |= 1u << l;\n", g.KW, g.DilW, g.PadL, g.W)
+		w("\t\t\t\t}\n")
+	default:
+		w("\t\t\t\tfor (int k = 0; k < %d; k++) cb[k][v][0] = cb[k][v][1] = 0;\n", g.KW)
+		w("\t\t\t\tfor (int l = 0; l < %d; l++) {\n", vl)
+		w("\t\t\t\t\tint64_t ow = qt + v * %d + l;\n", vl)
+		w("\t\t\t\t\tif (ow >= q1) break;\n")
+		w("\t\t\t\t\ttm[v] |= 1u << l;\n")
+		w("\t\t\t\t\tint j = 2 * l, h = j / %d;\n", vl)
+		w("\t\t\t\t\tj -= h * %d;\n", vl)
+		w("\t\t\t\t\tfor (int k = 0; k < %d; k++) if ((uint64_t)(ow * 2 + k * %d - %d) < %du) cb[k][v][h] |= 1u << j;\n", g.KW, g.DilW, g.PadL, g.W)
+		w("\t\t\t\t}\n")
+	}
+	w("\t\t\t}\n")
+	if pl.flat && isa.plain {
+		// inner: every lane of the tile's vectors reads every tap from
+		// the input, so the loads need no masks.
+		w("\t\t\tuint32_t all = %s;\n", isa.full)
+		w("\t\t\tfor (int v = 0; v < (nv > 1 ? %d : 1); v++) {\n", tv)
+		w("\t\t\t\tfor (int k = 0; k < %d; k++) all &= rb[k][v];\n", g.KH)
+		w("\t\t\t\tfor (int k = 0; k < %d; k++) all &= cb[k][v];\n", g.KW)
+		w("\t\t\t}\n")
+		w("\t\t\tint inner = all == %s;\n", isa.full)
+	}
+	// The channel tiles: whole ones, then the remainder this layer has.
+	rems := map[int64]bool{}
+	for og := int64(0); og < pl.nog; og++ {
+		if r := min(pl.ocg, g.O-og*pl.ocg) % ocb; r != 0 {
+			rems[r] = true
+		}
+	}
+	w("\t\t\tfor (int64_t oc = oc0; oc < oc1; oc += %d) {\n", ocb)
+	w("\t\t\t\tint64_t no = oc1 - oc;\n")
+	w("\t\t\t\tif (no >= %d) {\n", ocb)
+	genConvTiles(b, pl, ep, isa, ocb, tv)
+	for r := ocb - 1; r > 0; r-- {
+		if rems[r] {
+			w("\t\t\t\t} else if (no == %d) {\n", r)
+			genConvTiles(b, pl, ep, isa, r, tv)
+		}
+	}
+	w("\t\t\t\t}\n")
+	w("\t\t\t}\n")
+	w("\t\t}\n")
+	w("\t}\n")
+	w("\t}\n")
+}
+
+// fitSets is the most output channels, up to want, whose weight rows
+// (stride bytes apart, read in step) fall at most
+// tuning.NativeConvStreamsPerSet to an L1 set: rows a multiple of 4 KiB
+// apart (512 channels of 3x3, or 1024 of 1x1) all map to the same sets,
+// and more of them than the cache has ways evict each other on every
+// input channel.
+func fitSets(want, stride int64) int64 {
+	for ocb := want; ocb > 1; ocb-- {
+		sets := map[int64]int{}
+		worst := 0
+		for o := range ocb {
+			s := o * stride % tuning.NativeConvL1SetPeriod / 64
+			sets[s]++
+			worst = max(worst, sets[s])
+		}
+		if worst <= tuning.NativeConvStreamsPerSet {
+			return ocb
+		}
+	}
+	return 1
+}
+
+// tileLoads is how a tile loads its input vectors.
+type tileLoads int
+
+const (
+	loadsMasked tileLoads = iota // the level's masked loads
+	loadsPlain                   // whole vectors: every lane is in the input
+	loadsAnd                     // whole vectors in the buffer, and-ed with the lane masks
+)
+
+// genConvTiles writes the tiles of ocb channels, one per vector count
+// (and for the last vector of an item, a half vector where the level
+// has one and the positions fit), each without masks where its loads
+// stay in the input and with them elsewhere.
+func genConvTiles(b *strings.Builder, pl *convPlan, ep lir.Epilogue, isa *convISA, ocb, tv int64) {
+	g := pl.g
+	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	chw := g.C * g.H * g.W
+	variants := func(vi *convISA, nv int64) {
+		if !vi.plain {
+			genConvTile(b, pl, ep, isa, vi, ocb, nv, loadsMasked)
+			return
+		}
+		vl := int64(vi.vl)
+		if pl.flat {
+			// inner: every lane of the tile's vectors reads every tap
+			// from the input.
+			w("\t\t\t\t\tif (inner) {\n")
+		} else {
+			// A run of a row whose every tap is in the input and whose
+			// vectors are whole.
+			w("\t\t\t\t\tif (qt + %d <= q1 && qt * %d >= %d && qt * %d <= %d) {\n", nv*vl, g.StrideW, g.PadL, g.StrideW,
+				g.W-1+g.PadL-(g.KW-1)*g.DilW-(g.StrideW*nv*vl-1))
+		}
+		genConvTile(b, pl, ep, isa, vi, ocb, nv, loadsPlain)
+		if vi.andMask {
+			// Every whole vector the tile loads lies in the input buffer
+			// (bounds relative to x: the lowest and past the highest
+			// float read).
+			if pl.flat {
+				w("\t\t\t\t\t} else if (n * %d + qt - %d >= 0 && n * %d + qt + %d <= %d) {\n",
+					chw, g.PadT*g.W+g.PadL, chw, (g.C-1)*g.H*g.W+((g.KH-1)*g.DilH-g.PadT)*g.W-g.PadL+(g.KW-1)*g.DilW+nv*vl, g.N*chw)
+			} else {
+				w("\t\t\t\t\t} else if (n * %d + (oh * %d < %d ? 0 : oh * %d - %d) * %d + qt * %d - %d >= 0 &&\n", chw, g.StrideH, g.PadT, g.StrideH, g.PadT, g.W, g.StrideW, g.PadL)
+				w("\t\t\t\t\t\tn * %d + (oh * %d + %d < %d ? oh * %d + %d : %d) * %d + qt * %d + %d <= %d) {\n",
+					chw, g.StrideH, (g.KH-1)*g.DilH-g.PadT, g.H-1, g.StrideH, (g.KH-1)*g.DilH-g.PadT, g.H-1, g.W, g.StrideW,
+					(g.C-1)*g.H*g.W-g.PadL+(g.KW-1)*g.DilW+nv*vl*g.StrideW, g.N*chw)
+			}
+			genConvTile(b, pl, ep, isa, vi, ocb, nv, loadsAnd)
+		}
+		w("\t\t\t\t\t} else {\n")
+		genConvTile(b, pl, ep, isa, vi, ocb, nv, loadsMasked)
+		w("\t\t\t\t\t}\n")
+	}
+	// A tile of tv vectors runs any count of them above 1 (the vectors
+	// past the item masked off: one item of a layer at most), so only
+	// the last vector of an item has tiles of its own.
+	if tv > 1 {
+		w("\t\t\t\t\tif (nv > 1) {\n")
+		variants(isa, tv)
+		w("\t\t\t\t\t} else {\n")
+	}
+	if isa.half != nil {
+		w("\t\t\t\t\tif (nq <= %d) {\n", isa.half.vl)
+		variants(isa.half, 1)
+		w("\t\t\t\t\t} else {\n")
+		variants(isa, 1)
+		w("\t\t\t\t\t}\n")
+	} else {
+		variants(isa, 1)
+	}
+	if tv > 1 {
+		w("\t\t\t\t\t}\n")
+	}
+}
+
+// genConvTile writes one register tile: ocb output channels by nv
+// vectors (of vi, the level's vectors or its half ones) of positions
+// from qt, accumulated over the taps and input channels, then the
+// epilogue and the stores. The lane bits are the level's (isa's); a half
+// vector's lanes are the low bits of its first vector.
+func genConvTile(b *strings.Builder, pl *convPlan, ep lir.Epilogue, isa, vi *convISA, ocb, nv int64, loads tileLoads) {
+	g := pl.g
+	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	const ind = "\t\t\t\t\t\t"
+	vl := int64(vi.vl)
+	ckk := g.C * g.KH * g.KW
+	w(ind+"%s", vi.rv)
+	for o := range ocb {
+		for v := range nv {
+			if o > 0 || v > 0 {
+				w(",")
+			}
+			w(" a%d_%d = {0}", o, v)
+		}
+	}
+	w(";\n")
+	w(ind+"const float *wo = wt + oc * %d;\n", ckk)
+	// rawBits are the lane bits of stride-2 load h (0 or 1) of vector v.
+	rawBits := func(kw, v, h int64) string {
+		if vi == isa {
+			return fmt.Sprintf("cb[%d][%d][%d]", kw, v, h)
+		}
+		return fmt.Sprintf("(cb[%d][0][0] >> %d)", kw, h*vl) // the half vector's raw lanes are the first load's
+	}
+	// maskDecl declares a mask of lane bits as the loads use it.
+	maskDecl := func(prefix, name, bits string) {
+		if loads == loadsAnd {
+			w(ind+"%s%s %s = %s;\n", prefix, vi.rvi, name, vi.laneMask(bits))
+		} else {
+			w(ind+"%s%s%s %s = %s;\n", prefix, vi.loopMask, vi.maskType, name, vi.mask(bits))
+		}
+	}
+	if !pl.flat && loads != loadsPlain {
+		for kw := range g.KW {
+			for v := range nv {
+				if g.StrideW == 1 {
+					maskDecl("", fmt.Sprintf("m%d_%d", kw, v), fmt.Sprintf("cb[%d][%d]", kw, v))
+				} else {
+					maskDecl("", fmt.Sprintf("m%d_%d", kw, v), rawBits(kw, v, 0))
+					maskDecl("", fmt.Sprintf("n%d_%d", kw, v), rawBits(kw, v, 1))
+				}
+			}
+		}
+	}
+	w(ind+"for (int kh = 0; kh < %d; kh++) {\n", g.KH)
+	if pl.flat {
+		if loads != loadsPlain {
+			for kw := range g.KW {
+				for v := range nv {
+					maskDecl("\t", fmt.Sprintf("m%d_%d", kw, v), fmt.Sprintf("rb[kh][%d] & cb[%d][%d]", v, kw, v))
+				}
+			}
+		}
+		w(ind+"\tconst float *xk = xn + qt + (kh * %d - %d) * %d - %d;\n", g.DilH, g.PadT, g.W, g.PadL)
+	} else {
+		w(ind+"\tint64_t ih = oh * %d + kh * %d - %d;\n", g.StrideH, g.DilH, g.PadT)
+		w(ind+"\tif ((uint64_t)ih >= %du) continue;\n", g.H)
+		w(ind+"\tconst float *xk = xn + ih * %d + qt * %d - %d;\n", g.W, g.StrideW, g.PadL)
+	}
+	w(ind+"\tconst float *wk = wo + kh * %d;\n", g.KW)
+	w(ind+"\tfor (int64_t ic = 0; ic < %d; ic++) {\n", g.C)
+	w(ind+"\t\tconst float *xc = xk + ic * %d;\n", g.H*g.W)
+	w(ind+"\t\tconst float *wc = wk + ic * %d;\n", g.KH*g.KW)
+	load := func(off int64, m string) string {
+		switch loads {
+		case loadsPlain:
+			return vi.plainLoad(fmt.Sprintf("xc + %d", off))
+		case loadsAnd:
+			return fmt.Sprintf("(%s)((%s)%s & %s)", vi.rv, vi.rvi, vi.plainLoad(fmt.Sprintf("xc + %d", off)), m)
+		}
+		return vi.load(fmt.Sprintf("xc + %d", off), m)
+	}
+	for kw := range g.KW {
+		w(ind + "\t\t{\n")
+		for v := range nv {
+			off := kw*g.DilW + v*vl*g.StrideW
+			if g.StrideW == 1 {
+				w(ind+"\t\t\t%s x%d = %s;\n", vi.rv, v, load(off, fmt.Sprintf("m%d_%d", kw, v)))
+			} else {
+				w(ind+"\t\t\t%s x%d = %s;\n", vi.rv, v, vi.even(load(off, fmt.Sprintf("m%d_%d", kw, v)), load(off+vl, fmt.Sprintf("n%d_%d", kw, v))))
+			}
+		}
+		for o := range ocb {
+			w(ind+"\t\t\tfloat w%d = wc[%d];\n", o, o*ckk+kw)
+		}
+		for o := range ocb {
+			for v := range nv {
+				w(ind+"\t\t\ta%d_%d += x%d * w%d;\n", o, v, v, o)
+			}
+		}
+		w(ind + "\t\t}\n")
+	}
+	w(ind + "\t}\n")
+	w(ind + "}\n")
+	// The epilogue: act(acc + bias) + residual, stored with the tail
+	// masked.
+	pos := "qt"
+	if !pl.flat {
+		pos = fmt.Sprintf("oh * %d + qt", g.OW)
+	}
+	w(ind+"float *yo = yn + oc * %d + %s;\n", pl.p, pos)
+	if pl.res {
+		w(ind+"const float *ro = rn + oc * %d + %s;\n", pl.p, pos)
+	}
+	for v := range nv {
+		w(ind+"%s t%d = %s;\n", vi.maskType, v, vi.mask(fmt.Sprintf("tm[%d]", v)))
+	}
+	rv, rvi := vi.rv, vi.rvi
+	for o := range ocb {
+		for v := range nv {
+			if g.StrideW == 2 && vi.unperm != nil {
+				idx := make([]string, len(vi.unperm))
+				for i, l := range vi.unperm {
+					idx[i] = fmt.Sprint(l)
+				}
+				w(ind+"{\n"+ind+"\t%s s = __builtin_shufflevector(a%d_%d, a%d_%d, %s);\n", rv, o, v, o, v, strings.Join(idx, ", "))
+			} else {
+				w(ind+"{\n"+ind+"\t%s s = a%d_%d;\n", rv, o, v)
+			}
+			if pl.bias {
+				w(ind+"\ts += bias[oc + %d];\n", o)
+			}
+			switch ep.Act {
+			case lir.ActRelu:
+				w(ind+"\ts = (%s)((%s)s & ~(s < 0));\n", rv, rvi)
+			case lir.ActLeakyRelu:
+				w(ind+"\t%s k = s < 0;\n", rvi)
+				w(ind+"\ts = (%s)(((%s)(s * %s) & k) | ((%s)s & ~k));\n", rv, rvi, literal(ep.Alpha, computeFloat), rvi)
+			case lir.ActClamp:
+				// The runtime's order: below lo is lo, else above hi is hi
+				// (NaN stays).
+				lo, hi := literal(ep.Min, computeFloat), literal(ep.Max, computeFloat)
+				w(ind+"\t%s kh = s > %s, kl = s < %s;\n", rvi, hi, lo)
+				w(ind+"\ts = (%s)(((%s)((%s){0} + %s) & kh) | ((%s)s & ~kh));\n", rv, rvi, rv, hi, rvi)
+				w(ind+"\ts = (%s)(((%s)((%s){0} + %s) & kl) | ((%s)s & ~kl));\n", rv, rvi, rv, lo, rvi)
+			}
+			if pl.res {
+				w(ind+"\ts += %s;\n", vi.load(fmt.Sprintf("ro + %d", int64(o)*pl.p+v*vl), fmt.Sprintf("t%d", v)))
+			}
+			w(ind+"\t%s\n", vi.store(fmt.Sprintf("yo + %d", int64(o)*pl.p+v*vl), "s", fmt.Sprintf("t%d", v)))
+			w(ind + "}\n")
+		}
+	}
 }

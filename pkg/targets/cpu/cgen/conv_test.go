@@ -1,0 +1,425 @@
+package cgen
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/rlx-project/rlx/pkg/lir"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/native"
+	cpurt "github.com/rlx-project/rlx/pkg/targets/cpu/runtime"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/tuning"
+	"github.com/rlx-project/rlx/pkg/targets/toolchain"
+	"github.com/rlx-project/rlx/pkg/tensor"
+)
+
+// convEpi is an epilogue of a test convolution.
+type convEpi struct {
+	name      string
+	bias, res bool
+	act       lir.Activation
+	alpha     float64
+	lo, hi    float64
+}
+
+var (
+	epiNone        = convEpi{name: "none"}
+	epiBias        = convEpi{name: "bias", bias: true}
+	epiBiasRelu    = convEpi{name: "bias+relu", bias: true, act: lir.ActRelu}
+	epiBiasResRelu = convEpi{name: "bias+res+relu", bias: true, res: true, act: lir.ActRelu}
+	epiBiasRes     = convEpi{name: "bias+res", bias: true, res: true}
+	epiClamp       = convEpi{name: "clamp", bias: true, act: lir.ActClamp, lo: 0, hi: 0.5}
+	epiLeaky       = convEpi{name: "leaky", res: true, act: lir.ActLeakyRelu, alpha: 0.1}
+)
+
+// geom is a convolution's geometry with its output size computed.
+func geom(n, c, h, w, o, kh, kw, sh, sw, pt, pl, pb, pr, dh, dw int64) lir.ConvGeom {
+	g := lir.ConvGeom{N: n, C: c, H: h, W: w, O: o, KH: kh, KW: kw, StrideH: sh, StrideW: sw,
+		PadT: pt, PadL: pl, PadB: pb, PadR: pr, DilH: dh, DilW: dw, Groups: 1}
+	g.OH = (h+pt+pb-dh*(kh-1)-1)/sh + 1
+	g.OW = (w+pl+pr-dw*(kw-1)-1)/sw + 1
+	return g
+}
+
+// sq is a square convolution: k x k, stride s, pad p on every side.
+func sq(n, c, hw, o, k, s, p int64) lir.ConvGeom {
+	return geom(n, c, hw, hw, o, k, k, s, s, p, p, p, p, 1, 1)
+}
+
+// convProgram is a program of one convolution: x, the weights, then the
+// bias and the residual where the epilogue has them are inputs, the
+// result the output.
+func convProgram(g lir.ConvGeom, e convEpi) *lir.Program {
+	p := &lir.Program{}
+	input := func(name string, shape ...int64) lir.Buf {
+		n := int64(1)
+		for _, d := range shape {
+			n *= d
+		}
+		b := lir.Buf(len(p.Buffers))
+		p.Inputs = append(p.Inputs, lir.Slot{Name: name, DType: "f32", Shape: shape, Buffer: len(p.Buffers)})
+		p.Buffers = append(p.Buffers, lir.Buffer{Kind: lir.BufInput, Index: len(p.Inputs) - 1, Bytes: 4 * n})
+		return b
+	}
+	op := &lir.Conv2D{Geom: g, Epilogue: lir.NoEpilogue()}
+	op.X = input("x", g.N, g.C, g.H, g.W)
+	op.W = input("w", g.O, g.C/max(g.Groups, 1), g.KH, g.KW)
+	if e.bias {
+		op.Epilogue.Bias = input("bias", g.O)
+	}
+	if e.res {
+		op.Epilogue.Residual = input("res", g.N, g.O, g.OH, g.OW)
+	}
+	op.Epilogue.Act, op.Epilogue.Alpha = e.act, e.alpha
+	op.Epilogue.Min, op.Epilogue.Max = math.Inf(-1), math.Inf(1)
+	if e.act == lir.ActClamp {
+		op.Epilogue.Min, op.Epilogue.Max = e.lo, e.hi
+	}
+	op.Out = lir.Buf(len(p.Buffers))
+	p.Outputs = []lir.Slot{{Name: "y", DType: "f32", Shape: []int64{g.N, g.O, g.OH, g.OW}, Buffer: len(p.Buffers)}}
+	p.Buffers = append(p.Buffers, lir.Buffer{Kind: lir.BufOutput, Bytes: 4 * g.N * g.O * g.OH * g.OW})
+	p.Steps = []lir.Step{{Op: op, Src: "t.hir:1:1 conv2d"}}
+	return p
+}
+
+// nativeConv is p (one convolution) with its step generated whatever the
+// tuning rule says, false where the generator does not handle it.
+func nativeConv(p *lir.Program) (*lir.Program, bool) {
+	defer func(rule func(tuning.ConvShape) bool) { convRule = rule }(convRule)
+	convRule = func(tuning.ConvShape) bool { return true }
+	out, err := Generate(p, Options{EwGrain: tuning.NativeEwGrain})
+	if err != nil || out.Native == nil {
+		return nil, false
+	}
+	return out, true
+}
+
+// convInputs are uniform values in [-1, 1) for every input of p, the
+// weights scaled by 1/sqrt(C·KH·KW) as a trained layer's are, so sums
+// stay near 1 whatever the layer's size.
+func convInputs(r *rand.Rand, p *lir.Program) []*tensor.Tensor {
+	var ins []*tensor.Tensor
+	for _, s := range p.Inputs {
+		n := int64(1)
+		for _, d := range s.Shape {
+			n *= d
+		}
+		scale := 1.0
+		if s.Name == "w" {
+			scale = 1 / math.Sqrt(float64(n/s.Shape[0]))
+		}
+		t := tensor.New(tensor.F32, n)
+		for i := range t.F32() {
+			t.F32()[i] = float32((2*r.Float64() - 1) * scale)
+		}
+		ins = append(ins, t)
+	}
+	return ins
+}
+
+// compareConv checks got against the runtime kernel's want within 1e-5
+// relative to max(1, |want|): the sums are the same, added in another
+// order.
+func compareConv(t *testing.T, what string, got, want *tensor.Tensor) {
+	t.Helper()
+	gs, ws := got.F32(), want.F32()
+	bad := 0
+	for i := range ws {
+		g, w := float64(gs[i]), float64(ws[i])
+		if !(math.Abs(g-w) <= 1e-5*max(1, math.Abs(w))) && !(math.IsNaN(g) && math.IsNaN(w)) {
+			if bad < 5 {
+				t.Errorf("%s: element %d: native %v, runtime kernel %v", what, i, g, w)
+			}
+			bad++
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%s: %d of %d elements differ", what, bad, len(ws))
+	}
+}
+
+// convSweep is the geometries the tests compile: every kernel size,
+// stride, padding and dilation the generator handles, channels 3 to 128,
+// planes 1x1 to 56x56, batch 1 and 2, each with an epilogue.
+func convSweep() []struct {
+	g lir.ConvGeom
+	e convEpi
+} {
+	type c = struct {
+		g lir.ConvGeom
+		e convEpi
+	}
+	return []c{
+		{sq(1, 16, 8, 16, 1, 1, 0), epiNone},
+		{sq(2, 24, 14, 40, 1, 1, 0), epiBiasRelu},
+		{sq(1, 64, 56, 64, 3, 1, 1), epiBiasRelu},
+		{sq(1, 64, 56, 64, 3, 1, 1), epiBiasRes},
+		{sq(1, 128, 28, 128, 3, 1, 1), epiBiasResRelu},
+		{sq(2, 32, 14, 48, 3, 1, 1), epiClamp},
+		{sq(1, 128, 7, 128, 3, 1, 1), epiBiasRelu},
+		{sq(2, 40, 7, 24, 3, 1, 1), epiLeaky},
+		{sq(1, 16, 1, 20, 3, 1, 1), epiBias},
+		{sq(1, 8, 2, 9, 3, 1, 1), epiBiasResRelu},
+		{sq(1, 3, 31, 10, 3, 1, 1), epiNone},
+		{sq(1, 64, 56, 128, 3, 2, 1), epiBiasRelu},
+		{sq(2, 64, 28, 72, 3, 2, 1), epiBiasRes},
+		{sq(1, 96, 14, 100, 3, 2, 1), epiClamp},
+		{sq(1, 64, 7, 64, 3, 2, 1), epiBiasRelu},
+		{sq(1, 64, 14, 40, 3, 2, 1), epiBiasResRelu},
+		{sq(2, 48, 14, 30, 1, 2, 0), epiClamp},
+		{sq(1, 512, 4, 40, 3, 1, 1), epiBiasRes},
+		{sq(1, 1024, 3, 13, 1, 1, 0), epiBias},
+		{sq(1, 64, 15, 33, 3, 2, 1), epiLeaky},
+		{sq(1, 64, 56, 128, 1, 2, 0), epiBias},
+		{sq(2, 32, 13, 16, 1, 2, 0), epiNone},
+		{sq(1, 3, 56, 64, 7, 2, 3), epiBiasRelu},
+		{sq(2, 3, 33, 16, 7, 2, 3), epiBiasRelu},
+		{sq(1, 8, 20, 12, 7, 1, 3), epiBiasResRelu},
+		{sq(1, 16, 18, 24, 5, 1, 2), epiBias},
+		{sq(2, 10, 11, 7, 5, 2, 2), epiClamp},
+		{sq(1, 12, 10, 16, 5, 1, 0), epiBiasRelu},
+		{sq(1, 32, 12, 32, 3, 1, 0), epiBiasRes},
+		{geom(1, 16, 20, 17, 24, 3, 1, 1, 1, 1, 0, 1, 0, 1, 1), epiBiasRelu},
+		{geom(2, 8, 9, 23, 12, 3, 1, 2, 1, 1, 0, 1, 0, 1, 1), epiBias},
+		{geom(1, 16, 13, 19, 8, 3, 3, 1, 1, 0, 1, 2, 1, 1, 1), epiBiasRes},
+		{geom(1, 16, 13, 19, 8, 3, 3, 2, 2, 2, 0, 1, 3, 1, 1), epiBiasRelu},
+		{geom(1, 12, 20, 20, 16, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2), epiBiasRelu},
+		{geom(2, 12, 21, 19, 16, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2), epiBias},
+		{geom(1, 8, 15, 15, 8, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1), epiNone},
+	}
+}
+
+// TestNativeConv compiles every geometry of the sweep (whether the rule
+// takes it or not) for every level this CPU runs and compares with the
+// runtime's kernel on the same program. On x86-64 it also runs the code
+// NEON builds (the fallback without AVX2 or AVX-512: 4-lane vectors,
+// masks applied with an and, lane by lane at the buffer's ends),
+// compiled for x86-64-v2 with FMA (the math header needs it) and run in
+// x86-64-v3's place; the arm64 build itself runs under qemu in e2e
+// (TestArm64UnderQemu).
+func TestNativeConv(t *testing.T) {
+	needToolchain(t)
+	levels := runnableLevels(t)
+	for _, l := range levels {
+		if l.Name == "x86-64-v3" {
+			fallback := l
+			fallback.Clang = []string{"--target=x86_64-linux-gnu", "-march=x86-64-v2", "-mfma"}
+			levels = append(levels, fallback)
+		}
+	}
+	// Every geometry's function in one unit, compiled once per level.
+	sweep := convSweep()
+	interps := make([]*lir.Program, len(sweep))
+	progs := make([]*lir.Program, len(sweep))
+	unit := &lir.Native{}
+	for i, c := range sweep {
+		interps[i] = convProgram(c.g, c.e)
+		prog, ok := nativeConv(interps[i])
+		if !ok {
+			t.Fatalf("%+v: the generator does not handle it", c.g)
+		}
+		call := *prog.Steps[0].Op.(*lir.NativeCall)
+		call.Func = len(unit.Funcs)
+		prog.Steps = []lir.Step{{Op: &call, Src: prog.Steps[0].Src}}
+		unit.Funcs = append(unit.Funcs, prog.Native.Funcs[0])
+		progs[i] = prog
+	}
+	objects := make([]lir.NativeObject, len(levels))
+	errs := make([]error, len(levels))
+	var wg sync.WaitGroup
+	for li, l := range levels {
+		wg.Go(func() {
+			elf, err := toolchain.CToELF("kernels", Source(unit), l.Clang)
+			if err == nil {
+				err = native.Validate(elf, l.GOARCH)
+			}
+			objects[li], errs[li] = lir.NativeObject{Level: l.Name, ELF: elf}, err
+		})
+	}
+	wg.Wait()
+	for li, err := range errs {
+		if err != nil {
+			t.Fatalf("%s %v: %v", levels[li].Name, levels[li].Clang, err)
+		}
+	}
+	pool := parallel.NewPool(3)
+	defer pool.Close()
+	r := rand.New(rand.NewPCG(3, 4))
+	for i, c := range sweep {
+		g := c.g
+		name := fmt.Sprintf("n%d_c%d_%dx%d_o%d_k%dx%d_s%dx%d_p%d%d%d%d_d%d_%s", g.N, g.C, g.H, g.W, g.O, g.KH, g.KW, g.StrideH, g.StrideW,
+			g.PadT, g.PadL, g.PadB, g.PadR, g.DilH, c.e.name)
+		t.Run(name, func(t *testing.T) {
+			ins := convInputs(r, interps[i])
+			want := run(t, pool, interps[i], ins)
+			for li, l := range levels {
+				prog := *progs[i]
+				prog.Native = &lir.Native{Funcs: unit.Funcs, Objects: []lir.NativeObject{objects[li]}}
+				if err := prog.Verify(); err != nil {
+					t.Fatal(err)
+				}
+				got := run(t, pool, &prog, ins)
+				compareConv(t, l.Name+" "+strings.Join(l.Clang, " "), got[0], want[0])
+			}
+		})
+	}
+}
+
+// TestNativeConvRule: Generate compiles what the rule takes and leaves
+// the rest (strides of 2, 1x1 kernels, 3 input channels, groups) as
+// Conv2D steps.
+func TestNativeConvRule(t *testing.T) {
+	took, left := 0, 0
+	for _, c := range append(convSweep(), struct {
+		g lir.ConvGeom
+		e convEpi
+	}{func() lir.ConvGeom { g := sq(1, 32, 14, 32, 3, 1, 1); g.Groups = 4; return g }(), epiBias}) {
+		g := c.g
+		p := convProgram(g, c.e)
+		out, err := Generate(p, Options{EwGrain: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		takes := tuning.NativeConv(tuning.ConvShape{KH: g.KH, KW: g.KW, StrideH: g.StrideH, StrideW: g.StrideW, DilH: g.DilH, DilW: g.DilW,
+			Groups: g.Groups, C: g.C, O: g.O, OH: g.OH, OW: g.OW})
+		_, handles := planConv(p, p.Steps[0].Op.(*lir.Conv2D))
+		want := lir.Kind("conv2d")
+		if takes && handles {
+			want = "native"
+		}
+		if got := out.Steps[0].Op.Kind(); got != want {
+			t.Errorf("%+v: step is %s, want %s", g, got, want)
+		}
+		if want == "native" {
+			took++
+		} else {
+			left++
+		}
+	}
+	if took == 0 || left == 0 {
+		t.Errorf("the rule took %d geometries of the sweep and left %d: the test tests nothing", took, left)
+	}
+}
+
+// BenchmarkConv2D runs ResNet-18's convolutions on one thread: the
+// runtime's kernel, then the generated code of each level this CPU runs,
+// in the same run, reporting GFLOP/s. The generated code is measured
+// for every layer, also those tuning.NativeConv leaves to the runtime
+// (strides of 2, the 3-channel stem). Compare with
+// benchstat -col /code.
+func BenchmarkConv2D(b *testing.B) { benchConvs(b, resnetConvs) }
+
+// BenchmarkConv2DSweep is the sweep behind tuning.NativeConv: kernels of
+// 1x1 to 7x7 (and 3x1, 1x3, dilated), strides 1 and 2, 3 to 1024
+// channels, planes of 2x2 to 112x112.
+func BenchmarkConv2DSweep(b *testing.B) {
+	var cs []benchConv
+	add := func(name string, g lir.ConvGeom) { cs = append(cs, benchConv{name, g, epiBiasRelu}) }
+	for _, c := range []struct{ ch, hw int64 }{{16, 56}, {32, 112}, {32, 28}, {64, 14}, {128, 56}, {128, 14}, {256, 28}, {256, 7}, {256, 4}, {256, 2}, {512, 14}, {1024, 7}} {
+		add(fmt.Sprintf("3x3s1_c%d_%d", c.ch, c.hw), sq(1, c.ch, c.hw, c.ch, 3, 1, 1))
+	}
+	add("3x3s1_c3o32_112", sq(1, 3, 112, 32, 3, 1, 1))
+	add("3x3s1_c8o16_56", sq(1, 8, 56, 16, 3, 1, 1))
+	add("3x3s1_c64o16_28", sq(1, 64, 28, 16, 3, 1, 1))
+	add("3x3s1_c16o64_28", sq(1, 16, 28, 64, 3, 1, 1))
+	add("3x3s1p0_c64_30", sq(1, 64, 30, 64, 3, 1, 0))
+	add("3x3s1d2_c64_28", geom(1, 64, 28, 28, 64, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2))
+	add("3x1s1_c64_28", geom(1, 64, 28, 28, 64, 3, 1, 1, 1, 1, 0, 1, 0, 1, 1))
+	add("1x3s1_c64_28", geom(1, 64, 28, 28, 64, 1, 3, 1, 1, 0, 1, 0, 1, 1, 1))
+	add("5x5s1_c32_28", sq(1, 32, 28, 32, 5, 1, 2))
+	add("5x5s1_c64_14", sq(1, 64, 14, 64, 5, 1, 2))
+	add("7x7s1_c32_28", sq(1, 32, 28, 32, 7, 1, 3))
+	add("7x7s1_c3o64_56", sq(1, 3, 56, 64, 7, 1, 3))
+	for _, c := range []struct{ c, o, hw int64 }{{64, 64, 56}, {64, 256, 56}, {256, 64, 56}, {128, 128, 28}, {32, 192, 28}, {256, 256, 14}, {512, 512, 7}, {16, 96, 112}} {
+		add(fmt.Sprintf("1x1s1_c%do%d_%d", c.c, c.o, c.hw), sq(1, c.c, c.hw, c.o, 1, 1, 0))
+	}
+	add("3x3s2_c32_112", sq(1, 32, 112, 64, 3, 2, 1))
+	add("3x3s2_c3o32_224", sq(1, 3, 224, 32, 3, 2, 1))
+	add("3x3s2_c512_14", sq(1, 512, 14, 512, 3, 2, 1))
+	add("5x5s2_c64_28", sq(1, 64, 28, 64, 5, 2, 2))
+	add("1x1s2_c256_28", sq(1, 256, 28, 512, 1, 2, 0))
+	add("1x1s2_c512_14", sq(1, 512, 14, 1024, 1, 2, 0))
+	benchConvs(b, cs)
+}
+
+// benchConv is one layer of a benchmark.
+type benchConv struct {
+	name string
+	g    lir.ConvGeom
+	e    convEpi
+}
+
+// resnetConvs are ResNet-18's convolutions: the 3x3 ones of each stage
+// (stride 1, and stride 2 into the stage), the 1x1 stride-2 shortcuts
+// and the 7x7 stem.
+var resnetConvs = []benchConv{
+	{"stem7x7s2_3x224", sq(1, 3, 224, 64, 7, 2, 3), epiBiasRelu},
+	{"3x3s1_64x56", sq(1, 64, 56, 64, 3, 1, 1), epiBiasRelu},
+	{"3x3s2_64x56", sq(1, 64, 56, 128, 3, 2, 1), epiBiasRelu},
+	{"3x3s1_128x28", sq(1, 128, 28, 128, 3, 1, 1), epiBiasRes},
+	{"3x3s2_128x28", sq(1, 128, 28, 256, 3, 2, 1), epiBiasRelu},
+	{"3x3s1_256x14", sq(1, 256, 14, 256, 3, 1, 1), epiBiasRes},
+	{"3x3s2_256x14", sq(1, 256, 14, 512, 3, 2, 1), epiBiasRelu},
+	{"3x3s1_512x7", sq(1, 512, 7, 512, 3, 1, 1), epiBiasRes},
+	{"1x1s2_64x56", sq(1, 64, 56, 128, 1, 2, 0), epiBias},
+	{"1x1s2_256x14", sq(1, 256, 14, 512, 1, 2, 0), epiBias},
+}
+
+// benchConvs runs each layer on one thread with the runtime's kernel
+// (code=go) and the generated code of each level this CPU runs.
+func benchConvs(b *testing.B, cs []benchConv) {
+	pool := parallel.NewPool(1)
+	defer pool.Close()
+	r := rand.New(rand.NewPCG(1, 1))
+	for _, c := range cs {
+		g := c.g
+		flops := 2 * g.N * g.O * g.OH * g.OW * g.C * g.KH * g.KW
+		interp := convProgram(g, c.e)
+		ins := convInputs(r, interp)
+		runProg := func(b *testing.B, p *lir.Program) {
+			e, err := cpurt.New(p, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer e.Close()
+			outs, err := e.Run(pool, ins, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if _, err := e.RunInto(pool, outs, ins, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(flops)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		}
+		b.Run("layer="+c.name+"/code=go", func(b *testing.B) { runProg(b, interp) })
+		if toolchain.NativeTools() != nil {
+			continue
+		}
+		prog, ok := nativeConv(interp)
+		if !ok {
+			continue
+		}
+		for _, l := range native.Levels() {
+			if l.Runs() != nil {
+				continue
+			}
+			b.Run("layer="+c.name+"/code="+l.Name, func(b *testing.B) {
+				elf, err := toolchain.CToELF("kernels", Source(prog.Native), l.Clang)
+				if err != nil {
+					b.Fatal(err)
+				}
+				p := *prog
+				nat := *prog.Native
+				nat.Objects = []lir.NativeObject{{Level: l.Name, ELF: elf}}
+				p.Native = &nat
+				runProg(b, &p)
+			})
+		}
+	}
+}

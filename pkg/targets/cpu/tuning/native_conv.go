@@ -1,0 +1,91 @@
+package tuning
+
+// Native convolutions: which Conv2D steps the cpu target compiles to C
+// (pkg/targets/cpu/cgen, conv.go) instead of running the runtime's
+// implicit-GEMM kernel, and how the generated code is split into work.
+// Measurements: BenchmarkConv2D (ResNet-18's layers) and
+// BenchmarkConv2DSweep in pkg/targets/cpu/cgen (conv_test.go), one
+// thread, the runtime's kernel and the generated code of each level in
+// the same run (Zen 4; ratios are of GFLOP/s, best of 20 runs).
+
+// ConvShape is what the rule reads of a convolution: its kernel, steps,
+// dilation, groups, channel counts and output plane.
+type ConvShape struct {
+	KH, KW           int64
+	StrideH, StrideW int64
+	DilH, DilW       int64
+	Groups           int64
+	C, O             int64 // input and output channels (all groups)
+	OH, OW           int64
+}
+
+// NativeConv reports whether generated code runs a convolution: a
+// direct one with every step 1, one group, a kernel of more than one tap
+// and at least NativeConvMinChannels input channels. On the sweep (3x3,
+// 5x5, 7x7, 3x1, 1x3 and dilated 3x3 kernels; planes of 2x2 to 112x112;
+// 8 to 1024 channels) such convolutions ran 1.2x to 3.7x the runtime's
+// implicit GEMM at x86-64-v4 and 1.05x to 3x at x86-64-v3: the runtime
+// packs an im2col panel for every tile, which costs most where the
+// reduction (C·KH·KW) or the plane is small, while the generated code
+// reads the input in place and the weights as broadcasts, at 85-95% of
+// the FMA peak. It leaves to the runtime
+//
+//   - 1x1 convolutions, plain products, where the generated code ran
+//     0.9-1.4x the runtime's packed GEMM at x86-64-v4 and 0.6-1x at
+//     x86-64-v3;
+//   - strides over 1: a stride-2 tap is the even lanes of two loads, one
+//     shuffle more per vector, and with AVX2's masked loads x86-64-v3
+//     ran 0.5-1.2x the runtime (x86-64-v4 1.0-2.1x, the stem 0.93x);
+//   - groups (depthwise layers have kernels of their own);
+//   - fewer input channels than NativeConvMinChannels (an image model's
+//     first layer): the input channels are the inner loop, and with 3 of
+//     them a tile's set-up per row of taps (masks, pointers) and its
+//     epilogue cost as much as its multiply-adds (0.6-1.3x).
+//
+// The rule is the same for armv8.2-a, whose code (4-lane NEON vectors,
+// the same tiles) is tested under qemu but was not timed on hardware.
+func NativeConv(s ConvShape) bool {
+	return s.StrideH == 1 && s.StrideW == 1 && s.Groups == 1 && s.KH*s.KW > 1 && s.C >= NativeConvMinChannels
+}
+
+// NativeConvMinChannels is the fewest input channels of a native
+// convolution: 8 channels of 3x3 ran 1.7x (x86-64-v3) and 2.1x
+// (x86-64-v4) the runtime, 3 channels 0.6x and 1x.
+const NativeConvMinChannels = 8
+
+// Work split of a native convolution. The function's range is
+// (image, group of output channels, block of output positions); each
+// CPU level tiles an item with its own register tile.
+const (
+	// NativeConvChannels is the output channels of one item: a multiple
+	// of every level's register tile (8 channels by 3 vectors for
+	// AVX-512 and NEON, 6 by 2 for AVX2; 24 or 12 by 1 vector where an
+	// item's positions fill one), so only a layer's last group has a
+	// partial tile, and enough that the weights an item reads stay in L1
+	// and L2 over a whole block of positions.
+	NativeConvChannels = 24
+
+	// NativeConvPositions is the output positions of one item (along the
+	// flattened plane, or along a row where rows are tiled one by one): a
+	// multiple of every level's tile width (3 vectors of 16 lanes, 2 of
+	// 8, 3 of 4).
+	NativeConvPositions = 48
+
+	// NativeConvChunkFlops is the least work of one chunk of a native
+	// convolution's range: 2 MFLOP is about 25 µs at the generated
+	// code's rate, so one call through purego (about 0.1 µs) costs under
+	// 1%, while a 7x7 plane with 512 channels still splits into a few
+	// chunks per thread.
+	NativeConvChunkFlops = 2 << 20
+
+	// NativeConvL1SetPeriod is the span of addresses after which the L1
+	// data cache's sets repeat (64 sets of 64 bytes on Zen 4 and on
+	// Intel's cores since Sandy Bridge), and NativeConvStreamsPerSet the
+	// most weight rows a register tile reads at once that may fall in
+	// one set: 6 of the 8 ways, leaving two for the input rows. A tile
+	// has fewer output channels where more would fall together (weight
+	// rows 4 KiB apart): 24 channels of 512x3x3 weights ran at a third
+	// of the speed of 12.
+	NativeConvL1SetPeriod   = 4096
+	NativeConvStreamsPerSet = 6
+)
