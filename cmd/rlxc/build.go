@@ -177,6 +177,14 @@ RLXC_TARGET, ...) and from rlxc.yaml in the working directory; flags win.`,
 			if err != nil {
 				return &exitError{code: exitUsage, err: fmt.Errorf("rlxc build: %v", err)}
 			}
+			if v.GetBool("require-ptx") {
+				if v.GetString("target") != "cuda" {
+					return &exitError{code: exitUsage, err: fmt.Errorf("rlxc build: --require-ptx is for --target cuda")}
+				}
+				if note := driver.BuildTools("cuda"); note != "" {
+					return &exitError{code: exitTool, err: fmt.Errorf("rlxc build: --require-ptx: %s", note)}
+				}
+			}
 			if v.GetString("emit-kernels") != "" {
 				if ok, err := driver.EmitsKernels(v.GetString("target")); err == nil && !ok {
 					return &exitError{code: exitUsage, err: fmt.Errorf("rlxc build: --emit-kernels writes GPU kernels; target %s has none (its kernels are part of rlxrun): use --target vulkan, cuda or metal", v.GetString("target"))}
@@ -261,6 +269,7 @@ RLXC_TARGET, ...) and from rlxc.yaml in the working directory; flags win.`,
 	f := cmd.Flags()
 	f.StringP("output", "o", "", "the artifact to write (default: FILE's base name with .rlx)")
 	f.String("target", "cpu", "target to build for: cpu, vulkan, cuda or metal (see rlxc targets)")
+	f.Bool("require-ptx", false, "cuda target: fail (exit 5) rather than write CUDA C for NVRTC when clang cannot compile PTX here")
 	f.StringSlice("cpu", nil, "the cpu target's native code: CPU `LEVELS` to compile fused regions for (x86-64-v3, x86-64-v4, armv8.2-a, native; a list puts several in one artifact, chosen at load), or portable for none (default: native where clang and lld are installed, else portable)")
 	f.String("emit-kernels", "", "also write the GPU kernels to `DIR`/<binding>/, one file per kernel (.comp, .cu, .metal) and per compiled form (.spv, .ptx)")
 	f.StringArray("bind", nil, "bind dims: `NAME=V[,V...]` (repeatable; lists make one variant per value)")

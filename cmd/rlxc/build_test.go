@@ -360,3 +360,19 @@ func TestBuildVerbose(t *testing.T) {
 		t.Errorf("default off a terminal: exit %d\n%q", code, errs)
 	}
 }
+
+// TestRequirePTX: a cuda build without clang writes CUDA C with a note;
+// --require-ptx makes that the missing-tool exit instead.
+func TestRequirePTX(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("PATH", dir) // no clang
+	args := []string{"build", "../../testdata/models/mlp.hir", "--target", "cuda", "--bind", "batch=1", "--random-weights", "1", "--no-cache", "-o", filepath.Join(dir, "m.rlx")}
+	code, _, errs := rlxc(t, "", args...)
+	if code != exitOK || !strings.Contains(errs, "builds CUDA C only here") {
+		t.Errorf("cuda without clang: exit %d\n%s", code, errs)
+	}
+	code, _, errs = rlxc(t, "", append(args, "--require-ptx")...)
+	if code != exitTool || !strings.Contains(errs, "--require-ptx") || !strings.Contains(errs, "apt-get install clang") {
+		t.Errorf("--require-ptx without clang: exit %d\n%s", code, errs)
+	}
+}
