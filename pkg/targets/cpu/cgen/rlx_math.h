@@ -15,30 +15,44 @@
  * (see the end of this comment) but hardware FMA (__builtin_fmaf and
  * __builtin_fma must stay inline), which every CPU level rlx targets has.
  *
- * Accuracy, as measured by pkg/targets/cpu/cgen/mathh_test.go against Go's
- * float64 math rounded to float32, over dense grids, every 4099th float32
- * bit pattern (denormals, huge values, Inf and NaN included) and listed
- * special values. Errors are in float32 ulps of the float64 result
- * (denormal results in units of 2^-149):
+ * Speed over the last bit: the transcendental functions compute in float
+ * only (no double anywhere in them, so every vector lane is a float lane:
+ * the header's first version finished sigmoid, silu, erf, gelu and
+ * gelu_tanh in double, within 1.5 ulp, at half the vector width or worse),
+ * with minimax polynomials of the least degree that keeps the error within
+ * bounds, and at most one division each. The contract is
+ *
+ *     error <= 4 ulps, and <= 5e-7 relative where the result is normal,
+ *
+ * with the special values right. The maxima below are over every float32
+ * input (every one below 2^22 for sin and cos) against glibc's double
+ * functions, and the results are the same at x86-64-v3, x86-64-v4 and
+ * armv8.2-a (bit for bit, NaN payloads aside). mathh_test.go (next to this
+ * file) holds every function to the contract against Go's float64 math
+ * rounded to float32, over dense grids, every 4099th float32 bit pattern
+ * (denormals, huge values, Inf and NaN included) and listed special
+ * values. Errors are in float32 ulps of the float64 result (denormal
+ * results in units of 2^-149); relative errors are at most 2.5e-7 (gelu)
+ * and 2.0e-7 (the rest):
  *
  *     rlx_expf          1.01 ulp
- *     rlx_logf          0.77 ulp
- *     rlx_tanhf         1.35 ulp
- *     rlx_sigmoidf      0.98 ulp
- *     rlx_siluf         1.07 ulp
- *     rlx_erff          1.00 ulp
- *     rlx_geluf         1.03 ulp (the negative tail too: x·erfc, not 1 + erf)
- *     rlx_gelu_tanhf    1.02 ulp (likewise: x·sigmoid(2u), not 1 + tanh)
- *     rlx_sinf          1.42 ulp, |x| < 2^47 (see below)
- *     rlx_cosf          1.42 ulp, |x| < 2^47
+ *     rlx_logf          1.12 ulp
+ *     rlx_tanhf         2.50 ulp
+ *     rlx_sigmoidf      2.40 ulp
+ *     rlx_siluf         2.67 ulp
+ *     rlx_erff          2.22 ulp
+ *     rlx_geluf         3.57 ulp (the negative tail too: x·erfc, not 1 + erf)
+ *     rlx_gelu_tanhf    2.68 ulp (likewise: x·sigmoid(2u), not 1 + tanh)
+ *     rlx_sinf          2.23 ulp, |x| < 2^22 (see below)
+ *     rlx_cosf          2.40 ulp, |x| < 2^22
  *     rlx_softsignf     1.50 ulp
  *     rlx_powf          0.50 ulp (correctly rounded on every input tested)
  *     rlx_modf_floor    exact (bit for bit, signed zeros included)
  *
- * exp, log, tanh, softsign, sin and cos compute in float (sin and cos
- * reduce the argument in double); sigmoid, silu, erf, gelu, gelu_tanh, pow
- * and modf_floor finish in double and round once, so parts of their
- * loops run at half the vector width.
+ * pow and modf_floor are the exceptions to "float only": they finish in
+ * double (pow) or build the remainder in double (modf_floor), and are
+ * exact or nearly; rlxc turns pow with the common constant exponents into
+ * products and square roots, so general pow is rare.
  *
  * Special values follow the float64 formula each op is defined by in
  * pkg/lir/ew.go: NaN in gives NaN out; exp(+Inf) = +Inf, exp(-Inf) = 0;
@@ -47,17 +61,23 @@
  * gelu_tanh(-Inf) and softsign(±Inf) are NaN (Inf times 0, or Inf/Inf, in
  * the formula); pow follows Go's math.Pow special cases; modf_floor is
  * math.Mod followed by Python's sign fix-up (NaN for b = 0 or a = ±Inf).
- * Results that underflow come out as correctly scaled denormals.
+ * Results that underflow come out as correctly scaled denormals (rounded
+ * once: exp, sigmoid, silu, gelu and gelu_tanh form them by a last product
+ * with a power of two).
  *
- * sin and cos reduce the argument in double precision (k = round(x·2/π),
- * r = x − k·π/2 with π/2 in three parts, using FMA): the bounds above hold
- * for |x| < 2^47 ≈ 1.4e14, zeros of sin and cos included. Beyond that the
- * reduction loses its meaning: the result is finite and in [-1, 1], but not
- * sin(x). ±Inf gives NaN.
+ * sin and cos reduce the argument in float (k = round(x·2/π), r = x − k·π/2
+ * with π/2 in three floats, using FMA, which keeps r accurate to float
+ * precision near the zeros of sin and cos): the bounds above hold for
+ * |x| < 2^22 ≈ 4.2e6 (the first version reduced in double, good to 2^47).
+ * Beyond that the reduction loses its meaning: the result is finite and in
+ * [-1, 1], but not sin(x). ±Inf gives NaN.
  *
  * Do not compile it with -ffast-math (or -fassociative-math): the
- * rounding tricks ((x + 1.5·2^23) − 1.5·2^23 and the like) and the
- * special values need IEEE arithmetic as written.
+ * rounding tricks ((x + 1.5·2^23) − 1.5·2^23, the exact sums and products
+ * recovered by FMA, and the like) and the special values need IEEE
+ * arithmetic as written. Contraction of a·b + c into an FMA (clang's
+ * default -ffp-contract=on) is harmless: every such pair the code relies on
+ * is written as __builtin_fmaf or kept in separate statements.
  */
 #ifndef RLX_MATH_H
 #define RLX_MATH_H
@@ -101,21 +121,12 @@ static inline float rlx__inff(void) { return rlx__u2f(0x7f800000u); }
 /* 2^k for k in [-126, 127]. */
 static inline float rlx__pow2f(int32_t k) { return rlx__u2f(((uint32_t)k + 127u) << 23); }
 
-/* v·2^n with a single rounding, for n in [-252, 254] and v·2^(n/2) normal:
- * the first product is exact, the second rounds once (to a denormal, or to
- * Inf, where the result is one). */
-static inline float rlx__ldexpf(float v, int32_t n) {
-	int32_t h = n / 2;
-	return (v * rlx__pow2f(h)) * rlx__pow2f(n - h);
-}
-
 /* ---- exp core -------------------------------------------------------- */
 
-/* e^x = (1 + q)·2^n, q in [-0.30, 0.42]. */
-typedef struct {
-	float q;
-	int32_t n;
-} rlx__expparts;
+/* 1.5·2^23: t = fma(x, 1/ln2, SHIFT) rounds x/ln2 to the integer n, held
+ * in t's low mantissa bits (two's complement), so t << 23 is n << 23. */
+#define RLX__SHIFT 0x1.8p23f
+#define RLX__2M64 0x1p-64f
 
 /* e^r − 1 for |r| <= ln2/2 (fitted on 1.001 times that): r + r²·P(r),
  * P minimax for the relative error of e^r, 3.2e-9. */
@@ -128,122 +139,135 @@ static inline float rlx__expm1_poly(float r) {
 	return __builtin_fmaf(r * r, P, r);
 }
 
-/* Clamps x to [-120, 89] (beyond, every float32 e^x is 0 or +Inf; callers
- * that multiply the result by something large handle their own tails).
- * k = round(x/ln2) by the 1.5·2^23 trick; r = x − k·ln2 with ln2 in two
- * parts, the first product exact in the FMA. NaN gives q = NaN. */
-static inline rlx__expparts rlx__exp_parts(float x) {
-	x = x < -120.0f ? -120.0f : x;
-	x = x > 89.0f ? 89.0f : x;
-	const float shift = 0x1.8p23f;
-	float t = __builtin_fmaf(x, 0x1.715476p+0f, shift);
-	float k = t - shift;
-	float r = __builtin_fmaf(k, -0x1.62e430p-1f, x);
-	r = __builtin_fmaf(k, 0x1.05c610p-29f, r);
-	rlx__expparts e;
-	e.q = rlx__expm1_poly(r);
-	e.n = (int32_t)(rlx__f2u(t) - rlx__f2u(shift));
+/* n = round(w/ln2), in t (see RLX__SHIFT), and r = w − n·ln2 with ln2 in
+ * two parts: n·ln2hi and w − n·ln2hi are exact (Cody and Waite). */
+typedef struct {
+	float t, r;
+} rlx__red;
+
+static inline rlx__red rlx__exp_reduce(float w) {
+	rlx__red e;
+	e.t = __builtin_fmaf(w, 0x1.715476p+0f, RLX__SHIFT);
+	float k = e.t - RLX__SHIFT;
+	e.r = __builtin_fmaf(k, 0x1.05c610p-29f, __builtin_fmaf(k, -0x1.62e430p-1f, w));
 	return e;
 }
 
-/* The same for a double argument: the reduction is done in double (so w
- * may carry more than float precision, e.g. -x² exactly), the polynomial
- * in float. w is clamped to [-120, 89]. */
-static inline rlx__expparts rlx__exp_parts_d(double w) {
-	w = w < -120.0 ? -120.0 : w;
-	w = w > 89.0 ? 89.0 : w;
-	const double shift = 0x1.8p52;
-	double t = __builtin_fma(w, 0x1.71547652b82fep+0, shift);
-	double k = t - shift;
-	double r = __builtin_fma(k, -0x1.62e42fefa39efp-1, w);
-	r = __builtin_fma(k, -0x1.abc9e3b39803fp-56, r);
-	rlx__expparts e;
-	e.q = rlx__expm1_poly((float)r);
-	e.n = (int32_t)(uint32_t)rlx__d2u(t); /* k, from the low mantissa bits */
-	return e;
+/* e^w − 1 for w in [-18.3, 0] (callers clamp; NaN gives NaN): 2^n·(1 + q)
+ * − 1 as fma(2^n, q, 2^n − 1), where 2^n − 1 is exact (n >= -24; below,
+ * the result is −1 in float32 anyway), so it keeps its relative accuracy
+ * near 0 (n = 0: it is q). */
+static inline float rlx__expm1_neg(float w) {
+	rlx__red e = rlx__exp_reduce(w);
+	float q = rlx__expm1_poly(e.r);
+	float s = rlx__u2f((rlx__f2u(e.t) << 23) + 0x3f800000u);
+	return __builtin_fmaf(s, q, s - 1.0f);
 }
 
-/* (1 + q)·2^n as a double, exactly (n >= -1022): the functions below
- * finish in double and round to float once, which also rounds a denormal
- * result correctly. */
-static inline double rlx__exp_dbl(rlx__expparts e) {
-	uint64_t b = ((uint64_t)(int64_t)e.n + 1023u) << 52;
-	double s;
-	__builtin_memcpy(&s, &b, sizeof s);
-	return (1.0 + (double)e.q) * s;
+/* e^w for -120 <= w <= 0 as 2^-64·s·(1 + q), s = 2^(n+64): s·(1 + q) =
+ * e^w·2^64 is a normal float for every such w, so a caller multiplies it
+ * by x first and scales by 2^-64 last, which rounds a denormal result
+ * once; and it rounds (1 + q) together with that product, as
+ * fma(y·s, q, y·s). Callers clamp w (NaN gives NaN). */
+typedef struct {
+	float s, q;
+} rlx__e64;
+
+static inline rlx__e64 rlx__exp64_parts(rlx__red e) {
+	rlx__e64 p;
+	p.q = rlx__expm1_poly(e.r);
+	p.s = rlx__u2f((rlx__f2u(e.t) << 23) + ((127u + 64u) << 23));
+	return p;
+}
+
+static inline rlx__e64 rlx__exp64(float w) { return rlx__exp64_parts(rlx__exp_reduce(w)); }
+
+/* e^(w + wl), the same way, wl a low part of w: it goes in after the exact
+ * part of the reduction. */
+static inline rlx__e64 rlx__exp64_lo(float w, float wl) {
+	rlx__red e;
+	e.t = __builtin_fmaf(w, 0x1.715476p+0f, RLX__SHIFT);
+	float k = e.t - RLX__SHIFT;
+	e.r = __builtin_fmaf(k, -0x1.62e430p-1f, w) + __builtin_fmaf(k, 0x1.05c610p-29f, wl);
+	return rlx__exp64_parts(e);
 }
 
 /* ---- exp, log -------------------------------------------------------- */
 
+/* e^x = (1 + q)·2^n, the scale split as 2^h·2^(n−h) (h = n >> 1) so that a
+ * denormal or overflowing result is rounded once, by the last product.
+ * x is clamped to [-120, 89] (beyond, every float32 e^x is 0 or +Inf). */
 static inline float rlx_expf(float x) {
-	rlx__expparts e = rlx__exp_parts(x);
-	return rlx__ldexpf(1.0f + e.q, e.n);
+	x = x < -120.0f ? -120.0f : x;
+	x = x > 89.0f ? 89.0f : x;
+	rlx__red e = rlx__exp_reduce(x);
+	float q = rlx__expm1_poly(e.r);
+	int32_t n = (int32_t)(rlx__f2u(e.t) - rlx__f2u(RLX__SHIFT));
+	uint32_t hs = (uint32_t)(n >> 1) << 23;
+	float s1 = rlx__u2f(hs + 0x3f800000u);
+	float s2 = rlx__u2f((rlx__f2u(e.t) << 23) - hs + 0x3f800000u);
+	return __builtin_fmaf(q, s1, s1) * s2;
 }
 
-/* x = 2^k·m, m in [sqrt(2)/2, sqrt(2)), f = m − 1, s = f/(2+f):
- * log(1+f) = f − f²/2 + s·(f²/2 + R(s²)) (the fdlibm scheme; R minimax,
- * 6.6e-11 relative to log(1+f)). Denormals are scaled by 2^23 first. */
+/* x = 2^k·m, m in [2/3, 4/3), r = m − 1: log x = k·ln2 + r + r²·P(r), P
+ * minimax (2.6e-8 relative to log(1+r)), ln2 in two parts; no division.
+ * Denormals are scaled by 2^23 first. */
 static inline float rlx_logf(float x) {
 	uint32_t ix = rlx__f2u(x);
 	int sub = ix < 0x00800000u; /* +0 or a positive denormal */
 	float xs = sub ? x * 0x1p23f : x;
-	int32_t kadj = sub ? -23 : 0;
-	ix = rlx__f2u(xs) + (0x3f800000u - 0x3f3504f3u);
-	int32_t k = (int32_t)((ix >> 23) & 0x1ffu) - 0x7f + kadj;
-	ix = (ix & 0x007fffffu) + 0x3f3504f3u;
-	float f = rlx__u2f(ix) - 1.0f;
-	float s = f / (2.0f + f);
-	float z = s * s;
-	float w = z * z;
-	float t1 = w * __builtin_fmaf(w, 0x1.fd62fcp-3f, 0x1.999cf0p-2f);
-	float t2 = z * __builtin_fmaf(w, 0x1.238c14p-2f, 0x1.555554p-1f);
-	float R = t2 + t1;
-	float hfsq = 0.5f * f * f;
-	float dk = (float)k;
-	float lo = __builtin_fmaf(dk, -0x1.05c610p-29f, s * (hfsq + R));
-	float r = __builtin_fmaf(dk, 0x1.62e430p-1f, (lo - hfsq) + f);
-	r = x == 0.0f ? -rlx__inff() : r;
-	r = x < 0.0f ? rlx__nanf() : r;
-	r = x == rlx__inff() ? x : r;
-	return x != x ? x : r;
+	float kadj = sub ? -23.0f : 0.0f;
+	uint32_t u = rlx__f2u(xs) - 0x3f2aaaabu;
+	float k = (float)((int32_t)u >> 23) + kadj;
+	float r = rlx__u2f((u & 0x007fffffu) + 0x3f2aaaabu) - 1.0f;
+	float P = 0x1.1f5456p-3f;
+	P = __builtin_fmaf(P, r, -0x1.3b39c8p-3f);
+	P = __builtin_fmaf(P, r, 0x1.1e9ef8p-3f);
+	P = __builtin_fmaf(P, r, -0x1.503004p-3f);
+	P = __builtin_fmaf(P, r, 0x1.99d458p-3f);
+	P = __builtin_fmaf(P, r, -0x1.001490p-2f);
+	P = __builtin_fmaf(P, r, 0x1.5554fap-2f);
+	P = __builtin_fmaf(P, r, -0x1.ffffd4p-2f);
+	float l = __builtin_fmaf(k, -0x1.05c610p-29f, __builtin_fmaf(r * r, P, r));
+	float y = __builtin_fmaf(k, 0x1.62e430p-1f, l); /* one rounding at y */
+	y = x == 0.0f ? -rlx__inff() : y;
+	y = x == rlx__inff() ? x : y;
+	return !(x >= 0.0f) ? rlx__nanf() : y; /* x < 0 or NaN */
 }
 
 /* ---- tanh, sigmoid, silu, softsign ----------------------------------- */
 
-/* |x| < atanh(1/2): x + x³·P(x²), minimax (1.2e-10 relative);
- * beyond: 1 − 2/(e^{2|x|} + 1), with the sign of x. */
+/* tanh|x| = −m/(2 + m), m = e^(−2|x|) − 1 (accurate near 0, so no
+ * cancellation there); |x| is clamped at 9.1 (tanh is 1 in float32 from
+ * 9.02 on); the sign of x (and of zero) is put back last. */
 static inline float rlx_tanhf(float x) {
 	float a = rlx__absf(x);
-	float z = x * x;
-	float P = 0x1.19292ep-9f;
-	P = __builtin_fmaf(P, z, -0x1.0c81a4p-7f);
-	P = __builtin_fmaf(P, z, 0x1.63b820p-6f);
-	P = __builtin_fmaf(P, z, -0x1.b9f392p-5f);
-	P = __builtin_fmaf(P, z, 0x1.111082p-3f);
-	P = __builtin_fmaf(P, z, -0x1.555554p-2f);
-	float small = rlx__copysignf(__builtin_fmaf(x * z, P, x), x);
-	float ac = a > 9.1f ? 9.1f : a; /* tanh is 1 in float32 from 9.02 on */
-	float e = rlx_expf(2.0f * ac);
-	float big = rlx__copysignf(1.0f - 2.0f / (e + 1.0f), x);
-	return a < 0x1.193ea8p-1f ? small : big; /* 0.5493062 = atanh(1/2) */
+	a = a > 9.1f ? 9.1f : a;
+	float m = rlx__expm1_neg(-2.0f * a);
+	return rlx__copysignf(m / (2.0f + m), x);
 }
 
-/* e = e^-|x| in double; x >= 0: 1/(1+e); x < 0: e/(1+e); rounded to
- * float once. */
+/* e = e^-|x|; x >= 0: 1/(1+e); x < 0: e/(1+e). */
 static inline float rlx_sigmoidf(float x) {
-	double e = rlx__exp_dbl(rlx__exp_parts(-rlx__absf(x)));
-	double num = x >= 0.0f ? 1.0 : e;
-	return (float)(num / (1.0 + e));
+	float w = -rlx__absf(x);
+	w = w < -120.0f ? -120.0f : w;
+	rlx__e64 p = rlx__exp64(w);
+	float e = __builtin_fmaf(p.q, p.s, p.s) * RLX__2M64;
+	float num = x >= 0.0f ? 1.0f : e;
+	return num / (1.0f + e);
 }
 
-/* x·sigmoid(x), the same way; below -120 it is -0 (x/(1+e^-x) in float64
- * underflows there too), and -Inf gives NaN as the formula does. */
+/* x·sigmoid(x), the same way, with x·e^x formed before the last scaling
+ * (so a denormal result is rounded once); x is clamped at -120 (below, the
+ * result is -0), -Inf gives NaN as the formula does. */
 static inline float rlx_siluf(float x) {
-	double xd = x;
-	double e = rlx__exp_dbl(rlx__exp_parts(-rlx__absf(x)));
-	double num = x >= 0.0f ? xd : xd * e;
-	float r = (float)(num / (1.0 + e));
-	r = x < -120.0f ? -0.0f : r;
+	float xc = x < -120.0f ? -120.0f : x;
+	float w = -rlx__absf(xc);
+	w = w < -120.0f ? -120.0f : w;
+	rlx__e64 p = rlx__exp64(w);
+	float xs = xc * p.s;
+	float num = x >= 0.0f ? x : __builtin_fmaf(xs, p.q, xs) * RLX__2M64;
+	float r = num / (1.0f + __builtin_fmaf(p.q, p.s, p.s) * RLX__2M64);
 	return x == -rlx__inff() ? rlx__nanf() : r;
 }
 
@@ -251,146 +275,171 @@ static inline float rlx_softsignf(float x) { return x / (1.0f + rlx__absf(x)); }
 
 /* ---- erf, gelu ------------------------------------------------------- */
 
-/* erfc(a) for a in [0, 10.5], in double: with t = 3/(3+a),
- * erfc(a) = t·exp(Q(t) − a²), Q a degree-11 minimax polynomial in double
- * (4.9e-10 absolute). a2 = a², exactly (the caller has it in double). */
-static inline double rlx__erfc(double a, double a2) {
-	double t = 3.0 / (3.0 + a);
-	/* Estrin's scheme: a shorter dependency chain than Horner's */
-	double t2 = t * t, t4 = t2 * t2;
-	double c01 = __builtin_fma(0x1.00a092018a4dap+0, t, -0x1.abcb47b2e909bp+0);
-	double c23 = __builtin_fma(0x1.ad9d9bf42c67cp-2, t, 0x1.a9c23b929a4f8p-2);
-	double c45 = __builtin_fma(0x1.608a4a66a082ep+1, t, -0x1.9830d328e438bp-1);
-	double c67 = __builtin_fma(0x1.1d91d1834d07bp+3, t, -0x1.7e7c1e066229ep+2);
-	double c89 = __builtin_fma(0x1.811ae17a3579dp+2, t, -0x1.28062df014e8ap+3);
-	double cab = __builtin_fma(0x1.51af5488510bcp-2, t, -0x1.1576b57b2ed55p+1);
-	double c03 = __builtin_fma(c23, t2, c01);
-	double c47 = __builtin_fma(c67, t2, c45);
-	double c8b = __builtin_fma(cab, t2, c89);
-	double Q = __builtin_fma(__builtin_fma(c8b, t4, c47), t4, c03);
-	return t * rlx__exp_dbl(rlx__exp_parts_d(Q - a2));
-}
-
-/* |x| < 0.875: x·P(x²) (minimax, 3.7e-10 relative; 2/sqrt(pi) in two
- * parts); beyond: 1 − erfc(|x|) with the sign of x (erfc from above, |x|
- * clamped at 4, where erf is 1 in float32). */
+/* erf|x| = −(e^L − 1), L = log(erfc|x|) = a·M(a), a = |x|, with
+ * M(a) = −2/sqrt(pi) + D(a), D a minimax polynomial fitted for the error
+ * it makes in erf (relative; 3.6e-8), and L = fma(a, −2/sqrt(pi), a·D) so
+ * that near 0 D's rounding errors shrink with it. No division, one
+ * exponential, one formula from 0 to saturation. a is clamped at 3.93 (erf
+ * is 1 in float32 from 3.92 on); the sign of x (and of zero) is put back
+ * last. */
 static inline float rlx_erff(float x) {
 	float a = rlx__absf(x);
-	float z = x * x;
-	float P = 0x1.6214a0p-14f;
-	P = __builtin_fmaf(P, z, -0x1.abd6f6p-11f);
-	P = __builtin_fmaf(P, z, 0x1.54f65ep-8f);
-	P = __builtin_fmaf(P, z, -0x1.b81376p-6f);
-	P = __builtin_fmaf(P, z, 0x1.ce2e46p-4f);
-	P = __builtin_fmaf(P, z, -0x1.812744p-2f);
-	P = __builtin_fmaf(P, z, -0x1.f9a49ep-25f);
-	float small = rlx__copysignf(__builtin_fmaf(x, 0x1.20dd76p+0f, x * P), x);
-	double ad = a > 4.0f ? 4.0f : a;
-	float big = rlx__copysignf((float)(1.0 - rlx__erfc(ad, ad * ad)), x);
-	return a < 0.875f ? small : big;
+	a = a > 3.93f ? 3.93f : a;
+	float D = -0x1.553bc4p-15f;
+	D = __builtin_fmaf(D, a, 0x1.8f4436p-12f);
+	D = __builtin_fmaf(D, a, -0x1.47f570p-10f);
+	D = __builtin_fmaf(D, a, -0x1.b17850p-13f);
+	D = __builtin_fmaf(D, a, 0x1.3c9418p-6f);
+	D = __builtin_fmaf(D, a, -0x1.a520f8p-4f);
+	D = __builtin_fmaf(D, a, -0x1.45f298p-1f);
+	D = __builtin_fmaf(D, a, 0x1.37ee12p-26f);
+	float m = rlx__expm1_neg(__builtin_fmaf(a, -0x1.20dd76p+0f, a * D));
+	return rlx__copysignf(m, x);
 }
 
-/* 0.5·x·(1 + erf(x/sqrt2)), written as x·(1 − erfc(a)/2) for x >= 0 and
- * x·erfc(a)/2 for x < 0 (a = |x|/sqrt2), so the negative tail keeps its
- * relative accuracy down to the denormals; in double, rounded once.
- * a² = x²/2 is exact in double. Below x = -14.85 the result is -0 (the
- * formula underflows), -Inf gives NaN as the formula does. */
+/* 0.5·x·(1 + erf(x/√2)) = x − x·h for x > 0 and x·h for x <= 0, with
+ * h = erfc(b/√2)/2, b = |x| (no cancellation in either). h =
+ * e^(-b²/2)·F(q)/(b + K), q = (b − K)/(b + K) in [-1, 0.76], K = 2.0089,
+ * F(q) = (b + K)·erfcx(b/√2)/2 a minimax polynomial (4e-9 relative; F is
+ * flat, 1 down to 0.45, so its rounding errors stay small). 1/(b + K) is
+ * refined by a Newton step against b + K exactly; e^(-b²/2) is from b²
+ * exact (x·x plus its rounding error, by FMA), and its last rounding is
+ * shared with the product by x, formed before the last scaling, so the
+ * negative tail keeps its relative accuracy down to the denormals. x is
+ * clamped to [-15, 15] for h (below -14.85 the result is -0); -Inf gives
+ * NaN as the formula does. */
 static inline float rlx_geluf(float x) {
-	double xd = x;
-	double a = __builtin_fabs(xd) * 0x1.6a09e667f3bcdp-1;
-	double a2 = 0.5 * xd * xd;
-	a = a > 10.5 ? 10.5 : a;
-	a2 = a2 > 110.25 ? 110.25 : a2;
-	double h = 0.5 * rlx__erfc(a, a2);
-	float r = (float)(xd * (x >= 0.0f ? 1.0 - h : h));
-	r = x < -14.85f ? -0.0f : r;
+	const float K = 0x1.012300p+1f;
+	float xc = x < -15.0f ? -15.0f : x;
+	xc = xc > 15.0f ? 15.0f : xc;
+	float z = xc * xc;
+	float zl = __builtin_fmaf(xc, xc, -z);
+	rlx__e64 p = rlx__exp64_lo(-0.5f * z, -0.5f * zl);
+	float b = rlx__absf(xc);
+	float sb = b + K; /* sb + se = b + K exactly */
+	float hi = b > K ? b : K, lo = b > K ? K : b;
+	float se = lo - (sb - hi);
+	float rs = 1.0f / sb;
+	float e = __builtin_fmaf(-rs, se, __builtin_fmaf(-rs, sb, 1.0f));
+	rs = __builtin_fmaf(rs, e, rs);
+	float q = (b - K) * rs;
+	float F = -0x1.0be81cp-14f;
+	F = __builtin_fmaf(F, q, -0x1.3ff4e6p-13f);
+	F = __builtin_fmaf(F, q, 0x1.e0af74p-14f);
+	F = __builtin_fmaf(F, q, 0x1.b1015cp-11f);
+	F = __builtin_fmaf(F, q, 0x1.c82772p-11f);
+	F = __builtin_fmaf(F, q, -0x1.e5c77ep-10f);
+	F = __builtin_fmaf(F, q, -0x1.bb8748p-8f);
+	F = __builtin_fmaf(F, q, -0x1.c88dc2p-11f);
+	F = __builtin_fmaf(F, q, 0x1.2bce66p-5f);
+	F = __builtin_fmaf(F, q, 0x1.f5047ep-6f);
+	F = __builtin_fmaf(F, q, -0x1.5580f8p-2f);
+	F = __builtin_fmaf(F, q, 0x1.58a8aep-1f);
+	float B = (xc * (F * rs)) * p.s;
+	float g = __builtin_fmaf(B, p.q, B); /* x·h·2^64 */
+	float r = x > 0.0f ? __builtin_fmaf(g, -RLX__2M64, x) : g * RLX__2M64;
 	return x == -rlx__inff() ? rlx__nanf() : r;
 }
 
 /* 0.5·x·(1 + tanh(u)), u = sqrt(2/pi)·(x + 0.044715·x³), written as
  * x·sigmoid(2u) (the same function, without the cancellation of 1 + tanh
- * for x < 0); 2u and the reduction of e^{-|2u|} in double, so the tail
- * keeps its relative accuracy. Where |2u| > 120 and x < 0 the result is
- * -0; -Inf gives NaN. */
+ * for x < 0). 2u = x·(A + B·x²) is carried as a float and its error (x²,
+ * each product and the sum with their rounding errors, A and B in two
+ * parts), so e^-|2u| keeps its relative accuracy in the tail, and x·e^-|2u|
+ * is formed before the last scaling. x is clamped to [-12, 12] (below -11
+ * the result is -0); -Inf gives NaN. */
 static inline float rlx_gelu_tanhf(float x) {
-	double xd = x;
-	double u2 = 0x1.9884533d43651p+0 * __builtin_fma(0x1.6e4e26d4801f7p-5 * xd, xd * xd, xd);
-	double au = __builtin_fabs(u2);
-	double e = rlx__exp_dbl(rlx__exp_parts_d(-au));
-	double num = x >= 0.0f ? xd : xd * e;
-	float r = (float)(num / (1.0 + e));
-	r = (x < 0.0f && au > 120.0) ? -0.0f : r;
+	const float A = 0x1.988454p+0f, Al = -0x1.857936p-25f; /* 2·sqrt(2/pi) */
+	const float B = 0x1.2444f2p-4f, Bl = 0x1.49b16ap-29f;  /* A·0.044715 */
+	float xc = x < -12.0f ? -12.0f : x;
+	xc = xc > 12.0f ? 12.0f : xc;
+	float z = xc * xc;
+	float zl = __builtin_fmaf(xc, xc, -z);
+	float bz = B * z;
+	float bzl = __builtin_fmaf(B, z, -bz);
+	float hi = bz > A ? bz : A, lo = bz > A ? A : bz;
+	float m = hi + lo; /* m + ml = A + bz exactly (Fast2Sum) */
+	float ml = lo - (m - hi);
+	ml = __builtin_fmaf(B, zl, ml + bzl);
+	ml = __builtin_fmaf(Bl, z, ml + Al);
+	float sh = xc * m; /* 2u = sh + sl */
+	float sl = __builtin_fmaf(xc, m, -sh);
+	sl = __builtin_fmaf(xc, ml, sl);
+	/* -|2u| = w + wl */
+	float w = rlx__u2f(rlx__f2u(sh) | 0x80000000u);
+	float wl = rlx__u2f(rlx__f2u(sl) ^ (rlx__f2u(sh) & 0x80000000u) ^ 0x80000000u);
+	w = w < -120.0f ? -120.0f : w;
+	rlx__e64 p = rlx__exp64_lo(w, wl);
+	float xs = xc * p.s;
+	float num = x >= 0.0f ? x : __builtin_fmaf(xs, p.q, xs) * RLX__2M64;
+	float r = num / (1.0f + __builtin_fmaf(p.q, p.s, p.s) * RLX__2M64);
 	return x == -rlx__inff() ? rlx__nanf() : r;
 }
 
 /* ---- sin, cos -------------------------------------------------------- */
 
-/* r = x − k·π/2 in double, q = k mod 4. k·C1 is exact inside the FMA
- * and C1 + C2 + C3 carry π/2 to 163 bits, so r is exact to about
- * 2^-53·|r| (near the zeros too). k = round(x·2/π) has an error of up to
- * |x|·2^-53 in x·2/π; below |x| = 2^47 that keeps |r| within the
- * polynomials' range (1.02·π/4). Beyond, r may leave it (and from 2^51·π/2
- * on, k is no longer the nearest integer at all): r is clamped to [-1, 1]
- * so the result stays in [-1, 1]. */
+/* r = x − k·π/2, k = round(x·2/π), q = k mod 4, with π/2 in three floats
+ * (C1 + C2 + C3, 73 bits): x − k·C1 is exact in the FMA (both are
+ * multiples of 2^-24 or coarser and the difference is below 2), so r keeps
+ * its relative accuracy near the zeros of sin and cos. For |x| < 2^22, k
+ * fits the shift trick and |r| stays within the polynomials' range
+ * (0.95; x·2/π in float is off by up to 0.1). Beyond, r is clamped to
+ * [-1, 1] so the result stays in [-1, 1]. */
 typedef struct {
 	float r;
 	uint32_t q;
 } rlx__trig;
 
 static inline rlx__trig rlx__trig_reduce(float x) {
-	double xd = x;
-	const double shift = 0x1.8p52;
-	double t = __builtin_fma(xd, 0x1.45f306dc9c883p-1, shift);
-	double k = t - shift;
-	double r = __builtin_fma(k, -0x1.921fb54442d18p+0, xd);
-	r = __builtin_fma(k, -0x1.1a62633145c07p-54, r);
-	r = __builtin_fma(k, 0x1.f1976b8p-110, r);
-	r = k == 0.0 ? xd : r; /* |x| < π/4 as it is (and -0 stays -0) */
-	r = r > 1.0 ? 1.0 : r;
-	r = r < -1.0 ? -1.0 : r;
+	float t = __builtin_fmaf(x, 0x1.45f306p-1f, RLX__SHIFT);
+	float k = t - RLX__SHIFT;
+	float r = __builtin_fmaf(k, -0x1.921fb6p+0f, x);
+	r = __builtin_fmaf(k, 0x1.777a5cp-25f, r);
+	r = __builtin_fmaf(k, 0x1.ee59dap-50f, r);
+	r = k == 0.0f ? x : r; /* |x| < π/4 as it is (and -0 stays -0) */
+	r = r > 1.0f ? 1.0f : r;
+	r = r < -1.0f ? -1.0f : r;
 	rlx__trig tr;
-	tr.r = (float)r;
-	tr.q = (uint32_t)rlx__d2u(t) & 3u;
+	tr.r = r;
+	tr.q = rlx__f2u(t) & 3u;
 	return tr;
 }
 
-/* sin r = r + r³·S(r²), minimax on |r| <= 1.02·π/4 (1.7e-10 relative). */
+/* sin r = r + r³·S(r²), minimax on |r| <= 0.95 (1.8e-8 relative). */
 static inline float rlx__sin_poly(float r) {
 	float z = r * r;
-	float S = 0x1.7a86b2p-19f;
-	S = __builtin_fmaf(S, z, -0x1.a053f2p-13f);
-	S = __builtin_fmaf(S, z, 0x1.111170p-7f);
-	S = __builtin_fmaf(S, z, -0x1.555556p-3f);
+	float S = -0x1.961b3cp-13f;
+	S = __builtin_fmaf(S, z, 0x1.10fbf8p-7f);
+	S = __builtin_fmaf(S, z, -0x1.555522p-3f);
 	return rlx__copysignf(__builtin_fmaf(r * z, S, r), r);
 }
 
-/* cos r = 1 − r²/2 + r⁴·C(r²), minimax (7.8e-12 relative); 1 − r²/2 with
- * its rounding error recovered. */
+/* cos r = 1 − r²/2 + r⁴·C(r²), minimax on |r| <= 0.95 (8.5e-10
+ * relative). */
 static inline float rlx__cos_poly(float r) {
 	float z = r * r;
-	float C = -0x1.33b0b4p-22f;
-	C = __builtin_fmaf(C, z, 0x1.a068c8p-16f);
-	C = __builtin_fmaf(C, z, -0x1.6c1756p-10f);
-	C = __builtin_fmaf(C, z, 0x1.555556p-5f);
-	float h = 0.5f * z;
-	float w = 1.0f - h;
-	return w + (((1.0f - w) - h) + (z * z) * C);
+	float C = 0x1.9703bap-16f;
+	C = __builtin_fmaf(C, z, -0x1.6bffd8p-10f);
+	C = __builtin_fmaf(C, z, 0x1.555532p-5f);
+	C = __builtin_fmaf(C, z, -0.5f);
+	return __builtin_fmaf(C, z, 1.0f);
 }
 
+/* The quadrant picks the polynomial and flips the sign bit. */
 static inline float rlx_sinf(float x) {
 	rlx__trig tr = rlx__trig_reduce(x);
 	float s = rlx__sin_poly(tr.r);
 	float c = rlx__cos_poly(tr.r);
 	float v = (tr.q & 1u) ? c : s;
-	return (tr.q & 2u) ? -v : v;
+	return rlx__u2f(rlx__f2u(v) ^ ((tr.q & 2u) << 30));
 }
 
 static inline float rlx_cosf(float x) {
 	rlx__trig tr = rlx__trig_reduce(x);
 	float s = rlx__sin_poly(tr.r);
 	float c = rlx__cos_poly(tr.r);
-	float v = (tr.q & 1u) ? -s : c;
-	return (tr.q & 2u) ? -v : v;
+	float v = (tr.q & 1u) ? s : c;
+	return rlx__u2f(rlx__f2u(v) ^ (((tr.q + 1u) & 2u) << 30));
 }
 
 /* ---- pow ------------------------------------------------------------- */
