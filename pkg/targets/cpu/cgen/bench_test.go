@@ -55,41 +55,54 @@ func BenchmarkFusedRegion(b *testing.B) {
 		perElement(b)
 	})
 	runProg := func(b *testing.B, p *lir.Program) {
-		e, err := cpurt.New(p, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer e.Close()
-		outs, err := e.Run(pool, ins, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for b.Loop() {
-			if _, err := e.RunInto(pool, outs, ins, nil); err != nil {
-				b.Fatal(err)
-			}
-		}
+		benchRuns(b, pool, p, ins)
 		perElement(b)
 	}
 	b.Run("interpreter", func(b *testing.B) { runProg(b, interp) })
 	if toolchain.NativeTools() != nil {
 		return
 	}
-	for _, l := range native.Levels() {
-		if l.Runs() != nil {
-			continue
-		}
-		b.Run("native-"+l.Name, func(b *testing.B) {
-			p, err := Generate(interp, Options{EwGrain: 16384})
-			if err != nil {
-				b.Fatal(err)
-			}
-			elf, err := toolchain.CToELF("kernels", Source(p.Native), l.Clang)
-			if err != nil {
-				b.Fatal(err)
-			}
-			p.Native.Objects = []lir.NativeObject{{Level: l.Name, ELF: elf}}
-			runProg(b, p)
-		})
+	p, err := Generate(interp, Options{EwGrain: 16384})
+	if err != nil {
+		b.Fatal(err)
 	}
+	for _, l := range native.Levels() {
+		if l.Runs() == nil {
+			b.Run("native-"+l.Name, func(b *testing.B) { runProg(b, withObject(b, p, l)) })
+		}
+	}
+}
+
+// benchRuns runs p once on ins, then times RunInto of it on the same
+// outputs for b.Loop.
+func benchRuns(b *testing.B, pool *parallel.Pool, p *lir.Program, ins []*tensor.Tensor) {
+	b.Helper()
+	e, err := cpurt.New(p, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	outs, err := e.Run(pool, ins, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := e.RunInto(pool, outs, ins, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// withObject is a copy of the generated program p with its native code
+// compiled for level l.
+func withObject(tb testing.TB, p *lir.Program, l native.Level) *lir.Program {
+	tb.Helper()
+	elf, err := toolchain.CToELF("kernels", Source(p.Native), l.Clang)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	q, nat := *p, *p.Native
+	nat.Objects = []lir.NativeObject{{Level: l.Name, ELF: elf}}
+	q.Native = &nat
+	return &q
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/native"
-	cpurt "github.com/rlx-project/rlx/pkg/targets/cpu/runtime"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/tuning"
 	"github.com/rlx-project/rlx/pkg/targets/toolchain"
 	"github.com/rlx-project/rlx/pkg/tensor"
@@ -381,20 +380,7 @@ func benchConvs(b *testing.B, cs []benchConv) {
 		interp := convProgram(g, c.e)
 		ins := convInputs(r, interp)
 		runProg := func(b *testing.B, p *lir.Program) {
-			e, err := cpurt.New(p, nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer e.Close()
-			outs, err := e.Run(pool, ins, nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			for b.Loop() {
-				if _, err := e.RunInto(pool, outs, ins, nil); err != nil {
-					b.Fatal(err)
-				}
-			}
+			benchRuns(b, pool, p, ins)
 			b.ReportMetric(float64(flops)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		}
 		b.Run("layer="+c.name+"/code=go", func(b *testing.B) { runProg(b, interp) })
@@ -409,17 +395,7 @@ func benchConvs(b *testing.B, cs []benchConv) {
 			if l.Runs() != nil {
 				continue
 			}
-			b.Run("layer="+c.name+"/code="+l.Name, func(b *testing.B) {
-				elf, err := toolchain.CToELF("kernels", Source(prog.Native), l.Clang)
-				if err != nil {
-					b.Fatal(err)
-				}
-				p := *prog
-				nat := *prog.Native
-				nat.Objects = []lir.NativeObject{{Level: l.Name, ELF: elf}}
-				p.Native = &nat
-				runProg(b, &p)
-			})
+			b.Run("layer="+c.name+"/code="+l.Name, func(b *testing.B) { runProg(b, withObject(b, prog, l)) })
 		}
 	}
 }

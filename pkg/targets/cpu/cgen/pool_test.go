@@ -13,7 +13,6 @@ import (
 	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/native"
-	cpurt "github.com/rlx-project/rlx/pkg/targets/cpu/runtime"
 	"github.com/rlx-project/rlx/pkg/targets/toolchain"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
@@ -344,42 +343,21 @@ func BenchmarkPool2D(b *testing.B) {
 		g := c.op.Geom
 		ins := []*tensor.Tensor{poolInput(r, g.N*g.C*g.H*g.W, poolNormal)}
 		runProg := func(b *testing.B, p *lir.Program) {
-			e, err := cpurt.New(p, nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer e.Close()
-			outs, err := e.Run(pool, ins, nil)
-			if err != nil {
-				b.Fatal(err)
-			}
 			b.SetBytes(4 * (g.N*g.C*g.H*g.W + g.N*g.C*g.OH*g.OW))
-			for b.Loop() {
-				if _, err := e.RunInto(pool, outs, ins, nil); err != nil {
-					b.Fatal(err)
-				}
-			}
+			benchRuns(b, pool, p, ins)
 		}
 		b.Run(c.name+"/kernel", func(b *testing.B) { runProg(b, interp) })
 		if toolchain.NativeTools() != nil {
 			continue
 		}
+		p, err := Generate(interp, Options{EwGrain: 16384})
+		if err != nil {
+			b.Fatal(err)
+		}
 		for _, l := range native.Levels() {
-			if l.Runs() != nil {
-				continue
+			if l.Runs() == nil {
+				b.Run(c.name+"/native-"+l.Name, func(b *testing.B) { runProg(b, withObject(b, p, l)) })
 			}
-			b.Run(c.name+"/native-"+l.Name, func(b *testing.B) {
-				p, err := Generate(interp, Options{EwGrain: 16384})
-				if err != nil {
-					b.Fatal(err)
-				}
-				elf, err := toolchain.CToELF("kernels", Source(p.Native), l.Clang)
-				if err != nil {
-					b.Fatal(err)
-				}
-				p.Native.Objects = []lir.NativeObject{{Level: l.Name, ELF: elf}}
-				runProg(b, p)
-			})
 		}
 	}
 }
