@@ -37,11 +37,10 @@ type skip struct{ pkg, test, reason string }
 // summary follows the stream: per-test output is held until the test
 // ends, and printed only if it failed.
 type summary struct {
-	out     io.Writer
-	held    map[string][]string // package + "\x00" + test → output lines
-	skips   []skip
-	failed  bool
-	unnamed []string // failing packages' own output
+	out    io.Writer
+	held   map[string][]string // package + "\x00" + test → output lines
+	skips  []skip
+	failed bool
 }
 
 func (s *summary) add(e event) {
