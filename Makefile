@@ -11,6 +11,10 @@ SMOKE_OTHER ?= 50000x
 # FuzzProgram writes, opens and may run an artifact per input: slower.
 SMOKE_PROGRAM ?= 2000x
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+# What the race and purego runs leave to the main one: GPU devices, qemu,
+# and the native code grids and math header (C, the same under either
+# flag; compiling hundreds of kernels again would only cost time).
+RACE_SKIP   ?= GPU|Vulkan|Arm64|TestNativeElementwise|TestNativePool2D|TestNativeConv|TestMathHeader
 
 # bash for pipefail: make test pipes go test into its summary.
 SHELL := /bin/bash
@@ -43,8 +47,8 @@ deps:
 ## test: vet, unit tests (then every skipped test with its reason; under CI=true a skip for anything but missing hardware fails), lint, the race detector on the concurrent parts, the pure-Go kernels (purego), the testdata models and a short fuzz smoke (what CI runs)
 test: vet
 	set -o pipefail; $(GO) test -json ./... | $(GO) run ./internal/tools/testsummary $(if $(filter true,$(CI)),-strict)
-	$(GO) test -race -skip 'GPU|Vulkan|Arm64' ./e2e ./pkg/loader/... ./pkg/targets/... ./pkg/artifact/...
-	$(GO) test -tags purego -skip 'GPU|Vulkan|Arm64' ./pkg/targets/cpu/... ./e2e
+	$(GO) test -race -skip '$(RACE_SKIP)' ./e2e ./pkg/loader/... ./pkg/targets/... ./pkg/artifact/...
+	$(GO) test -tags purego -skip '$(RACE_SKIP)' ./pkg/targets/cpu/... ./e2e
 	$(MAKE) --no-print-directory test-arm64
 	$(MAKE) --no-print-directory check-models
 	$(MAKE) --no-print-directory fuzz-smoke

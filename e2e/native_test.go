@@ -17,10 +17,14 @@ import (
 // cpuConfigs are the cpu target's builds the model tests run: the
 // portable one, and native code for each CPU level this machine runs
 // (x86-64-v3, and x86-64-v4 on a CPU with AVX-512). Without clang and lld
-// only the portable one, except under CI=true, where CI has them.
+// only the portable one, except under CI=true, where CI has them. With
+// -tags purego only the portable one (nativeLevels).
 func cpuConfigs(t *testing.T) [][]string {
 	t.Helper()
 	configs := [][]string{{"portable"}}
+	if !nativeLevels {
+		return configs
+	}
 	if err := toolchain.NativeTools(); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("CI=true and native code cannot be built: %v", err)
