@@ -8,24 +8,16 @@ import (
 	"testing"
 
 	"github.com/rlx-project/rlx/pkg/artifact"
-	"github.com/rlx-project/rlx/pkg/driver"
 	"github.com/rlx-project/rlx/pkg/loader"
 	"github.com/rlx-project/rlx/pkg/targets"
 )
 
+// buildGPT builds the bundled GPT portable, so it has the interpreter's
+// steps to forge; native code has its own forged cases
+// (TestForgedNativeCode).
 func buildGPT(t *testing.T, dir string) string {
 	t.Helper()
-	file := "../testdata/models/gpt.hir"
-	src, _ := os.ReadFile(file)
-	seed := uint64(9)
-	out := filepath.Join(dir, "m.rlx")
-	m := load(t, file)
-	// Portable, so it has the interpreter's steps to forge; native code
-	// has its own forged cases (TestForgedNativeCode).
-	if _, err := driver.Build(file, src, out, driver.Options{Target: "cpu", CPU: []string{"portable"}, Bindings: twoBindings(t, m), RandomSeed: &seed, Compiler: "test"}); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return buildNative(t, dir, "m", "portable")
 }
 
 // TestCorruptArtifact flips a byte in the middle, start and end of every

@@ -40,7 +40,8 @@ func cpuConfigs(t *testing.T) [][]string {
 	return configs
 }
 
-// buildNative builds the bundled GPT for the given CPU levels.
+// buildNative builds the bundled GPT at two bindings for the given CPU
+// levels (rlxc build --cpu), into dir/name.rlx.
 func buildNative(t *testing.T, dir, name string, levels ...string) string {
 	t.Helper()
 	file := "../testdata/models/gpt.hir"

@@ -96,9 +96,8 @@ func New(p *lir.Program, weights [][]byte) (*Exec, error) {
 		if err := p.Verify(); err != nil {
 			return nil, err
 		}
-		if err := ValidateNative(p.Native); err != nil {
-			return nil, err
-		}
+		// The loader has validated every object (ValidateNative); the one
+		// mapped is validated again by native.Load itself.
 		nc, err := loadNative(p.Native)
 		if err != nil {
 			return nil, err

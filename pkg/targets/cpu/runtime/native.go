@@ -109,9 +109,11 @@ func (c *nativeCode) call(pool *parallel.Pool, f *lir.NativeFunc, fn uintptr, op
 	n := len(op.In) + len(op.Out)
 	args := make([]unsafe.Pointer, 0, n+1)
 	sizes := make([]int64, 0, n+1)
-	for _, b := range append(append([]lir.Buf(nil), op.In...), op.Out...) {
-		args = append(args, unsafe.Pointer(unsafe.SliceData(bufs[b])))
-		sizes = append(sizes, int64(len(bufs[b])))
+	for _, list := range [2][]lir.Buf{op.In, op.Out} {
+		for _, b := range list {
+			args = append(args, unsafe.Pointer(unsafe.SliceData(bufs[b])))
+			sizes = append(sizes, int64(len(bufs[b])))
+		}
 	}
 	args, sizes = append(args, nil), append(sizes, 0) // never empty
 	argv, sizev := unsafe.Pointer(&args[0]), unsafe.Pointer(&sizes[0])
