@@ -12,9 +12,10 @@ SMOKE_OTHER ?= 50000x
 SMOKE_PROGRAM ?= 2000x
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # What the race and purego runs leave to the main one: GPU devices, qemu,
-# and the native code grids and math header (C, the same under either
+# the golden LIR text (no concurrency, no kernels run), and the native
+# code grids and math header (C, the same under either
 # flag; compiling hundreds of kernels again would only cost time).
-RACE_SKIP   ?= GPU|Vulkan|Arm64|TestNativeElementwise|TestNativePool2D|TestNativeConv|TestMathHeader
+RACE_SKIP   ?= GPU|Vulkan|Arm64|TestGoldenLIR|TestNativeElementwise|TestNativePool2D|TestNativeConv|TestMathHeader
 
 # bash for pipefail: make test pipes go test into its summary.
 SHELL := /bin/bash

