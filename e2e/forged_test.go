@@ -206,3 +206,48 @@ func TestForgedArtifactsThroughRlxrun(t *testing.T) {
 		t.Errorf("arena of 2^36 bytes: %v\n%s", err, out)
 	}
 }
+
+// TestForgedCompressedSection: a zstd section whose digests check out
+// but which decodes to more than --max-memory is refused at open, before
+// it is decoded (exit 7, one line), where the same limit runs the model.
+func TestForgedCompressedSection(t *testing.T) {
+	dir := t.TempDir()
+	good := buildGPT(t, dir)
+	_, rlxrun := tools(t)
+	f, err := artifact.Open(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sections []artifact.Section
+	for _, s := range f.Sections() {
+		data, err := f.Section(s.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sections = append(sections, artifact.Section{Name: s.Name, Codec: s.Codec, Align: s.Align, Data: append([]byte(nil), data...)})
+	}
+	f.Close()
+	// 64 MiB that compress ~100x (all zeros would pass the writer's ratio
+	// bound and be stored raw, mapped rather than decoded).
+	junk := make([]byte, 64<<20)
+	for i := 0; i < len(junk); i += 251 {
+		junk[i] = byte(i * 7919 >> 8)
+	}
+	sections = append(sections, artifact.Section{Name: "junk", Codec: artifact.CodecZstd, Data: junk})
+	bomb := filepath.Join(dir, "bomb.rlx")
+	if err := artifact.WriteFile(bomb, sections); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(bomb); err != nil || st.Size() > 8<<20 {
+		t.Fatalf("the forged section is not compressed: %v", err)
+	}
+	if out, err := exec.Command(rlxrun, good, "--fill", "random", "--max-memory", "32MiB").CombinedOutput(); err != nil {
+		t.Fatalf("the unforged artifact under --max-memory 32MiB: %v\n%s", err, out)
+	}
+	out, err := exec.Command(rlxrun, bomb, "--fill", "random", "--max-memory", "32MiB").CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 7 || !strings.Contains(string(out), "compressed sections decode to 64") ||
+		strings.Count(strings.TrimSpace(string(out)), "\n") != 0 {
+		t.Errorf("a 64 MiB zstd section under --max-memory 32MiB: %v\n%s", err, out)
+	}
+}

@@ -163,8 +163,12 @@ func openModel(path string, threads int, maxMemory string) (*loader.Model, error
 	m, err := loader.Open(path, loader.Options{Threads: threads, MaxMemory: limit})
 	if err != nil {
 		var de *loader.DeviceError
-		if errors.As(err, &de) {
+		var me *loader.MemoryError
+		switch {
+		case errors.As(err, &de):
 			return nil, fail(exitDevice, "%v", err)
+		case errors.As(err, &me):
+			return nil, fail(exitMemory, "%v", err)
 		}
 		return nil, fail(exitIO, "%v", err)
 	}

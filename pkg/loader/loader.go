@@ -23,8 +23,9 @@ type Options struct {
 	Threads int // worker threads for kernels; 0 means one per CPU
 	// MaxMemory bounds the host memory one run may allocate (arena and
 	// outputs): a run of a variant that needs more fails with a
-	// *MemoryError before allocating. 0 means DefaultMaxMemory(); < 0, no
-	// limit.
+	// *MemoryError before allocating. It also bounds what Open decodes
+	// (the artifact's compressed sections). 0 means DefaultMaxMemory();
+	// < 0, no limit.
 	MaxMemory int64
 }
 
@@ -87,6 +88,10 @@ func Open(path string, opts Options) (*Model, error) {
 	m := &Model{path: path, file: f, maxMemory: opts.MaxMemory}
 	if m.maxMemory == 0 {
 		m.maxMemory = DefaultMaxMemory()
+	}
+	if err := checkSections(f, m.maxMemory); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if err := m.load(opts); err != nil {
 		m.release()

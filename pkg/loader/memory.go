@@ -13,13 +13,20 @@ import (
 // may use (Options.MaxMemory): the artifact is fine, this machine (or the
 // limit) is too small for the variant.
 type MemoryError struct {
-	Variant       string // its binding
+	Variant       string // its binding; "" for Sections
 	Arena, Output int64  // bytes each run allocates
 	Input         int64  // bytes of inputs the caller is about to allocate (rlxrun --fill), or 0
-	Limit         int64
+	// Sections is, for an artifact refused at Open, the bytes its
+	// compressed sections decode to (the Model decodes them all).
+	Sections int64
+	Limit    int64
 }
 
 func (e *MemoryError) Error() string {
+	if e.Variant == "" {
+		return fmt.Sprintf("the artifact's compressed sections decode to %s, more than the limit of %s (rlxrun --max-memory)",
+			bytesize.Format(e.Sections), bytesize.Format(e.Limit))
+	}
 	what := fmt.Sprintf("arena %s, outputs %s", bytesize.Format(e.Arena), bytesize.Format(e.Output))
 	if e.Input > 0 {
 		what += ", inputs " + bytesize.Format(e.Input)
@@ -64,6 +71,26 @@ func (m *Model) checkMemory(v *variant, inputs int64) error {
 	arena, out := v.prog.ArenaBytes, slotBytes(v.prog.Outputs)
 	if arena+out+inputs > m.maxMemory {
 		return &MemoryError{Variant: artifact.BindingText(v.info.Binding), Arena: arena, Output: out, Input: inputs, Limit: m.maxMemory}
+	}
+	return nil
+}
+
+// checkSections refuses, before decoding anything, an artifact whose
+// compressed sections decode to more than the limit: Open decodes the
+// manifest, every program and compressed weights, and a section's raw
+// size may be up to artifact.MaxZstdRatio times its stored size.
+func checkSections(f *artifact.File, limit int64) error {
+	if limit < 0 {
+		return nil
+	}
+	total := int64(0)
+	for _, s := range f.Sections() {
+		if s.Codec == artifact.CodecRaw {
+			continue // mapped, not allocated
+		}
+		if total += s.Raw; total > limit || total < 0 {
+			return &MemoryError{Sections: total, Limit: limit}
+		}
 	}
 	return nil
 }
