@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -136,5 +137,27 @@ func TestCLIImport(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "bad.hir")); err == nil {
 		t.Error("a failed import left bad.hir")
+	}
+}
+
+// TestUsageExitCode: a wrong command line is exit 64 in both tools, never
+// 2, which is what the Go runtime exits with when it dies (docs/cli.md).
+func TestUsageExitCode(t *testing.T) {
+	rlxc, rlxrun := tools(t)
+	for _, tool := range []string{rlxc, rlxrun} {
+		out, err := exec.Command(tool, "--no-such-flag").CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 64 {
+			t.Errorf("%s --no-such-flag: %v (want exit 64)\n%s", filepath.Base(tool), err, out)
+		}
+	}
+	doc, err := os.ReadFile("../docs/cli.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range []string{"| 2 | the Go runtime stopped the process", "| 64 | the command line is wrong"} {
+		if !strings.Contains(string(doc), row) {
+			t.Errorf("docs/cli.md has no exit code row %q", row)
+		}
 	}
 }

@@ -20,7 +20,7 @@ import (
 const (
 	exitOK       = 0
 	exitInput    = 1
-	exitUsage    = 2
+	exitUsage    = 64 // sysexits EX_USAGE; 2 is what the Go runtime exits with on a fatal error
 	exitIO       = 3
 	exitInternal = 4
 	exitTool     = 5 // a build tool the target needs is not installed

@@ -20,7 +20,7 @@ import (
 const (
 	exitOK       = 0
 	exitMismatch = 1
-	exitUsage    = 2
+	exitUsage    = 64 // sysexits EX_USAGE; 2 is what the Go runtime exits with on a fatal error
 	exitIO       = 3
 	exitInternal = 4
 	exitInputs   = 5
