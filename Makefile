@@ -25,10 +25,11 @@ SHELL := /bin/bash
 # What the GPU targets' tests need from Debian: glslangValidator and
 # spirv-val (vulkan kernels to SPIR-V), clang (cuda kernels to PTX), and the
 # Vulkan loader with Mesa's llvmpipe (a Vulkan device on the CPU) plus the
-# Khronos validation layer; qemu-user runs the arm64 (NEON) kernel tests.
+# Khronos validation layer; qemu-user runs the arm64 (NEON) kernel tests;
+# GNU time measures the peak memory of rlxrun refusing forged artifacts.
 # Without them those tests skip, except under
 # CI=true, where they fail.
-DEBIAN_DEPS = glslang-tools spirv-tools clang lld libclang-rt-14-dev libc6-arm64-cross libvulkan1 mesa-vulkan-drivers vulkan-validationlayers qemu-user
+DEBIAN_DEPS = time glslang-tools spirv-tools clang lld libclang-rt-14-dev libc6-arm64-cross libvulkan1 mesa-vulkan-drivers vulkan-validationlayers qemu-user
 
 all: build
 

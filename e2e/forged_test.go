@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -115,7 +116,7 @@ func TestForgedProgramsAreRefused(t *testing.T) {
 				if tc.want != "" {
 					t.Fatalf("opened; want an error containing %q", tc.want)
 				}
-				return // a big arena alone is allowed here: the memory limit is issue 20's next step
+				return // a big arena opens; a run of it is refused (TestForgedArtifactsThroughRlxrun)
 			}
 			if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), `section "program/0"`) {
 				t.Fatalf("got %v, want an error about program/0 containing %q", err, tc.want)
@@ -199,11 +200,52 @@ func TestForgedArtifactsThroughRlxrun(t *testing.T) {
 
 	arena := filepath.Join(dir, "arena.rlx")
 	forge(t, good, arena, func(p *lir.Program) { p.ArenaBytes = 1 << 36 })
-	out, err = exec.Command(rlxrun, arena, "--fill", "random").CombinedOutput()
+	refusedRun(t, "an arena of 2^36 bytes", 7, "needs 64 GiB per run", rlxrun, arena, "--fill", "random")
+}
+
+// maxRefusedRSS bounds the peak memory of an rlxrun that refuses a forged
+// artifact: it maps the file and decodes small sections, no more.
+const maxRefusedRSS = 64 << 20
+
+// refusedRun runs rlxrun with args under GNU time (make deps installs it)
+// and checks that it exits with code, printing one line that contains
+// want, and peaks under maxRefusedRSS. The peak is measured by time,
+// which forks: a child started by this (large) test process would
+// inherit its high-water mark across exec.
+func refusedRun(t *testing.T, what string, code int, want string, args ...string) {
+	t.Helper()
+	timeBin, err := exec.LookPath("/usr/bin/time")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true and GNU time is missing (make deps installs it)")
+		}
+		t.Logf("%s: peak memory not measured: no /usr/bin/time (apt-get install time)", what)
+	}
+	rss := filepath.Join(t.TempDir(), "rss")
+	cmd := exec.Command(args[0], args[1:]...)
+	if timeBin != "" {
+		cmd = exec.Command(timeBin, append([]string{"-f", "%M", "-o", rss}, args...)...)
+	}
+	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 7 || !strings.Contains(string(out), "needs 64 GiB per run") ||
+	if !errors.As(err, &ee) || ee.ExitCode() != code || !strings.Contains(string(out), want) ||
 		strings.Count(strings.TrimSpace(string(out)), "\n") != 0 {
-		t.Errorf("arena of 2^36 bytes: %v\n%s", err, out)
+		t.Errorf("%s: %v (want exit %d and one line saying %q)\n%s", what, err, code, want, out)
+	}
+	if timeBin == "" {
+		return
+	}
+	b, err := os.ReadFile(rss)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Fields(string(b)) // time adds a line when the command fails
+	kib, err := strconv.ParseInt(lines[len(lines)-1], 10, 64)
+	if err != nil {
+		t.Fatalf("%s: GNU time wrote %q", what, b)
+	}
+	if kib<<10 > maxRefusedRSS {
+		t.Errorf("%s: rlxrun peaked at %d MiB resident, want under %d MiB", what, kib>>10, maxRefusedRSS>>20)
 	}
 }
 
@@ -244,10 +286,5 @@ func TestForgedCompressedSection(t *testing.T) {
 	if out, err := exec.Command(rlxrun, good, "--fill", "random", "--max-memory", "32MiB").CombinedOutput(); err != nil {
 		t.Fatalf("the unforged artifact under --max-memory 32MiB: %v\n%s", err, out)
 	}
-	out, err := exec.Command(rlxrun, bomb, "--fill", "random", "--max-memory", "32MiB").CombinedOutput()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 7 || !strings.Contains(string(out), "compressed sections decode to 64") ||
-		strings.Count(strings.TrimSpace(string(out)), "\n") != 0 {
-		t.Errorf("a 64 MiB zstd section under --max-memory 32MiB: %v\n%s", err, out)
-	}
+	refusedRun(t, "a 64 MiB zstd section under --max-memory 32MiB", 7, "compressed sections decode to 64 MiB", rlxrun, bomb, "--fill", "random", "--max-memory", "32MiB")
 }
