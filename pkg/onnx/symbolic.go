@@ -21,6 +21,9 @@ func (im *importer) symbolic(n *onnxpb.Node) (bool, error) {
 		return len(n.Inputs) > 0
 	}
 	set := func(v []dim.Expr, scalar bool) (bool, error) {
+		if v == nil {
+			v = []dim.Expr{} // an empty shape is known too: sym != nil marks it
+		}
 		im.vals[n.Outputs[0]] = &val{sym: v, scal: scalar}
 		return true, nil
 	}
