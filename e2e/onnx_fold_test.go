@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rlx-project/rlx/pkg/onnx"
 	"github.com/rlx-project/rlx/pkg/specialize"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
@@ -63,3 +64,150 @@ func TestONNXEmptyShapeValue(t *testing.T) {
 	near(t, "Reshape", out[0].F32(), want)
 }
 
+// TestONNXFoldScale: PyTorch's attention scale 1/sqrt(head_dim) computed
+// from the shape (Shape, Slice, Cast to float, Sqrt, Div) is one constant.
+func TestONNXFoldScale(t *testing.T) {
+	g := &graph{outs: []string{"y"}}
+	g.input("x", "batch", 2, 64)
+	g.initI64("minus1", []int64{1}, []int64{-1})
+	g.initI64("end", []int64{1}, []int64{int64Max})
+	g.init("one", []int64{1}, []float32{1})
+	g.node("Shape", []string{"x"}, []string{"s"})
+	g.node("Slice", []string{"s", "minus1", "end"}, []string{"d"})
+	g.node("Cast", []string{"d"}, []string{"df"}, ai("to", 1))
+	g.node("Sqrt", []string{"df"}, []string{"sd"})
+	g.node("Div", []string{"one", "sd"}, []string{"scale"})
+	g.node("Mul", []string{"x", "scale"}, []string{"y"})
+	x := seq(3*2*64, 1)
+	out, hirText := runONNX(t, g, specialize.Binding{"batch": 3}, map[string]*tensor.Tensor{"x": tensor.FromF32([]int64{3, 2, 64}, x)})
+	lacks(t, hirText, "cast", "sqrt", "div")
+	has(t, hirText, "const([0.125], f32[1])")
+	want := make([]float64, len(x))
+	for i, v := range x {
+		want[i] = float64(v) * 0.125
+	}
+	near(t, "x*scale", out[0].F32(), want)
+}
+
+// TestONNXFoldMask: a causal mask and an index table built from constants
+// only (Range, Unsqueeze, Greater, Less, Equal, Not, Or, And, Cast, Where,
+// Expand, Tile; Transpose, Reshape, Slice, Gather, Concat, Squeeze, Sub,
+// Mul, Add) become constants: the HIR adds them to the inputs and does
+// nothing else.
+func TestONNXFoldMask(t *testing.T) {
+	const n = 6
+	g := &graph{outs: []string{"y", "z"}}
+	g.input("s", 2, n, n)
+	g.input("u", 4)
+	g.initI64("zero", nil, []int64{0})
+	g.initI64("n", nil, []int64{n})
+	g.initI64("step", nil, []int64{1})
+	g.initI64("ax0", []int64{1}, []int64{0})
+	g.initI64("ax1", []int64{1}, []int64{1})
+	g.initI64("bshape", []int64{3}, []int64{2, 1, 1})
+	g.init("fzero", nil, []float32{0})
+	g.init("neginf", nil, []float32{float32(math.Inf(-1))})
+	g.node("Range", []string{"zero", "n", "step"}, []string{"r"})
+	g.node("Unsqueeze", []string{"r", "ax1"}, []string{"col"})
+	g.node("Unsqueeze", []string{"r", "ax0"}, []string{"row"})
+	g.node("Greater", []string{"row", "col"}, []string{"future"})
+	g.node("Not", []string{"future"}, []string{"past"})
+	g.node("Less", []string{"row", "col"}, []string{"before"})
+	g.node("Equal", []string{"row", "col"}, []string{"diag"})
+	g.node("Or", []string{"before", "diag"}, []string{"past2"})
+	g.node("And", []string{"past", "past2"}, []string{"allowed"})
+	g.node("Cast", []string{"allowed"}, []string{"allowedb"}, ai("to", 9))
+	g.node("Where", []string{"allowedb", "fzero", "neginf"}, []string{"mask"})
+	g.node("Expand", []string{"mask", "bshape"}, []string{"mask3"})
+	g.node("Add", []string{"s", "mask3"}, []string{"y"})
+
+	// z = u + a table computed from w: Tile, Transpose, Reshape, Slice,
+	// Gather, Concat, Unsqueeze, Squeeze and arithmetic.
+	g.init("w", []int64{2, 3}, []float32{1, 2, 3, 4, 5, 6})
+	g.initI64("reps", []int64{2}, []int64{1, 2})
+	g.initI64("flat", []int64{1}, []int64{12})
+	g.initI64("one", []int64{1}, []int64{1})
+	g.initI64("five", []int64{1}, []int64{5})
+	g.initI64("idx", []int64{2}, []int64{0, 3})
+	g.init("half", nil, []float32{0.5})
+	g.node("Tile", []string{"w", "reps"}, []string{"wt"})                   // [2, 6]: 1 2 3 1 2 3 / 4 5 6 4 5 6
+	g.node("Transpose", []string{"wt"}, []string{"wtt"}, ais("perm", 1, 0)) // [6, 2]
+	g.node("Reshape", []string{"wtt", "flat"}, []string{"f"})               // 1 4 2 5 3 6 1 4 2 5 3 6
+	g.node("Slice", []string{"f", "one", "five"}, []string{"sl"})           // 4 2 5 3
+	g.node("Gather", []string{"sl", "idx"}, []string{"ga"}, ai("axis", 0))  // 4 3
+	g.node("Concat", []string{"ga", "ga"}, []string{"c"}, ai("axis", 0))    // 4 3 4 3
+	g.node("Unsqueeze", []string{"c", "ax0"}, []string{"c1"})
+	g.node("Squeeze", []string{"c1", "ax0"}, []string{"c2"})
+	g.node("Mul", []string{"c2", "half"}, []string{"m"}) // 2 1.5 2 1.5
+	g.node("Sub", []string{"m", "half"}, []string{"d"})  // 1.5 1 1.5 1
+	g.node("Add", []string{"u", "d"}, []string{"z"})
+
+	sv := seq(2*n*n, 1)
+	uv := []float32{10, 20, 30, 40}
+	out, hirText := runONNX(t, g, specialize.Binding{}, map[string]*tensor.Tensor{
+		"s": tensor.FromF32([]int64{2, n, n}, sv), "u": tensor.FromF32([]int64{4}, uv)})
+	lacks(t, hirText, "iota", "unsqueeze", "gt", "lt", "eq", "not", "or", "and", "cast", "where", "expand",
+		"transpose", "reshape", "slice", "gather", "concat", "squeeze", "mul", "sub")
+	var want []float64
+	for b := 0; b < 2; b++ {
+		for i := 0; i < n; i++ {
+			for j := 0; j < n; j++ {
+				v := float64(sv[(b*n+i)*n+j])
+				if j > i {
+					v = math.Inf(-1)
+				}
+				want = append(want, v)
+			}
+		}
+	}
+	near(t, "s+mask", out[0].F32(), want)
+	near(t, "u+table", out[1].F32(), []float64{11.5, 21, 31.5, 41})
+}
+
+// TestONNXFoldBounds: a constant input over onnx.FoldMax elements is left
+// for build-time folding (the weights file holds it once, not twice), and
+// an Identity of a constant is that constant, not a copy.
+func TestONNXFoldBounds(t *testing.T) {
+	g := &graph{outs: []string{"y", "z"}}
+	g.input("x", onnx.FoldMax+1)
+	g.input("v", 4)
+	g.init("big", []int64{onnx.FoldMax + 1}, make([]float32, onnx.FoldMax+1))
+	g.init("small", []int64{4}, []float32{1, 2, 3, 4})
+	g.node("Neg", []string{"big"}, []string{"nbig"})
+	g.node("Add", []string{"x", "nbig"}, []string{"y"})
+	g.node("Identity", []string{"small"}, []string{"same"})
+	g.node("Neg", []string{"same"}, []string{"nsmall"})
+	g.node("Add", []string{"v", "small"}, []string{"v1"})
+	g.node("Add", []string{"v1", "same"}, []string{"v2"})
+	g.node("Add", []string{"v2", "nsmall"}, []string{"z"})
+	res, err := onnx.Import(g.model(17), onnx.Options{Module: "t", Source: "t.onnx"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hirText := string(res.HIR)
+	if strings.Count(hirText, " = neg(") != 1 || !strings.Contains(hirText, "neg(big)") {
+		t.Errorf("want neg(big) at run time and neg(small) folded:\n%s", hirText)
+	}
+	has(t, hirText, "add(v, small)", "add(v1, small)", "const([-1.0, -2.0, -3.0, -4.0], f32[4])")
+}
+
+// TestONNXTile: Tile on a run-time value (unsqueeze, expand, reshape) with
+// a symbolic dim.
+func TestONNXTile(t *testing.T) {
+	g := &graph{outs: []string{"y"}}
+	g.input("x", "batch", 3)
+	g.initI64("reps", []int64{2}, []int64{2, 3})
+	g.node("Tile", []string{"x", "reps"}, []string{"y"})
+	x := seq(2*3, 1)
+	out, _ := runONNX(t, g, specialize.Binding{"batch": 2}, map[string]*tensor.Tensor{"x": tensor.FromF32([]int64{2, 3}, x)})
+	if s := out[0].Shape; len(s) != 2 || s[0] != 4 || s[1] != 9 {
+		t.Fatalf("shape %v, want [4 9]", s)
+	}
+	var want []float64
+	for i := 0; i < 4; i++ {
+		for j := 0; j < 9; j++ {
+			want = append(want, float64(x[(i%2)*3+j%3]))
+		}
+	}
+	near(t, "Tile", out[0].F32(), want)
+}

@@ -48,10 +48,14 @@ var converters = map[string]converter{
 	"Reshape": convReshape, "Transpose": convTranspose, "Concat": convConcat, "Split": convSplit,
 	"Slice": convSlice, "Gather": convGather, "Squeeze": convSqueeze, "Unsqueeze": convUnsqueeze,
 	"Expand": convExpand, "Pad": convPad, "Range": convRange, "ConstantOfShape": convConstantOfShape,
+	"Tile": convTile,
 }
 
 func (im *importer) importNode(n *onnxpb.Node) error {
 	if handled, err := im.symbolic(n); handled || err != nil {
+		return err
+	}
+	if handled, err := im.fold(n); handled || err != nil {
 		return err
 	}
 	c, ok := converters[n.OpType]
