@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rlx-project/rlx/pkg/onnx"
+	"github.com/rlx-project/rlx/pkg/onnx/onnxpb"
 	"github.com/rlx-project/rlx/pkg/specialize"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
@@ -189,6 +190,60 @@ func TestONNXFoldBounds(t *testing.T) {
 		t.Errorf("want neg(big) at run time and neg(small) folded:\n%s", hirText)
 	}
 	has(t, hirText, "add(v, small)", "add(v1, small)", "const([-1.0, -2.0, -3.0, -4.0], f32[4])")
+}
+
+// TestONNXSymbolicWhere: PyTorch's expand(batch, 3, -1) (ConstantOfShape,
+// Mul, Equal and Where over a shape holding batch), Tile and Expand of a
+// shape value, and ConstantOfShape over the result: all resolved at import.
+func TestONNXSymbolicWhere(t *testing.T) {
+	g := &graph{outs: []string{"e", "o", "r"}}
+	g.input("x", "batch", 1, 4)
+	g.input("z", "batch", "batch")
+	g.initI64("zero", nil, []int64{0})
+	g.initI64("ax0", []int64{1}, []int64{0})
+	g.initI64("three", []int64{1}, []int64{3})
+	g.initI64("minus1", []int64{1}, []int64{-1})
+	g.initI64("neg", nil, []int64{-1})
+	g.initI64("two", []int64{1}, []int64{2})
+	g.node("Shape", []string{"x"}, []string{"sx"})
+	g.node("Gather", []string{"sx", "zero"}, []string{"b"}, ai("axis", 0))
+	g.node("Unsqueeze", []string{"b", "ax0"}, []string{"b1"})
+	g.node("Concat", []string{"b1", "three", "minus1"}, []string{"want"}, ai("axis", 0)) // [batch, 3, -1]
+	g.node("Shape", []string{"want"}, []string{"rank"})
+	g.node("ConstantOfShape", []string{"rank"}, []string{"ones"}, &onnxpb.Attr{Name: "value", Type: 4,
+		T: &onnxpb.Tensor{DataType: 7, Dims: []int64{1}, Int64Data: []int64{1}}})
+	g.node("Mul", []string{"ones", "neg"}, []string{"negs"})
+	g.node("Equal", []string{"want", "negs"}, []string{"isneg"})
+	g.node("Where", []string{"isneg", "ones", "want"}, []string{"shape"}) // [batch, 3, 1]
+	g.node("Expand", []string{"x", "shape"}, []string{"e"})
+	g.node("Tile", []string{"b1", "two"}, []string{"bb"}) // [batch, batch]
+	g.node("ConstantOfShape", []string{"bb"}, []string{"fill"}, &onnxpb.Attr{Name: "value", Type: 4,
+		T: &onnxpb.Tensor{DataType: 1, Dims: []int64{1}, FloatData: []float32{0.5}}})
+	g.node("Add", []string{"z", "fill"}, []string{"o"})
+	g.node("Expand", []string{"b1", "two"}, []string{"bb2"}) // [batch, batch]
+	g.node("Reshape", []string{"z", "bb2"}, []string{"r"})
+	const b = 3
+	x := seq(b*4, 1)
+	z := seq(b*b, 2)
+	out, hirText := runONNX(t, g, specialize.Binding{"batch": b}, map[string]*tensor.Tensor{
+		"x": tensor.FromF32([]int64{b, 1, 4}, x), "z": tensor.FromF32([]int64{b, b}, z)})
+	lacks(t, hirText, "eq", "where", "mul")
+	has(t, hirText, "expand(x, shape=[batch, 3, 1])", "shape=[batch, batch]")
+	var we, wo, wr []float64
+	for i := 0; i < b; i++ {
+		for j := 0; j < 3; j++ {
+			for k := 0; k < 4; k++ {
+				we = append(we, float64(x[i*4+k]))
+			}
+		}
+	}
+	for _, v := range z {
+		wo = append(wo, float64(v)+0.5)
+		wr = append(wr, float64(v))
+	}
+	near(t, "Expand", out[0].F32(), we)
+	near(t, "ConstantOfShape(Tile)", out[1].F32(), wo)
+	near(t, "Reshape(Expand)", out[2].F32(), wr)
 }
 
 // TestONNXTile: Tile on a run-time value (unsqueeze, expand, reshape) with

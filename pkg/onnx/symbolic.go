@@ -53,6 +53,9 @@ func (im *importer) symbolic(n *onnxpb.Node) (bool, error) {
 		}
 		return set([]dim.Expr{p}, true)
 	}
+	if n.OpType == "Where" {
+		return im.symWhere(n)
+	}
 	if !allKnown() {
 		return false, nil
 	}
@@ -226,6 +229,46 @@ func (im *importer) symbolic(n *onnxpb.Node) (bool, error) {
 			out[i] = r
 		}
 		return set(out, sa && sb)
+	case "Expand", "Tile":
+		// Only while the result stays 1-D: a shape value broadcast or
+		// repeated ([-1] to [-1, -1, -1], [batch, 4] to [batch, 4, batch, 4]).
+		v, sc, err := in(0)
+		if err != nil {
+			return true, err
+		}
+		arg, _, err := in(1)
+		if err != nil {
+			return true, err
+		}
+		if n.OpType == "Expand" && len(arg) == 0 {
+			return set(v, sc) // expand to a scalar shape: unchanged
+		}
+		if len(arg) != 1 || sc && n.OpType == "Tile" {
+			return false, nil // a 2-D result, or a malformed Tile for the converter
+		}
+		k, ok := arg[0].Const()
+		if !ok {
+			return false, nil
+		}
+		if k < 0 {
+			return true, fmt.Errorf("%s to a negative size %d", n.OpType, k)
+		}
+		var out []dim.Expr
+		switch {
+		case n.OpType == "Tile":
+			for i := int64(0); i < k; i++ {
+				out = append(out, v...)
+			}
+		case len(v) == 1: // NumPy broadcasting: [x] to [k] repeats x
+			for i := int64(0); i < k; i++ {
+				out = append(out, v[0])
+			}
+		case k == 1 || k == int64(len(v)):
+			out = v
+		default:
+			return true, fmt.Errorf("cannot expand %d values to %d", len(v), k)
+		}
+		return set(out, false)
 	case "Equal":
 		a, _, err := in(0)
 		if err != nil {
@@ -260,4 +303,44 @@ func clampAxis(a, r int64) int64 {
 		a += r
 	}
 	return min(max(a, 0), r)
+}
+
+// symWhere selects between two shape values with a condition known at
+// import (PyTorch's Where(Equal(shape, -1), 1, shape) before an Expand).
+func (im *importer) symWhere(n *onnxpb.Node) (bool, error) {
+	if len(n.Inputs) != 3 {
+		return false, nil
+	}
+	c := im.vals[n.Inputs[0]]
+	if c == nil || c.konst == nil || c.konst.DType != tensor.Bool || len(c.konst.Shape) > 1 || c.konst.Len() > 64 {
+		return false, nil
+	}
+	if !im.isKnownInt(n.Inputs[1]) || !im.isKnownInt(n.Inputs[2]) {
+		return false, nil
+	}
+	a, sa, err := im.symOf(n.Inputs[1])
+	if err != nil {
+		return true, err
+	}
+	b, sb, err := im.symOf(n.Inputs[2])
+	if err != nil {
+		return true, err
+	}
+	cond := c.konst.Data
+	size := max(len(cond), len(a), len(b))
+	for _, l := range []int{len(cond), len(a), len(b)} {
+		if l != size && l != 1 {
+			return false, nil // NumPy would fail too; the converter says so
+		}
+	}
+	out := make([]dim.Expr, size)
+	for i := range out {
+		if cond[min(i, len(cond)-1)] != 0 {
+			out[i] = a[min(i, len(a)-1)]
+		} else {
+			out[i] = b[min(i, len(b)-1)]
+		}
+	}
+	im.vals[n.Outputs[0]] = &val{sym: out, scal: sa && sb && len(c.konst.Shape) == 0}
+	return true, nil
 }
