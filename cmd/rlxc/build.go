@@ -224,8 +224,10 @@ RLXC_TARGET, ...) and from rlxc.yaml in the working directory; flags win.`,
 				}
 				opts.RandomSeed = &seed
 			}
-			if strings.HasSuffix(file, ".onnx") {
-				// Import in memory; the canonical HIR is what gets built and cached.
+			fromONNX := strings.HasSuffix(file, ".onnx")
+			if fromONNX {
+				// Import in memory; the canonical HIR is what gets built and
+				// cached. Errors keep naming the file the user gave.
 				res, err := importONNX(file, "", "")
 				if err != nil {
 					return err
@@ -234,7 +236,6 @@ RLXC_TARGET, ...) and from rlxc.yaml in the working directory; flags win.`,
 					fmt.Fprintf(cmd.ErrOrStderr(), "rlxc: warning: %s: %s\n", file, w)
 				}
 				src, opts.Params = res.HIR, res.Weights
-				file = strings.TrimSuffix(file, ".onnx") + ".hir"
 			}
 			maxCache, err := cacheLimit(v)
 			if err != nil {
@@ -243,6 +244,9 @@ RLXC_TARGET, ...) and from rlxc.yaml in the working directory; flags win.`,
 			_, err = driver.Build(file, src, out, opts)
 			bar.finish()
 			if err != nil {
+				if fromONNX && hasPosition(err.Error(), file) {
+					err = fmt.Errorf("%w\nrlxc: note: line:col is in the HIR that rlxc import %s writes", err, file)
+				}
 				return buildError(err)
 			}
 			if opts.Cache != nil && maxCache >= 0 {
@@ -285,6 +289,20 @@ RLXC_TARGET, ...) and from rlxc.yaml in the working directory; flags win.`,
 	f.BoolP("quiet", "q", false, "print nothing but errors")
 	f.BoolP("verbose", "v", false, "print each stage of the build with its time, and each variant as it is generated")
 	return cmd
+}
+
+// hasPosition reports whether msg names a line of file (file:LINE:COL).
+func hasPosition(msg, file string) bool {
+	for rest := msg; ; {
+		i := strings.Index(rest, file+":")
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+len(file)+1:]
+		if rest != "" && rest[0] >= '0' && rest[0] <= '9' {
+			return true
+		}
+	}
 }
 
 // buildError maps a build failure to an exit code: the user's input (1),

@@ -376,3 +376,40 @@ func TestRequirePTX(t *testing.T) {
 		t.Errorf("--require-ptx without clang: exit %d\n%s", code, errs)
 	}
 }
+
+// TestBuildONNXNamesTheFile: errors about a model imported in memory name
+// the .onnx file the user gave (there is no .hir), and say where the
+// line:col of a checker message is.
+func TestBuildONNXNamesTheFile(t *testing.T) {
+	const torch2 = "../../../shared/models/torch2"
+	if _, err := os.Stat(torch2); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI must have ../shared/models: %v", err)
+		}
+		t.Skipf("no torch2 models: %v", err)
+	}
+	out := filepath.Join(t.TempDir(), "x.rlx")
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"build", torch2 + "/gpt_legacy.onnx", "--no-cache", "-o", out},
+			[]string{"gpt_legacy.onnx: missing binding for dim batch (used by input tokens)"}},
+		// PyTorch baked seq = 128 into encoder_legacy's Reshape.
+		{[]string{"build", torch2 + "/encoder_legacy.onnx", "--no-cache", "-o", out, "--bind", "batch=2,seq=64"},
+			[]string{"encoder_legacy.onnx:40:34: reshape", "note: line:col is in the HIR that rlxc import " + torch2 + "/encoder_legacy.onnx writes"}},
+	} {
+		code, _, errs := rlxc(t, "", c.args...)
+		if code != exitInput {
+			t.Errorf("%v: code %d, want %d\n%s", c.args, code, exitInput, errs)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(errs, w) {
+				t.Errorf("%v: stderr lacks %q:\n%s", c.args, w, errs)
+			}
+		}
+		if strings.Contains(errs, ".hir") {
+			t.Errorf("%v: stderr names a .hir file:\n%s", c.args, errs)
+		}
+	}
+}
