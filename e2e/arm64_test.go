@@ -133,14 +133,14 @@ func TestArm64UnderQemu(t *testing.T) {
 		}
 	})
 	t.Run("shared", func(t *testing.T) {
-		man := readManifest(t)
+		man := readManifest(t, sharedModels)
 		for name, model := range man.Models {
 			if reason, ok := qemuLeavesOut[name]; ok {
 				t.Logf("%s not run under qemu: %s", name, reason)
 				continue
 			}
 			t.Run(name, func(t *testing.T) {
-				imp := importShared(t, name, model.File)
+				imp := importShared(t, sharedModels, name, model.File)
 				// One case per model: qemu runs ~30x slower than the host,
 				// and the host run checks every case of the same code.
 				c := model.Cases[slices.Sorted(maps.Keys(model.Cases))[0]]

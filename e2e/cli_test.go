@@ -54,7 +54,7 @@ func sh(t *testing.T, name string, args ...string) string {
 // then `rlxrun --input ... --expect ...` with the bar
 // max|diff| <= 1e-4 * max(1, max|ref|) given as --atol.
 func TestCLIConformance(t *testing.T) {
-	man := readManifest(t)
+	man := readManifest(t, sharedModels)
 	rlxc, rlxrun := tools(t)
 	dir := t.TempDir()
 	var names []string
@@ -97,7 +97,7 @@ func TestCLIConformance(t *testing.T) {
 // TestCLIImport: rlxc import writes HIR that checks, is in canonical form,
 // and builds with the safetensors file written beside it.
 func TestCLIImport(t *testing.T) {
-	man := readManifest(t)
+	man := readManifest(t, sharedModels)
 	rlxc, rlxrun := tools(t)
 	dir := t.TempDir()
 	for name, model := range man.Models {

@@ -122,7 +122,7 @@ func needVulkan(t *testing.T) {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("no Vulkan device: %v (CI installs libvulkan1 and mesa-vulkan-drivers)", err)
 		}
-		t.Skipf("no Vulkan device: %v", err)
+		t.Skipf("needs hardware: no Vulkan device: %v", err)
 	}
 	d.Close()
 }

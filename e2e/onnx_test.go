@@ -37,8 +37,11 @@ type manifest struct {
 	} `json:"models"`
 }
 
-func readManifest(t *testing.T) *manifest {
-	b, err := os.ReadFile(filepath.Join(sharedModels, "manifest.json"))
+// readManifest reads dir/manifest.json (dir is sharedModels or one of its
+// subdirectories): a missing one skips, or fails under CI=true.
+func readManifest(t *testing.T, dir string) *manifest {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
 	if err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("CI must have ../shared/models: %v", err)
@@ -58,7 +61,7 @@ func readManifest(t *testing.T) *manifest {
 // It does so for each of the cpu target's builds (cpuConfigs).
 func TestONNXConformance(t *testing.T) {
 	for _, cpu := range cpuConfigs(t) {
-		t.Run(strings.Join(cpu, "+"), func(t *testing.T) { conformance(t, "cpu", cpu) })
+		t.Run(strings.Join(cpu, "+"), func(t *testing.T) { conformance(t, sharedModels, "cpu", cpu) })
 	}
 }
 
@@ -68,15 +71,17 @@ func TestONNXConformance(t *testing.T) {
 func TestONNXConformanceVulkan(t *testing.T) {
 	needTool(t, "glslangValidator")
 	needVulkan(t)
-	conformance(t, "vulkan", nil)
+	conformance(t, sharedModels, "vulkan", nil)
 }
 
-func conformance(t *testing.T, target string, cpuLevels []string) {
-	man := readManifest(t)
-	dir := t.TempDir()
+// conformance runs every case of dir/manifest.json on target; file names
+// in the manifest are relative to dir.
+func conformance(t *testing.T, dir, target string, cpuLevels []string) {
+	man := readManifest(t, dir)
+	tmp := t.TempDir()
 	for name, model := range man.Models {
 		t.Run(name, func(t *testing.T) {
-			imp := importShared(t, name, model.File)
+			imp := importShared(t, dir, name, model.File)
 			var bindings []specialize.Binding
 			var cases []string
 			for cname, c := range model.Cases {
@@ -84,7 +89,7 @@ func conformance(t *testing.T, target string, cpuLevels []string) {
 				cases = append(cases, cname)
 			}
 			open := func(target string) *loader.Model {
-				out := filepath.Join(dir, name+"."+target+".rlx")
+				out := filepath.Join(tmp, name+"."+target+".rlx")
 				var levels []string
 				if target == "cpu" {
 					levels = cpuLevels
@@ -110,7 +115,7 @@ func conformance(t *testing.T, target string, cpuLevels []string) {
 				inputs := map[string]*tensor.Tensor{}
 				for in, f := range c.Inputs {
 					var err error
-					if inputs[in], err = npy.ReadFile(filepath.Join(sharedModels, f.File)); err != nil {
+					if inputs[in], err = npy.ReadFile(filepath.Join(dir, f.File)); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -129,13 +134,15 @@ func conformance(t *testing.T, target string, cpuLevels []string) {
 					if !ok {
 						t.Fatalf("case %s: no reference for output %s", cname, o.Name)
 					}
-					ref, err := npy.ReadFile(filepath.Join(sharedModels, f.File))
+					ref, err := npy.ReadFile(filepath.Join(dir, f.File))
 					if err != nil {
 						t.Fatal(err)
 					}
-					if msg := conform(o.Tensor, ref); msg != "" {
+					diff, msg := conform(o.Tensor, ref)
+					if msg != "" {
 						t.Errorf("case %s, output %s: %s", cname, o.Name, msg)
 					}
+					t.Logf("case %s, output %s: max|diff| %.3g against PyTorch", cname, o.Name, diff)
 					if want != nil {
 						if msg := compareTol(o.Tensor, want[i].Tensor, gpuTol); msg != "" {
 							t.Errorf("case %s, output %s against the cpu target: %s", cname, o.Name, msg)
@@ -147,10 +154,11 @@ func conformance(t *testing.T, target string, cpuLevels []string) {
 	}
 }
 
-// importShared imports one model of ../shared/models.
-func importShared(t *testing.T, name, file string) *onnx.Result {
+// importShared imports one model of ../shared/models (dir is sharedModels
+// or one of its subdirectories).
+func importShared(t *testing.T, dir, name, file string) *onnx.Result {
 	t.Helper()
-	pb, err := onnxpb.DecodeFile(filepath.Join(sharedModels, file))
+	pb, err := onnxpb.DecodeFile(filepath.Join(dir, file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,10 +169,11 @@ func importShared(t *testing.T, name, file string) *onnx.Result {
 	return imp
 }
 
-// conform applies the project's conformance bar.
-func conform(got, ref *tensor.Tensor) string {
+// conform applies the project's conformance bar; it returns max|diff| and
+// what fails ("" when the output conforms).
+func conform(got, ref *tensor.Tensor) (float64, string) {
 	if fmt.Sprint(got.Shape) != fmt.Sprint(ref.Shape) {
-		return fmt.Sprintf("shape %v, reference %v", got.Shape, ref.Shape)
+		return math.Inf(1), fmt.Sprintf("shape %v, reference %v", got.Shape, ref.Shape)
 	}
 	g, r := asFloat(got), asFloat(ref)
 	maxRef, maxDiff, at := 0.0, 0.0, 0
@@ -175,7 +184,7 @@ func conform(got, ref *tensor.Tensor) string {
 		}
 	}
 	if tol := 1e-4 * math.Max(1, maxRef); !(maxDiff <= tol) {
-		return fmt.Sprintf("max|diff| %.3g at element %d (got %.7g, want %.7g) > %.3g", maxDiff, at, g[at], r[at], tol)
+		return maxDiff, fmt.Sprintf("max|diff| %.3g at element %d (got %.7g, want %.7g) > %.3g", maxDiff, at, g[at], r[at], tol)
 	}
-	return ""
+	return maxDiff, ""
 }
