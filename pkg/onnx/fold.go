@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/rlx-project/rlx/pkg/dim"
 	"github.com/rlx-project/rlx/pkg/hir"
 	"github.com/rlx-project/rlx/pkg/lower"
 	"github.com/rlx-project/rlx/pkg/mir/eval"
@@ -23,28 +24,34 @@ const FoldMax = 1 << 16
 // shape arithmetic whose every value is a number.
 func (im *importer) constOf(name string) (*tensor.Tensor, bool) {
 	v := im.vals[name]
-	if v == nil {
+	switch {
+	case v == nil:
 		return nil, false
-	}
-	if v.konst != nil {
+	case v.konst != nil:
 		return v.konst, true
+	case v.sym != nil:
+		t, _, ok := symData(v.sym, v.scal)
+		return t, ok
 	}
-	if v.sym == nil {
-		return nil, false
-	}
-	data := make([]int64, len(v.sym))
-	for i, d := range v.sym {
+	return nil, false
+}
+
+// symData is a shape value as an i64 tensor, or the first of its dims that
+// is not a number.
+func symData(sym []dim.Expr, scalar bool) (*tensor.Tensor, dim.Expr, bool) {
+	data := make([]int64, len(sym))
+	for i, d := range sym {
 		c, ok := d.Const()
 		if !ok {
-			return nil, false
+			return nil, d, false
 		}
 		data[i] = c
 	}
 	shape := []int64{int64(len(data))}
-	if v.scal {
+	if scalar {
 		shape = nil
 	}
-	return tensor.FromI64(shape, data), true
+	return tensor.FromI64(shape, data), dim.Expr{}, true
 }
 
 // fold evaluates a node whose inputs are all constants at import time and

@@ -423,19 +423,11 @@ func (im *importer) runtime(name string) (string, error) {
 	}
 	if v.konst == nil && v.sym != nil {
 		// Shape arithmetic used as data: fine when every value is known.
-		data := make([]int64, len(v.sym))
-		for i, d := range v.sym {
-			c, ok := d.Const()
-			if !ok {
-				return "", fmt.Errorf("the graph uses the symbolic value %s as tensor data at run time; rlx keeps shapes out of run time (bind the dim, or export with it static)", d)
-			}
-			data[i] = c
+		t, d, ok := symData(v.sym, v.scal)
+		if !ok {
+			return "", fmt.Errorf("the graph uses the symbolic value %s as tensor data at run time; rlx keeps shapes out of run time (bind the dim, or export with it static)", d)
 		}
-		shape := []int64{int64(len(data))}
-		if v.scal {
-			shape = nil
-		}
-		v.konst = tensor.FromI64(shape, data)
+		v.konst = t
 	}
 	t := v.konst
 	hname := im.hirName(name)
