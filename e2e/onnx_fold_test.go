@@ -266,3 +266,34 @@ func TestONNXTile(t *testing.T) {
 	}
 	near(t, "Tile", out[0].F32(), want)
 }
+
+// TestONNXShapeValueErrors: a shape value that cannot be repeated or
+// broadcast is an import error naming the node, and so is a Tile whose
+// repeats do not match the rank.
+func TestONNXShapeValueErrors(t *testing.T) {
+	for _, c := range []struct {
+		op   string
+		arg  []int64
+		want string
+	}{
+		{"Tile", []int64{-1}, `node 1 "/Tile_y" (Tile, opset 17): Tile to a negative size -1`},
+		{"Expand", []int64{3}, `node 1 "/Expand_y" (Expand, opset 17): cannot expand 2 values to 3`},
+	} {
+		g := &graph{outs: []string{"r"}}
+		g.input("x", "batch", 4)
+		g.initI64("arg", []int64{1}, c.arg)
+		g.node("Shape", []string{"x"}, []string{"s"})
+		g.node(c.op, []string{"s", "arg"}, []string{"y"})
+		g.node("Reshape", []string{"x", "y"}, []string{"r"})
+		if _, err := onnx.Import(g.model(17), onnx.Options{Source: "t.onnx"}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.op, err, c.want)
+		}
+	}
+	g := &graph{outs: []string{"y"}}
+	g.input("x", "batch", 4)
+	g.initI64("reps", []int64{1}, []int64{2})
+	g.node("Tile", []string{"x", "reps"}, []string{"y"})
+	if _, err := onnx.Import(g.model(17), onnx.Options{Source: "t.onnx"}); err == nil || !strings.Contains(err.Error(), `node 0 "/Tile_y" (Tile, opset 17): Tile with 1 repeats for a rank-2 input`) {
+		t.Errorf("Tile repeats: %v", err)
+	}
+}
