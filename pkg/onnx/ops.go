@@ -49,6 +49,9 @@ var converters = map[string]converter{
 	"Slice": convSlice, "Gather": convGather, "Squeeze": convSqueeze, "Unsqueeze": convUnsqueeze,
 	"Expand": convExpand, "Pad": convPad, "Range": convRange, "ConstantOfShape": convConstantOfShape,
 	"Tile": convTile,
+
+	// Lowered to existing HIR ops (ops_lowered.go).
+	"Trilu": convTrilu, "InstanceNormalization": convInstanceNorm,
 }
 
 func (im *importer) importNode(n *onnxpb.Node) error {
