@@ -255,3 +255,234 @@ func TestLoweredInstanceNorm(t *testing.T) {
 		})
 	}
 }
+
+// ---- 1-D Conv and pools ----
+
+// conv1dRef is ONNX Conv on x [n, c, l] with w [o, c/g, k]: it returns the
+// output and its length.
+func conv1dRef(x []float32, n, c, l int, w []float32, o, k int, bias []float32, s, pb, pe, d, g int) ([]float64, int) {
+	ol := (l+pb+pe-d*(k-1)-1)/s + 1
+	out := make([]float64, n*o*ol)
+	cg, og := c/g, o/g
+	for b := 0; b < n; b++ {
+		for oc := 0; oc < o; oc++ {
+			for i := 0; i < ol; i++ {
+				sum := 0.0
+				if bias != nil {
+					sum = float64(bias[oc])
+				}
+				for ci := 0; ci < cg; ci++ {
+					for j := 0; j < k; j++ {
+						p := i*s - pb + j*d
+						if p < 0 || p >= l {
+							continue
+						}
+						sum += float64(x[(b*c+oc/og*cg+ci)*l+p]) * float64(w[(oc*cg+ci)*k+j])
+					}
+				}
+				out[(b*o+oc)*ol+i] = sum
+			}
+		}
+	}
+	return out, ol
+}
+
+// pool1dRef is ONNX MaxPool (isMax) or AveragePool on x [rows, l].
+func pool1dRef(x []float32, rows, l, k, s, pb, pe, d int, ceil, isMax, includePad bool) ([]float64, int) {
+	span := l + pb + pe - d*(k-1) - 1
+	ol := span/s + 1
+	if ceil {
+		ol = (span+s-1)/s + 1
+		if (ol-1)*s >= l+pb { // the last window would start in the end padding
+			ol--
+		}
+	}
+	out := make([]float64, rows*ol)
+	for r := 0; r < rows; r++ {
+		for i := 0; i < ol; i++ {
+			m, sum, valid, inPad := math.Inf(-1), 0.0, 0, 0
+			for j := 0; j < k; j++ {
+				p := i*s - pb + j*d
+				if p < l+pe {
+					inPad++
+				}
+				if p < 0 || p >= l {
+					continue
+				}
+				v := float64(x[r*l+p])
+				m, sum, valid = math.Max(m, v), sum+v, valid+1
+			}
+			switch {
+			case isMax:
+				out[r*ol+i] = m
+			case includePad:
+				out[r*ol+i] = sum / float64(inPad)
+			default:
+				out[r*ol+i] = sum / float64(valid)
+			}
+		}
+	}
+	return out, ol
+}
+
+// samePads is auto_pad SAME_UPPER (upper) or SAME_LOWER for length l.
+func samePads(l, k, s, d int, upper bool) (int, int) {
+	out := (l + s - 1) / s
+	total := max(0, (out-1)*s+(k-1)*d+1-l)
+	if upper {
+		return total / 2, total - total/2
+	}
+	return total - total/2, total / 2
+}
+
+func TestLowered1D(t *testing.T) {
+	const N, C, L, O = 2, 4, 11, 6
+	x := seq(N*C*L, 1)
+	type convCase struct {
+		k, s, pb, pe, d, g int
+		autoPad            string
+		bias               bool
+	}
+	convs := []convCase{
+		{k: 3, s: 2, pb: 1, pe: 2, d: 2, g: 2, bias: true},
+		{k: 1, s: 1, d: 1, g: 1},
+		{k: 4, s: 2, d: 1, g: 1, autoPad: "SAME_UPPER"},
+		{k: 4, s: 3, d: 2, g: 2, autoPad: "SAME_LOWER", bias: true},
+		{k: 3, s: 1, d: 1, g: 1, pb: 1, pe: 1, autoPad: "VALID"},
+		{k: 2, s: 1, d: 3, g: 2, autoPad: "NOTSET", pb: 0, pe: 3},
+	}
+	type poolCase struct {
+		op                  string
+		k, s, pb, pe, d     int
+		ceil, includePad    bool
+		autoPad             string
+		attrDil, attrStride bool
+	}
+	pools := []poolCase{
+		{op: "MaxPool", k: 3, s: 2, pb: 1, pe: 1, d: 2, ceil: true, attrDil: true, attrStride: true},
+		{op: "MaxPool", k: 2, s: 1, d: 1},
+		{op: "MaxPool", k: 3, s: 2, d: 1, autoPad: "SAME_UPPER", attrStride: true},
+		{op: "AveragePool", k: 3, s: 2, pb: 1, pe: 2, d: 1, includePad: true, attrStride: true},
+		{op: "AveragePool", k: 3, s: 2, pb: 1, pe: 2, d: 1, attrStride: true},
+		{op: "AveragePool", k: 3, s: 2, pb: 2, pe: 1, d: 1, ceil: true, attrStride: true},
+		{op: "AveragePool", k: 4, s: 3, d: 1, autoPad: "SAME_LOWER", attrStride: true},
+	}
+	static := func(ap string, ceil bool) bool { return strings.HasPrefix(ap, "SAME") || ceil }
+	for _, sym := range []bool{false, true} {
+		t.Run(fmt.Sprintf("symbolic=%v", sym), func(t *testing.T) {
+			g := &graph{}
+			var b specialize.Binding
+			if sym {
+				g.input("x", "n", C, "l")
+				b = specialize.Binding{"n": N, "l": L}
+			} else {
+				g.input("x", N, C, L)
+			}
+			type check func(t *testing.T, out *tensor.Tensor)
+			var checks []check
+			for i, c := range convs {
+				if sym && static(c.autoPad, false) {
+					continue
+				}
+				name := fmt.Sprintf("conv%d", i)
+				w := seq(O*(C/c.g)*c.k, 0.5)
+				for j := range w {
+					w[j] += float32(j%5) * 0.1
+				}
+				g.init(name+"_w", i64s(O, C/c.g, c.k), w)
+				in := []string{"x", name + "_w"}
+				var bias []float32
+				if c.bias {
+					bias = []float32{0.5, -1, 0.25, 0, 2, -0.5}
+					g.init(name+"_b", i64s(O), bias)
+					in = append(in, name+"_b")
+				}
+				attrs := []*onnxpb.Attr{ai("group", int64(c.g)), ais("kernel_shape", int64(c.k))}
+				if c.s != 1 {
+					attrs = append(attrs, ais("strides", int64(c.s)))
+				}
+				if c.d != 1 {
+					attrs = append(attrs, ais("dilations", int64(c.d)))
+				}
+				pb, pe := c.pb, c.pe
+				switch c.autoPad {
+				case "":
+					attrs = append(attrs, ais("pads", int64(pb), int64(pe)))
+				case "VALID":
+					attrs = append(attrs, &onnxpb.Attr{Name: "auto_pad", Type: 3, S: []byte(c.autoPad)})
+					pb, pe = 0, 0
+				case "NOTSET":
+					attrs = append(attrs, &onnxpb.Attr{Name: "auto_pad", Type: 3, S: []byte(c.autoPad)}, ais("pads", int64(pb), int64(pe)))
+				default:
+					attrs = append(attrs, &onnxpb.Attr{Name: "auto_pad", Type: 3, S: []byte(c.autoPad)})
+					pb, pe = samePads(L, c.k, c.s, c.d, c.autoPad == "SAME_UPPER")
+				}
+				g.node("Conv", in, []string{name}, attrs...)
+				g.outs = append(g.outs, name)
+				want, ol := conv1dRef(x, N, C, L, w, O, c.k, bias, c.s, pb, pe, c.d, c.g)
+				c := c
+				checks = append(checks, func(t *testing.T, out *tensor.Tensor) {
+					shapeIs(t, fmt.Sprintf("Conv %+v", c), out, N, O, ol)
+					near(t, fmt.Sprintf("Conv %+v", c), out.F32(), want)
+				})
+			}
+			for i, p := range pools {
+				if sym && static(p.autoPad, p.ceil) {
+					continue
+				}
+				name := fmt.Sprintf("pool%d", i)
+				attrs := []*onnxpb.Attr{ais("kernel_shape", int64(p.k))}
+				if p.attrStride {
+					attrs = append(attrs, ais("strides", int64(p.s)))
+				}
+				if p.attrDil {
+					attrs = append(attrs, ais("dilations", int64(p.d)))
+				}
+				if p.ceil {
+					attrs = append(attrs, ai("ceil_mode", 1))
+				}
+				if p.includePad {
+					attrs = append(attrs, ai("count_include_pad", 1))
+				}
+				pb, pe := p.pb, p.pe
+				if p.autoPad != "" {
+					attrs = append(attrs, &onnxpb.Attr{Name: "auto_pad", Type: 3, S: []byte(p.autoPad)})
+					pb, pe = samePads(L, p.k, p.s, p.d, p.autoPad == "SAME_UPPER")
+				} else {
+					attrs = append(attrs, ais("pads", int64(pb), int64(pe)))
+				}
+				g.node(p.op, []string{"x"}, []string{name}, attrs...)
+				g.outs = append(g.outs, name)
+				want, ol := pool1dRef(x, N*C, L, p.k, p.s, pb, pe, p.d, p.ceil, p.op == "MaxPool", p.includePad)
+				p := p
+				checks = append(checks, func(t *testing.T, out *tensor.Tensor) {
+					shapeIs(t, fmt.Sprintf("%+v", p), out, N, C, ol)
+					near(t, fmt.Sprintf("%+v", p), out.F32(), want)
+				})
+			}
+			inputs := map[string]*tensor.Tensor{"x": tensor.FromF32(i64s(N, C, L), x)}
+			lowered(t, g, 17, b, inputs, func(t *testing.T, out []*tensor.Tensor) {
+				for i, c := range checks {
+					c(t, out[i])
+				}
+			})
+		})
+	}
+	// What a 1-D window cannot do fails at import, naming the attribute.
+	for _, c := range []struct {
+		attrs []*onnxpb.Attr
+		want  string
+	}{
+		{[]*onnxpb.Attr{ais("kernel_shape", 3), ai("ceil_mode", 1)}, "attribute ceil_mode=1 needs a static length, found l"},
+		{[]*onnxpb.Attr{ais("kernel_shape", 3), &onnxpb.Attr{Name: "auto_pad", Type: 3, S: []byte("SAME_UPPER")}}, "attribute auto_pad=SAME_UPPER needs a static length"},
+		{[]*onnxpb.Attr{ais("kernel_shape", 3), ais("strides", 1, 2)}, "attribute strides=[1 2], want one positive value"},
+		{[]*onnxpb.Attr{ais("kernel_shape", 3), ais("pads", 3, 0)}, "attribute pads=[3, 0]: pads must be smaller than the kernel"},
+	} {
+		g := &graph{outs: []string{"y"}}
+		g.input("x", 1, 2, "l")
+		g.node("MaxPool", []string{"x"}, []string{"y"}, c.attrs...)
+		if err := importErr(g, 17); !strings.Contains(err, `"/MaxPool_y" (MaxPool, opset 17): `) || !strings.Contains(err, c.want) {
+			t.Errorf("got %q, want %q", err, c.want)
+		}
+	}
+}

@@ -42,7 +42,7 @@ var converters = map[string]converter{
 	"ReduceMin": reduce("reduce_min"), "ReduceProd": reduce("reduce_prod"),
 	"ArgMax": argReduce("argmax"), "ArgMin": argReduce("argmin"),
 
-	"Conv": convConv, "MaxPool": pool("maxpool2d"), "AveragePool": pool("avgpool2d"),
+	"Conv": convConvAny, "MaxPool": poolAny("maxpool2d"), "AveragePool": poolAny("avgpool2d"),
 	"GlobalAveragePool": convGlobalAvgPool, "Flatten": convFlatten,
 
 	"Reshape": convReshape, "Transpose": convTranspose, "Concat": convConcat, "Split": convSplit,

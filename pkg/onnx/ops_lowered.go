@@ -180,3 +180,151 @@ func convInstanceNorm(im *importer, n *onnxpb.Node) error {
 	scaled := im.emitTmp(out+"_scaled", "mul", []string{norm, vecs[0]})
 	return im.emit(n.Outputs[:1], "add", []string{scaled, vecs[1]})
 }
+
+// ---- 1-D Conv, MaxPool, AveragePool through the 2-D ops ----
+
+// window1D reads a 1-D window's strides, pads and dilations and resolves
+// auto_pad against the input length l (SAME_* needs it static).
+func window1D(n *onnxpb.Node, l dim.Expr, k int64) (stride, padBegin, padEnd, dil int64, err error) {
+	one := func(name string, def int64) (int64, error) {
+		v, ok := attrInts(n, name)
+		if !ok {
+			return def, nil
+		}
+		if len(v) != 1 || v[0] < 1 {
+			return 0, fmt.Errorf("%s on a 1-D input: attribute %s=%v, want one positive value", n.OpType, name, v)
+		}
+		return v[0], nil
+	}
+	if stride, err = one("strides", 1); err != nil {
+		return
+	}
+	if dil, err = one("dilations", 1); err != nil {
+		return
+	}
+	if p, ok := attrInts(n, "pads"); ok {
+		if len(p) != 2 || p[0] < 0 || p[1] < 0 {
+			return 0, 0, 0, 0, fmt.Errorf("%s on a 1-D input: attribute pads=%v, want [begin, end] >= 0", n.OpType, p)
+		}
+		padBegin, padEnd = p[0], p[1]
+	}
+	switch ap := attrString(n, "auto_pad", "NOTSET"); ap {
+	case "NOTSET":
+	case "VALID":
+		padBegin, padEnd = 0, 0
+	case "SAME_UPPER", "SAME_LOWER":
+		in, ok := l.Const()
+		if !ok {
+			return 0, 0, 0, 0, fmt.Errorf("attribute auto_pad=%s needs a static length, found %s", ap, l)
+		}
+		out := (in + stride - 1) / stride
+		total := max(0, (out-1)*stride+(k-1)*dil+1-in)
+		padBegin, padEnd = total/2, total-total/2
+		if ap == "SAME_LOWER" {
+			padBegin, padEnd = padEnd, padBegin
+		}
+	default:
+		return 0, 0, 0, 0, fmt.Errorf("attribute auto_pad=%q is not supported", ap)
+	}
+	return stride, padBegin, padEnd, dil, nil
+}
+
+// convConvAny imports Conv: 2-D directly, 1-D ([N, C, L]) as a 2-D
+// convolution over [N, C, 1, L].
+func convConvAny(im *importer, n *onnxpb.Node) error {
+	t, err := im.typeOf(n.Inputs[0])
+	if err != nil {
+		return err
+	}
+	if t.Rank() != 3 {
+		return convConv(im, n)
+	}
+	if len(n.Inputs) < 2 || n.Inputs[1] == "" {
+		return fmt.Errorf("Conv needs a weight input")
+	}
+	wt, err := im.typeOf(n.Inputs[1])
+	if err != nil {
+		return err
+	}
+	if wt.Rank() != 3 {
+		return fmt.Errorf("1-D Conv with a weight %s, want [O, C/group, k]", wt)
+	}
+	k, ok := wt.Shape[2].Const()
+	if !ok {
+		return fmt.Errorf("1-D Conv with a symbolic kernel size %s", wt.Shape[2])
+	}
+	if ks, ok := attrInts(n, "kernel_shape"); ok && (len(ks) != 1 || ks[0] != k) {
+		return fmt.Errorf("attribute kernel_shape=%v does not match the weight %s", ks, wt)
+	}
+	s, pb, pe, d, err := window1D(n, t.Shape[2], k)
+	if err != nil {
+		return err
+	}
+	out := n.Outputs[0]
+	var args []string
+	for i := 0; i < len(n.Inputs) && i < 3; i++ {
+		if n.Inputs[i] == "" {
+			continue
+		}
+		a, err := im.rt(i)
+		if err != nil {
+			return err
+		}
+		if i < 2 {
+			a = im.emitTmp(fmt.Sprintf("%s_in%d", out, i), "unsqueeze", []string{a}, "axes=[2]")
+		}
+		args = append(args, a)
+	}
+	y := im.emitTmp(out+"_2d", "conv2d", args, fmt.Sprintf("stride=[1, %d]", s), fmt.Sprintf("pad=[0, %d, 0, %d]", pb, pe),
+		fmt.Sprintf("dilation=[1, %d]", d), fmt.Sprintf("groups=%d", attrInt(n, "group", 1)))
+	return im.emit(n.Outputs[:1], "squeeze", []string{y}, "axes=[2]")
+}
+
+// poolAny imports MaxPool and AveragePool: 2-D directly, 1-D as a 2-D pool
+// over [N, C, 1, L].
+func poolAny(op string) converter {
+	pool2D := pool(op)
+	return func(im *importer, n *onnxpb.Node) error {
+		t, err := im.typeOf(n.Inputs[0])
+		if err != nil {
+			return err
+		}
+		if t.Rank() != 3 {
+			return pool2D(im, n)
+		}
+		if len(n.Outputs) > 1 && n.Outputs[1] != "" {
+			return fmt.Errorf("MaxPool's Indices output is not supported")
+		}
+		if attrInt(n, "storage_order", 0) != 0 {
+			return fmt.Errorf("attribute storage_order=1 is not supported")
+		}
+		kernel, ok := attrInts(n, "kernel_shape")
+		if !ok || len(kernel) != 1 || kernel[0] < 1 {
+			return fmt.Errorf("%s on a 1-D input: attribute kernel_shape=%v, want one positive value", n.OpType, kernel)
+		}
+		s, pb, pe, d, err := window1D(n, t.Shape[2], kernel[0])
+		if err != nil {
+			return err
+		}
+		if pb >= kernel[0] || pe >= kernel[0] {
+			return fmt.Errorf("attribute pads=[%d, %d]: pads must be smaller than the kernel (%d)", pb, pe, kernel[0])
+		}
+		ceil := attrInt(n, "ceil_mode", 0) != 0
+		if _, ok := t.Shape[2].Const(); ceil && !ok {
+			return fmt.Errorf("attribute ceil_mode=1 needs a static length, found %s", t.Shape[2])
+		}
+		x, err := im.rt(0)
+		if err != nil {
+			return err
+		}
+		out := n.Outputs[0]
+		x = im.emitTmp(out+"_in", "unsqueeze", []string{x}, "axes=[2]")
+		attrs := []string{fmt.Sprintf("kernel=[1, %d]", kernel[0]), fmt.Sprintf("stride=[1, %d]", s), fmt.Sprintf("pad=[0, %d, 0, %d]", pb, pe),
+			fmt.Sprintf("dilation=[1, %d]", d), fmt.Sprintf("ceil_mode=%v", ceil)}
+		if op == "avgpool2d" {
+			attrs = append(attrs, fmt.Sprintf("count_include_pad=%v", attrInt(n, "count_include_pad", 0) != 0))
+		}
+		y := im.emitTmp(out+"_2d", op, []string{x}, attrs...)
+		return im.emit(n.Outputs[:1], "squeeze", []string{y}, "axes=[2]")
+	}
+}
