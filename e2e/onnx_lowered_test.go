@@ -486,3 +486,201 @@ func TestLowered1D(t *testing.T) {
 		}
 	}
 }
+
+// ---- ConvTranspose ----
+
+// convTransposeRef is ONNX ConvTranspose on x [n, cin, h, w] with wt
+// [cin, cog, k0, k1], as its definition scatters: input pixel (ih, iw)
+// adds x * wt into output (ih*s - padBegin + kh*d, ...).
+func convTransposeRef(x []float32, n, cin, h, w int, wt []float32, cog, g int, k, s, d, op [2]int, pads [4]int, bias []float32) ([]float64, int, int) {
+	oh := s[0]*(h-1) + op[0] + (k[0]-1)*d[0] + 1 - pads[0] - pads[2]
+	ow := s[1]*(w-1) + op[1] + (k[1]-1)*d[1] + 1 - pads[1] - pads[3]
+	cig, cout := cin/g, cog*g
+	out := make([]float64, n*cout*oh*ow)
+	for b := 0; b < n; b++ {
+		for oc := 0; oc < cout && bias != nil; oc++ {
+			for i := 0; i < oh*ow; i++ {
+				out[(b*cout+oc)*oh*ow+i] = float64(bias[oc])
+			}
+		}
+		for ci := 0; ci < cin; ci++ {
+			for ih := 0; ih < h; ih++ {
+				for iw := 0; iw < w; iw++ {
+					v := float64(x[((b*cin+ci)*h+ih)*w+iw])
+					for co := 0; co < cog; co++ {
+						oc := ci/cig*cog + co
+						for kh := 0; kh < k[0]; kh++ {
+							for kw := 0; kw < k[1]; kw++ {
+								y, z := ih*s[0]-pads[0]+kh*d[0], iw*s[1]-pads[1]+kw*d[1]
+								if y < 0 || y >= oh || z < 0 || z >= ow {
+									continue
+								}
+								out[((b*cout+oc)*oh+y)*ow+z] += v * float64(wt[((ci*cog+co)*k[0]+kh)*k[1]+kw])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return out, oh, ow
+}
+
+func TestLoweredConvTranspose(t *testing.T) {
+	const N, Cin, H, W = 2, 4, 5, 6
+	x := seq(N*Cin*H*W, 1)
+	type ctCase struct {
+		oneD              bool
+		k, s, d, op       [2]int // oneD: index 1 only
+		pads              [4]int // top, left, bottom, right
+		cog, g            int
+		bias, runtimeW    bool
+		autoPad           string
+		outShape          []int64
+		noStrides, noPads bool
+		noKernelShape     bool
+	}
+	cases := []ctCase{
+		{k: [2]int{3, 3}, s: [2]int{2, 2}, d: [2]int{1, 1}, op: [2]int{1, 1}, pads: [4]int{1, 1, 1, 1}, cog: 3, g: 1, bias: true},
+		{k: [2]int{3, 2}, s: [2]int{2, 3}, d: [2]int{2, 1}, op: [2]int{1, 2}, pads: [4]int{0, 1, 2, 0}, cog: 2, g: 2},
+		{k: [2]int{4, 2}, s: [2]int{1, 1}, d: [2]int{1, 2}, pads: [4]int{4, 0, 1, 3}, cog: 1, g: 1, noStrides: true, bias: true},
+		{k: [2]int{3, 3}, s: [2]int{2, 2}, d: [2]int{1, 1}, cog: 2, g: 2, autoPad: "SAME_UPPER", noPads: true},
+		{k: [2]int{2, 3}, s: [2]int{3, 2}, d: [2]int{1, 1}, op: [2]int{1, 0}, cog: 1, g: 1, autoPad: "SAME_LOWER", noPads: true},
+		{k: [2]int{3, 3}, s: [2]int{2, 2}, d: [2]int{1, 1}, cog: 2, g: 1, outShape: []int64{2 * H, 2*W - 1}, noPads: true, bias: true},
+		{k: [2]int{2, 2}, s: [2]int{2, 2}, d: [2]int{1, 1}, cog: 1, g: 4, noPads: true, noKernelShape: true},
+		{k: [2]int{3, 1}, s: [2]int{2, 1}, d: [2]int{1, 1}, pads: [4]int{1, 0, 0, 0}, cog: 3, g: 2, runtimeW: true},
+		{oneD: true, k: [2]int{1, 4}, s: [2]int{1, 2}, d: [2]int{1, 1}, op: [2]int{0, 1}, pads: [4]int{0, 1, 0, 1}, cog: 2, g: 2, bias: true},
+		{oneD: true, k: [2]int{1, 3}, s: [2]int{1, 3}, d: [2]int{1, 2}, cog: 3, g: 1, autoPad: "SAME_LOWER", noPads: true},
+		{oneD: true, k: [2]int{1, 2}, s: [2]int{1, 1}, d: [2]int{1, 1}, pads: [4]int{0, 2, 0, 0}, cog: 2, g: 1, outShape: []int64{W + 1}},
+	}
+	for _, sym := range []bool{false, true} {
+		t.Run(fmt.Sprintf("symbolic=%v", sym), func(t *testing.T) {
+			g := &graph{}
+			var b specialize.Binding
+			if sym {
+				g.input("x", "n", Cin, "h", "w")
+				g.input("x1", "n", Cin, "w")
+				b = specialize.Binding{"n": N, "h": H, "w": W}
+			} else {
+				g.input("x", N, Cin, H, W)
+				g.input("x1", N, Cin, W)
+			}
+			inputs := map[string]*tensor.Tensor{"x": tensor.FromF32(i64s(N, Cin, H, W), x), "x1": tensor.FromF32(i64s(N, Cin, W), x[:N*Cin*W])}
+			var checks []func(t *testing.T, out *tensor.Tensor)
+			for i, c := range cases {
+				if sym && c.outShape != nil {
+					continue
+				}
+				name := fmt.Sprintf("ct%d", i)
+				wshape := i64s(Cin, c.cog, c.k[0], c.k[1])
+				in := []string{"x", name + "_w"}
+				h := H
+				if c.oneD {
+					wshape = i64s(Cin, c.cog, c.k[1])
+					in[0], h = "x1", 1
+				}
+				wt := seq(Cin*c.cog*c.k[0]*c.k[1], 0.7)
+				for j := range wt {
+					wt[j] += float32(j%3) * 0.2
+				}
+				if c.runtimeW {
+					g.input(name+"_w", int(wshape[0]), int(wshape[1]), int(wshape[2]), int(wshape[3]))
+					inputs[name+"_w"] = tensor.FromF32(wshape, wt)
+				} else {
+					g.init(name+"_w", wshape, wt)
+				}
+				var bias []float32
+				if c.bias {
+					bias = seq(c.cog*c.g, 0.5)
+					g.init(name+"_b", i64s(c.cog*c.g), bias)
+					in = append(in, name+"_b")
+				}
+				sp := func(v [2]int) []int64 {
+					if c.oneD {
+						return i64s(v[1])
+					}
+					return i64s(v[0], v[1])
+				}
+				attrs := []*onnxpb.Attr{ai("group", int64(c.g)), ais("dilations", sp(c.d)...)}
+				if !c.noKernelShape {
+					attrs = append(attrs, ais("kernel_shape", sp(c.k)...))
+				}
+				if !c.noStrides {
+					attrs = append(attrs, ais("strides", sp(c.s)...))
+				}
+				if c.op != [2]int{} {
+					attrs = append(attrs, ais("output_padding", sp(c.op)...))
+				}
+				pads := c.pads
+				if !c.noPads {
+					if c.oneD {
+						attrs = append(attrs, ais("pads", int64(pads[1]), int64(pads[3])))
+					} else {
+						attrs = append(attrs, ais("pads", i64s(pads[:]...)...))
+					}
+				}
+				if c.autoPad != "" {
+					attrs = append(attrs, &onnxpb.Attr{Name: "auto_pad", Type: 3, S: []byte(c.autoPad)})
+				}
+				if c.outShape != nil {
+					attrs = append(attrs, ais("output_shape", c.outShape...))
+				}
+				// auto_pad and output_shape: the total padding per axis, split
+				// as the ONNX definition says (floor division by 2).
+				if c.autoPad != "" || c.outShape != nil {
+					for a, l := range []int{h, W} {
+						want := l * c.s[a]
+						if c.outShape != nil {
+							want = l
+							if o := len(c.outShape) - 2 + a; o >= 0 {
+								want = int(c.outShape[o])
+							}
+						}
+						total := c.s[a]*(l-1) + c.op[a] + (c.k[a]-1)*c.d[a] + 1 - want
+						half := int(math.Floor(float64(total) / 2))
+						if c.autoPad == "SAME_UPPER" {
+							pads[a], pads[a+2] = half, total-half
+						} else {
+							pads[a], pads[a+2] = total-half, half
+						}
+					}
+				}
+				g.node("ConvTranspose", in, []string{name}, attrs...)
+				g.outs = append(g.outs, name)
+				want, oh, ow := convTransposeRef(x, N, Cin, h, W, wt, c.cog, c.g, c.k, c.s, c.d, c.op, pads, bias)
+				c := c
+				checks = append(checks, func(t *testing.T, out *tensor.Tensor) {
+					what := fmt.Sprintf("ConvTranspose %+v", c)
+					if c.oneD {
+						shapeIs(t, what, out, N, c.cog*c.g, ow)
+					} else {
+						shapeIs(t, what, out, N, c.cog*c.g, oh, ow)
+					}
+					near(t, what, out.F32(), want)
+				})
+			}
+			lowered(t, g, 17, b, inputs, func(t *testing.T, out []*tensor.Tensor) {
+				for i, c := range checks {
+					c(t, out[i])
+				}
+			})
+		})
+	}
+	for _, c := range []struct {
+		attrs []*onnxpb.Attr
+		want  string
+	}{
+		{[]*onnxpb.Attr{ais("output_shape", 10, 12)}, "attribute output_shape needs static spatial input sizes, found h"},
+		{[]*onnxpb.Attr{&onnxpb.Attr{Name: "auto_pad", Type: 3, S: []byte("SAME")}}, `attribute auto_pad="SAME" is not supported`},
+		{[]*onnxpb.Attr{ais("strides", 2)}, "attribute strides=[2], want 2 values"},
+		{[]*onnxpb.Attr{ai("group", 3)}, "attribute group=3 does not divide the weight's 4 input channels"},
+	} {
+		g := &graph{outs: []string{"y"}}
+		g.input("x", 1, 4, "h", 5)
+		g.init("w", i64s(4, 2, 3, 3), seq(72, 1))
+		g.node("ConvTranspose", []string{"x", "w"}, []string{"y"}, c.attrs...)
+		if err := importErr(g, 17); !strings.Contains(err, `"/ConvTranspose_y" (ConvTranspose, opset 17): `+c.want) {
+			t.Errorf("got %q, want %q", err, c.want)
+		}
+	}
+}

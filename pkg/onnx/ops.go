@@ -51,7 +51,7 @@ var converters = map[string]converter{
 	"Tile": convTile,
 
 	// Lowered to existing HIR ops (ops_lowered.go).
-	"Trilu": convTrilu, "InstanceNormalization": convInstanceNorm,
+	"Trilu": convTrilu, "InstanceNormalization": convInstanceNorm, "ConvTranspose": convConvTranspose,
 }
 
 func (im *importer) importNode(n *onnxpb.Node) error {

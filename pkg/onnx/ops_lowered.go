@@ -328,3 +328,235 @@ func poolAny(op string) converter {
 		return im.emit(n.Outputs[:1], "squeeze", []string{y}, "axes=[2]")
 	}
 }
+
+// ---- ConvTranspose ----
+
+// floorDiv2 is floor(v / 2), as ONNX's reference splits a total padding.
+func floorDiv2(v int64) int64 {
+	if v < 0 {
+		return -((-v + 1) / 2)
+	}
+	return v / 2
+}
+
+// convConvTranspose lowers a 2-D (or 1-D, through the 2-D path)
+// ConvTranspose to a stride-1 conv2d: zeros are inserted between input
+// pixels (stride - 1 per gap: unsqueeze, pad, reshape), the result is
+// padded by dilation*(k-1) - pad (plus output_padding at the end; a
+// negative amount crops with a slice) and convolved with the weight
+// flipped spatially (gather with reversed indices) and transposed per group from [Cin, Cout/g, kh, kw]
+// to [Cout, Cin/g, kh, kw] (weight-only ops, which rlxc folds at build
+// time). It costs stride^2 more multiply-adds than a dedicated kernel.
+func convConvTranspose(im *importer, n *onnxpb.Node) error {
+	if len(n.Inputs) < 2 || n.Inputs[1] == "" {
+		return fmt.Errorf("ConvTranspose needs a weight input")
+	}
+	xt, err := im.typeOf(n.Inputs[0])
+	if err != nil {
+		return err
+	}
+	wt, err := im.typeOf(n.Inputs[1])
+	if err != nil {
+		return err
+	}
+	rank := xt.Rank()
+	if rank != 3 && rank != 4 {
+		return fmt.Errorf("ConvTranspose on a rank-%d input: only 1-D and 2-D (NCL, NCHW) are supported", rank)
+	}
+	if wt.Rank() != rank {
+		return fmt.Errorf("ConvTranspose weight %s does not match the rank-%d input", wt, rank)
+	}
+	sp := rank - 2
+	ws, ok := staticInts(wt.Shape)
+	if !ok {
+		return fmt.Errorf("ConvTranspose weight %s has a symbolic shape", wt)
+	}
+	g := attrInt(n, "group", 1)
+	if g < 1 || ws[0]%g != 0 {
+		return fmt.Errorf("attribute group=%d does not divide the weight's %d input channels", g, ws[0])
+	}
+	if c, ok := xt.Shape[1].Const(); ok && c != ws[0] {
+		return fmt.Errorf("input has %d channels, the weight %s expects %d", c, wt, ws[0])
+	}
+	cig, cog := ws[0]/g, ws[1]
+	cout := cog * g
+	k := ws[2:]
+	if ks, ok := attrInts(n, "kernel_shape"); ok && fmt.Sprint(ks) != fmt.Sprint(k) {
+		return fmt.Errorf("attribute kernel_shape=%v does not match the weight %s", ks, wt)
+	}
+	list := func(name string, def, lo int64, size int) ([]int64, error) {
+		v, ok := attrInts(n, name)
+		if !ok {
+			v = make([]int64, size)
+			for i := range v {
+				v[i] = def
+			}
+			return v, nil
+		}
+		if len(v) != size {
+			return nil, fmt.Errorf("attribute %s=%v, want %d values", name, v, size)
+		}
+		for _, e := range v {
+			if e < lo {
+				return nil, fmt.Errorf("attribute %s=%v, want values >= %d", name, v, lo)
+			}
+		}
+		return v, nil
+	}
+	stride, err := list("strides", 1, 1, sp)
+	if err != nil {
+		return err
+	}
+	dil, err := list("dilations", 1, 1, sp)
+	if err != nil {
+		return err
+	}
+	outPad, err := list("output_padding", 0, 0, sp)
+	if err != nil {
+		return err
+	}
+	pads, err := list("pads", 0, -1<<40, 2*sp)
+	if err != nil {
+		return err
+	}
+	inDims := xt.Shape[2:]
+	ap := attrString(n, "auto_pad", "NOTSET")
+	split := func(i int, total int64) {
+		if ap == "SAME_UPPER" {
+			pads[i], pads[i+sp] = floorDiv2(total), total-floorDiv2(total)
+		} else {
+			pads[i], pads[i+sp] = total-floorDiv2(total), floorDiv2(total)
+		}
+	}
+	switch ap {
+	case "NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER":
+	default:
+		return fmt.Errorf("attribute auto_pad=%q is not supported", ap)
+	}
+	if outShape, ok := attrInts(n, "output_shape"); ok {
+		if len(outShape) == sp+2 {
+			outShape = outShape[2:]
+		}
+		if len(outShape) != sp {
+			return fmt.Errorf("attribute output_shape=%v, want %d spatial sizes", outShape, sp)
+		}
+		for i := 0; i < sp; i++ {
+			l, ok := inDims[i].Const()
+			if !ok {
+				return fmt.Errorf("attribute output_shape needs static spatial input sizes, found %s", inDims[i])
+			}
+			split(i, stride[i]*(l-1)+outPad[i]+(k[i]-1)*dil[i]+1-outShape[i])
+		}
+	} else {
+		switch ap {
+		case "VALID":
+			for i := range pads {
+				pads[i] = 0
+			}
+		case "SAME_UPPER", "SAME_LOWER":
+			// The output is input*stride: the total padding does not depend on the input size.
+			for i := 0; i < sp; i++ {
+				split(i, outPad[i]+(k[i]-1)*dil[i]+1-stride[i])
+			}
+		}
+	}
+	for i := 0; i < sp; i++ {
+		if l, ok := inDims[i].Const(); ok && stride[i]*(l-1)+outPad[i]+(k[i]-1)*dil[i]+1-pads[i]-pads[i+sp] < 1 {
+			return fmt.Errorf("attributes pads=%v, output_padding=%v: spatial axis %d of the output would be empty", pads, outPad, i)
+		}
+	}
+	x, err := im.rt(0)
+	if err != nil {
+		return err
+	}
+	w, err := im.rt(1)
+	if err != nil {
+		return err
+	}
+	out := n.Outputs[0]
+	xs := append([]dim.Expr(nil), xt.Shape...)
+	kk := append([]int64(nil), k...)
+	if sp == 1 {
+		// 1-D: a unit H axis with a 1-tall window.
+		x = im.emitTmp(out+"_x2d", "unsqueeze", []string{x}, "axes=[2]")
+		w = im.emitTmp(out+"_w2d", "unsqueeze", []string{w}, "axes=[2]")
+		xs = []dim.Expr{xs[0], xs[1], dim.Const(1), xs[2]}
+		kk = []int64{1, k[0]}
+		stride, dil, outPad = []int64{1, stride[0]}, []int64{1, dil[0]}, []int64{0, outPad[0]}
+		pads = []int64{0, pads[0], 0, pads[1]}
+	}
+	// The weight: [Cin, Cout/g, kh, kw] -> [Cout, Cin/g, kh, kw], flipped.
+	if g == 1 {
+		w = im.emitTmp(out+"_wt", "transpose", []string{w}, "perm=[1, 0, 2, 3]")
+	} else {
+		w = im.emitTmp(out+"_wg", "reshape", []string{w}, "shape="+intList([]int64{g, cig, cog, kk[0], kk[1]}))
+		w = im.emitTmp(out+"_wgt", "transpose", []string{w}, "perm=[0, 2, 1, 3, 4]")
+		w = im.emitTmp(out+"_wt", "reshape", []string{w}, "shape="+intList([]int64{cout, cig, kk[0], kk[1]}))
+	}
+	// The flip is a gather with reversed indices: slice with step -1 needs
+	// a negative end, which specialization does not take.
+	for i := 0; i < 2; i++ {
+		if kk[i] > 1 {
+			rev := make([]int64, kk[i])
+			for j := range rev {
+				rev[j] = kk[i] - 1 - int64(j)
+			}
+			idx := im.emitTmp(fmt.Sprintf("%s_rev%d", out, i), "const", nil, intList(rev), fmt.Sprintf("i64[%d]", kk[i]))
+			w = im.emitTmp(fmt.Sprintf("%s_wflip%d", out, i), "gather", []string{w, idx}, fmt.Sprintf("axis=%d", 2+i))
+		}
+	}
+	// Zeros between input pixels: [N, C, H, 1, W, 1] padded to
+	// [N, C, H, sh, W, sw] is [N, C, H*sh, W*sw] with each pixel followed by
+	// stride-1 zeros (the trailing ones are cropped or counted below).
+	cur := []dim.Expr{xs[2], xs[3]}
+	if stride[0] > 1 || stride[1] > 1 {
+		x = im.emitTmp(out+"_xu", "unsqueeze", []string{x}, "axes=[3, 5]")
+		x = im.emitTmp(out+"_xz", "pad", []string{x}, "pads="+intList([]int64{0, 0, 0, 0, 0, 0, 0, 0, 0, stride[0] - 1, 0, stride[1] - 1}))
+		for i := range cur {
+			if cur[i], err = dim.Mul(cur[i], dim.Const(stride[i])); err != nil {
+				return err
+			}
+		}
+		x = im.emitTmp(out+"_xs", "reshape", []string{x}, "shape="+dimList([]dim.Expr{xs[0], xs[1], cur[0], cur[1]}))
+	}
+	var convPad [4]int64
+	var starts, ends []dim.Expr
+	var axes []int64
+	for i := 0; i < 2; i++ {
+		b := dil[i]*(kk[i]-1) - pads[i]
+		tail := dil[i]*(kk[i]-1) - pads[i+2] + outPad[i] - (stride[i] - 1)
+		start, end := int64(0), cur[i]
+		if b < 0 {
+			start = -b
+		} else {
+			convPad[i] = b
+		}
+		if tail < 0 {
+			if end, err = dim.Add(cur[i], dim.Const(tail)); err != nil {
+				return err
+			}
+		} else {
+			convPad[i+2] = tail
+		}
+		if start != 0 || tail < 0 {
+			starts, ends, axes = append(starts, dim.Const(start)), append(ends, end), append(axes, int64(2+i))
+		}
+	}
+	if axes != nil {
+		x = im.emitTmp(out+"_xc", "slice", []string{x}, "starts="+dimList(starts), "ends="+dimList(ends), "axes="+intList(axes))
+	}
+	args := []string{x, w}
+	if len(n.Inputs) > 2 && n.Inputs[2] != "" {
+		bias, err := im.rt(2)
+		if err != nil {
+			return err
+		}
+		args = append(args, bias)
+	}
+	attrs := []string{"stride=[1, 1]", "pad=" + intList(convPad[:]), "dilation=" + intList(dil), fmt.Sprintf("groups=%d", g)}
+	if sp == 1 {
+		y := im.emitTmp(out+"_2d", "conv2d", args, attrs...)
+		return im.emit(n.Outputs[:1], "squeeze", []string{y}, "axes=[2]")
+	}
+	return im.emit(n.Outputs[:1], "conv2d", args, attrs...)
+}
