@@ -684,3 +684,221 @@ func TestLoweredConvTranspose(t *testing.T) {
 		}
 	}
 }
+
+// ---- Resize ----
+
+// resizeRef is ONNX Resize of x [n, c, h, w] to [n, c, oh, ow] along H and
+// W, as ONNX's reference implementation computes it: per output pixel the
+// source coordinate of each axis, then the nearest pixel, or the four
+// neighbours bilinearly with edge values outside the input.
+func resizeRef(x []float32, nc, h, w, oh, ow int, scaleH, scaleW float64, mode, ctm, nearestMode string) []float64 {
+	coord := func(o int, scale float64, in, out int) float64 {
+		i, fin, fout := float64(o), float64(in), float64(out)
+		switch ctm {
+		case "half_pixel":
+			return (i+0.5)/scale - 0.5
+		case "pytorch_half_pixel":
+			if out == 1 {
+				return 0
+			}
+			return (i+0.5)/scale - 0.5
+		case "align_corners":
+			if out == 1 {
+				return 0
+			}
+			return i * (fin - 1) / (fout - 1)
+		case "tf_half_pixel_for_nn":
+			return (i + 0.5) / scale
+		case "asymmetric":
+			return i / scale
+		}
+		panic(ctm)
+	}
+	edge := func(i, n int) int { return min(max(i, 0), n-1) }
+	nearest := func(v float64) int {
+		switch nearestMode {
+		case "round_prefer_floor":
+			if v == math.Floor(v)+0.5 {
+				return int(math.Floor(v))
+			}
+			return int(math.Round(v))
+		case "round_prefer_ceil":
+			if v == math.Floor(v)+0.5 {
+				return int(math.Ceil(v))
+			}
+			return int(math.Round(v))
+		case "floor":
+			return int(math.Floor(v))
+		case "ceil":
+			return int(math.Ceil(v))
+		}
+		panic(nearestMode)
+	}
+	out := make([]float64, nc*oh*ow)
+	for p := 0; p < nc; p++ {
+		at := func(i, j int) float64 { return float64(x[(p*h+edge(i, h))*w+edge(j, w)]) }
+		for i := 0; i < oh; i++ {
+			for j := 0; j < ow; j++ {
+				y, z := coord(i, scaleH, h, oh), coord(j, scaleW, w, ow)
+				var v float64
+				if mode == "nearest" {
+					v = at(nearest(y), nearest(z))
+				} else {
+					y0, z0 := math.Floor(y), math.Floor(z)
+					dy, dz := y-y0, z-z0
+					a, b := int(y0), int(z0)
+					v = (1-dy)*((1-dz)*at(a, b)+dz*at(a, b+1)) + dy*((1-dz)*at(a+1, b)+dz*at(a+1, b+1))
+				}
+				out[(p*oh+i)*ow+j] = v
+			}
+		}
+	}
+	return out
+}
+
+func TestLoweredResize(t *testing.T) {
+	const N, C, H, W = 1, 2, 4, 5
+	x := seq(N*C*H*W, 1)
+	type rc struct {
+		mode, ctm, nearestMode string // "" leaves the attribute out (its default)
+		scales                 []float32
+		sizes                  []int64
+		symSizes               []int64 // sizes as Shape(x) * these, computed at import
+		axes                   []int64
+	}
+	cases := []rc{
+		{mode: "nearest", ctm: "asymmetric", nearestMode: "floor", scales: []float32{1, 1, 2, 2}}, // F.interpolate(scale_factor=2)
+		{scales: []float32{1, 1, 1.5, 0.5}}, // the defaults: nearest, half_pixel, round_prefer_floor
+		{mode: "nearest", ctm: "align_corners", nearestMode: "round_prefer_ceil", sizes: []int64{N, C, 7, 3}},
+		{mode: "nearest", ctm: "tf_half_pixel_for_nn", nearestMode: "ceil", sizes: []int64{N, C, 3, 8}},
+		{mode: "nearest", ctm: "pytorch_half_pixel", nearestMode: "round_prefer_ceil", scales: []float32{1, 1, 3, 2}},
+		{mode: "nearest", ctm: "asymmetric", nearestMode: "round_prefer_floor", scales: []float32{1, 1, 2, 3}},
+		{mode: "nearest", ctm: "half_pixel", nearestMode: "round_prefer_ceil", symSizes: []int64{1, 1, 2, 1}},
+		{mode: "linear", ctm: "half_pixel", scales: []float32{1, 1, 2, 2}},
+		{mode: "linear", ctm: "pytorch_half_pixel", scales: []float32{1, 1, 2, 2}}, // bilinear, align_corners=False
+		{mode: "linear", ctm: "align_corners", sizes: []int64{N, C, 7, 9}},         // bilinear, align_corners=True
+		{mode: "linear", ctm: "asymmetric", scales: []float32{1, 1, 0.5, 1.5}},
+		{mode: "linear", ctm: "pytorch_half_pixel", sizes: []int64{N, C, 1, 3}},
+		{mode: "linear", ctm: "align_corners", sizes: []int64{N, C, 1, 6}},
+		{mode: "linear", ctm: "tf_half_pixel_for_nn", symSizes: []int64{1, 1, 3, 2}},
+		{mode: "linear", ctm: "half_pixel", scales: []float32{2, 1.5}, axes: []int64{2, -1}},
+		{mode: "nearest", ctm: "asymmetric", nearestMode: "floor", sizes: []int64{3, 10}, axes: []int64{2, 3}},
+		{mode: "linear", ctm: "half_pixel", scales: []float32{1, 1, 1, 1}},
+	}
+	for _, sym := range []bool{false, true} {
+		t.Run(fmt.Sprintf("symbolic=%v", sym), func(t *testing.T) {
+			g := &graph{}
+			var b specialize.Binding
+			if sym {
+				g.input("x", N, C, "h", "w")
+				b = specialize.Binding{"h": H, "w": W}
+			} else {
+				g.input("x", N, C, H, W)
+			}
+			g.node("Shape", []string{"x"}, []string{"xshape"})
+			var checks []func(t *testing.T, out *tensor.Tensor)
+			for i, c := range cases {
+				name := fmt.Sprintf("r%d", i)
+				in := []string{"x", "", "", ""}
+				var attrs []*onnxpb.Attr
+				for _, a := range [][2]string{{"mode", c.mode}, {"coordinate_transformation_mode", c.ctm}, {"nearest_mode", c.nearestMode}} {
+					if a[1] != "" {
+						attrs = append(attrs, &onnxpb.Attr{Name: a[0], Type: 3, S: []byte(a[1])})
+					}
+				}
+				if c.axes != nil {
+					attrs = append(attrs, ais("axes", c.axes...))
+				}
+				// The scale and output size of H and W.
+				sc := [2]float64{1, 1}
+				var oh, ow int
+				switch {
+				case c.scales != nil:
+					g.init(name+"_scales", i64s(len(c.scales)), c.scales)
+					in[2] = name + "_scales"
+					hs, ws := c.scales[len(c.scales)-2], c.scales[len(c.scales)-1]
+					sc = [2]float64{float64(hs), float64(ws)}
+					oh, ow = int(math.Floor(float64(float32(H)*hs))), int(math.Floor(float64(float32(W)*ws)))
+				case c.sizes != nil:
+					g.initI64(name+"_sizes", i64s(len(c.sizes)), c.sizes)
+					in = []string{"x", "", "", name + "_sizes"}
+					oh, ow = int(c.sizes[len(c.sizes)-2]), int(c.sizes[len(c.sizes)-1])
+				default:
+					g.initI64(name+"_mul", i64s(4), c.symSizes)
+					g.node("Mul", []string{"xshape", name + "_mul"}, []string{name + "_sizes"})
+					in = []string{"x", "", "", name + "_sizes"}
+					oh, ow = H*int(c.symSizes[2]), W*int(c.symSizes[3])
+				}
+				if c.scales == nil {
+					sc = [2]float64{float64(oh) / H, float64(ow) / W}
+				}
+				for len(in) > 0 && in[len(in)-1] == "" {
+					in = in[:len(in)-1]
+				}
+				g.node("Resize", in, []string{name}, attrs...)
+				g.outs = append(g.outs, name)
+				mode, ctm, nm := c.mode, c.ctm, c.nearestMode
+				if mode == "" {
+					mode, ctm, nm = "nearest", "half_pixel", "round_prefer_floor"
+				}
+				want := resizeRef(x, N*C, H, W, oh, ow, sc[0], sc[1], mode, ctm, nm)
+				c := c
+				checks = append(checks, func(t *testing.T, out *tensor.Tensor) {
+					what := fmt.Sprintf("Resize %+v", c)
+					shapeIs(t, what, out, N, C, oh, ow)
+					near(t, what, out.F32(), want)
+				})
+			}
+			inputs := map[string]*tensor.Tensor{"x": tensor.FromF32(i64s(N, C, H, W), x)}
+			hirText := lowered(t, g, 19, b, inputs, func(t *testing.T, out []*tensor.Tensor) {
+				for i, c := range checks {
+					c(t, out[i])
+				}
+			})
+			// Static sizes compute indices at import; symbolic ones from iota.
+			if got := strings.Contains(hirText, "iota("); got != sym {
+				t.Errorf("HIR has iota: %v, want %v:\n%s", got, sym, hirText)
+			}
+		})
+	}
+	// Opset 11: roi and scales are required inputs, empty when unused.
+	g := &graph{outs: []string{"a", "b"}}
+	g.input("x", N, C, H, W)
+	g.init("empty", []int64{0}, nil)
+	g.init("scales", i64s(4), []float32{1, 1, 2, 0.5})
+	g.initI64("sizes", i64s(4), []int64{N, C, 3, 7})
+	lin := &onnxpb.Attr{Name: "mode", Type: 3, S: []byte("linear")}
+	g.node("Resize", []string{"x", "empty", "scales"}, []string{"a"}, lin)
+	g.node("Resize", []string{"x", "empty", "empty", "sizes"}, []string{"b"})
+	lowered(t, g, 11, nil, map[string]*tensor.Tensor{"x": tensor.FromF32(i64s(N, C, H, W), x)}, func(t *testing.T, out []*tensor.Tensor) {
+		shapeIs(t, "opset 11 scales", out[0], N, C, 2*H, W/2)
+		near(t, "opset 11 scales", out[0].F32(), resizeRef(x, N*C, H, W, 2*H, W/2, 2, 0.5, "linear", "half_pixel", ""))
+		shapeIs(t, "opset 11 sizes", out[1], N, C, 3, 7)
+		near(t, "opset 11 sizes", out[1].F32(), resizeRef(x, N*C, H, W, 3, 7, 3.0/H, 7.0/W, "nearest", "half_pixel", "round_prefer_floor"))
+	})
+	for _, c := range []struct {
+		attrs  []*onnxpb.Attr
+		scales []float32
+		want   string
+	}{
+		{[]*onnxpb.Attr{{Name: "mode", Type: 3, S: []byte("cubic")}}, nil, `attribute mode="cubic" is not supported`},
+		{[]*onnxpb.Attr{ai("antialias", 1)}, nil, "attribute antialias=1 is not supported"},
+		{[]*onnxpb.Attr{{Name: "coordinate_transformation_mode", Type: 3, S: []byte("tf_crop_and_resize")}}, nil, `attribute coordinate_transformation_mode="tf_crop_and_resize" is not supported`},
+		{[]*onnxpb.Attr{{Name: "nearest_mode", Type: 3, S: []byte("round")}}, nil, `attribute nearest_mode="round" is not supported`},
+		{[]*onnxpb.Attr{{Name: "keep_aspect_ratio_policy", Type: 3, S: []byte("not_larger")}}, nil, `attribute keep_aspect_ratio_policy="not_larger" is not supported`},
+		{nil, []float32{1, 2, 2, 2}, "Resize of axis 1 (N or C): only H and W are resized"},
+		{nil, []float32{1, 1, 0.7071, 1}, "Resize's scale 0.707099974155426 on the symbolic dim h: the output size floor(h*0.707099974155426) needs a scale that is a fraction p/q"},
+	} {
+		g := &graph{outs: []string{"y"}}
+		g.input("x", 1, 2, "h", 4)
+		s := c.scales
+		if s == nil {
+			s = []float32{1, 1, 2, 2}
+		}
+		g.init("s", i64s(4), s)
+		g.node("Resize", []string{"x", "", "s"}, []string{"y"}, c.attrs...)
+		if err := importErr(g, 19); !strings.Contains(err, `"/Resize_y" (Resize, opset 19): `+c.want) {
+			t.Errorf("got %q, want %q", err, c.want)
+		}
+	}
+}

@@ -52,6 +52,7 @@ var converters = map[string]converter{
 
 	// Lowered to existing HIR ops (ops_lowered.go).
 	"Trilu": convTrilu, "InstanceNormalization": convInstanceNorm, "ConvTranspose": convConvTranspose,
+	"Resize": convResize,
 }
 
 func (im *importer) importNode(n *onnxpb.Node) error {

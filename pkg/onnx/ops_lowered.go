@@ -7,6 +7,7 @@ package onnx
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/rlx-project/rlx/pkg/dim"
 	"github.com/rlx-project/rlx/pkg/hir"
@@ -559,4 +560,363 @@ func convConvTranspose(im *importer, n *onnxpb.Node) error {
 		return im.emit(n.Outputs[:1], "squeeze", []string{y}, "axes=[2]")
 	}
 	return im.emit(n.Outputs[:1], "conv2d", args, attrs...)
+}
+
+// ---- Resize ----
+
+// resizeSpec is what a Resize node asks for, read and validated at import.
+type resizeSpec struct {
+	mode, ctm, nearestMode string
+}
+
+// convResize imports Resize (opset 11 and newer) of a 4-D NCHW input that
+// resizes H and W only: nearest (every nearest_mode) and linear, with the
+// coordinate_transformation_modes half_pixel, pytorch_half_pixel,
+// align_corners, asymmetric and tf_half_pixel_for_nn. Each axis is a gather
+// with source indices (linear: two gathers and a lerp); with static sizes
+// the indices and weights are constants computed here, with symbolic ones
+// they are computed from iota by ONNX's formulas.
+func convResize(im *importer, n *onnxpb.Node) error {
+	if im.opset < 11 {
+		return fmt.Errorf("Resize before opset 11 (scales as input 1) is not supported")
+	}
+	sp := resizeSpec{
+		mode:        attrString(n, "mode", "nearest"),
+		ctm:         attrString(n, "coordinate_transformation_mode", "half_pixel"),
+		nearestMode: attrString(n, "nearest_mode", "round_prefer_floor"),
+	}
+	switch sp.mode {
+	case "nearest", "linear":
+	default:
+		return fmt.Errorf("attribute mode=%q is not supported (nearest and linear are)", sp.mode)
+	}
+	if a := attrInt(n, "antialias", 0); a != 0 {
+		return fmt.Errorf("attribute antialias=%d is not supported", a)
+	}
+	if a := attrInt(n, "exclude_outside", 0); a != 0 {
+		return fmt.Errorf("attribute exclude_outside=%d is not supported", a)
+	}
+	switch sp.ctm {
+	case "half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn":
+	default:
+		return fmt.Errorf("attribute coordinate_transformation_mode=%q is not supported (half_pixel, pytorch_half_pixel, align_corners, asymmetric and tf_half_pixel_for_nn are)", sp.ctm)
+	}
+	if sp.mode == "nearest" {
+		switch sp.nearestMode {
+		case "round_prefer_floor", "round_prefer_ceil", "floor", "ceil":
+		default:
+			return fmt.Errorf("attribute nearest_mode=%q is not supported", sp.nearestMode)
+		}
+	}
+	if p := attrString(n, "keep_aspect_ratio_policy", "stretch"); p != "stretch" {
+		return fmt.Errorf("attribute keep_aspect_ratio_policy=%q is not supported (only stretch)", p)
+	}
+	t, err := im.typeOf(n.Inputs[0])
+	if err != nil {
+		return err
+	}
+	if t.Rank() != 4 {
+		return fmt.Errorf("Resize of a rank-%d input: only 4-D (NCHW) is supported", t.Rank())
+	}
+	if !t.DType.IsFloat() {
+		return fmt.Errorf("Resize of a %s input: only float inputs are supported", t.DType)
+	}
+	axes := []int64{0, 1, 2, 3}
+	if a, ok := attrInts(n, "axes"); ok {
+		axes = nil
+		for _, ax := range a {
+			if ax < 0 {
+				ax += 4
+			}
+			if ax < 0 || ax > 3 {
+				return fmt.Errorf("attribute axes=%v is out of range for a rank-4 input", a)
+			}
+			axes = append(axes, ax)
+		}
+	}
+	present := func(i int) (*val, bool) {
+		if i >= len(n.Inputs) || n.Inputs[i] == "" {
+			return nil, false
+		}
+		v := im.vals[n.Inputs[i]]
+		if v != nil && v.konst != nil && v.konst.Len() == 0 {
+			return nil, false // an empty tensor stands for an absent input
+		}
+		return v, true
+	}
+	scaleV, hasScales := present(2)
+	_, hasSizes := present(3)
+	if hasScales == hasSizes {
+		return fmt.Errorf("Resize needs exactly one of scales and sizes")
+	}
+	scale := []float64{1, 1, 1, 1}
+	outDims := append([]dim.Expr(nil), t.Shape...)
+	if hasScales {
+		if scaleV == nil || scaleV.konst == nil || !scaleV.konst.DType.IsFloat() {
+			return fmt.Errorf("Resize's scales must be a float tensor known at import time")
+		}
+		s := scaleV.konst.Float64s()
+		if len(s) != len(axes) {
+			return fmt.Errorf("Resize's scales has %d values for %d axes", len(s), len(axes))
+		}
+		for i, ax := range axes {
+			scale[ax] = float64(float32(s[i]))
+			if !(scale[ax] > 0) {
+				return fmt.Errorf("Resize's scales %v: scales must be positive", s)
+			}
+		}
+	} else {
+		sizes, err := im.dimsOf(3)
+		if err != nil {
+			return err
+		}
+		if len(sizes) != len(axes) {
+			return fmt.Errorf("Resize's sizes has %d values for %d axes", len(sizes), len(axes))
+		}
+		for i, ax := range axes {
+			outDims[ax] = sizes[i]
+		}
+	}
+	for ax := 0; ax < 2; ax++ {
+		if hasScales && scale[ax] != 1 || !hasScales && !dim.Equal(outDims[ax], t.Shape[ax]) {
+			return fmt.Errorf("Resize of axis %d (N or C): only H and W are resized", ax)
+		}
+	}
+	x, err := im.rt(0)
+	if err != nil {
+		return err
+	}
+	out := n.Outputs[0]
+	for ax := 2; ax < 4; ax++ {
+		in := t.Shape[ax]
+		if hasScales {
+			if outDims[ax], err = resizedDim(in, scale[ax]); err != nil {
+				return err
+			}
+		}
+		if x, err = im.resizeAxis(sp, x, fmt.Sprintf("%s_ax%d", out, ax), ax, in, outDims[ax], scale[ax], hasScales, t.DType); err != nil {
+			return err
+		}
+	}
+	im.vals[out] = &val{name: x}
+	return nil
+}
+
+// resizedDim is ONNX's output size floor(in * scale): in float32 for a
+// static size (as runtimes compute it), exactly for a symbolic one, which
+// needs a scale that is a small fraction p/q.
+func resizedDim(in dim.Expr, scale float64) (dim.Expr, error) {
+	if c, ok := in.Const(); ok {
+		return dim.Const(int64(math.Floor(float64(float32(c) * float32(scale))))), nil
+	}
+	for q := int64(1); q <= 64; q++ {
+		p := math.Round(scale * float64(q))
+		if p >= 1 && float32(p/float64(q)) == float32(scale) {
+			m, err := dim.Mul(in, dim.Const(int64(p)))
+			if err != nil {
+				return dim.Expr{}, err
+			}
+			return dim.FloorDiv(m, dim.Const(q))
+		}
+	}
+	return dim.Expr{}, fmt.Errorf("Resize's scale %g on the symbolic dim %s: the output size floor(%s*%g) needs a scale that is a fraction p/q with q <= 64", scale, in, in, scale)
+}
+
+// sourceCoord is ONNX's x_original for output index i; scale is the
+// given scale, or out/in when sizes were given.
+func sourceCoord(ctm string, i, scale, in, out float64) float64 {
+	switch ctm {
+	case "half_pixel":
+		return (i+0.5)/scale - 0.5
+	case "pytorch_half_pixel":
+		if out > 1 {
+			return (i+0.5)/scale - 0.5
+		}
+		return 0
+	case "align_corners":
+		if out == 1 {
+			return 0
+		}
+		return i * (in - 1) / (out - 1)
+	case "tf_half_pixel_for_nn":
+		return (i + 0.5) / scale
+	}
+	return i / scale // asymmetric
+}
+
+// nearestIndex rounds a source coordinate by nearest_mode.
+func nearestIndex(mode string, x float64) float64 {
+	switch mode {
+	case "round_prefer_ceil":
+		return math.Floor(x + 0.5)
+	case "floor":
+		return math.Floor(x)
+	case "ceil":
+		return math.Ceil(x)
+	}
+	return math.Ceil(x - 0.5) // round_prefer_floor
+}
+
+// resizeAxis resizes axis ax of x from in to out.
+func (im *importer) resizeAxis(sp resizeSpec, x, hint string, ax int, in, out dim.Expr, scale float64, fromScales bool, dt tensor.DType) (string, error) {
+	inC, okIn := in.Const()
+	outC, okOut := out.Const()
+	if okIn && okOut {
+		return im.resizeAxisStatic(sp, x, hint, ax, inC, outC, scale, fromScales, dt)
+	}
+	// Symbolic: the same formulas over iota, in f32.
+	f32 := func(h string, v float64) string { return im.scalar(h, v, tensor.F32) }
+	// dimLess1 is d - 1 as an f32 scalar: a constant, or the largest
+	// element of iota(d).
+	dimLess1 := func(h string, d dim.Expr) string {
+		if c, ok := d.Const(); ok {
+			return f32(h, float64(c-1))
+		}
+		it := im.emitTmp(h+"_iota", "iota", nil, "n="+d.String(), "dtype=f32")
+		return im.emitTmp(h, "reduce_max", []string{it}, "axes=[0]")
+	}
+	one := f32(hint+"_one", 1)
+	inM1 := dimLess1(hint+"_inm1", in)
+	i := im.emitTmp(hint+"_i", "iota", nil, "n="+out.String(), "dtype=f32")
+	// divScale is v / scale: v * in / out when sizes were given.
+	divScale := func(v string) string {
+		if fromScales {
+			return im.emitTmp(hint+"_unscaled", "div", []string{v, f32(hint+"_scale", scale)})
+		}
+		inF := im.emitTmp(hint+"_inf", "add", []string{inM1, one})
+		outF := im.emitTmp(hint+"_outf", "add", []string{dimLess1(hint+"_outm1", out), one})
+		vin := im.emitTmp(hint+"_vin", "mul", []string{v, inF})
+		return im.emitTmp(hint+"_unscaled", "div", []string{vin, outF})
+	}
+	// outMoreThan1 selects v where out > 1 and 0 where out == 1.
+	outMoreThan1 := func(v string, outM1 string) string {
+		if c, ok := out.Const(); ok {
+			if c > 1 {
+				return v
+			}
+			return im.emitTmp(hint+"_zeros", "mul", []string{i, f32(hint+"_zero", 0)}) // [out] zeros
+		}
+		cond := im.emitTmp(hint+"_big", "gt", []string{outM1, f32(hint+"_zero", 0)})
+		return im.emitTmp(hint+"_sel", "where", []string{cond, v, f32(hint+"_zero2", 0)})
+	}
+	half := f32(hint+"_half", 0.5)
+	var src string
+	switch sp.ctm {
+	case "asymmetric":
+		src = divScale(i)
+	case "tf_half_pixel_for_nn":
+		src = divScale(im.emitTmp(hint+"_ih", "add", []string{i, half}))
+	case "half_pixel", "pytorch_half_pixel":
+		src = im.emitTmp(hint+"_src", "sub", []string{divScale(im.emitTmp(hint+"_ih", "add", []string{i, half})), half})
+		if sp.ctm == "pytorch_half_pixel" {
+			src = outMoreThan1(src, dimLess1(hint+"_outm1b", out))
+		}
+	case "align_corners":
+		outM1 := dimLess1(hint+"_outm1c", out)
+		num := im.emitTmp(hint+"_num", "mul", []string{i, inM1})
+		src = outMoreThan1(im.emitTmp(hint+"_src", "div", []string{num, outM1}), outM1)
+	}
+	zero := f32(hint+"_zero3", 0)
+	clampIdx := func(v string) string {
+		v = im.emitTmp(hint+"_lo", "max", []string{v, zero})
+		return im.emitTmp(hint+"_hi", "min", []string{v, inM1})
+	}
+	toIdx := func(v string) string { return im.emitTmp(hint+"_idx", "cast", []string{v}, "to=i64") }
+	if sp.mode == "nearest" {
+		var r string
+		switch sp.nearestMode {
+		case "round_prefer_ceil":
+			r = im.emitTmp(hint+"_round", "floor", []string{im.emitTmp(hint+"_up", "add", []string{src, half})})
+		case "floor":
+			r = im.emitTmp(hint+"_round", "floor", []string{src})
+		case "ceil":
+			r = im.emitTmp(hint+"_round", "ceil", []string{src})
+		default:
+			r = im.emitTmp(hint+"_round", "ceil", []string{im.emitTmp(hint+"_down", "sub", []string{src, half})})
+		}
+		return im.emitTmp(hint, "gather", []string{x, toIdx(clampIdx(r))}, fmt.Sprintf("axis=%d", ax)), nil
+	}
+	xc := clampIdx(src)
+	i0 := im.emitTmp(hint+"_i0", "floor", []string{xc})
+	w := im.emitTmp(hint+"_w", "sub", []string{xc, i0})
+	i1 := im.emitTmp(hint+"_i1", "min", []string{im.emitTmp(hint+"_next", "add", []string{i0, one}), inM1})
+	if ax == 2 {
+		w = im.emitTmp(hint+"_wcol", "reshape", []string{w}, "shape="+dimList([]dim.Expr{out, dim.Const(1)}))
+	}
+	if dt != tensor.F32 {
+		w = im.emitTmp(hint+"_wcast", "cast", []string{w}, "to="+dt.String())
+	}
+	w0 := im.emitTmp(hint+"_w0", "sub", []string{im.scalar(hint+"_one_dt", 1, dt), w})
+	return im.lerp(x, hint, ax, toIdx(i0), toIdx(i1), w0, w), nil
+}
+
+// lerp is gather(x, i0)*w0 + gather(x, i1)*w1 along axis ax.
+func (im *importer) lerp(x, hint string, ax int, i0, i1, w0, w1 string) string {
+	axis := fmt.Sprintf("axis=%d", ax)
+	g0 := im.emitTmp(hint+"_g0", "gather", []string{x, i0}, axis)
+	g1 := im.emitTmp(hint+"_g1", "gather", []string{x, i1}, axis)
+	a := im.emitTmp(hint+"_a", "mul", []string{g0, w0})
+	b := im.emitTmp(hint+"_b", "mul", []string{g1, w1})
+	return im.emitTmp(hint, "add", []string{a, b})
+}
+
+// resizeAxisStatic computes the source indices and weights here and
+// gathers with them as constants.
+func (im *importer) resizeAxisStatic(sp resizeSpec, x, hint string, ax int, in, out int64, scale float64, fromScales bool, dt tensor.DType) (string, error) {
+	if out < 1 || in < 1 {
+		return "", fmt.Errorf("Resize of axis %d from %d to %d: sizes must be positive", ax, in, out)
+	}
+	if !fromScales {
+		scale = float64(out) / float64(in)
+	}
+	clamp := func(v float64) float64 { return math.Max(0, math.Min(v, float64(in-1))) }
+	i0 := make([]int64, out)
+	i1 := make([]int64, out)
+	w1 := make([]float32, out)
+	w0 := make([]float32, out)
+	identity, lerped := in == out, false
+	for i := range i0 {
+		src := sourceCoord(sp.ctm, float64(i), scale, float64(in), float64(out))
+		if sp.mode == "nearest" {
+			i0[i] = int64(clamp(nearestIndex(sp.nearestMode, src)))
+		} else {
+			c := clamp(src)
+			f := math.Floor(c)
+			i0[i], i1[i] = int64(f), int64(math.Min(f+1, float64(in-1)))
+			w1[i] = float32(c - f)
+			w0[i] = float32(1 - (c - f))
+			lerped = lerped || w1[i] != 0
+		}
+		identity = identity && i0[i] == int64(i)
+	}
+	if identity && !lerped {
+		return x, nil
+	}
+	idx0, err := im.constTensor(hint+"_i0", tensor.FromI64([]int64{out}, i0))
+	if err != nil {
+		return "", err
+	}
+	if !lerped {
+		return im.emitTmp(hint, "gather", []string{x, idx0}, fmt.Sprintf("axis=%d", ax)), nil
+	}
+	idx1, err := im.constTensor(hint+"_i1", tensor.FromI64([]int64{out}, i1))
+	if err != nil {
+		return "", err
+	}
+	wshape := []int64{out}
+	if ax == 2 {
+		wshape = []int64{out, 1}
+	}
+	ws := [2]string{}
+	for j, w := range [][]float32{w0, w1} {
+		h, err := im.constTensor(fmt.Sprintf("%s_w%d", hint, j), tensor.FromF32(wshape, w))
+		if err != nil {
+			return "", err
+		}
+		if dt != tensor.F32 {
+			h = im.emitTmp(fmt.Sprintf("%s_w%dcast", hint, j), "cast", []string{h}, "to="+dt.String())
+		}
+		ws[j] = h
+	}
+	return im.lerp(x, hint, ax, idx0, idx1, ws[0], ws[1]), nil
 }
