@@ -10,28 +10,14 @@ import (
 	"math"
 
 	"github.com/rlx-project/rlx/pkg/dim"
-	"github.com/rlx-project/rlx/pkg/hir"
 	"github.com/rlx-project/rlx/pkg/onnx/onnxpb"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
 
-// tmpKey is the vals key of a value a lowering made, so typeOf finds its
-// type; the NUL keeps it apart from every ONNX name.
-func tmpKey(hirName string) string { return "\x00" + hirName }
-
-// hirType is the checked type of a HIR value a lowering made.
-func (im *importer) hirType(h string) (hir.Type, error) {
-	k := tmpKey(h)
-	if im.vals[k] == nil {
-		im.vals[k] = &val{name: h}
-	}
-	return im.typeOf(k)
-}
-
 // constTensor materializes an import-time tensor (a param when large, an
 // inline const when small) and returns its HIR name.
 func (im *importer) constTensor(hint string, t *tensor.Tensor) (string, error) {
-	k := tmpKey(hint)
+	k := "\x00" + hint // a vals key no ONNX name has
 	for im.vals[k] != nil {
 		k += "_"
 	}
@@ -371,6 +357,11 @@ func convConvTranspose(im *importer, n *onnxpb.Node) error {
 	ws, ok := staticInts(wt.Shape)
 	if !ok {
 		return fmt.Errorf("ConvTranspose weight %s has a symbolic shape", wt)
+	}
+	for _, d := range ws {
+		if d < 1 {
+			return fmt.Errorf("ConvTranspose weight %s has an empty dim", wt)
+		}
 	}
 	g := attrInt(n, "group", 1)
 	if g < 1 || ws[0]%g != 0 {
@@ -860,11 +851,15 @@ func (im *importer) lerp(x, hint string, ax int, i0, i1, w0, w1 string) string {
 	return im.emitTmp(hint, "add", []string{a, b})
 }
 
+// maxResized bounds a static output size, so a malformed model cannot make
+// the importer allocate without limit.
+const maxResized = 1 << 24
+
 // resizeAxisStatic computes the source indices and weights here and
 // gathers with them as constants.
 func (im *importer) resizeAxisStatic(sp resizeSpec, x, hint string, ax int, in, out int64, scale float64, fromScales bool, dt tensor.DType) (string, error) {
-	if out < 1 || in < 1 {
-		return "", fmt.Errorf("Resize of axis %d from %d to %d: sizes must be positive", ax, in, out)
+	if out < 1 || in < 1 || out > maxResized {
+		return "", fmt.Errorf("Resize of axis %d from %d to %d: sizes must be positive and at most %d", ax, in, out, maxResized)
 	}
 	if !fromScales {
 		scale = float64(out) / float64(in)
