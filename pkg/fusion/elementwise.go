@@ -2,6 +2,7 @@ package fusion
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/rlx-project/rlx/pkg/mir"
 )
@@ -14,7 +15,7 @@ import (
 // producer's only use, a region is convex: nothing outside it reads its
 // intermediates, so it can run where its last node was.
 func FuseElementwise(g *mir.Graph) (string, error) {
-	uses := g.Uses()
+	uses := users(g)
 	group := map[*mir.Node]*mir.Node{} // union-find parent
 	var find func(n *mir.Node) *mir.Node
 	find = func(n *mir.Node) *mir.Node {
@@ -71,6 +72,24 @@ func FuseElementwise(g *mir.Graph) (string, error) {
 		return "", nil
 	}
 	return fmt.Sprintf("fused %d elementwise nodes into %d kernels", swallowed, regions), nil
+}
+
+// users counts the nodes (and graph outputs) that use each value: a node
+// that reads a value twice (x*x) is one user, so the value may still join
+// its region.
+func users(g *mir.Graph) map[*mir.Value]int {
+	n := map[*mir.Value]int{}
+	for _, m := range g.Nodes {
+		for i, a := range m.Args {
+			if !slices.Contains(m.Args[:i], a) {
+				n[a]++
+			}
+		}
+	}
+	for _, o := range g.Outputs {
+		n[o]++
+	}
+	return n
 }
 
 // region makes one fused node out of members (in order; the last one's

@@ -18,12 +18,19 @@ type Pass struct {
 }
 
 // Passes is the pipeline, in order. Later passes rely on earlier ones:
-// epilogues and layernorm fusion look for the add nodes that lowering
-// emits, before elementwise fusion swallows them.
+// the canonicalizations (pow-const to conv-affine, canon.go) turn spelled-
+// out computations into the ops the fusions below look for (norms wants
+// pow(d, 2) as d*d; conv-affine wants batchnorm's scale and shift folded
+// to constants); epilogues and layernorm fusion look for the add nodes
+// that lowering emits, before elementwise fusion swallows them.
 func Passes() []Pass {
 	return []Pass{
 		{"fold-constants", FoldConstants},
 		{"dead-code", DeadCode},
+		{"pow-const", PowConst},
+		{"norms", FuseNorms},
+		{"silu", FuseSilu},
+		{"conv-affine", FoldConvAffine},
 		{"gelu", FuseGelu},
 		{"attention", FuseAttention},
 		{"matmul-epilogue", FuseEpilogues},

@@ -216,3 +216,69 @@ func TestDeadCode(t *testing.T) {
 		t.Errorf("DeadCode: %q, %v, %d -> %d nodes", did, err, before, len(g.Nodes))
 	}
 }
+
+// TestCanonicalize: the spellings in spelled.hir become single ops (a
+// layernorm, an rmsnorm, a silu in the matmul's epilogue, no pow left),
+// and cnn.hir's batchnorms fold into its convolutions' weights.
+// TestPassesPreserveResults checks the values.
+func TestCanonicalize(t *testing.T) {
+	_, g := lowerModel(t, "../../testdata/models/spelled.hir")
+	r, err := fusion.Run(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ln, rms, silu int
+	for _, n := range g.Nodes {
+		switch {
+		case n.Op == mir.OpLayerNorm && n.Attrs.Bool("rms"):
+			rms++
+			if !n.Attrs.Bool("scale") || n.Attrs.Float("eps") != float64(float32(1e-6)) {
+				t.Errorf("rmsnorm without its weight or eps 1e-6: %s", n)
+			}
+		case n.Op == mir.OpLayerNorm:
+			ln++
+			if !n.Attrs.Bool("scale") || !n.Attrs.Bool("bias") || n.Attrs.Int("axis") != 2 {
+				t.Errorf("layernorm without its scale and bias over the last axis: %s", n)
+			}
+		case n.Op == mir.OpMatMul && n.Attrs.String("act") == "silu":
+			silu++
+		case n.Op == "pow" || n.Op == "sigmoid" || n.Op == mir.OpReduce:
+			t.Errorf("left spelled out: %s", n)
+		}
+		if n.Op == mir.OpFused {
+			for _, m := range n.Region.Nodes {
+				if m.Op == "pow" || m.Op == "sigmoid" {
+					t.Errorf("left spelled out in a fused region: %s", m)
+				}
+			}
+		}
+	}
+	if ln != 1 || rms != 1 || silu != 1 {
+		t.Errorf("spelled.hir: %d layernorms, %d rmsnorms, %d silu epilogues (want 1 each)\n%s\n%s", ln, rms, silu, r, g)
+	}
+	for _, want := range []string{"rewrote 4 pow", "recognized 1 layernorm and 1 rmsnorm", "fused 1 x*sigmoid(x)"} {
+		if !strings.Contains(r.String(), want) {
+			t.Errorf("fusion report lacks %q:\n%s", want, r)
+		}
+	}
+
+	_, g = lowerModel(t, "../../testdata/models/cnn.hir")
+	if _, err := fusion.Run(g); err != nil {
+		t.Fatal(err)
+	}
+	convs := 0
+	for _, n := range g.Nodes {
+		if n.Op == mir.OpConv2D {
+			convs++
+			if !n.Attrs.Bool("bias") {
+				t.Errorf("a batchnorm was not folded into its conv: %s", n)
+			}
+		}
+		if n.Op == "mul" {
+			t.Errorf("a per-channel scale is left after a conv: %s", n)
+		}
+	}
+	if convs != 3 {
+		t.Errorf("cnn: %d convolutions, want 3\n%s", convs, g)
+	}
+}
