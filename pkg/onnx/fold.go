@@ -29,7 +29,7 @@ func (im *importer) constOf(name string) (*tensor.Tensor, bool) {
 		return nil, false
 	case v.konst != nil:
 		return v.konst, true
-	case v.sym != nil:
+	case v.sym != nil && v.fdt == tensor.InvalidDType:
 		t, _, ok := symData(v.sym, v.scal)
 		return t, ok
 	}

@@ -96,6 +96,7 @@ type val struct {
 	konst *tensor.Tensor // data known at import (initializer, Constant)
 	sym   []dim.Expr     // integer values known symbolically (shape arithmetic)
 	scal  bool           // sym is a scalar (rank 0) rather than 1-D
+	fdt   tensor.DType   // a float dtype when sym was cast to it (Cast(seq, FLOAT)); 0 for integers
 	typ   *hir.Type      // known type (inputs); otherwise asked of the checker
 }
 
@@ -122,6 +123,8 @@ type importer struct {
 
 	checked   *hir.Module // the module as of checkedAt statements
 	checkedAt int
+
+	dimData map[string]string // a symbolic dim materialized as an i64 scalar, by its text
 }
 
 func (im *importer) errf(format string, args ...any) error {
@@ -352,10 +355,14 @@ func (im *importer) typeOf(name string) (hir.Type, error) {
 		return hir.Type{DType: v.konst.DType, Shape: constDims(v.konst.Shape)}, nil
 	}
 	if v.sym != nil {
-		if v.scal {
-			return hir.Type{DType: tensor.I64}, nil
+		dt := tensor.I64
+		if v.fdt != tensor.InvalidDType {
+			dt = v.fdt
 		}
-		return hir.Type{DType: tensor.I64, Shape: []dim.Expr{dim.Const(int64(len(v.sym)))}}, nil
+		if v.scal {
+			return hir.Type{DType: dt}, nil
+		}
+		return hir.Type{DType: dt, Shape: []dim.Expr{dim.Const(int64(len(v.sym)))}}, nil
 	}
 	if im.checked == nil || im.checkedAt != len(im.stmts) {
 		src := im.text(false)
@@ -422,10 +429,11 @@ func (im *importer) runtime(name string) (string, error) {
 		return v.name, nil
 	}
 	if v.konst == nil && v.sym != nil {
-		// Shape arithmetic used as data: fine when every value is known.
-		t, d, ok := symData(v.sym, v.scal)
-		if !ok {
-			return "", fmt.Errorf("the graph uses the symbolic value %s as tensor data at run time; rlx keeps shapes out of run time (bind the dim, or export with it static)", d)
+		// Shape arithmetic used as data: a constant when every value is
+		// known, else computed at run time from the dims (positions, masks).
+		t, _, ok := symData(v.sym, v.scal)
+		if !ok || v.fdt != tensor.InvalidDType {
+			return im.symRuntime(name, v)
 		}
 		v.konst = t
 	}
@@ -564,6 +572,9 @@ func (im *importer) symOf(name string) ([]dim.Expr, bool, error) {
 		return nil, false, fmt.Errorf("value %q is not defined before its use", name)
 	}
 	if v.sym != nil {
+		if v.fdt != tensor.InvalidDType {
+			return nil, false, fmt.Errorf("value %q is %s, an integer tensor was expected", name, v.fdt)
+		}
 		return v.sym, v.scal, nil
 	}
 	if t := v.konst; t != nil {
@@ -592,7 +603,7 @@ func (im *importer) isKnownInt(name string) bool {
 		return false
 	}
 	if v.sym != nil {
-		return true
+		return v.fdt == tensor.InvalidDType // float(seq) is not shape arithmetic
 	}
 	t := v.konst
 	return t != nil && (t.DType == tensor.I64 || t.DType == tensor.I32) && len(t.Shape) <= 1 && t.Len() <= 64

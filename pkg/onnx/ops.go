@@ -2,6 +2,7 @@ package onnx
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/rlx-project/rlx/pkg/dim"
 	"github.com/rlx-project/rlx/pkg/hir"
@@ -807,23 +808,32 @@ func convPad(im *importer, n *onnxpb.Node) error {
 
 // Range(start, limit, delta) with values known at import becomes iota, then
 // a scale and shift when start != 0 or delta != 1.
+// convRange makes Range an iota of a count known at import: start, limit
+// and delta are shape arithmetic or constants, and the limit may be a dim
+// cast to a float (Range(0.0, float(seq), 1.0), rotary positions). The
+// count ceil((limit-start)/delta) is computed over dims, which needs a
+// constant delta and, for a float Range, integral start and delta; the
+// values are iota*delta + start in the Range's dtype, with a symbolic start
+// computed at run time.
 func convRange(im *importer, n *onnxpb.Node) error {
+	if len(n.Inputs) != 3 {
+		return fmt.Errorf("Range has %d inputs, want 3", len(n.Inputs))
+	}
 	var v [3]dim.Expr
+	dt := tensor.InvalidDType
 	for i := range v {
-		s, _, err := im.symOf(n.Inputs[i])
-		if err != nil || len(s) != 1 {
+		e, t, err := im.rangeArg(n.Inputs[i])
+		if err != nil {
 			return fmt.Errorf("Range needs start, limit and delta known at import time (%v)", err)
 		}
-		v[i] = s[0]
+		if dt == tensor.InvalidDType || t != tensor.I64 {
+			dt = t
+		}
+		v[i] = e
 	}
 	delta, ok := v[2].Const()
 	if !ok || delta == 0 {
 		return fmt.Errorf("Range needs a constant, non-zero delta")
-	}
-	t := im.vals[n.Inputs[0]]
-	dt := tensor.I64
-	if t.konst != nil {
-		dt = t.konst.DType
 	}
 	span, err := dim.Sub(v[1], v[0])
 	if err != nil {
@@ -851,14 +861,75 @@ func convRange(im *importer, n *onnxpb.Node) error {
 	if start0 && s0 == 0 && delta == 1 {
 		return im.emit(n.Outputs[:1], "iota", nil, "n="+count.String(), "dtype="+dt.String())
 	}
-	if !start0 {
-		return fmt.Errorf("Range with a symbolic start %s is not supported", v[0])
-	}
 	idx := im.emitTmp(out+"_iota", "iota", nil, "n="+count.String(), "dtype="+dt.String())
-	d := im.emitTmp(out+"_delta", "const", nil, fmt.Sprint(delta), dt.String()+"[]")
-	st := im.emitTmp(out+"_start", "const", nil, fmt.Sprint(s0), dt.String()+"[]")
+	d := im.emitTmp(out+"_delta", "const", nil, rangeLit(delta, dt), dt.String()+"[]")
 	scaled := im.emitTmp(out+"_scaled", "mul", []string{idx, d})
+	var st string
+	if start0 {
+		st = im.emitTmp(out+"_start", "const", nil, rangeLit(s0, dt), dt.String()+"[]")
+	} else {
+		// A symbolic start, computed at run time in the Range's dtype.
+		if st, err = im.runtime(n.Inputs[0]); err != nil {
+			return err
+		}
+		if t, err := im.typeOf(n.Inputs[0]); err != nil {
+			return err
+		} else if t.Rank() != 0 || t.DType != dt {
+			st = im.emitTmp(out+"_start", "reshape", []string{st}, "shape=[]")
+			if t.DType != dt {
+				st = im.emitTmp(out+"_start", "cast", []string{st}, "to="+dt.String())
+			}
+		}
+	}
 	return im.emit(n.Outputs[:1], "add", []string{scaled, st})
+}
+
+func rangeLit(v int64, dt tensor.DType) string {
+	if dt.IsFloat() {
+		return floatLit(float64(v), 64)
+	}
+	return fmt.Sprint(v)
+}
+
+// rangeArg reads one of Range's inputs as a dim and its dtype: shape
+// arithmetic (possibly cast to a float), or a constant scalar or 1-element
+// tensor, integral when it is a float.
+func (im *importer) rangeArg(name string) (dim.Expr, tensor.DType, error) {
+	v := im.vals[name]
+	if v == nil {
+		return dim.Expr{}, 0, fmt.Errorf("value %q is not defined before its use", name)
+	}
+	if v.sym != nil {
+		if len(v.sym) != 1 {
+			return dim.Expr{}, 0, fmt.Errorf("value %q has %d values, want one", name, len(v.sym))
+		}
+		if v.fdt != tensor.InvalidDType {
+			return v.sym[0], v.fdt, nil
+		}
+		return v.sym[0], tensor.I64, nil
+	}
+	if t := v.konst; t != nil && t.DType.IsFloat() {
+		if t.Len() != 1 || len(t.Shape) > 1 {
+			return dim.Expr{}, 0, fmt.Errorf("value %q has %d values, want one", name, t.Len())
+		}
+		f := t.Float64s()[0]
+		if f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+			return dim.Expr{}, 0, fmt.Errorf("value %q is %v; a float Range over a symbolic dim needs integral start and delta", name, f)
+		}
+		return dim.Const(int64(f)), t.DType, nil
+	}
+	s, _, err := im.symOf(name)
+	if err != nil {
+		return dim.Expr{}, 0, err
+	}
+	if len(s) != 1 {
+		return dim.Expr{}, 0, fmt.Errorf("value %q has %d values, want one", name, len(s))
+	}
+	dt := tensor.I64
+	if v.konst != nil {
+		dt = v.konst.DType
+	}
+	return s[0], dt, nil
 }
 
 func convConstantOfShape(im *importer, n *onnxpb.Node) error {

@@ -85,11 +85,11 @@ func convTrilu(im *importer, n *onnxpb.Node) error {
 			if len(s) != 1 {
 				return fmt.Errorf("Trilu input k has %d values, want one", len(s))
 			}
-			c, ok := s[0].Const()
-			if !ok {
-				return fmt.Errorf("Trilu input k is the symbolic value %s; rlx keeps shapes out of run time", s[0])
+			if c, ok := s[0].Const(); ok {
+				k = im.scalar(out+"_k", float64(c), tensor.I64)
+			} else if k, err = im.dimScalar(s[0]); err != nil {
+				return err // a dim as the diagonal, computed at run time
 			}
-			k = im.scalar(out+"_k", float64(c), tensor.I64)
 		} else {
 			kt, err := im.typeOf(n.Inputs[1])
 			if err != nil {

@@ -56,6 +56,11 @@ func (im *importer) symbolic(n *onnxpb.Node) (bool, error) {
 	if n.OpType == "Where" {
 		return im.symWhere(n)
 	}
+	if n.OpType == "Cast" && len(n.Inputs) == 1 {
+		if v := im.vals[n.Inputs[0]]; v != nil && v.sym != nil {
+			return im.symCast(n, v)
+		}
+	}
 	if !allKnown() {
 		return false, nil
 	}
@@ -67,7 +72,7 @@ func (im *importer) symbolic(n *onnxpb.Node) (bool, error) {
 	case "Cast":
 		to := attrInt(n, "to", 0)
 		if to != 7 && to != 6 {
-			return false, nil // to a float: a runtime value
+			return false, nil // a constant to a float: folded
 		}
 		v, sc, err := in(0)
 		if err != nil {
@@ -343,4 +348,29 @@ func (im *importer) symWhere(n *onnxpb.Node) (bool, error) {
 	}
 	im.vals[n.Outputs[0]] = &val{sym: out, scal: sa && sb && len(c.konst.Shape) == 0}
 	return true, nil
+}
+
+// symCast casts shape arithmetic. To an integer it stays shape arithmetic
+// (a float-tagged value holds integers, so back to an integer is exact).
+// To a float type, a value with a symbolic element stays symbolic with the
+// float dtype recorded (fdt): Range(0, float(seq), 1) is still an iota of
+// seq, while the integer paths (isKnownInt) no longer take it for shape
+// arithmetic, so float(seq)/2 is not floored. All-constant values fold.
+func (im *importer) symCast(n *onnxpb.Node, v *val) (bool, error) {
+	to, err := dtypeOf(int32(attrInt(n, "to", 0)))
+	if err != nil {
+		return false, nil // the converter reports it
+	}
+	switch {
+	case to == tensor.I64 || to == tensor.I32:
+		im.vals[n.Outputs[0]] = &val{sym: v.sym, scal: v.scal}
+		return true, nil
+	case to.IsFloat():
+		if _, _, ok := symData(v.sym, v.scal); ok && v.fdt == tensor.InvalidDType {
+			return false, nil // every value known: folded
+		}
+		im.vals[n.Outputs[0]] = &val{sym: v.sym, scal: v.scal, fdt: to}
+		return true, nil
+	}
+	return false, nil
 }
