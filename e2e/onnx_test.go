@@ -81,6 +81,10 @@ func conformance(t *testing.T, dir, target string, cpuLevels []string) {
 	tmp := t.TempDir()
 	for name, model := range man.Models {
 		t.Run(name, func(t *testing.T) {
+			if want, ok := notImportable(dir, name); ok {
+				importFails(t, dir, model.File, want)
+				return
+			}
 			imp := importShared(t, dir, name, model.File)
 			var bindings []specialize.Binding
 			var cases []string
