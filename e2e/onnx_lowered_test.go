@@ -3,12 +3,9 @@ package e2e
 import (
 	"fmt"
 	"math"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/rlx-project/rlx/pkg/driver"
-	"github.com/rlx-project/rlx/pkg/loader"
 	"github.com/rlx-project/rlx/pkg/onnx"
 	"github.com/rlx-project/rlx/pkg/onnx/onnxpb"
 	"github.com/rlx-project/rlx/pkg/specialize"
@@ -35,23 +32,7 @@ func lowered(t *testing.T, g *graph, opset int64, b specialize.Binding, inputs m
 				needTool(t, "glslangValidator")
 				needVulkan(t)
 			}
-			out := filepath.Join(t.TempDir(), "t.rlx")
-			if _, err := driver.Build("t.hir", res.HIR, out, driver.Options{Target: target, Bindings: []specialize.Binding{b}, Params: res.Weights, Compiler: "test"}); err != nil {
-				t.Fatalf("build: %v\n%s", err, res.HIR)
-			}
-			m, err := loader.Open(out, loader.Options{Threads: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
-			got, err := m.Run(inputs)
-			if err != nil {
-				t.Fatalf("run: %v\n%s", err, res.HIR)
-			}
-			var ts []*tensor.Tensor
-			for _, o := range got {
-				ts = append(ts, o.Tensor)
-			}
+			ts := runImported(t, res, target, b, inputs)
 			if len(ts) != len(g.outs) {
 				t.Fatalf("%d outputs, want %d", len(ts), len(g.outs))
 			}

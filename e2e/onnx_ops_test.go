@@ -73,8 +73,15 @@ func runONNX(t *testing.T, g *graph, b specialize.Binding, inputs map[string]*te
 	if err != nil {
 		t.Fatalf("import: %v", err)
 	}
+	return runImported(t, res, "cpu", b, inputs), string(res.HIR)
+}
+
+// runImported builds an imported graph for target at binding b and runs
+// it on inputs.
+func runImported(t *testing.T, res *onnx.Result, target string, b specialize.Binding, inputs map[string]*tensor.Tensor) []*tensor.Tensor {
+	t.Helper()
 	out := filepath.Join(t.TempDir(), "t.rlx")
-	if _, err := driver.Build("t.hir", res.HIR, out, driver.Options{Target: "cpu", Bindings: []specialize.Binding{b}, Params: res.Weights, Compiler: "test"}); err != nil {
+	if _, err := driver.Build("t.hir", res.HIR, out, driver.Options{Target: target, Bindings: []specialize.Binding{b}, Params: res.Weights, Compiler: "test"}); err != nil {
 		t.Fatalf("build: %v\n%s", err, res.HIR)
 	}
 	m, err := loader.Open(out, loader.Options{Threads: 1})
@@ -90,7 +97,7 @@ func runONNX(t *testing.T, g *graph, b specialize.Binding, inputs map[string]*te
 	for _, o := range got {
 		ts = append(ts, o.Tensor)
 	}
-	return ts, string(res.HIR)
+	return ts
 }
 
 func seq(n int, scale float32) []float32 {
