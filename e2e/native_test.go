@@ -139,3 +139,9 @@ func TestWithoutClang(t *testing.T) {
 		t.Errorf("--cpu x86-64-v3 without clang: %v\n%s", err, msg)
 	}
 }
+
+// gpuRun is whether this test binary runs GPU targets: the race and
+// purego runs check Go code (the detector, the portable kernels) and
+// leave the Vulkan device to the default run, as make test's RACE_SKIP
+// does for the GPU tests by name.
+const gpuRun = !raceDetector && nativeLevels
