@@ -433,7 +433,7 @@ func (im *importer) runtime(name string) (string, error) {
 		// known, else computed at run time from the dims (positions, masks).
 		t, _, ok := symData(v.sym, v.scal)
 		if !ok || v.fdt != tensor.InvalidDType {
-			return im.symRuntime(name, v)
+			return im.symRuntime(name, v), nil
 		}
 		v.konst = t
 	}

@@ -87,8 +87,8 @@ func convTrilu(im *importer, n *onnxpb.Node) error {
 			}
 			if c, ok := s[0].Const(); ok {
 				k = im.scalar(out+"_k", float64(c), tensor.I64)
-			} else if k, err = im.dimScalar(s[0]); err != nil {
-				return err // a dim as the diagonal, computed at run time
+			} else {
+				k = im.dimScalar(s[0]) // a dim as the diagonal, computed at run time
 			}
 		} else {
 			kt, err := im.typeOf(n.Inputs[1])

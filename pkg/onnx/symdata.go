@@ -2,7 +2,6 @@ package onnx
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/rlx-project/rlx/pkg/dim"
 	"github.com/rlx-project/rlx/pkg/tensor"
@@ -19,18 +18,14 @@ import (
 // run-time i64 scalar (dimScalar), constant elements are constants, a 1-D
 // list is their concatenation, and a float-tagged value is cast to its
 // float dtype.
-func (im *importer) symRuntime(name string, v *val) (string, error) {
+func (im *importer) symRuntime(name string, v *val) string {
 	var parts []string
 	for i, d := range v.sym {
 		var p string
 		if c, ok := d.Const(); ok {
 			p = im.emitTmp(fmt.Sprintf("%s_%d", name, i), "const", nil, fmt.Sprint(c), "i64[]")
 		} else {
-			s, err := im.dimScalar(d)
-			if err != nil {
-				return "", err
-			}
-			p = s
+			p = im.dimScalar(d)
 		}
 		parts = append(parts, p)
 	}
@@ -55,146 +50,42 @@ func (im *importer) symRuntime(name string, v *val) (string, error) {
 		out = im.emitTmp(name+"_"+v.fdt.String(), "cast", []string{out}, "to="+v.fdt.String())
 	}
 	v.name = out
-	return out, nil
+	return out
 }
 
 // dimScalar returns a run-time i64 scalar holding the value of the dim
-// expression d, for any expression. Each dim symbol s is the sum of s ones,
-// reduce_sum(expand(1, shape=[s])), which is exact and costs O(s) (a dim
-// is a sequence length or a batch, not a data size); the expression is
-// then computed from them with add, sub, mul and neg, floor division
-// spelled exactly as (a - mod(a, b)) / b (mod is floored), reading d's
-// canonical text with the grammar of pkg/dim. Each symbol and expression
-// is computed once.
-func (im *importer) dimScalar(d dim.Expr) (string, error) {
+// expression d, for any expression: dim.Build hands its structure to
+// dimHIR, which writes the HIR statements. Each symbol and expression is
+// computed once.
+func (im *importer) dimScalar(d dim.Expr) string {
 	key := d.String()
 	if im.dimData == nil {
 		im.dimData = map[string]string{}
 	}
 	if s, ok := im.dimData[key]; ok {
-		return s, nil
+		return s
 	}
-	p := &dimEmitter{im: im, s: key}
-	s, err := p.expr(0)
-	if err == nil && p.pos != len(p.s) {
-		err = p.unexpected()
-	}
-	if err != nil {
-		return "", fmt.Errorf("the graph uses the symbolic value %s as tensor data at run time, and rlx cannot compute it there: %v", key, err)
-	}
+	s := dim.Build[string](d, dimHIR{im})
 	im.dimData[key] = s
-	return s, nil
+	return s
 }
 
-// dimEmitter parses a dim expression's text (pkg/dim's grammar) and emits
-// the HIR statements that compute it.
-type dimEmitter struct {
-	im  *importer
-	s   string
-	pos int
+// dimHIR computes a dim expression in HIR at run time, as i64 scalars:
+// each symbol s is the sum of s ones (exact, O(s): a dim is a sequence
+// length or a batch, not a data size), floor division is spelled exactly
+// as (a - mod(a, b)) / b (mod is floored).
+type dimHIR struct{ im *importer }
+
+func (h dimHIR) Const(v int64) string {
+	return h.im.emitTmp("dim_const", "const", nil, fmt.Sprint(v), "i64[]")
 }
-
-const maxDimDepth = 64
-
-func (p *dimEmitter) peek() byte {
-	for p.pos < len(p.s) && p.s[p.pos] == ' ' {
-		p.pos++
-	}
-	if p.pos < len(p.s) {
-		return p.s[p.pos]
-	}
-	return 0
-}
-
-func (p *dimEmitter) unexpected() error {
-	return fmt.Errorf("unexpected %q at offset %d of %q", p.s[min(p.pos, len(p.s)):], p.pos, p.s)
-}
-
-func (p *dimEmitter) expr(depth int) (string, error) {
-	x, err := p.term(depth)
-	for err == nil {
-		op := p.peek()
-		if op != '+' && op != '-' {
-			break
-		}
-		p.pos++
-		var y string
-		if y, err = p.term(depth); err == nil {
-			x = p.im.emitTmp("dim_value", map[byte]string{'+': "add", '-': "sub"}[op], []string{x, y})
-		}
-	}
-	return x, err
-}
-
-func (p *dimEmitter) term(depth int) (string, error) {
-	x, err := p.unary(depth)
-	for err == nil {
-		op := p.peek()
-		if op != '*' && op != '/' && op != '%' {
-			break
-		}
-		p.pos++
-		var y string
-		if y, err = p.unary(depth); err != nil {
-			break
-		}
-		switch op {
-		case '*':
-			x = p.im.emitTmp("dim_value", "mul", []string{x, y})
-		case '%':
-			x = p.im.emitTmp("dim_value", "mod", []string{x, y})
-		default: // floor division, exact whatever div rounds to
-			r := p.im.emitTmp("dim_value", "mod", []string{x, y})
-			x = p.im.emitTmp("dim_value", "sub", []string{x, r})
-			x = p.im.emitTmp("dim_value", "div", []string{x, y})
-		}
-	}
-	return x, err
-}
-
-func (p *dimEmitter) unary(depth int) (string, error) {
-	neg := false
-	for p.peek() == '-' {
-		p.pos++
-		neg = !neg
-	}
-	x, err := p.primary(depth)
-	if err == nil && neg {
-		x = p.im.emitTmp("dim_value", "neg", []string{x})
-	}
-	return x, err
-}
-
-func (p *dimEmitter) primary(depth int) (string, error) {
-	c := p.peek()
-	start := p.pos
-	switch {
-	case c == '(':
-		if depth >= maxDimDepth {
-			return "", fmt.Errorf("parentheses nested more than %d deep", maxDimDepth)
-		}
-		p.pos++
-		x, err := p.expr(depth + 1)
-		if err != nil {
-			return "", err
-		}
-		if p.peek() != ')' {
-			return "", p.unexpected()
-		}
-		p.pos++
-		return x, nil
-	case '0' <= c && c <= '9':
-		for p.pos < len(p.s) && '0' <= p.s[p.pos] && p.s[p.pos] <= '9' {
-			p.pos++
-		}
-		return p.im.emitTmp("dim_const", "const", nil, p.s[start:p.pos], "i64[]"), nil
-	case c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
-		for p.pos < len(p.s) && !strings.ContainsRune(" +-*/%()", rune(p.s[p.pos])) {
-			p.pos++
-		}
-		return p.im.symScalar(p.s[start:p.pos]), nil
-	}
-	return "", p.unexpected()
+func (h dimHIR) Sym(name string) string { return h.im.symScalar(name) }
+func (h dimHIR) Add(a, b string) string { return h.im.emitTmp("dim_value", "add", []string{a, b}) }
+func (h dimHIR) Mul(a, b string) string { return h.im.emitTmp("dim_value", "mul", []string{a, b}) }
+func (h dimHIR) FloorDiv(num, den string) string {
+	r := h.im.emitTmp("dim_value", "mod", []string{num, den})
+	x := h.im.emitTmp("dim_value", "sub", []string{num, r})
+	return h.im.emitTmp("dim_value", "div", []string{x, den})
 }
 
 // symScalar returns a run-time i64 scalar holding the dim symbol name
