@@ -378,7 +378,7 @@ func FoldConvAffine(g *mir.Graph) (string, error) {
 // constant shaped [O, 1, 1] or [1, O, 1, 1] (broadcasting over NCHW
 // along the channel axis), or a scalar (the same for every channel).
 func channelConst(c *mir.Value, o int64) ([]float32, bool) {
-	if !c.IsConst() || c.Const.DType != tensor.F32 {
+	if c == nil || !c.IsConst() || c.Const.DType != tensor.F32 {
 		return nil, false
 	}
 	v := c.Const.F32()
@@ -407,9 +407,6 @@ func rewriteConvAffine(g *mir.Graph, uses map[*mir.Value]int, conv *mir.Node) bo
 		return false
 	}
 	other, _ := otherArg(next, y)
-	if other == nil || (next.Op == "add" && !conv.Attrs.Bool("bias") && other == y) {
-		return false
-	}
 	k, ok := channelConst(other, o)
 	if !ok {
 		return false
