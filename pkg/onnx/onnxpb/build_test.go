@@ -6,46 +6,13 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
-// msg builds a protobuf message for the tests, field by field.
-type msg []byte
-
-func (m msg) varint(num protowire.Number, v uint64) msg {
-	m = protowire.AppendTag(m, num, protowire.VarintType)
-	return protowire.AppendVarint(m, v)
-}
-
-func (m msg) int(num protowire.Number, v int64) msg { return m.varint(num, uint64(v)) }
-
-func (m msg) fixed32(num protowire.Number, v uint32) msg {
-	m = protowire.AppendTag(m, num, protowire.Fixed32Type)
-	return protowire.AppendFixed32(m, v)
-}
-
-func (m msg) float(num protowire.Number, v float32) msg {
-	return m.fixed32(num, math.Float32bits(v))
-}
+// The test writer: Encode's msg (encode.go) and the wire forms Encode
+// never writes, which the decoder must still read (unpacked repeated
+// fields, fixed64 and group fields of unknown numbers).
 
 func (m msg) fixed64(num protowire.Number, v uint64) msg {
 	m = protowire.AppendTag(m, num, protowire.Fixed64Type)
 	return protowire.AppendFixed64(m, v)
-}
-
-func (m msg) bytes(num protowire.Number, b []byte) msg {
-	m = protowire.AppendTag(m, num, protowire.BytesType)
-	return protowire.AppendBytes(m, b)
-}
-
-func (m msg) str(num protowire.Number, s string) msg { return m.bytes(num, []byte(s)) }
-
-func (m msg) sub(num protowire.Number, sub msg) msg { return m.bytes(num, sub) }
-
-// packedInts appends a packed repeated varint field.
-func (m msg) packedInts(num protowire.Number, vs ...int64) msg {
-	var p []byte
-	for _, v := range vs {
-		p = protowire.AppendVarint(p, uint64(v))
-	}
-	return m.bytes(num, p)
 }
 
 // ints appends an unpacked repeated varint field.
@@ -56,27 +23,11 @@ func (m msg) ints(num protowire.Number, vs ...int64) msg {
 	return m
 }
 
-func (m msg) packedFloats(num protowire.Number, vs ...float32) msg {
-	var p []byte
-	for _, v := range vs {
-		p = protowire.AppendFixed32(p, math.Float32bits(v))
-	}
-	return m.bytes(num, p)
-}
-
 func (m msg) floats(num protowire.Number, vs ...float32) msg {
 	for _, v := range vs {
 		m = m.float(num, v)
 	}
 	return m
-}
-
-func (m msg) packedDoubles(num protowire.Number, vs ...float64) msg {
-	var p []byte
-	for _, v := range vs {
-		p = protowire.AppendFixed64(p, math.Float64bits(v))
-	}
-	return m.bytes(num, p)
 }
 
 // group appends a (deprecated) group field, which ONNX never uses: the
