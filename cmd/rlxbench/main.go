@@ -13,6 +13,14 @@
 // over rounds of each round's own ratio (ORT's median over the rlx median
 // measured just before it): a burst that spans a whole round moves both
 // sides of that round's ratio.
+//
+// With --ops (`make bench-ops`) it times single-operator ONNX models
+// instead, written in Go (opsgrid.go: a grid per operator family, weights
+// and inputs seeded random) and run by rlx and by ONNX Runtime on the same
+// files; ORT's outputs are checked against rlx's, and the report gives the
+// ten worst ORT/rlx ratios, each family's worst and geometric mean, and
+// every grid point with rlx's GFLOP/s or GB/s (ops.go). --ops-filter
+// narrows the grid, --quick shrinks it to a smoke, --no-ort runs rlx only.
 package main
 
 import (
@@ -27,6 +35,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -45,6 +54,9 @@ type config struct {
 	runs, rounds, warmup                         int
 	dur, gemmTime                                time.Duration
 	skipGemm, skipORT, keep, noInstall           bool
+	// --ops: single-operator models (ops.go).
+	ops, quick bool
+	opsFilter  *regexp.Regexp
 }
 
 // row is one line of the table: a case at a thread count.
@@ -130,7 +142,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	d := &driver{cfg: cfg, ctx: ctx, start: time.Now()}
-	code := d.main(stdout, stderr)
+	var code int
+	if cfg.ops {
+		code = d.mainOps(stdout, stderr)
+	} else {
+		code = d.main(stdout, stderr)
+	}
 	if d.tmp != "" {
 		if cfg.keep {
 			fmt.Fprintln(stderr, "rlxbench: kept", d.tmp)
@@ -163,6 +180,11 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&c.gemmTime, "gemm-time", 500*time.Millisecond, "time per GEMM size and thread count")
 	fs.BoolVar(&c.skipGemm, "skip-gemm", false, "skip the GEMM comparison")
 	fs.BoolVar(&c.skipORT, "skip-ort", false, "skip ONNX Runtime (rlx only)")
+	fs.BoolVar(&c.skipORT, "no-ort", false, "the same as --skip-ort")
+	fs.BoolVar(&c.ops, "ops", false, "time single-operator ONNX models over a grid per operator family instead of the manifest's models (--time defaults to 200ms and --rounds to 2 here)")
+	fs.BoolVar(&c.quick, "quick", false, "with --ops: a small grid, for a smoke test")
+	var filter string
+	fs.StringVar(&filter, "ops-filter", "", "with --ops: only the grid points whose family or ONNX op name matches this regular expression (case-insensitive)")
 	fs.BoolVar(&c.keep, "keep", false, "keep the temp dir (artifacts, logs)")
 	fs.BoolVar(&c.noInstall, "no-install", false, "never install missing dependencies (onnxruntime-node, libopenblas-dev)")
 	fs.Usage = func() {
@@ -183,6 +205,27 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return c, fmt.Errorf("--gemm-sizes: %q", sizes)
 	}
 	c.models, c.cases = splitList(models), splitList(cases)
+	if filter != "" {
+		if c.opsFilter, err = regexp.Compile("(?i)" + filter); err != nil {
+			return c, fmt.Errorf("--ops-filter: %v", err)
+		}
+	}
+	if c.ops {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if !set["time"] {
+			c.dur = 200 * time.Millisecond
+		}
+		if !set["rounds"] {
+			c.rounds = 2
+		}
+		if !set["warmup"] {
+			c.warmup = 3
+		}
+		c.skipGemm = true
+	} else if c.quick || c.opsFilter != nil {
+		return c, fmt.Errorf("--quick and --ops-filter go with --ops")
+	}
 	if c.runs < 0 || c.rounds < 1 || c.warmup < 0 || c.dur <= 0 || c.gemmTime <= 0 {
 		return c, fmt.Errorf("--runs, --warmup must be >= 0, --rounds >= 1, --time and --gemm-time > 0")
 	}
@@ -223,15 +266,7 @@ func exitCode(err error) int {
 
 func (d *driver) main(stdout, stderr io.Writer) int {
 	cfg := &d.cfg
-	var problems []string
-	// The repo root: for go build of the tools and go test of the GEMM kernel.
-	if out, _, err := d.exec("", nil, "go", "env", "GOMOD"); err == nil && strings.TrimSpace(out) != "" && strings.TrimSpace(out) != os.DevNull {
-		d.repo = filepath.Dir(strings.TrimSpace(out))
-	} else if _, lerr := exec.LookPath("go"); lerr != nil {
-		problems = append(problems, "go is not on PATH (needed to build rlxc/rlxrun and for the GEMM benchmark)")
-	} else {
-		problems = append(problems, "not inside the rlx module: run rlxbench from the repo (make bench)")
-	}
+	problems := d.findRepo()
 	if cfg.manifest == "" {
 		for _, base := range []string{d.repo, "."} {
 			for _, rel := range []string{"../shared/models/manifest.json", "shared/models/manifest.json"} {
@@ -290,27 +325,7 @@ func (d *driver) main(stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	needORTInstall := false
-	if !cfg.skipORT {
-		if _, err := exec.LookPath("node"); err != nil {
-			problems = append(problems, "node is not on PATH: ONNX Runtime runs under Node.js >= 18 (apt-get install -y nodejs npm), or pass --skip-ort")
-		}
-		if _, err := os.Stat(filepath.Join(cfg.ortDir, "node_modules", "onnxruntime-node")); err != nil {
-			needORTInstall = true
-			script := filepath.Join(cfg.benchDir, "ort", "install.sh")
-			switch {
-			case cfg.noInstall:
-				problems = append(problems, fmt.Sprintf("onnxruntime-node is not installed in %s: run %s %s (or drop --no-install, or pass --skip-ort)", cfg.ortDir, script, cfg.ortDir))
-			default:
-				if _, err := exec.LookPath("npm"); err != nil {
-					problems = append(problems, fmt.Sprintf("onnxruntime-node is not installed in %s and npm is not on PATH to install it (apt-get install -y npm), or pass --skip-ort", cfg.ortDir))
-				}
-				if _, err := os.Stat(script); err != nil {
-					problems = append(problems, fmt.Sprintf("onnxruntime-node is not installed in %s and its installer %s is missing (pass --bench-dir or --skip-ort)", cfg.ortDir, script))
-				}
-			}
-		}
-	}
+	needORTInstall := d.checkORT(&problems)
 	if !cfg.skipGemm {
 		if _, err := exec.LookPath("gcc"); err != nil {
 			problems = append(problems, "gcc is not on PATH: the OpenBLAS GEMM timer is C (apt-get install -y gcc libopenblas-dev), or pass --skip-gemm")
@@ -378,6 +393,47 @@ func (d *driver) main(stdout, stderr io.Writer) int {
 		}
 	}
 	return code
+}
+
+// findRepo sets d.repo, the module root (for go build of the tools and go
+// test of the GEMM kernel), or says why it cannot.
+func (d *driver) findRepo() []string {
+	if out, _, err := d.exec("", nil, "go", "env", "GOMOD"); err == nil && strings.TrimSpace(out) != "" && strings.TrimSpace(out) != os.DevNull {
+		d.repo = filepath.Dir(strings.TrimSpace(out))
+		return nil
+	} else if _, lerr := exec.LookPath("go"); lerr != nil {
+		return []string{"go is not on PATH (needed to build rlxc/rlxrun and for the GEMM benchmark)"}
+	}
+	return []string{"not inside the rlx module: run rlxbench from the repo (make bench)"}
+}
+
+// checkORT adds to problems what keeps ONNX Runtime from running (unless
+// --skip-ort) and says whether onnxruntime-node is to be installed.
+func (d *driver) checkORT(problems *[]string) bool {
+	cfg := &d.cfg
+	if cfg.skipORT {
+		return false
+	}
+	needORTInstall := false
+	if _, err := exec.LookPath("node"); err != nil {
+		*problems = append(*problems, "node is not on PATH: ONNX Runtime runs under Node.js >= 18 (apt-get install -y nodejs npm), or pass --skip-ort")
+	}
+	if _, err := os.Stat(filepath.Join(cfg.ortDir, "node_modules", "onnxruntime-node")); err != nil {
+		needORTInstall = true
+		script := filepath.Join(cfg.benchDir, "ort", "install.sh")
+		switch {
+		case cfg.noInstall:
+			*problems = append(*problems, fmt.Sprintf("onnxruntime-node is not installed in %s: run %s %s (or drop --no-install, or pass --skip-ort)", cfg.ortDir, script, cfg.ortDir))
+		default:
+			if _, err := exec.LookPath("npm"); err != nil {
+				*problems = append(*problems, fmt.Sprintf("onnxruntime-node is not installed in %s and npm is not on PATH to install it (apt-get install -y npm), or pass --skip-ort", cfg.ortDir))
+			}
+			if _, err := os.Stat(script); err != nil {
+				*problems = append(*problems, fmt.Sprintf("onnxruntime-node is not installed in %s and its installer %s is missing (pass --bench-dir or --skip-ort)", cfg.ortDir, script))
+			}
+		}
+	}
+	return needORTInstall
 }
 
 func (d *driver) machineInfo() machine {

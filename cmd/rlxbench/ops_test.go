@@ -1,0 +1,160 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rlx-project/rlx/pkg/onnx/onnxpb"
+)
+
+// TestOpsGridModels: every grid point (the full grid and --quick) encodes
+// to a model that decodes again, with its inputs and weights in the
+// shapes declared, and the full grid covers the issue's families.
+func TestOpsGridModels(t *testing.T) {
+	fams := map[string]int{}
+	for _, quick := range []bool{true, false} {
+		for i, c := range opsGrid(quick) {
+			m, ins, err := c.model(uint64(i) + 1)
+			if err != nil {
+				t.Fatalf("%s %s: %v", c.Op, c.Shape, err)
+			}
+			b, err := onnxpb.Encode(m)
+			if err != nil {
+				t.Fatalf("%s %s: %v", c.Op, c.Shape, err)
+			}
+			dm, err := onnxpb.Decode(b)
+			if err != nil {
+				t.Fatalf("%s %s: %v", c.Op, c.Shape, err)
+			}
+			if len(dm.Graph.Nodes) != 1 || dm.Graph.Nodes[0].OpType != c.Op {
+				t.Errorf("%s %s: nodes %v", c.Op, c.Shape, dm.Graph.Nodes)
+			}
+			for _, vi := range dm.Graph.Inputs {
+				in := ins[vi.Name]
+				if in == nil || len(in.Shape) != len(vi.Shape) {
+					t.Errorf("%s %s: input %s: %v, declared %v", c.Op, c.Shape, vi.Name, in, vi.Shape)
+				}
+			}
+			for _, it := range dm.Graph.Initializers {
+				if _, err := it.ToTensor(); err != nil {
+					t.Errorf("%s %s: %v", c.Op, c.Shape, err)
+				}
+			}
+			if !quick {
+				fams[c.Family]++
+			}
+		}
+	}
+	for _, f := range []string{"conv", "convtranspose", "pool", "globalpool", "matmul", "unary", "binary", "reduce",
+		"softmax", "norm", "gather", "transpose", "concat", "slice", "resize"} {
+		if fams[f] == 0 {
+			t.Errorf("the grid has no %s point", f)
+		}
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	rows := []opRow{
+		{Family: "conv", Op: "Conv", Shape: "a", Threads: 1, Ratio: 2},
+		{Family: "conv", Op: "Conv", Shape: "b", Threads: 1, Ratio: 0.5},
+		{Family: "conv", Op: "Conv", Shape: "c", Threads: 1}, // no ratio: left out
+		{Family: "conv", Op: "Conv", Shape: "a", Threads: 2, Ratio: 4},
+		{Family: "pool", Op: "MaxPool", Shape: "p", Threads: 1, Ratio: 3},
+	}
+	s := summarize(rows, []int{1, 2})
+	if len(s) != 3 {
+		t.Fatalf("summary %+v", s)
+	}
+	if s[0].N != 2 || s[0].Worst != 0.5 || s[0].WorstAt != "Conv b" || math.Abs(s[0].Geomean-1) > 1e-12 {
+		t.Errorf("conv T=1: %+v", s[0])
+	}
+	if s[1].Threads != 2 || s[1].Geomean != 4 || s[2].Family != "pool" {
+		t.Errorf("%+v", s[1:])
+	}
+	if w := worstRows(rows, 2); len(w) != 2 || w[0].Ratio != 0.5 || w[1].Ratio != 2 {
+		t.Errorf("worst %+v", w)
+	}
+}
+
+func TestParseORTOps(t *testing.T) {
+	data := `{"ort_version": {"node": "1.30.0"}, "rows": [
+	 {"model": "op001", "threads": 1, "median_ms": 0.5, "outputs": {"y": {"max_abs_diff": 1e-6, "ref_abs_max": 3, "nonfinite": 0, "shape_ok": true}}},
+	 {"model": "op001", "threads": 2, "median_ms": 0.3, "outputs": {"y": {"max_abs_diff": 1e-6, "ref_abs_max": 3, "nonfinite": 0, "shape_ok": false}}}]}`
+	var m machine
+	res, err := parseORTOps([]byte(data), &m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res[ortKey{"op001", 1}]; !r.ok || r.MedianMS != 0.5 || r.maxAbsDiff != 1e-6 || r.refAbsMax != 3 {
+		t.Errorf("T=1: %+v", r)
+	}
+	if r := res[ortKey{"op001", 2}]; r.ok {
+		t.Errorf("T=2: a wrong shape is not ok: %+v", r)
+	}
+	if m.ORT != "onnxruntime-node 1.30.0" {
+		t.Errorf("version %q", m.ORT)
+	}
+}
+
+func TestOpsFlags(t *testing.T) {
+	var errb strings.Builder
+	if _, err := parseFlags([]string{"--quick"}, &errb); err == nil {
+		t.Error("--quick without --ops: no error")
+	}
+	if _, err := parseFlags([]string{"--ops", "--ops-filter", "("}, &errb); err == nil {
+		t.Error("a bad --ops-filter: no error")
+	}
+	c, err := parseFlags([]string{"--ops", "--ops-filter", "CONV", "--no-ort"}, &errb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.skipORT || !c.skipGemm || c.rounds != 2 || c.dur.Milliseconds() != 200 || !c.opsFilter.MatchString("Conv") {
+		t.Errorf("%+v", c)
+	}
+}
+
+// TestOpsQuickNoORT is the smoke of --ops: a filtered --quick grid, rlx
+// only (--no-ort), so it needs neither node nor ONNX Runtime; rlxbench
+// builds rlxc and rlxrun itself.
+func TestOpsQuickNoORT(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds rlxc and rlxrun and compiles models: not in -short")
+	}
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go is not on PATH: rlxbench builds rlxc and rlxrun with it")
+	}
+	jf := filepath.Join(t.TempDir(), "ops.json")
+	var out, errb strings.Builder
+	code := run([]string{"--ops", "--quick", "--ops-filter", "relu|softmax|pool", "--no-ort", "--threads", "1",
+		"--time", "20ms", "--rounds", "1", "--json", jf}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+	data, err := os.ReadFile(jf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res opsResults
+	if err := json.Unmarshal(data, &res); err != nil {
+		t.Fatal(err)
+	}
+	ops := map[string]bool{}
+	for _, r := range res.Rows {
+		ops[r.Op] = true
+		if r.Check != "-" || r.RlxUS <= 0 || r.ORTUS != 0 || r.Ratio != 0 || r.Rate <= 0 || r.RateUnit != "GB/s" {
+			t.Errorf("row %+v", r)
+		}
+	}
+	if !ops["Relu"] || !ops["Softmax"] || !ops["MaxPool"] || len(ops) != 3 {
+		t.Errorf("ops %v", ops)
+	}
+	txt := out.String()
+	if !strings.Contains(txt, "| Relu ") || strings.Contains(txt, "worst") || strings.Contains(txt, "ORT:") {
+		t.Errorf("table:\n%s", txt)
+	}
+}

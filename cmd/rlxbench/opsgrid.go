@@ -1,0 +1,564 @@
+package main
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/rlx-project/rlx/pkg/onnx/onnxpb"
+	"github.com/rlx-project/rlx/pkg/tensor"
+)
+
+// opCase is one point of the --ops grid: a single-operator ONNX model.
+// Its weights and inputs are drawn from a generator seeded by the case's
+// index, so every run writes the same files.
+type opCase struct {
+	Family, Op, Shape, Attrs string
+	opset                    int64
+	node                     *onnxpb.Node
+	inits                    []tensorGen
+	inputs                   []tensorGen
+	outType                  int32   // the output's ONNX element type
+	flop                     float64 // multiply-adds count 2; 0 for memory-bound ops (GB/s)
+}
+
+// tensorGen makes an input or an initializer: fixed values (f32 or i64),
+// or uniform random floats in [lo, hi), or random integers in [0, imax).
+type tensorGen struct {
+	name   string
+	dims   []int64
+	f32    []float32
+	i64    []int64
+	lo, hi float32
+	imax   int64 // > 0: random int64 indices
+}
+
+func (g tensorGen) make(rng *rand.Rand) *tensor.Tensor {
+	n := tensor.NumElements(g.dims)
+	switch {
+	case g.i64 != nil:
+		return tensor.FromI64(g.dims, g.i64)
+	case g.imax > 0:
+		v := make([]int64, n)
+		for i := range v {
+			v[i] = rng.Int64N(g.imax)
+		}
+		return tensor.FromI64(g.dims, v)
+	case g.f32 != nil:
+		return tensor.FromF32(g.dims, g.f32)
+	}
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = g.lo + (g.hi-g.lo)*rng.Float32()
+	}
+	return tensor.FromF32(g.dims, v)
+}
+
+func (g tensorGen) onnxType() int32 {
+	if g.i64 != nil || g.imax > 0 {
+		return onnxpb.DTInt64
+	}
+	return onnxpb.DTFloat
+}
+
+func (g tensorGen) bytes() float64 {
+	return 4 * float64(tensor.NumElements(g.dims)) * float64(1+boolInt(g.onnxType() == onnxpb.DTInt64))
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// model writes the case as an ONNX model and its inputs as tensors.
+func (c *opCase) model(seed uint64) (*onnxpb.Model, map[string]*tensor.Tensor, error) {
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	g := &onnxpb.Graph{Name: c.Op, Nodes: []*onnxpb.Node{c.node}}
+	for _, it := range c.inits {
+		t := it.make(rng)
+		g.Initializers = append(g.Initializers, &onnxpb.Tensor{Name: it.name, DataType: it.onnxType(), Dims: it.dims, RawData: rawLE(t)})
+	}
+	ins := map[string]*tensor.Tensor{}
+	for _, in := range c.inputs {
+		vi := &onnxpb.ValueInfo{Name: in.name, ElemType: in.onnxType(), HasShape: true}
+		for _, d := range in.dims {
+			vi.Shape = append(vi.Shape, onnxpb.Dim{Value: d, Known: true})
+		}
+		g.Inputs = append(g.Inputs, vi)
+		ins[in.name] = in.make(rng)
+	}
+	for _, o := range c.node.Outputs {
+		g.Outputs = append(g.Outputs, &onnxpb.ValueInfo{Name: o, ElemType: c.outType})
+	}
+	return &onnxpb.Model{IRVersion: 8, ProducerName: "rlxbench", Opsets: map[string]int64{"": c.opset}, Graph: g}, ins, nil
+}
+
+// rawLE is a tensor's data as ONNX raw_data (little-endian).
+func rawLE(t *tensor.Tensor) []byte {
+	switch t.DType {
+	case tensor.F32:
+		v := t.F32()
+		b := make([]byte, 4*len(v))
+		for i, x := range v {
+			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+		}
+		return b
+	default: // I64
+		v := t.I64()
+		b := make([]byte, 8*len(v))
+		for i, x := range v {
+			binary.LittleEndian.PutUint64(b[8*i:], uint64(x))
+		}
+		return b
+	}
+}
+
+// The attribute constructors.
+func attrI(name string, v int64) *onnxpb.Attr {
+	return &onnxpb.Attr{Name: name, Type: onnxpb.AttrInt, I: v}
+}
+func attrF(name string, v float32) *onnxpb.Attr {
+	return &onnxpb.Attr{Name: name, Type: onnxpb.AttrFloat, F: v}
+}
+func attrS(name, v string) *onnxpb.Attr {
+	return &onnxpb.Attr{Name: name, Type: onnxpb.AttrString, S: []byte(v)}
+}
+func attrInts(name string, v ...int64) *onnxpb.Attr {
+	return &onnxpb.Attr{Name: name, Type: onnxpb.AttrInts, Ints: v}
+}
+
+func randIn(name string, lo, hi float32, dims ...int64) tensorGen {
+	return tensorGen{name: name, dims: dims, lo: lo, hi: hi}
+}
+
+func x(dims ...int64) tensorGen { return randIn("x", -1, 1, dims...) }
+
+func node(op string, inputs []string, attrs ...*onnxpb.Attr) *onnxpb.Node {
+	return &onnxpb.Node{Name: op, OpType: op, Inputs: inputs, Outputs: []string{"y"}, Attrs: attrs}
+}
+
+func shapeStr(dims ...int64) string {
+	var p []string
+	for _, d := range dims {
+		p = append(p, fmt.Sprint(d))
+	}
+	return strings.Join(p, "x")
+}
+
+// convCase is a Conv with bias: weights scaled by 1/sqrt(fan-in) so the
+// outputs stay near 1 in magnitude.
+func convCase(n, cin, cout, h, k, stride, dil, groups int64) opCase {
+	pad := dil * (k - 1) / 2
+	ho := (h+2*pad-dil*(k-1)-1)/stride + 1
+	fan := float32(cin / groups * k * k)
+	s := 1 / float32(math.Sqrt(float64(fan)))
+	attrs := fmt.Sprintf("k%d s%d", k, stride)
+	if dil > 1 {
+		attrs += fmt.Sprintf(" d%d", dil)
+	}
+	switch {
+	case groups == cin && groups == cout && groups > 1:
+		attrs += " dw"
+	case groups > 1:
+		attrs += fmt.Sprintf(" g%d", groups)
+	}
+	return opCase{Family: "conv", Op: "Conv", opset: 17, outType: onnxpb.DTFloat,
+		Shape: fmt.Sprintf("%s -> %d", shapeStr(n, cin, h, h), cout), Attrs: attrs,
+		node: node("Conv", []string{"x", "w", "b"}, attrInts("kernel_shape", k, k), attrInts("strides", stride, stride),
+			attrInts("dilations", dil, dil), attrInts("pads", pad, pad, pad, pad), attrI("group", groups)),
+		inits:  []tensorGen{randIn("w", -s, s, cout, cin/groups, k, k), randIn("b", -0.1, 0.1, cout)},
+		inputs: []tensorGen{x(n, cin, h, h)},
+		flop:   2 * float64(n*cout*ho*ho*(cin/groups)*k*k)}
+}
+
+// convTCase is a ConvTranspose with bias.
+func convTCase(cin, cout, h, k, stride, pad, outPad int64) opCase {
+	s := 1 / float32(math.Sqrt(float64(cin*k*k/(stride*stride))))
+	attrs := []*onnxpb.Attr{attrInts("kernel_shape", k, k), attrInts("strides", stride, stride), attrInts("pads", pad, pad, pad, pad)}
+	desc := fmt.Sprintf("k%d s%d p%d", k, stride, pad)
+	if outPad > 0 {
+		attrs = append(attrs, attrInts("output_padding", outPad, outPad))
+		desc += fmt.Sprintf(" op%d", outPad)
+	}
+	return opCase{Family: "convtranspose", Op: "ConvTranspose", opset: 17, outType: onnxpb.DTFloat,
+		Shape: fmt.Sprintf("%s -> %d", shapeStr(1, cin, h, h), cout), Attrs: desc,
+		node:   node("ConvTranspose", []string{"x", "w", "b"}, attrs...),
+		inits:  []tensorGen{randIn("w", -s, s, cin, cout, k, k), randIn("b", -0.1, 0.1, cout)},
+		inputs: []tensorGen{x(1, cin, h, h)},
+		flop:   2 * float64(cin*cout*k*k*h*h)}
+}
+
+func poolCase(op string, c, h, k, stride, pad int64, ceil bool) opCase {
+	attrs := []*onnxpb.Attr{attrInts("kernel_shape", k, k), attrInts("strides", stride, stride), attrInts("pads", pad, pad, pad, pad)}
+	desc := fmt.Sprintf("%dx%d/%d", k, k, stride)
+	if pad > 0 {
+		desc += fmt.Sprintf(" p%d", pad)
+	}
+	if ceil {
+		attrs = append(attrs, attrI("ceil_mode", 1))
+		desc += " ceil"
+	}
+	return opCase{Family: "pool", Op: op, opset: 17, outType: onnxpb.DTFloat, Shape: shapeStr(1, c, h, h), Attrs: desc,
+		node: node(op, []string{"x"}, attrs...), inputs: []tensorGen{x(1, c, h, h)}}
+}
+
+// matmulCase is [M,K]·[K,N] with B a weight (packed at build time by
+// rlx), or, batched, [B,M,K]·[B,K,N] with both operands inputs.
+func matmulCase(batch, m, k, n int64) opCase {
+	c := opCase{Family: "matmul", Op: "MatMul", opset: 17, outType: onnxpb.DTFloat,
+		node: node("MatMul", []string{"a", "b"}), flop: 2 * float64(max(batch, 1)*m*k*n)}
+	s := 1 / float32(math.Sqrt(float64(k)))
+	if batch == 0 {
+		c.Shape, c.Attrs = fmt.Sprintf("%dx%d @ %dx%d", m, k, k, n), "B weight"
+		c.inputs = []tensorGen{randIn("a", -1, 1, m, k)}
+		c.inits = []tensorGen{randIn("b", -s, s, k, n)}
+	} else {
+		c.Shape, c.Attrs = fmt.Sprintf("%dx%dx%d @ %dx%dx%d", batch, m, k, batch, k, n), "batched"
+		c.inputs = []tensorGen{randIn("a", -1, 1, batch, m, k), randIn("b", -s, s, batch, k, n)}
+	}
+	return c
+}
+
+func gemmCase(m, k, n int64, transB bool, alpha, beta float32) opCase {
+	s := 1 / float32(math.Sqrt(float64(k)))
+	wdims := []int64{k, n}
+	desc := fmt.Sprintf("bias alpha=%g beta=%g", alpha, beta)
+	attrs := []*onnxpb.Attr{attrF("alpha", alpha), attrF("beta", beta)}
+	if transB {
+		wdims = []int64{n, k}
+		attrs = append(attrs, attrI("transB", 1))
+		desc = "transB " + desc
+	}
+	return opCase{Family: "matmul", Op: "Gemm", opset: 17, outType: onnxpb.DTFloat,
+		Shape: fmt.Sprintf("%dx%d @ %dx%d", m, k, k, n), Attrs: desc,
+		node:   node("Gemm", []string{"a", "w", "c"}, attrs...),
+		inputs: []tensorGen{randIn("a", -1, 1, m, k)},
+		inits:  []tensorGen{randIn("w", -s, s, wdims...), randIn("c", -1, 1, n)},
+		flop:   2 * float64(m*k*n)}
+}
+
+// unaryOps are ONNX's elementwise unary operators rlx imports, with an
+// input range each is defined on, the opset and the attributes.
+var unaryOps = []struct {
+	op     string
+	lo, hi float32
+	opset  int64
+	attrs  []*onnxpb.Attr
+}{
+	{"Neg", -1, 1, 17, nil}, {"Abs", -1, 1, 17, nil}, {"Exp", -3, 3, 17, nil}, {"Log", 0.1, 4, 17, nil},
+	{"Sqrt", 0.1, 4, 17, nil}, {"Reciprocal", 0.5, 4, 17, nil}, {"Tanh", -3, 3, 17, nil},
+	{"Sigmoid", -4, 4, 17, nil}, {"Relu", -1, 1, 17, nil}, {"Erf", -2, 2, 17, nil}, {"Sin", -3, 3, 17, nil},
+	{"Cos", -3, 3, 17, nil}, {"Floor", -4, 4, 17, nil}, {"Ceil", -4, 4, 17, nil}, {"Round", -4, 4, 17, nil},
+	{"Sign", -1, 1, 17, nil}, {"Softsign", -3, 3, 17, nil},
+	{"LeakyRelu", -1, 1, 17, []*onnxpb.Attr{attrF("alpha", 0.1)}},
+	{"HardSigmoid", -4, 4, 17, nil}, {"HardSwish", -4, 4, 17, nil},
+	{"Gelu", -3, 3, 20, nil}, {"Gelu", -3, 3, 20, []*onnxpb.Attr{attrS("approximate", "tanh")}},
+	{"Clip", -2, 2, 17, nil}, // min/max inputs, below
+	{"Identity", -1, 1, 17, nil},
+}
+
+func unaryCase(i int, dims ...int64) opCase {
+	u := unaryOps[i]
+	c := opCase{Family: "unary", Op: u.op, opset: u.opset, outType: onnxpb.DTFloat, Shape: shapeStr(dims...),
+		node: node(u.op, []string{"x"}, u.attrs...), inputs: []tensorGen{randIn("x", u.lo, u.hi, dims...)}}
+	var a []string
+	for _, at := range u.attrs {
+		switch at.Type {
+		case onnxpb.AttrFloat:
+			a = append(a, fmt.Sprintf("%s=%g", at.Name, at.F))
+		case onnxpb.AttrString:
+			a = append(a, fmt.Sprintf("%s=%s", at.Name, at.S))
+		}
+	}
+	if u.op == "Clip" {
+		c.node.Inputs = []string{"x", "lo", "hi"}
+		c.inits = []tensorGen{{name: "lo", f32: []float32{-1}}, {name: "hi", f32: []float32{1}}}
+		a = append(a, "[-1,1]")
+	}
+	c.Attrs = strings.Join(a, " ")
+	return c
+}
+
+// binaryCase is op(a, b) with b of bdims (broadcast against a's dims);
+// b is an input too, so neither side is a constant to fold.
+func binaryCase(op, bcast string, adims, bdims []int64) opCase {
+	lo, hi := float32(-1), float32(1)
+	blo, bhi := lo, hi
+	out := int32(onnxpb.DTFloat)
+	switch op {
+	case "Div":
+		blo, bhi = 0.5, 2
+	case "Pow":
+		lo, hi, blo, bhi = 0.5, 2, -2, 2
+	case "Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual":
+		out = onnxpb.DTBool
+	}
+	return opCase{Family: "binary", Op: op, opset: 17, outType: out,
+		Shape: shapeStr(adims...) + " , " + shapeStr(bdims...), Attrs: bcast,
+		node:   node(op, []string{"a", "b"}),
+		inputs: []tensorGen{randIn("a", lo, hi, adims...), randIn("b", blo, bhi, bdims...)}}
+}
+
+// reduceCase reduces over axes, keepdims 1; opset 18, axes an input.
+func reduceCase(op string, axes []int64, dims ...int64) opCase {
+	c := opCase{Family: "reduce", Op: op, opset: 18, outType: onnxpb.DTFloat, Shape: shapeStr(dims...),
+		Attrs: fmt.Sprintf("axes=%v", axes), inputs: []tensorGen{x(dims...)}}
+	if op == "ArgMax" || op == "ArgMin" {
+		c.node = node(op, []string{"x"}, attrI("axis", axes[0]))
+		c.outType, c.Attrs = onnxpb.DTInt64, fmt.Sprintf("axis=%d", axes[0])
+		return c
+	}
+	c.node = node(op, []string{"x", "axes"})
+	c.inits = []tensorGen{{name: "axes", dims: []int64{int64(len(axes))}, i64: axes}}
+	return c
+}
+
+func softmaxCase(op string, axis int64, dims ...int64) opCase {
+	return opCase{Family: "softmax", Op: op, opset: 17, outType: onnxpb.DTFloat, Shape: shapeStr(dims...),
+		Attrs: fmt.Sprintf("axis=%d", axis), node: node(op, []string{"x"}, attrI("axis", axis)),
+		inputs: []tensorGen{randIn("x", -4, 4, dims...)}}
+}
+
+func layerNormCase(dims ...int64) opCase {
+	c := dims[len(dims)-1]
+	return opCase{Family: "norm", Op: "LayerNormalization", opset: 17, outType: onnxpb.DTFloat, Shape: shapeStr(dims...),
+		Attrs: "axis=-1", node: node("LayerNormalization", []string{"x", "scale", "bias"}, attrI("axis", -1), attrF("epsilon", 1e-5)),
+		inits:  []tensorGen{randIn("scale", 0.5, 1.5, c), randIn("bias", -0.5, 0.5, c)},
+		inputs: []tensorGen{x(dims...)}}
+}
+
+func opsGrid(quick bool) []opCase {
+	if quick {
+		return []opCase{
+			convCase(1, 16, 32, 28, 3, 1, 1, 1),
+			convCase(1, 32, 32, 28, 3, 2, 1, 32),
+			poolCase("MaxPool", 16, 28, 3, 2, 1, false),
+			matmulCase(0, 16, 128, 128),
+			gemmCase(8, 256, 100, true, 1, 1),
+			unaryCase(8, 1, 32, 28, 28), // Relu
+			binaryCase("Add", "channel", []int64{1, 32, 28, 28}, []int64{1, 32, 1, 1}),
+			reduceCase("ReduceMean", []int64{2}, 8, 32, 64),
+			softmaxCase("Softmax", -1, 16, 256),
+			layerNormCase(1, 16, 128),
+		}
+	}
+	var g []opCase
+	// Conv: kernels 1, 3, 5, 7; strides 1, 2; dilation 2; groups 1, 32 and
+	// depthwise; channels 3-1024; planes 7-224; batch 1 and 8.
+	g = append(g,
+		convCase(1, 3, 64, 224, 7, 2, 1, 1), // ResNet stem
+		convCase(1, 3, 32, 224, 3, 2, 1, 1), // MobileNet stem
+		convCase(1, 64, 64, 56, 3, 1, 1, 1),
+		convCase(1, 128, 128, 28, 3, 1, 1, 1),
+		convCase(1, 256, 256, 14, 3, 1, 1, 1),
+		convCase(1, 512, 512, 7, 3, 1, 1, 1),
+		convCase(1, 64, 128, 56, 3, 2, 1, 1),
+		convCase(1, 256, 512, 14, 3, 2, 1, 1),
+		convCase(1, 64, 256, 56, 1, 1, 1, 1),
+		convCase(1, 256, 64, 56, 1, 1, 1, 1),
+		convCase(1, 512, 1024, 14, 1, 1, 1, 1),
+		convCase(1, 1024, 512, 7, 1, 1, 1, 1),
+		convCase(1, 256, 512, 28, 1, 2, 1, 1),
+		convCase(1, 32, 32, 56, 5, 1, 1, 1),
+		convCase(1, 64, 64, 28, 7, 1, 1, 1),
+		convCase(1, 256, 256, 28, 3, 1, 2, 1),  // dilation 2
+		convCase(1, 128, 128, 56, 3, 1, 1, 32), // ResNeXt
+		convCase(1, 256, 256, 28, 3, 2, 1, 32),
+		convCase(1, 32, 32, 112, 3, 1, 1, 32), // depthwise
+		convCase(1, 144, 144, 56, 3, 2, 1, 144),
+		convCase(1, 384, 384, 14, 3, 1, 1, 384),
+		convCase(1, 960, 960, 7, 3, 1, 1, 960),
+		convCase(1, 240, 240, 14, 5, 1, 1, 240),
+		convCase(1, 96, 96, 56, 7, 1, 1, 96), // ConvNeXt
+		convCase(8, 64, 64, 28, 3, 1, 1, 1),
+		convCase(8, 256, 64, 28, 1, 1, 1, 1),
+		convCase(8, 96, 96, 28, 3, 1, 1, 96),
+	)
+	g = append(g,
+		convTCase(256, 128, 14, 2, 2, 0, 0),
+		convTCase(64, 32, 28, 4, 2, 1, 0),
+		convTCase(128, 64, 28, 3, 2, 1, 1),
+	)
+	for _, op := range []string{"MaxPool", "AveragePool"} {
+		g = append(g,
+			poolCase(op, 64, 112, 2, 2, 0, false),
+			poolCase(op, 64, 112, 3, 2, 1, false),
+			poolCase(op, 64, 56, 3, 2, 0, false),
+			poolCase(op, 64, 56, 3, 2, 0, true),
+			poolCase(op, 256, 28, 3, 1, 1, false),
+		)
+	}
+	for _, gp := range []struct {
+		op   string
+		dims []int64
+	}{{"GlobalAveragePool", []int64{1, 512, 7, 7}}, {"GlobalAveragePool", []int64{1, 2048, 7, 7}},
+		{"GlobalAveragePool", []int64{8, 1280, 7, 7}}, {"GlobalAveragePool", []int64{1, 256, 56, 56}},
+		{"GlobalMaxPool", []int64{1, 512, 7, 7}}} {
+		g = append(g, opCase{Family: "globalpool", Op: gp.op, opset: 17, outType: onnxpb.DTFloat, Shape: shapeStr(gp.dims...),
+			node: node(gp.op, []string{"x"}), inputs: []tensorGen{x(gp.dims...)}})
+	}
+	// MatMul/Gemm: M 1-4096, K and N 64-4096, batched.
+	g = append(g,
+		matmulCase(0, 1, 768, 768),
+		matmulCase(0, 1, 4096, 4096),
+		matmulCase(0, 8, 1024, 1024),
+		matmulCase(0, 128, 768, 3072),
+		matmulCase(0, 128, 3072, 768),
+		matmulCase(0, 512, 512, 512),
+		matmulCase(0, 1024, 1024, 1024),
+		matmulCase(0, 2048, 2048, 2048),
+		matmulCase(0, 4096, 64, 64),
+		matmulCase(0, 4096, 256, 1024),
+		matmulCase(0, 64, 4096, 64),
+		matmulCase(12, 128, 64, 128),
+		matmulCase(12, 128, 128, 64),
+		matmulCase(8, 256, 256, 256),
+		gemmCase(1, 2048, 1000, true, 1, 1),
+		gemmCase(256, 1024, 1024, true, 1, 1),
+		gemmCase(64, 512, 512, false, 0.5, 2),
+	)
+	// Every elementwise op rlx imports, on a feature map and on rows.
+	for i := range unaryOps {
+		g = append(g, unaryCase(i, 1, 256, 56, 56))
+	}
+	for _, i := range []int{2, 7, 8, 20} { // Exp, Sigmoid, Relu, Gelu
+		g = append(g, unaryCase(i, 16, 1024))
+	}
+	fm, ch := []int64{1, 256, 56, 56}, []int64{1, 256, 1, 1}
+	for _, op := range []string{"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Equal", "Greater", "Less"} {
+		g = append(g, binaryCase(op, "same", fm, fm), binaryCase(op, "channel", fm, ch))
+	}
+	for _, op := range []string{"Add", "Mul"} {
+		g = append(g,
+			binaryCase(op, "row", []int64{128, 768}, []int64{768}),
+			binaryCase(op, "scalar", fm, []int64{}),
+			binaryCase(op, "outer", []int64{512, 1}, []int64{1, 512}),
+			binaryCase(op, "middle", []int64{8, 128, 768}, []int64{8, 1, 768}),
+		)
+	}
+	// Reductions over each axis.
+	for _, op := range []string{"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin"} {
+		for _, axes := range [][]int64{{0}, {1}, {2}, {1, 2}} {
+			g = append(g, reduceCase(op, axes, 32, 128, 256))
+		}
+	}
+	g = append(g, reduceCase("ReduceProd", []int64{2}, 32, 128, 16),
+		reduceCase("ArgMax", []int64{2}, 32, 128, 256), reduceCase("ArgMax", []int64{1}, 32, 128, 256),
+		reduceCase("ArgMin", []int64{0}, 32, 128, 256))
+	g = append(g,
+		softmaxCase("Softmax", -1, 64, 1000),
+		softmaxCase("Softmax", -1, 96, 128, 128),
+		softmaxCase("Softmax", 1, 8, 1000, 64),
+		softmaxCase("LogSoftmax", -1, 64, 1000),
+		layerNormCase(1, 128, 768),
+		layerNormCase(8, 512, 1024),
+		layerNormCase(64, 3136, 96),
+	)
+	g = append(g,
+		opCase{Family: "norm", Op: "BatchNormalization", opset: 17, outType: onnxpb.DTFloat, Shape: shapeStr(1, 256, 56, 56), Attrs: "inference",
+			node: node("BatchNormalization", []string{"x", "s", "b", "m", "v"}),
+			inits: []tensorGen{randIn("s", 0.5, 1.5, 256), randIn("b", -0.5, 0.5, 256), randIn("m", -0.5, 0.5, 256),
+				randIn("v", 0.5, 1.5, 256)},
+			inputs: []tensorGen{x(1, 256, 56, 56)}},
+		opCase{Family: "norm", Op: "InstanceNormalization", opset: 17, outType: onnxpb.DTFloat, Shape: shapeStr(1, 64, 112, 112),
+			node:   node("InstanceNormalization", []string{"x", "s", "b"}),
+			inits:  []tensorGen{randIn("s", 0.5, 1.5, 64), randIn("b", -0.5, 0.5, 64)},
+			inputs: []tensorGen{x(1, 64, 112, 112)}},
+	)
+	// Gather: an embedding table (a weight) by input ids; rows of an input
+	// by constant indices; one position.
+	g = append(g,
+		opCase{Family: "gather", Op: "Gather", opset: 17, outType: onnxpb.DTFloat, Shape: "32000x512 [8x128]", Attrs: "axis=0 embedding",
+			node:   node("Gather", []string{"w", "ids"}, attrI("axis", 0)),
+			inits:  []tensorGen{randIn("w", -1, 1, 32000, 512)},
+			inputs: []tensorGen{{name: "ids", dims: []int64{8, 128}, imax: 32000}}},
+		opCase{Family: "gather", Op: "Gather", opset: 17, outType: onnxpb.DTFloat, Shape: "8x256x512 [64]", Attrs: "axis=1",
+			node:   node("Gather", []string{"x", "i"}, attrI("axis", 1)),
+			inits:  []tensorGen{{name: "i", dims: []int64{64}, i64: seqIdx(64, 4)}},
+			inputs: []tensorGen{x(8, 256, 512)}},
+		opCase{Family: "gather", Op: "Gather", opset: 17, outType: onnxpb.DTFloat, Shape: "8x197x768 []", Attrs: "axis=1 scalar",
+			node:   node("Gather", []string{"x", "i"}, attrI("axis", 1)),
+			inits:  []tensorGen{{name: "i", dims: []int64{}, i64: []int64{0}}},
+			inputs: []tensorGen{x(8, 197, 768)}},
+	)
+	for _, tr := range []struct {
+		dims, perm []int64
+	}{{[]int64{1, 64, 112, 112}, []int64{0, 2, 3, 1}}, {[]int64{8, 128, 12, 64}, []int64{0, 2, 1, 3}},
+		{[]int64{1024, 1024}, []int64{1, 0}}, {[]int64{8, 12, 128, 64}, []int64{0, 1, 3, 2}}} {
+		g = append(g, opCase{Family: "transpose", Op: "Transpose", opset: 17, outType: onnxpb.DTFloat, Shape: shapeStr(tr.dims...),
+			Attrs: fmt.Sprintf("perm=%v", tr.perm), node: node("Transpose", []string{"x"}, attrInts("perm", tr.perm...)),
+			inputs: []tensorGen{x(tr.dims...)}})
+	}
+	concat := func(axis int64, dims ...[]int64) opCase {
+		c := opCase{Family: "concat", Op: "Concat", opset: 17, outType: onnxpb.DTFloat, Attrs: fmt.Sprintf("axis=%d", axis)}
+		var names, shapes []string
+		for i, d := range dims {
+			n := fmt.Sprintf("x%d", i)
+			names = append(names, n)
+			shapes = append(shapes, shapeStr(d...))
+			c.inputs = append(c.inputs, randIn(n, -1, 1, d...))
+		}
+		c.Shape = strings.Join(shapes, " + ")
+		c.node = node("Concat", names, attrI("axis", axis))
+		return c
+	}
+	g = append(g,
+		concat(1, []int64{1, 128, 56, 56}, []int64{1, 128, 56, 56}),
+		concat(1, []int64{1, 64, 28, 28}, []int64{1, 64, 28, 28}, []int64{1, 64, 28, 28}, []int64{1, 64, 28, 28}),
+		concat(-1, []int64{64, 512}, []int64{64, 512}),
+		concat(0, []int64{1, 197, 768}, []int64{7, 197, 768}),
+	)
+	slice := func(dims, starts, ends, axes, steps []int64) opCase {
+		attr := fmt.Sprintf("starts=%v ends=%v axes=%v", starts, ends, axes)
+		if steps != nil {
+			attr += fmt.Sprintf(" steps=%v", steps)
+		}
+		c := opCase{Family: "slice", Op: "Slice", opset: 17, outType: onnxpb.DTFloat, Shape: shapeStr(dims...), Attrs: attr,
+			node:   node("Slice", []string{"x", "starts", "ends", "axes"}),
+			inputs: []tensorGen{x(dims...)},
+			inits: []tensorGen{{name: "starts", dims: []int64{int64(len(starts))}, i64: starts},
+				{name: "ends", dims: []int64{int64(len(ends))}, i64: ends}, {name: "axes", dims: []int64{int64(len(axes))}, i64: axes}}}
+		if steps != nil {
+			c.node.Inputs = append(c.node.Inputs, "steps")
+			c.inits = append(c.inits, tensorGen{name: "steps", dims: []int64{int64(len(steps))}, i64: steps})
+		}
+		return c
+	}
+	g = append(g,
+		slice([]int64{1, 256, 56, 56}, []int64{0}, []int64{128}, []int64{1}, nil),
+		slice([]int64{1, 64, 56, 56}, []int64{1, 1}, []int64{-1, -1}, []int64{2, 3}, nil),
+		slice([]int64{8, 128, 768}, []int64{0}, []int64{1}, []int64{1}, nil),
+		slice([]int64{1, 64, 112, 112}, []int64{0, 0}, []int64{112, 112}, []int64{2, 3}, []int64{2, 2}),
+	)
+	resize := func(mode string, dims []int64, extra ...*onnxpb.Attr) opCase {
+		desc := mode
+		for _, a := range extra {
+			desc += fmt.Sprintf(" %s=%s", a.Name, a.S)
+		}
+		return opCase{Family: "resize", Op: "Resize", opset: 17, outType: onnxpb.DTFloat, Shape: shapeStr(dims...), Attrs: desc + " x2",
+			node:   node("Resize", []string{"x", "", "scales"}, append([]*onnxpb.Attr{attrS("mode", mode)}, extra...)...),
+			inits:  []tensorGen{{name: "scales", dims: []int64{4}, f32: []float32{1, 1, 2, 2}}},
+			inputs: []tensorGen{x(dims...)}}
+	}
+	g = append(g,
+		resize("nearest", []int64{1, 256, 28, 28}),
+		resize("nearest", []int64{1, 64, 112, 112}),
+		resize("linear", []int64{1, 256, 28, 28}),
+		resize("linear", []int64{1, 256, 28, 28}, attrS("coordinate_transformation_mode", "align_corners")),
+		resize("cubic", []int64{1, 64, 28, 28}),
+	)
+	return g
+}
+
+// seqIdx is 0, step, 2*step, ... (n values).
+func seqIdx(n, step int64) []int64 {
+	v := make([]int64, n)
+	for i := range v {
+		v[i] = int64(i) * step
+	}
+	return v
+}
