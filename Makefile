@@ -20,7 +20,7 @@ RACE_SKIP   ?= GPU|Vulkan|Arm64|TestGoldenLIR|TestNativeElementwise|TestNativePo
 # bash for pipefail: make test pipes go test into its summary.
 SHELL := /bin/bash
 
-.PHONY: all build deps test test-arm64 vet fuzz fuzz-smoke bench bench-go lint check-models demo clean
+.PHONY: all build deps test test-arm64 vet fuzz fuzz-smoke bench bench-ops bench-go lint check-models demo clean
 
 # What the GPU targets' tests need from Debian: glslangValidator and
 # spirv-val (vulkan kernels to SPIR-V), clang (cuda kernels to PTX), and the
@@ -104,6 +104,10 @@ fuzz-smoke:
 ## bench: rlx against ONNX Runtime and OpenBLAS on this machine, one table (cmd/rlxbench; BENCHFLAGS="--models mlp --json out.json")
 bench: build
 	$(GO) run ./cmd/rlxbench --bin $(BIN) $(BENCHFLAGS)
+
+## bench-ops: single-operator ONNX models over a grid per operator family, rlx against ONNX Runtime at 1 and 2 threads, one table and a per-family summary (cmd/rlxbench --ops; the full grid, 167 points, takes about 10 minutes on 2 cores; BENCHFLAGS="--ops-filter conv --json out.json", or --quick)
+bench-ops: build
+	$(GO) run ./cmd/rlxbench --ops --bin $(BIN) $(BENCHFLAGS)
 
 ## bench-go: the Go benchmarks
 bench-go:
