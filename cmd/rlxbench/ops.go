@@ -25,23 +25,25 @@ const opsChunk = 12
 
 // opRow is one line of the --ops table: a grid point at a thread count.
 type opRow struct {
-	ID         string   `json:"id"`
-	Family     string   `json:"family"`
-	Op         string   `json:"op"`
-	Shape      string   `json:"shape"`
-	Attrs      string   `json:"attrs,omitempty"`
-	Threads    int      `json:"threads"`
-	GFLOP      float64  `json:"gflop,omitempty"`
-	MB         float64  `json:"mb,omitempty"` // inputs and output, for GB/s
-	Check      string   `json:"check"`        // ok, DIFF (rlx and ORT disagree), ERR (rlx failed), ORT-ERR, - (no ORT)
-	MaxAbsDiff float64  `json:"max_abs_diff,omitempty"`
-	Atol       float64  `json:"atol,omitempty"`
-	RlxUS      float64  `json:"rlx_us,omitempty"`
-	ORTUS      float64  `json:"ort_us,omitempty"`
-	Ratio      float64  `json:"ort_over_rlx,omitempty"`
-	Rate       float64  `json:"rlx_rate,omitempty"` // GFLOP/s with GFLOP, else GB/s
-	RateUnit   string   `json:"rlx_rate_unit,omitempty"`
-	Errors     []string `json:"errors,omitempty"`
+	ID         string  `json:"id"`
+	Family     string  `json:"family"`
+	Op         string  `json:"op"`
+	Shape      string  `json:"shape"`
+	Attrs      string  `json:"attrs,omitempty"`
+	Threads    int     `json:"threads"`
+	GFLOP      float64 `json:"gflop,omitempty"`
+	MB         float64 `json:"mb,omitempty"` // inputs and output, for GB/s
+	Check      string  `json:"check"`        // ok, DIFF (rlx and ORT disagree), ERR (rlx failed), ORT-ERR, - (no ORT)
+	MaxAbsDiff float64 `json:"max_abs_diff,omitempty"`
+	Atol       float64 `json:"atol,omitempty"`
+	RlxUS      float64 `json:"rlx_us,omitempty"`
+	ORTUS      float64 `json:"ort_us,omitempty"`
+	Ratio      float64 `json:"ort_over_rlx,omitempty"`
+	Rate       float64 `json:"rlx_rate,omitempty"` // GFLOP/s with GFLOP, else GB/s
+	RateUnit   string  `json:"rlx_rate_unit,omitempty"`
+	RlxCode    string  `json:"rlx_code,omitempty"` // rlxrun bench's code: native x86-64-v4, portable
+
+	Errors []string `json:"errors,omitempty"`
 
 	rlxRounds, ortRounds []float64
 }
@@ -271,7 +273,8 @@ func (d *driver) runOpsChunk(cases []*opCase, first int) []opRow {
 				} else if b, err := parseRlxBench([]byte(out)); err != nil {
 					rows[i][j].Errors = append(rows[i][j].Errors, err.Error())
 				} else {
-					rows[i][j].rlxRounds = append(rows[i][j].rlxRounds, b.P50MS*1e3)
+					rows[i][j].rlxRounds = append(rows[i][j].rlxRounds, b.usPerRun())
+					rows[i][j].RlxCode = b.Code
 				}
 			}
 		}
@@ -587,10 +590,10 @@ func renderOps(res *opsResults, cfg *config) string {
 		how = fmt.Sprintf("%d runs", cfg.runs)
 	}
 	if cfg.skipORT {
-		fmt.Fprintf(&b, "timing:  per grid point and thread count, %d round(s) of rlxrun bench, each %d warm-up runs then %s; the value is the lowest round median (us)\n", cfg.rounds, cfg.warmup, how)
+		fmt.Fprintf(&b, "timing:  per grid point and thread count, %d round(s) of rlxrun bench, each %d warm-up runs then %s; the value is the lowest round median (us; under 20 us the mean, rlxrun's median having 1 us steps)\n", cfg.rounds, cfg.warmup, how)
 		fmt.Fprintf(&b, "check:   none (--no-ort); ERR: rlx could not build or run it\n")
 	} else {
-		fmt.Fprintf(&b, "timing:  per grid point and thread count, %d round(s) of (rlxrun bench, run_ort.mjs), each %d warm-up runs then %s; the value is the lowest round median (us); ORT's includes node's hand-off to the native session (several us)\n", cfg.rounds, cfg.warmup, how)
+		fmt.Fprintf(&b, "timing:  per grid point and thread count, %d round(s) of (rlxrun bench, run_ort.mjs), each %d warm-up runs then %s; the value is the lowest round median (us; rlx's under 20 us is the mean, rlxrun's median having 1 us steps); ORT's includes node's hand-off to the native session (several us)\n", cfg.rounds, cfg.warmup, how)
 		fmt.Fprintf(&b, "check:   ORT's output against rlx's on the same random inputs: max|diff| <= 1e-4*max(1,max|ref|), else DIFF; ERR: rlx could not build or run it\n")
 	}
 	fmt.Fprintf(&b, "rate:    rlx's GFLOP/s for conv and matmul, GB/s (inputs and output, once) for the rest\n\n")

@@ -112,6 +112,17 @@ func TestParseRlxBench(t *testing.T) {
 	if err != nil || b.P50MS != 2.75 || b.Runs != 197 || b.Threads != 1 {
 		t.Errorf("parseRlxBench = %+v, %v", b, err)
 	}
+	// Under rlxrun's 1 us resolution: the mean from the throughput.
+	b, err = parseRlxBench([]byte(`{"p50_ms":0,"runs":5000,"throughput_per_s":2e6}`))
+	if err != nil || b.P50MS != 5e-4 || b.usPerRun() != 0.5 {
+		t.Errorf("sub-microsecond: %+v %v", b, err)
+	}
+	if b := (rlxBench{P50MS: 0.012, Throughput: 1e5}); b.usPerRun() != 10 {
+		t.Errorf("under 20 us: %v, want the mean 10", b.usPerRun())
+	}
+	if b := (rlxBench{P50MS: 0.5, Throughput: 1e3}); b.usPerRun() != 500 {
+		t.Errorf("500 us: %v, want the median", b.usPerRun())
+	}
 	for _, bad := range []string{"", "p50 2.7", `{"runs":3}`} {
 		if _, err := parseRlxBench([]byte(bad)); err == nil {
 			t.Errorf("parseRlxBench(%q): no error", bad)
