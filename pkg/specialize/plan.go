@@ -149,6 +149,20 @@ func Concrete(shape []dim.Expr, b Binding) ([]int64, error) {
 	return out, nil
 }
 
+// indices evaluates slice starts or ends under the binding. Unlike a
+// shape's dims (Concrete) they may be negative: they count from the end.
+func indices(es []dim.Expr, b Binding) ([]int64, error) {
+	out := make([]int64, len(es))
+	for i, e := range es {
+		v, err := e.Eval(b)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
 // Bytes is the size of a value under the plan.
 func (p *Plan) Bytes(v *mir.Value) int64 {
 	return tensor.NumElements(p.Shapes[v]) * int64(v.Type.DType.Size())

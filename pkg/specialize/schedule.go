@@ -325,11 +325,11 @@ func (g *gen) slice(n *mir.Node) error {
 		return nil // a view: a strided attention operand's
 	}
 	s := g.shape(x)
-	starts, err := Concrete(n.Attrs.Dims("starts"), g.p.Binding)
+	starts, err := indices(n.Attrs.Dims("starts"), g.p.Binding)
 	if err != nil {
 		return err
 	}
-	ends, err := Concrete(n.Attrs.Dims("ends"), g.p.Binding)
+	ends, err := indices(n.Attrs.Dims("ends"), g.p.Binding)
 	if err != nil {
 		return err
 	}

@@ -49,8 +49,8 @@ func (p *Plan) compose(root *mir.Value, chain []*mir.Node) (off int64, strides [
 			}
 			strides = st
 		case mir.OpSlice:
-			starts, err1 := Concrete(n.Attrs.Dims("starts"), p.Binding)
-			ends, err2 := Concrete(n.Attrs.Dims("ends"), p.Binding)
+			starts, err1 := indices(n.Attrs.Dims("starts"), p.Binding)
+			ends, err2 := indices(n.Attrs.Dims("ends"), p.Binding)
 			if err1 != nil || err2 != nil {
 				return 0, nil, false
 			}
