@@ -92,6 +92,8 @@ func kernelFor(prog *lir.Program, op lir.Op, opts Options) (function, bool) {
 		return pool2d(prog, op, opts)
 	case *lir.Conv2D:
 		return conv2d(prog, op, opts)
+	case *lir.Softmax:
+		return softmax(prog, op)
 	}
 	return function{}, false
 }
