@@ -15,7 +15,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # the golden LIR text (no concurrency, no kernels run), and the native
 # code grids and math header (C, the same under either
 # flag; compiling hundreds of kernels again would only cost time).
-RACE_SKIP   ?= GPU|Vulkan|Arm64|TestGoldenLIR|TestNativeElementwise|TestNativePool2D|TestNativeConv|TestNativeSoftmax|TestMathHeader
+RACE_SKIP   ?= GPU|Vulkan|Arm64|TestGoldenLIR|TestNativeElementwise|TestNativePool2D|TestNativeConv|TestNativeSoftmax|TestNativeReduce|TestMathHeader
 
 # bash for pipefail: make test pipes go test into its summary.
 SHELL := /bin/bash

@@ -94,6 +94,8 @@ func kernelFor(prog *lir.Program, op lir.Op, opts Options) (function, bool) {
 		return conv2d(prog, op, opts)
 	case *lir.Softmax:
 		return softmax(prog, op)
+	case *lir.Reduce:
+		return reduce(prog, op)
 	}
 	return function{}, false
 }

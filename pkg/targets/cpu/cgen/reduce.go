@@ -1,0 +1,149 @@
+package cgen
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rlx-project/rlx/pkg/lir"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/tuning"
+	"github.com/rlx-project/rlx/pkg/tensor"
+)
+
+// reduceLanes is how many partial results a row reduction keeps (clang
+// vectorizes independent lanes; one running value it would not, without
+// -ffast-math); reduceBlock how many columns a reduction over a middle
+// axis sweeps together.
+const (
+	reduceLanes = 16
+	reduceBlock = 64
+)
+
+// reduceRuns views a reduction of shape over axes as [outer, red, inner]:
+// dims of size 1 dropped, neighbours of the same kind merged. It is false
+// when more than one run of reduced dims remains (kept dims between
+// them), which stays on the Go kernel.
+func reduceRuns(shape, axes []int64) (outer, red, inner int64, ok bool) {
+	isRed := make([]bool, len(shape))
+	for _, a := range axes {
+		if a < 0 || a >= int64(len(shape)) {
+			return 0, 0, 0, false
+		}
+		isRed[a] = true
+	}
+	outer, red, inner = 1, 1, 1
+	seen, after := false, false // a reduced dim seen; a kept dim after it
+	for d, n := range shape {
+		if n < 0 {
+			return 0, 0, 0, false
+		}
+		switch {
+		case n == 1:
+		case isRed[d] && after:
+			return 0, 0, 0, false
+		case isRed[d]:
+			red *= n
+			seen = true
+		case seen:
+			inner *= n
+			after = true
+		default:
+			outer *= n
+		}
+	}
+	return outer, red, inner, true
+}
+
+// reduce generates the function of an f32 reduction whose reduced dims
+// form one run ([outer, red, inner] after reduceRuns). Sums, means and
+// products accumulate in double, as the Go kernel does (reduce.Reduce),
+// in another order (lanes), so they agree within rounding; max and min
+// are exact, NaN when the slice holds one (the kernel's result too),
+// with the sign of a zero maximum of +0 and -0 unspecified. Its range is
+// outer rows when inner is 1, else outer times blocks of reduceBlock
+// columns.
+func reduce(prog *lir.Program, op *lir.Reduce) (function, bool) {
+	if op.DType != tensor.F32 || sameBytes(prog, op.X, op.Out) {
+		return function{}, false
+	}
+	o, r, in, ok := reduceRuns(op.Shape, op.Axes)
+	if !ok {
+		return function{}, false
+	}
+	n, ok := product([]int64{o, r, in})
+	if !ok || n == 0 || n > 1<<40 {
+		return function{}, false
+	}
+	acc, init, fold, final := "double", "0.0", "%s += %s", "(float)%s"
+	switch op.Fn {
+	case lir.ReduceSum:
+	case lir.ReduceMean:
+		final = fmt.Sprintf("(float)(%%s / %d.0)", r)
+	case lir.ReduceProd:
+		init, fold = "1.0", "%s *= %s"
+	case lir.ReduceMax:
+		acc, init, fold, final = "float", "-rlx__inff()", "%[1]s = %[2]s > %[1]s ? %[2]s : %[1]s", "%s"
+	case lir.ReduceMin:
+		acc, init, fold, final = "float", "rlx__inff()", "%[1]s = %[2]s < %[1]s ? %[2]s : %[1]s", "%s"
+	default:
+		return function{}, false
+	}
+	extreme := acc == "float"
+	// step folds value v into accumulator a (and, for max and min, its
+	// NaN flag f).
+	step := func(a, f, v string) string {
+		s := fmt.Sprintf(fold, a, v) + ";"
+		if extreme {
+			s += fmt.Sprintf(" %s |= %s != %s;", f, v, v)
+		}
+		return s
+	}
+	result := func(a, f string) string {
+		s := fmt.Sprintf(final, a)
+		if extreme {
+			s = fmt.Sprintf("%s ? rlx__nanf() : %s", f, s)
+		}
+		return s
+	}
+	conv := "(double)"
+	if extreme {
+		conv = ""
+	}
+	var b strings.Builder
+	b.WriteString("{\n\tconst float *x = (const float *)args[0];\n\tfloat *y = (float *)args[1];\n")
+	var tasks, grain int64
+	if in == 1 {
+		tasks, grain = o, max(1, tuning.NativeEwGrain/r)
+		full := r - r%reduceLanes
+		b.WriteString("\tfor (int64_t t = lo; t < hi; t++) {\n")
+		fmt.Fprintf(&b, "\t\tconst float *xr = x + t * %d;\n", r)
+		fmt.Fprintf(&b, "\t\t%s a[%d];\n\t\tint32_t f[%d];\n", acc, reduceLanes, reduceLanes)
+		fmt.Fprintf(&b, "\t\tfor (int l = 0; l < %d; l++) { a[l] = %s; f[l] = 0; }\n", reduceLanes, init)
+		fmt.Fprintf(&b, "\t\tfor (int64_t i = 0; i < %d; i += %d)\n", full, reduceLanes)
+		fmt.Fprintf(&b, "\t\t\tfor (int l = 0; l < %d; l++) { const %s v = %sxr[i + l]; %s }\n", reduceLanes, acc, conv, step("a[l]", "f[l]", "v"))
+		fmt.Fprintf(&b, "\t\tfor (int64_t i = %d; i < %d; i++) { const %s v = %sxr[i]; %s }\n", full, r, acc, conv, step("a[0]", "f[0]", "v"))
+		fmt.Fprintf(&b, "\t\t%s s = %s;\n\t\tint32_t nan = 0;\n", acc, init)
+		fmt.Fprintf(&b, "\t\tfor (int l = 0; l < %d; l++) { %s }\n", reduceLanes, step("s", "nan", "a[l]"))
+		b.WriteString("\t\tfor (int l = 0; l < " + fmt.Sprint(reduceLanes) + "; l++) nan |= f[l];\n")
+		fmt.Fprintf(&b, "\t\ty[t] = %s;\n\t}\n", result("s", "nan"))
+	} else {
+		blocks := (in + reduceBlock - 1) / reduceBlock
+		tasks, grain = o*blocks, max(1, tuning.NativeEwGrain/(r*min(in, reduceBlock)))
+		b.WriteString("\tfor (int64_t t = lo; t < hi; t++) {\n")
+		fmt.Fprintf(&b, "\t\tconst int64_t p = t / %d, j0 = (t - p * %d) * %d;\n", blocks, blocks, reduceBlock)
+		fmt.Fprintf(&b, "\t\tconst int64_t w = %d - j0 < %d ? %d - j0 : %d;\n", in, reduceBlock, in, reduceBlock)
+		fmt.Fprintf(&b, "\t\tconst float *xb = x + p * %d + j0;\n\t\tfloat *yb = y + p * %d + j0;\n", r*in, in)
+		fmt.Fprintf(&b, "\t\t%s a[%d];\n\t\tint32_t f[%d];\n", acc, reduceBlock, reduceBlock)
+		fmt.Fprintf(&b, "\t\tfor (int64_t j = 0; j < w; j++) { a[j] = %s; f[j] = 0; }\n", init)
+		fmt.Fprintf(&b, "\t\tfor (int64_t i = 0; i < %d; i++) {\n", r)
+		fmt.Fprintf(&b, "\t\t\tconst float *xr = xb + i * %d;\n", in)
+		fmt.Fprintf(&b, "\t\t\tfor (int64_t j = 0; j < w; j++) { const %s v = %sxr[j]; %s }\n\t\t}\n", acc, conv, step("a[j]", "f[j]", "v"))
+		fmt.Fprintf(&b, "\t\tfor (int64_t j = 0; j < w; j++) yb[j] = %s;\n\t}\n", result("a[j]", "f[j]"))
+	}
+	b.WriteString("}\n")
+	return function{
+		body: b.String(),
+		fn:   lir.NativeFunc{N: tasks, Grain: grain, In: []int64{n * 4}, Out: []int64{o * in * 4}},
+		in:   []lir.Buf{op.X},
+		out:  []lir.Buf{op.Out},
+	}, true
+}
