@@ -227,6 +227,16 @@ var inferCases = []inferCase{
 	{sig: "x: f32[m]", body: "y = pad(x, pads=[n, 1])", want: "f32[m+n+1]"},
 	{sig: "x: f32[m]", body: "y = pad(x, pads=[1])", err: "pads wants 2 x rank = 2 values"},
 
+	// recurrent
+	{sig: "x: f32[seq, batch, 24], wi: f32[2, 64, 24], r: f32[2, 64, 16], bi: f32[2, 128], h: f32[2, batch, 16]",
+		body: `y, yh, yc = lstm(x, wi, r, bi, h, h, hidden=16, direction="bidirectional")`, want: "f32[seq, 2, batch, 16]; f32[2, batch, 16]; f32[2, batch, 16]", noCon: true},
+	{sig: "x: f32[seq, 3, 8], wi: f32[1, 16, 8], r: f32[1, 16, 4]", body: "y, yh, yc = lstm(x, wi, r, hidden=4)", want: "f32[seq, 1, 3, 4]; f32[1, 3, 4]; f32[1, 3, 4]"},
+	{sig: "x: f32[seq, 3, 8], wi: f32[1, 12, 8], r: f32[1, 12, 4], bi: f32[1, 24]", body: `y, yh = gru(x, wi, r, bi, hidden=4, direction="reverse", linear_before_reset=true)`, want: "f32[seq, 1, 3, 4]; f32[1, 3, 4]"},
+	{sig: "x: f32[seq, 3, 8], wi: f32[2, 12, 8], r: f32[1, 12, 4]", body: "y, yh = gru(x, wi, r, hidden=4)", err: "wi (w) has shape [2, 12, 8] but [dirs, 3*hidden, in] is [1, 12, 8]"},
+	{sig: "x: f32[seq, 3, 8], wi: f32[1, 12, 8], r: f32[1, 12, 4]", body: `y, yh = gru(x, wi, r, hidden=4, direction="sideways")`, err: `direction must be "forward", "reverse" or "bidirectional", found "sideways"`},
+	{sig: "x: f32[seq, 3, 8], wi: f32[1, 12, 8], r: f32[1, 12, 4]", body: "y, yh = lstm(x, wi, r, hidden=4)", err: "lstm gives 3 results, found 2 names"},
+	{sig: "x: f32[seq, 3, 8], wi: f32[1, 16, 8], r: f32[1, 16, 4], h: f32[1, 2, 4]", body: "y, yh, yc = lstm(x, wi, r, wi, h, hidden=4)", err: "wi (bias) has shape [1, 16, 8] but [dirs, 8*hidden] is [1, 32]"},
+
 	// creation
 	{sig: "", body: "y = const(0.5, f32[])", want: "f32[]"},
 	{sig: "", body: "y = const([1, 2, 3], i64[3])", want: "i64[3]"},

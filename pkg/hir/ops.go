@@ -113,6 +113,12 @@ func buildOps() map[string]*opSpec {
 	add(&opSpec{name: "attention", minArgs: 3, maxArgs: 4, argNames: []string{"q", "k", "v", "mask"},
 		attrs: []attrSpec{{name: "causal", kind: aBool, def: false}, {name: "scale", kind: aFloat}}, infer: inferAttention})
 
+	rnnAttrs := []attrSpec{{name: "hidden", kind: aInt, required: true}, {name: "direction", kind: aString, def: "forward"}}
+	add(&opSpec{name: "lstm", minArgs: 3, maxArgs: 6, argNames: []string{"x", "w", "r", "bias", "h0", "c0"}, results: 3,
+		attrs: rnnAttrs, infer: inferRecurrent(4)})
+	add(&opSpec{name: "gru", minArgs: 3, maxArgs: 5, argNames: []string{"x", "w", "r", "bias", "h0"}, results: 2,
+		attrs: append(append([]attrSpec(nil), rnnAttrs...), attrSpec{name: "linear_before_reset", kind: aBool, def: false}), infer: inferRecurrent(3)})
+
 	add(&opSpec{name: "conv2d", minArgs: 2, maxArgs: 3, argNames: []string{"x", "w", "b"},
 		attrs: []attrSpec{
 			{name: "stride", kind: aInts, def: []int64{1, 1}},
@@ -483,6 +489,69 @@ func inferAttention(x *opCtx) ([]Type, bool) {
 	}
 	out := append(append([]dim.Expr(nil), batch...), sq, dv)
 	return one(Type{DType: x.args[0].DType, Shape: out})
+}
+
+// RNNDirections is the number of directions of an lstm or gru's
+// direction attribute (2 for "bidirectional"), 0 for an unknown one.
+func RNNDirections(direction string) int {
+	switch direction {
+	case "forward", "reverse":
+		return 1
+	case "bidirectional":
+		return 2
+	}
+	return 0
+}
+
+// inferRecurrent covers lstm (4 gates, results y, y_h, y_c) and gru (3
+// gates, results y, y_h), with ONNX's operands: x [seq, batch, in],
+// w [dirs, gates*hidden, in], r [dirs, gates*hidden, hidden],
+// b [dirs, 2*gates*hidden], h0 and c0 [dirs, batch, hidden].
+func inferRecurrent(gates int64) func(*opCtx) ([]Type, bool) {
+	return func(x *opCtx) ([]Type, bool) {
+		if !x.dtypeIn(0, DType.IsFloat, "a float type") || !x.rankIs(0, 3, "[seq, batch, in]") {
+			return nil, false
+		}
+		for i := 1; i < len(x.args); i++ {
+			if !x.sameDType(0, i) {
+				return nil, false
+			}
+		}
+		h := x.attrs.Int("hidden")
+		if h < 1 || h > 1<<20 {
+			x.attrErrorf("hidden", "hidden must be from 1 to %d, found %d", 1<<20, h)
+			return nil, false
+		}
+		dirs := RNNDirections(x.attrs.String("direction"))
+		if dirs == 0 {
+			x.attrErrorf("direction", "direction must be \"forward\", \"reverse\" or \"bidirectional\", found %q", x.attrs.String("direction"))
+			return nil, false
+		}
+		xs := x.args[0].Shape
+		seq, batch, in := xs[0], xs[1], xs[2]
+		d, gh, hd := dim.Const(int64(dirs)), dim.Const(gates*h), dim.Const(h)
+		want := [][]dim.Expr{nil,
+			{d, gh, in},
+			{d, gh, hd},
+			{d, dim.Const(2 * gates * h)},
+			{d, batch, hd},
+			{d, batch, hd},
+		}
+		what := []string{"", fmt.Sprintf("[dirs, %d*hidden, in]", gates), fmt.Sprintf("[dirs, %d*hidden, hidden]", gates),
+			fmt.Sprintf("[dirs, %d*hidden]", 2*gates), "[dirs, batch, hidden]", "[dirs, batch, hidden]"}
+		for i := 1; i < len(x.args); i++ {
+			if !x.shapeIs(i, want[i], what[i]) {
+				return nil, false
+			}
+		}
+		dt := x.args[0].DType
+		y := Type{DType: dt, Shape: []dim.Expr{seq, d, batch, hd}}
+		last := Type{DType: dt, Shape: []dim.Expr{d, batch, hd}}
+		if gates == 4 {
+			return []Type{y, last, last}, true
+		}
+		return []Type{y, last}, true
+	}
 }
 
 // --- convolution and pooling ---
