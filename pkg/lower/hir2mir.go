@@ -244,6 +244,8 @@ func (l *lowerer) stmt(s *hir.Stmt) error {
 		one(v)
 	case op == "iota":
 		one(l.emit(mir.OpIota, nil, mir.Attrs{"n": a.Dim("n")}, src, t))
+	case op == "lstm" || op == "gru":
+		res = l.recurrent(s, args, src)
 	default:
 		return fmt.Errorf("%s: internal: no lowering for %s", src, op)
 	}
@@ -335,4 +337,58 @@ func (l *lowerer) batchnorm(args []*mir.Value, eps float64, src string, t mir.Ty
 	b = l.emit(mir.OpReshape, []*mir.Value{b}, nil, src, ct)
 	xa := l.emit("mul", []*mir.Value{x, a}, nil, src, t)
 	return l.emit("add", []*mir.Value{xa, b}, nil, src, t)
+}
+
+// recurrent lowers lstm and gru to one recurrent node (mir.OpRecurrent)
+// with the weights of each direction apart and transposed: w_d = W[d]ᵀ
+// [in, G*H], r_d = R[d]ᵀ [H, G*H], b_d = B[d] [2*G*H] (zeros without B).
+// Over params these are constant subgraphs, which constant folding
+// computes once at build time.
+func (l *lowerer) recurrent(s *hir.Stmt, args []*mir.Value, src string) []*mir.Value {
+	a := s.Attr
+	h := a.Int("hidden")
+	gates := int64(4)
+	if s.Op == "gru" {
+		gates = 3
+	}
+	dirs := int64(hir.RNNDirections(a.String("direction")))
+	x := args[0]
+	dt := x.Type.DType
+	in := x.Type.Shape[2]
+	gh := dim.Const(gates * h)
+	// per takes direction d of a [dirs, ...] operand as the given shape.
+	per := func(v *mir.Value, d int64, shape []dim.Expr) *mir.Value {
+		if dirs > 1 {
+			sl := append([]dim.Expr{dim.Const(1)}, v.Type.Shape[1:]...)
+			v = l.emit(mir.OpSlice, []*mir.Value{v}, mir.Attrs{"starts": []dim.Expr{dim.Const(d)}, "ends": []dim.Expr{dim.Const(d + 1)}, "axes": []int64{0}, "steps": []int64{1}},
+				src, mir.Type{DType: dt, Shape: sl})
+		}
+		return l.emit(mir.OpReshape, []*mir.Value{v}, nil, src, mir.Type{DType: dt, Shape: shape})
+	}
+	transposed := func(v *mir.Value, d int64, rows dim.Expr) *mir.Value {
+		m := per(v, d, []dim.Expr{gh, rows})
+		return l.emit(mir.OpTranspose, []*mir.Value{m}, mir.Attrs{"perm": []int64{1, 0}}, src, mir.Type{DType: dt, Shape: []dim.Expr{rows, gh}})
+	}
+	var zeros *mir.Value
+	ops := []*mir.Value{x}
+	for d := int64(0); d < dirs; d++ {
+		ops = append(ops, transposed(args[1], d, in), transposed(args[2], d, dim.Const(h)))
+		if len(args) > 3 {
+			ops = append(ops, per(args[3], d, []dim.Expr{dim.Const(2 * gates * h)}))
+			continue
+		}
+		if zeros == nil {
+			zeros = l.g.NewConst(s.Results[0].Name+".bias", tensor.New(dt, 2*gates*h))
+		}
+		ops = append(ops, zeros)
+	}
+	ops = append(ops, args[min(len(args), 4):]...)
+	attrs := mir.Attrs{"cell": s.Op, "hidden": h, "direction": a.String("direction"), "initial_h": len(args) > 4}
+	if s.Op == "gru" {
+		attrs["linear_before_reset"] = a.Bool("linear_before_reset")
+	} else {
+		attrs["initial_c"] = len(args) > 5
+	}
+	n := l.g.Add(mir.OpRecurrent, ops, attrs, src, s.Types...)
+	return n.Results
 }

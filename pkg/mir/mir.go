@@ -69,6 +69,10 @@ const (
 	OpCopy         Op = "copy"          // materializes a value (an output that would alias an input)
 	OpFused        Op = "fused"         // an elementwise region: Node.Region
 	OpAddLayerNorm Op = "add_layernorm" // s = a + b; results: layernorm(s) and, when used, s
+	// OpRecurrent is an LSTM or GRU over a whole sequence (recurrent.go
+	// says its operands, attributes and results); specialization expands
+	// it into primitive nodes once the sequence length is bound.
+	OpRecurrent Op = "recurrent"
 )
 
 // Node is one operation.

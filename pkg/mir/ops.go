@@ -18,6 +18,7 @@ const (
 	ClassMovement                       // data movement: views and copies
 	ClassCreate                         // values made from nothing but attributes
 	ClassRegion                         // a fused elementwise region (Node.Region)
+	ClassRecurrent                      // an LSTM or GRU over a sequence, expanded at specialization
 )
 
 // OpInfo is one row of the op table: what an operation takes.
@@ -78,6 +79,7 @@ func buildOpTable() map[Op]OpInfo {
 		{Op: OpCopy, Class: ClassMovement, MinArgs: 1, MaxArgs: 1},
 		{Op: OpIota, Class: ClassCreate, MinArgs: 0, MaxArgs: 0, Attrs: []string{"n"}},
 		{Op: OpFused, Class: ClassRegion, MinArgs: 0, MaxArgs: -1},
+		{Op: OpRecurrent, Class: ClassRecurrent, MinArgs: 4, MaxArgs: 9, Attrs: RecurrentAttrs},
 	} {
 		t[row.Op] = row
 	}

@@ -242,6 +242,8 @@ func (ev *evaluator) node(n *mir.Node, args []*array) ([]*array, error) {
 		res, err = ev.addLayerNorm(n, args, shapes)
 	case n.Op == mir.OpLayerNorm:
 		res, err = one(layerNormNode(n.Attrs, args))
+	case n.Op == mir.OpRecurrent:
+		res, err = recurrent(n, args)
 	case n.Op == mir.OpIota:
 		if len(args) != 0 {
 			return nil, fmt.Errorf("takes no operands, found %d", len(args))
