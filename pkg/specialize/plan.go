@@ -81,6 +81,10 @@ func Specialize(g *mir.Graph, b Binding) (*Plan, error) {
 
 // SpecializeWith is Specialize for a backend whose kernels can do c.
 func SpecializeWith(g *mir.Graph, b Binding, c Caps) (*Plan, error) {
+	g, err := expandRecurrent(g, b)
+	if err != nil {
+		return nil, err
+	}
 	p := &Plan{Graph: g, Binding: b, Shapes: map[*mir.Value][]int64{}, Stores: map[*mir.Value]*Store{}, Caps: c,
 		scratch: map[*Store]*scratchUse{}}
 	shape := func(v *mir.Value) error {
