@@ -54,6 +54,9 @@ var converters = map[string]converter{
 	// Lowered to existing HIR ops (ops_lowered.go).
 	"Trilu": convTrilu, "InstanceNormalization": convInstanceNorm, "ConvTranspose": convConvTranspose,
 	"Resize": convResize,
+
+	// Recurrent layers (rnn.go).
+	"LSTM": convRNN("lstm"), "GRU": convRNN("gru"),
 }
 
 func (im *importer) importNode(n *onnxpb.Node) error {
