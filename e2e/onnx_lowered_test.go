@@ -22,12 +22,18 @@ import (
 // imported HIR.
 func lowered(t *testing.T, g *graph, opset int64, b specialize.Binding, inputs map[string]*tensor.Tensor, check func(t *testing.T, out []*tensor.Tensor)) string {
 	t.Helper()
+	return loweredOn(t, gpuRun, g, opset, b, inputs, check)
+}
+
+// loweredOn is lowered on the cpu target, and on vulkan when gpu is set.
+func loweredOn(t *testing.T, gpu bool, g *graph, opset int64, b specialize.Binding, inputs map[string]*tensor.Tensor, check func(t *testing.T, out []*tensor.Tensor)) string {
+	t.Helper()
 	res, err := onnx.Import(g.model(opset), onnx.Options{Module: "t", Source: "t.onnx"})
 	if err != nil {
 		t.Fatalf("import: %v", err)
 	}
 	targets := []string{"cpu"}
-	if gpuRun {
+	if gpu {
 		targets = append(targets, "vulkan")
 	}
 	for _, target := range targets {
