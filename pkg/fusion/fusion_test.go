@@ -218,7 +218,8 @@ func TestDeadCode(t *testing.T) {
 }
 
 // TestCanonicalize: the spellings in spelled.hir become single ops (a
-// layernorm, an rmsnorm, a silu in the matmul's epilogue, no pow left),
+// layernorm, an rmsnorm, a silu and a gelu_tanh in matmul epilogues, a
+// gelu_tanh and a gelu alone, no pow, tanh or erf left),
 // and cnn.hir's batchnorms fold into its convolutions' weights.
 // TestPassesPreserveResults checks the values.
 func TestCanonicalize(t *testing.T) {
@@ -227,7 +228,7 @@ func TestCanonicalize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ln, rms, silu int
+	var ln, rms, silu, geluT, gelu int
 	for _, n := range g.Nodes {
 		switch {
 		case n.Op == mir.OpLayerNorm && n.Attrs.Bool("rms"):
@@ -242,21 +243,25 @@ func TestCanonicalize(t *testing.T) {
 			}
 		case n.Op == mir.OpMatMul && n.Attrs.String("act") == "silu":
 			silu++
-		case n.Op == "pow" || n.Op == "sigmoid" || n.Op == mir.OpReduce:
+		case n.Op == mir.OpMatMul && n.Attrs.String("act") == "gelu_tanh" || n.Op == "gelu_tanh":
+			geluT++
+		case n.Op == "gelu":
+			gelu++
+		case n.Op == "pow" || n.Op == "sigmoid" || n.Op == mir.OpReduce || n.Op == "tanh" || n.Op == "erf":
 			t.Errorf("left spelled out: %s", n)
 		}
 		if n.Op == mir.OpFused {
 			for _, m := range n.Region.Nodes {
-				if m.Op == "pow" || m.Op == "sigmoid" {
+				if m.Op == "pow" || m.Op == "sigmoid" || m.Op == "tanh" || m.Op == "erf" {
 					t.Errorf("left spelled out in a fused region: %s", m)
 				}
 			}
 		}
 	}
-	if ln != 1 || rms != 1 || silu != 1 {
-		t.Errorf("spelled.hir: %d layernorms, %d rmsnorms, %d silu epilogues (want 1 each)\n%s\n%s", ln, rms, silu, r, g)
+	if ln != 1 || rms != 1 || silu != 1 || geluT != 2 || gelu != 1 {
+		t.Errorf("spelled.hir: %d layernorms, %d rmsnorms, %d silu epilogues, %d gelu_tanh, %d gelu (want 1, 1, 1, 2, 1)\n%s\n%s", ln, rms, silu, geluT, gelu, r, g)
 	}
-	for _, want := range []string{"rewrote 4 pow", "recognized 1 layernorm and 1 rmsnorm", "fused 1 x*sigmoid(x)"} {
+	for _, want := range []string{"rewrote 5 pow", "recognized 1 layernorm and 1 rmsnorm", "fused 1 x*sigmoid(x)", "fused 1 erf-form and 2 tanh-form GELUs"} {
 		if !strings.Contains(r.String(), want) {
 			t.Errorf("fusion report lacks %q:\n%s", want, r)
 		}

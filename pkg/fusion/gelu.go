@@ -3,32 +3,62 @@ package fusion
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/rlx-project/rlx/pkg/mir"
 )
 
-// FuseGelu recognizes GELU written out with erf, as PyTorch exports
-// nn.GELU(): x * (erf(x / sqrt(2)) + 1) * 0.5 (in either multiplication
-// order, with x/sqrt(2) also as x * (1/sqrt(2))), and replaces it with one
-// gelu node, which the epilogue pass can then fold into a matmul.
+// FuseGelu recognizes GELU written out, in both of its forms, and replaces
+// it with one gelu or gelu_tanh node, which the epilogue pass can then fold
+// into a matmul:
+//
+//	erf form (PyTorch's nn.GELU()):
+//	  x * (erf(x / sqrt(2)) + 1) * 0.5, x/sqrt(2) also as x * (1/sqrt(2))
+//	tanh form (nn.GELU(approximate='tanh'), GPT-2's hand-written one):
+//	  0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))
+//	  with x^3 as x*x*x (how PowConst rewrites pow(x, 3)), in either order
+//
+// Products and sums may come in either order, the 0.5 may multiply x or
+// the product, constants must be within 1e-6 (relative) of the formula's,
+// and every intermediate must have no other use.
 func FuseGelu(g *mir.Graph) (string, error) {
-	fused := 0
-	for _, erf := range append([]*mir.Node(nil), g.Nodes...) {
-		if erf.Op != "erf" || erf.Args[0].Type.DType.String() != "f32" {
+	erfs, tanhs := 0, 0
+	for _, n := range append([]*mir.Node(nil), g.Nodes...) {
+		if (n.Op != "erf" && n.Op != "tanh") || n.Args[0].Type.DType.String() != "f32" {
 			continue
 		}
-		if m := matchGelu(g, erf); m != nil {
-			replaceWithGelu(g, m)
-			fused++
+		var m *geluMatch
+		switch n.Op {
+		case "erf":
+			m = matchGeluErf(g, n)
+		case "tanh":
+			m = matchGeluTanh(g, n)
+		}
+		if m == nil || !matchGeluOuter(g, n, m) {
+			continue
+		}
+		replaceWithGelu(g, m)
+		if m.op == "gelu" {
+			erfs++
+		} else {
+			tanhs++
 		}
 	}
-	if fused == 0 {
+	var did []string
+	if erfs > 0 {
+		did = append(did, fmt.Sprintf("%d erf-form", erfs))
+	}
+	if tanhs > 0 {
+		did = append(did, fmt.Sprintf("%d tanh-form", tanhs))
+	}
+	if did == nil {
 		return "", nil
 	}
-	return fmt.Sprintf("fused %d erf-form GELUs", fused), nil
+	return "fused " + strings.Join(did, " and ") + " GELUs", nil
 }
 
 type geluMatch struct {
+	op   mir.Op // gelu or gelu_tanh
 	x    *mir.Value
 	dead []*mir.Node
 	last *mir.Node
@@ -50,7 +80,22 @@ func otherArg(n *mir.Node, v *mir.Value) (*mir.Value, bool) {
 	return nil, false
 }
 
-func matchGelu(g *mir.Graph, erf *mir.Node) *geluMatch {
+// byConst reports n as a mul of a scalar constant near c by another
+// operand (either order), and returns that operand.
+func byConst(n *mir.Node, c float64) (*mir.Value, bool) {
+	if n == nil || n.Op != "mul" {
+		return nil, false
+	}
+	for i := range 2 {
+		if near(n.Args[i], c) {
+			return n.Args[1-i], true
+		}
+	}
+	return nil, false
+}
+
+// matchGeluErf matches the argument of erf: x / sqrt(2) or x * (1/sqrt(2)).
+func matchGeluErf(g *mir.Graph, erf *mir.Node) *geluMatch {
 	uses := g.Uses()
 	in := erf.Args[0]
 	d := in.Def
@@ -58,33 +103,77 @@ func matchGelu(g *mir.Graph, erf *mir.Node) *geluMatch {
 		return nil
 	}
 	var x *mir.Value
-	switch {
-	case d.Op == "div" && near(d.Args[1], math.Sqrt2):
+	if d.Op == "div" && near(d.Args[1], math.Sqrt2) {
 		x = d.Args[0]
-	case d.Op == "mul" && near(d.Args[1], 1/math.Sqrt2):
-		x = d.Args[0]
-	case d.Op == "mul" && near(d.Args[0], 1/math.Sqrt2):
-		x = d.Args[1]
-	default:
+	} else if v, ok := byConst(d, 1/math.Sqrt2); ok {
+		x = v
+	} else {
 		return nil
 	}
-	m := &geluMatch{x: x, dead: []*mir.Node{d, erf}}
-	e := erf.Results[0]
+	return &geluMatch{op: "gelu", x: x, dead: []*mir.Node{d, erf}}
+}
+
+// matchGeluTanh matches the argument of tanh:
+// sqrt(2/pi) * (x + 0.044715 * x*x*x).
+func matchGeluTanh(g *mir.Graph, tanh *mir.Node) *geluMatch {
+	uses := g.Uses()
+	once := func(v *mir.Value) *mir.Node {
+		if v == nil || uses[v] != 1 {
+			return nil
+		}
+		return v.Def
+	}
+	scale := once(tanh.Args[0])
+	u, ok := byConst(scale, math.Sqrt(2/math.Pi))
+	sum := once(u)
+	if !ok || sum == nil || sum.Op != "add" {
+		return nil
+	}
+	for i := range 2 {
+		x, w := sum.Args[i], sum.Args[1-i]
+		coef := once(w)
+		cube, ok := byConst(coef, 0.044715)
+		if !ok {
+			continue
+		}
+		c := once(cube)
+		if c == nil || c.Op != "mul" {
+			continue
+		}
+		sq, ok := otherArg(c, x)
+		s := once(sq)
+		if !ok || s == nil || s.Op != "mul" || s.Args[0] != x || s.Args[1] != x {
+			continue
+		}
+		if !sameShape(x.Type.Shape, tanh.Results[0].Type.Shape) {
+			return nil
+		}
+		return &geluMatch{op: "gelu_tanh", x: x, dead: []*mir.Node{s, c, coef, sum, scale, tanh}}
+	}
+	return nil
+}
+
+// matchGeluOuter matches what follows erf or tanh (f):
+// x * (f + 1) * 0.5, in any order of the products and the sum.
+func matchGeluOuter(g *mir.Graph, f *mir.Node, m *geluMatch) bool {
+	uses := g.Uses()
+	x := m.x
+	e := f.Results[0]
 	add := consumer(g, e)
 	if add == nil || add.Op != "add" || uses[e] != 1 {
-		return nil
+		return false
 	}
 	if one, ok := otherArg(add, e); !ok || !near(one, 1) {
-		return nil
+		return false
 	}
 	m.dead = append(m.dead, add)
 	s := add.Results[0]
 	if uses[s] != 1 {
-		return nil
+		return false
 	}
 	mul := consumer(g, s)
 	if mul == nil || mul.Op != "mul" {
-		return nil
+		return false
 	}
 	other, _ := otherArg(mul, s)
 	half := func(n *mir.Node, v *mir.Value) bool {
@@ -93,25 +182,22 @@ func matchGelu(g *mir.Graph, erf *mir.Node) *geluMatch {
 	}
 	switch {
 	case other == x:
-		// (x * (erf+1)) * 0.5
+		// (x * (f+1)) * 0.5
 		r := mul.Results[0]
 		last := consumer(g, r)
 		if uses[r] != 1 || last == nil || last.Op != "mul" || !half(last, r) {
-			return nil
+			return false
 		}
 		m.dead = append(m.dead, mul)
 		m.last = last
 	case other.Def != nil && other.Def.Op == "mul" && uses[other] == 1 && half(other.Def, x):
-		// (x * 0.5) * (erf+1)
+		// (x * 0.5) * (f+1)
 		m.dead = append(m.dead, other.Def)
 		m.last = mul
 	default:
-		return nil
+		return false
 	}
-	if !sameShape(m.last.Results[0].Type.Shape, x.Type.Shape) {
-		return nil
-	}
-	return m
+	return sameShape(m.last.Results[0].Type.Shape, x.Type.Shape)
 }
 
 func replaceWithGelu(g *mir.Graph, m *geluMatch) {
@@ -120,7 +206,7 @@ func replaceWithGelu(g *mir.Graph, m *geluMatch) {
 		dead[d] = true
 	}
 	res := m.last.Results[0]
-	n := &mir.Node{Op: "gelu", Args: []*mir.Value{m.x}, Results: []*mir.Value{res}, Attrs: mir.Attrs{}, Src: m.last.Src}
+	n := &mir.Node{Op: m.op, Args: []*mir.Value{m.x}, Results: []*mir.Value{res}, Attrs: mir.Attrs{}, Src: m.last.Src}
 	res.Def = n
 	var nodes []*mir.Node
 	for _, o := range g.Nodes {
