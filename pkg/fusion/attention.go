@@ -6,6 +6,7 @@ import (
 
 	"github.com/rlx-project/rlx/pkg/dim"
 	"github.com/rlx-project/rlx/pkg/mir"
+	"github.com/rlx-project/rlx/pkg/tensor"
 )
 
 // FuseAttention finds attention written out as primitive ops, the way
@@ -13,14 +14,15 @@ import (
 //
 //	s = matmul(q', kT)     where q' is q, q*c or q/c and kT a transpose of k
 //	s' = s, s*c or s/c     (a scalar scale, before or after the matmul)
-//	s'' = s' or s' + mask  (an additive mask that broadcasts to the scores)
+//	s'' = s', s' + mask    (an additive mask that broadcasts to the scores)
+//	      or where(c, -inf, s') (a bool mask; masks.go has what is taken)
 //	p = softmax(s'', axis=-1)
 //	o = matmul(p, v)
 //
 // and replaces it with one attention node, whose kernel never writes the
 // Sq x Sk scores to memory. Every intermediate must have no other use.
 func FuseAttention(g *mir.Graph) (string, error) {
-	fused := 0
+	fused, causal, made := 0, 0, 0
 	for _, sm := range append([]*mir.Node(nil), g.Nodes...) {
 		if sm.Op != mir.OpSoftmax || sm.Attrs.Bool("log") || sm.Args[0].Type.DType.String() != "f32" {
 			continue
@@ -31,21 +33,45 @@ func FuseAttention(g *mir.Graph) (string, error) {
 		if m := match(g, sm); m != nil {
 			m.rewrite(g)
 			fused++
+			if m.causal {
+				causal++
+			}
+			if m.whereMask != nil {
+				made++
+			}
 		}
 	}
 	if fused == 0 {
 		return "", nil
 	}
-	return fmt.Sprintf("fused %d attention patterns into attention kernels", fused), nil
+	did := fmt.Sprintf("fused %d attention patterns into attention kernels", fused)
+	if causal > 0 {
+		did += fmt.Sprintf(", %d causal masks into causal=true", causal)
+	}
+	if made > 0 {
+		did += fmt.Sprintf(", %d bool masks into additive ones", made)
+	}
+	return did, nil
 }
 
 type attnMatch struct {
 	q, v, mask *mir.Value
+	whereMask  *whereMask // a bool mask to make additive, or nil
+	causal     bool
 	scale      float64
 	kPerm      []int64    // transpose to apply to kSrc to get k, or nil
 	kSrc       *mir.Value // what kT transposes
 	dead       []*mir.Node
 	out        *mir.Node // the final matmul
+}
+
+// whereMask is where(cond, fill, scores), or where(cond, scores, fill)
+// when not fillFirst: its additive mask is where(cond, fill, 0), or
+// where(cond, 0, fill).
+type whereMask struct {
+	cond      *mir.Value
+	fill      float64
+	fillFirst bool
 }
 
 // scalarOf returns the value of a one-element f32 constant.
@@ -89,22 +115,51 @@ func match(g *mir.Graph, sm *mir.Node) *attnMatch {
 	if uses[s] != 1 || s.Def == nil {
 		return nil
 	}
-	// Optional additive mask.
-	if d := s.Def; d.Op == "add" {
+	// Optional mask: an additive one, or a bool one applied with where
+	// (masks.go). A causal one becomes causal=true.
+	sq, sk := s.Type.Shape[s.Type.Rank()-2], s.Type.Shape[s.Type.Rank()-1]
+	scores := func(sc *mir.Value) bool {
+		inner, _, _ := scaled(g, uses, sc)
+		return inner.Def != nil && inner.Def.Op == mir.OpMatMul && sameShape(sc.Type.Shape, s.Type.Shape) && uses[sc] == 1
+	}
+	switch d := s.Def; d.Op {
+	case "add":
+		found := false
 		for i := 0; i < 2; i++ {
 			sc, mask := d.Args[i], d.Args[1-i]
-			inner, _, _ := scaled(g, uses, sc)
-			isScores := inner.Def != nil && inner.Def.Op == mir.OpMatMul
-			if isScores && sameShape(sc.Type.Shape, s.Type.Shape) && mask.Type.Rank() <= s.Type.Rank() && uses[sc] == 1 && mask.Type.DType == s.Type.DType {
-				m.mask = mask
+			if scores(sc) && mask.Type.Rank() <= s.Type.Rank() && mask.Type.DType == s.Type.DType {
+				if causalAdditive(mask, sq, sk) {
+					m.causal = true
+				} else {
+					m.mask = mask
+				}
 				m.dead = append(m.dead, d)
 				s = sc
+				found = true
 				break
 			}
 		}
-		if m.mask == nil {
+		if !found {
 			return nil
 		}
+	case "where":
+		c, a, b := d.Args[0], d.Args[1], d.Args[2]
+		fillFirst := isMaskFill(a)
+		sc, fill := b, a
+		if !fillFirst {
+			sc, fill = a, b
+		}
+		if !isMaskFill(fill) || !scores(sc) || c.Type.DType != tensor.Bool || c.Type.Rank() > s.Type.Rank() {
+			return nil
+		}
+		if keep, ok := causalBool(c, sq, sk); ok && keep != fillFirst {
+			m.causal = true
+		} else {
+			f, _ := maskFill(fill)
+			m.whereMask = &whereMask{cond: c, fill: f, fillFirst: fillFirst}
+		}
+		m.dead = append(m.dead, d)
+		s = sc
 	}
 	// Optional scale after the matmul.
 	s, c, d := scaled(g, uses, s)
@@ -179,11 +234,22 @@ func (m *attnMatch) rewrite(g *mir.Graph) {
 		k = kv
 	}
 	args := []*mir.Value{m.q, k, m.v}
+	if w := m.whereMask; w != nil {
+		f := g.NewConst("mask_fill", tensor.FromF32(nil, []float32{float32(w.fill)}))
+		z := g.NewConst("mask_zero", tensor.FromF32(nil, []float32{0}))
+		wargs := []*mir.Value{w.cond, f, z}
+		if !w.fillFirst {
+			wargs = []*mir.Value{w.cond, z, f}
+		}
+		n := newNode(g, "where", wargs, nil, m.out.Src, mir.Type{DType: m.q.Type.DType, Shape: w.cond.Type.Shape})
+		added = append([]*mir.Node{n}, added...)
+		m.mask = n.Results[0]
+	}
 	if m.mask != nil {
 		args = append(args, m.mask)
 	}
 	res := m.out.Results[0]
-	att := &mir.Node{Op: mir.OpAttention, Args: args, Results: []*mir.Value{res}, Attrs: mir.Attrs{"causal": false, "scale": m.scale}, Src: m.out.Src}
+	att := &mir.Node{Op: mir.OpAttention, Args: args, Results: []*mir.Value{res}, Attrs: mir.Attrs{"causal": m.causal, "scale": m.scale}, Src: m.out.Src}
 	res.Def = att
 	added = append(added, att)
 	var nodes []*mir.Node

@@ -205,6 +205,48 @@ func TestFuseAttention(t *testing.T) {
 	}
 }
 
+// TestFuseAttentionMasks: masks.hir's causal masks (a sliced tril
+// buffer, Trilu, arange comparisons both ways, a sliced additive buffer)
+// become causal=true, its padding masks and the masks that are not causal
+// (a band, a shifted diagonal) the kernel's additive mask.
+// TestPassesPreserveResults checks the values.
+func TestFuseAttentionMasks(t *testing.T) {
+	_, g := lowerModel(t, "../../testdata/models/masks.hir")
+	r, err := fusion.Run(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"gpt2": "causal", "trilu": "causal", "arange": "causal", "keep": "causal", "buffer": "causal",
+		"bert": "mask", "additive": "mask", "band": "mask", "shifted": "mask",
+	}
+	for _, o := range g.Outputs {
+		n := o.Def
+		if n == nil || n.Op != mir.OpAttention {
+			t.Errorf("%s: not an attention: %v", o.Name, n)
+			continue
+		}
+		got := "none"
+		switch {
+		case n.Attrs.Bool("causal") && len(n.Args) == 3:
+			got = "causal"
+		case !n.Attrs.Bool("causal") && len(n.Args) == 4:
+			got = "mask"
+		}
+		if got != want[o.Name] {
+			t.Errorf("%s: %s (want %s): %s", o.Name, got, want[o.Name], n)
+		}
+	}
+	for _, n := range g.Nodes {
+		if n.Op == mir.OpSoftmax || n.Op == mir.OpMatMul {
+			t.Errorf("left unfused: %s", n)
+		}
+	}
+	if !strings.Contains(r.String(), "fused 9 attention patterns into attention kernels, 5 causal masks into causal=true, 3 bool masks into additive ones") {
+		t.Errorf("fusion report:\n%s", r)
+	}
+}
+
 // TestDeadCode removes what nothing uses.
 func TestDeadCode(t *testing.T) {
 	_, g := lowerModel(t, "../../testdata/models/mlp.hir")
