@@ -247,6 +247,33 @@ func TestFuseAttentionMasks(t *testing.T) {
 	}
 }
 
+// TestCausalMasksNeedProof: a mask that is causal only for the bound
+// seq, or off by one, stays an additive mask.
+func TestCausalMasksNeedProof(t *testing.T) {
+	_, g := lowerModel(t, "../../testdata/models/masks.hir")
+	for _, n := range g.Nodes {
+		for _, a := range n.Args {
+			// tril[7][0] false: triangular on every [:seq, :seq] with seq < 8
+			// but not for seq = 8.
+			if a.Name == "tril" && a.IsConst() {
+				a.Const.Data[7*8] = 0
+			}
+		}
+		// Trilu's col - row >= 1 made col - row > 1: one diagonal too many seen.
+		if len(n.Results) == 1 && n.Results[0].Name == "upper" {
+			n.Op = "gt"
+		}
+	}
+	if _, err := fusion.Run(g); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range g.Outputs {
+		if (o.Name == "gpt2" || o.Name == "trilu") && (o.Def.Op != mir.OpAttention || o.Def.Attrs.Bool("causal") || len(o.Def.Args) != 4) {
+			t.Errorf("%s: want a non-causal attention with a mask: %s", o.Name, o.Def)
+		}
+	}
+}
+
 // TestDeadCode removes what nothing uses.
 func TestDeadCode(t *testing.T) {
 	_, g := lowerModel(t, "../../testdata/models/mlp.hir")
