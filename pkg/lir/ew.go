@@ -124,6 +124,8 @@ const (
 	EwOr
 	EwXor
 	EwSoftsign
+	EwHardSwish
+	EwMish
 	numEwOps
 )
 
@@ -269,6 +271,12 @@ var EwOps = [numEwOps]EwInfo{
 	EwXor: {Name: "xor", Arity: 2, Operands: EwBool, Binary: func(a, b float64) float64 { return b2f((a != 0) != (b != 0)) }},
 	EwSoftsign: {Name: "softsign", Arity: 1, Operands: EwFloat, Unary: func(x float64) float64 {
 		return x / (1 + math.Abs(x))
+	}},
+	EwHardSwish: {Name: "hardswish", Arity: 1, Operands: EwFloat, Unary: func(x float64) float64 {
+		return x * math.Min(math.Max(x/6+0.5, 0), 1)
+	}},
+	EwMish: {Name: "mish", Arity: 1, Operands: EwFloat, Unary: func(x float64) float64 {
+		return x * math.Tanh(math.Log1p(math.Exp(x)))
 	}},
 }
 

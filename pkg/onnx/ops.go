@@ -34,7 +34,7 @@ var converters = map[string]converter{
 	"Softsign":  unary("softsign"),
 	"Not":       unary("not"),
 	"LeakyRelu": convLeakyRelu, "Clip": convClip, "Cast": convCast, "Gelu": convGelu,
-	"HardSigmoid": convHardSigmoid, "HardSwish": convHardSwish,
+	"HardSigmoid": convHardSigmoid, "HardSwish": unary("hardswish"), "Mish": unary("mish"),
 
 	"MatMul": convMatMul, "Gemm": convGemm,
 	"Softmax": convSoftmax("softmax"), "LogSoftmax": convSoftmax("log_softmax"),
@@ -257,8 +257,8 @@ func convGelu(im *importer, n *onnxpb.Node) error {
 	return im.emit(n.Outputs[:1], op, []string{x})
 }
 
-// HardSigmoid is max(0, min(1, alpha*x + beta)); HardSwish is x*HardSigmoid(x)
-// with alpha 1/6 and beta 1/2 (MobileNetV3).
+// HardSigmoid is max(0, min(1, alpha*x + beta)). (HardSwish, x*HardSigmoid(x)
+// with alpha 1/6 and beta 1/2, is the op hardswish.)
 func (im *importer) hardSigmoid(x, hint string, alpha, beta float64) string {
 	dt := im.dtype(x)
 	a := im.emitTmp(hint+"_alpha", "const", nil, floatLit(alpha, 32), dt+"[]")
@@ -287,15 +287,6 @@ func convHardSigmoid(im *importer, n *onnxpb.Node) error {
 	hs := im.hardSigmoid(x, n.Outputs[0], attrFloat(n, "alpha", 0.2), attrFloat(n, "beta", 0.5))
 	im.vals[n.Outputs[0]] = &val{name: hs}
 	return nil
-}
-
-func convHardSwish(im *importer, n *onnxpb.Node) error {
-	x, err := im.rt(0)
-	if err != nil {
-		return err
-	}
-	hs := im.hardSigmoid(x, n.Outputs[0], 1.0/6, 0.5)
-	return im.emit(n.Outputs[:1], "mul", []string{x, hs})
 }
 
 func convMatMul(im *importer, n *onnxpb.Node) error {

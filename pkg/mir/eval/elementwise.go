@@ -319,6 +319,10 @@ func floatUnary(op mir.Op, attrs mir.Attrs) (func(float64) float64, error) {
 		return func(x float64) float64 { return x * sigmoid(x) }, nil
 	case "softsign":
 		return func(x float64) float64 { return x / (1 + math.Abs(x)) }, nil
+	case "hardswish": // x * HardSigmoid(x) with alpha 1/6, beta 1/2 (ONNX HardSwish)
+		return func(x float64) float64 { return x * math.Max(0, math.Min(1, x/6+0.5)) }, nil
+	case "mish": // x * tanh(softplus(x))
+		return func(x float64) float64 { return x * math.Tanh(math.Log1p(math.Exp(x))) }, nil
 	case "erf":
 		return math.Erf, nil
 	case "sin":

@@ -162,7 +162,7 @@ var floatOps = [lir.NumEwOps]bool{
 	lir.EwTanh: true, lir.EwSigmoid: true, lir.EwRelu: true, lir.EwGelu: true, lir.EwGeluTanh: true, lir.EwSilu: true,
 	lir.EwErf: true, lir.EwSin: true, lir.EwCos: true, lir.EwFloor: true, lir.EwCeil: true, lir.EwRound: true,
 	lir.EwAdd: true, lir.EwSub: true, lir.EwMul: true, lir.EwDiv: true, lir.EwPow: true, lir.EwMax: true, lir.EwMin: true,
-	lir.EwMod: true, lir.EwSoftsign: true,
+	lir.EwMod: true, lir.EwSoftsign: true, lir.EwHardSwish: true, lir.EwMish: true,
 }
 
 // doubleOps are the instructions a double region may use: exact
@@ -175,7 +175,7 @@ var doubleOps = [lir.NumEwOps]bool{
 	lir.EwFloor: true, lir.EwCeil: true, lir.EwRound: true, lir.EwSign: true, lir.EwNot: true,
 	lir.EwAdd: true, lir.EwSub: true, lir.EwMul: true, lir.EwDiv: true, lir.EwIDiv: true, lir.EwMax: true, lir.EwMin: true,
 	lir.EwIMod: true, lir.EwEq: true, lir.EwNe: true, lir.EwLt: true, lir.EwLe: true, lir.EwGt: true, lir.EwGe: true,
-	lir.EwAnd: true, lir.EwOr: true, lir.EwXor: true, lir.EwSoftsign: true,
+	lir.EwAnd: true, lir.EwOr: true, lir.EwXor: true, lir.EwSoftsign: true, lir.EwHardSwish: true,
 }
 
 // cTypes are the C element types of the dtypes a region may load and
@@ -439,6 +439,16 @@ func instr(ew *lir.Elementwise, in lir.Instr, ct compute, imms map[int]float64, 
 		return set("(double)(" + a + " == 0)")
 	case lir.EwSoftsign:
 		return set(fmt.Sprintf("%s / (1 + __builtin_fabs%s(%s))", a, f, a))
+	case lir.EwHardSwish:
+		// x * clamp(x/6 + 1/2, 0, 1); a NaN x fails both tests and stays NaN.
+		t := fmt.Sprintf("(%s / 6 + (%s)0.5)", a, reg)
+		return set(fmt.Sprintf("%s * (%s < 0 ? 0 : %s > 1 ? 1 : %s)", a, t, t, t))
+	case lir.EwMish:
+		if ct != computeFloat {
+			return "", false
+		}
+		// x * tanh(softplus(x)), softplus as max(x, 0) + log(1 + exp(-|x|)).
+		return set(fmt.Sprintf("%s * rlx_tanhf((%s > 0 ? %s : 0) + rlx_logf(1 + rlx_expf(-__builtin_fabsf(%s))))", a, a, a, a))
 	case lir.EwAdd:
 		return set(a + " + " + b)
 	case lir.EwSub:

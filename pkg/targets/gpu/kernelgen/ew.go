@@ -363,6 +363,10 @@ func unaryOp(op lir.EwOp, x *kir.Expr) (*kir.Expr, error) {
 		return kir.Silu(x), nil
 	case lir.EwSoftsign:
 		return kir.Div(x, kir.Add(kir.Float(1), kir.Abs(x))), nil
+	case lir.EwHardSwish:
+		return kir.Mul(x, kir.Min(kir.Max(kir.Add(kir.Div(x, kir.Float(6)), kir.Float(0.5)), kir.Float(0)), kir.Float(1))), nil
+	case lir.EwMish:
+		return kir.Mish(x), nil
 	case lir.EwErf:
 		return kir.Erf(x), nil
 	case lir.EwSin:

@@ -90,6 +90,13 @@ func GeluTanh(x *Expr) *Expr {
 	return Mul(Mul(f(0.5), x), Add(f(1), Tanh(inner)))
 }
 
+// Mish is x·tanh(softplus(x)), softplus as max(x, 0) + log(1 + exp(-|x|)):
+// no overflow for any x.
+func Mish(x *Expr) *Expr {
+	sp := Add(Max(x, f(0)), Log(Add(f(1), Exp(Neg(Call("abs", x))))))
+	return Mul(x, Tanh(sp))
+}
+
 // Relu is max(x, 0) (NaN stays NaN for floats).
 func Relu(x *Expr) *Expr {
 	return Select(Gt(x, Const(x.T, 0, 0)), x, Select(IsNaN(x), x, Const(x.T, 0, 0)))
