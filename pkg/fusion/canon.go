@@ -137,6 +137,160 @@ func FuseSilu(g *mir.Graph) (string, error) {
 	return fmt.Sprintf("fused %d x*sigmoid(x) into silu", fused), nil
 }
 
+// clampOf reports v as clamp(t, min=lo, max=hi) used only once, and
+// returns t.
+func clampOf(uses map[*mir.Value]int, v *mir.Value, lo, hi float64) (*mir.Value, bool) {
+	c := v.Def
+	if c == nil || c.Op != "clamp" || uses[v] != 1 || !c.Attrs.Has("min") || !c.Attrs.Has("max") ||
+		c.Attrs.Float("min") != lo || c.Attrs.Float("max") != hi {
+		return nil, false
+	}
+	return c.Args[0], true
+}
+
+// onceDef returns the node defining v when v has that one use.
+func onceDef(uses map[*mir.Value]int, v *mir.Value, op mir.Op) *mir.Node {
+	if v == nil || v.Def == nil || v.Def.Op != op || uses[v] != 1 {
+		return nil
+	}
+	return v.Def
+}
+
+// plusConst reports n as an add of v and a scalar constant near c (either
+// order).
+func plusConst(n *mir.Node, v *mir.Value, c float64) bool {
+	o, ok := otherArg(n, v)
+	return n != nil && n.Op == "add" && ok && near(o, c)
+}
+
+// divBy reports v as x/c or x*(1/c) (either order), used once, and
+// returns x.
+func divBy(uses map[*mir.Value]int, v *mir.Value, c float64) (*mir.Value, bool) {
+	if d := onceDef(uses, v, "div"); d != nil && near(d.Args[1], c) {
+		return d.Args[0], true
+	}
+	return byConst(onceDef(uses, v, "mul"), 1/c)
+}
+
+// FuseHardSwish turns HardSwish written out into hardswish(x), in the two
+// spellings PyTorch code and the ONNX importer's HardSigmoid give:
+//
+//	x * clamp(x/6 + 0.5, 0, 1)    (x * hardsigmoid(x); x/6 also as x * (1/6))
+//	x * clamp(x + 3, 0, 6) / 6    (x * relu6(x + 3) / 6, the / 6 on either product)
+//
+// with products and sums in either order, each intermediate used once.
+func FuseHardSwish(g *mir.Graph) (string, error) {
+	fused := 0
+	for _, n := range append([]*mir.Node(nil), g.Nodes...) {
+		uses := g.Uses()
+		if !isFloat(n.Results[0]) || len(n.Args) != 2 {
+			continue
+		}
+		if x := matchHardSwish(uses, n); x != nil && sameShape(x.Type.Shape, n.Results[0].Type.Shape) {
+			splice(g, n, newNode(g, "hardswish", []*mir.Value{x}, nil, n.Src, n.Results[0].Type))
+			fused++
+		}
+	}
+	if fused == 0 {
+		return "", nil
+	}
+	if _, err := DeadCode(g); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("fused %d x*clamp(x/6+1/2, 0, 1) into hardswish", fused), nil
+}
+
+func matchHardSwish(uses map[*mir.Value]int, n *mir.Node) *mir.Value {
+	// relu6(x + 3): x when r is clamp(x + 3, 0, 6).
+	relu6 := func(r, x *mir.Value) bool {
+		t, ok := clampOf(uses, r, 0, 6)
+		a := onceDef(uses, t, "add")
+		return ok && a != nil && plusConst(a, x, 3)
+	}
+	if n.Op == "mul" {
+		for i := range 2 {
+			x, h := n.Args[1-i], n.Args[i]
+			// x * clamp(x/6 + 0.5, 0, 1)
+			if t, ok := clampOf(uses, h, 0, 1); ok {
+				if a := onceDef(uses, t, "add"); a != nil {
+					for j := range 2 {
+						if u, c := a.Args[j], a.Args[1-j]; near(c, 0.5) {
+							if v, ok := divBy(uses, u, 6); ok && v == x {
+								return x
+							}
+						}
+					}
+				}
+			}
+			// x * (relu6(x + 3) / 6)
+			if r, ok := divBy(uses, h, 6); ok && relu6(r, x) {
+				return x
+			}
+		}
+	}
+	// (x * relu6(x + 3)) / 6
+	var p *mir.Value
+	if n.Op == "div" && near(n.Args[1], 6) {
+		p = n.Args[0]
+	} else if v, ok := byConst(n, 1.0/6); ok {
+		p = v
+	}
+	if m := onceDef(uses, p, "mul"); m != nil {
+		for i := range 2 {
+			if x := m.Args[1-i]; relu6(m.Args[i], x) {
+				return x
+			}
+		}
+	}
+	return nil
+}
+
+// FuseMish turns x * tanh(log(exp(x) + 1)) (softplus written out; products
+// and the sum in either order, each intermediate used once) into mish(x).
+func FuseMish(g *mir.Graph) (string, error) {
+	fused := 0
+	for _, n := range append([]*mir.Node(nil), g.Nodes...) {
+		if n.Op != "mul" || !isFloat(n.Results[0]) {
+			continue
+		}
+		uses := g.Uses()
+		for i := range 2 {
+			x, t := n.Args[1-i], n.Args[i]
+			th := onceDef(uses, t, "tanh")
+			if th == nil {
+				continue
+			}
+			l := onceDef(uses, th.Args[0], "log")
+			if l == nil {
+				continue
+			}
+			a := onceDef(uses, l.Args[0], "add")
+			if a == nil {
+				continue
+			}
+			matched := false
+			for j := range 2 {
+				if e := onceDef(uses, a.Args[j], "exp"); e != nil && e.Args[0] == x && near(a.Args[1-j], 1) {
+					matched = true
+				}
+			}
+			if !matched || !sameShape(x.Type.Shape, n.Results[0].Type.Shape) {
+				continue
+			}
+			splice(g, n, newNode(g, "mish", []*mir.Value{x}, nil, n.Src, n.Results[0].Type))
+			fused++
+			break
+		}
+	}
+	if fused == 0 {
+		return "", nil
+	}
+	if _, err := DeadCode(g); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("fused %d x*tanh(log(1+exp(x))) into mish", fused), nil
+}
+
 // FuseNorms recognizes LayerNorm and RMSNorm written out with reductions,
 // as ONNX exports them before opset 17 and as RMSNorm is written by hand:
 //

@@ -30,6 +30,8 @@ func Passes() []Pass {
 		{"pow-const", PowConst},
 		{"norms", FuseNorms},
 		{"silu", FuseSilu},
+		{"hardswish", FuseHardSwish},
+		{"mish", FuseMish},
 		{"conv-affine", FoldConvAffine},
 		{"gelu", FuseGelu},
 		{"attention", FuseAttention},

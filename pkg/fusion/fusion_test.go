@@ -288,7 +288,8 @@ func TestDeadCode(t *testing.T) {
 
 // TestCanonicalize: the spellings in spelled.hir become single ops (a
 // layernorm, an rmsnorm, a silu and a gelu_tanh in matmul epilogues, a
-// gelu_tanh and a gelu alone, no pow, tanh or erf left),
+// gelu_tanh and a gelu alone, two hardswish and a mish, no pow, tanh,
+// erf, clamp or log left),
 // and cnn.hir's batchnorms fold into its convolutions' weights.
 // TestPassesPreserveResults checks the values.
 func TestCanonicalize(t *testing.T) {
@@ -297,7 +298,7 @@ func TestCanonicalize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ln, rms, silu, geluT, gelu int
+	var ln, rms, silu, geluT, gelu, hswish, mish int
 	for _, n := range g.Nodes {
 		switch {
 		case n.Op == mir.OpLayerNorm && n.Attrs.Bool("rms"):
@@ -316,21 +317,32 @@ func TestCanonicalize(t *testing.T) {
 			geluT++
 		case n.Op == "gelu":
 			gelu++
-		case n.Op == "pow" || n.Op == "sigmoid" || n.Op == mir.OpReduce || n.Op == "tanh" || n.Op == "erf":
+		case n.Op == "hardswish":
+			hswish++
+		case n.Op == "mish":
+			mish++
+		case n.Op == "pow" || n.Op == "sigmoid" || n.Op == mir.OpReduce || n.Op == "tanh" || n.Op == "erf" || n.Op == "clamp" || n.Op == "log":
 			t.Errorf("left spelled out: %s", n)
 		}
 		if n.Op == mir.OpFused {
 			for _, m := range n.Region.Nodes {
-				if m.Op == "pow" || m.Op == "sigmoid" || m.Op == "tanh" || m.Op == "erf" {
+				switch m.Op {
+				case "hardswish":
+					hswish++
+				case "mish":
+					mish++
+				}
+				if m.Op == "pow" || m.Op == "sigmoid" || m.Op == "tanh" || m.Op == "erf" || m.Op == "clamp" || m.Op == "log" {
 					t.Errorf("left spelled out in a fused region: %s", m)
 				}
 			}
 		}
 	}
-	if ln != 1 || rms != 1 || silu != 1 || geluT != 2 || gelu != 1 {
-		t.Errorf("spelled.hir: %d layernorms, %d rmsnorms, %d silu epilogues, %d gelu_tanh, %d gelu (want 1, 1, 1, 2, 1)\n%s\n%s", ln, rms, silu, geluT, gelu, r, g)
+	if ln != 1 || rms != 1 || silu != 1 || geluT != 2 || gelu != 1 || hswish != 2 || mish != 1 {
+		t.Errorf("spelled.hir: %d layernorms, %d rmsnorms, %d silu epilogues, %d gelu_tanh, %d gelu, %d hardswish, %d mish (want 1, 1, 1, 2, 1, 2, 1)\n%s\n%s", ln, rms, silu, geluT, gelu, hswish, mish, r, g)
 	}
-	for _, want := range []string{"rewrote 5 pow", "recognized 1 layernorm and 1 rmsnorm", "fused 1 x*sigmoid(x)", "fused 1 erf-form and 2 tanh-form GELUs"} {
+	for _, want := range []string{"rewrote 5 pow", "recognized 1 layernorm and 1 rmsnorm", "fused 1 x*sigmoid(x)", "fused 1 erf-form and 2 tanh-form GELUs",
+		"fused 2 x*clamp(x/6+1/2, 0, 1) into hardswish", "fused 1 x*tanh(log(1+exp(x))) into mish"} {
 		if !strings.Contains(r.String(), want) {
 			t.Errorf("fusion report lacks %q:\n%s", want, r)
 		}
