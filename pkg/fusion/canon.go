@@ -298,7 +298,8 @@ func FuseMish(g *mir.Graph) (string, error) {
 //	rmsnorm:   y = x / sqrt(mean(x*x) + eps)                     [* g]
 //
 // over the trailing axes, with the division also spelled d * rsqrt(v)
-// or d * recip(sqrt(v)), and products in either order. It runs after
+// or d * recip(sqrt(v)) (the recip also as 1 / sqrt(v)), and products in
+// either order. It runs after
 // PowConst, which turns pow(d, 2) into d*d.
 func FuseNorms(g *mir.Graph) (string, error) {
 	var ln, rms int
@@ -445,7 +446,8 @@ func normalized(g *mir.Graph, uses map[*mir.Value]int, ve, d *mir.Value) *mir.No
 		if next.Op == "div" && next.Args[0] == d && next.Args[1] == r {
 			return next
 		}
-		if next.Op != "recip" {
+		// recip(sqrt(ve)), or 1 / sqrt(ve) as LLaMA's exports spell it
+		if next.Op != "recip" && !(next.Op == "div" && next.Args[1] == r && near(next.Args[0], 1)) {
 			return nil
 		}
 		r = next.Results[0]
