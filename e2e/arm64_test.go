@@ -86,6 +86,7 @@ var qemuLeavesOut = map[string]string{
 }
 
 func TestArm64UnderQemu(t *testing.T) {
+	t.Parallel() // minutes of external tools (glslang, clang, qemu) or builds: uses the second core
 	if testing.Short() {
 		t.Skip("-short")
 	}

@@ -54,6 +54,7 @@ func sh(t *testing.T, name string, args ...string) string {
 // then `rlxrun --input ... --expect ...` with the bar
 // max|diff| <= 1e-4 * max(1, max|ref|) given as --atol.
 func TestCLIConformance(t *testing.T) {
+	t.Parallel() // minutes of external tools (glslang, clang, qemu) or builds: uses the second core
 	man := readManifest(t, sharedModels)
 	rlxc, rlxrun := tools(t)
 	dir := t.TempDir()

@@ -261,6 +261,7 @@ func asFloat(t *tensor.Tensor) []float64 { return t.Float64s() }
 
 // TestReproducible: the same build twice gives the same bytes.
 func TestReproducible(t *testing.T) {
+	t.Parallel() // minutes of external tools (glslang, clang, qemu) or builds: uses the second core
 	dir := t.TempDir()
 	seed := uint64(3)
 	targets := []string{"cpu", "metal"}

@@ -29,6 +29,7 @@ func TestExportsConformance(t *testing.T) {
 // device (llvmpipe in CI), and compares each output with the cpu target's,
 // for every model but those slowOnVulkan names.
 func TestExportsConformanceVulkan(t *testing.T) {
+	t.Parallel() // minutes of external tools (glslang, clang, qemu) or builds: uses the second core
 	needTool(t, "glslangValidator")
 	needVulkan(t)
 	conformanceOf(t, exportModels, "vulkan", nil, func(name string) bool { return slowOnVulkan[name] == "" })

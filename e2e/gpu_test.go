@@ -63,6 +63,7 @@ func artifactPrograms(t *testing.T, path string) (artifact.Manifest, []lir.Progr
 // that every kernel was compiled where the target compiles (SPIR-V for
 // vulkan, PTX for cuda) and that every launch names a kernel.
 func TestGPUBuilds(t *testing.T) {
+	t.Parallel() // minutes of external tools (glslang, clang, qemu) or builds: uses the second core
 	dir := t.TempDir()
 	seed := uint64(1)
 	for _, target := range []string{"vulkan", "cuda", "metal"} {
@@ -176,6 +177,7 @@ func runBoth(t *testing.T, dir, file string, src []byte, opts driver.Options, ta
 // machine's Vulkan device (llvmpipe in CI) at two bindings against the cpu
 // target.
 func TestVulkanMatchesCPU(t *testing.T) {
+	t.Parallel() // minutes of external tools (glslang, clang, qemu) or builds: uses the second core
 	needTool(t, "glslangValidator")
 	needVulkan(t)
 	dir := t.TempDir()
@@ -199,6 +201,7 @@ var updateGolden = flag.Bool("update", false, "rewrite the golden files of TestM
 // TestMetalGolden -update` rewrites them. Where clang++ is installed, each
 // kernel is also syntax-checked as C++ against a stub of the Metal library.
 func TestMetalGolden(t *testing.T) {
+	t.Parallel() // minutes of external tools (glslang, clang, qemu) or builds: uses the second core
 	dir := t.TempDir()
 	seed := uint64(1)
 	var clang string

@@ -748,6 +748,7 @@ func resizeRef(x []float32, nc, h, w, oh, ow int, scaleH, scaleW float64, mode, 
 }
 
 func TestLoweredResize(t *testing.T) {
+	t.Parallel() // minutes of external tools (glslang, clang, qemu) or builds: uses the second core
 	const N, C, H, W = 1, 2, 4, 5
 	x := seq(N*C*H*W, 1)
 	type rc struct {

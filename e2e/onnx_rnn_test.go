@@ -143,6 +143,7 @@ func nearTol(t *testing.T, what string, got []float32, want []float64, tol float
 // direction, with and without B and initial states, both GRU
 // linear_before_reset values and unused outputs, at time = 2 and 3.
 func TestONNXRecurrent(t *testing.T) {
+	t.Parallel() // minutes of external tools (glslang, clang, qemu) or builds: uses the second core
 	cases := []rnnCase{
 		{op: "LSTM", direction: "forward", bias: true, outs: []bool{true}},
 		{op: "LSTM", direction: "reverse", bias: true, initH: true, initC: true, outs: []bool{true, true, true}},

@@ -69,6 +69,7 @@ func TestONNXConformance(t *testing.T) {
 // machine's Vulkan device (llvmpipe in CI), and also compares each output
 // with the cpu target's within 1e-4.
 func TestONNXConformanceVulkan(t *testing.T) {
+	t.Parallel() // minutes of external tools (glslang, clang, qemu) or builds: uses the second core
 	needTool(t, "glslangValidator")
 	needVulkan(t)
 	conformance(t, sharedModels, "vulkan", nil)

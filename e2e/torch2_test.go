@@ -24,6 +24,7 @@ func TestTorch2Conformance(t *testing.T) {
 // TestTorch2ConformanceVulkan does the same on the machine's Vulkan device
 // (llvmpipe in CI), and compares each output with the cpu target's.
 func TestTorch2ConformanceVulkan(t *testing.T) {
+	t.Parallel() // minutes of external tools (glslang, clang, qemu) or builds: uses the second core
 	needTool(t, "glslangValidator")
 	needVulkan(t)
 	conformance(t, torch2Models, "vulkan", nil)
