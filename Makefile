@@ -17,6 +17,11 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # flag; compiling hundreds of kernels again would only cost time).
 RACE_SKIP   ?= GPU|Vulkan|Arm64|TestGoldenLIR|TestNativeElementwise|TestNativePool2D|TestNativeConv|TestNativeSoftmax|TestNativeReduce|TestMathHeader
 
+# The e2e tests of the ONNX importer (exports, torch2, lowered operators,
+# recurrences): the race and purego runs check the runtime's Go code, which
+# the shared and bundled models cover; these re-check the importer.
+IMPORT_TESTS ?= TestExports|TestTorch2|TestLowered|TestONNXRecurrent
+
 # What make test leaves to make test-slow (minutes each; see the tests).
 SLOW_TESTS  ?= TestExportsSlowVulkan
 
@@ -52,8 +57,8 @@ deps:
 ## test: vet, unit tests (then every skipped test with its reason; under CI=true a skip for anything but missing hardware fails), lint, the race detector on the concurrent parts, the pure-Go kernels (purego), the testdata models and a short fuzz smoke (what CI runs)
 test: vet
 	set -o pipefail; $(GO) test -json -skip '$(SLOW_TESTS)' ./... | $(GO) run ./internal/tools/testsummary $(if $(filter true,$(CI)),-strict)
-	$(GO) test -race -skip '$(RACE_SKIP)' ./e2e ./pkg/loader/... ./pkg/targets/... ./pkg/artifact/...
-	$(GO) test -tags purego -skip '$(RACE_SKIP)' ./pkg/targets/cpu/... ./e2e
+	$(GO) test -race -skip '$(RACE_SKIP)|$(IMPORT_TESTS)' ./e2e ./pkg/loader/... ./pkg/targets/... ./pkg/artifact/...
+	$(GO) test -tags purego -skip '$(RACE_SKIP)|$(IMPORT_TESTS)' ./pkg/targets/cpu/... ./e2e
 	$(MAKE) --no-print-directory test-arm64
 	$(MAKE) --no-print-directory check-models
 	$(MAKE) --no-print-directory fuzz-smoke
