@@ -79,7 +79,7 @@ func runQemu(t *testing.T, rlxrun []string, artifact string, inputs, expect map[
 // bindings against the reference interpreter, and every case of
 // ../shared/models against PyTorch's outputs.
 // qemuLeavesOut names the shared models TestArm64UnderQemu does not
-// emulate, each with why: emulation runs ~30x slower than the host, and
+// emulate, each with why: emulation runs far slower than the host, and
 // make test has a time budget.
 var qemuLeavesOut = map[string]string{
 	"resnet18": "1.8 GFLOP per image, 20 s of emulation; its kernels (native 3x3 conv, max pool, packed GEMM) run under qemu in the bundled cnn and ops_conv models",
@@ -98,7 +98,7 @@ func TestArm64UnderQemu(t *testing.T) {
 			name := strings.TrimSuffix(filepath.Base(file), ".hir")
 			t.Run(name, func(t *testing.T) {
 				m := load(t, file)
-				// One binding: qemu runs ~30x slower than the host, and the
+				// One binding: qemu emulates far slower than the host runs, and the
 				// host runs both bindings of the same code.
 				bindings := twoBindings(t, m)[:1]
 				src, _ := os.ReadFile(file)
@@ -144,7 +144,7 @@ func TestArm64UnderQemu(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				imp := importShared(t, sharedModels, name, model.File)
-				// One case per model: qemu runs ~30x slower than the host,
+				// One case per model: qemu emulates far slower than the host runs,
 				// and the host run checks every case of the same code.
 				c := model.Cases[slices.Sorted(maps.Keys(model.Cases))[0]]
 				bindings := []specialize.Binding{c.Binding}
