@@ -843,25 +843,31 @@ func (d *driver) runGemm() {
 	}
 }
 
+// reportHeader writes a report's title and the lines both modes share
+// (machine, rlx, ORT), and returns how long each timed run lasts.
+func reportHeader(b *strings.Builder, title string, m machine, cfg *config) (how string) {
+	fmt.Fprintf(b, "%s\n\n", title)
+	fmt.Fprintf(b, "machine: %s, %d CPUs, %s; load average %s at start, %s at end\n", m.CPU, m.NCPU, m.OSArch, orDash(m.LoadAvg), orDash(m.LoadAvgEnd))
+	code := "rlxc build's default CPU code"
+	if cfg.cpu != "" {
+		code = "rlxc build --cpu " + cfg.cpu
+	}
+	fmt.Fprintf(b, "rlx:     commit %s, %s, %s\n", orDash(m.RlxCommit), orDash(m.Go), code)
+	if !cfg.skipORT {
+		fmt.Fprintf(b, "ORT:     %s, node %s, CPU EP, graph optimizations all\n", orDash(m.ORT), orDash(m.Node))
+	}
+	if cfg.runs > 0 {
+		return fmt.Sprintf("%d runs", cfg.runs)
+	}
+	return fmt.Sprintf("for %s", cfg.dur)
+}
+
 // render is the report: machine, the model table, notes, the GEMM table.
 func (d *driver) render() string {
 	var b strings.Builder
 	m := d.res.Machine
 	cfg := &d.cfg
-	fmt.Fprintf(&b, "# rlx vs ONNX Runtime, %s\n\n", d.res.Date)
-	fmt.Fprintf(&b, "machine: %s, %d CPUs, %s; load average %s at start, %s at end\n", m.CPU, m.NCPU, m.OSArch, orDash(m.LoadAvg), orDash(m.LoadAvgEnd))
-	code := "rlxc build's default CPU code"
-	if cfg.cpu != "" {
-		code = "rlxc build --cpu " + cfg.cpu
-	}
-	fmt.Fprintf(&b, "rlx:     commit %s, %s, %s\n", orDash(m.RlxCommit), orDash(m.Go), code)
-	if !cfg.skipORT {
-		fmt.Fprintf(&b, "ORT:     %s, node %s, CPU EP, graph optimizations all\n", orDash(m.ORT), orDash(m.Node))
-	}
-	how := fmt.Sprintf("for %s", cfg.dur)
-	if cfg.runs > 0 {
-		how = fmt.Sprintf("%d runs", cfg.runs)
-	}
+	how := reportHeader(&b, "# rlx vs ONNX Runtime, "+d.res.Date, m, cfg)
 	fmt.Fprintf(&b, "timing:  per case and thread count, %d interleaved round(s) of (rlxrun bench, run_ort.mjs), each %d warm-up runs then %s; the value is the lowest round median (ms); \"per round\" is the median over rounds of that round's ORT/rlx\n", cfg.rounds, cfg.warmup, how)
 	fmt.Fprintf(&b, "check:   rlxrun --expect against the PyTorch reference, --rtol 0 --atol 1e-4*max(1,max|ref|); FAIL/ERR rows get no rlx time\n")
 	fmt.Fprintf(&b, "compile: wall ms of rlxc build into an empty cache dir (cold), then again into the same dir (hit)\n\n")

@@ -575,20 +575,7 @@ var opRight = []bool{false, false, false, false, true, false, true, true, true, 
 func renderOps(res *opsResults, cfg *config) string {
 	var b strings.Builder
 	m := res.Machine
-	fmt.Fprintf(&b, "# rlx vs ONNX Runtime, single operators, %s\n\n", res.Date)
-	fmt.Fprintf(&b, "machine: %s, %d CPUs, %s; load average %s at start, %s at end\n", m.CPU, m.NCPU, m.OSArch, orDash(m.LoadAvg), orDash(m.LoadAvgEnd))
-	code := "rlxc build's default CPU code"
-	if cfg.cpu != "" {
-		code = "rlxc build --cpu " + cfg.cpu
-	}
-	fmt.Fprintf(&b, "rlx:     commit %s, %s, %s\n", orDash(m.RlxCommit), orDash(m.Go), code)
-	if !cfg.skipORT {
-		fmt.Fprintf(&b, "ORT:     %s, node %s, CPU EP, graph optimizations all\n", orDash(m.ORT), orDash(m.Node))
-	}
-	how := fmt.Sprintf("for %s", cfg.dur)
-	if cfg.runs > 0 {
-		how = fmt.Sprintf("%d runs", cfg.runs)
-	}
+	how := reportHeader(&b, "# rlx vs ONNX Runtime, single operators, "+res.Date, m, cfg)
 	if cfg.skipORT {
 		fmt.Fprintf(&b, "timing:  per grid point and thread count, %d round(s) of rlxrun bench, each %d warm-up runs then %s; the value is the lowest round median (us; under 20 us the mean, rlxrun's median having 1 us steps)\n", cfg.rounds, cfg.warmup, how)
 		fmt.Fprintf(&b, "check:   none (--no-ort); ERR: rlx could not build or run it\n")

@@ -87,14 +87,7 @@ func TestNativeReduce(t *testing.T) {
 		wants = append(wants, run(t, pool, interp, ins))
 	}
 	for _, l := range levels {
-		elf, err := toolchain.CToELF("kernels", Source(prog.Native), l.Clang)
-		if err == nil {
-			err = native.Validate(elf, l.GOARCH)
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", l.Name, err)
-		}
-		prog.Native.Objects = []lir.NativeObject{{Level: l.Name, ELF: elf}}
+		prog.Native.Objects = []lir.NativeObject{nativeObject(t, prog, l)}
 		for k, ins := range inputs {
 			got := run(t, pool, prog, ins)
 			for i, c := range cases {
@@ -182,4 +175,17 @@ func BenchmarkReduce(b *testing.B) {
 			}
 		})
 	}
+}
+
+// nativeObject compiles prog's native code for level l and validates it.
+func nativeObject(t *testing.T, prog *lir.Program, l native.Level) lir.NativeObject {
+	t.Helper()
+	elf, err := toolchain.CToELF("kernels", Source(prog.Native), l.Clang)
+	if err == nil {
+		err = native.Validate(elf, l.GOARCH)
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", l.Name, err)
+	}
+	return lir.NativeObject{Level: l.Name, ELF: elf}
 }

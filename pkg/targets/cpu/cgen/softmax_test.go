@@ -82,14 +82,7 @@ func TestNativeSoftmax(t *testing.T) {
 			wants[k] = run(t, pool, interp, inputs[k])
 		}
 		for _, l := range levels {
-			elf, err := toolchain.CToELF("kernels", Source(prog.Native), l.Clang)
-			if err == nil {
-				err = native.Validate(elf, l.GOARCH)
-			}
-			if err != nil {
-				t.Fatalf("%s: %v", l.Name, err)
-			}
-			prog.Native.Objects = []lir.NativeObject{{Level: l.Name, ELF: elf}}
+			prog.Native.Objects = []lir.NativeObject{nativeObject(t, prog, l)}
 			for k := range inputs {
 				got := run(t, pool, prog, inputs[k])
 				for i, c := range cases {
