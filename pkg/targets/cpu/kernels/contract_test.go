@@ -48,7 +48,7 @@ func TestContractPanics(t *testing.T) {
 		{"Reduce", func() { reduce.Reduce(nil, f, f, []int{2, 4}, []int{1, 0}, reduce.ReduceSum) }},
 		{"Reduce", func() { reduce.Reduce(nil, f, f, []int{3, 4}, []int{1}, reduce.ReduceSum) }},
 		{"ArgReduce", func() { reduce.ArgReduce(nil, make([]int64, 2), f, 3, 3, 1, true) }},
-		{"Copy", func() { data.Copy(f, 0, []int{1}, f, 0, []int{1}, []int{-1}) }},
+		{"Copy", func() { data.Copy(nil, f, 0, []int{1}, f, 0, []int{1}, []int{-1}) }},
 	}
 	for i, c := range cases {
 		func() {

@@ -124,7 +124,7 @@ func run(pool *parallel.Pool, s *lir.Step, bufs [][]byte) error {
 	case *lir.Memcpy:
 		copy(bufs[op.Dst], bufs[op.Src])
 	case *lir.Copy:
-		return stridedCopy(bufs[op.Dst], bufs[op.Src], int(op.ElemSize), int(op.DstOff), int(op.SrcOff), ints(op.Shape), ints(op.DstStrides), ints(op.SrcStrides))
+		return stridedCopy(pool, bufs[op.Dst], bufs[op.Src], int(op.ElemSize), int(op.DstOff), int(op.SrcOff), ints(op.Shape), ints(op.DstStrides), ints(op.SrcStrides))
 	case *lir.Fill:
 		one := []float64{op.Value}
 		dst := bufs[op.Dst]
@@ -179,16 +179,16 @@ func runGather(pool *parallel.Pool, op *lir.Gather, bufs [][]byte) error {
 }
 
 // stridedCopy dispatches the generic copy on the element size.
-func stridedCopy(dst, src []byte, size, dstOff, srcOff int, shape, dstStrides, srcStrides []int) error {
+func stridedCopy(pool *parallel.Pool, dst, src []byte, size, dstOff, srcOff int, shape, dstStrides, srcStrides []int) error {
 	switch size {
 	case 1:
-		data.Copy(dst, dstOff, dstStrides, src, srcOff, srcStrides, shape)
+		data.Copy(pool, dst, dstOff, dstStrides, src, srcOff, srcStrides, shape)
 	case 2:
-		data.Copy(tensor.AsU16(dst), dstOff, dstStrides, tensor.AsU16(src), srcOff, srcStrides, shape)
+		data.Copy(pool, tensor.AsU16(dst), dstOff, dstStrides, tensor.AsU16(src), srcOff, srcStrides, shape)
 	case 4:
-		data.Copy(tensor.AsU32(dst), dstOff, dstStrides, tensor.AsU32(src), srcOff, srcStrides, shape)
+		data.Copy(pool, tensor.AsU32(dst), dstOff, dstStrides, tensor.AsU32(src), srcOff, srcStrides, shape)
 	case 8:
-		data.Copy(tensor.AsU64(dst), dstOff, dstStrides, tensor.AsU64(src), srcOff, srcStrides, shape)
+		data.Copy(pool, tensor.AsU64(dst), dstOff, dstStrides, tensor.AsU64(src), srcOff, srcStrides, shape)
 	default:
 		return fmt.Errorf("copy of %d-byte elements", size)
 	}

@@ -14,8 +14,8 @@ import (
 // expand, concat (copy into a window of dst) and pad (copy into the
 // interior). An empty shape copies one element. Every reachable index is
 // bounds-checked up front. dst and src must not overlap unless they are the
-// same view.
-func Copy[T any](dst []T, dstOff int, dstStrides []int, src []T, srcOff int, srcStrides []int, shape []int) {
+// same view. The work is split over p's workers (p may be nil).
+func Copy[T any](p *parallel.Pool, dst []T, dstOff int, dstStrides []int, src []T, srcOff int, srcStrides []int, shape []int) {
 	r := len(shape)
 	if len(dstStrides) != r || len(srcStrides) != r {
 		panic(fmt.Sprintf("kernels: Copy: shape %v with strides %v and %v", shape, dstStrides, srcStrides))
@@ -49,36 +49,118 @@ func Copy[T any](dst []T, dstOff int, dstStrides []int, src []T, srcOff int, src
 		return
 	}
 	n := len(sh) - 1
+	if k := transposedDim(sh, ds, ss); k >= 0 {
+		copyTiled(p, dst, dstOff, src, srcOff, sh, ds, ss, k)
+		return
+	}
 	inner, di, si := sh[n], ds[n], ss[n]
 	outer := prod(sh[:n])
-	idx := make([]int, n)
-	do, so := dstOff, srcOff
-	for o := 0; o < outer; o++ {
-		switch {
-		case di == 1 && si == 1:
-			copy(dst[do:do+inner], src[so:so+inner])
-		case si == 0:
-			v := src[so]
-			for j, d := 0, do; j < inner; j, d = j+1, d+di {
-				dst[d] = v
+	p.For(outer, max(1, tuning.GrainWork/inner), func(lo, hi int) {
+		idx := make([]int, n)
+		do, so := dstOff, srcOff
+		for d, rem := n-1, lo; d >= 0; d-- {
+			idx[d] = rem % sh[d]
+			rem /= sh[d]
+			do += idx[d] * ds[d]
+			so += idx[d] * ss[d]
+		}
+		for o := lo; o < hi; o++ {
+			switch {
+			case di == 1 && si == 1:
+				copy(dst[do:do+inner], src[so:so+inner])
+			case si == 0:
+				v := src[so]
+				for j, d := 0, do; j < inner; j, d = j+1, d+di {
+					dst[d] = v
+				}
+			default:
+				for j, d, s := 0, do, so; j < inner; j, d, s = j+1, d+di, s+si {
+					dst[d] = src[s]
+				}
 			}
-		default:
-			for j, d, s := 0, do, so; j < inner; j, d, s = j+1, d+di, s+si {
-				dst[d] = src[s]
+			for d := n - 1; d >= 0; d-- {
+				idx[d]++
+				do += ds[d]
+				so += ss[d]
+				if idx[d] < sh[d] {
+					break
+				}
+				do -= idx[d] * ds[d]
+				so -= idx[d] * ss[d]
+				idx[d] = 0
 			}
 		}
-		for d := n - 1; d >= 0; d-- {
-			idx[d]++
-			do += ds[d]
-			so += ss[d]
-			if idx[d] < sh[d] {
-				break
-			}
-			do -= idx[d] * ds[d]
-			so -= idx[d] * ss[d]
-			idx[d] = 0
+	})
+}
+
+// copyTile is the side of the square tiles of a transposing copy. A
+// tile touches copyTile lines of the source and as many of the
+// destination; where a side's rows are a power of two apart (a 1024x1024
+// transpose) all of its lines fall in one set of the L1 cache, which
+// holds 8 (Zen 4; Intel since Sandy Bridge), so 16x16 tiles thrashed and
+// ran no faster than no tiles, while 8x8 ran 3x faster there and 2x on
+// an NCHW to NHWC copy (BenchmarkCopy*, docs/perf/kernels.md).
+const copyTile = 8
+
+// transposedDim is the dim k a transposing copy walks the source along
+// (source stride 1), while the destination's innermost dim walks it
+// with a stride: a copy row by row would read one element per cache
+// line, where tiles over (k, innermost) read and write whole lines.
+// -1 where the copy is not such a transpose, or its two dims are too
+// short for tiles to pay.
+func transposedDim(sh, ds, ss []int) int {
+	n := len(sh) - 1
+	if ds[n] != 1 || ss[n] == 1 || ss[n] == 0 || sh[n] < copyTile/2 {
+		return -1
+	}
+	for k := n - 1; k >= 0; k-- {
+		if ss[k] == 1 && sh[k] >= copyTile/2 {
+			return k
 		}
 	}
+	return -1
+}
+
+// copyTiled copies a view whose source is contiguous along dim k and
+// whose destination is contiguous along the innermost dim n, in tiles
+// of copyTile x copyTile over (k, n). The other dims and the tiles of k
+// are the parallel work items.
+func copyTiled[T any](p *parallel.Pool, dst []T, dstOff int, src []T, srcOff int, sh, ds, ss []int, k int) {
+	n := len(sh) - 1
+	var osh, ods, oss []int // the other dims
+	for d := range n {
+		if d != k {
+			osh, ods, oss = append(osh, sh[d]), append(ods, ds[d]), append(oss, ss[d])
+		}
+	}
+	rows := prod(osh)
+	lenK, lenN := sh[k], sh[n]
+	dk, sn := ds[k], ss[n]
+	tilesK := (lenK + copyTile - 1) / copyTile
+	p.For(rows*tilesK, max(1, tuning.GrainWork/(copyTile*lenN)), func(lo, hi int) {
+		for u := lo; u < hi; u++ {
+			row, a0 := u/tilesK, (u%tilesK)*copyTile
+			do, so := dstOff, srcOff
+			for d, rem := len(osh)-1, row; d >= 0; d-- {
+				i := rem % osh[d]
+				rem /= osh[d]
+				do += i * ods[d]
+				so += i * oss[d]
+			}
+			a1 := min(a0+copyTile, lenK)
+			for b0 := 0; b0 < lenN; b0 += copyTile {
+				b1 := min(b0+copyTile, lenN)
+				for a := a0; a < a1; a++ {
+					dr := dst[do+a*dk+b0 : do+a*dk+b1]
+					s := so + a + b0*sn
+					for b := range dr {
+						dr[b] = src[s]
+						s += sn
+					}
+				}
+			}
+		}
+	})
 }
 
 // checkView panics unless every index of the view lies in [0, n).
@@ -115,19 +197,57 @@ func Gather[T any](p *parallel.Pool, out, x []T, outer, axisLen, inner int, idx 
 	if outer*ni*inner == 0 {
 		return nil
 	}
+	// A chunk is a run of output rows t = o·ni + i; the row's source is
+	// found by stepping (o, i) along, not by dividing per row. Rows of a
+	// few elements (a resize's gather along the last axis has rows of
+	// one) are moved by assignment: a call to copy per element costs
+	// several times the element.
+	if inner == 1 {
+		// Rows of one element: per output row o, a run of indices.
+		p.For(outer*ni, tuning.GrainWork, func(lo, hi int) {
+			for t := lo; t < hi; {
+				o, i := t/ni, t%ni
+				n := min(ni-i, hi-t)
+				src := x[o*axisLen : (o+1)*axisLen]
+				dst := out[t : t+n]
+				for k, v := range idx[i : i+n] {
+					j := int(v)
+					if j < 0 {
+						j += axisLen
+					}
+					dst[k] = src[j]
+				}
+				t += n
+			}
+		})
+		return nil
+	}
 	p.For(outer*ni, max(1, tuning.GrainWork/inner), func(lo, hi int) {
+		o, i := lo/ni, lo%ni
 		for t := lo; t < hi; t++ {
-			o, i := t/ni, t%ni
 			j := int(idx[i])
 			if j < 0 {
 				j += axisLen
 			}
 			s := (o*axisLen + j) * inner
-			copy(out[t*inner:(t+1)*inner], x[s:s+inner])
+			if inner <= gatherAssignMax {
+				for k := range inner {
+					out[t*inner+k] = x[s+k]
+				}
+			} else {
+				copy(out[t*inner:(t+1)*inner], x[s:s+inner])
+			}
+			if i++; i == ni {
+				o, i = o+1, 0
+			}
 		}
 	})
 	return nil
 }
+
+// gatherAssignMax is the longest gathered row moved element by element
+// rather than by copy (whose call costs about as much as 8 assignments).
+const gatherAssignMax = 8
 
 func prod(s []int) int {
 	n := 1

@@ -26,7 +26,8 @@ func refCopy[T any](dst []T, dstOff int, dstStrides []int, src []T, srcOff int, 
 }
 
 func TestCopy(t *testing.T) {
-	src := make([]int32, 1000)
+	ps := pools(t)
+	src := make([]int32, 200000)
 	for i := range src {
 		src[i] = int32(i)
 	}
@@ -55,23 +56,34 @@ func TestCopy(t *testing.T) {
 		{"empty", []int{3, 0, 2}, 0, []int{0, 2, 1}, 0, 0, []int{0, 2, 1}},
 		{"dst reversed", []int{2, 3}, 0, []int{3, 1}, 6, 5, []int{-3, -1}},
 		{"merge then not", []int{2, 3, 4, 5}, 0, []int{60, 20, 5, 1}, 120, 0, []int{60, 20, 1, 4}},
+		// Large enough for tiles (transposes) and for several chunks.
+		{"transpose 2-d tiled", []int{37, 45}, 3, []int{1, 37}, 37 * 45, 0, []int{45, 1}},
+		{"nchw to nhwc", []int{2, 17, 19, 21}, 0, []int{21 * 17 * 19, 19, 1, 17 * 19}, 2 * 17 * 19 * 21, 0, []int{17 * 19 * 21, 19 * 21, 21, 1}},
+		{"swap last two, chunks", []int{64, 50, 40}, 0, []int{2000, 1, 50}, 128000, 0, []int{2000, 40, 1}},
+		{"tiles into a window", []int{20, 30}, 0, []int{1, 20}, 40 * 35, 2*35 + 3, []int{35, 1}},
+		{"rows, chunks", []int{12000, 3}, 1, []int{4, 1}, 36000, 0, []int{3, 1}},
 	}
 	for _, c := range cases {
-		got := make([]int32, c.dstLen)
 		want := make([]int32, c.dstLen)
-		for i := range got {
-			got[i], want[i] = -1, -1
+		for i := range want {
+			want[i] = -1
 		}
-		Copy(got, c.dstOff, c.dstStrides, src, c.srcOff, c.srcStrides, c.shape)
 		if prod(c.shape) > 0 {
 			refCopy(want, c.dstOff, c.dstStrides, src, c.srcOff, c.srcStrides, c.shape)
 		}
-		checkEqual(t, "Copy "+c.name, got, want)
+		for _, p := range ps {
+			got := make([]int32, c.dstLen)
+			for i := range got {
+				got[i] = -1
+			}
+			Copy(p, got, c.dstOff, c.dstStrides, src, c.srcOff, c.srcStrides, c.shape)
+			checkEqual(t, fmt.Sprintf("Copy %s threads=%d", c.name, p.Threads()), got, want)
+		}
 	}
 	// Any element type: a transpose of strings.
 	s := []string{"a", "b", "c", "d", "e", "f"}
 	d := make([]string, 6)
-	Copy(d, 0, []int{2, 1}, s, 0, []int{1, 3}, []int{3, 2})
+	Copy(nil, d, 0, []int{2, 1}, s, 0, []int{1, 3}, []int{3, 2})
 	checkEqual(t, "Copy strings", d, []string{"a", "d", "b", "e", "c", "f"})
 }
 
@@ -80,10 +92,10 @@ func TestCopyBounds(t *testing.T) {
 		name string
 		f    func()
 	}{
-		{"src past end", func() { Copy(make([]int, 10), 0, []int{1}, make([]int, 5), 0, []int{1}, []int{6}) }},
-		{"src negative", func() { Copy(make([]int, 10), 0, []int{1}, make([]int, 5), 2, []int{-1}, []int{4}) }},
-		{"dst past end", func() { Copy(make([]int, 4), 1, []int{1}, make([]int, 5), 0, []int{1}, []int{4}) }},
-		{"rank mismatch", func() { Copy(make([]int, 4), 0, []int{1}, make([]int, 4), 0, []int{1, 1}, []int{4}) }},
+		{"src past end", func() { Copy(nil, make([]int, 10), 0, []int{1}, make([]int, 5), 0, []int{1}, []int{6}) }},
+		{"src negative", func() { Copy(nil, make([]int, 10), 0, []int{1}, make([]int, 5), 2, []int{-1}, []int{4}) }},
+		{"dst past end", func() { Copy(nil, make([]int, 4), 1, []int{1}, make([]int, 5), 0, []int{1}, []int{4}) }},
+		{"rank mismatch", func() { Copy(nil, make([]int, 4), 0, []int{1}, make([]int, 4), 0, []int{1, 1}, []int{4}) }},
 	} {
 		func() {
 			defer func() {
@@ -98,7 +110,10 @@ func TestCopyBounds(t *testing.T) {
 
 func TestGather(t *testing.T) {
 	ps := pools(t)
-	for _, s := range [][3]int{{1, 5, 1}, {3, 7, 4}, {2, 1, 3}, {4, 10, 1000}, {0, 3, 2}, {2, 3, 0}} {
+	for _, s := range [][3]int{{1, 5, 1}, {3, 7, 4}, {2, 1, 3}, {4, 10, 1000}, {0, 3, 2}, {2, 3, 0},
+		// Several chunks, split inside a row of indices: rows of 1, of 8 (both
+		// moved by assignment) and of 9 (copied).
+		{6001, 5, 1}, {701, 9, 8}, {700, 3, 9}} {
 		outer, axisLen, inner := s[0], s[1], s[2]
 		x := make([]int64, outer*axisLen*inner)
 		for i := range x {
