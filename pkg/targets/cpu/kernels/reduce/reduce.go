@@ -312,31 +312,19 @@ func ArgReduce(p *parallel.Pool, out []int64, x []float32, outer, axis, inner in
 		}
 		return
 	}
-	// better reports whether v replaces the current extreme b: strictly
-	// better, or the first NaN.
-	better := func(v, b float32) bool {
-		if b != b {
-			return false
-		}
-		if v != v {
-			return true
-		}
-		if wantMax {
-			return v > b
-		}
-		return v < b
-	}
+	// A value replaces the current extreme b where it is strictly better
+	// or a NaN: !(v <= b) for the maximum, !(v >= b) for the minimum,
+	// one comparison per element. Once the extreme is a NaN it stays (the
+	// first NaN wins): a row stops there, a column checks b itself only
+	// when a replacement is due.
 	if inner == 1 {
 		p.For(outer, max(1, tuning.GrainWork/axis), func(lo, hi int) {
 			for o := lo; o < hi; o++ {
-				row := x[o*axis : (o+1)*axis]
-				bi, b := 0, row[0]
-				for i, v := range row {
-					if better(v, b) {
-						bi, b = i, v
-					}
+				if wantMax {
+					out[o] = int64(argMaxRow(x[o*axis : (o+1)*axis]))
+				} else {
+					out[o] = int64(argMinRow(x[o*axis : (o+1)*axis]))
 				}
-				out[o] = int64(bi)
 			}
 		})
 		return
@@ -354,14 +342,58 @@ func ArgReduce(p *parallel.Pool, out []int64, x []float32, outer, axis, inner in
 			clear(idx)
 			for a := 1; a < axis; a++ {
 				row := x[(o*axis+a)*inner+c0 : (o*axis+a)*inner+c0+w]
-				for j, v := range row {
-					if better(v, b[j]) {
-						b[j], idx[j] = v, int64(a)
+				row = row[:len(b)]
+				if wantMax {
+					for j, v := range row {
+						if !(v <= b[j]) && b[j] == b[j] {
+							b[j], idx[j] = v, int64(a)
+						}
+					}
+				} else {
+					for j, v := range row {
+						if !(v >= b[j]) && b[j] == b[j] {
+							b[j], idx[j] = v, int64(a)
+						}
 					}
 				}
 			}
 		}
 	})
+}
+
+// argMaxRow is the index of the first maximum of a non-empty row, or of
+// its first NaN.
+func argMaxRow(row []float32) int {
+	bi, b := 0, row[0]
+	if b != b {
+		return 0
+	}
+	for i, v := range row {
+		if !(v <= b) {
+			if v != v {
+				return i
+			}
+			bi, b = i, v
+		}
+	}
+	return bi
+}
+
+// argMinRow is argMaxRow for the minimum.
+func argMinRow(row []float32) int {
+	bi, b := 0, row[0]
+	if b != b {
+		return 0
+	}
+	for i, v := range row {
+		if !(v >= b) {
+			if v != v {
+				return i
+			}
+			bi, b = i, v
+		}
+	}
+	return bi
 }
 
 func prod(s []int) int {

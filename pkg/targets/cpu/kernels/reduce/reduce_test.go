@@ -219,3 +219,19 @@ func BenchmarkReduce(b *testing.B) {
 		Reduce(nil, out, x, []int{1, 7, 7, 1280}, []int{1, 2}, ReduceMean)
 	}
 }
+
+// BenchmarkArgMax* are the operator sweep's ArgMax of 32x128x256 over its
+// last axis (rows) and its middle one (columns).
+func BenchmarkArgMaxRows(b *testing.B) {
+	x, out := randSlice(newRand(1), 32*128*256), make([]int64, 32*128)
+	for b.Loop() {
+		ArgReduce(nil, out, x, 32*128, 256, 1, true)
+	}
+}
+
+func BenchmarkArgMaxColumns(b *testing.B) {
+	x, out := randSlice(newRand(1), 32*128*256), make([]int64, 32*256)
+	for b.Loop() {
+		ArgReduce(nil, out, x, 32, 128, 256, true)
+	}
+}
