@@ -31,6 +31,7 @@ var kinds = map[Kind]func() Op{
 	"gather":           func() Op { return new(Gather) },
 	"iota":             func() Op { return new(Iota) },
 	"dispatch":         func() Op { return new(Dispatch) },
+	"dispatch_offsets": func() Op { return new(Dispatch) },
 	"ew":               func() Op { return new(Elementwise) },
 	"native":           func() Op { return new(NativeCall) },
 }

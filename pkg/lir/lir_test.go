@@ -43,6 +43,7 @@ func samples() []Op {
 		&Gather{X: 0, Idx: 1, Out: 2, Outer: 1, AxisLen: 2, Inner: 3, ElemSize: 8, IdxDType: tensor.I32},
 		&Iota{Out: 2, N: 7, DType: tensor.I64},
 		&Dispatch{Kernel: 1, Groups: [3]int64{4, 5, 6}, Args: []Buf{0, 2}},
+		&Dispatch{Kernel: 1, Groups: [3]int64{4, 5, 6}, Args: []Buf{0, 2}, Offsets: []int64{16, 0}},
 		&NativeCall{Func: 0, In: []Buf{0, 1}, Out: []Buf{2}},
 		&Elementwise{Shape: []int64{2, 3}, In: []EwIn{{Buf: 0, DType: tensor.F32, Strides: []int64{0, 1}}}, Out: []EwOut{{Buf: 2, DType: tensor.F16}},
 			Code: []Instr{{Op: EwLoad, Dst: 0}, {Op: EwImm, Dst: 1, Imm: 2}, {Op: EwWhere, Dst: 2, A: 0, B: 1, C: 0}, {Op: EwStore, Dst: 2}}},

@@ -291,10 +291,18 @@ type Iota struct {
 
 // Dispatch launches GPU kernel Kernel (an index into Program.Kernels)
 // over Groups workgroups with its parameters bound to Args, in order.
+//
+// Offsets holds, for a kernel that takes its parameters' offsets at
+// launch (Kernel.Offsets), one per Args entry: where the tensor starts in
+// the bound buffer, in elements of that parameter's element type. It is
+// empty for a kernel with the offsets compiled in. A dispatch with offsets
+// is tagged "dispatch_offsets", so a reader that predates them refuses
+// the artifact by name instead of launching kernels without them.
 type Dispatch struct {
-	Kernel int
-	Groups [3]int64
-	Args   []Buf
+	Kernel  int
+	Groups  [3]int64
+	Args    []Buf
+	Offsets []int64 `msgpack:",omitempty"`
 }
 
 // NativeCall calls function Func of the program's native code
@@ -322,9 +330,15 @@ func (*Copy) Kind() Kind          { return "copy" }
 func (*Fill) Kind() Kind          { return "fill" }
 func (*Gather) Kind() Kind        { return "gather" }
 func (*Iota) Kind() Kind          { return "iota" }
-func (*Dispatch) Kind() Kind      { return "dispatch" }
 func (*Elementwise) Kind() Kind   { return "ew" }
 func (*NativeCall) Kind() Kind    { return "native" }
+
+func (o *Dispatch) Kind() Kind {
+	if len(o.Offsets) > 0 {
+		return "dispatch_offsets"
+	}
+	return "dispatch"
+}
 
 func (o *Relayout) Kind() Kind {
 	if o.ToNHWC {

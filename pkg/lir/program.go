@@ -121,9 +121,12 @@ func writes(rs []Ref, bs ...Buf) []Ref {
 // Kernel is one GPU kernel: its source, and its compiled form where the
 // build compiled it (SPIR-V for vulkan, PTX for cuda). A Dispatch step
 // launches one. A parameter sees its whole device buffer (the arena, one
-// weight, one input or output); the element offset of the tensor within
-// it is compiled into the kernel, so buffers need no aligned sub-buffer
-// bindings.
+// weight, one input or output), so buffers need no aligned sub-buffer
+// bindings. The element offset of the tensor within it is either compiled
+// into the kernel, or, where Offsets is set, passed at launch (the
+// Dispatch's Offsets: a push-constant block of one int per parameter in
+// GLSL, trailing int arguments in CUDA, a constant int array in MSL), so
+// launches that differ only in where their tensors lie share one kernel.
 type Kernel struct {
 	Name       string        `msgpack:"name"`
 	Lang       string        `msgpack:"lang"`  // glsl, cuda, msl
@@ -134,6 +137,7 @@ type Kernel struct {
 	Local      [3]int64      `msgpack:"local"`                 // workgroup size
 	Shared     int64         `msgpack:"shared"`                // workgroup memory, bytes
 	Params     []KernelParam `msgpack:"params"`
+	Offsets    bool          `msgpack:"offsets,omitempty"` // takes its parameters' offsets at launch
 }
 
 // KernelParam is one buffer parameter of a kernel.

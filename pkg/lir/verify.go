@@ -490,6 +490,17 @@ func (o *Dispatch) verify(v *verifier) {
 	if len(o.Args) != len(k.Params) {
 		v.failf("args", "%d buffers for kernel %s of %d parameters", len(o.Args), k.Name, len(k.Params))
 	}
+	switch {
+	case k.Offsets && len(o.Offsets) != len(k.Params):
+		v.failf("offsets", "%d offsets for kernel %s of %d parameters", len(o.Offsets), k.Name, len(k.Params))
+	case !k.Offsets && len(o.Offsets) != 0:
+		v.failf("offsets", "%d offsets for kernel %s, which has its offsets compiled in", len(o.Offsets), k.Name)
+	}
+	for i, off := range o.Offsets {
+		if off < 0 || off > math.MaxInt32 {
+			v.failf("offsets", "offset %d of parameter %d is outside 0..2^31-1", off, i)
+		}
+	}
 	for i, g := range o.Groups {
 		if g < 0 || g > math.MaxUint32 {
 			v.failf("groups", "%d workgroups along axis %d", g, i)

@@ -192,3 +192,39 @@ func TestVerifyNative(t *testing.T) {
 		})
 	}
 }
+
+// TestVerifyDispatchOffsets checks that a dispatch carries launch offsets
+// exactly when its kernel takes them, one per parameter, each an int32.
+func TestVerifyDispatchOffsets(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		offsets bool // the kernel takes launch offsets
+		op      *Dispatch
+		want    string
+	}{
+		{"constant offsets", false, &Dispatch{Kernel: 0, Groups: [3]int64{1, 1, 1}, Args: []Buf{0, 1}}, ""},
+		{"launch offsets", true, &Dispatch{Kernel: 0, Groups: [3]int64{1, 1, 1}, Args: []Buf{0, 1}, Offsets: []int64{0, 3}}, ""},
+		{"missing", true, &Dispatch{Kernel: 0, Groups: [3]int64{1, 1, 1}, Args: []Buf{0, 1}}, "0 offsets for kernel k of 2 parameters"},
+		{"short", true, &Dispatch{Kernel: 0, Groups: [3]int64{1, 1, 1}, Args: []Buf{0, 1}, Offsets: []int64{1}}, "1 offsets for kernel k of 2 parameters"},
+		{"unexpected", false, &Dispatch{Kernel: 0, Groups: [3]int64{1, 1, 1}, Args: []Buf{0, 1}, Offsets: []int64{1, 2}}, "compiled in"},
+		{"negative", true, &Dispatch{Kernel: 0, Groups: [3]int64{1, 1, 1}, Args: []Buf{0, 1}, Offsets: []int64{-1, 2}}, "offset -1 of parameter 0"},
+		{"too large", true, &Dispatch{Kernel: 0, Groups: [3]int64{1, 1, 1}, Args: []Buf{0, 1}, Offsets: []int64{0, 1 << 31}}, "outside 0..2^31-1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &Program{
+				Buffers:    []Buffer{{Kind: BufArena, Bytes: 16}, {Kind: BufArena, Offset: 16, Bytes: 16}},
+				ArenaBytes: 32,
+				Kernels: []Kernel{{Name: "k", Lang: "glsl", Entry: "main", Local: [3]int64{1, 1, 1}, Offsets: tc.offsets,
+					Params: []KernelParam{{Name: "x", DType: "f32"}, {Name: "y", DType: "f32", Write: true}}}},
+				Steps: []Step{{Op: tc.op, Src: "s"}},
+			}
+			err := p.Verify()
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("valid dispatch refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("got %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
