@@ -28,6 +28,9 @@ func Check(k *Kernel) error {
 	if k.Threads() > 1024 {
 		return fmt.Errorf("kernel %s: workgroup %v has %d invocations (1..1024)", k.Name, k.Local, k.Threads())
 	}
+	if k.Offsets && len(k.Params) > MaxOffsets {
+		return fmt.Errorf("kernel %s: %d parameters with launch offsets; at most %d fit the push constants every device has", k.Name, len(k.Params), MaxOffsets)
+	}
 	for _, p := range k.Params {
 		if p.Elem > BF16 {
 			return fmt.Errorf("kernel %s: parameter %s of %s", k.Name, p.Name, p.Elem)

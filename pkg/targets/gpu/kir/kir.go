@@ -176,13 +176,25 @@ type Shared struct {
 
 // Kernel is one compute kernel. Local is the workgroup size; the number
 // of workgroups is the launch's business, not the kernel's.
+//
+// With Offsets set, every parameter's element indices (of its loads and
+// stores) are relative to an element offset the launch passes, one i32
+// per parameter: the printers add it to each index, and declare it as a
+// push-constant block (GLSL), trailing int arguments (CUDA) or a constant
+// int array after the buffers (MSL). Without it indices are absolute.
 type Kernel struct {
-	Name   string
-	Params []Param
-	Shared []Shared
-	Local  [3]int
-	Body   []*Stmt
+	Name    string
+	Params  []Param
+	Shared  []Shared
+	Local   [3]int
+	Body    []*Stmt
+	Offsets bool
 }
+
+// MaxOffsets is the most parameters a kernel with launch offsets may
+// have: their i32s fill the 128 bytes of push constants every Vulkan
+// device provides (maxPushConstantsSize).
+const MaxOffsets = 32
 
 // Threads is the number of invocations per workgroup.
 func (k *Kernel) Threads() int { return k.Local[0] * k.Local[1] * k.Local[2] }

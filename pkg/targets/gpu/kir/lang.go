@@ -93,6 +93,7 @@ func printGLSL(k *Kernel) string {
 			return "int(" + v + "." + "xyz"[axis:axis+1] + ")"
 		},
 		elem:      func(p int) string { return fmt.Sprintf("p%d.v", p) },
+		offset:    func(p int) string { return fmt.Sprintf("rlx_off.o%d", p) },
 		nonFinite: func(bits uint32) string { return fmt.Sprintf("uintBitsToFloat(0x%08xu)", bits) },
 		barrier:   "memoryBarrierShared(); barrier();",
 	}
@@ -117,6 +118,13 @@ func printGLSL(k *Kernel) string {
 			ro = ""
 		}
 		p.line("layout(std430, set = 0, binding = %d) %sbuffer P%d { %s v[]; } p%d; // %s", i, ro, i, d.storage[par.Elem], i, par.Name)
+	}
+	if k.Offsets {
+		var ms []string
+		for i := range k.Params {
+			ms = append(ms, fmt.Sprintf("int o%d;", i))
+		}
+		p.line("layout(push_constant) uniform Offsets { %s } rlx_off; // element offset of each parameter", strings.Join(ms, " "))
 	}
 	for i, s := range k.Shared {
 		p.line("shared %s s%d[%d]; // %s", d.types[s.Elem], i, s.Len, s.Name)
@@ -229,6 +237,7 @@ func printCUDA(k *Kernel) string {
 		},
 		index:     func(kind string, axis int64) string { return "rlx_" + kind + "_" + "xyz"[axis:axis+1] + "()" },
 		elem:      func(p int) string { return fmt.Sprintf("p%d", p) },
+		offset:    func(p int) string { return fmt.Sprintf("rlx_o%d", p) },
 		nonFinite: func(bits uint32) string { return fmt.Sprintf("rlx_u2f(0x%08xu)", bits) },
 		barrier:   "rlx_barrier();",
 	}
@@ -245,6 +254,11 @@ func printCUDA(k *Kernel) string {
 			c = ""
 		}
 		params = append(params, fmt.Sprintf("%s%s* p%d", c, d.storage[par.Elem], i))
+	}
+	if k.Offsets {
+		for i := range k.Params {
+			params = append(params, fmt.Sprintf("int rlx_o%d", i))
+		}
 	}
 	p.line("extern \"C\" __global__ void %s(%s) {", k.Name, strings.Join(params, ", "))
 	for i, s := range k.Shared {
@@ -271,6 +285,7 @@ func printMSL(k *Kernel) string {
 			return "int(rlx_" + kind + "." + "xyz"[axis:axis+1] + ")"
 		},
 		elem:      func(p int) string { return fmt.Sprintf("p%d", p) },
+		offset:    func(p int) string { return fmt.Sprintf("rlx_off[%d]", p) },
 		nonFinite: func(bits uint32) string { return fmt.Sprintf("as_type<float>(0x%08xu)", bits) },
 		barrier:   "threadgroup_barrier(mem_flags::mem_threadgroup);",
 	}
@@ -285,6 +300,9 @@ func printMSL(k *Kernel) string {
 			c = ""
 		}
 		params = append(params, fmt.Sprintf("%sdevice %s* p%d [[buffer(%d)]]", c, d.storage[par.Elem], i, i))
+	}
+	if k.Offsets {
+		params = append(params, fmt.Sprintf("constant int* rlx_off [[buffer(%d)]]", len(k.Params)))
 	}
 	params = append(params, "uint3 rlx_global [[thread_position_in_grid]]", "uint3 rlx_local [[thread_position_in_threadgroup]]", "uint3 rlx_group [[threadgroup_position_in_grid]]")
 	p.line("kernel void %s(%s) {", k.Name, strings.Join(params, ",\n    "))

@@ -21,6 +21,7 @@ type dialect struct {
 	bitcast   func(to, from Type, e string) string
 	index     func(kind string, axis int64) string
 	elem      func(p int) string       // the lvalue prefix of parameter p's elements: p3.v, p3
+	offset    func(p int) string       // parameter p's launch offset (Kernel.Offsets)
 	nonFinite func(bits uint32) string // an f32 with these bits (inf, nan)
 	barrier   string
 }
@@ -53,7 +54,7 @@ func (p *printer) stmt(s *Stmt) {
 		p.line("%s = %s;", s.Name, p.expr(s.Args[0]))
 	case SStore:
 		par := p.k.Params[s.I]
-		p.line("%s[%s] = %s;", d.elem(s.I), p.expr(s.Args[0]), p.narrow(par.Elem, s.Args[1]))
+		p.line("%s[%s] = %s;", d.elem(s.I), p.index(s.I, s.Args[0]), p.narrow(par.Elem, s.Args[1]))
 	case SStoreShared:
 		p.line("s%d[%s] = %s;", s.I, p.expr(s.Args[0]), p.expr(s.Args[1]))
 	case SFor:
@@ -104,6 +105,15 @@ func (p *printer) narrow(elem Type, e *Expr) string {
 	return s
 }
 
+// index prints the element index e of parameter par: e itself, or the
+// launch offset plus e when the kernel takes offsets at launch.
+func (p *printer) index(par int, e *Expr) string {
+	if !p.k.Offsets {
+		return p.expr(e)
+	}
+	return "(" + p.d.offset(par) + " + " + p.expr(e) + ")"
+}
+
 var binOps = map[Op]string{
 	OpAdd: "+", OpSub: "-", OpMul: "*", OpDiv: "/",
 	OpLt: "<", OpLe: "<=", OpGt: ">", OpGe: ">=", OpEq: "==", OpNe: "!=",
@@ -124,7 +134,7 @@ func (p *printer) expr(e *Expr) string {
 		return d.index(e.Name, e.I)
 	case OpLoad:
 		par := p.k.Params[e.I]
-		s := fmt.Sprintf("%s[%s]", d.elem(int(e.I)), a(0))
+		s := fmt.Sprintf("%s[%s]", d.elem(int(e.I)), p.index(int(e.I), e.Args[0]))
 		switch par.Elem {
 		case Bool:
 			return "(" + s + " != " + d.conv(d.storage[Bool], "0") + ")"

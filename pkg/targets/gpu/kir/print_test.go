@@ -23,7 +23,7 @@ var languages = []Language{GLSL, CUDA, MSL}
 // every operation, every parameter type and every function of the IR, as
 // the lowering builds them.
 func goldenKernels() []*Kernel {
-	return []*Kernel{elementwiseKernel(1000, 4), reduceKernel(1000), miscKernel(), narrowKernel()}
+	return []*Kernel{elementwiseKernel(1000, 4), reduceKernel(1000), miscKernel(), narrowKernel(), offsetsKernel()}
 }
 
 // elementwiseKernel is a grid-stride loop over n elements (groups
@@ -171,6 +171,27 @@ func narrowKernel() *Kernel {
 				Store(4, idx, Wrap(Sub(IntDiv(b, a), Int(40000)), I16)),
 				Store(5, idx, F32ToBF16(Add(Pow(h, Convert(F32, a)), Erf(h))))),
 		},
+	}
+}
+
+// offsetsKernel is a strided copy of 8-bit and 64-bit elements that takes
+// its parameters' offsets at launch (Kernel.Offsets): every load and
+// store index is relative to one.
+func offsetsKernel() *Kernel {
+	i := Var("i", I32)
+	return &Kernel{
+		Name: "offsets",
+		Params: []Param{
+			{Name: "src", Elem: U8}, {Name: "srcl", Elem: I64},
+			{Name: "dst", Elem: U8, Write: true}, {Name: "dstl", Elem: I64, Write: true},
+		},
+		Local: [3]int{256, 1, 1},
+		Body: []*Stmt{
+			For("i", GlobalID(0), Int(100), Int(256),
+				Store(2, i, Wrap(Load(0, U8, Mul(i, Int(2))), U8)),
+				Store(3, Add(i, Int(7)), Load(1, I64, i))),
+		},
+		Offsets: true,
 	}
 }
 

@@ -12,6 +12,7 @@
 #define kernel
 #define device
 #define threadgroup
+#define constant
 
 namespace metal {
 typedef unsigned char uchar;
