@@ -65,8 +65,19 @@ func device(t testing.TB) *vk.Device {
 // when installed), and runs it as one dispatch of groups workgroups on the
 // Vulkan device. bufs[i] is the initial content of parameter i's buffer
 // (its length is the buffer's size); the contents of every buffer after
-// the dispatch come back.
+// the dispatch come back. A kernel that takes launch offsets gets zeros.
 func runVulkan(t testing.TB, k *Kernel, groups [3]int, bufs ...[]byte) [][]byte {
+	t.Helper()
+	var offsets []int32
+	if k.Offsets {
+		offsets = make([]int32, len(k.Params))
+	}
+	return runVulkanAt(t, k, groups, offsets, bufs...)
+}
+
+// runVulkanAt is runVulkan with the launch offsets of a kernel that takes
+// them (Kernel.Offsets), pushed as its push constants.
+func runVulkanAt(t testing.TB, k *Kernel, groups [3]int, offsets []int32, bufs ...[]byte) [][]byte {
 	t.Helper()
 	d := device(t)
 	if len(bufs) != len(k.Params) {
@@ -80,7 +91,11 @@ func runVulkan(t testing.TB, k *Kernel, groups [3]int, bufs ...[]byte) [][]byte 
 	if err != nil {
 		t.Fatalf("GLSLToSPIRV: %v\n%s", err, numbered(src))
 	}
-	p, err := d.NewPipeline(spv, GLSL.Entry(k), len(bufs))
+	var push []byte
+	for _, o := range offsets {
+		push = binary.LittleEndian.AppendUint32(push, uint32(o))
+	}
+	p, err := d.NewPipeline(spv, GLSL.Entry(k), len(bufs), len(push))
 	if err != nil {
 		t.Fatalf("NewPipeline: %v", err)
 	}
@@ -95,7 +110,7 @@ func runVulkan(t testing.TB, k *Kernel, groups [3]int, bufs ...[]byte) [][]byte 
 			t.Fatalf("Write: %v", err)
 		}
 	}
-	c, err := d.Record([]vk.Dispatch{{Pipeline: p, Buffers: vb, Groups: [3]uint32{uint32(groups[0]), uint32(groups[1]), uint32(groups[2])}}})
+	c, err := d.Record([]vk.Dispatch{{Pipeline: p, Buffers: vb, Groups: [3]uint32{uint32(groups[0]), uint32(groups[1]), uint32(groups[2])}, Push: push}})
 	if err != nil {
 		t.Fatalf("Record: %v", err)
 	}

@@ -6,6 +6,7 @@ package kir
 // the invocation indices of a 3-D launch, and barriers.
 
 import (
+	"encoding/binary"
 	"math"
 	"sync"
 	"testing"
@@ -166,6 +167,38 @@ func reduceJob() (*Kernel, [3]int, [][]byte, func(t *testing.T, out [][]byte)) {
 			if got := math.Float32frombits(uint32(b)); got != want[r] {
 				t.Fatalf("row %d: sum %g, want %g", r, got, want[r])
 			}
+		}
+	}
+}
+
+// TestVulkanLaunchOffsets runs the offsets golden kernel with nonzero
+// launch offsets, pushed as push constants: every load and store lands
+// that many elements into its buffer.
+func TestVulkanLaunchOffsets(t *testing.T) {
+	k := offsetsKernel()
+	const n = 100
+	offs := []int32{5, 3, 11, 2}
+	src := make([]byte, 5+2*n)
+	for i := range src {
+		src[i] = byte(i * 7)
+	}
+	srcl := make([]byte, 8*(3+n))
+	for i := 0; i < 3+n; i++ {
+		binary.LittleEndian.PutUint64(srcl[8*i:], uint64(i)<<33|uint64(i))
+	}
+	dst, dstl := make([]byte, 11+n), make([]byte, 8*(2+7+n))
+	out := runVulkanAt(t, k, [3]int{1, 1, 1}, offs, src, srcl, dst, dstl)
+	for i := 0; i < n; i++ {
+		if got, want := out[2][11+i], src[5+2*i]; got != want {
+			t.Fatalf("dst[%d] = %d, want %d", i, got, want)
+		}
+		if got, want := binary.LittleEndian.Uint64(out[3][8*(2+7+i):]), binary.LittleEndian.Uint64(srcl[8*(3+i):]); got != want {
+			t.Fatalf("dstl[%d] = %#x, want %#x", i, got, want)
+		}
+	}
+	for i := 0; i < 11; i++ {
+		if out[2][i] != 0 {
+			t.Fatalf("dst[%d] before the offset written", i)
 		}
 	}
 }

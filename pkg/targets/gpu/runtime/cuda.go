@@ -104,7 +104,8 @@ type cuLaunch struct {
 	params []any
 }
 
-// Prepare resolves the launches' pointers once.
+// Prepare resolves the launches' pointers once; a kernel's launch
+// offsets follow its pointers as int arguments.
 func (c *CUDA) Prepare(ls []Launch) (Sequence, error) {
 	s := &cuSequence{c: c.C}
 	for i, l := range ls {
@@ -119,6 +120,9 @@ func (c *CUDA) Prepare(ls []Launch) (Sequence, error) {
 				return nil, fmt.Errorf("launch %d: not a cuda buffer", i)
 			}
 			cl.params = append(cl.params, cb.p)
+		}
+		for _, o := range l.Offsets { // the kernel's trailing int arguments
+			cl.params = append(cl.params, o)
 		}
 		s.ls = append(s.ls, cl)
 	}

@@ -7,6 +7,7 @@ package runtime
 
 import (
 	"fmt"
+	"math"
 	"sync"
 
 	"github.com/rlx-project/rlx/pkg/lir"
@@ -36,10 +37,14 @@ type Buffer interface {
 // Kernel is a loaded kernel.
 type Kernel interface{ Free() }
 
-// Launch is one kernel launch over whole buffers.
+// Launch is one kernel launch over whole buffers. Offsets, for a kernel
+// that takes them (lir.Kernel.Offsets), is where each parameter's tensor
+// starts in its buffer, in elements: the adapter passes them as the
+// kernel's language expects (push constants, trailing int arguments).
 type Launch struct {
 	Kernel  Kernel
 	Buffers []Buffer
+	Offsets []int32 // one per buffer, or none
 	Groups  [3]uint32
 	Local   [3]uint32
 }
@@ -188,6 +193,9 @@ func New(dev Device, p *lir.Program, ws *Weights) (_ *Exec, err error) {
 		for _, a := range d.Args {
 			l.Buffers = append(l.Buffers, bufs[a])
 		}
+		for _, o := range d.Offsets { // check made sure they fit
+			l.Offsets = append(l.Offsets, int32(o))
+		}
 		ls = append(ls, l)
 	}
 	if e.seq, err = dev.Prepare(ls); err != nil {
@@ -216,6 +224,14 @@ func check(p *lir.Program) error {
 		k := &p.Kernels[d.Kernel]
 		if len(d.Args) != len(k.Params) {
 			return fmt.Errorf("step %d (%s): %d buffers for kernel %s of %d parameters", si, s.Src, len(d.Args), k.Name, len(k.Params))
+		}
+		if want := len(k.Params); !k.Offsets && len(d.Offsets) != 0 || k.Offsets && len(d.Offsets) != want {
+			return fmt.Errorf("step %d (%s): %d launch offsets for kernel %s of %d parameters (launch offsets: %v)", si, s.Src, len(d.Offsets), k.Name, want, k.Offsets)
+		}
+		for i, o := range d.Offsets {
+			if o < 0 || o > math.MaxInt32 {
+				return fmt.Errorf("step %d (%s): launch offset %d of parameter %d is outside 0..2^31-1", si, s.Src, o, i)
+			}
 		}
 		for i, g := range d.Groups {
 			if g < 1 || g > 65535 {

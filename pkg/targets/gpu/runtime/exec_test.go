@@ -101,6 +101,19 @@ func TestExecRuns(t *testing.T) {
 	if d.freed != d.allocs {
 		t.Errorf("closed with %d of %d buffers freed", d.freed, d.allocs)
 	}
+
+	// A kernel that takes launch offsets gets each dispatch's.
+	p := program()
+	p.Kernels[0].Offsets = true
+	dispatch(p).Offsets = []int64{0, 3}
+	d = &fakeDevice{}
+	if e, err = New(d, p, NewWeights(d, nil)); err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if len(d.prepared) != 1 || len(d.prepared[0].Offsets) != 2 || d.prepared[0].Offsets[1] != 3 {
+		t.Errorf("prepared %+v", d.prepared)
+	}
 }
 
 // TestExecRejects feeds New the ways a damaged or hand-made artifact's
@@ -121,6 +134,12 @@ func TestExecRejects(t *testing.T) {
 		}, `not a GPU dispatch (kernel "matmul")`},
 		{"no operation", func(p *lir.Program) { p.Steps[0].Op = nil }, "has no operation"},
 		{"parameter count", func(p *lir.Program) { dispatch(p).Args = []lir.Buf{0} }, "1 buffers for kernel copy of 2 parameters"},
+		{"unexpected offsets", func(p *lir.Program) { dispatch(p).Offsets = []int64{1, 2} }, "2 launch offsets for kernel copy of 2 parameters (launch offsets: false)"},
+		{"missing offsets", func(p *lir.Program) { p.Kernels[0].Offsets = true }, "0 launch offsets for kernel copy of 2 parameters (launch offsets: true)"},
+		{"offset range", func(p *lir.Program) {
+			p.Kernels[0].Offsets = true
+			dispatch(p).Offsets = []int64{0, 1 << 31}
+		}, "launch offset 2147483648 of parameter 1 is outside 0..2^31-1"},
 		{"buffer index", func(p *lir.Program) { dispatch(p).Args = []lir.Buf{0, 9} }, "missing buffer 9"},
 		{"absent buffer", func(p *lir.Program) { dispatch(p).Args = []lir.Buf{lir.NoBuf, 1} }, "missing buffer -1"},
 		{"writes an input", func(p *lir.Program) { dispatch(p).Args = []lir.Buf{1, 0} }, "writes parameter dst to buffer 0, a read-only input"},

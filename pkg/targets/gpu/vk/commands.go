@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"unsafe"
 )
 
 // Commands is a recorded sequence of dispatches: one primary command
@@ -54,6 +55,9 @@ func (d *Device) Record(ds []Dispatch) (*Commands, error) {
 		}
 		if len(x.Buffers) != p.numBindings {
 			return nil, fmt.Errorf("vulkan: Record: dispatch %d has %d buffers; its pipeline has %d bindings", i, len(x.Buffers), p.numBindings)
+		}
+		if len(x.Push) != p.pushBytes {
+			return nil, fmt.Errorf("vulkan: Record: dispatch %d has %d bytes of push constants; its pipeline takes %d", i, len(x.Push), p.pushBytes)
 		}
 		for j, b := range x.Buffers {
 			if b == nil {
@@ -206,6 +210,11 @@ func (c *Commands) record(ds []Dispatch, total int) error {
 		}
 		d.fn.cmdBindPipeline(c.cmd, pipelineBindPointCompute, x.Pipeline.pipeline)
 		d.fn.cmdBindDescriptorSets(c.cmd, pipelineBindPointCompute, x.Pipeline.layout, 0, 1, &sets[i], 0, nil)
+		if len(x.Push) > 0 {
+			// The values are copied into the command buffer here.
+			pin.Pin(&x.Push[0])
+			d.fn.cmdPushConstants(c.cmd, x.Pipeline.layout, shaderStageCompute, 0, uint32(len(x.Push)), unsafe.Pointer(&x.Push[0]))
+		}
 		d.fn.cmdDispatch(c.cmd, x.Groups[0], x.Groups[1], x.Groups[2])
 	}
 	toHost := &memoryBarrier{sType: stMemoryBarrier, srcAccessMask: accessShaderWrite, dstAccessMask: accessHostRead}

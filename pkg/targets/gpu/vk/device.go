@@ -210,6 +210,7 @@ func (d *Device) pickDevice() error {
 			MaxComputeWorkGroupSize:             lim.maxComputeWorkGroupSize,
 			MaxMemoryAllocationCount:            lim.maxMemoryAllocationCount,
 			MinStorageBufferOffsetAlignment:     lim.minStorageBufferOffsetAlignment,
+			MaxPushConstantsSize:                lim.maxPushConstantsSize,
 		}
 		d.in.getPhysicalDeviceMemoryProperties(pd, &d.memProps)
 		return nil

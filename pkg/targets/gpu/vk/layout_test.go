@@ -160,6 +160,8 @@ func TestLayout(t *testing.T) {
 		{"VkDescriptorSetLayoutCreateInfo.flags", unsafe.Offsetof(descriptorSetLayoutCreateInfo{}.flags), 16},
 		{"VkDescriptorSetLayoutCreateInfo.bindingCount", unsafe.Offsetof(descriptorSetLayoutCreateInfo{}.bindingCount), 20},
 		{"VkDescriptorSetLayoutCreateInfo.pBindings", unsafe.Offsetof(descriptorSetLayoutCreateInfo{}.pBindings), 24},
+		{"VkPushConstantRange.offset", unsafe.Offsetof(pushConstantRange{}.offset), 4},
+		{"VkPushConstantRange.size", unsafe.Offsetof(pushConstantRange{}.size), 8},
 		{"VkPipelineLayoutCreateInfo.setLayoutCount", unsafe.Offsetof(pipelineLayoutCreateInfo{}.setLayoutCount), 20},
 		{"VkPipelineLayoutCreateInfo.pSetLayouts", unsafe.Offsetof(pipelineLayoutCreateInfo{}.pSetLayouts), 24},
 		{"VkPipelineLayoutCreateInfo.pushConstantRangeCount", unsafe.Offsetof(pipelineLayoutCreateInfo{}.pushConstantRangeCount), 32},

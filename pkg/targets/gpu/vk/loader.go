@@ -126,6 +126,7 @@ type deviceFns struct {
 	cmdBindPipeline             func(cmd uintptr, bindPoint uint32, pipeline uint64)
 	cmdBindDescriptorSets       func(cmd uintptr, bindPoint uint32, layout uint64, firstSet, setCount uint32, sets *uint64, dynamicOffsetCount uint32, dynamicOffsets unsafe.Pointer)
 	cmdDispatch                 func(cmd uintptr, x, y, z uint32)
+	cmdPushConstants            func(cmd uintptr, layout uint64, stageFlags, offset, size uint32, values unsafe.Pointer)
 	cmdPipelineBarrier          func(cmd uintptr, srcStage, dstStage, dependencyFlags, memoryBarrierCount uint32, memoryBarriers *memoryBarrier, bufferBarrierCount uint32, bufferBarriers unsafe.Pointer, imageBarrierCount uint32, imageBarriers unsafe.Pointer)
 	createFence                 func(dev uintptr, info *fenceCreateInfo, alloc unsafe.Pointer, fence *uint64) int32
 	destroyFence                func(dev uintptr, fence uint64, alloc unsafe.Pointer)
@@ -167,6 +168,7 @@ func (f *deviceFns) table() []fnEntry {
 		{"vkCmdBindPipeline", &f.cmdBindPipeline, false},
 		{"vkCmdBindDescriptorSets", &f.cmdBindDescriptorSets, false},
 		{"vkCmdDispatch", &f.cmdDispatch, false},
+		{"vkCmdPushConstants", &f.cmdPushConstants, false},
 		{"vkCmdPipelineBarrier", &f.cmdPipelineBarrier, false},
 		{"vkCreateFence", &f.createFence, false},
 		{"vkDestroyFence", &f.destroyFence, false},

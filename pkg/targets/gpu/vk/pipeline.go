@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"runtime"
 	"sync/atomic"
+	"unsafe"
 )
 
 // Pipeline is a compute pipeline and its layout: descriptor set 0 with
-// bindings 0..n-1, each one storage buffer, no push constants.
+// bindings 0..n-1, each one storage buffer, and push constants 0..m-1
+// (none where m is 0).
 type Pipeline struct {
 	d           *Device
 	numBindings int
+	pushBytes   int
 	setLayout   uint64 // VkDescriptorSetLayout
 	layout      uint64 // VkPipelineLayout
 	pipeline    uint64 // VkPipeline
@@ -24,13 +27,18 @@ type Pipeline struct {
 
 // NewPipeline makes a compute pipeline from a SPIR-V module, its GLCompute
 // entry point entry (usually "main"), with numBindings storage-buffer
-// bindings in descriptor set 0. The module is checked first (see
-// checkSPIRV): drivers do not validate SPIR-V and may crash on a bad one.
-func (d *Device) NewPipeline(spirv []byte, entry string, numBindings int) (*Pipeline, error) {
+// bindings in descriptor set 0 and pushBytes bytes of push constants (a
+// multiple of 4, at most Limits.MaxPushConstantsSize; 0 for none), which
+// each Dispatch supplies. The module is checked first (see checkSPIRV):
+// drivers do not validate SPIR-V and may crash on a bad one.
+func (d *Device) NewPipeline(spirv []byte, entry string, numBindings, pushBytes int) (*Pipeline, error) {
 	if numBindings < 0 || numBindings > int(d.limits.MaxPerStageDescriptorStorageBuffers) {
 		return nil, fmt.Errorf("vulkan: NewPipeline: %d bindings; the device allows 0 to %d", numBindings, d.limits.MaxPerStageDescriptorStorageBuffers)
 	}
-	words, err := checkSPIRV(spirv, entry, numBindings)
+	if pushBytes < 0 || pushBytes%4 != 0 || pushBytes > int(d.limits.MaxPushConstantsSize) {
+		return nil, fmt.Errorf("vulkan: NewPipeline: %d bytes of push constants; %s allows a multiple of 4 up to %d", pushBytes, d.name, d.limits.MaxPushConstantsSize)
+	}
+	words, err := checkSPIRV(spirv, entry, numBindings, pushBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +50,7 @@ func (d *Device) NewPipeline(spirv []byte, entry string, numBindings int) (*Pipe
 	var pin runtime.Pinner
 	defer pin.Unpin()
 
-	p := &Pipeline{d: d, numBindings: numBindings}
+	p := &Pipeline{d: d, numBindings: numBindings, pushBytes: pushBytes}
 	ok := false
 	defer func() {
 		if !ok {
@@ -80,6 +88,11 @@ func (d *Device) NewPipeline(spirv []byte, entry string, numBindings int) (*Pipe
 	*setLayout = p.setLayout
 	pin.Pin(setLayout)
 	pli := &pipelineLayoutCreateInfo{sType: stPipelineLayoutCreateInfo, setLayoutCount: 1, pSetLayouts: setLayout}
+	if pushBytes > 0 {
+		rng := &pushConstantRange{stageFlags: shaderStageCompute, size: uint32(pushBytes)}
+		pin.Pin(rng)
+		pli.pushConstantRangeCount, pli.pPushConstantRanges = 1, unsafe.Pointer(rng)
+	}
 	if err := check("vkCreatePipelineLayout", d.fn.createPipelineLayout(d.dev, pli, nil, &p.layout)); err != nil {
 		return nil, err
 	}

@@ -12,14 +12,18 @@ const (
 	spirvMagic       = 0x07230203
 	spirvHeaderWords = 5
 	opEntryPoint     = 15
+	opTypeInt        = 21
+	opTypeFloat      = 22
 	opTypeStruct     = 30
 	opTypePointer    = 32
 	opVariable       = 59
 	opDecorate       = 71
+	opMemberDecorate = 72
 	execGLCompute    = 5
 	decBufferBlock   = 3
 	decBinding       = 33
 	decDescriptorSet = 34
+	decOffset        = 35
 	scUniform        = 2
 	scPushConstant   = 9
 	scStorageBuffer  = 12
@@ -27,14 +31,16 @@ const (
 
 // checkSPIRV checks that code is a SPIR-V module whose GLCompute entry point
 // entry can run with the pipeline layout NewPipeline builds (set 0, bindings
-// 0..numBindings-1, each one storage buffer, no push constants), and returns
-// its words (a copy, so they are 4-byte aligned). Drivers do not validate
+// 0..numBindings-1, each one storage buffer, and pushBytes bytes of push
+// constants: at most one push-constant block, of scalar members, that
+// ends within them), and returns its words (a copy, so they are 4-byte
+// aligned). Drivers do not validate
 // modules and may crash on a bad one; this catches the mistakes that are
 // cheap to find: not SPIR-V, a truncated or garbled instruction stream, a
 // missing entry point, and resources the layout does not provide. It is
 // stricter than Vulkan in one way: a declared but unused resource outside
 // the layout is an error too.
-func checkSPIRV(code []byte, entry string, numBindings int) ([]uint32, error) {
+func checkSPIRV(code []byte, entry string, numBindings, pushBytes int) ([]uint32, error) {
 	if len(code) == 0 {
 		return nil, fmt.Errorf("vulkan: empty SPIR-V module")
 	}
@@ -67,9 +73,13 @@ func checkSPIRV(code []byte, entry string, numBindings int) ([]uint32, error) {
 		decorated   = map[uint32]*binding{}
 		bufferBlock = map[uint32]bool{} // struct ids decorated BufferBlock
 		structs     = map[uint32]bool{}
-		pointee     = map[uint32]uint32{} // pointer type id -> pointee type id
-		varType     = map[uint32]uint32{} // variable id -> its pointer type id
-		varClass    = map[uint32]uint32{} // variable id -> storage class
+		pointee     = map[uint32]uint32{}    // pointer type id -> pointee type id
+		varType     = map[uint32]uint32{}    // variable id -> its pointer type id
+		varClass    = map[uint32]uint32{}    // variable id -> storage class
+		scalarSize  = map[uint32]uint32{}    // int or float type id -> bytes
+		members     = map[uint32][]uint32{}  // struct id -> member type ids
+		memberOff   = map[[2]uint32]uint32{} // struct id, member -> Offset decoration
+		pushVars    []uint32
 	)
 	for i := spirvHeaderWords; i < len(words); {
 		n := int(words[i] >> 16)
@@ -106,9 +116,18 @@ func checkSPIRV(code []byte, entry string, numBindings int) ([]uint32, error) {
 					bufferBlock[ins[1]] = true
 				}
 			}
+		case opMemberDecorate:
+			if n >= 5 && ins[3] == decOffset {
+				memberOff[[2]uint32{ins[1], ins[2]}] = ins[4]
+			}
+		case opTypeInt, opTypeFloat:
+			if n >= 3 {
+				scalarSize[ins[1]] = ins[2] / 8
+			}
 		case opTypeStruct:
 			if n >= 2 {
 				structs[ins[1]] = true
+				members[ins[1]] = ins[2:]
 			}
 		case opTypePointer:
 			if n >= 4 {
@@ -119,7 +138,7 @@ func checkSPIRV(code []byte, entry string, numBindings int) ([]uint32, error) {
 				varType[ins[2]] = ins[1]
 				varClass[ins[2]] = ins[3]
 				if ins[3] == scPushConstant {
-					return nil, fmt.Errorf("vulkan: shader declares push constants; the pipeline layout has none (pass scalars in a storage buffer)")
+					pushVars = append(pushVars, ins[2])
 				}
 			}
 		}
@@ -132,6 +151,29 @@ func checkSPIRV(code []byte, entry string, numBindings int) ([]uint32, error) {
 			has = strings.Join(entries, ", ")
 		}
 		return nil, fmt.Errorf("vulkan: SPIR-V module has no GLCompute entry point %q (it has: %s)", entry, has)
+	}
+	switch {
+	case len(pushVars) > 0 && pushBytes == 0:
+		return nil, fmt.Errorf("vulkan: shader declares push constants; the pipeline layout has none")
+	case len(pushVars) > 1:
+		return nil, fmt.Errorf("vulkan: shader declares %d push-constant blocks; a pipeline takes one", len(pushVars))
+	case len(pushVars) == 1:
+		t := pointee[varType[pushVars[0]]]
+		if !structs[t] {
+			return nil, fmt.Errorf("vulkan: shader's push constants are not a block")
+		}
+		end := uint64(0)
+		for m, mt := range members[t] {
+			size, ok := scalarSize[mt]
+			off, hasOff := memberOff[[2]uint32{t, uint32(m)}]
+			if !ok || !hasOff {
+				return nil, fmt.Errorf("vulkan: shader's push-constant block member %d is not a scalar at a fixed offset; only scalar members are supported", m)
+			}
+			end = max(end, uint64(off)+uint64(size))
+		}
+		if end > uint64(pushBytes) {
+			return nil, fmt.Errorf("vulkan: shader's push-constant block is %d bytes; the pipeline layout has %d", end, pushBytes)
+		}
 	}
 	ids := make([]uint32, 0, len(decorated))
 	for id := range decorated {

@@ -436,6 +436,12 @@ type descriptorSetLayoutBinding struct {
 	pImmutableSamplers unsafe.Pointer
 }
 
+type pushConstantRange struct {
+	stageFlags uint32
+	offset     uint32
+	size       uint32
+}
+
 type descriptorSetLayoutCreateInfo struct {
 	sType        uint32
 	_            uint32

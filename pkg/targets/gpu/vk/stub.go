@@ -47,8 +47,8 @@ func (d *Device) NewBuffer(int64) (*Buffer, error) { return nil, ErrUnsupported 
 
 // NewPipeline makes a compute pipeline.
 // The module is still checked, so a bad one gives the same error everywhere.
-func (d *Device) NewPipeline(spirv []byte, entry string, numBindings int) (*Pipeline, error) {
-	if _, err := checkSPIRV(spirv, entry, numBindings); err != nil {
+func (d *Device) NewPipeline(spirv []byte, entry string, numBindings, pushBytes int) (*Pipeline, error) {
+	if _, err := checkSPIRV(spirv, entry, numBindings, pushBytes); err != nil {
 		return nil, err
 	}
 	return nil, ErrUnsupported

@@ -6,6 +6,7 @@ type Dispatch struct {
 	Pipeline *Pipeline
 	Buffers  []*Buffer // binding i -> Buffers[i], the whole buffer
 	Groups   [3]uint32 // vkCmdDispatch group counts
+	Push     []byte    // the push constants, as many bytes as the pipeline's range (recorded, so reused by every Run)
 }
 
 // Limits are the device limits that matter to compute kernels (from
@@ -19,6 +20,7 @@ type Limits struct {
 	MaxComputeWorkGroupSize             [3]uint32 // largest local_size_x, y, z
 	MaxMemoryAllocationCount            uint32    // each Buffer is one allocation
 	MinStorageBufferOffsetAlignment     uint64
+	MaxPushConstantsSize                uint32 // bytes of push constants a pipeline may take (128 or more)
 }
 
 // The optional device features Open enables when the device has them, by

@@ -3,6 +3,7 @@
 package vk
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -76,7 +77,7 @@ func newBuffer(t *testing.T, d *Device, size int64) *Buffer {
 
 func newPipeline(t *testing.T, d *Device, src string, bindings int) *Pipeline {
 	t.Helper()
-	p, err := d.NewPipeline(compile(t, src), "main", bindings)
+	p, err := d.NewPipeline(compile(t, src), "main", bindings, 0)
 	if err != nil {
 		t.Fatalf("NewPipeline: %v", err)
 	}
@@ -522,7 +523,7 @@ func TestBadPipelines(t *testing.T) {
 		{"too many bindings", "bindings", header, "main", 1 << 30},
 	}
 	for _, c := range cases {
-		p, err := d.NewPipeline(c.code, c.entry, c.bindings)
+		p, err := d.NewPipeline(c.code, c.entry, c.bindings, 0)
 		if err == nil {
 			p.Free()
 			t.Errorf("%s: NewPipeline succeeded", c.name)
@@ -534,10 +535,10 @@ func TestBadPipelines(t *testing.T) {
 	}
 	// A valid module used wrongly.
 	spv := compile(t, vecAddSrc)
-	if _, err := d.NewPipeline(spv, "mian", 3); err == nil || !strings.Contains(err.Error(), `no GLCompute entry point "mian" (it has: main)`) {
+	if _, err := d.NewPipeline(spv, "mian", 3, 0); err == nil || !strings.Contains(err.Error(), `no GLCompute entry point "mian" (it has: main)`) {
 		t.Errorf("wrong entry point: %v", err)
 	}
-	if _, err := d.NewPipeline(spv, "main", 2); err == nil || !strings.Contains(err.Error(), "binding 2") {
+	if _, err := d.NewPipeline(spv, "main", 2, 0); err == nil || !strings.Contains(err.Error(), "binding 2") {
 		t.Errorf("too few bindings: %v", err)
 	}
 	push := compile(t, `#version 450
@@ -546,8 +547,38 @@ layout(push_constant) uniform P { uint k; };
 layout(std430, binding = 0) buffer X { uint x[]; };
 void main() { x[0] = k; }
 `)
-	if _, err := d.NewPipeline(push, "main", 1); err == nil || !strings.Contains(err.Error(), "push constants") {
+	if _, err := d.NewPipeline(push, "main", 1, 0); err == nil || !strings.Contains(err.Error(), "push constants") {
 		t.Errorf("push constants: %v", err)
+	}
+	if _, err := d.NewPipeline(push, "main", 1, 4+int(d.Limits().MaxPushConstantsSize)); err == nil || !strings.Contains(err.Error(), "bytes of push constants") {
+		t.Errorf("push constants past the device's limit: %v", err)
+	}
+	// With a push-constant range, the block is accepted, and each dispatch
+	// pushes its own value, recorded once and reused by every Run.
+	pp, err := d.NewPipeline(push, "main", 1, 4)
+	if err != nil {
+		t.Fatalf("push constants: %v", err)
+	}
+	defer pp.Free()
+	x, y := newBuffer(t, d, 4), newBuffer(t, d, 4)
+	if _, err := d.Record([]Dispatch{{Pipeline: pp, Buffers: []*Buffer{x}, Groups: [3]uint32{1, 1, 1}}}); err == nil || !strings.Contains(err.Error(), "0 bytes of push constants; its pipeline takes 4") {
+		t.Errorf("dispatch without its push constants: %v", err)
+	}
+	c := record(t, d, Dispatch{Pipeline: pp, Buffers: []*Buffer{x}, Groups: [3]uint32{1, 1, 1}, Push: u32bytes([]uint32{0xabcd})},
+		Dispatch{Pipeline: pp, Buffers: []*Buffer{y}, Groups: [3]uint32{1, 1, 1}, Push: u32bytes([]uint32{77})})
+	defer c.Free()
+	for range 2 {
+		run(t, c)
+		got := make([]byte, 8)
+		if err := x.Read(0, got[:4]); err != nil {
+			t.Fatal(err)
+		}
+		if err := y.Read(0, got[4:]); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, u32bytes([]uint32{0xabcd, 77})) {
+			t.Errorf("pushed values read back as % x", got)
+		}
 	}
 	ubo := compile(t, `#version 450
 layout(local_size_x = 1) in;
@@ -555,7 +586,7 @@ layout(std140, binding = 0) uniform U { uint k; };
 layout(std430, binding = 1) buffer X { uint x[]; };
 void main() { x[0] = k; }
 `)
-	if _, err := d.NewPipeline(ubo, "main", 2); err == nil || !strings.Contains(err.Error(), "uniform buffer") {
+	if _, err := d.NewPipeline(ubo, "main", 2, 0); err == nil || !strings.Contains(err.Error(), "uniform buffer") {
 		t.Errorf("uniform buffer: %v", err)
 	}
 	set1 := compile(t, `#version 450
@@ -563,7 +594,7 @@ layout(local_size_x = 1) in;
 layout(std430, set = 1, binding = 0) buffer X { uint x[]; };
 void main() { x[0] = 1u; }
 `)
-	if _, err := d.NewPipeline(set1, "main", 1); err == nil || !strings.Contains(err.Error(), "descriptor set 1") {
+	if _, err := d.NewPipeline(set1, "main", 1, 0); err == nil || !strings.Contains(err.Error(), "descriptor set 1") {
 		t.Errorf("set 1: %v", err)
 	}
 }
@@ -639,7 +670,7 @@ func TestClose(t *testing.T) {
 	if _, err := d.NewBuffer(4); !errors.Is(err, ErrClosed) {
 		t.Errorf("NewBuffer after Close = %v, want ErrClosed", err)
 	}
-	if _, err := d.NewPipeline(compile(t, vecAddSrc), "main", 3); !errors.Is(err, ErrClosed) {
+	if _, err := d.NewPipeline(compile(t, vecAddSrc), "main", 3, 0); !errors.Is(err, ErrClosed) {
 		t.Errorf("NewPipeline after Close = %v, want ErrClosed", err)
 	}
 	if _, err := d.Record([]Dispatch{{Pipeline: p, Buffers: []*Buffer{a, a, a}}}); err == nil {
@@ -656,7 +687,7 @@ func TestClose(t *testing.T) {
 func TestConcurrent(t *testing.T) {
 	d := openDevice(t)
 	spv := compile(t, vecAddSrc)
-	p, err := d.NewPipeline(spv, "main", 3)
+	p, err := d.NewPipeline(spv, "main", 3, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -798,7 +829,7 @@ func BenchmarkRun(b *testing.B) {
 	}
 	defer d.Close()
 	code := compile(b, vecAddSrc)
-	p, err := d.NewPipeline(code, "main", 3)
+	p, err := d.NewPipeline(code, "main", 3, 0)
 	if err != nil {
 		b.Fatal(err)
 	}
