@@ -45,7 +45,12 @@ func Generate(in *lir.Program, t Target) (*lir.Program, error) {
 	for _, l := range launches {
 		k := l.Kernel
 		// A kernel is named by what it computes, so equal kernels of
-		// different steps share one entry (and one compile).
+		// different steps share one entry (and one compile). Tensor
+		// offsets are launch data, not part of the text, so launches on
+		// tensors at different places share a kernel too; what the
+		// offsets' alignment chose (the word type of a memcpy) is in the
+		// parameters' types, hence in the text: a kernel is only shared
+		// by launches whose offsets are whole elements of its types.
 		glsl, err := kir.Print(kir.GLSL, k)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", l.Src, err)
@@ -61,7 +66,7 @@ func Generate(in *lir.Program, t Target) (*lir.Program, error) {
 			i = len(prog.Kernels)
 			index[k.Name] = i
 			ak := lir.Kernel{Name: k.Name, Lang: string(t.Lang), Entry: t.Lang.Entry(k), Source: src,
-				Local: [3]int64{int64(k.Local[0]), int64(k.Local[1]), int64(k.Local[2])}}
+				Local: [3]int64{int64(k.Local[0]), int64(k.Local[1]), int64(k.Local[2])}, Offsets: k.Offsets}
 			for _, s := range k.Shared {
 				ak.Shared += int64(s.Len) * int64(s.Elem.Size())
 			}
@@ -72,7 +77,8 @@ func Generate(in *lir.Program, t Target) (*lir.Program, error) {
 			pending = append(pending, &pendingKernel{index: i, src: src, name: k.Name, step: l.Src})
 		}
 		prog.Steps = append(prog.Steps, lir.Step{
-			Op:  &lir.Dispatch{Kernel: i, Groups: [3]int64{int64(l.Groups[0]), int64(l.Groups[1]), int64(l.Groups[2])}, Args: l.Args},
+			Op: &lir.Dispatch{Kernel: i, Groups: [3]int64{int64(l.Groups[0]), int64(l.Groups[1]), int64(l.Groups[2])},
+				Args: l.Args, Offsets: l.Offsets},
 			Src: l.Src,
 		})
 	}

@@ -80,8 +80,8 @@ func (g *gen) copy(op *lir.Copy) error {
 	if err != nil {
 		return err
 	}
-	src.base += srcOff
-	dst.base += dstOff
+	g.shift(src, srcOff)
+	g.shift(dst, dstOff)
 	grid, body := g.gridStride(tensor.NumElements(shape), func(i *kir.Expr) []*kir.Stmt {
 		pre, offs := g.decompose(i, shape, dstSt, srcSt)
 		return append(pre, dst.store(offs[0], src.load(offs[1])))

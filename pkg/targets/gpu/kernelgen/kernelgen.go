@@ -3,16 +3,21 @@
 // GPU kernels in the kernel IR, with launch geometry computed from the
 // concrete shapes.
 //
-// Shapes, strides and buffer offsets are constants in the kernels: a
-// program is specialized per binding anyway, and constant geometry lets
-// every GPU compiler fold the index arithmetic. Each kernel parameter is a
-// whole device buffer (the arena, one weight, an input or an output); the
-// element offset of the tensor inside it is part of the kernel's index
-// arithmetic, so no target needs aligned sub-buffer bindings.
+// Shapes and strides are constants in the kernels: a program is
+// specialized per binding anyway, and constant geometry lets every GPU
+// compiler fold the index arithmetic. Each kernel parameter is a whole
+// device buffer (the arena, one weight, an input or an output), so no
+// target needs aligned sub-buffer bindings; the element offset of the
+// tensor inside it is passed at launch (kir.Kernel.Offsets, the Launch's
+// Offsets), so launches that compute the same thing on tensors at
+// different places (the steps of an unrolled recurrence, say) share one
+// kernel. A kernel with more parameters than launch offsets fit
+// (kir.MaxOffsets) has them compiled in instead.
 package kernelgen
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/rlx-project/rlx/pkg/lir"
@@ -20,13 +25,16 @@ import (
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
 
-// Launch is one kernel launch: the kernel, how many workgroups, and the
-// program buffer bound to each of the kernel's parameters.
+// Launch is one kernel launch: the kernel, how many workgroups, the
+// program buffer bound to each of the kernel's parameters and, where the
+// kernel takes them (Kernel.Offsets), the element offset of each
+// parameter's tensor in its buffer.
 type Launch struct {
-	Kernel *kir.Kernel
-	Groups [3]int
-	Args   []lir.Buf
-	Src    string // the source operation, for errors and profiles
+	Kernel  *kir.Kernel
+	Groups  [3]int
+	Args    []lir.Buf
+	Offsets []int64 // one per Args entry, in elements of the parameter's type; nil without Kernel.Offsets
+	Src     string  // the source operation, for errors and profiles
 }
 
 // UnsupportedError names an operation a GPU target has no kernel for.
@@ -74,6 +82,7 @@ type gen struct {
 	step     *lir.Step
 	k        *kir.Kernel
 	args     []lir.Buf
+	bases    []int64 // each parameter's element offset in its buffer
 	launches []Launch
 	nvar     int
 }
@@ -87,12 +96,62 @@ func (g *gen) unsupported(format string, args ...any) error {
 func (g *gen) begin(local [3]int) {
 	g.k = &kir.Kernel{Name: g.step.Kind(), Local: local}
 	g.args = nil
+	g.bases = nil
 }
 
-// end finishes the kernel with its body and workgroup counts.
+// end finishes the kernel with its body and workgroup counts. The body
+// indexes each parameter relative to its tensor; the tensors' offsets
+// become launch offsets, or, for a kernel with more parameters than
+// those fit, constants added to every index.
 func (g *gen) end(groups [3]int, body ...*kir.Stmt) {
 	g.k.Body = body
-	g.launches = append(g.launches, Launch{Kernel: g.k, Groups: groups, Args: g.args})
+	l := Launch{Kernel: g.k, Groups: groups, Args: g.args}
+	if len(g.k.Params) > 0 && len(g.k.Params) <= kir.MaxOffsets {
+		g.k.Offsets = true
+		l.Offsets = g.bases
+	} else {
+		addBases(body, g.bases)
+	}
+	g.launches = append(g.launches, l)
+}
+
+// addBases adds bases[p] to the index of every load from and store to
+// parameter p, each node once (nodes may be shared between trees).
+func addBases(body []*kir.Stmt, bases []int64) {
+	seen := map[*kir.Expr]bool{}
+	at := func(p int, idx *kir.Expr) *kir.Expr {
+		if bases[p] == 0 {
+			return idx
+		}
+		return kir.Add(kir.Int(bases[p]), idx)
+	}
+	var expr func(e *kir.Expr)
+	expr = func(e *kir.Expr) {
+		if e == nil || seen[e] {
+			return
+		}
+		seen[e] = true
+		for _, a := range e.Args {
+			expr(a)
+		}
+		if e.Op == kir.OpLoad {
+			e.Args[0] = at(int(e.I), e.Args[0])
+		}
+	}
+	var stmts func(ss []*kir.Stmt)
+	stmts = func(ss []*kir.Stmt) {
+		for _, s := range ss {
+			for _, a := range s.Args {
+				expr(a)
+			}
+			if s.Op == kir.SStore {
+				s.Args[0] = at(s.I, s.Args[0])
+			}
+			stmts(s.Body)
+			stmts(s.Else)
+		}
+	}
+	stmts(body)
 }
 
 // elemType maps a tensor dtype to its kernel element type.
@@ -121,11 +180,11 @@ func (g *gen) elemType(dt tensor.DType) (kir.Type, error) {
 }
 
 // operand is a parameter bound to one program buffer: its index in the
-// kernel and the element offset of the tensor in the device buffer.
+// kernel and its element type. Its indices are relative to the tensor;
+// where the tensor lies in the buffer is g.bases[p].
 type operand struct {
 	p    int
 	elem kir.Type
-	base int64
 }
 
 // param adds a parameter bound to program buffer b.
@@ -137,10 +196,17 @@ func (g *gen) param(b lir.Buf, elem kir.Type, write bool, name string) (operand,
 	if off%int64(elem.Size()) != 0 {
 		return operand{}, fmt.Errorf("buffer %d at byte %d is not aligned for %s", b, off, elem)
 	}
+	if end := (off + g.prog.Buffers[b].Bytes) / int64(elem.Size()); end > math.MaxInt32 {
+		return operand{}, g.unsupported("buffer %d ends at element %d of its device buffer, past the 2^31 a GPU kernel indexes", b, end)
+	}
 	g.k.Params = append(g.k.Params, kir.Param{Name: name, Elem: elem, Write: write})
 	g.args = append(g.args, b)
-	return operand{p: len(g.k.Params) - 1, elem: elem, base: off / int64(elem.Size())}, nil
+	g.bases = append(g.bases, off/int64(elem.Size()))
+	return operand{p: len(g.k.Params) - 1, elem: elem}, nil
 }
+
+// shift moves operand o's tensor by n elements within its buffer.
+func (g *gen) shift(o operand, n int64) { g.bases[o.p] += n }
 
 // elems is how many elements of size bytes program buffer b holds (b is
 // one of the step's operands, which Lower checked exist).
@@ -148,18 +214,10 @@ func (g *gen) elems(b lir.Buf, size int) int64 {
 	return g.prog.Buffers[b].Bytes / int64(size)
 }
 
-// at is the index expression base + idx.
-func (o operand) at(idx *kir.Expr) *kir.Expr {
-	if o.base == 0 {
-		return idx
-	}
-	return kir.Add(kir.Int(o.base), idx)
-}
-
 // load reads element idx (relative to the tensor) as its compute type;
 // half floats widen to f32.
 func (o operand) load(idx *kir.Expr) *kir.Expr {
-	e := kir.Load(o.p, o.elem, o.at(idx))
+	e := kir.Load(o.p, o.elem, idx)
 	switch o.elem {
 	case kir.F16:
 		return kir.F16ToF32(e)
@@ -177,7 +235,7 @@ func (o operand) store(idx, v *kir.Expr) *kir.Stmt {
 	case kir.BF16:
 		v = kir.F32ToBF16(v)
 	}
-	return kir.Store(o.p, o.at(idx), v)
+	return kir.Store(o.p, idx, v)
 }
 
 // fresh returns a new variable name.

@@ -159,7 +159,7 @@ func gpuKinds() []lir.Op {
 // the CPU's native calls (its code generator runs after the schedule, on
 // the cpu target only) and the GPU's own dispatch, which kernelgen
 // produces rather than reads.
-var cpuOnly = []lir.Kind{"matmul_packed", "conv1x1_packed", "dwconv_nhwc_taps", "nchw_to_nhwc", "nhwc_to_nchw", "native", "dispatch"}
+var cpuOnly = []lir.Kind{"matmul_packed", "conv1x1_packed", "dwconv_nhwc_taps", "nchw_to_nhwc", "nhwc_to_nchw", "native", "dispatch", "dispatch_offsets"}
 
 // TestEveryKind lowers one step of every kind a GPU target takes, and
 // checks the list covers every lir kind but cpuOnly.
@@ -359,5 +359,50 @@ func TestRejects(t *testing.T) {
 	}
 	if _, err := Lower(&lir.Program{Steps: []lir.Step{{Src: "t.hir:1:1"}}}); err == nil || !strings.Contains(err.Error(), "no operation") {
 		t.Errorf("step without an operation: %v", err)
+	}
+}
+
+// TestOffsetsAtLaunch: a kernel takes its tensors' offsets at launch, so
+// its text does not depend on them; one with more parameters than launch
+// offsets fit (kir.MaxOffsets) has them compiled in.
+func TestOffsetsAtLaunch(t *testing.T) {
+	// sum of n inputs, input k in arena buffer k (at byte 4096k), the
+	// result in buffer n.
+	sum := func(n int) *lir.Elementwise {
+		op := &lir.Elementwise{Shape: []int64{4}, Out: []lir.EwOut{{Buf: lir.Buf(n), DType: tensor.F32}}}
+		for k := 0; k < n; k++ {
+			op.In = append(op.In, lir.EwIn{Buf: lir.Buf(k), DType: tensor.F32, Strides: []int64{1}})
+			op.Code = append(op.Code, lir.Instr{Op: lir.EwLoad, Dst: k, A: k})
+		}
+		acc := 0
+		for k := 1; k < n; k++ {
+			op.Code = append(op.Code, lir.Instr{Op: lir.EwAdd, Dst: n + k, A: acc, B: k})
+			acc = n + k
+		}
+		op.Code = append(op.Code, lir.Instr{Op: lir.EwStore, Dst: acc, A: 0})
+		return op
+	}
+	for _, tc := range []struct {
+		inputs int
+		launch bool
+	}{{2, true}, {kir.MaxOffsets - 1, true}, {kir.MaxOffsets, false}} {
+		ls, err := Lower(program(tc.inputs+1, sum(tc.inputs)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := ls[0]
+		src, err := kir.Print(kir.GLSL, l.Kernel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := fmt.Sprint(int64(tc.inputs) * 4096 / 4) // the result's element offset
+		switch {
+		case l.Kernel.Offsets != tc.launch:
+			t.Errorf("%d inputs: kernel takes launch offsets %v", tc.inputs, l.Kernel.Offsets)
+		case tc.launch && (len(l.Offsets) != tc.inputs+1 || l.Offsets[tc.inputs] != int64(tc.inputs)*1024 || strings.Contains(src, last)):
+			t.Errorf("%d inputs: launch offsets %v; source:\n%s", tc.inputs, l.Offsets, src)
+		case !tc.launch && (l.Offsets != nil || !strings.Contains(src, "p"+fmt.Sprint(tc.inputs)+".v[("+last+" + ")):
+			t.Errorf("%d inputs: offsets %v, want them compiled in; source:\n%s", tc.inputs, l.Offsets, src)
+		}
 	}
 }
