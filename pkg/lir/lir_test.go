@@ -200,3 +200,31 @@ func TestEwOpsTable(t *testing.T) {
 		t.Error("EwInvalid and NumEwOps must not be valid ops")
 	}
 }
+
+// TestDispatchEncodingCompat: a dispatch without launch offsets encodes
+// as dispatches did before them, so artifacts written then decode (and
+// ones written now without offsets are byte-identical); one with offsets
+// has its own tag, which an older reader refuses as an unknown kind.
+func TestDispatchEncodingCompat(t *testing.T) {
+	type oldDispatch struct { // lir.Dispatch before Offsets
+		Kernel int
+		Groups [3]int64
+		Args   []Buf
+	}
+	old := encode(t, map[string]any{"kind": "dispatch", "op": oldDispatch{Kernel: 2, Groups: [3]int64{1, 2, 3}, Args: []Buf{4, 5}}, "src": "s"})
+	var s Step
+	if err := msgpack.Unmarshal(old, &s); err != nil {
+		t.Fatal(err)
+	}
+	d, ok := s.Op.(*Dispatch)
+	if !ok || d.Kernel != 2 || d.Groups != [3]int64{1, 2, 3} || len(d.Args) != 2 || d.Offsets != nil || s.Kind() != "dispatch" {
+		t.Fatalf("old dispatch decoded as %#v", s.Op)
+	}
+	if got, want := encode(t, oldDispatch{Kernel: 2, Groups: [3]int64{1, 2, 3}, Args: []Buf{4, 5}}), encode(t, d); !bytes.Equal(got, want) {
+		t.Errorf("a dispatch without offsets encodes differently from before: % x, was % x", want, got)
+	}
+	d.Offsets = []int64{0, 7}
+	if s.Kind() != "dispatch_offsets" {
+		t.Errorf("a dispatch with offsets is tagged %s", s.Kind())
+	}
+}
