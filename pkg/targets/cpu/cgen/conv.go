@@ -10,12 +10,16 @@ import (
 
 // conv2d generates the function of a 2-D convolution step where the
 // tuning rule (tuning.NativeConv) says generated code beats the
-// runtime's kernel; false elsewhere.
+// runtime's kernel: a depthwise one (dw.go) or a dense one; false
+// elsewhere.
 func conv2d(prog *lir.Program, op *lir.Conv2D, opts Options) (function, bool) {
 	g := normConv(op.Geom)
 	if !convRule(tuning.ConvShape{KH: g.KH, KW: g.KW, StrideH: g.StrideH, StrideW: g.StrideW, DilH: g.DilH, DilW: g.DilW,
 		Groups: g.Groups, C: g.C, O: g.O, OH: g.OH, OW: g.OW}) {
 		return function{}, false
+	}
+	if isDepthwise(g) {
+		return dwFunc(prog, op)
 	}
 	return convFunc(prog, op)
 }
@@ -208,38 +212,12 @@ var convISAs = []*convISA{
 // activation other than the piecewise-linear ones, empty or overflowing
 // sizes, or an output sharing bytes with what it reads.
 func planConv(prog *lir.Program, op *lir.Conv2D) (convPlan, bool) {
-	g := normConv(op.Geom)
+	g, restrictYR, ok := checkConv(prog, op)
+	if !ok || g.Groups != 1 {
+		return convPlan{}, false
+	}
 	ep := op.Epilogue
-	switch {
-	case g.Groups != 1, g.StrideW > 2,
-		min(g.N, g.C, g.H, g.W, g.O, g.KH, g.KW, g.OH, g.OW) < 1,
-		min(g.PadT, g.PadL, g.PadB, g.PadR) < 0:
-		return convPlan{}, false
-	}
-	switch ep.Act {
-	case lir.ActNone, lir.ActRelu, lir.ActLeakyRelu, lir.ActClamp:
-	default:
-		return convPlan{}, false
-	}
-	for _, v := range [][]int64{{g.N, g.C, g.H, g.W}, {g.O, g.C, g.KH, g.KW}, {g.N, g.O, g.OH, g.OW}, {g.OH, g.StrideH, g.KH, g.DilH}, {g.OW, g.StrideW, g.KW, g.DilW}} {
-		if n, ok := product(v); !ok || n > 1<<40 {
-			return convPlan{}, false
-		}
-	}
-	pl := convPlan{g: g, p: g.OH * g.OW, bias: ep.Bias != lir.NoBuf, res: ep.Residual != lir.NoBuf, restrictYR: true}
-	for _, b := range []lir.Buf{op.X, op.W, ep.Bias} {
-		if b != lir.NoBuf && sameBytes(prog, op.Out, b) {
-			return convPlan{}, false
-		}
-	}
-	if pl.res && sameBytes(prog, op.Out, ep.Residual) {
-		// Each element of the residual is read just before the same
-		// element of the output is written: exact aliasing is fine.
-		if prog.Buffers[op.Out].Offset != prog.Buffers[ep.Residual].Offset {
-			return convPlan{}, false
-		}
-		pl.restrictYR = false
-	}
+	pl := convPlan{g: g, p: g.OH * g.OW, bias: ep.Bias != lir.NoBuf, res: ep.Residual != lir.NoBuf, restrictYR: restrictYR}
 	pl.flat = g.StrideH == 1 && g.StrideW == 1 && g.OW == g.W
 	pl.ocg = min(g.O, tuning.NativeConvChannels)
 	pl.nog = (g.O + pl.ocg - 1) / pl.ocg
@@ -252,6 +230,47 @@ func planConv(prog *lir.Program, op *lir.Conv2D) (convPlan, bool) {
 		pl.items = g.N * pl.nog * g.OH * pl.nb
 	}
 	return pl, true
+}
+
+// checkConv is what every generated convolution needs of op: its
+// geometry normalized, a column stride of 1 or 2, a piecewise-linear
+// activation, sizes that are not empty and whose products stay far from
+// overflow, and an output that shares no bytes with what it reads (but
+// the residual, which it may replace exactly: restrictYR false).
+func checkConv(prog *lir.Program, op *lir.Conv2D) (g lir.ConvGeom, restrictYR, ok bool) {
+	g = normConv(op.Geom)
+	ep := op.Epilogue
+	switch {
+	case g.StrideW > 2,
+		min(g.N, g.C, g.H, g.W, g.O, g.KH, g.KW, g.OH, g.OW) < 1,
+		min(g.PadT, g.PadL, g.PadB, g.PadR) < 0:
+		return g, false, false
+	}
+	switch ep.Act {
+	case lir.ActNone, lir.ActRelu, lir.ActLeakyRelu, lir.ActClamp:
+	default:
+		return g, false, false
+	}
+	for _, v := range [][]int64{{g.N, g.C, g.H, g.W}, {g.O, g.C, g.KH, g.KW}, {g.N, g.O, g.OH, g.OW}, {g.OH, g.StrideH, g.KH, g.DilH}, {g.OW, g.StrideW, g.KW, g.DilW}} {
+		if n, ok := product(v); !ok || n > 1<<40 {
+			return g, false, false
+		}
+	}
+	for _, b := range []lir.Buf{op.X, op.W, ep.Bias} {
+		if b != lir.NoBuf && sameBytes(prog, op.Out, b) {
+			return g, false, false
+		}
+	}
+	restrictYR = true
+	if ep.Residual != lir.NoBuf && sameBytes(prog, op.Out, ep.Residual) {
+		// Each element of the residual is read just before the same
+		// element of the output is written: exact aliasing is fine.
+		if prog.Buffers[op.Out].Offset != prog.Buffers[ep.Residual].Offset {
+			return g, false, false
+		}
+		restrictYR = false
+	}
+	return g, restrictYR, true
 }
 
 // convFunc generates the function of a convolution the generator
@@ -669,25 +688,32 @@ func genConvTile(b *strings.Builder, pl *convPlan, ep lir.Epilogue, isa, vi *con
 			if pl.bias {
 				w(ind+"\ts += bias[oc + %d];\n", o)
 			}
-			switch ep.Act {
-			case lir.ActRelu:
-				w(ind+"\ts = (%s)((%s)s & ~(s < 0));\n", rv, rvi)
-			case lir.ActLeakyRelu:
-				w(ind+"\t%s k = s < 0;\n", rvi)
-				w(ind+"\ts = (%s)(((%s)(s * %s) & k) | ((%s)s & ~k));\n", rv, rvi, literal(ep.Alpha, computeFloat), rvi)
-			case lir.ActClamp:
-				// The runtime's order: below lo is lo, else above hi is hi
-				// (NaN stays).
-				lo, hi := literal(ep.Min, computeFloat), literal(ep.Max, computeFloat)
-				w(ind+"\t%s kh = s > %s, kl = s < %s;\n", rvi, hi, lo)
-				w(ind+"\ts = (%s)(((%s)((%s){0} + %s) & kh) | ((%s)s & ~kh));\n", rv, rvi, rv, hi, rvi)
-				w(ind+"\ts = (%s)(((%s)((%s){0} + %s) & kl) | ((%s)s & ~kl));\n", rv, rvi, rv, lo, rvi)
-			}
+			genAct(b, ind+"\t", rv, rvi, ep)
 			if pl.res {
 				w(ind+"\ts += %s;\n", vi.load(fmt.Sprintf("ro + %d", int64(o)*pl.p+v*vl), fmt.Sprintf("t%d", v)))
 			}
 			w(ind+"\t%s\n", vi.store(fmt.Sprintf("yo + %d", int64(o)*pl.p+v*vl), "s", fmt.Sprintf("t%d", v)))
 			w(ind + "}\n")
 		}
+	}
+}
+
+// genAct writes the epilogue's activation of vector s (of type rv, its
+// int twin rvi) at indent ind: the runtime's piecewise-linear ones.
+func genAct(b *strings.Builder, ind, rv, rvi string, ep lir.Epilogue) {
+	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	switch ep.Act {
+	case lir.ActRelu:
+		w(ind+"s = (%s)((%s)s & ~(s < 0));\n", rv, rvi)
+	case lir.ActLeakyRelu:
+		w(ind+"%s k = s < 0;\n", rvi)
+		w(ind+"s = (%s)(((%s)(s * %s) & k) | ((%s)s & ~k));\n", rv, rvi, literal(ep.Alpha, computeFloat), rvi)
+	case lir.ActClamp:
+		// The runtime's order: below lo is lo, else above hi is hi
+		// (NaN stays).
+		lo, hi := literal(ep.Min, computeFloat), literal(ep.Max, computeFloat)
+		w(ind+"%s kh = s > %s, kl = s < %s;\n", rvi, hi, lo)
+		w(ind+"s = (%s)(((%s)((%s){0} + %s) & kh) | ((%s)s & ~kh));\n", rv, rvi, rv, hi, rvi)
+		w(ind+"s = (%s)(((%s)((%s){0} + %s) & kl) | ((%s)s & ~kl));\n", rv, rvi, rv, lo, rvi)
 	}
 }

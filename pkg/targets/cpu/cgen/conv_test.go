@@ -141,17 +141,17 @@ func compareConv(t *testing.T, what string, got, want *tensor.Tensor) {
 	}
 }
 
+// convCase is one convolution of a test: its geometry and epilogue.
+type convCase struct {
+	g lir.ConvGeom
+	e convEpi
+}
+
 // convSweep is the geometries the tests compile: every kernel size,
 // stride, padding and dilation the generator handles, channels 3 to 128,
 // planes 1x1 to 56x56, batch 1 and 2, each with an epilogue.
-func convSweep() []struct {
-	g lir.ConvGeom
-	e convEpi
-} {
-	type c = struct {
-		g lir.ConvGeom
-		e convEpi
-	}
+func convSweep() []convCase {
+	type c = convCase
 	return []c{
 		{sq(1, 16, 8, 16, 1, 1, 0), epiNone},
 		{sq(2, 24, 14, 40, 1, 1, 0), epiBiasRelu},
@@ -200,7 +200,10 @@ func convSweep() []struct {
 // compiled for x86-64-v2 with FMA (the math header needs it) and run in
 // x86-64-v3's place; the arm64 build itself runs under qemu in e2e
 // (TestArm64UnderQemu).
-func TestNativeConv(t *testing.T) {
+func TestNativeConv(t *testing.T) { checkNativeConvs(t, convSweep()) }
+
+// checkNativeConvs is TestNativeConv over the given sweep.
+func checkNativeConvs(t *testing.T, sweep []convCase) {
 	needToolchain(t)
 	levels := runnableLevels(t)
 	for _, l := range levels {
@@ -211,7 +214,6 @@ func TestNativeConv(t *testing.T) {
 		}
 	}
 	// Every geometry's function in one unit, compiled once per level.
-	sweep := convSweep()
 	interps := make([]*lir.Program, len(sweep))
 	progs := make([]*lir.Program, len(sweep))
 	unit := &lir.Native{}
@@ -250,8 +252,8 @@ func TestNativeConv(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for i, c := range sweep {
 		g := c.g
-		name := fmt.Sprintf("n%d_c%d_%dx%d_o%d_k%dx%d_s%dx%d_p%d%d%d%d_d%d_%s", g.N, g.C, g.H, g.W, g.O, g.KH, g.KW, g.StrideH, g.StrideW,
-			g.PadT, g.PadL, g.PadB, g.PadR, g.DilH, c.e.name)
+		name := fmt.Sprintf("n%d_c%d_%dx%d_o%d_k%dx%d_s%dx%d_p%d%d%d%d_d%d_g%d_%s", g.N, g.C, g.H, g.W, g.O, g.KH, g.KW, g.StrideH, g.StrideW,
+			g.PadT, g.PadL, g.PadB, g.PadR, g.DilH, g.Groups, c.e.name)
 		t.Run(name, func(t *testing.T) {
 			ins := convInputs(r, interps[i])
 			want := run(t, pool, interps[i], ins)
@@ -273,10 +275,8 @@ func TestNativeConv(t *testing.T) {
 // Conv2D steps.
 func TestNativeConvRule(t *testing.T) {
 	took, left := 0, 0
-	for _, c := range append(convSweep(), struct {
-		g lir.ConvGeom
-		e convEpi
-	}{func() lir.ConvGeom { g := sq(1, 32, 14, 32, 3, 1, 1); g.Groups = 4; return g }(), epiBias}) {
+	for _, c := range append(append(convSweep(), dwSweep()...),
+		convCase{func() lir.ConvGeom { g := sq(1, 32, 14, 32, 3, 1, 1); g.Groups = 4; return g }(), epiBias}) {
 		g := c.g
 		p := convProgram(g, c.e)
 		out, err := Generate(p, Options{EwGrain: 1})
@@ -286,6 +286,9 @@ func TestNativeConvRule(t *testing.T) {
 		takes := tuning.NativeConv(tuning.ConvShape{KH: g.KH, KW: g.KW, StrideH: g.StrideH, StrideW: g.StrideW, DilH: g.DilH, DilW: g.DilW,
 			Groups: g.Groups, C: g.C, O: g.O, OH: g.OH, OW: g.OW})
 		_, handles := planConv(p, p.Steps[0].Op.(*lir.Conv2D))
+		if isDepthwise(normConv(g)) {
+			_, handles = planDw(p, p.Steps[0].Op.(*lir.Conv2D))
+		}
 		want := lir.Kind("conv2d")
 		if takes && handles {
 			want = "native"
@@ -376,7 +379,7 @@ func benchConvs(b *testing.B, cs []benchConv) {
 	r := rand.New(rand.NewPCG(1, 1))
 	for _, c := range cs {
 		g := c.g
-		flops := 2 * g.N * g.O * g.OH * g.OW * g.C * g.KH * g.KW
+		flops := 2 * g.N * g.O * g.OH * g.OW * g.C / max(g.Groups, 1) * g.KH * g.KW
 		interp := convProgram(g, c.e)
 		ins := convInputs(r, interp)
 		runProg := func(b *testing.B, p *lir.Program) {

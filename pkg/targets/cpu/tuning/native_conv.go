@@ -36,7 +36,8 @@ type ConvShape struct {
 //   - strides over 1: a stride-2 tap is the even lanes of two loads, one
 //     shuffle more per vector, and with AVX2's masked loads x86-64-v3
 //     ran 0.5-1.2x the runtime (x86-64-v4 1.0-2.1x, the stem 0.93x);
-//   - groups (depthwise layers have kernels of their own);
+//   - groups, but for depthwise convolutions, which NativeDepthwise
+//     rules on;
 //   - fewer input channels than NativeConvMinChannels (an image model's
 //     first layer): the input channels are the inner loop, and with 3 of
 //     them a tile's set-up per row of taps (masks, pointers) and its
@@ -45,6 +46,9 @@ type ConvShape struct {
 // The rule is the same for armv8.2-a, whose code (4-lane NEON vectors,
 // the same tiles) is tested under qemu but was not timed on hardware.
 func NativeConv(s ConvShape) bool {
+	if depthwise(s) {
+		return NativeDepthwise(s)
+	}
 	return s.StrideH == 1 && s.StrideW == 1 && s.Groups == 1 && s.KH*s.KW > 1 && s.C >= NativeConvMinChannels
 }
 
