@@ -2,6 +2,7 @@ package cgen
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/rlx-project/rlx/pkg/lir"
@@ -36,6 +37,10 @@ type dwPlan struct {
 	restrictYR bool
 }
 
+// dwMaxTaps is the most kernel taps of a generated depthwise
+// convolution.
+const dwMaxTaps = 1024
+
 // isDepthwise reports whether g (normalized) has one input channel per
 // group and every channel its own group: a depthwise convolution, with
 // mult = O/C output channels per input channel.
@@ -44,10 +49,12 @@ func isDepthwise(g lir.ConvGeom) bool {
 }
 
 // planDw says how a depthwise convolution is generated, false for one
-// the generator does not handle (see checkConv).
+// the generator does not handle (see checkConv), or whose code would be
+// too large: a kernel of over dwMaxTaps taps (the taps are unrolled), or
+// rows so wide that the build's walk over their column tiles is long.
 func planDw(prog *lir.Program, op *lir.Conv2D) (dwPlan, bool) {
 	g, restrictYR, ok := checkConv(prog, op)
-	if !ok || !isDepthwise(g) {
+	if !ok || !isDepthwise(g) || g.KH*g.KW > dwMaxTaps || g.OW*g.KW > 1<<20 {
 		return dwPlan{}, false
 	}
 	ep := op.Epilogue
@@ -265,18 +272,20 @@ func genDwTile(b *strings.Builder, pl *dwPlan, ep lir.Epilogue, vi *convISA, row
 	}
 	// Input row j of the tile (ih = oh0·SH + j - PadT) is tap row kh of
 	// output row r where j = r·SH + kh·DH.
-	nj := (rows-1)*g.StrideH + (g.KH-1)*g.DilH + 1
-	for j := range nj {
-		type use struct{ r, kh int64 }
-		var uses []use
-		for r := range rows {
-			if d := j - r*g.StrideH; d >= 0 && d%g.DilH == 0 && d/g.DilH < g.KH {
-				uses = append(uses, use{r, d / g.DilH})
+	type use struct{ r, kh int64 }
+	uses := map[int64][]use{}
+	var js []int64
+	for r := range rows {
+		for kh := range g.KH {
+			j := r*g.StrideH + kh*g.DilH
+			if uses[j] == nil {
+				js = append(js, j)
 			}
+			uses[j] = append(uses[j], use{r, kh})
 		}
-		if len(uses) == 0 {
-			continue
-		}
+	}
+	slices.Sort(js)
+	for _, j := range js {
 		w(ind+"if ((uint64_t)(oh0 * %d + %d) < %du) {\n", g.StrideH, j-g.PadT, g.H)
 		w(ind+"\tconst float *xr = xc + (oh0 * %d + %d) * %d + qt * %d;\n", g.StrideH, j-g.PadT, g.W, sw)
 		for kw := range g.KW {
@@ -307,7 +316,7 @@ func genDwTile(b *strings.Builder, pl *dwPlan, ep lir.Epilogue, vi *convISA, row
 				}
 				xs = append(xs, v)
 			}
-			for _, u := range uses {
+			for _, u := range uses[j] {
 				for _, v := range xs {
 					w(ind+"\ta%d_%d += x%d_%d * wc[%d];\n", u.r, v, kw, v, u.kh*g.KW+kw)
 				}
