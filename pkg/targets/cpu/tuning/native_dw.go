@@ -9,15 +9,22 @@ package tuning
 // NativeDepthwise reports whether generated code runs a depthwise
 // convolution (any channel multiplier): every one with a column stride of
 // 1 or 2 but those the runtime's 3x3 path takes (3x3, no dilation).
-// The runtime's path for other kernels (5x5, 7x7, dilated) adds one
-// whole-plane multiply-add per tap, at 3-4 GFLOP/s; the generated code
-// keeps a tile of output rows in registers, loads each input row once
-// per column tap for all of them, and knows the plane's edges when it is
-// built: see docs/perf/native.md (2026-11-27) for the sweep's points,
-// 7x7 and 5x5 at stride 1 and 2. The runtime's 3x3 path (Go assembly,
-// nine taps per pass, channels last on small planes) measured at least
-// as fast as the generated code on MobileNetV2's layers, so 3x3 stays
-// there.
+//
+// The runtime runs other kernels (5x5, 7x7, dilated) as one whole-plane
+// multiply-add per tap, at 3-4 GFLOP/s; the generated code keeps a tile
+// of output rows in registers, loads each input row once per column tap
+// for all of them, and knows the plane's edges when it is built. On
+// BenchmarkDepthwise (one thread, Zen 4) it ran 7x7 and 5x5 layers
+// 13-48x (stride 1) and 17x (stride 2) the runtime at x86-64-v4, 9-32x
+// and 14x at x86-64-v3, and a dilated 3x3 12x; in the operator sweep the
+// 7x7 and 5x5 points went from 0.09-0.18x ONNX Runtime to 2-2.3x.
+//
+// Undilated 3x3 stays with the runtime's Go assembly: the generated code
+// is faster on small planes, but those run channels last in a model
+// (ChannelsLastMaxPlane), and on large ones it is as fast at stride 1 and
+// slower at stride 2 (two loads and a shuffle per tap, 0.6-0.9x);
+// MobileNetV2 ran the same with or without it. docs/perf/native.md has
+// the numbers.
 func NativeDepthwise(s ConvShape) bool {
 	return s.StrideW <= 2 && !(s.KH == 3 && s.KW == 3 && s.DilH == 1 && s.DilW == 1)
 }
