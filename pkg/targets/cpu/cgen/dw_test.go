@@ -17,10 +17,10 @@ func dwGeom(n, c, mult, h, w, k, sh, sw, pt, pl, pb, pr, d int64) lir.ConvGeom {
 
 // dwSweep is the depthwise geometries the tests compile: kernels 3, 5
 // and 7, strides 1 and 2 (and a row stride of 2 or 3 with a column
-// stride of 1), dilations 1 and 2, paddings none to past the kernel,
-// symmetric and not, planes 1x1 to 112x112 with odd widths, 1 to 96
-// channels, channel multipliers 1 to 3, batch 1 and 2, each with an
-// epilogue.
+// stride of 1, and the reverse), dilations 1 and 2, paddings none to
+// past the kernel, symmetric and not, planes 1x1 to 112x112 with odd
+// widths, 1 to 96 channels, channel multipliers 1 to 4, batch 1 and 2,
+// each with an epilogue.
 func dwSweep() []convCase {
 	type c = convCase
 	return []c{
@@ -49,6 +49,8 @@ func dwSweep() []convCase {
 		{dwGeom(1, 72, 1, 3, 5, 3, 2, 2, 1, 1, 1, 1, 1), epiBiasRes},
 		{dwGeom(1, 8, 1, 12, 20, 3, 2, 1, 1, 1, 1, 1, 1), epiLeaky},
 		{dwGeom(2, 5, 2, 16, 17, 5, 3, 1, 2, 2, 2, 2, 1), epiBiasRelu},
+		{dwGeom(1, 3, 1, 9, 17, 3, 1, 2, 1, 1, 1, 1, 1), epiBiasRes},
+		{dwGeom(1, 1, 4, 12, 11, 5, 1, 1, 2, 2, 2, 2, 1), epiBias},
 	}
 }
 
