@@ -477,6 +477,22 @@ func convConvTranspose(im *importer, n *onnxpb.Node) error {
 		stride, dil, outPad = []int64{1, stride[0]}, []int64{1, dil[0]}, []int64{0, outPad[0]}
 		pads = []int64{0, pads[0], 0, pads[1]}
 	}
+	var bias string
+	if len(n.Inputs) > 2 && n.Inputs[2] != "" {
+		if bias, err = im.rt(2); err != nil {
+			return err
+		}
+	}
+	if _, known := im.constOf(n.Inputs[1]); known && dil[0] == 1 && dil[1] == 1 {
+		last := func(op string, args []string, attrs ...string) error {
+			if sp == 1 {
+				y := im.emitTmp(out+"_2d", op, args, attrs...)
+				return im.emit(n.Outputs[:1], "squeeze", []string{y}, "axes=[2]")
+			}
+			return im.emit(n.Outputs[:1], op, args, attrs...)
+		}
+		return im.convTransposePhases(out, x, w, bias, ctGeom{xs: xs, k: kk, stride: stride, outPad: outPad, pads: pads, g: g, cig: cig, cog: cog}, last)
+	}
 	// The weight: [Cin, Cout/g, kh, kw] -> [Cout, Cin/g, kh, kw], flipped.
 	if g == 1 {
 		w = im.emitTmp(out+"_wt", "transpose", []string{w}, "perm=[1, 0, 2, 3]")
@@ -538,11 +554,7 @@ func convConvTranspose(im *importer, n *onnxpb.Node) error {
 		x = im.emitTmp(out+"_xc", "slice", []string{x}, "starts="+dimList(starts), "ends="+dimList(ends), "axes="+intList(axes))
 	}
 	args := []string{x, w}
-	if len(n.Inputs) > 2 && n.Inputs[2] != "" {
-		bias, err := im.rt(2)
-		if err != nil {
-			return err
-		}
+	if bias != "" {
 		args = append(args, bias)
 	}
 	attrs := []string{"stride=[1, 1]", "pad=" + intList(convPad[:]), "dilation=" + intList(dil), fmt.Sprintf("groups=%d", g)}
@@ -551,6 +563,163 @@ func convConvTranspose(im *importer, n *onnxpb.Node) error {
 		return im.emit(n.Outputs[:1], "squeeze", []string{y}, "axes=[2]")
 	}
 	return im.emit(n.Outputs[:1], "conv2d", args, attrs...)
+}
+
+// ctGeom is a 2-D ConvTranspose's geometry, dilation 1: the input's dims
+// [N, Cin, H, W], the kernel size, strides, output_padding, the pads
+// [top, left, bottom, right] (auto_pad and output_shape resolved; they may
+// be negative), the group count and the channels per group.
+type ctGeom struct {
+	xs                []dim.Expr
+	k, stride, outPad []int64
+	pads              []int64
+	g, cig, cog       int64
+}
+
+// convTransposePhases lowers a 2-D ConvTranspose with dilation 1 to one
+// stride-1 conv2d by the sub-pixel (phase) decomposition. Along one axis
+// with stride s and kernel K, the uncropped output y (length s*(L-1)+K) is
+//
+//	y[t*s + a] = sum_j x[t - j] * w[j*s + a],  a < s, j < J = ceil(K/s)
+//
+// (w is zero past K): phase a is a stride-1 correlation of x with the
+// sub-kernel w[a], w[s+a], ... reversed. So one conv2d of the original
+// input, padded by J-1 on each side, with Cout*sh*sw output channels
+// (co, a, b), co-major so each group's outputs stay contiguous, and the
+// weight
+//
+//	Wc[(co,a,b), ci, mh, mw] = W[ci, co, (Jh-1-mh)*sh + a, (Jw-1-mw)*sw + b]
+//
+// gives every phase at t = 0 .. L+J-2; interleaving the phases (reshape,
+// transpose, reshape) gives y with s*J - K trailing zeros, which is then
+// cropped to ONNX's output: pad_begin onwards, s*(L-1)+output_padding+K-
+// pad_begin-pad_end long. A negative pad_begin, or an output past the
+// end of y (output_padding, negative pad_end), widens the conv's padding
+// by whole phase steps, so the bias is everywhere and no pad is needed.
+// The weight is rearranged by weight-only ops (pad, gather, reshape,
+// transpose) that rlxc folds at build time; the multiply-adds are those of
+// the transposed convolution plus the taps rounded up to J*s, where the
+// zero-insertion lowering (convConvTranspose) multiplies s^2 times more.
+func (im *importer) convTransposePhases(out, x, w, bias string, c ctGeom, last func(op string, args []string, attrs ...string) error) error {
+	var j, lead, convPad [4]int64
+	var starts, ends []dim.Expr
+	var axes []int64
+	phaseLen := make([]dim.Expr, 2)
+	for i := 0; i < 2; i++ {
+		s, k := c.stride[i], c.k[i]
+		j[i] = (k + s - 1) / s
+		pb, pe := c.pads[i], c.pads[i+2]
+		var eb, ee int64
+		if pb < 0 {
+			eb = (-pb + s - 1) / s
+		}
+		// Trailing elements of the phase array past the output's end.
+		tail := s*j[i] - c.outPad[i] - k + pe
+		if tail < 0 {
+			ee = (-tail + s - 1) / s
+			tail += ee * s
+		}
+		lead[i] = pb + eb*s
+		convPad[i], convPad[i+2] = j[i]-1+eb, j[i]-1+ee
+		l, err := dim.Add(c.xs[2+i], dim.Const(j[i]-1+eb+ee))
+		if err != nil {
+			return err
+		}
+		phaseLen[i] = l
+		full, err := dim.Mul(l, dim.Const(s))
+		if err != nil {
+			return err
+		}
+		if lead[i] != 0 || tail != 0 {
+			end, err := dim.Add(full, dim.Const(-tail))
+			if err != nil {
+				return err
+			}
+			starts, ends, axes = append(starts, dim.Const(lead[i])), append(ends, end), append(axes, int64(2+i))
+		}
+	}
+	sh, sw := c.stride[0], c.stride[1]
+	ph := sh * sw
+	cout := c.g * c.cog
+	// The weight [Cin, Cog, Kh, Kw]: taps padded to J*s, then per axis a
+	// gather ordering them (phase, reversed j), so axis 2 is (a, mh) and
+	// axis 3 is (b, mw).
+	if j[0]*sh > c.k[0] || j[1]*sw > c.k[1] {
+		w = im.emitTmp(out+"_wpad", "pad", []string{w}, "pads="+intList([]int64{0, 0, 0, 0, 0, 0, j[0]*sh - c.k[0], j[1]*sw - c.k[1]}))
+	}
+	for i := 0; i < 2; i++ {
+		s := c.stride[i]
+		idx := make([]int64, s*j[i])
+		identity := true
+		for a := int64(0); a < s; a++ {
+			for m := int64(0); m < j[i]; m++ {
+				idx[a*j[i]+m] = (j[i]-1-m)*s + a
+				identity = identity && idx[a*j[i]+m] == a*j[i]+m
+			}
+		}
+		if !identity {
+			ix := im.emitTmp(fmt.Sprintf("%s_wix%d", out, i), "const", nil, intList(idx), fmt.Sprintf("i64[%d]", len(idx)))
+			w = im.emitTmp(fmt.Sprintf("%s_wperm%d", out, i), "gather", []string{w, ix}, fmt.Sprintf("axis=%d", 2+i))
+		}
+	}
+	// [g, Cin/g, Cog*sh, Jh, sw, Jw] -> [g, Cog*sh, sw, Cin/g, Jh, Jw]
+	// -> [Cout*sh*sw, Cin/g, Jh, Jw].
+	w = im.emitTmp(out+"_wg", "reshape", []string{w}, "shape="+intList([]int64{c.g, c.cig, c.cog * sh, j[0], sw, j[1]}))
+	w = im.emitTmp(out+"_wgt", "transpose", []string{w}, "perm=[0, 2, 4, 1, 3, 5]")
+	w = im.emitTmp(out+"_wc", "reshape", []string{w}, "shape="+intList([]int64{cout * ph, c.cig, j[0], j[1]}))
+	args := []string{x, w}
+	if bias != "" {
+		if ph > 1 {
+			bias = im.emitTmp(out+"_bu", "unsqueeze", []string{bias}, "axes=[1]")
+			bias = im.emitTmp(out+"_be", "expand", []string{bias}, "shape="+intList([]int64{cout, ph}))
+			bias = im.emitTmp(out+"_bc", "reshape", []string{bias}, "shape="+intList([]int64{cout * ph}))
+		}
+		args = append(args, bias)
+	}
+	convAttrs := []string{"stride=[1, 1]", "pad=" + intList(convPad[:]), "dilation=[1, 1]", fmt.Sprintf("groups=%d", c.g)}
+	if ph == 1 && axes == nil {
+		return last("conv2d", args, convAttrs...)
+	}
+	y := im.emitTmp(out+"_phases", "conv2d", args, convAttrs...)
+	full := make([]dim.Expr, 4)
+	full[0], full[1] = c.xs[0], dim.Const(cout)
+	for i := 0; i < 2; i++ {
+		var err error
+		if full[2+i], err = dim.Mul(phaseLen[i], dim.Const(c.stride[i])); err != nil {
+			return err
+		}
+	}
+	if ph > 1 {
+		// Interleave: [N*Cout, sh, sw, H', W'] -> [N*Cout, H', sh, W', sw],
+		// leaving out the unit stride axes.
+		nc, err := dim.Mul(c.xs[0], dim.Const(cout))
+		if err != nil {
+			return err
+		}
+		src := []dim.Expr{nc, dim.Const(sh), dim.Const(sw), phaseLen[0], phaseLen[1]}
+		var shape []dim.Expr
+		pos := map[int]int64{}
+		for a, d := range src {
+			if (a == 1 && sh == 1) || (a == 2 && sw == 1) {
+				continue
+			}
+			pos[a] = int64(len(shape))
+			shape = append(shape, d)
+		}
+		var perm []int64
+		for _, a := range []int{0, 3, 1, 4, 2} {
+			if p, ok := pos[a]; ok {
+				perm = append(perm, p)
+			}
+		}
+		y = im.emitTmp(out+"_ph", "reshape", []string{y}, "shape="+dimList(shape))
+		y = im.emitTmp(out+"_pht", "transpose", []string{y}, "perm="+intList(perm))
+		if axes == nil {
+			return last("reshape", []string{y}, "shape="+dimList(full))
+		}
+		y = im.emitTmp(out+"_full", "reshape", []string{y}, "shape="+dimList(full))
+	}
+	return last("slice", []string{y}, "starts="+dimList(starts), "ends="+dimList(ends), "axes="+intList(axes))
 }
 
 // ---- Resize ----
