@@ -327,7 +327,9 @@ func floorDiv2(v int64) int64 {
 }
 
 // convConvTranspose lowers a 2-D (or 1-D, through the 2-D path)
-// ConvTranspose to a stride-1 conv2d: zeros are inserted between input
+// ConvTranspose. With dilation 1 and a weight known at import it is one
+// conv2d by the phase decomposition (convTransposePhases). Otherwise it is
+// a stride-1 conv2d: zeros are inserted between input
 // pixels (stride - 1 per gap: unsqueeze, pad, reshape), the result is
 // padded by dilation*(k-1) - pad (plus output_padding at the end; a
 // negative amount crops with a slice) and convolved with the weight
