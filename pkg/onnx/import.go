@@ -125,6 +125,8 @@ type importer struct {
 	checkedAt int
 
 	dimData map[string]string // a symbolic dim materialized as an i64 scalar, by its text
+
+	producers map[string]*onnxpb.Node // node by output name, built on first use
 }
 
 func (im *importer) errf(format string, args ...any) error {

@@ -19,7 +19,7 @@ var converters = map[string]converter{
 	"Dropout":  convDropout,
 	"Constant": convConstant,
 
-	"Add": binary("add"), "Sub": binary("sub"), "Mul": binary("mul"), "Div": binary("div"),
+	"Add": binary("add"), "Sub": binary("sub"), "Mul": convMul, "Div": binary("div"),
 	"Pow": binary("pow"), "Max": variadic("max"), "Min": variadic("min"), "Sum": variadic("add"),
 	"Mod":   convMod,
 	"Equal": binary("eq"), "Less": binary("lt"), "LessOrEqual": binary("le"),
@@ -35,6 +35,7 @@ var converters = map[string]converter{
 	"Not":       unary("not"),
 	"LeakyRelu": convLeakyRelu, "Clip": convClip, "Cast": convCast, "Gelu": convGelu,
 	"HardSigmoid": convHardSigmoid, "HardSwish": unary("hardswish"), "Mish": unary("mish"),
+	"Softplus": convSoftplus,
 
 	"MatMul": convMatMul, "Gemm": convGemm,
 	"Softmax": convSoftmax("softmax"), "LogSoftmax": convSoftmax("log_softmax"),
@@ -287,6 +288,69 @@ func convHardSigmoid(im *importer, n *onnxpb.Node) error {
 	hs := im.hardSigmoid(x, n.Outputs[0], attrFloat(n, "alpha", 0.2), attrFloat(n, "beta", 0.5))
 	im.vals[n.Outputs[0]] = &val{name: hs}
 	return nil
+}
+
+// convSoftplus is log(1 + exp(x)) in the form that neither overflows nor
+// loses the small values: relu(x) + log(1 + exp(-|x|)).
+func convSoftplus(im *importer, n *onnxpb.Node) error {
+	x, err := im.rt(0)
+	if err != nil {
+		return err
+	}
+	t, err := im.typeOf(n.Inputs[0])
+	if err != nil {
+		return err
+	}
+	if !t.DType.IsFloat() {
+		return fmt.Errorf("Softplus of %s: a float dtype is needed", t.DType)
+	}
+	out := n.Outputs[0]
+	pos := im.emitTmp(out+"_pos", "relu", []string{x})
+	a := im.emitTmp(out+"_abs", "abs", []string{x})
+	a = im.emitTmp(out+"_nabs", "neg", []string{a})
+	e := im.emitTmp(out+"_exp", "exp", []string{a})
+	e = im.emitTmp(out+"_1p", "add", []string{e, im.scalar(out+"_one", 1, t.DType)})
+	l := im.emitTmp(out+"_log", "log", []string{e})
+	return im.emit(n.Outputs[:1], "add", []string{pos, l})
+}
+
+// convMul is Mul, or mish(x) for x * Tanh(Softplus(x)) (either order), as
+// PyTorch exports nn.Mish before opset 18: the canonicalization pass
+// (fusion.FuseMish) knows Softplus written out, not the stable form
+// convSoftplus emits, whose statements dead-code elimination removes when
+// nothing else uses them.
+func convMul(im *importer, n *onnxpb.Node) error {
+	for i := 0; i < 2 && len(n.Inputs) == 2; i++ {
+		x, th := n.Inputs[i], n.Inputs[1-i]
+		tn := im.producer(th)
+		if tn == nil || tn.OpType != "Tanh" || len(tn.Inputs) != 1 {
+			continue
+		}
+		if sn := im.producer(tn.Inputs[0]); sn != nil && sn.OpType == "Softplus" && len(sn.Inputs) == 1 && sn.Inputs[0] == x {
+			xr, err := im.runtime(x)
+			if err != nil {
+				return err
+			}
+			return im.emit(n.Outputs[:1], "mish", []string{xr})
+		}
+	}
+	return binary("mul")(im, n)
+}
+
+// producer returns the graph's node with output name, nil for a graph
+// input, an initializer or an unknown name.
+func (im *importer) producer(name string) *onnxpb.Node {
+	if im.producers == nil {
+		im.producers = map[string]*onnxpb.Node{}
+		for _, n := range im.m.Graph.Nodes {
+			for _, o := range n.Outputs {
+				if o != "" {
+					im.producers[o] = n
+				}
+			}
+		}
+	}
+	return im.producers[name]
 }
 
 func convMatMul(im *importer, n *onnxpb.Node) error {
