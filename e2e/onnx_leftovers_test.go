@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rlx-project/rlx/pkg/onnx/onnxpb"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
 
@@ -59,4 +60,35 @@ func TestONNXSoftplusHardSigmoid(t *testing.T) {
 	if n := strings.Count(hir, "= mish(x)"); n != 2 {
 		t.Errorf("%d mish(x), want 2 (x * Tanh(Softplus(x)) both ways):\n%s", n, hir)
 	}
+}
+
+// TestONNXRangeEmpty checks that a Range whose limit lies on the wrong
+// side of its start (for the sign of delta) is empty, as ONNX's count
+// max(ceil((limit - start) / delta), 0) says, rather than an error; and
+// that the count still rounds up for a non-empty one.
+func TestONNXRangeEmpty(t *testing.T) {
+	g := &graph{outs: []string{"r1", "r2", "r3", "r4", "y"}}
+	g.input("x", 3)
+	g.initI64("five", nil, []int64{5})
+	g.initI64("two", nil, []int64{2})
+	g.initI64("one", nil, []int64{1})
+	g.initI64("mthree", nil, []int64{-3})
+	g.inits = append(g.inits,
+		&onnxpb.Tensor{Name: "f2", DataType: 1, FloatData: []float32{2}},
+		&onnxpb.Tensor{Name: "f7", DataType: 1, FloatData: []float32{7}},
+		&onnxpb.Tensor{Name: "fm1", DataType: 1, FloatData: []float32{-1}})
+	g.node("Range", []string{"five", "two", "one"}, []string{"r1"})   // 5 > 2, delta 1: empty
+	g.node("Range", []string{"f2", "f7", "fm1"}, []string{"r2"})      // 2 < 7, delta -1: empty
+	g.node("Range", []string{"two", "two", "mthree"}, []string{"r3"}) // zero span: empty
+	g.node("Range", []string{"five", "mthree", "mthree"}, []string{"r4"})
+	g.node("Relu", []string{"x"}, []string{"y"})
+	lowered(t, g, 17, nil, map[string]*tensor.Tensor{"x": tensor.FromF32(i64s(3), []float32{-1, 0, 2})}, func(t *testing.T, out []*tensor.Tensor) {
+		for i := 0; i < 3; i++ {
+			shapeIs(t, g.outs[i], out[i], 0)
+		}
+		if got := out[3].I64(); len(got) != 3 || got[0] != 5 || got[1] != 2 || got[2] != -1 {
+			t.Errorf("Range(5, -3, -3) = %v, want [5 2 -1]", got)
+		}
+		near(t, "y", out[4].F32(), []float64{0, 0, 2})
+	})
 }

@@ -914,6 +914,11 @@ func convRange(im *importer, n *onnxpb.Node) error {
 	if err != nil {
 		return err
 	}
+	if c, ok := count.Const(); ok && c < 0 {
+		// max(ceil((limit - start) / delta), 0): limit on the wrong side
+		// of start is an empty range.
+		count = dim.Const(0)
+	}
 	out := n.Outputs[0]
 	s0, start0 := v[0].Const()
 	if start0 && s0 == 0 && delta == 1 {
