@@ -84,6 +84,7 @@ func ctSweepCases(h, w int) []ctSweepCase {
 // that every 2-D dilation-1 case with a known weight is one conv2d of the
 // input itself (the phase decomposition), not of a zero-inserted copy.
 func TestONNXConvTransposeSweep(t *testing.T) {
+	t.Parallel() // minutes of external tools (glslang, clang, qemu) or builds: uses the second core
 	const N, Cin, H, W = 2, 4, 5, 6
 	x := seq(N*Cin*H*W, 1)
 	cases := ctSweepCases(H, W)

@@ -1,11 +1,14 @@
 package e2e
 
 import (
+	"fmt"
 	"math"
+	"sort"
 	"strings"
 	"testing"
 
 	"github.com/rlx-project/rlx/pkg/onnx/onnxpb"
+	"github.com/rlx-project/rlx/pkg/specialize"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
 
@@ -91,4 +94,198 @@ func TestONNXRangeEmpty(t *testing.T) {
 		}
 		near(t, "y", out[4].F32(), []float64{0, 0, 2})
 	})
+}
+
+// cubicRef1D is ONNX's reference cubic interpolation of one line (onnx's
+// reference op_resize.py): the four input pixels nearest to the source
+// coordinate in the line padded by 2 with its edge values, the Keys
+// coefficients for ratio = xo - floor(xo) (1 when xo is integral), and with
+// exclude_outside the weights of pixels outside the line zeroed and the
+// rest renormalized.
+func cubicRef1D(line []float64, xo, a float64, exclude bool) float64 {
+	n := len(line)
+	ratio := xo - math.Floor(xo)
+	if xo == math.Floor(xo) {
+		ratio = 1
+	}
+	r := ratio
+	coeffs := []float64{
+		((a*(r+1)-5*a)*(r+1)+8*a)*(r+1) - 4*a,
+		((a+2)*r-(a+3))*r*r + 1,
+		((a+2)*(1-r)-(a+3))*(1-r)*(1-r) + 1,
+		((a*((1-r)+1)-5*a)*((1-r)+1)+8*a)*((1-r)+1) - 4*a,
+	}
+	// The 4 nearest indices of the padded line (ties to the lower index).
+	const pad = 2
+	x := xo + pad
+	idx := make([]int, 0, n+2*pad)
+	for i := 0; i < n+2*pad; i++ {
+		idx = append(idx, i)
+	}
+	sort.SliceStable(idx, func(i, j int) bool {
+		di, dj := math.Abs(x-float64(idx[i])), math.Abs(x-float64(idx[j]))
+		if di != dj {
+			return di < dj
+		}
+		return idx[i] < idx[j]
+	})
+	near4 := append([]int(nil), idx[:4]...)
+	sort.Ints(near4)
+	sum, total := 0.0, 0.0
+	for k, p := range near4 {
+		j := p - pad
+		if exclude && (j < 0 || j >= n) {
+			coeffs[k] = 0
+		}
+		total += coeffs[k]
+	}
+	for k, p := range near4 {
+		c := coeffs[k]
+		if exclude {
+			c /= total
+		}
+		sum += c * line[min(max(p-pad, 0), n-1)]
+	}
+	return sum
+}
+
+// cubicRef resizes x [nc, h, w] to [nc, oh, ow] along H, then W.
+func cubicRef(x []float32, nc, h, w, oh, ow int, scH, scW float64, ctm string, a float64, exclude bool) []float64 {
+	coord := func(i int, scale float64, in, out int) float64 {
+		fi := float64(i)
+		switch ctm {
+		case "align_corners":
+			if out == 1 {
+				return 0
+			}
+			return fi * float64(in-1) / float64(out-1)
+		case "asymmetric":
+			return fi / scale
+		case "pytorch_half_pixel":
+			if out == 1 {
+				return 0
+			}
+		case "tf_half_pixel_for_nn":
+			return (fi + 0.5) / scale
+		}
+		return (fi+0.5)/scale - 0.5
+	}
+	out := make([]float64, nc*oh*ow)
+	for p := 0; p < nc; p++ {
+		mid := make([][]float64, oh) // [oh][w]
+		for i := range mid {
+			mid[i] = make([]float64, w)
+			for j := 0; j < w; j++ {
+				col := make([]float64, h)
+				for y := range col {
+					col[y] = float64(x[(p*h+y)*w+j])
+				}
+				mid[i][j] = cubicRef1D(col, coord(i, scH, h, oh), a, exclude)
+			}
+		}
+		for i := 0; i < oh; i++ {
+			for j := 0; j < ow; j++ {
+				out[(p*oh+i)*ow+j] = cubicRef1D(mid[i], coord(j, scW, w, ow), a, exclude)
+			}
+		}
+	}
+	return out
+}
+
+// TestONNXResizeCubic checks Resize mode=cubic against ONNX's reference
+// algorithm, with static and symbolic sizes, each coordinate mode,
+// cubic_coeff_a and exclude_outside, up and down.
+func TestONNXResizeCubic(t *testing.T) {
+	t.Parallel() // minutes of external tools (glslang, clang, qemu) or builds: uses the second core
+	const N, C, H, W = 1, 2, 5, 6
+	x := seq(N*C*H*W, 1)
+	type cc struct {
+		ctm      string
+		a        float64 // 0: the default, -0.75
+		exclude  bool
+		scales   []float32
+		symSizes []int64 // sizes as Shape(x) * these
+		sizes    []int64
+	}
+	cases := []cc{
+		{ctm: "half_pixel", scales: []float32{1, 1, 2, 2}},
+		{ctm: "pytorch_half_pixel", scales: []float32{1, 1, 2, 1.5}},
+		{ctm: "align_corners", sizes: []int64{N, C, 9, 4}},
+		{ctm: "asymmetric", scales: []float32{1, 1, 0.5, 3}},
+		{ctm: "tf_half_pixel_for_nn", scales: []float32{1, 1, 1.5, 2}},
+		{ctm: "half_pixel", a: -0.5, exclude: true, scales: []float32{1, 1, 3, 0.5}},
+		{ctm: "half_pixel", exclude: true, symSizes: []int64{1, 1, 2, 3}},
+		{ctm: "align_corners", a: -0.5, symSizes: []int64{1, 1, 3, 2}},
+		{ctm: "pytorch_half_pixel", symSizes: []int64{1, 1, 1, 2}},
+		{ctm: "half_pixel", scales: []float32{1, 1, 1, 1}},
+	}
+	for _, sym := range []bool{false, true} {
+		t.Run(fmt.Sprintf("symbolic=%v", sym), func(t *testing.T) {
+			g := &graph{}
+			var b specialize.Binding
+			if sym {
+				g.input("x", N, C, "h", "w")
+				b = specialize.Binding{"h": H, "w": W}
+			} else {
+				g.input("x", N, C, H, W)
+			}
+			g.node("Shape", []string{"x"}, []string{"xshape"})
+			var checks []func(t *testing.T, out *tensor.Tensor)
+			for i, c := range cases {
+				name := fmt.Sprintf("r%d", i)
+				attrs := []*onnxpb.Attr{{Name: "mode", Type: 3, S: []byte("cubic")}, {Name: "coordinate_transformation_mode", Type: 3, S: []byte(c.ctm)}}
+				a := -0.75
+				if c.a != 0 {
+					a = c.a
+					attrs = append(attrs, af("cubic_coeff_a", float32(c.a)))
+				}
+				if c.exclude {
+					attrs = append(attrs, ai("exclude_outside", 1))
+				}
+				var in []string
+				var oh, ow int
+				var sc [2]float64
+				switch {
+				case c.scales != nil:
+					g.init(name+"_scales", i64s(4), c.scales)
+					in = []string{"x", "", name + "_scales"}
+					sc = [2]float64{float64(c.scales[2]), float64(c.scales[3])}
+					oh, ow = int(math.Floor(float64(float32(H)*c.scales[2]))), int(math.Floor(float64(float32(W)*c.scales[3])))
+				case c.sizes != nil:
+					g.initI64(name+"_sizes", i64s(4), c.sizes)
+					in = []string{"x", "", "", name + "_sizes"}
+					oh, ow = int(c.sizes[2]), int(c.sizes[3])
+				default:
+					g.initI64(name+"_mul", i64s(4), c.symSizes)
+					g.node("Mul", []string{"xshape", name + "_mul"}, []string{name + "_sizes"})
+					in = []string{"x", "", "", name + "_sizes"}
+					oh, ow = H*int(c.symSizes[2]), W*int(c.symSizes[3])
+				}
+				if c.scales == nil {
+					sc = [2]float64{float64(oh) / H, float64(ow) / W}
+				}
+				g.node("Resize", in, []string{name}, attrs...)
+				g.outs = append(g.outs, name)
+				want := cubicRef(x, N*C, H, W, oh, ow, sc[0], sc[1], c.ctm, float64(float32(a)), c.exclude)
+				c := c
+				checks = append(checks, func(t *testing.T, out *tensor.Tensor) {
+					what := fmt.Sprintf("Resize cubic %+v", c)
+					shapeIs(t, what, out, N, C, oh, ow)
+					near(t, what, out.F32(), want)
+				})
+			}
+			lowered(t, g, 19, b, map[string]*tensor.Tensor{"x": tensor.FromF32(i64s(N, C, H, W), x)}, func(t *testing.T, out []*tensor.Tensor) {
+				for i, c := range checks {
+					c(t, out[i])
+				}
+			})
+		})
+	}
+	g := &graph{outs: []string{"y"}}
+	g.input("x", N, C, H, W)
+	g.init("scales", i64s(4), []float32{1, 1, 2, 2})
+	g.node("Resize", []string{"x", "", "scales"}, []string{"y"}, &onnxpb.Attr{Name: "mode", Type: 3, S: []byte("linear")}, ai("exclude_outside", 1))
+	if err := importErr(g, 19); !strings.Contains(err, "exclude_outside=1 is supported with mode cubic only") {
+		t.Errorf("linear with exclude_outside: got %q", err)
+	}
 }

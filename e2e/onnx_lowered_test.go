@@ -873,7 +873,7 @@ func TestLoweredResize(t *testing.T) {
 		scales []float32
 		want   string
 	}{
-		{[]*onnxpb.Attr{{Name: "mode", Type: 3, S: []byte("cubic")}}, nil, `attribute mode="cubic" is not supported`},
+		{[]*onnxpb.Attr{{Name: "mode", Type: 3, S: []byte("bicubic")}}, nil, `attribute mode="bicubic" is not supported (nearest, linear and cubic are)`},
 		{[]*onnxpb.Attr{ai("antialias", 1)}, nil, "attribute antialias=1 is not supported"},
 		{[]*onnxpb.Attr{{Name: "coordinate_transformation_mode", Type: 3, S: []byte("tf_crop_and_resize")}}, nil, `attribute coordinate_transformation_mode="tf_crop_and_resize" is not supported`},
 		{[]*onnxpb.Attr{{Name: "nearest_mode", Type: 3, S: []byte("round")}}, nil, `attribute nearest_mode="round" is not supported`},

@@ -729,13 +729,17 @@ func (im *importer) convTransposePhases(out, x, w, bias string, c ctGeom, last f
 // resizeSpec is what a Resize node asks for, read and validated at import.
 type resizeSpec struct {
 	mode, ctm, nearestMode string
+	cubicA                 float64 // cubic_coeff_a
+	excludeOutside         bool    // cubic: taps outside the input weigh 0, the rest renormalized
 }
 
 // convResize imports Resize (opset 11 and newer) of a 4-D NCHW input that
-// resizes H and W only: nearest (every nearest_mode) and linear, with the
+// resizes H and W only: nearest (every nearest_mode), linear and cubic
+// (cubic_coeff_a, exclude_outside), with the
 // coordinate_transformation_modes half_pixel, pytorch_half_pixel,
 // align_corners, asymmetric and tf_half_pixel_for_nn. Each axis is a gather
-// with source indices (linear: two gathers and a lerp); with static sizes
+// with source indices (linear: two gathers and a lerp; cubic: four gathers
+// and their weighted sum); with static sizes
 // the indices and weights are constants computed here, with symbolic ones
 // they are computed from iota by ONNX's formulas.
 func convResize(im *importer, n *onnxpb.Node) error {
@@ -746,17 +750,21 @@ func convResize(im *importer, n *onnxpb.Node) error {
 		mode:        attrString(n, "mode", "nearest"),
 		ctm:         attrString(n, "coordinate_transformation_mode", "half_pixel"),
 		nearestMode: attrString(n, "nearest_mode", "round_prefer_floor"),
+		cubicA:      float64(float32(attrFloat(n, "cubic_coeff_a", -0.75))),
 	}
 	switch sp.mode {
-	case "nearest", "linear":
+	case "nearest", "linear", "cubic":
 	default:
-		return fmt.Errorf("attribute mode=%q is not supported (nearest and linear are)", sp.mode)
+		return fmt.Errorf("attribute mode=%q is not supported (nearest, linear and cubic are)", sp.mode)
 	}
 	if a := attrInt(n, "antialias", 0); a != 0 {
 		return fmt.Errorf("attribute antialias=%d is not supported", a)
 	}
-	if a := attrInt(n, "exclude_outside", 0); a != 0 {
-		return fmt.Errorf("attribute exclude_outside=%d is not supported", a)
+	switch a := attrInt(n, "exclude_outside", 0); {
+	case a != 0 && sp.mode != "cubic":
+		return fmt.Errorf("attribute exclude_outside=%d is supported with mode cubic only", a)
+	case a != 0:
+		sp.excludeOutside = true
 	}
 	switch sp.ctm {
 	case "half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn":
@@ -978,6 +986,9 @@ func (im *importer) resizeAxis(sp resizeSpec, x, hint string, ax int, in, out di
 		num := im.emitTmp(hint+"_num", "mul", []string{i, inM1})
 		src = outMoreThan1(im.emitTmp(hint+"_src", "div", []string{num, outM1}), outM1)
 	}
+	if sp.mode == "cubic" {
+		return im.cubicAxisSym(sp, x, hint, ax, out, src, inM1, dt), nil
+	}
 	zero := f32(hint+"_zero3", 0)
 	clampIdx := func(v string) string {
 		v = im.emitTmp(hint+"_lo", "max", []string{v, zero})
@@ -1022,6 +1033,165 @@ func (im *importer) lerp(x, hint string, ax int, i0, i1, w0, w1 string) string {
 	return im.emitTmp(hint, "add", []string{a, b})
 }
 
+// cubicTaps are ONNX's cubic interpolation taps for source coordinate
+// src on an axis of length in: the input indices first-1 .. first+2, where
+// first = ceil(src) - 1 (the pixel at or left of src, the left one when
+// src is integral), and their weights for r = src - first in (0, 1] with
+// the kernel of coefficient a (Keys; -0.75 as PyTorch, -0.5 as
+// TensorFlow). Indices outside the input are returned as they are; the
+// caller clamps them (edge) or, with exclude_outside, zeroes their
+// weights and renormalizes.
+func cubicTaps(src, a float64) (first int64, w [4]float64) {
+	f := math.Ceil(src) - 1
+	r := src - f
+	w = [4]float64{cubicOuter(r+1, a), cubicInner(r, a), cubicInner(1-r, a), cubicOuter(2-r, a)}
+	return int64(f) - 1, w
+}
+
+// cubicInner and cubicOuter are the cubic kernel at distance d in [0, 1]
+// and [1, 2].
+func cubicInner(d, a float64) float64 { return ((a+2)*d-(a+3))*d*d + 1 }
+func cubicOuter(d, a float64) float64 { return ((a*d-5*a)*d+8*a)*d - 4*a }
+
+// cubicAxisStatic resizes axis ax with cubic interpolation: four gathers
+// with constant indices, weighted by constant weights.
+func (im *importer) cubicAxisStatic(sp resizeSpec, x, hint string, ax int, in, out int64, scale float64, dt tensor.DType) (string, error) {
+	var idx [4][]int64
+	var ws [4][]float32
+	single := true // every output one input pixel with weight 1
+	for k := range idx {
+		idx[k], ws[k] = make([]int64, out), make([]float32, out)
+	}
+	for i := int64(0); i < out; i++ {
+		first, w := cubicTaps(sourceCoord(sp.ctm, float64(i), scale, float64(in), float64(out)), sp.cubicA)
+		if sp.excludeOutside {
+			sum := 0.0
+			for k := range w {
+				if j := first + int64(k); j < 0 || j >= in {
+					w[k] = 0
+				}
+				sum += w[k]
+			}
+			for k := range w {
+				w[k] /= sum
+			}
+		}
+		ones := 0
+		for k := range w {
+			idx[k][i] = min(max(first+int64(k), 0), in-1)
+			ws[k][i] = float32(w[k])
+			if ws[k][i] == 1 {
+				ones++
+				idx[0][i], idx[k][i] = idx[k][i], idx[0][i]
+				ws[0][i], ws[k][i] = ws[k][i], ws[0][i]
+			} else if ws[k][i] != 0 {
+				single = false
+			}
+		}
+		single = single && ones == 1
+	}
+	axis := fmt.Sprintf("axis=%d", ax)
+	wshape := []int64{out}
+	if ax == 2 {
+		wshape = []int64{out, 1}
+	}
+	var sum string
+	for k := range idx {
+		ih, err := im.constTensor(fmt.Sprintf("%s_i%d", hint, k), tensor.FromI64([]int64{out}, idx[k]))
+		if err != nil {
+			return "", err
+		}
+		if single {
+			return im.emitTmp(hint, "gather", []string{x, ih}, axis), nil
+		}
+		wh, err := im.constTensor(fmt.Sprintf("%s_w%d", hint, k), tensor.FromF32(wshape, ws[k]))
+		if err != nil {
+			return "", err
+		}
+		if dt != tensor.F32 {
+			wh = im.emitTmp(fmt.Sprintf("%s_w%dcast", hint, k), "cast", []string{wh}, "to="+dt.String())
+		}
+		g := im.emitTmp(fmt.Sprintf("%s_g%d", hint, k), "gather", []string{x, ih}, axis)
+		term := im.emitTmp(fmt.Sprintf("%s_t%d", hint, k), "mul", []string{g, wh})
+		if sum == "" {
+			sum = term
+		} else {
+			sum = im.emitTmp(fmt.Sprintf("%s_s%d", hint, k), "add", []string{sum, term})
+		}
+	}
+	return sum, nil
+}
+
+// cubicAxisSym is cubicAxisStatic for a symbolic size: src is the f32
+// source coordinate per output index, inM1 the input length - 1 (f32
+// scalar); the taps' indices and weights are computed at run time by
+// cubicTaps' formulas.
+func (im *importer) cubicAxisSym(sp resizeSpec, x, hint string, ax int, out dim.Expr, src, inM1 string, dt tensor.DType) string {
+	f32 := func(h string, v float64) string { return im.scalar(h, v, tensor.F32) }
+	op := func(h, o string, args ...string) string { return im.emitTmp(hint+"_"+h, o, args) }
+	a := sp.cubicA
+	one := f32(hint+"_c1", 1)
+	first := op("first", "sub", op("ceil", "ceil", src), one)
+	r := op("r", "sub", src, first)
+	// inner(d) = ((a+2)*d - (a+3))*d*d + 1, outer(d) = ((a*d - 5a)*d + 8a)*d - 4a.
+	inner := func(h, d string) string {
+		p := op(h+"_p", "sub", op(h+"_m", "mul", d, f32(hint+"_"+h+"_a2", a+2)), f32(hint+"_"+h+"_a3", a+3))
+		p = op(h+"_pd", "mul", p, d)
+		p = op(h+"_pdd", "mul", p, d)
+		return op(h, "add", p, one)
+	}
+	outer := func(h, d string) string {
+		p := op(h+"_p", "sub", op(h+"_m", "mul", d, f32(hint+"_"+h+"_a", a)), f32(hint+"_"+h+"_5a", 5*a))
+		p = op(h+"_pd", "add", op(h+"_q", "mul", p, d), f32(hint+"_"+h+"_8a", 8*a))
+		p = op(h+"_pdd", "mul", p, d)
+		return op(h, "sub", p, f32(hint+"_"+h+"_4a", 4*a))
+	}
+	oneMinusR := op("r1", "sub", one, r)
+	w := []string{
+		outer("c0", op("d0", "add", r, one)),
+		inner("c1", r),
+		inner("c2", oneMinusR),
+		outer("c3", op("d3", "add", oneMinusR, one)),
+	}
+	zero := f32(hint+"_c0z", 0)
+	idx := make([]string, 4)
+	for k := range idx {
+		j := op(fmt.Sprintf("j%d", k), "add", first, f32(fmt.Sprintf("%s_k%d", hint, k), float64(k-1)))
+		if sp.excludeOutside {
+			in := op(fmt.Sprintf("in%d", k), "and", op(fmt.Sprintf("ge%d", k), "ge", j, zero), op(fmt.Sprintf("le%d", k), "le", j, inM1))
+			w[k] = im.emitTmp(fmt.Sprintf("%s_x%d", hint, k), "where", []string{in, w[k], zero})
+		}
+		j = op(fmt.Sprintf("lo%d", k), "max", j, zero)
+		j = op(fmt.Sprintf("hi%d", k), "min", j, inM1)
+		idx[k] = im.emitTmp(fmt.Sprintf("%s_idx%d", hint, k), "cast", []string{j}, "to=i64")
+	}
+	if sp.excludeOutside {
+		sum := op("wsum", "add", op("wsum01", "add", w[0], w[1]), op("wsum23", "add", w[2], w[3]))
+		for k := range w {
+			w[k] = op(fmt.Sprintf("wn%d", k), "div", w[k], sum)
+		}
+	}
+	axis := fmt.Sprintf("axis=%d", ax)
+	var acc string
+	for k := range w {
+		wk := w[k]
+		if ax == 2 {
+			wk = im.emitTmp(fmt.Sprintf("%s_wcol%d", hint, k), "reshape", []string{wk}, "shape="+dimList([]dim.Expr{out, dim.Const(1)}))
+		}
+		if dt != tensor.F32 {
+			wk = im.emitTmp(fmt.Sprintf("%s_wcast%d", hint, k), "cast", []string{wk}, "to="+dt.String())
+		}
+		g := im.emitTmp(fmt.Sprintf("%s_g%d", hint, k), "gather", []string{x, idx[k]}, axis)
+		t := im.emitTmp(fmt.Sprintf("%s_t%d", hint, k), "mul", []string{g, wk})
+		if acc == "" {
+			acc = t
+		} else {
+			acc = im.emitTmp(fmt.Sprintf("%s_s%d", hint, k), "add", []string{acc, t})
+		}
+	}
+	return acc
+}
+
 // maxResized bounds a static output size, so a malformed model cannot make
 // the importer allocate without limit.
 const maxResized = 1 << 24
@@ -1034,6 +1204,9 @@ func (im *importer) resizeAxisStatic(sp resizeSpec, x, hint string, ax int, in, 
 	}
 	if !fromScales {
 		scale = float64(out) / float64(in)
+	}
+	if sp.mode == "cubic" {
+		return im.cubicAxisStatic(sp, x, hint, ax, in, out, scale, dt)
 	}
 	clamp := func(v float64) float64 { return math.Max(0, math.Min(v, float64(in-1))) }
 	i0 := make([]int64, out)
