@@ -130,6 +130,8 @@ func match(g *mir.Graph, sm *mir.Node) *attnMatch {
 			if scores(sc) && mask.Type.Rank() <= s.Type.Rank() && mask.Type.DType == s.Type.DType {
 				if causalAdditive(mask, sq, sk) {
 					m.causal = true
+				} else if other, wm, ok := causalWith(mask, sq, sk); ok {
+					m.causal, m.mask, m.whereMask = true, other, wm
 				} else {
 					m.mask = mask
 				}
@@ -154,6 +156,9 @@ func match(g *mir.Graph, sm *mir.Node) *attnMatch {
 		}
 		if keep, ok := causalBool(c, sq, sk); ok && keep != fillFirst {
 			m.causal = true
+		} else if other, ok := causalWithBool(c, sq, sk, fillFirst); ok {
+			f, _ := maskFill(fill)
+			m.causal, m.whereMask = true, &whereMask{cond: other, fill: f, fillFirst: fillFirst}
 		} else {
 			f, _ := maskFill(fill)
 			m.whereMask = &whereMask{cond: c, fill: f, fillFirst: fillFirst}

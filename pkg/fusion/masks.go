@@ -20,7 +20,13 @@ import (
 //     buffer), which must be triangular in all of its N x N entries;
 //   - any other bool mask applied with where and a -inf (or f32 lowest)
 //     fill becomes the additive mask operand where(mask, fill, 0), of the
-//     mask's own (broadcasting) shape, [B, 1, 1, S] for a padding mask.
+//     mask's own (broadcasting) shape, [B, 1, 1, S] for a padding mask;
+//   - a causal mask combined with another one becomes causal=true and the
+//     other one (causalWith, causalWithBool): additive, causal + other or
+//     where(other, fill, causal) (Hugging Face's causal mask filled at the
+//     padded keys); bool, or(causal masked, other masked) applied with
+//     where(m, fill, s), and(causal keep, other keep) with where(m, s, fill).
+//     A causal mask expanded over leading axes (to the batch) is still one.
 //
 // Both rewrites are exact for scores s of magnitude below 2^103: s + -inf
 // is -inf and s + 0 is s; s + lowest rounds to lowest, and a -inf or a
@@ -76,6 +82,7 @@ func causalBool(v *mir.Value, sq, sk dim.Expr) (keep, ok bool) {
 	if v.Type.DType != tensor.Bool || !dim.Equal(sq, sk) {
 		return false, false
 	}
+	v = leadingExpand(v, sq, sk)
 	if d := v.Def; d != nil {
 		switch d.Op {
 		case "not":
@@ -112,6 +119,7 @@ func causalAdditive(v *mir.Value, sq, sk dim.Expr) bool {
 	if !dim.Equal(sq, sk) {
 		return false
 	}
+	v = leadingExpand(v, sq, sk)
 	if d := v.Def; d != nil && d.Op == "where" {
 		c, a, b := d.Args[0], d.Args[1], d.Args[2]
 		keep, ok := causalBool(c, sq, sk)
@@ -130,6 +138,79 @@ func causalAdditive(v *mir.Value, sq, sk dim.Expr) bool {
 		return x == 0
 	})
 	return ok && keep && !bad
+}
+
+// leadingExpand returns the operand of an expand that broadcasts only
+// leading axes of a value whose last two are [sq, sk] ([1, 1, S, S] to
+// [B, 1, S, S]): every [..., i, j] of it is the operand's [i, j], so the
+// operand is causal when the expand is. Anything else is v itself.
+func leadingExpand(v *mir.Value, sq, sk dim.Expr) *mir.Value {
+	for v.Def != nil && v.Def.Op == mir.OpExpand {
+		a := v.Def.Args[0]
+		r := a.Type.Rank()
+		if r < 2 || !dim.Equal(a.Type.Shape[r-2], sq) || !dim.Equal(a.Type.Shape[r-1], sk) {
+			break
+		}
+		v = a
+	}
+	return v
+}
+
+// causalWith reports an additive mask that is a causal one combined with
+// another, and that other: add(causal, other) (either order) gives other;
+// where(c, fill, causal) gives where-mask {c, fill, fillFirst} and
+// where(c, causal, fill) {c, fill, !fillFirst}, fill a mask fill (-inf or
+// the f32 lowest). With causal=true, the kernel's -inf at j > i absorbs
+// whatever the other mask adds there, and elsewhere the causal part is 0.
+func causalWith(v *mir.Value, sq, sk dim.Expr) (other *mir.Value, wm *whereMask, ok bool) {
+	d := v.Def
+	if d == nil || !dim.Equal(sq, sk) {
+		return nil, nil, false
+	}
+	switch d.Op {
+	case "add":
+		for i := range 2 {
+			if causalAdditive(d.Args[i], sq, sk) && d.Args[1-i].Type.DType == v.Type.DType {
+				return d.Args[1-i], nil, true
+			}
+		}
+	case "where":
+		c, a, b := d.Args[0], d.Args[1], d.Args[2]
+		if c.Type.DType != tensor.Bool {
+			return nil, nil, false
+		}
+		for _, fillFirst := range []bool{true, false} {
+			fill, causal := a, b
+			if !fillFirst {
+				fill, causal = b, a
+			}
+			if f, okF := maskFill(fill); okF && isMaskFill(fill) && causalAdditive(causal, sq, sk) {
+				return nil, &whereMask{cond: c, fill: f, fillFirst: fillFirst}, true
+			}
+		}
+	}
+	return nil, nil, false
+}
+
+// causalWithBool reports a bool mask m, applied as where(m, fill, s)
+// (masked: m true hides a key) or where(m, s, fill) (!masked: m true shows
+// it), that is a causal mask combined with another, and that other:
+// or(causal, other) of masks, and(causal, other) of keeps.
+func causalWithBool(m *mir.Value, sq, sk dim.Expr, masked bool) (*mir.Value, bool) {
+	d := m.Def
+	op := mir.Op("and")
+	if masked {
+		op = "or"
+	}
+	if d == nil || d.Op != op {
+		return nil, false
+	}
+	for i := range 2 {
+		if keep, ok := causalBool(d.Args[i], sq, sk); ok && keep != masked && d.Args[1-i].Type.DType == tensor.Bool {
+			return d.Args[1-i], true
+		}
+	}
+	return nil, false
 }
 
 // triangular reports a constant, or a prefix ([:a, :b]) slice of one on
