@@ -603,7 +603,8 @@ type ctGeom struct {
 // the transposed convolution plus the taps rounded up to J*s, where the
 // zero-insertion lowering (convConvTranspose) multiplies s^2 times more.
 func (im *importer) convTransposePhases(out, x, w, bias string, c ctGeom, last func(op string, args []string, attrs ...string) error) error {
-	var j, lead, convPad [4]int64
+	var j [2]int64
+	var convPad [4]int64
 	var starts, ends []dim.Expr
 	var axes []int64
 	phaseLen := make([]dim.Expr, 2)
@@ -621,7 +622,7 @@ func (im *importer) convTransposePhases(out, x, w, bias string, c ctGeom, last f
 			ee = (-tail + s - 1) / s
 			tail += ee * s
 		}
-		lead[i] = pb + eb*s
+		lead := pb + eb*s
 		convPad[i], convPad[i+2] = j[i]-1+eb, j[i]-1+ee
 		l, err := dim.Add(c.xs[2+i], dim.Const(j[i]-1+eb+ee))
 		if err != nil {
@@ -632,12 +633,12 @@ func (im *importer) convTransposePhases(out, x, w, bias string, c ctGeom, last f
 		if err != nil {
 			return err
 		}
-		if lead[i] != 0 || tail != 0 {
+		if lead != 0 || tail != 0 {
 			end, err := dim.Add(full, dim.Const(-tail))
 			if err != nil {
 				return err
 			}
-			starts, ends, axes = append(starts, dim.Const(lead[i])), append(ends, end), append(axes, int64(2+i))
+			starts, ends, axes = append(starts, dim.Const(lead)), append(ends, end), append(axes, int64(2+i))
 		}
 	}
 	sh, sw := c.stride[0], c.stride[1]
