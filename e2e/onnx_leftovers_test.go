@@ -289,3 +289,36 @@ func TestONNXResizeCubic(t *testing.T) {
 		t.Errorf("linear with exclude_outside: got %q", err)
 	}
 }
+
+// TestONNXGlobalMaxPool checks GlobalMaxPool over a plane (NCHW) and a
+// line (NCL, how Conv1d models pool), negative values included, each
+// kept as 1s.
+func TestONNXGlobalMaxPool(t *testing.T) {
+	g := &graph{outs: []string{"p2", "p1"}}
+	g.input("x", 2, 3, 4, 5)
+	g.input("y", 2, 3, 7)
+	g.node("GlobalMaxPool", []string{"x"}, []string{"p2"})
+	g.node("GlobalMaxPool", []string{"y"}, []string{"p1"})
+	x, y := seq(2*3*4*5, 1), seq(2*3*7, 2)
+	for i := range x {
+		x[i] = -float32(math.Abs(float64(x[i]))) - 0.5 // all negative: a max seeded with 0 would show
+	}
+	maxOf := func(v []float32, rows, n int) []float64 {
+		out := make([]float64, rows)
+		for r := range out {
+			m := math.Inf(-1)
+			for _, e := range v[r*n : (r+1)*n] {
+				m = math.Max(m, float64(e))
+			}
+			out[r] = m
+		}
+		return out
+	}
+	inputs := map[string]*tensor.Tensor{"x": tensor.FromF32(i64s(2, 3, 4, 5), x), "y": tensor.FromF32(i64s(2, 3, 7), y)}
+	lowered(t, g, 17, nil, inputs, func(t *testing.T, out []*tensor.Tensor) {
+		shapeIs(t, "GlobalMaxPool NCHW", out[0], 2, 3, 1, 1)
+		near(t, "GlobalMaxPool NCHW", out[0].F32(), maxOf(x, 6, 20))
+		shapeIs(t, "GlobalMaxPool NCL", out[1], 2, 3, 1)
+		near(t, "GlobalMaxPool NCL", out[1].F32(), maxOf(y, 6, 7))
+	})
+}

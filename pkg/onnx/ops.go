@@ -45,7 +45,7 @@ var converters = map[string]converter{
 	"ArgMax": argReduce("argmax"), "ArgMin": argReduce("argmin"),
 
 	"Conv": convConvAny, "MaxPool": poolAny("maxpool2d"), "AveragePool": poolAny("avgpool2d"),
-	"GlobalAveragePool": convGlobalAvgPool, "Flatten": convFlatten,
+	"GlobalAveragePool": convGlobalAvgPool, "GlobalMaxPool": convGlobalMaxPool, "Flatten": convFlatten,
 
 	"Reshape": convReshape, "Transpose": convTranspose, "Concat": convConcat, "Split": convSplit,
 	"Slice": convSlice, "Gather": convGather, "Squeeze": convSqueeze, "Unsqueeze": convUnsqueeze,
@@ -632,6 +632,27 @@ func pool(op string) converter {
 }
 
 func convGlobalAvgPool(im *importer, n *onnxpb.Node) error { return unary("global_avgpool")(im, n) }
+
+// convGlobalMaxPool imports GlobalMaxPool [N, C, D1, ...] as the maximum
+// over every spatial axis, kept as 1s.
+func convGlobalMaxPool(im *importer, n *onnxpb.Node) error {
+	t, err := im.typeOf(n.Inputs[0])
+	if err != nil {
+		return err
+	}
+	if t.Rank() < 3 {
+		return fmt.Errorf("GlobalMaxPool needs an input [N, C, D1, ...] of rank >= 3, found rank %d", t.Rank())
+	}
+	x, err := im.rt(0)
+	if err != nil {
+		return err
+	}
+	var axes []int64
+	for a := 2; a < t.Rank(); a++ {
+		axes = append(axes, int64(a))
+	}
+	return im.emit(n.Outputs[:1], "reduce_max", []string{x}, "keepdims=true", "axes="+intList(axes))
+}
 
 func convFlatten(im *importer, n *onnxpb.Node) error {
 	x, err := im.rt(0)
