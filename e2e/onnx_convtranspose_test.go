@@ -53,7 +53,7 @@ func ctSweepCases(h, w int) []ctSweepCase {
 			}
 		}
 	}
-	for _, c := range []ctSweepCase{
+	return append(cases, []ctSweepCase{
 		{k: [2]int{3, 3}, s: [2]int{2, 2}, op: [2]int{1, 1}, pads: [4]int{1, 1, 1, 1}, cog: 3, g: 1, bias: true},
 		{k: [2]int{2, 2}, s: [2]int{2, 2}, cog: 2, g: 1, bias: true},
 		{k: [2]int{4, 4}, s: [2]int{2, 2}, pads: [4]int{1, 1, 1, 1}, cog: 2, g: 2},
@@ -73,10 +73,7 @@ func ctSweepCases(h, w int) []ctSweepCase {
 		{oneD: true, k: [2]int{1, 2}, s: [2]int{1, 1}, pads: [4]int{0, 2, 0, 0}, cog: 2, g: 1, outShape: []int64{int64(w) + 1}, hidePads: true},
 		{k: [2]int{3, 2}, s: [2]int{2, 3}, op: [2]int{1, 2}, pads: [4]int{0, 1, 2, 0}, cog: 2, g: 2, dilated: true},
 		{k: [2]int{3, 1}, s: [2]int{2, 1}, pads: [4]int{1, 0, 0, 0}, cog: 3, g: 2, runtimeW: true, bias: true},
-	} {
-		cases = append(cases, c)
-	}
-	return cases
+	}...)
 }
 
 // TestONNXConvTransposeSweep checks ConvTranspose against its definition
