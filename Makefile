@@ -24,13 +24,10 @@ RACE_SKIP   ?= GPU|Vulkan|Arm64|TestGoldenLIR|TestNativeElementwise|TestNativePo
 # the shared and bundled models cover; these re-check the importer.
 IMPORT_TESTS ?= TestExports|TestTorch2|TestLowered|TestONNXRecurrent
 
-# What make test leaves to make test-slow (minutes each; see the tests).
-SLOW_TESTS  ?= TestExportsSlowVulkan
-
 # bash for pipefail: make test pipes go test into its summary.
 SHELL := /bin/bash
 
-.PHONY: all build deps test test-slow test-arm64 vet fuzz fuzz-smoke bench bench-ops bench-go lint check-models demo clean
+.PHONY: all build deps test test-arm64 vet fuzz fuzz-smoke bench bench-ops bench-go lint check-models demo clean
 
 # What the GPU targets' tests need from Debian: glslangValidator and
 # spirv-val (vulkan kernels to SPIR-V), clang (cuda kernels to PTX), and the
@@ -58,17 +55,13 @@ deps:
 
 ## test: vet, unit tests (then every skipped test with its reason; under CI=true a skip for anything but missing hardware fails), lint, the race detector on the concurrent parts, the pure-Go kernels (purego), the testdata models and a short fuzz smoke (what CI runs)
 test: vet
-	set -o pipefail; $(GO) test -json -skip '$(SLOW_TESTS)' ./... | $(GO) run ./internal/tools/testsummary $(if $(filter true,$(CI)),-strict)
+	set -o pipefail; $(GO) test -json ./... | $(GO) run ./internal/tools/testsummary $(if $(filter true,$(CI)),-strict)
 	$(GO) test -race -skip '$(RACE_SKIP)|$(IMPORT_TESTS)' ./e2e ./pkg/loader/... ./pkg/targets/... ./pkg/artifact/...
 	$(GO) test -tags purego -skip '$(RACE_SKIP)|$(IMPORT_TESTS)' ./pkg/targets/cpu/... ./e2e
 	$(MAKE) --no-print-directory test-arm64
 	$(MAKE) --no-print-directory check-models
 	$(MAKE) --no-print-directory fuzz-smoke
 	$(MAKE) --no-print-directory lint
-
-## test-slow: the tests make test leaves out for time (SLOW_TESTS: the audio export's unrolled LSTM/GRU on vulkan, minutes)
-test-slow:
-	$(GO) test -count=1 -run '$(SLOW_TESTS)' ./e2e
 
 vet:
 	$(GO) vet ./...

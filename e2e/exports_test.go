@@ -26,28 +26,15 @@ func TestExportsConformance(t *testing.T) {
 }
 
 // TestExportsConformanceVulkan does the same on the machine's Vulkan
-// device (llvmpipe in CI), and compares each output with the cpu target's,
-// for every model but those slowOnVulkan names.
+// device (llvmpipe in CI), and compares each output with the cpu target's.
+// The audio model's unrolled LSTM and GRU are ~1000 launches at its two
+// bindings; their kernels differ only in offsets, which are launch data,
+// so they compile as a few dozen kernels (minutes when each compiled).
 func TestExportsConformanceVulkan(t *testing.T) {
 	t.Parallel() // minutes of external tools (glslang, clang, qemu) or builds: uses the second core
 	needTool(t, "glslangValidator")
 	needVulkan(t)
-	conformanceOf(t, exportModels, "vulkan", nil, func(name string) bool { return slowOnVulkan[name] == "" })
-}
-
-// slowOnVulkan names the exports whose vulkan build takes minutes, with
-// why: TestExportsSlowVulkan checks them, in make test-slow rather than
-// make test (which has a 10-minute budget).
-var slowOnVulkan = map[string]string{
-	"audio": "its LSTM and GRU unroll to ~1000 launches at the two bindings, and GPU kernels have their offsets compiled in, so each is a kernel for glslang (minutes)",
-}
-
-// TestExportsSlowVulkan is TestExportsConformanceVulkan for the models
-// slowOnVulkan names (make test-slow).
-func TestExportsSlowVulkan(t *testing.T) {
-	needTool(t, "glslangValidator")
-	needVulkan(t)
-	conformanceOf(t, exportModels, "vulkan", nil, func(name string) bool { return slowOnVulkan[name] != "" })
+	conformance(t, exportModels, "vulkan", nil)
 }
 
 // notImportable names the models of a manifest directory that rlx cannot
