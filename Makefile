@@ -14,15 +14,16 @@ SMOKE_PROGRAM ?= 2000x
 SMOKE_ENV   ?= FUZZ_MINIMIZE=1s
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # What the race and purego runs leave to the main one: GPU devices, qemu,
-# the golden LIR text (no concurrency, no kernels run), and the native
+# the golden LIR and Metal text (no concurrency, no kernels run), and the native
 # code grids and math header (C, the same under either
 # flag; compiling hundreds of kernels again would only cost time).
-RACE_SKIP   ?= GPU|Vulkan|Arm64|TestGoldenLIR|TestNativeElementwise|TestNativePool2D|TestNativeConv|TestNativeDepthwise|TestNativeSoftmax|TestNativeReduce|TestMathHeader
+RACE_SKIP   ?= GPU|Vulkan|Arm64|Golden|TestNativeElementwise|TestNativePool2D|TestNativeConv|TestNativeDepthwise|TestNativeSoftmax|TestNativeReduce|TestMathHeader
 
-# The e2e tests of the ONNX importer (exports, torch2, lowered operators,
-# recurrences): the race and purego runs check the runtime's Go code, which
-# the shared and bundled models cover; these re-check the importer.
-IMPORT_TESTS ?= TestExports|TestTorch2|TestLowered|TestONNXRecurrent
+# The e2e tests of the ONNX importer (exports, torch2, single operators,
+# recurrences: every TestONNX* but TestONNXConformance, the shared models):
+# the race and purego runs check the runtime's Go code, which the shared
+# and bundled models cover; these re-check the importer.
+IMPORT_TESTS ?= TestExports|TestTorch2|TestLowered|TestONNX[^C]|TestONNXCa|TestONNXConv
 
 # bash for pipefail: make test pipes go test into its summary.
 SHELL := /bin/bash
