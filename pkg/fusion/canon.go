@@ -181,14 +181,17 @@ func divBy(uses map[*mir.Value]int, v *mir.Value, c float64) (*mir.Value, bool) 
 // with products and sums in either order, each intermediate used once.
 func FuseHardSwish(g *mir.Graph) (string, error) {
 	fused := 0
+	// The use counts change only where a match is spliced in: counting
+	// them again for every node made the pass quadratic in the graph.
+	uses := g.Uses()
 	for _, n := range append([]*mir.Node(nil), g.Nodes...) {
-		uses := g.Uses()
 		if !isFloat(n.Results[0]) || len(n.Args) != 2 {
 			continue
 		}
 		if x := matchHardSwish(uses, n); x != nil && sameShape(x.Type.Shape, n.Results[0].Type.Shape) {
 			splice(g, n, newNode(g, "hardswish", []*mir.Value{x}, nil, n.Src, n.Results[0].Type))
 			fused++
+			uses = g.Uses()
 		}
 	}
 	if fused == 0 {
@@ -249,11 +252,11 @@ func matchHardSwish(uses map[*mir.Value]int, n *mir.Node) *mir.Value {
 // and the sum in either order, each intermediate used once) into mish(x).
 func FuseMish(g *mir.Graph) (string, error) {
 	fused := 0
+	uses := g.Uses() // counted again only after a splice, as in FuseHardSwish
 	for _, n := range append([]*mir.Node(nil), g.Nodes...) {
 		if n.Op != "mul" || !isFloat(n.Results[0]) {
 			continue
 		}
-		uses := g.Uses()
 		for i := range 2 {
 			x, t := n.Args[1-i], n.Args[i]
 			th := onceDef(uses, t, "tanh")
@@ -279,6 +282,7 @@ func FuseMish(g *mir.Graph) (string, error) {
 			}
 			splice(g, n, newNode(g, "mish", []*mir.Value{x}, nil, n.Src, n.Results[0].Type))
 			fused++
+			uses = g.Uses()
 			break
 		}
 	}

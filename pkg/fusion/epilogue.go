@@ -20,12 +20,15 @@ var activations = map[mir.Op]bool{
 // output's shape (the residual of a transformer block or a ResNet).
 func FuseEpilogues(g *mir.Graph) (string, error) {
 	biases, acts, residuals := 0, 0, 0
+	// Counted once: absorbing next into n gives n next's result (its uses
+	// unchanged) and n next's other operands (each still used once by
+	// the merged node), so every count the pass reads stays right.
+	uses := g.Uses()
 	for _, n := range append([]*mir.Node(nil), g.Nodes...) {
 		if (n.Op != mir.OpMatMul && n.Op != mir.OpConv2D) || n.Results[0].Type.DType.String() != "f32" {
 			continue
 		}
 		for {
-			uses := g.Uses()
 			out := n.Results[0]
 			if uses[out] != 1 {
 				break
