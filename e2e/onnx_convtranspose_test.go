@@ -21,15 +21,26 @@ type ctSweepCase struct {
 	bias     bool
 	autoPad  string
 	outShape []int64 // spatial sizes
-	dilated  bool    // dilation 2 on the last axis (the zero-insertion fallback)
+	d        [2]int  // dilations; zero: 1, 1 (over 1: the zero-insertion fallback)
 	runtimeW bool    // the weight is a graph input (the fallback)
-	hidePads bool    // no pads attribute (auto_pad, output_shape)
+	hidePads bool    // no pads attribute (auto_pad, output_shape, the default 0s)
+
+	noStrides, noKernelShape bool // leave the attribute to its default
+}
+
+// dil is c's dilations, 1 where unset.
+func (c ctSweepCase) dil() [2]int {
+	if c.d == [2]int{} {
+		return [2]int{1, 1}
+	}
+	return c.d
 }
 
 // ctSweepCases are kernels 1 to 5 and strides 1 to 3 on each axis with
 // pads from -1 to past the kernel, every output_padding below the stride,
 // groups 1, 2 and 4, with and without bias; then auto_pad, output_shape,
-// 1-D, and the fallback's dilation and run-time weight.
+// attributes left to their defaults, 1-D, and the fallback's dilations
+// and run-time weight.
 func ctSweepCases(h, w int) []ctSweepCase {
 	var cases []ctSweepCase
 	i := 0
@@ -71,7 +82,13 @@ func ctSweepCases(h, w int) []ctSweepCase {
 		{oneD: true, k: [2]int{1, 5}, s: [2]int{1, 3}, op: [2]int{0, 2}, pads: [4]int{0, -1, 0, 2}, cog: 3, g: 1},
 		{oneD: true, k: [2]int{1, 3}, s: [2]int{1, 3}, cog: 1, g: 4, autoPad: "SAME_LOWER", hidePads: true, bias: true},
 		{oneD: true, k: [2]int{1, 2}, s: [2]int{1, 1}, pads: [4]int{0, 2, 0, 0}, cog: 2, g: 1, outShape: []int64{int64(w) + 1}, hidePads: true},
-		{k: [2]int{3, 2}, s: [2]int{2, 3}, op: [2]int{1, 2}, pads: [4]int{0, 1, 2, 0}, cog: 2, g: 2, dilated: true},
+		{k: [2]int{3, 3}, s: [2]int{2, 2}, cog: 2, g: 2, autoPad: "SAME_UPPER", hidePads: true},
+		{k: [2]int{2, 3}, s: [2]int{3, 2}, op: [2]int{1, 0}, cog: 1, g: 1, autoPad: "SAME_LOWER", hidePads: true},
+		{k: [2]int{2, 2}, s: [2]int{2, 2}, cog: 1, g: 4, hidePads: true, noKernelShape: true},
+		{k: [2]int{3, 2}, s: [2]int{2, 3}, op: [2]int{1, 2}, pads: [4]int{0, 1, 2, 0}, cog: 2, g: 2, d: [2]int{1, 2}},
+		{k: [2]int{3, 2}, s: [2]int{2, 3}, op: [2]int{1, 2}, pads: [4]int{0, 1, 2, 0}, cog: 2, g: 2, d: [2]int{2, 1}},
+		{k: [2]int{4, 2}, s: [2]int{1, 1}, d: [2]int{1, 2}, pads: [4]int{4, 0, 1, 3}, cog: 1, g: 1, noStrides: true, bias: true},
+		{oneD: true, k: [2]int{1, 3}, s: [2]int{1, 3}, d: [2]int{1, 2}, cog: 3, g: 1, autoPad: "SAME_LOWER", hidePads: true},
 		{k: [2]int{3, 1}, s: [2]int{2, 1}, pads: [4]int{1, 0, 0, 0}, cog: 3, g: 2, runtimeW: true, bias: true},
 	}...)
 }
@@ -134,11 +151,14 @@ func TestONNXConvTransposeSweep(t *testing.T) {
 					}
 					return i64s(v[0], v[1])
 				}
-				d := [2]int{1, 1}
-				if c.dilated {
-					d[1] = 2
+				d := c.dil()
+				attrs := []*onnxpb.Attr{ai("group", int64(c.g)), ais("dilations", sp(d)...)}
+				if !c.noKernelShape {
+					attrs = append(attrs, ais("kernel_shape", sp(c.k)...))
 				}
-				attrs := []*onnxpb.Attr{ai("group", int64(c.g)), ais("kernel_shape", sp(c.k)...), ais("strides", sp(c.s)...), ais("dilations", sp(d)...)}
+				if !c.noStrides {
+					attrs = append(attrs, ais("strides", sp(c.s)...))
+				}
 				if c.op != [2]int{} {
 					attrs = append(attrs, ais("output_padding", sp(c.op)...))
 				}
@@ -156,7 +176,7 @@ func TestONNXConvTransposeSweep(t *testing.T) {
 				if c.outShape != nil {
 					attrs = append(attrs, ais("output_shape", c.outShape...))
 				}
-				if c.hidePads {
+				if (c.autoPad != "" && c.autoPad != "VALID") || c.outShape != nil {
 					// The total padding per axis, split as ONNX says (SAME_UPPER
 					// puts the odd one at the end, otherwise at the start).
 					for a, l := range []int{h, W} {
@@ -176,7 +196,7 @@ func TestONNXConvTransposeSweep(t *testing.T) {
 						}
 					}
 				}
-				if !c.oneD && !c.dilated && !c.runtimeW {
+				if !c.oneD && d == [2]int{1, 1} && !c.runtimeW {
 					phases++
 				}
 				g.node("ConvTranspose", in, []string{name}, attrs...)
