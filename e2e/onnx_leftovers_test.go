@@ -242,28 +242,8 @@ func TestONNXResizeCubic(t *testing.T) {
 				if c.exclude {
 					attrs = append(attrs, ai("exclude_outside", 1))
 				}
-				var in []string
-				var oh, ow int
-				var sc [2]float64
-				switch {
-				case c.scales != nil:
-					g.init(name+"_scales", i64s(4), c.scales)
-					in = []string{"x", "", name + "_scales"}
-					sc = [2]float64{float64(c.scales[2]), float64(c.scales[3])}
-					oh, ow = int(math.Floor(float64(float32(H)*c.scales[2]))), int(math.Floor(float64(float32(W)*c.scales[3])))
-				case c.sizes != nil:
-					g.initI64(name+"_sizes", i64s(4), c.sizes)
-					in = []string{"x", "", "", name + "_sizes"}
-					oh, ow = int(c.sizes[2]), int(c.sizes[3])
-				default:
-					g.initI64(name+"_mul", i64s(4), c.symSizes)
-					g.node("Mul", []string{"xshape", name + "_mul"}, []string{name + "_sizes"})
-					in = []string{"x", "", "", name + "_sizes"}
-					oh, ow = H*int(c.symSizes[2]), W*int(c.symSizes[3])
-				}
-				if c.scales == nil {
-					sc = [2]float64{float64(oh) / H, float64(ow) / W}
-				}
+				in, sc, oh, ow := resizeOperands(g, name, H, W, c.scales, c.sizes, c.symSizes)
+				in[0] = "x"
 				g.node("Resize", in, []string{name}, attrs...)
 				g.outs = append(g.outs, name)
 				want := cubicRef(x, N*C, H, W, oh, ow, sc[0], sc[1], c.ctm, float64(float32(a)), c.exclude)

@@ -524,6 +524,29 @@ func convTransposeRef(x []float32, n, cin, h, w int, wt []float32, cog, g int, k
 	return out, oh, ow
 }
 
+// resizeOperands adds the scales or sizes input of Resize node name of
+// x [.., h, w] to g (sizes as Shape(x) * symSizes, computed at import,
+// when neither is given) and returns the node's inputs (x's slot left
+// empty), the scale of H and W (out/in where sizes were given) and the
+// output size.
+func resizeOperands(g *graph, name string, h, w int, scales []float32, sizes, symSizes []int64) (in []string, sc [2]float64, oh, ow int) {
+	switch {
+	case scales != nil:
+		g.init(name+"_scales", i64s(len(scales)), scales)
+		in = []string{"", "", name + "_scales"}
+		hs, ws := scales[len(scales)-2], scales[len(scales)-1]
+		return in, [2]float64{float64(hs), float64(ws)}, int(math.Floor(float64(float32(h) * hs))), int(math.Floor(float64(float32(w) * ws)))
+	case sizes != nil:
+		g.initI64(name+"_sizes", i64s(len(sizes)), sizes)
+		oh, ow = int(sizes[len(sizes)-2]), int(sizes[len(sizes)-1])
+	default:
+		g.initI64(name+"_mul", i64s(4), symSizes)
+		g.node("Mul", []string{"xshape", name + "_mul"}, []string{name + "_sizes"})
+		oh, ow = h*int(symSizes[2]), w*int(symSizes[3])
+	}
+	return []string{"", "", "", name + "_sizes"}, [2]float64{float64(oh) / float64(h), float64(ow) / float64(w)}, oh, ow
+}
+
 // ---- Resize ----
 
 // resizeRef is ONNX Resize of x [n, c, h, w] to [n, c, oh, ow] along H and
@@ -639,7 +662,6 @@ func TestLoweredResize(t *testing.T) {
 			var checks []func(t *testing.T, out *tensor.Tensor)
 			for i, c := range cases {
 				name := fmt.Sprintf("r%d", i)
-				in := []string{"x", "", "", ""}
 				var attrs []*onnxpb.Attr
 				for _, a := range [][2]string{{"mode", c.mode}, {"coordinate_transformation_mode", c.ctm}, {"nearest_mode", c.nearestMode}} {
 					if a[1] != "" {
@@ -649,29 +671,8 @@ func TestLoweredResize(t *testing.T) {
 				if c.axes != nil {
 					attrs = append(attrs, ais("axes", c.axes...))
 				}
-				// The scale and output size of H and W.
-				sc := [2]float64{1, 1}
-				var oh, ow int
-				switch {
-				case c.scales != nil:
-					g.init(name+"_scales", i64s(len(c.scales)), c.scales)
-					in[2] = name + "_scales"
-					hs, ws := c.scales[len(c.scales)-2], c.scales[len(c.scales)-1]
-					sc = [2]float64{float64(hs), float64(ws)}
-					oh, ow = int(math.Floor(float64(float32(H)*hs))), int(math.Floor(float64(float32(W)*ws)))
-				case c.sizes != nil:
-					g.initI64(name+"_sizes", i64s(len(c.sizes)), c.sizes)
-					in = []string{"x", "", "", name + "_sizes"}
-					oh, ow = int(c.sizes[len(c.sizes)-2]), int(c.sizes[len(c.sizes)-1])
-				default:
-					g.initI64(name+"_mul", i64s(4), c.symSizes)
-					g.node("Mul", []string{"xshape", name + "_mul"}, []string{name + "_sizes"})
-					in = []string{"x", "", "", name + "_sizes"}
-					oh, ow = H*int(c.symSizes[2]), W*int(c.symSizes[3])
-				}
-				if c.scales == nil {
-					sc = [2]float64{float64(oh) / H, float64(ow) / W}
-				}
+				in, sc, oh, ow := resizeOperands(g, name, H, W, c.scales, c.sizes, c.symSizes)
+				in[0] = "x"
 				for len(in) > 0 && in[len(in)-1] == "" {
 					in = in[:len(in)-1]
 				}
