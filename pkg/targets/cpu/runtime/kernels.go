@@ -23,6 +23,14 @@ func ints(v []int64) []int {
 	return out
 }
 
+// intsIn appends v to buf as ints (on buf's array while it has room).
+func intsIn(buf []int, v []int64) []int {
+	for _, x := range v {
+		buf = append(buf, int(x))
+	}
+	return buf
+}
+
 // epilogue binds an epilogue's optional operands to their bytes.
 func epilogue(e lir.Epilogue, bufs [][]byte) gemm.Epilogue {
 	ep := gemm.Epilogue{Act: e.Act, Alpha: float32(e.Alpha), Min: float32(e.Min), Max: float32(e.Max)}
@@ -124,7 +132,11 @@ func run(pool *parallel.Pool, s *lir.Step, bufs [][]byte) error {
 	case *lir.Memcpy:
 		copy(bufs[op.Dst], bufs[op.Src])
 	case *lir.Copy:
-		return stridedCopy(pool, bufs[op.Dst], bufs[op.Src], int(op.ElemSize), int(op.DstOff), int(op.SrcOff), ints(op.Shape), ints(op.DstStrides), ints(op.SrcStrides))
+		// The dims on the stack: an unrolled recurrence runs thousands of
+		// copies of a few elements each.
+		var sh, ds, ss [8]int
+		return stridedCopy(pool, bufs[op.Dst], bufs[op.Src], int(op.ElemSize), int(op.DstOff), int(op.SrcOff),
+			intsIn(sh[:0], op.Shape), intsIn(ds[:0], op.DstStrides), intsIn(ss[:0], op.SrcStrides))
 	case *lir.Fill:
 		one := []float64{op.Value}
 		dst := bufs[op.Dst]

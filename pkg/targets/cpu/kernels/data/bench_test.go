@@ -42,3 +42,13 @@ func BenchmarkGatherRowsOf1(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCopySmall is the copy of one step of an unrolled recurrence (a
+// [1, 8] slice of [time, 1, 8]): per-call overhead, not bandwidth.
+func BenchmarkCopySmall(b *testing.B) {
+	src, dst := make([]float32, 512*8), make([]float32, 8)
+	b.ReportAllocs()
+	for b.Loop() {
+		Copy(nil, dst, 0, []int{8, 1}, src, 40, []int{8, 1}, []int{1, 8})
+	}
+}

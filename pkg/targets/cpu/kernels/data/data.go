@@ -18,11 +18,11 @@ import (
 func Copy[T any](p *parallel.Pool, dst []T, dstOff int, dstStrides []int, src []T, srcOff int, srcStrides []int, shape []int) {
 	r := len(shape)
 	if len(dstStrides) != r || len(srcStrides) != r {
-		panic(fmt.Sprintf("kernels: Copy: shape %v with strides %v and %v", shape, dstStrides, srcStrides))
+		panic(fmt.Sprintf("kernels: Copy: shape %v with strides %v and %v", clone(shape), clone(dstStrides), clone(srcStrides)))
 	}
 	for _, d := range shape {
 		if d < 0 {
-			panic(fmt.Sprintf("kernels: Copy: bad shape %v", shape))
+			panic(fmt.Sprintf("kernels: Copy: bad shape %v", clone(shape)))
 		}
 		if d == 0 {
 			return
@@ -31,8 +31,11 @@ func Copy[T any](p *parallel.Pool, dst []T, dstOff int, dstStrides []int, src []
 	checkView("Copy dst", len(dst), dstOff, dstStrides, shape)
 	checkView("Copy src", len(src), srcOff, srcStrides, shape)
 	// Coalesce: drop 1s, merge a dim into the next when both views step
-	// through it contiguously.
-	var sh, ds, ss []int
+	// through it contiguously. Up to copyRank dims live on the stack: an
+	// unrolled recurrence runs thousands of tiny copies, where allocating
+	// (seven times a call) cost more than moving the bytes.
+	var shA, dsA, ssA [copyRank]int
+	sh, ds, ss := shA[:0], dsA[:0], ssA[:0]
 	for i := 0; i < r; i++ {
 		if shape[i] == 1 {
 			continue
@@ -50,47 +53,73 @@ func Copy[T any](p *parallel.Pool, dst []T, dstOff int, dstStrides []int, src []
 	}
 	n := len(sh) - 1
 	if k := transposedDim(sh, ds, ss); k >= 0 {
-		copyTiled(p, dst, dstOff, src, srcOff, sh, ds, ss, k)
+		copyTiled(p, dst, dstOff, src, srcOff, clone(sh), clone(ds), clone(ss), k)
 		return
 	}
-	inner, di, si := sh[n], ds[n], ss[n]
 	outer := prod(sh[:n])
-	p.For(outer, max(1, tuning.GrainWork/inner), func(lo, hi int) {
-		idx := make([]int, n)
-		do, so := dstOff, srcOff
-		for d, rem := n-1, lo; d >= 0; d-- {
-			idx[d] = rem % sh[d]
-			rem /= sh[d]
-			do += idx[d] * ds[d]
-			so += idx[d] * ss[d]
-		}
-		for o := lo; o < hi; o++ {
-			switch {
-			case di == 1 && si == 1:
-				copy(dst[do:do+inner], src[so:so+inner])
-			case si == 0:
-				v := src[so]
-				for j, d := 0, do; j < inner; j, d = j+1, d+di {
-					dst[d] = v
-				}
-			default:
-				for j, d, s := 0, do, so; j < inner; j, d, s = j+1, d+di, s+si {
-					dst[d] = src[s]
-				}
+	grain := max(1, tuning.GrainWork/sh[n])
+	if p == nil || p.Threads() == 1 || outer <= grain {
+		copyRows(dst, dstOff, src, srcOff, sh, ds, ss, 0, outer)
+		return
+	}
+	// The workers' closure gets copies, so the arrays above stay on the
+	// stack.
+	shP, dsP, ssP := clone(sh), clone(ds), clone(ss)
+	p.For(outer, grain, func(lo, hi int) { copyRows(dst, dstOff, src, srcOff, shP, dsP, ssP, lo, hi) })
+}
+
+// copyRank is the most dims (after coalescing) Copy keeps on the stack.
+const copyRank = 8
+
+// clone is a copy of v: what escapes (to the workers, into a panic) so
+// that v need not.
+func clone(v []int) []int { return append([]int(nil), v...) }
+
+// copyRows copies rows [lo, hi) of a coalesced view: a row is the
+// innermost dim, the rows the others in order.
+func copyRows[T any](dst []T, dstOff int, src []T, srcOff int, sh, ds, ss []int, lo, hi int) {
+	n := len(sh) - 1
+	inner, di, si := sh[n], ds[n], ss[n]
+	var idxA [copyRank]int
+	idx := idxA[:0]
+	if n > copyRank {
+		idx = make([]int, n)
+	} else {
+		idx = idxA[:n]
+	}
+	do, so := dstOff, srcOff
+	for d, rem := n-1, lo; d >= 0; d-- {
+		idx[d] = rem % sh[d]
+		rem /= sh[d]
+		do += idx[d] * ds[d]
+		so += idx[d] * ss[d]
+	}
+	for o := lo; o < hi; o++ {
+		switch {
+		case di == 1 && si == 1:
+			copy(dst[do:do+inner], src[so:so+inner])
+		case si == 0:
+			v := src[so]
+			for j, d := 0, do; j < inner; j, d = j+1, d+di {
+				dst[d] = v
 			}
-			for d := n - 1; d >= 0; d-- {
-				idx[d]++
-				do += ds[d]
-				so += ss[d]
-				if idx[d] < sh[d] {
-					break
-				}
-				do -= idx[d] * ds[d]
-				so -= idx[d] * ss[d]
-				idx[d] = 0
+		default:
+			for j, d, s := 0, do, so; j < inner; j, d, s = j+1, d+di, s+si {
+				dst[d] = src[s]
 			}
 		}
-	})
+		for d := n - 1; d >= 0; d-- {
+			idx[d]++
+			do += ds[d]
+			so += ss[d]
+			if idx[d] < sh[d] {
+				break
+			}
+			do -= idx[d] * ds[d]
+			so -= idx[d] * ss[d]
+			idx[d] = 0
+		}
+	}
 }
 
 // copyTile is the side of the square tiles of a transposing copy. A
@@ -174,8 +203,10 @@ func checkView(what string, n, off int, strides, shape []int) {
 		}
 	}
 	if lo < 0 || hi >= n {
+		// Copies in the message, so the views do not escape (Copy's callers
+		// keep theirs on the stack).
 		panic(fmt.Sprintf("kernels: %s: view offset %d strides %v shape %v reaches [%d, %d] of %d elements",
-			what, off, strides, shape, lo, hi, n))
+			what, off, clone(strides), clone(shape), lo, hi, n))
 	}
 }
 
