@@ -33,12 +33,25 @@ const (
 	GemmAVX2MC = 96
 	GemmAVX2NC = 4096
 
+	// The AVX-512F kernel's (12×16 tiles over pairs of the AVX2 kernel's
+	// 6-row A panels): kc is the AVX2 kernel's, because the packed B
+	// layout (sgemm-b/nr16/kc512) must stay the same for artifacts to run
+	// on either kernel; mc is a multiple of 12, so A blocks are whole
+	// pairs of panels.
+	GemmAVX512KC = GemmAVX2KC
+	GemmAVX512MC = 96
+	GemmAVX512NC = 4096
+
 	// The arm64 NEON 8×8 kernel's: the portable kernel's values (no
 	// arm64 measurements are recorded; the tests run it under qemu).
 	GemmNEONKC = 256
 	GemmNEONMC = 64
 	GemmNEONNC = 2048
 )
+
+// GemmAVX512Default chooses the AVX-512F GEMM kernel over the AVX2+FMA
+// one on CPUs that run both.
+const GemmAVX512Default = false
 
 // GEMM scheduling.
 const (

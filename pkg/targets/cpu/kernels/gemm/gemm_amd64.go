@@ -63,12 +63,29 @@ func packA6(dst, a []float32, lda, kb int) {
 	}
 }
 
-// asmKernel returns the AVX2+FMA kernel when the CPU runs it.
+// asmKernel returns the assembly kernel this CPU runs best: the AVX-512F
+// kernel where it runs and tuning.GemmAVX512Default chooses it, else the
+// AVX2+FMA one where the CPU runs that.
 func asmKernel() (gemmKernel, bool) {
-	if !vec.AVX2FMA {
-		return gemmKernel{}, false
+	switch {
+	case vec.AVX512F && tuning.GemmAVX512Default:
+		return avx512Kernel(), true
+	case vec.AVX2FMA:
+		return avx2Kernel(), true
 	}
-	return avx2Kernel(), true
+	return gemmKernel{}, false
+}
+
+// otherKernels returns the assembly kernels this CPU runs besides
+// asmKernel's, for the tests and benchmarks to compare.
+func otherKernels() []gemmKernel {
+	if !vec.AVX512F {
+		return nil
+	}
+	if tuning.GemmAVX512Default {
+		return []gemmKernel{avx2Kernel()}
+	}
+	return []gemmKernel{avx512Kernel()}
 }
 
 // avx2Kernel is the 6×16 AVX2+FMA kernel and its blocking (chosen on Zen 3;

@@ -39,3 +39,6 @@ func kernel8x8(kc int, a, b, c []float32, ldc int, accumulate bool) {
 func packA6(dst, a []float32, lda, kb int) { packA6Go(dst, a, lda, kb) }
 
 func packB16s(dst, b []float32, ldb, kb, np int) { packB16Go(dst, b, ldb, kb, np) }
+
+// otherKernels: no assembly kernel besides asmKernel's.
+func otherKernels() []gemmKernel { return nil }

@@ -9,7 +9,8 @@ import (
 )
 
 // BenchmarkGemmMicroKernel times the micro-kernel alone on L1-resident
-// panels: the ceiling the blocking can reach.
+// panels: the ceiling the blocking can reach. -gemm.kernel picks the
+// kernel (main_test.go), as for every benchmark here.
 func BenchmarkGemmMicroKernel(b *testing.B) {
 	kn := defaultKernel()
 	for _, kc := range []int{64, 256, 512} {
@@ -21,6 +22,20 @@ func BenchmarkGemmMicroKernel(b *testing.B) {
 				kn.fn(kc, a, bb, c, kn.nr, false)
 			}
 			b.ReportMetric(2*float64(kc*kn.mr*kn.nr)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+		if kn.tiles == nil {
+			continue
+		}
+		// Two row panels in one call: the AVX-512 kernel's 12-row tile
+		// (two 6-row tiles on the AVX2 kernel).
+		b.Run(fmt.Sprintf("%s/rows=%d/kc=%d", kn.name, 2*kn.mr, kc), func(b *testing.B) {
+			r := newRand(1)
+			a, bb := randSlice(r, 2*kc*kn.mr), randSlice(r, kc*kn.nr)
+			c := make([]float32, 2*kn.mr*kn.nr)
+			for b.Loop() {
+				kn.tiles(kc, a, bb, kn.nr, c, kn.nr, tileEpi{}, 2)
+			}
+			b.ReportMetric(2*float64(2*kc*kn.mr*kn.nr)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
 	}
 }

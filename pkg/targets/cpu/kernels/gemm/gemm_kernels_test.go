@@ -22,7 +22,7 @@ func testKernels() []gemmKernel {
 	if kn, ok := asmKernel(); ok {
 		ks = append(ks, kn)
 	}
-	return ks
+	return append(ks, otherKernels()...)
 }
 
 // useKernel makes kn the package's kernel until the test ends.
