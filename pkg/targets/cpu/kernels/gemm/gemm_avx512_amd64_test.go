@@ -4,7 +4,9 @@ package gemm
 
 import (
 	"fmt"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/vec"
 )
@@ -115,5 +117,80 @@ func TestGemmAVX512MatchesAVX2(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+func TestGemmAVX512Layout(t *testing.T) {
+	// Both amd64 kernels read the same packed B, so an artifact packed on
+	// either machine runs on the other without repacking.
+	const want = "sgemm-b/nr16/kc512"
+	for _, kn := range []gemmKernel{avx2Kernel(), avx512Kernel()} {
+		if got := kernelLayout(kn); got != want {
+			t.Errorf("%s kernel: layout %s, want %s", kn.name, got, want)
+		}
+	}
+}
+
+// BenchmarkGemmAVX512vsAVX2 times the AVX2 and AVX-512 kernels call by
+// call in turn on one thread (each pair of calls meets the same load on
+// a shared machine), over BenchmarkGemm's and BenchmarkGemmPacked's
+// squares and BenchmarkGemmModelShapes' products: each kernel's median
+// GFLOP/s per call, and the median of the pairs' time ratios (AVX-512's
+// time over AVX2's: below 1 is faster).
+func BenchmarkGemmAVX512vsAVX2(b *testing.B) {
+	if !vec.AVX512F {
+		b.Skip("needs hardware: AVX-512")
+	}
+	type shape struct {
+		name    string
+		m, k, n int
+		packed  bool
+	}
+	var shapes []shape
+	for _, n := range []int{256, 512, 1024, 2048} {
+		shapes = append(shapes, shape{fmt.Sprintf("square/n=%d", n), n, n, n, false}, shape{fmt.Sprintf("packed/n=%d", n), n, n, n, true})
+	}
+	for _, s := range []struct {
+		name    string
+		m, k, n int
+	}{{"enc_qkv", 128, 256, 768}, {"enc_out", 128, 256, 256}, {"enc_ffn1", 128, 256, 1024}, {"enc_ffn2", 128, 1024, 256},
+		{"mlp_l1", 64, 512, 2048}, {"mlp_l2", 64, 2048, 2048}, {"mlp_l3", 64, 2048, 512},
+		{"mbv2_7_960to160", 49, 960, 160}, {"mbv2_7_160to960", 49, 160, 960}, {"mbv2_7_320to1280", 49, 320, 1280},
+		{"mbv2_14_384to64", 196, 384, 64}, {"mbv2_14_64to384", 196, 64, 384}, {"mbv2_14_576to96", 196, 576, 96}, {"mbv2_14_96to576", 196, 96, 576},
+		{"mbv2_28_192to32", 784, 192, 32}, {"mbv2_28_32to192", 784, 32, 192}} {
+		shapes = append(shapes, shape{"model/" + s.name, s.m, s.k, s.n, true})
+	}
+	kns := [2]gemmKernel{avx2Kernel(), avx512Kernel()}
+	for _, s := range shapes {
+		b.Run(s.name, func(b *testing.B) {
+			r := newRand(1)
+			x, y, c := randSlice(r, s.m*s.k), randSlice(r, s.k*s.n), make([]float32, s.m*s.n)
+			var src BSource = denseB{y, s.n}
+			ep := epi{}
+			if s.packed {
+				src = unpackHeader("bench", packB(16, kns[0].kc, s.k, s.n, y, s.n), s.k, s.n, &kns[0])
+				if s.name[:5] == "model" {
+					ep = colEpi(&Epilogue{Bias: randSlice(r, s.n), Act: vec.ActRelu}, s.n)
+				}
+			}
+			var ts [2][]float64
+			var ratios []float64
+			for b.Loop() {
+				var d [2]float64
+				for i, kn := range kns {
+					t0 := time.Now()
+					g := gemmArgs{m: s.m, n: s.n, k: s.k, a: x, lda: s.k, b: src, c: c, ldc: s.n, ep: ep}
+					gemm(nil, kn, &g)
+					d[i] = time.Since(t0).Seconds()
+					ts[i] = append(ts[i], d[i])
+				}
+				ratios = append(ratios, d[1]/d[0])
+			}
+			flop := 2 * float64(s.m) * float64(s.n) * float64(s.k)
+			med := func(v []float64) float64 { slices.Sort(v); return v[len(v)/2] }
+			b.ReportMetric(flop/med(ts[0])/1e9, "avx2-GFLOP/s")
+			b.ReportMetric(flop/med(ts[1])/1e9, "avx512-GFLOP/s")
+			b.ReportMetric(med(ratios), "avx512/avx2-time")
+		})
 	}
 }
