@@ -7,8 +7,9 @@ import "time"
 // compute the same result, only faster or slower), each with its reason.
 // The measurements behind them are records in docs/perf/kernels.md; the
 // values were chosen on the development VM (AMD EPYC, described then as
-// Zen 3: 32 KiB L1d, 512 KiB L2 per core) with the AVX2+FMA kernels (there
-// is no AVX-512 path). Constants fixed by the code
+// Zen 3: 32 KiB L1d, 512 KiB L2 per core) with the AVX2+FMA kernels; the
+// AVX-512 GEMM kernel's choice was measured on the same VM reporting a
+// Zen 4 EPYC (docs/perf/kernels.md). Constants fixed by the code
 // itself (tile shapes of the assembly, register counts, header layouts)
 // stay next to that code.
 //
@@ -50,8 +51,16 @@ const (
 )
 
 // GemmAVX512Default chooses the AVX-512F GEMM kernel over the AVX2+FMA
-// one on CPUs that run both.
-const GemmAVX512Default = false
+// one on every CPU that runs both, whatever the shape: timed call by call
+// in turn on one thread (BenchmarkGemmAVX512vsAVX2, AMD EPYC Zen 4, which
+// runs a 512-bit FMA as two 256-bit halves, so both kernels have the same
+// peak there), it took 1-7% less time on the encoder's, the MLP's and
+// MobileNetV2's products and 1-2% less on squares of 256 and 512 (fewer
+// instructions and B loads per FMA); squares of 1024 and 2048 were within
+// the noise (±5-25%) either way, and no shape was measurably slower. On
+// Intel cores with two 512-bit FMA units the gain should be larger but is
+// unmeasured here.
+const GemmAVX512Default = true
 
 // GEMM scheduling.
 const (

@@ -18,7 +18,9 @@ import (
 //	      for each B panel, each A panel      (the mr×nr micro-kernel, k = kc)
 //
 // The micro-kernel is a gemmKernel value chosen once per process: the
-// AVX2+FMA 6×16 kernel (gemm_amd64.s) where the CPU has it, else the
+// AVX-512F kernel (gemm_avx512_amd64.s: 12×16 tiles over pairs of the AVX2
+// kernel's 6-row panels) or the AVX2+FMA 6×16 one (gemm_amd64.s) where
+// the CPU has them, else the
 // portable Go one (gemm_kernel.go; also the purego build). Packing formats
 // and blocking follow the kernel. Packing B is skipped for a B packed ahead
 // of time (GemmPacked), whose A (activations, rows already) the kernel then
