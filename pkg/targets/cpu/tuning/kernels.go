@@ -35,7 +35,8 @@ const (
 	GemmAVX2NC = 4096
 
 	// The AVX-512F kernel's (12×16 tiles over pairs of the AVX2 kernel's
-	// 6-row A panels): kc is the AVX2 kernel's, because the packed B
+	// 6-row A panels; a 24-row tile took 0.3-8% more time on Zen 4,
+	// docs/perf/kernels.md): kc is the AVX2 kernel's, because the packed B
 	// layout (sgemm-b/nr16/kc512) must stay the same for artifacts to run
 	// on either kernel; mc is a multiple of 12, so A blocks are whole
 	// pairs of panels.
