@@ -157,11 +157,18 @@ func toF64(s []float32) []float64 {
 
 func TestGemmTileEpilogue(t *testing.T) {
 	// The tile function alone: every combination of its epilogue flags, B
-	// read with a row stride other than nr, against the same steps in Go.
+	// read with a row stride other than nr, against the same steps in Go;
+	// on each assembly kernel the machine runs.
 	kn, ok := asmKernel()
 	if !ok {
 		t.Skip("needs hardware: no assembly kernel on this machine")
 	}
+	for _, kn := range append([]gemmKernel{kn}, otherKernels()...) {
+		t.Run(kn.name, func(t *testing.T) { checkTileEpilogue(t, kn) })
+	}
+}
+
+func checkTileEpilogue(t *testing.T, kn gemmKernel) {
 	if kn.tile == nil {
 		t.Skipf("needs hardware: the %s kernel of this machine has no tile form (Go applies its epilogue)", kn.name)
 	}
