@@ -10,19 +10,38 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/rlx-project/rlx/pkg/lir"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/native"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
 
 // Options are the rules that decide how generated code is split among the
-// runtime's workers (pkg/targets/cpu/tuning holds the values).
+// runtime's workers (pkg/targets/cpu/tuning holds the values), and the
+// CPU levels it is compiled for.
 type Options struct {
 	// EwGrain is the fewest elements of an elementwise region worth a
 	// chunk of their own.
 	EwGrain int64
+	// Levels are the CPU levels the program's native code is compiled
+	// for. One program serves them all, so a rule that depends on the
+	// level takes what every one of them has; none means nothing is
+	// known, and such rules take the weakest level.
+	Levels []native.Level
+}
+
+// allHave reports whether every level of o has the CPU feature (a name of
+// native.Level.Features), false where o has no levels.
+func (o Options) allHave(feature string) bool {
+	for _, l := range o.Levels {
+		if !slices.Contains(l.Features, feature) {
+			return false
+		}
+	}
+	return len(o.Levels) > 0
 }
 
 // Generate returns prog with every step it compiles replaced by a

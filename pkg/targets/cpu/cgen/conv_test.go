@@ -271,20 +271,42 @@ func checkNativeConvs(t *testing.T, sweep []convCase) {
 }
 
 // TestNativeConvRule: Generate compiles what the rule takes and leaves
-// the rest (strides of 2, 1x1 kernels, 3 input channels, groups) as
-// Conv2D steps.
+// the rest (1x1 kernels, 3 input channels, groups; strides of 2 but where
+// every level the program is built for has AVX-512) as Conv2D steps.
 func TestNativeConvRule(t *testing.T) {
-	took, left := 0, 0
+	level := func(name string) native.Level {
+		l, err := native.LookupLevel(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	v3, v4 := level("x86-64-v3"), level("x86-64-v4")
+	for _, levels := range [][]native.Level{nil, {v3}, {v4}, {v3, v4}} {
+		var names []string
+		for _, l := range levels {
+			names = append(names, l.Name)
+		}
+		t.Run(strings.Join(append([]string{"levels"}, names...), "_"), func(t *testing.T) {
+			checkNativeConvRule(t, Options{EwGrain: 1, Levels: levels})
+		})
+	}
+}
+
+// checkNativeConvRule is TestNativeConvRule for the given options.
+func checkNativeConvRule(t *testing.T, opts Options) {
+	avx512 := opts.allHave("avx512f")
+	took, left, strided := 0, 0, 0
 	for _, c := range append(append(convSweep(), dwSweep()...),
 		convCase{func() lir.ConvGeom { g := sq(1, 32, 14, 32, 3, 1, 1); g.Groups = 4; return g }(), epiBias}) {
 		g := c.g
 		p := convProgram(g, c.e)
-		out, err := Generate(p, Options{EwGrain: 1})
+		out, err := Generate(p, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
 		takes := tuning.NativeConv(tuning.ConvShape{KH: g.KH, KW: g.KW, StrideH: g.StrideH, StrideW: g.StrideW, DilH: g.DilH, DilW: g.DilW,
-			Groups: g.Groups, C: g.C, O: g.O, OH: g.OH, OW: g.OW})
+			Groups: g.Groups, C: g.C, O: g.O, OH: g.OH, OW: g.OW, AVX512: avx512})
 		_, handles := planConv(p, p.Steps[0].Op.(*lir.Conv2D))
 		if isDepthwise(normConv(g)) {
 			_, handles = planDw(p, p.Steps[0].Op.(*lir.Conv2D))
@@ -298,12 +320,18 @@ func TestNativeConvRule(t *testing.T) {
 		}
 		if want == "native" {
 			took++
+			if g.Groups == 1 && g.StrideW > 1 {
+				strided++
+			}
 		} else {
 			left++
 		}
 	}
 	if took == 0 || left == 0 {
 		t.Errorf("the rule took %d geometries of the sweep and left %d: the test tests nothing", took, left)
+	}
+	if (strided > 0) != avx512 {
+		t.Errorf("the rule took %d dense stride-2 geometries, with AVX-512 on every level %v", strided, avx512)
 	}
 }
 

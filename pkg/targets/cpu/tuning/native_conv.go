@@ -17,39 +17,62 @@ type ConvShape struct {
 	Groups           int64
 	C, O             int64 // input and output channels (all groups)
 	OH, OW           int64
+	// AVX512 is whether every CPU level the code is built for has
+	// AVX-512 (x86-64-v4): one program serves all of an artifact's
+	// levels, so the rule reads what the weakest of them has.
+	AVX512 bool
 }
 
 // NativeConv reports whether generated code runs a convolution: a
-// direct one with every step 1, one group, a kernel of more than one tap
-// and at least NativeConvMinChannels input channels. On the sweep (3x3,
-// 5x5, 7x7, 3x1, 1x3 and dilated 3x3 kernels; planes of 2x2 to 112x112;
-// 8 to 1024 channels) such convolutions ran 1.2x to 3.7x the runtime's
+// direct one with one group and at least NativeConvMinChannels input
+// channels, and either every step 1 and a kernel of more than one tap,
+// or (where every level the code is built for has AVX-512) steps of 2
+// and no dilation, 1x1 kernels included. On the sweep (3x3, 5x5, 7x7,
+// 3x1, 1x3 and dilated 3x3 kernels; planes of 2x2 to 112x112; 8 to 1024
+// channels) the stride-1 convolutions ran 1.2x to 3.7x the runtime's
 // implicit GEMM at x86-64-v4 and 1.05x to 3x at x86-64-v3: the runtime
 // packs an im2col panel for every tile, which costs most where the
 // reduction (C·KH·KW) or the plane is small, while the generated code
 // reads the input in place and the weights as broadcasts, at 85-95% of
-// the FMA peak. It leaves to the runtime
+// the FMA peak.
 //
-//   - 1x1 convolutions, plain products, where the generated code ran
-//     0.9-1.4x the runtime's packed GEMM at x86-64-v4 and 0.6-1x at
-//     x86-64-v3;
-//   - strides over 1: a stride-2 tap is the even lanes of two loads, one
-//     shuffle more per vector, and with AVX2's masked loads x86-64-v3
-//     ran 0.5-1.2x the runtime (x86-64-v4 1.0-2.1x, the stem 0.93x);
+// A stride-2 tap is the even lanes of two loads, one shuffle more per
+// vector. AVX-512 has the lanes in the padding masked off for free and
+// 24 accumulators to share each shuffled vector, and there ResNet-18's
+// stride-2 3x3 layers ran 1.2-1.4x the runtime, the sweep's 1.0-1.7x
+// (512 channels onto a 7x7 plane the least), 5x5 1.7x and 1x1 1.2-2x
+// (BenchmarkConv2D, BenchmarkConv2DSweep; Zen 4, 2026-11-27). AVX2's
+// masked loads cost a mask register's load each and its 12
+// accumulators share a shuffle among 6 channels: x86-64-v3 ran
+// 0.5-1.4x (most layers under 1x), so an artifact with an x86-64-v3
+// level keeps them on the runtime. It leaves to the runtime
+//
+//   - 1x1 stride-1 convolutions, plain products, where the generated
+//     code ran 0.9-1.4x the runtime's packed GEMM at x86-64-v4 and 0.6-1x
+//     at x86-64-v3;
+//   - other strides, and dilated stride-2 kernels (not measured);
 //   - groups, but for depthwise convolutions, which NativeDepthwise
 //     rules on;
 //   - fewer input channels than NativeConvMinChannels (an image model's
 //     first layer): the input channels are the inner loop, and with 3 of
 //     them a tile's set-up per row of taps (masks, pointers) and its
-//     epilogue cost as much as its multiply-adds (0.6-1.3x).
+//     epilogue cost as much as its multiply-adds (0.6-1.3x; ResNet-18's
+//     7x7 stride-2 stem 0.8x at x86-64-v4).
 //
-// The rule is the same for armv8.2-a, whose code (4-lane NEON vectors,
-// the same tiles) is tested under qemu but was not timed on hardware.
+// The rule is the same for armv8.2-a (no AVX-512: stride 1 only), whose
+// code (4-lane NEON vectors, the same tiles) is tested under qemu but was
+// not timed on hardware.
 func NativeConv(s ConvShape) bool {
 	if depthwise(s) {
 		return NativeDepthwise(s)
 	}
-	return s.StrideH == 1 && s.StrideW == 1 && s.Groups == 1 && s.KH*s.KW > 1 && s.C >= NativeConvMinChannels
+	if s.Groups != 1 || s.C < NativeConvMinChannels {
+		return false
+	}
+	if s.StrideH == 1 && s.StrideW == 1 {
+		return s.KH*s.KW > 1
+	}
+	return s.AVX512 && s.StrideH == 2 && s.StrideW == 2 && s.DilH == 1 && s.DilW == 1
 }
 
 // NativeConvMinChannels is the fewest input channels of a native
