@@ -148,7 +148,8 @@ type convCase struct {
 }
 
 // convSweep is the geometries the tests compile: every kernel size,
-// stride, padding and dilation the generator handles, channels 3 to 128,
+// stride, padding and dilation the generator handles (stride 2 from the
+// input in place and from a split copy), channels 3 to 128,
 // planes 1x1 to 56x56, batch 1 and 2, each with an epilogue.
 func convSweep() []convCase {
 	type c = convCase
@@ -189,6 +190,14 @@ func convSweep() []convCase {
 		{geom(1, 12, 20, 20, 16, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2), epiBiasRelu},
 		{geom(2, 12, 21, 19, 16, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2), epiBias},
 		{geom(1, 8, 15, 15, 8, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1), epiNone},
+		// Stride 2 from a split copy of the rows (few channels): a stem
+		// whose rows take two blocks, dilated, odd planes with uneven
+		// padding, 1x1, 8 channels.
+		{sq(1, 3, 115, 8, 7, 2, 3), epiBiasRelu},
+		{geom(1, 4, 17, 23, 8, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2), epiLeaky},
+		{geom(2, 5, 15, 29, 12, 5, 5, 2, 2, 1, 2, 2, 1, 1, 1), epiBiasRes},
+		{sq(1, 16, 31, 24, 1, 2, 0), epiBiasResRelu},
+		{sq(1, 8, 30, 26, 3, 2, 1), epiClamp},
 	}
 }
 

@@ -115,4 +115,10 @@ const (
 	// of the speed of 12.
 	NativeConvL1SetPeriod   = 4096
 	NativeConvStreamsPerSet = 6
+
+	// NativeConvSplitBytes is the most bytes of a stride-2 tile's split
+	// copy of its input rows (KH·C rows, each's even and odd columns
+	// apart; on the stack): a 7x7 stem over 3 channels takes 10.5 KiB,
+	// which stays in L1 beside the weights.
+	NativeConvSplitBytes = 16 << 10
 )
