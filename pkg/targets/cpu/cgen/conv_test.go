@@ -280,8 +280,9 @@ func checkNativeConvs(t *testing.T, sweep []convCase) {
 }
 
 // TestNativeConvRule: Generate compiles what the rule takes and leaves
-// the rest (1x1 kernels, 3 input channels, groups; strides of 2 but where
-// every level the program is built for has AVX-512) as Conv2D steps.
+// the rest (1x1 stride-1 kernels, 3 input channels at stride 1, groups;
+// strides of 2 unless every level the program is built for has AVX-512)
+// as Conv2D steps.
 func TestNativeConvRule(t *testing.T) {
 	level := func(name string) native.Level {
 		l, err := native.LookupLevel(name)
@@ -348,7 +349,7 @@ func checkNativeConvRule(t *testing.T, opts Options) {
 // runtime's kernel, then the generated code of each level this CPU runs,
 // in the same run, reporting GFLOP/s. The generated code is measured
 // for every layer, also those tuning.NativeConv leaves to the runtime
-// (strides of 2, the 3-channel stem). Compare with
+// (strides of 2 at x86-64-v3). Compare with
 // benchstat -col /code.
 func BenchmarkConv2D(b *testing.B) { benchConvs(b, resnetConvs) }
 

@@ -24,28 +24,35 @@ type ConvShape struct {
 }
 
 // NativeConv reports whether generated code runs a convolution: a
-// direct one with one group and at least NativeConvMinChannels input
-// channels, and either every step 1 and a kernel of more than one tap,
-// or (where every level the code is built for has AVX-512) steps of 2
-// and no dilation, 1x1 kernels included. On the sweep (3x3, 5x5, 7x7,
-// 3x1, 1x3 and dilated 3x3 kernels; planes of 2x2 to 112x112; 8 to 1024
-// channels) the stride-1 convolutions ran 1.2x to 3.7x the runtime's
-// implicit GEMM at x86-64-v4 and 1.05x to 3x at x86-64-v3: the runtime
-// packs an im2col panel for every tile, which costs most where the
-// reduction (C·KH·KW) or the plane is small, while the generated code
-// reads the input in place and the weights as broadcasts, at 85-95% of
-// the FMA peak.
+// direct one with one group, and either every step 1, a kernel of more
+// than one tap and at least NativeConvMinChannels input channels, or
+// (where every level the code is built for has AVX-512) steps of 2 and
+// no dilation, any kernel and channel count.
 //
-// A stride-2 tap is the even lanes of two loads, one shuffle more per
-// vector. AVX-512 has the lanes in the padding masked off for free and
-// 24 accumulators to share each shuffled vector, and there ResNet-18's
-// stride-2 3x3 layers ran 1.2-1.4x the runtime, the sweep's 1.0-1.7x
-// (512 channels onto a 7x7 plane the least), 5x5 1.7x and 1x1 1.2-2x
-// (BenchmarkConv2D, BenchmarkConv2DSweep; Zen 4, 2026-11-27). AVX2's
-// masked loads cost a mask register's load each and its 12
-// accumulators share a shuffle among 6 channels: x86-64-v3 ran
-// 0.5-1.4x (most layers under 1x), so an artifact with an x86-64-v3
-// level keeps them on the runtime. It leaves to the runtime
+// Stride 1: on the sweep (3x3, 5x5, 7x7, 3x1, 1x3 and dilated 3x3
+// kernels; planes of 2x2 to 112x112; 8 to 1024 channels) these ran 1.2x
+// to 3.7x the runtime's implicit GEMM at x86-64-v4 and 1.05x to 3x at
+// x86-64-v3: the runtime packs an im2col panel for every tile, which
+// costs most where the reduction (C·KH·KW) or the plane is small, while
+// the generated code reads the input in place and the weights as
+// broadcasts, at 85-95% of the FMA peak.
+//
+// Stride 2: a tap is the even lanes of two loads, one shuffle more per
+// vector (or, with few channels, one plain load from a tile's copy of
+// its rows split into even and odd columns). AVX-512 masks the lanes in
+// the padding off for free and shares each shuffled vector among 24
+// channels; on BenchmarkConv2D and BenchmarkConv2DSweep (one thread,
+// Zen 4, shared; best of 5-20, 2026-11-27) x86-64-v4 ran ResNet-18's
+// 3x3 stride-2 layers 1.0-1.3x the runtime, its 1x1 shortcuts 1.5-1.6x,
+// its 7x7 stem over 3 channels 1.0-1.3x (in the model: 2.6-3.0 ms
+// against 3.5-4.6 ms), the sweep's 3x3 ones 1.1-1.4x (but 3 channels
+// onto 112x112, 0.95-1x), 5x5 1.8x and 1x1 1.1-1.4x. AVX2's masked
+// loads cost a mask register's load each and its 12 accumulators share
+// a shuffle among 6 channels: x86-64-v3 ran the 3x3 ones 0.5-1x and the
+// stem 0.85-1.1x, so an artifact with an x86-64-v3 level (one program
+// serves all its levels) leaves stride 2 to the runtime.
+//
+// It leaves to the runtime
 //
 //   - 1x1 stride-1 convolutions, plain products, where the generated
 //     code ran 0.9-1.4x the runtime's packed GEMM at x86-64-v4 and 0.6-1x
@@ -53,11 +60,11 @@ type ConvShape struct {
 //   - other strides, and dilated stride-2 kernels (not measured);
 //   - groups, but for depthwise convolutions, which NativeDepthwise
 //     rules on;
-//   - fewer input channels than NativeConvMinChannels (an image model's
-//     first layer): the input channels are the inner loop, and with 3 of
-//     them a tile's set-up per row of taps (masks, pointers) and its
-//     epilogue cost as much as its multiply-adds (0.6-1.3x; ResNet-18's
-//     7x7 stride-2 stem 0.8x at x86-64-v4).
+//   - at stride 1, fewer input channels than NativeConvMinChannels (an
+//     image model's first layer): the input channels are the inner loop,
+//     and with 3 of them a tile's set-up per row of taps (masks,
+//     pointers) and its epilogue cost as much as its multiply-adds
+//     (0.6-1.3x).
 //
 // The rule is the same for armv8.2-a (no AVX-512: stride 1 only), whose
 // code (4-lane NEON vectors, the same tiles) is tested under qemu but was
@@ -66,11 +73,11 @@ func NativeConv(s ConvShape) bool {
 	if depthwise(s) {
 		return NativeDepthwise(s)
 	}
-	if s.Groups != 1 || s.C < NativeConvMinChannels {
+	if s.Groups != 1 {
 		return false
 	}
 	if s.StrideH == 1 && s.StrideW == 1 {
-		return s.KH*s.KW > 1
+		return s.KH*s.KW > 1 && s.C >= NativeConvMinChannels
 	}
 	return s.AVX512 && s.StrideH == 2 && s.StrideW == 2 && s.DilH == 1 && s.DilW == 1
 }
