@@ -26,8 +26,10 @@ type ConvShape struct {
 // NativeConv reports whether generated code runs a convolution: a
 // direct one with one group, and either every step 1, a kernel of more
 // than one tap and at least NativeConvMinChannels input channels, or
-// (where every level the code is built for has AVX-512) steps of 2 and
-// no dilation, any kernel and channel count.
+// (where every level the code is built for has AVX-512) steps of 2, no
+// dilation and either NativeConvMinChannels input channels or a row of
+// more than 3 taps (a stem's 7x7 over 3 channels), 1x1 kernels
+// included.
 //
 // Stride 1: on the sweep (3x3, 5x5, 7x7, 3x1, 1x3 and dilated 3x3
 // kernels; planes of 2x2 to 112x112; 8 to 1024 channels) these ran 1.2x
@@ -45,12 +47,18 @@ type ConvShape struct {
 // Zen 4, shared; best of 5-20, 2026-11-27) x86-64-v4 ran ResNet-18's
 // 3x3 stride-2 layers 1.0-1.3x the runtime, its 1x1 shortcuts 1.5-1.6x,
 // its 7x7 stem over 3 channels 1.0-1.3x (in the model: 2.6-3.0 ms
-// against 3.5-4.6 ms), the sweep's 3x3 ones 1.1-1.4x (but 3 channels
-// onto 112x112, 0.95-1x), 5x5 1.8x and 1x1 1.1-1.4x. AVX2's masked
-// loads cost a mask register's load each and its 12 accumulators share
-// a shuffle among 6 channels: x86-64-v3 ran the 3x3 ones 0.5-1x and the
-// stem 0.85-1.1x, so an artifact with an x86-64-v3 level (one program
-// serves all its levels) leaves stride 2 to the runtime.
+// against 3.5-4.6 ms), the sweep's 3x3 ones 1.1-1.4x, 5x5 1.8x and 1x1
+// 1.1-1.4x. A 3x3 over 3 channels ran 0.95-1x: copying a row's columns
+// costs about as much as a few of its taps, which pays over a row of 7
+// taps but not of 3, so with few channels it takes only wider kernels.
+// In the operator sweep against ONNX Runtime (1 thread) the 3x3
+// stride-2 points went 0.56x to 0.68x (256 channels, 14x14) and 0.78x to
+// 0.93x (64, 56x56), the 1x1 one 0.84x to 0.85x, the stem 1.03x to 1.12x.
+// AVX2's masked loads cost a mask register's load each and its 12
+// accumulators share a shuffle among 6 channels: x86-64-v3 ran the 3x3
+// ones 0.5-1x and the stem 0.85-1.1x, so an artifact with an x86-64-v3
+// level (one program serves all its levels) leaves stride 2 to the
+// runtime.
 //
 // It leaves to the runtime
 //
@@ -79,7 +87,8 @@ func NativeConv(s ConvShape) bool {
 	if s.StrideH == 1 && s.StrideW == 1 {
 		return s.KH*s.KW > 1 && s.C >= NativeConvMinChannels
 	}
-	return s.AVX512 && s.StrideH == 2 && s.StrideW == 2 && s.DilH == 1 && s.DilW == 1
+	return s.AVX512 && s.StrideH == 2 && s.StrideW == 2 && s.DilH == 1 && s.DilW == 1 &&
+		(s.C >= NativeConvMinChannels || s.KW > 3)
 }
 
 // NativeConvMinChannels is the fewest input channels of a native
