@@ -45,7 +45,7 @@ type ConvShape struct {
 // the padding off for free and shares each shuffled vector among 24
 // channels; on BenchmarkConv2D and BenchmarkConv2DSweep (one thread,
 // Zen 4, shared; best of 5-20, 2026-11-27) x86-64-v4 ran ResNet-18's
-// 3x3 stride-2 layers 1.0-1.3x the runtime, its 1x1 shortcuts 1.5-1.6x,
+// 3x3 stride-2 layers 1.0-1.3x the runtime, its 1x1 shortcuts 1.4-1.6x,
 // its 7x7 stem over 3 channels 1.0-1.3x (in the model: 2.6-3.0 ms
 // against 3.5-4.6 ms), the sweep's 3x3 ones 1.1-1.4x, 5x5 1.8x and 1x1
 // 1.1-1.4x. A 3x3 over 3 channels ran 0.95-1x: copying a row's columns
