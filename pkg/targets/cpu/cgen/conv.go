@@ -322,8 +322,6 @@ func convFunc(prog *lir.Program, op *lir.Conv2D) (function, bool) {
 	f.fn.Out = []int64{g.N * g.O * pl.p * 4}
 
 	var b strings.Builder
-	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
-	w("{\n")
 	mode := "rows"
 	switch {
 	case pl.flat:
@@ -331,21 +329,36 @@ func convFunc(prog *lir.Program, op *lir.Conv2D) (function, bool) {
 	case pl.split:
 		mode = "split"
 	}
-	w("\t/* conv2d %s: N=%d C=%d %dx%d -> O=%d %dx%d, kernel %dx%d, stride %dx%d, dilation %dx%d, pad %d,%d,%d,%d, act %s */\n",
-		mode, g.N, g.C, g.H, g.W, g.O, g.OH, g.OW, g.KH, g.KW,
-		g.StrideH, g.StrideW, g.DilH, g.DilW, g.PadT, g.PadL, g.PadB, g.PadR, op.Epilogue.Act)
+	convBody(&b, "conv2d "+mode, g, op.Epilogue.Act, pl.bias, pl.res, pl.restrictYR, func(isa *convISA) {
+		genConvLevel(&b, &pl, op.Epilogue, isa)
+	})
+	f.body = b.String()
+	return f, true
+}
+
+// convBody writes a convolution function's body: a comment naming what
+// (kind) and its geometry, its operands (x, wt, then the bias and the
+// residual where it has them, then y; y and the residual restrict-
+// qualified unless they share bytes), and each CPU level's code from
+// level under that level's #if.
+func convBody(b *strings.Builder, kind string, g lir.ConvGeom, act lir.Activation, bias, res, restrictYR bool, level func(isa *convISA)) {
+	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	w("{\n")
+	w("\t/* %s: N=%d C=%d %dx%d -> O=%d %dx%d, kernel %dx%d, stride %dx%d, dilation %dx%d, pad %d,%d,%d,%d, act %s */\n",
+		kind, g.N, g.C, g.H, g.W, g.O, g.OH, g.OW, g.KH, g.KW,
+		g.StrideH, g.StrideW, g.DilH, g.DilW, g.PadT, g.PadL, g.PadB, g.PadR, act)
 	w("\tconst float *restrict x = (const float *)args[0];\n")
 	w("\tconst float *restrict wt = (const float *)args[1];\n")
 	arg := 2
-	if pl.bias {
+	if bias {
 		w("\tconst float *restrict bias = (const float *)args[%d];\n", arg)
 		arg++
 	}
 	yr := "restrict "
-	if !pl.restrictYR {
+	if !restrictYR {
 		yr = ""
 	}
-	if pl.res {
+	if res {
 		w("\tconst float *%sres = (const float *)args[%d];\n", yr, arg)
 		arg++
 	}
@@ -359,11 +372,9 @@ func convFunc(prog *lir.Program, op *lir.Conv2D) (function, bool) {
 		default:
 			w("#else\n")
 		}
-		genConvLevel(&b, &pl, op.Epilogue, isa)
+		level(isa)
 	}
 	w("#endif\n}\n")
-	f.body = b.String()
-	return f, true
 }
 
 // genConvLevel writes one level's loop over the items of [lo, hi).

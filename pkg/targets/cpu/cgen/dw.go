@@ -90,39 +90,9 @@ func dwFunc(prog *lir.Program, op *lir.Conv2D) (function, bool) {
 	f.fn.Out = []int64{g.N * g.O * g.OH * g.OW * 4}
 
 	var b strings.Builder
-	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
-	w("{\n")
-	w("\t/* depthwise conv2d: N=%d C=%d %dx%d -> O=%d %dx%d, kernel %dx%d, stride %dx%d, dilation %dx%d, pad %d,%d,%d,%d, act %s */\n",
-		g.N, g.C, g.H, g.W, g.O, g.OH, g.OW, g.KH, g.KW,
-		g.StrideH, g.StrideW, g.DilH, g.DilW, g.PadT, g.PadL, g.PadB, g.PadR, op.Epilogue.Act)
-	w("\tconst float *restrict x = (const float *)args[0];\n")
-	w("\tconst float *restrict wt = (const float *)args[1];\n")
-	arg := 2
-	if pl.bias {
-		w("\tconst float *restrict bias = (const float *)args[%d];\n", arg)
-		arg++
-	}
-	yr := "restrict "
-	if !pl.restrictYR {
-		yr = ""
-	}
-	if pl.res {
-		w("\tconst float *%sres = (const float *)args[%d];\n", yr, arg)
-		arg++
-	}
-	w("\tfloat *%sy = (float *)args[%d];\n", yr, arg)
-	for i, isa := range convISAs {
-		switch {
-		case i == 0:
-			w("#if %s\n", isa.cond)
-		case isa.cond != "":
-			w("#elif %s\n", isa.cond)
-		default:
-			w("#else\n")
-		}
+	convBody(&b, "depthwise conv2d", g, op.Epilogue.Act, pl.bias, pl.res, pl.restrictYR, func(isa *convISA) {
 		genDwLevel(&b, &pl, op.Epilogue, isa)
-	}
-	w("#endif\n}\n")
+	})
 	f.body = b.String()
 	return f, true
 }

@@ -81,7 +81,7 @@ func copyRows[T any](dst []T, dstOff int, src []T, srcOff int, sh, ds, ss []int,
 	n := len(sh) - 1
 	inner, di, si := sh[n], ds[n], ss[n]
 	var idxA [copyRank]int
-	idx := idxA[:0]
+	var idx []int
 	if n > copyRank {
 		idx = make([]int, n)
 	} else {
