@@ -121,7 +121,8 @@ func reduce(prog *lir.Program, op *lir.Reduce) (function, bool) {
 			// The lanes as vector types: with the row's length a
 			// constant, clang unrolls a loop over an array of lanes
 			// completely and then leaves it scalar (a 7x7 global pool's
-			// rows of 49 ran at 8 GB/s, a quarter of long rows' rate).
+			// rows of 49 ran at a quarter of long rows' rate; numbers in
+			// docs/perf/native.md).
 			fmt.Fprintf(&b, "\t\ttypedef float rlx_vf __attribute__((vector_size(%d)));\n", 4*reduceLanes)
 			fmt.Fprintf(&b, "\t\ttypedef int32_t rlx_vi __attribute__((vector_size(%d)));\n", 4*reduceLanes)
 			vacc := "rlx_vf"

@@ -46,8 +46,8 @@ type ConvShape struct {
 // channels; on BenchmarkConv2D and BenchmarkConv2DSweep (one thread,
 // Zen 4, shared; best of 5-20, 2026-11-27) x86-64-v4 ran ResNet-18's
 // 3x3 stride-2 layers 1.0-1.3x the runtime, its 1x1 shortcuts 1.4-1.6x,
-// its 7x7 stem over 3 channels 1.0-1.3x (in the model: 2.6-3.0 ms
-// against 3.5-4.6 ms), the sweep's 3x3 ones 1.1-1.4x, 5x5 1.8x and 1x1
+// its 7x7 stem over 3 channels 1.0-1.3x (docs/perf/native.md has the
+// model's per-step times), the sweep's 3x3 ones 1.1-1.4x, 5x5 1.8x and 1x1
 // 1.1-1.4x. A 3x3 over 3 channels ran 0.95-1x: copying a row's columns
 // costs about as much as a few of its taps, which pays over a row of 7
 // taps but not of 3, so with few channels it takes only wider kernels.

@@ -11,9 +11,10 @@ package tuning
 // 1 or 2 but those the runtime's 3x3 path takes (3x3, no dilation).
 //
 // The runtime runs other kernels (5x5, 7x7, dilated) as one whole-plane
-// multiply-add per tap, at 3-4 GFLOP/s; the generated code keeps a tile
-// of output rows in registers, loads each input row once per column tap
-// for all of them, and knows the plane's edges when it is built. On
+// multiply-add per tap, a few GFLOP/s (docs/perf/native.md); the
+// generated code keeps a tile of output rows in registers, loads each
+// input row once per column tap for all of them, and knows the plane's
+// edges when it is built. On
 // BenchmarkDepthwise (one thread, Zen 4) it ran 7x7 and 5x5 layers
 // 13-48x (stride 1) and 17x (stride 2) the runtime at x86-64-v4, 9-32x
 // and 14x at x86-64-v3, and a dilated 3x3 12x; in the operator sweep the

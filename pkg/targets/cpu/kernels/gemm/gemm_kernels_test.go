@@ -21,8 +21,8 @@ func testKernels() []gemmKernel {
 	if gemmRace {
 		// The parallel code is every kernel's: under the race detector
 		// the default kernel checks it, and the main run every kernel
-		// (the AVX-512 and AVX2 ones too made this package 50 s of the
-		// race run).
+		// (each grid once per kernel made this package the longest part
+		// of make test's race run).
 		return []gemmKernel{defaultKernel()}
 	}
 	ks := []gemmKernel{goKernel()}
