@@ -54,16 +54,7 @@ func sq(n, c, hw, o, k, s, p int64) lir.ConvGeom {
 // result the output.
 func convProgram(g lir.ConvGeom, e convEpi) *lir.Program {
 	p := &lir.Program{}
-	input := func(name string, shape ...int64) lir.Buf {
-		n := int64(1)
-		for _, d := range shape {
-			n *= d
-		}
-		b := lir.Buf(len(p.Buffers))
-		p.Inputs = append(p.Inputs, lir.Slot{Name: name, DType: "f32", Shape: shape, Buffer: len(p.Buffers)})
-		p.Buffers = append(p.Buffers, lir.Buffer{Kind: lir.BufInput, Index: len(p.Inputs) - 1, Bytes: 4 * n})
-		return b
-	}
+	input := func(name string, shape ...int64) lir.Buf { return addInput(p, name, tensor.F32, shape...) }
 	op := &lir.Conv2D{Geom: g, Epilogue: lir.NoEpilogue()}
 	op.X = input("x", g.N, g.C, g.H, g.W)
 	op.W = input("w", g.O, g.C/max(g.Groups, 1), g.KH, g.KW)
@@ -78,9 +69,7 @@ func convProgram(g lir.ConvGeom, e convEpi) *lir.Program {
 	if e.act == lir.ActClamp {
 		op.Epilogue.Min, op.Epilogue.Max = e.lo, e.hi
 	}
-	op.Out = lir.Buf(len(p.Buffers))
-	p.Outputs = []lir.Slot{{Name: "y", DType: "f32", Shape: []int64{g.N, g.O, g.OH, g.OW}, Buffer: len(p.Buffers)}}
-	p.Buffers = append(p.Buffers, lir.Buffer{Kind: lir.BufOutput, Bytes: 4 * g.N * g.O * g.OH * g.OW})
+	op.Out = addOutput(p, "y", tensor.F32, g.N, g.O, g.OH, g.OW)
 	p.Steps = []lir.Step{{Op: op, Src: "t.hir:1:1 conv2d"}}
 	return p
 }

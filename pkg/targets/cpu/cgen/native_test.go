@@ -53,19 +53,30 @@ func ewProgram(c ewCase) *lir.Program {
 		for d := range c.shape {
 			reach += (c.shape[d] - 1) * in.Strides[d]
 		}
-		shape := []int64{reach + 1}
-		p.Inputs = append(p.Inputs, lir.Slot{Name: fmt.Sprintf("x%d", i), DType: in.DType.String(), Shape: shape, Buffer: len(p.Buffers)})
-		in.Buf = lir.Buf(len(p.Buffers))
-		p.Buffers = append(p.Buffers, lir.Buffer{Kind: lir.BufInput, Index: i, Bytes: (reach + 1) * int64(in.DType.Size())})
+		in.Buf = addInput(p, fmt.Sprintf("x%d", i), in.DType, reach+1)
 		ew.In = append(ew.In, in)
 	}
 	for j, dt := range c.out {
-		p.Outputs = append(p.Outputs, lir.Slot{Name: fmt.Sprintf("y%d", j), DType: dt.String(), Shape: []int64{n}, Buffer: len(p.Buffers)})
-		ew.Out = append(ew.Out, lir.EwOut{Buf: lir.Buf(len(p.Buffers)), DType: dt})
-		p.Buffers = append(p.Buffers, lir.Buffer{Kind: lir.BufOutput, Index: j, Bytes: n * int64(dt.Size())})
+		ew.Out = append(ew.Out, lir.EwOut{Buf: addOutput(p, fmt.Sprintf("y%d", j), dt, n), DType: dt})
 	}
 	p.Steps = []lir.Step{{Op: ew, Src: "t.hir:1:1 " + c.name}}
 	return p
+}
+
+// addInput adds input slot name (dt, shape) to p, on a buffer of its
+// own, and returns the buffer; addOutput the same for an output.
+func addInput(p *lir.Program, name string, dt tensor.DType, shape ...int64) lir.Buf {
+	b := lir.Buf(len(p.Buffers))
+	p.Inputs = append(p.Inputs, lir.Slot{Name: name, DType: dt.String(), Shape: shape, Buffer: len(p.Buffers)})
+	p.Buffers = append(p.Buffers, lir.Buffer{Kind: lir.BufInput, Index: len(p.Inputs) - 1, Bytes: tensor.NumElements(shape) * int64(dt.Size())})
+	return b
+}
+
+func addOutput(p *lir.Program, name string, dt tensor.DType, shape ...int64) lir.Buf {
+	b := lir.Buf(len(p.Buffers))
+	p.Outputs = append(p.Outputs, lir.Slot{Name: name, DType: dt.String(), Shape: shape, Buffer: len(p.Buffers)})
+	p.Buffers = append(p.Buffers, lir.Buffer{Kind: lir.BufOutput, Index: len(p.Outputs) - 1, Bytes: tensor.NumElements(shape) * int64(dt.Size())})
+	return b
 }
 
 // randomInput fills a tensor with values suited to op: positive where the

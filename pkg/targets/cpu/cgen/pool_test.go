@@ -56,12 +56,8 @@ func poolProgram(cases []poolCase) *lir.Program {
 	for i, c := range cases {
 		g := c.op.Geom
 		op := c.op
-		op.X = lir.Buf(len(p.Buffers))
-		p.Inputs = append(p.Inputs, lir.Slot{Name: fmt.Sprintf("x%d", i), DType: "f32", Shape: []int64{g.N, g.C, g.H, g.W}, Buffer: len(p.Buffers)})
-		p.Buffers = append(p.Buffers, lir.Buffer{Kind: lir.BufInput, Index: i, Bytes: g.N * g.C * g.H * g.W * 4})
-		op.Out = lir.Buf(len(p.Buffers))
-		p.Outputs = append(p.Outputs, lir.Slot{Name: fmt.Sprintf("y%d", i), DType: "f32", Shape: []int64{g.N, g.C, g.OH, g.OW}, Buffer: len(p.Buffers)})
-		p.Buffers = append(p.Buffers, lir.Buffer{Kind: lir.BufOutput, Index: i, Bytes: g.N * g.C * g.OH * g.OW * 4})
+		op.X = addInput(p, fmt.Sprintf("x%d", i), tensor.F32, g.N, g.C, g.H, g.W)
+		op.Out = addOutput(p, fmt.Sprintf("y%d", i), tensor.F32, g.N, g.C, g.OH, g.OW)
 		p.Steps = append(p.Steps, lir.Step{Op: &op, Src: "t.hir:1:1 " + c.name})
 	}
 	return p

@@ -29,12 +29,8 @@ func reduceProgram(cases []lir.Reduce) *lir.Program {
 				outShape = append(outShape, n)
 			}
 		}
-		op.X = lir.Buf(len(p.Buffers))
-		p.Inputs = append(p.Inputs, lir.Slot{Name: fmt.Sprintf("x%d", i), DType: "f32", Shape: c.Shape, Buffer: len(p.Buffers)})
-		p.Buffers = append(p.Buffers, lir.Buffer{Kind: lir.BufInput, Index: i, Bytes: tensor.NumElements(c.Shape) * 4})
-		op.Out = lir.Buf(len(p.Buffers))
-		p.Outputs = append(p.Outputs, lir.Slot{Name: fmt.Sprintf("y%d", i), DType: "f32", Shape: outShape, Buffer: len(p.Buffers)})
-		p.Buffers = append(p.Buffers, lir.Buffer{Kind: lir.BufOutput, Index: i, Bytes: tensor.NumElements(outShape) * 4})
+		op.X = addInput(p, fmt.Sprintf("x%d", i), tensor.F32, c.Shape...)
+		op.Out = addOutput(p, fmt.Sprintf("y%d", i), tensor.F32, outShape...)
 		p.Steps = append(p.Steps, lir.Step{Op: &op, Src: fmt.Sprintf("t.hir:1:1 reduce %d", i)})
 	}
 	return p

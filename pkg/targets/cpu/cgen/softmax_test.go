@@ -19,14 +19,9 @@ func softmaxProgram(cases []lir.Softmax, inPlace func(i int) bool) *lir.Program 
 	p := &lir.Program{}
 	for i, c := range cases {
 		op := c
-		n := c.Outer * c.Axis * c.Inner
 		shape := []int64{c.Outer, c.Axis, c.Inner}
-		op.X = lir.Buf(len(p.Buffers))
-		p.Inputs = append(p.Inputs, lir.Slot{Name: fmt.Sprintf("x%d", i), DType: "f32", Shape: shape, Buffer: len(p.Buffers)})
-		p.Buffers = append(p.Buffers, lir.Buffer{Kind: lir.BufInput, Index: i, Bytes: n * 4})
-		op.Out = lir.Buf(len(p.Buffers))
-		p.Outputs = append(p.Outputs, lir.Slot{Name: fmt.Sprintf("y%d", i), DType: "f32", Shape: shape, Buffer: len(p.Buffers)})
-		p.Buffers = append(p.Buffers, lir.Buffer{Kind: lir.BufOutput, Index: i, Bytes: n * 4})
+		op.X = addInput(p, fmt.Sprintf("x%d", i), tensor.F32, shape...)
+		op.Out = addOutput(p, fmt.Sprintf("y%d", i), tensor.F32, shape...)
 		if inPlace(i) {
 			// Copy the input to the output, then softmax the output in place.
 			cp := &lir.Memcpy{Src: op.X, Dst: op.Out}
