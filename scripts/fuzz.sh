@@ -2,8 +2,8 @@
 # Runs one Go fuzz target for a duration or a count:
 #   scripts/fuzz.sh PKG TARGET FUZZTIME
 # FUZZ_MINIMIZE (default 10s) bounds the minimizing of each new input: the
-# smoke in make test sets 1s, as it keeps no corpus and a stall of 10 s
-# per interesting input was most of its time.
+# smoke in make test sets 1s, as it keeps no corpus and minimizing each
+# interesting input was most of its time.
 # Go 1.26's fuzz coordinator can end a duration-limited run with a bare
 # "context deadline exceeded" at the deadline (golang/go#75804, fixed in Go
 # 1.27). That is not a failing input: Go writes every real one to

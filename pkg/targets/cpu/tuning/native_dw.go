@@ -59,9 +59,9 @@ const (
 	NativeDwTileTaps = 600
 
 	// NativeDwChunkFlops is the least work of one chunk of a native
-	// depthwise convolution's range: 256 KFLOP is about 10 µs at the
-	// generated code's rate, so one call through purego (about 0.1 µs)
-	// costs about 1%, while a 14x14 plane with 240 channels of 5x5
+	// depthwise convolution's range: enough that one call through purego
+	// costs about 1% of the chunk at the generated code's rate
+	// (docs/perf/native.md), while a 14x14 plane with 240 channels of 5x5
 	// (MobileNetV3, 2.4 MFLOP) still splits into 9 chunks.
 	NativeDwChunkFlops = 256 << 10
 )
