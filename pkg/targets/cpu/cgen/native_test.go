@@ -63,6 +63,27 @@ func ewProgram(c ewCase) *lir.Program {
 	return p
 }
 
+// checkLevels runs interp (the runtime's kernels) and prog (its native
+// form) on each set of inputs, prog once per level with that level's
+// object, and hands every output pair to check: level, input set k,
+// output i.
+func checkLevels(t *testing.T, pool *parallel.Pool, interp, prog *lir.Program, levels []native.Level, inputs [][]*tensor.Tensor,
+	check func(level string, k, i int, got, want *tensor.Tensor)) {
+	t.Helper()
+	wants := make([][]*tensor.Tensor, len(inputs))
+	for k, ins := range inputs {
+		wants[k] = run(t, pool, interp, ins)
+	}
+	for _, l := range levels {
+		prog.Native.Objects = []lir.NativeObject{nativeObject(t, prog, l)}
+		for k, ins := range inputs {
+			for i, got := range run(t, pool, prog, ins) {
+				check(l.Name, k, i, got, wants[k][i])
+			}
+		}
+	}
+}
+
 // addInput adds input slot name (dt, shape) to p, on a buffer of its
 // own, and returns the buffer; addOutput the same for an output.
 func addInput(p *lir.Program, name string, dt tensor.DType, shape ...int64) lir.Buf {

@@ -73,24 +73,18 @@ func TestNativeReduce(t *testing.T) {
 	if p, _ := Generate(reduceProgram([]lir.Reduce{{Fn: lir.ReduceSum, Shape: []int64{3, 4, 5}, Axes: []int64{0, 2}}}), Options{EwGrain: 16}); p.Native != nil {
 		t.Errorf("a reduction over two runs of axes became native code")
 	}
-	var inputs, wants [][]*tensor.Tensor
+	var inputs [][]*tensor.Tensor
 	for _, special := range []bool{false, true} {
 		ins := make([]*tensor.Tensor, len(cases))
 		for i, c := range cases {
 			ins[i] = reduceInput(r, tensor.NumElements(c.Shape), c.Fn == lir.ReduceProd, special)
 		}
 		inputs = append(inputs, ins)
-		wants = append(wants, run(t, pool, interp, ins))
 	}
-	for _, l := range levels {
-		prog.Native.Objects = []lir.NativeObject{nativeObject(t, prog, l)}
-		for k, ins := range inputs {
-			got := run(t, pool, prog, ins)
-			for i, c := range cases {
-				compareReduce(t, fmt.Sprintf("%s %v of %v over %v (input %d)", l.Name, c.Fn, c.Shape, c.Axes, k), c, got[i].F32(), wants[k][i].F32(), ins[i].F32())
-			}
-		}
-	}
+	checkLevels(t, pool, interp, prog, levels, inputs, func(level string, k, i int, got, want *tensor.Tensor) {
+		c := cases[i]
+		compareReduce(t, fmt.Sprintf("%s %v of %v over %v (input %d)", level, c.Fn, c.Shape, c.Axes, k), c, got.F32(), want.F32(), inputs[k][i].F32())
+	})
 }
 
 // reduceInput is n values near 1 for products (so they stay finite),

@@ -73,22 +73,14 @@ func TestNativeSoftmax(t *testing.T) {
 		t.Fatalf("%d of %d softmax steps became native calls", calls, len(cases))
 	}
 	inputs := make([][]*tensor.Tensor, 2)
-	wants := make([][]*tensor.Tensor, 2)
 	for k, special := range []bool{false, true} {
 		for _, c := range cases {
 			inputs[k] = append(inputs[k], softmaxInput(r, c.Outer*c.Axis*c.Inner, special))
 		}
-		wants[k] = run(t, pool, interp, inputs[k])
 	}
-	for _, l := range levels {
-		prog.Native.Objects = []lir.NativeObject{nativeObject(t, prog, l)}
-		for k := range inputs {
-			got := run(t, pool, prog, inputs[k])
-			for i, c := range cases {
-				compareSoftmax(t, fmt.Sprintf("%s %+v in place %v input %d", l.Name, c, inPlace(i), k), got[i].F32(), wants[k][i].F32())
-			}
-		}
-	}
+	checkLevels(t, pool, interp, prog, levels, inputs, func(level string, k, i int, got, want *tensor.Tensor) {
+		compareSoftmax(t, fmt.Sprintf("%s %+v in place %v input %d", level, cases[i], inPlace(i), k), got.F32(), want.F32())
+	})
 }
 
 // softmaxInput is n normal values with a spread like attention scores;
