@@ -86,6 +86,7 @@ func TestRuntimeLinksNoCompiler(t *testing.T) {
 		"pkg/targets/cpu/kernels/data":      true,
 		"pkg/targets/cpu/kernels/norm":      true,
 		"pkg/targets/cpu/kernels/reduce":    true,
+		"pkg/targets/cpu/kernels/winograd":  true,
 		"pkg/targets/cpu/tuning":            true, // the kernels' constants: must import no compiler package
 		"pkg/targets/cpu/native":            true, // maps and calls compiled CPU code: no compiler, no cgo
 		"pkg/targets/gpu/runtime":           true,

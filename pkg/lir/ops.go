@@ -122,6 +122,49 @@ type Conv2D struct {
 	Epilogue  Epilogue
 }
 
+// Winograd convolutions. A 3x3, stride-1, undilated, ungrouped
+// convolution runs as Winograd's F(m×m, 3×3) (Tile = m, 2 or 4) in three
+// steps: the input transform of every tile, one product per point of the
+// transform, and the output transform with the epilogue. Tiles cover the
+// output in m×m blocks, numbered t = (n·TH + th)·TW + tw over the batch
+// (WinogradTiles); each step's layout keeps the tiles innermost, padded
+// to TP, a multiple of 16, so vectors of them are whole.
+
+// WinogradInput writes V[P, C, TP] (P = (m+2)², the points of the
+// transform): V[p, c, t] = (Bᵀ·d·B)[p] for the (m+2)×(m+2) patch d of
+// channel c that tile t reads (zeros in the padding); tiles past T are
+// zeros.
+type WinogradInput struct {
+	X, V Buf
+	Geom ConvGeom
+	Tile int64
+}
+
+// WinogradProduct is M[p, o, t] = Σ_c U[p, o, c]·V[p, c, t]: one product
+// per point p, with U the weights transformed at build time (G·g·Gᵀ).
+type WinogradProduct struct {
+	V, U, M     Buf
+	P, C, O, TP int64
+}
+
+// WinogradOutput writes Out [N, O, OH, OW] = act(Aᵀ·m·A + bias) +
+// residual from each tile's P sums m of M[P, O, TP], the part of each
+// m×m block inside the plane.
+type WinogradOutput struct {
+	M, Out   Buf
+	Geom     ConvGeom
+	Tile     int64
+	Epilogue Epilogue
+}
+
+// WinogradTiles returns the tiles of F(m×m, 3×3) over g's output: th×tw
+// per image, t in all, and tp, t rounded up to a multiple of 16.
+func (g ConvGeom) WinogradTiles(m int64) (th, tw, t, tp int64) {
+	th, tw = (g.OH+m-1)/m, (g.OW+m-1)/m
+	t = g.N * th * tw
+	return th, tw, t, (t + 15) / 16 * 16
+}
+
 // DepthwiseNHWC is a depthwise convolution over channels-last X and Out
 // ([N, H, W, C]) with the weights stored tap-major, [KH·KW, C].
 type DepthwiseNHWC struct {
@@ -314,24 +357,27 @@ type NativeCall struct {
 	Out  []Buf
 }
 
-func (*MatMul) Kind() Kind        { return "matmul" }
-func (*PackedMatMul) Kind() Kind  { return "matmul_packed" }
-func (*PackedConv1x1) Kind() Kind { return "conv1x1_packed" }
-func (*Conv2D) Kind() Kind        { return "conv2d" }
-func (*DepthwiseNHWC) Kind() Kind { return "dwconv_nhwc_taps" }
-func (*Reduce) Kind() Kind        { return "reduce" }
-func (*ArgReduce) Kind() Kind     { return "argreduce" }
-func (*Softmax) Kind() Kind       { return "softmax" }
-func (*LayerNorm) Kind() Kind     { return "layernorm" }
-func (*AddLayerNorm) Kind() Kind  { return "add_layernorm" }
-func (*Attention) Kind() Kind     { return "attention" }
-func (*Memcpy) Kind() Kind        { return "memcpy" }
-func (*Copy) Kind() Kind          { return "copy" }
-func (*Fill) Kind() Kind          { return "fill" }
-func (*Gather) Kind() Kind        { return "gather" }
-func (*Iota) Kind() Kind          { return "iota" }
-func (*Elementwise) Kind() Kind   { return "ew" }
-func (*NativeCall) Kind() Kind    { return "native" }
+func (*MatMul) Kind() Kind          { return "matmul" }
+func (*PackedMatMul) Kind() Kind    { return "matmul_packed" }
+func (*PackedConv1x1) Kind() Kind   { return "conv1x1_packed" }
+func (*Conv2D) Kind() Kind          { return "conv2d" }
+func (*DepthwiseNHWC) Kind() Kind   { return "dwconv_nhwc_taps" }
+func (*WinogradInput) Kind() Kind   { return "winograd_input" }
+func (*WinogradProduct) Kind() Kind { return "winograd_product" }
+func (*WinogradOutput) Kind() Kind  { return "winograd_output" }
+func (*Reduce) Kind() Kind          { return "reduce" }
+func (*ArgReduce) Kind() Kind       { return "argreduce" }
+func (*Softmax) Kind() Kind         { return "softmax" }
+func (*LayerNorm) Kind() Kind       { return "layernorm" }
+func (*AddLayerNorm) Kind() Kind    { return "add_layernorm" }
+func (*Attention) Kind() Kind       { return "attention" }
+func (*Memcpy) Kind() Kind          { return "memcpy" }
+func (*Copy) Kind() Kind            { return "copy" }
+func (*Fill) Kind() Kind            { return "fill" }
+func (*Gather) Kind() Kind          { return "gather" }
+func (*Iota) Kind() Kind            { return "iota" }
+func (*Elementwise) Kind() Kind     { return "ew" }
+func (*NativeCall) Kind() Kind      { return "native" }
 
 func (o *Dispatch) Kind() Kind {
 	if len(o.Offsets) > 0 {
@@ -354,16 +400,19 @@ func (o *Pool2D) Kind() Kind {
 	return "avgpool2d"
 }
 
-func (o *MatMul) Refs() []Ref        { return writes(o.Epilogue.refs(reads(o.A, o.B)), o.Out) }
-func (o *PackedMatMul) Refs() []Ref  { return writes(o.Epilogue.refs(reads(o.A, o.B)), o.Out) }
-func (o *PackedConv1x1) Refs() []Ref { return writes(o.Epilogue.refs(reads(o.X, o.W)), o.Out) }
-func (o *Conv2D) Refs() []Ref        { return writes(o.Epilogue.refs(reads(o.X, o.W)), o.Out) }
-func (o *DepthwiseNHWC) Refs() []Ref { return writes(o.Epilogue.refs(reads(o.X, o.W)), o.Out) }
-func (o *Relayout) Refs() []Ref      { return writes(reads(o.Src), o.Dst) }
-func (o *Pool2D) Refs() []Ref        { return writes(reads(o.X), o.Out) }
-func (o *Reduce) Refs() []Ref        { return writes(reads(o.X), o.Out) }
-func (o *ArgReduce) Refs() []Ref     { return writes(reads(o.X), o.Out) }
-func (o *Softmax) Refs() []Ref       { return writes(reads(o.X), o.Out) }
+func (o *MatMul) Refs() []Ref          { return writes(o.Epilogue.refs(reads(o.A, o.B)), o.Out) }
+func (o *PackedMatMul) Refs() []Ref    { return writes(o.Epilogue.refs(reads(o.A, o.B)), o.Out) }
+func (o *PackedConv1x1) Refs() []Ref   { return writes(o.Epilogue.refs(reads(o.X, o.W)), o.Out) }
+func (o *Conv2D) Refs() []Ref          { return writes(o.Epilogue.refs(reads(o.X, o.W)), o.Out) }
+func (o *DepthwiseNHWC) Refs() []Ref   { return writes(o.Epilogue.refs(reads(o.X, o.W)), o.Out) }
+func (o *WinogradInput) Refs() []Ref   { return writes(reads(o.X), o.V) }
+func (o *WinogradProduct) Refs() []Ref { return writes(reads(o.V, o.U), o.M) }
+func (o *WinogradOutput) Refs() []Ref  { return writes(o.Epilogue.refs(reads(o.M)), o.Out) }
+func (o *Relayout) Refs() []Ref        { return writes(reads(o.Src), o.Dst) }
+func (o *Pool2D) Refs() []Ref          { return writes(reads(o.X), o.Out) }
+func (o *Reduce) Refs() []Ref          { return writes(reads(o.X), o.Out) }
+func (o *ArgReduce) Refs() []Ref       { return writes(reads(o.X), o.Out) }
+func (o *Softmax) Refs() []Ref         { return writes(reads(o.X), o.Out) }
 func (o *LayerNorm) Refs() []Ref {
 	return writes(opt(reads(o.X), false, o.Scale, o.Bias), o.Out)
 }

@@ -327,6 +327,52 @@ func (o *Conv2D) verify(v *verifier) {
 	v.epilogue(&o.Epilogue, o.Geom.O, out)
 }
 
+// winograd checks the geometry of a Winograd step (3x3, stride 1, no
+// dilation, one group; tile 2 or 4) and returns its element counts and
+// P, TP.
+func (v *verifier) winograd(g *ConvGeom, tile int64) (x, out, p, tp int64) {
+	x, _, out = v.conv(g)
+	if v.err != nil {
+		return 0, 0, 0, 0
+	}
+	if g.KH != 3 || g.KW != 3 || g.StrideH != 1 || g.StrideW != 1 || g.DilH != 1 || g.DilW != 1 || g.Groups != 1 {
+		v.failf("geom", "a %dx%d kernel of stride %dx%d, dilation %dx%d and %d groups: Winograd takes 3x3, stride 1, no dilation, one group",
+			g.KH, g.KW, g.StrideH, g.StrideW, g.DilH, g.DilW, g.Groups)
+	}
+	if tile != 2 && tile != 4 {
+		v.failf("tile", "%d, want 2 or 4", tile)
+		return 0, 0, 0, 0
+	}
+	_, _, _, tp = g.WinogradTiles(tile)
+	return x, out, (tile + 2) * (tile + 2), tp
+}
+
+func (o *WinogradInput) verify(v *verifier) {
+	x, _, p, tp := v.winograd(&o.Geom, o.Tile)
+	v.f32("x", o.X, x)
+	v.f32("v", o.V, v.dims("geom", p, o.Geom.C, tp))
+}
+
+func (o *WinogradProduct) verify(v *verifier) {
+	v.dims("p", o.P, o.C, o.O, o.TP)
+	if o.P != 16 && o.P != 36 {
+		v.failf("p", "%d points, want 16 or 36", o.P)
+	}
+	if o.TP%16 != 0 {
+		v.failf("tp", "%d tiles, not a multiple of 16", o.TP)
+	}
+	v.f32("v", o.V, v.dims("c", o.P, o.C, o.TP))
+	v.f32("u", o.U, v.dims("o", o.P, o.O, o.C))
+	v.f32("m", o.M, v.dims("o", o.P, o.O, o.TP))
+}
+
+func (o *WinogradOutput) verify(v *verifier) {
+	_, out, p, tp := v.winograd(&o.Geom, o.Tile)
+	v.f32("m", o.M, v.dims("geom", p, o.Geom.O, tp))
+	v.f32("out", o.Out, out)
+	v.epilogue(&o.Epilogue, o.Geom.O, out)
+}
+
 func (o *DepthwiseNHWC) verify(v *verifier) {
 	x, _, out := v.conv(&o.Geom)
 	if g := o.Geom; v.err == nil && (g.Groups != g.C || g.O != g.C) {

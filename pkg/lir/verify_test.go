@@ -93,12 +93,25 @@ func TestVerifyRefuses(t *testing.T) {
 func TestVerifyKinds(t *testing.T) {
 	conv := ConvGeom{N: 1, C: 4, H: 5, W: 5, O: 4, KH: 3, KW: 3, StrideH: 2, StrideW: 2, PadT: 1, PadL: 1, PadB: 1, PadR: 1, DilH: 1, DilW: 1, Groups: 4, OH: 3, OW: 3}
 	f32 := func(elems int64) Buffer { return Buffer{Kind: BufArena, Bytes: elems * 4} }
+	// A 3x3 stride-1 convolution: 5x5 out, 2x2 tiles of 4 (16 with the
+	// padding), 36 points.
+	wconv := ConvGeom{N: 1, C: 4, H: 5, W: 5, O: 4, KH: 3, KW: 3, StrideH: 1, StrideW: 1, PadT: 1, PadL: 1, PadB: 1, PadR: 1, DilH: 1, DilW: 1, Groups: 1, OH: 5, OW: 5}
 	for _, tc := range []struct {
 		name string
 		bufs []Buffer
 		op   Op
 		want string // "" for a valid step
 	}{
+		{"winograd_input", []Buffer{f32(100), f32(2304)}, &WinogradInput{X: 0, V: 1, Geom: wconv, Tile: 4}, ""},
+		{"winograd_input short v", []Buffer{f32(100), f32(2303)}, &WinogradInput{X: 0, V: 1, Geom: wconv, Tile: 4}, "v: buffer b1 holds 9212 bytes, needs 9216"},
+		{"winograd_input stride 2", []Buffer{f32(100), f32(2304)}, &WinogradInput{X: 0, V: 1, Geom: conv, Tile: 4}, "Winograd takes 3x3, stride 1"},
+		{"winograd_input tile 3", []Buffer{f32(100), f32(2304)}, &WinogradInput{X: 0, V: 1, Geom: wconv, Tile: 3}, "tile: 3, want 2 or 4"},
+		{"winograd_product", []Buffer{f32(2304), f32(576), f32(2304)}, &WinogradProduct{V: 0, U: 1, M: 2, P: 36, C: 4, O: 4, TP: 16}, ""},
+		{"winograd_product points", []Buffer{f32(2304), f32(576), f32(2304)}, &WinogradProduct{V: 0, U: 1, M: 2, P: 25, C: 4, O: 4, TP: 16}, "p: 25 points"},
+		{"winograd_product tiles", []Buffer{f32(2304), f32(576), f32(2304)}, &WinogradProduct{V: 0, U: 1, M: 2, P: 36, C: 4, O: 4, TP: 12}, "not a multiple of 16"},
+		{"winograd_product short u", []Buffer{f32(2304), f32(575), f32(2304)}, &WinogradProduct{V: 0, U: 1, M: 2, P: 36, C: 4, O: 4, TP: 16}, "u: buffer b1"},
+		{"winograd_output", []Buffer{f32(2304), f32(100), f32(4)}, &WinogradOutput{M: 0, Out: 1, Geom: wconv, Tile: 4, Epilogue: Epilogue{Bias: 2, Residual: 1}}, ""},
+		{"winograd_output short m", []Buffer{f32(1024), f32(100)}, &WinogradOutput{M: 0, Out: 1, Geom: wconv, Tile: 4, Epilogue: NoEpilogue()}, "m: buffer b0"},
 		{"conv2d", []Buffer{f32(100), f32(36), f32(36)}, &Conv2D{X: 0, W: 1, Out: 2, Geom: conv, Epilogue: NoEpilogue()}, ""},
 		{"conv2d output dims", []Buffer{f32(100), f32(36), f32(36)}, &Conv2D{X: 0, W: 1, Out: 2, Geom: func() ConvGeom { g := conv; g.OH = 4; return g }(), Epilogue: NoEpilogue()}, "geom.oh: 4, the geometry gives 3"},
 		{"conv2d groups", []Buffer{f32(100), f32(36), f32(36)}, &Conv2D{X: 0, W: 1, Out: 2, Geom: func() ConvGeom { g := conv; g.Groups = 3; return g }(), Epilogue: NoEpilogue()}, "3 groups do not divide"},

@@ -28,6 +28,13 @@ type Caps struct {
 	// depthwise one as dwconv_nhwc_taps): the kernel computes it and the
 	// plane is one where it pays. nil: never.
 	ChannelsLast func(g lir.ConvGeom) bool
+
+	// WinogradTile returns m where a 3x3, stride-1 convolution of
+	// geometry g whose epilogue applies act runs as Winograd's F(m×m,
+	// 3×3) (winograd_input, winograd_product, winograd_output, its
+	// weights transformed here by Packer.WinogradWeights), 0 where it
+	// runs as itself. nil: never.
+	WinogradTile func(g lir.ConvGeom, act lir.Activation) int64
 }
 
 // Packer lays out weights the way a backend's kernels read them.
@@ -40,6 +47,9 @@ type Packer interface {
 	// DepthwiseTaps lays out the [c, 1, KH, KW] weights of a depthwise
 	// convolution (taps = KH·KW) tap-major, as [taps, c].
 	DepthwiseTaps(w []float32, c, taps int) []float32
+	// WinogradWeights transforms the [o, c, 3, 3] weights of a
+	// convolution into F(m×m, 3×3)'s U [(m+2)², o, c].
+	WinogradWeights(w []float32, o, c, m int) ([]float32, error)
 }
 
 // Pointwise reports whether g is a 1x1 convolution that is a plain

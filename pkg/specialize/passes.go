@@ -31,6 +31,7 @@ func Passes() []Pass {
 		{"strided-attention", func(c Caps) bool { return c.StridedAttention }, stridedAttention},
 		{"channels-last", func(c Caps) bool { return c.Packer != nil && c.ChannelsLast != nil }, channelsLast},
 		{"pack-weights", func(c Caps) bool { return c.Packer != nil }, packWeights},
+		{"winograd", func(c Caps) bool { return c.Packer != nil && c.WinogradTile != nil }, winograd},
 	}
 }
 
@@ -51,7 +52,18 @@ const (
 	// relaid out; a global pool reading a channels-last value as
 	// [N, H, W, C].
 	KernelChannelsLast
+	// KernelWinograd: a 3x3 stride-1 convolution as Winograd's F(m×m,
+	// 3×3), three steps through scratch (Plan.Winograd).
+	KernelWinograd
 )
+
+// WinogradPlan is how a convolution runs as F(m×m, 3×3): its tile m and
+// the scratch of its transformed input V and its products M, live for the
+// node alone.
+type WinogradPlan struct {
+	Tile int64
+	V, M *Store
+}
 
 // runPasses runs the enabled passes of Passes in order.
 func (p *Plan) runPasses() {
@@ -59,6 +71,7 @@ func (p *Plan) runPasses() {
 	p.ChannelsLast = map[*mir.Value]bool{}
 	p.Relaid = map[*mir.Value]*Store{}
 	p.OutScratch = map[*mir.Node]*Store{}
+	p.Winograd = map[*mir.Node]WinogradPlan{}
 	for _, ps := range Passes() {
 		if ps.Enabled(p.Caps) {
 			ps.Run(p)
@@ -109,6 +122,47 @@ func packWeights(p *Plan) {
 			}
 		}
 	}
+}
+
+// winograd runs as Winograd's F(m×m, 3×3) the 3x3, stride-1, undilated,
+// ungrouped f32 convolutions with constant weights that no earlier pass
+// took and where the backend picks a tile (Caps.WinogradTile).
+func winograd(p *Plan) {
+	for i, n := range p.Graph.Nodes {
+		if n.Op != mir.OpConv2D || p.Kernels[n] != KernelDefault || len(n.Args) < 2 || !n.Args[1].IsConst() {
+			continue
+		}
+		if n.Args[0].Type.DType != tensor.F32 || n.Args[1].Type.DType != tensor.F32 || n.Results[0].Type.DType != tensor.F32 {
+			continue
+		}
+		g, ok := p.convGeomOK(n)
+		if !ok || !Winograd3x3(g) {
+			continue
+		}
+		act, ok := lir.ParseActivation(n.Attrs.String("act"))
+		if !ok {
+			continue // Schedule reports it
+		}
+		m := p.Caps.WinogradTile(g, act)
+		if m != 2 && m != 4 {
+			continue
+		}
+		_, _, _, tp := g.WinogradTiles(m)
+		pts := (m + 2) * (m + 2)
+		wp := WinogradPlan{Tile: m,
+			V: &Store{Kind: StoreArena, Root: n.Args[0], Bytes: pts * g.C * tp * 4},
+			M: &Store{Kind: StoreArena, Root: n.Results[0], Bytes: pts * g.O * tp * 4}}
+		p.addScratch(wp.V, i)
+		p.addScratch(wp.M, i)
+		p.Winograd[n] = wp
+		p.Kernels[n] = KernelWinograd
+	}
+}
+
+// Winograd3x3 reports whether g is a convolution Winograd's F(m×m, 3×3)
+// computes: 3x3, stride 1, no dilation, one group.
+func Winograd3x3(g lir.ConvGeom) bool {
+	return g.KH == 3 && g.KW == 3 && g.StrideH == 1 && g.StrideW == 1 && g.DilH == 1 && g.DilW == 1 && g.Groups == 1
 }
 
 // channelsLastConv reports whether n is a convolution that can run

@@ -50,6 +50,9 @@ func (testPacker) PackB(k, n int, b []float32) ([]float32, error) { return b, ni
 func (testPacker) DepthwiseTaps(w []float32, c, taps int) []float32 {
 	return w
 }
+func (testPacker) WinogradWeights(w []float32, o, c, m int) ([]float32, error) {
+	return make([]float32, (m+2)*(m+2)*o*c), nil
+}
 
 // smallPlanes runs 1x1 pointwise and 3x3 depthwise convolutions channels
 // last on planes up to 14x14, like the CPU's rule with another bound.
@@ -65,7 +68,7 @@ func TestPassTable(t *testing.T) {
 	for _, p := range specialize.Passes() {
 		names = append(names, p.Name)
 	}
-	want := []string{"strided-attention", "channels-last", "pack-weights"}
+	want := []string{"strided-attention", "channels-last", "pack-weights", "winograd"}
 	if !slices.Equal(names, want) {
 		t.Errorf("passes %v, want %v", names, want)
 	}
@@ -240,5 +243,69 @@ func TestPackWeightsPass(t *testing.T) {
 		if n.Op == mir.OpConv2D && p.Kernels[n] == specialize.KernelPacked && p.Shapes[n.Args[0]][2] <= 14 {
 			t.Errorf("a pointwise convolution on a 14x14 plane is packed, not channels last")
 		}
+	}
+}
+
+// TestWinogradPass: cnn's 3x3 stride-1 convolutions run as F(m×m, 3×3)
+// where the backend picks a tile (three steps through planned scratch,
+// the weights transformed), and as themselves without the capability or
+// where it picks none.
+func TestWinogradPass(t *testing.T) {
+	g := bundled(t, "cnn")
+	b := specialize.Binding{"batch": 2}
+	for _, tc := range []struct {
+		name string
+		caps specialize.Caps
+		want int64
+	}{
+		{"no capability", specialize.Caps{Packer: testPacker{}}, 0},
+		{"no packer", specialize.Caps{WinogradTile: func(lir.ConvGeom, lir.Activation) int64 { return 4 }}, 0},
+		{"tile 0", specialize.Caps{Packer: testPacker{}, WinogradTile: func(lir.ConvGeom, lir.Activation) int64 { return 0 }}, 0},
+		{"tile 4", specialize.Caps{Packer: testPacker{}, WinogradTile: func(lir.ConvGeom, lir.Activation) int64 { return 4 }}, 4},
+		{"tile 2", specialize.Caps{Packer: testPacker{}, WinogradTile: func(lir.ConvGeom, lir.Activation) int64 { return 2 }}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := specialize.SpecializeWith(g, b, tc.caps)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkPlan(t, p)
+			convs := 0
+			for _, n := range g.Nodes {
+				if n.Op != mir.OpConv2D {
+					continue
+				}
+				gm := specialize.ConvGeom(n, p.Shapes[n.Args[0]], p.Shapes[n.Args[1]], p.Shapes[n.Results[0]])
+				if !specialize.Winograd3x3(gm) {
+					if p.Kernels[n] == specialize.KernelWinograd {
+						t.Errorf("%s: a %dx%d stride-%d convolution runs as Winograd", n.Results[0], gm.KH, gm.KW, gm.StrideH)
+					}
+					continue
+				}
+				convs++
+				w, ok := p.Winograd[n]
+				if (p.Kernels[n] == specialize.KernelWinograd) != (tc.want != 0) || ok != (tc.want != 0) || ok && w.Tile != tc.want {
+					t.Errorf("%s: kernel %d, plan %+v, want tile %d", n.Results[0], p.Kernels[n], w, tc.want)
+				}
+			}
+			if convs == 0 {
+				t.Fatal("cnn has no 3x3 stride-1 convolution")
+			}
+			w := specialize.NewWeights("test", tc.caps.Packer)
+			prog, err := specialize.Schedule(p, w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := prog.Verify(); err != nil {
+				t.Fatal(err)
+			}
+			kinds := map[lir.Kind]int{}
+			for _, s := range prog.Steps {
+				kinds[s.Op.Kind()]++
+			}
+			if tc.want == 0 && kinds["winograd_product"] != 0 || tc.want != 0 && (kinds["winograd_input"] != convs || kinds["winograd_product"] != convs || kinds["winograd_output"] != convs) {
+				t.Errorf("steps %v for %d convolutions", kinds, convs)
+			}
+		})
 	}
 }

@@ -52,6 +52,7 @@ type Plan struct {
 	ChannelsLast map[*mir.Value]bool   // values stored channels last (NHWC)
 	Relaid       map[*mir.Value]*Store // NCHW values relaid channels last: the scratch holding the copy
 	OutScratch   map[*mir.Node]*Store  // channels-last convolutions with an NCHW result: the scratch they write first
+	Winograd     map[*mir.Node]WinogradPlan
 
 	views   map[*mir.Node]bool     // slices and transposes made views (views.go)
 	scratch map[*Store]*scratchUse // relayout scratch and when it is live

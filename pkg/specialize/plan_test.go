@@ -116,6 +116,11 @@ func checkPlan(t *testing.T, p *specialize.Plan) {
 		i := slices.Index(g.Nodes, n)
 		blocks = append(blocks, block{"scratch of " + n.Results[0].String(), s, i, i})
 	}
+	for n, w := range p.Winograd {
+		i := slices.Index(g.Nodes, n)
+		blocks = append(blocks, block{"winograd V of " + n.Results[0].String(), w.V, i, i},
+			block{"winograd M of " + n.Results[0].String(), w.M, i, i})
+	}
 	for _, b := range blocks {
 		s := b.s
 		if s.Offset%specialize.Align != 0 || s.Offset+s.Bytes > p.ArenaBytes {

@@ -290,6 +290,9 @@ func (g *gen) conv(n *mir.Node) error {
 		return g.convNHWC(n, bias, res, epi)
 	}
 	xs, ws, os := g.shape(x[0]), g.shape(x[1]), g.shape(out)
+	if g.p.Kernels[n] == KernelWinograd {
+		return g.convWinograd(n, bias, res, epi)
+	}
 	if hw := xs[2] * xs[3]; g.p.Kernels[n] == KernelPacked {
 		// A 1x1 convolution over a small plane: the transposed product
 		// with Wᵀ packed here (packWeights).
@@ -308,6 +311,27 @@ func (g *gen) conv(n *mir.Node) error {
 	op.Epilogue.Bias, op.Epilogue.Residual = g.optBuffer(bias), g.optBuffer(res)
 	op.Out = g.buffer(out)
 	g.emit(n, op)
+	return nil
+}
+
+// convWinograd emits a convolution run as F(m×m, 3×3) (the winograd
+// pass): the input transform into scratch V, the products with the
+// weights transformed here into scratch M, and the output transform with
+// the epilogue.
+func (g *gen) convWinograd(n *mir.Node, bias, res *mir.Value, epi lir.Epilogue) error {
+	x, w, out := n.Args[0], n.Args[1], n.Results[0]
+	wp := g.p.Winograd[n]
+	geom := ConvGeom(n, g.shape(x), g.shape(w), g.shape(out))
+	idx, err := g.w.AddWinograd(w, wp.Tile)
+	if err != nil {
+		return err
+	}
+	_, _, _, tp := geom.WinogradTiles(wp.Tile)
+	vb, mb := g.scratch(wp.V), g.scratch(wp.M)
+	g.emit(n, &lir.WinogradInput{X: g.buffer(x), V: vb, Geom: geom, Tile: wp.Tile})
+	g.emit(n, &lir.WinogradProduct{V: vb, U: g.weightBuffer(idx), M: mb, P: (wp.Tile + 2) * (wp.Tile + 2), C: geom.C, O: geom.O, TP: tp})
+	epi.Bias, epi.Residual = g.optBuffer(bias), g.optBuffer(res)
+	g.emit(n, &lir.WinogradOutput{M: mb, Out: g.buffer(out), Geom: geom, Tile: wp.Tile, Epilogue: epi})
 	return nil
 }
 

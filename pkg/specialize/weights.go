@@ -18,6 +18,7 @@ type Weights struct {
 	packed  map[*mir.Value]int
 	packedT map[*mir.Value]int
 	taps    map[*mir.Value]int
+	wino    map[winoKey]int
 
 	// Packer lays out packed weights (the backend's, the same as its
 	// Caps.Packer); nil packs nothing.
@@ -31,7 +32,7 @@ type Weights struct {
 // packer (nil: none).
 func NewWeights(target string, packer Packer) *Weights {
 	return &Weights{index: map[*mir.Value]int{}, packed: map[*mir.Value]int{}, packedT: map[*mir.Value]int{}, taps: map[*mir.Value]int{},
-		Packer: packer, Target: target}
+		wino: map[winoKey]int{}, Packer: packer, Target: target}
 }
 
 // AddPacked registers a [K, N] weight packed into the micro-kernel's panel
@@ -86,6 +87,34 @@ func (w *Weights) AddTaps(v *mir.Value) (int, error) {
 	return w.addDerived(v, w.taps, "#taps", w.Packer.DepthwiseTaps(v.Const.F32(), int(s[0]), int(s[2]*s[3]))), nil
 }
 
+// AddWinograd registers the [O, C, 3, 3] weight of a convolution run as
+// F(m×m, 3×3) transformed into U [(m+2)², O, C]
+// (Packer.WinogradWeights), and returns its index: one per weight and m,
+// which variants whose planes differ may not share.
+func (w *Weights) AddWinograd(v *mir.Value, m int64) (int, error) {
+	key := winoKey{v, m}
+	if i, ok := w.wino[key]; ok {
+		return i, nil
+	}
+	if w.Packer == nil {
+		return 0, fmt.Errorf("internal: target %s packs no weights", w.Target)
+	}
+	s := v.Const.Shape
+	u, err := w.Packer.WinogradWeights(v.Const.F32(), int(s[0]), int(s[1]), int(m))
+	if err != nil {
+		return 0, err
+	}
+	i := w.addDerived(v, nil, fmt.Sprintf("#winograd%d", m), u)
+	w.wino[key] = i
+	return i, nil
+}
+
+// winoKey is a weight transformed for F(m×m, 3×3).
+type winoKey struct {
+	v *mir.Value
+	m int64
+}
+
 // addDerived registers data, computed from the constant v, as a flat f32
 // weight under v's name plus tag.
 func (w *Weights) addDerived(v *mir.Value, seen map[*mir.Value]int, tag string, data []float32) int {
@@ -94,7 +123,9 @@ func (w *Weights) addDerived(v *mir.Value, seen map[*mir.Value]int, tag string, 
 	if name == "" {
 		name = fmt.Sprintf("const/%d:%s", len(w.Refs), v.Name)
 	}
-	seen[v] = len(w.Refs)
+	if seen != nil {
+		seen[v] = len(w.Refs)
+	}
 	w.Refs = append(w.Refs, artifact.WeightRef{Name: name + tag, DType: "f32", Shape: t.Shape, Bytes: int64(len(t.Data))})
 	w.Data = append(w.Data, t)
 	return len(w.Refs) - 1

@@ -162,7 +162,20 @@ func (c *cpu) Caps() specialize.Caps {
 	if c.cross() {
 		return specialize.Caps{StridedAttention: true}
 	}
-	return cpuCaps()
+	caps := cpuCaps()
+	if len(c.levels) > 0 {
+		// Only generated code runs Winograd convolutions fast: the
+		// runtime's kernels for them are the plain reference.
+		avx512 := cgen.Options{Levels: c.levels}.AllHave("avx512f")
+		caps.WinogradTile = func(g lir.ConvGeom, act lir.Activation) int64 {
+			if !cgen.WinogradActivation(act) {
+				return 0
+			}
+			return tuning.WinogradTile(tuning.ConvShape{KH: g.KH, KW: g.KW, StrideH: g.StrideH, StrideW: g.StrideW, DilH: g.DilH, DilW: g.DilW,
+				Groups: g.Groups, C: g.C, O: g.O, OH: g.OH, OW: g.OW, AVX512: avx512}, g.N)
+		}
+	}
+	return caps
 }
 
 func (c *cpu) NewWeights() *specialize.Weights {

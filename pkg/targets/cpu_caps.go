@@ -9,6 +9,7 @@ import (
 	"github.com/rlx-project/rlx/pkg/specialize"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/conv"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/gemm"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/winograd"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/tuning"
 )
 
@@ -45,6 +46,10 @@ func (p cpuPacker) Layout() string { return p.layout }
 
 func (p cpuPacker) PackB(k, n int, b []float32) ([]float32, error) {
 	return gemm.PackBLayout(p.layout, k, n, b, n)
+}
+
+func (cpuPacker) WinogradWeights(w []float32, o, c, m int) ([]float32, error) {
+	return winograd.Weights(w, o, c, m)
 }
 
 func (cpuPacker) DepthwiseTaps(w []float32, c, taps int) []float32 {

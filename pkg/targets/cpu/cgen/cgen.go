@@ -33,9 +33,9 @@ type Options struct {
 	Levels []native.Level
 }
 
-// allHave reports whether every level of o has the CPU feature (a name of
+// AllHave reports whether every level of o has the CPU feature (a name of
 // native.Level.Features), false where o has no levels.
-func (o Options) allHave(feature string) bool {
+func (o Options) AllHave(feature string) bool {
 	for _, l := range o.Levels {
 		if !slices.Contains(l.Features, feature) {
 			return false
@@ -115,6 +115,12 @@ func kernelFor(prog *lir.Program, op lir.Op, opts Options) (function, bool) {
 		return softmax(prog, op)
 	case *lir.Reduce:
 		return reduce(prog, op)
+	case *lir.WinogradInput:
+		return winogradInput(prog, op)
+	case *lir.WinogradProduct:
+		return winogradProduct(prog, op)
+	case *lir.WinogradOutput:
+		return winogradOutput(prog, op)
 	}
 	return function{}, false
 }

@@ -294,7 +294,7 @@ func TestNativeConvRule(t *testing.T) {
 
 // checkNativeConvRule is TestNativeConvRule for the given options.
 func checkNativeConvRule(t *testing.T, opts Options) {
-	avx512 := opts.allHave("avx512f")
+	avx512 := opts.AllHave("avx512f")
 	took, left, strided := 0, 0, 0
 	for _, c := range append(append(convSweep(), dwSweep()...),
 		convCase{func() lir.ConvGeom { g := sq(1, 32, 14, 32, 3, 1, 1); g.Groups = 4; return g }(), epiBias}) {

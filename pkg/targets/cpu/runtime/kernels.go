@@ -12,6 +12,7 @@ import (
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/norm"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/reduce"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/winograd"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
 
@@ -86,6 +87,12 @@ func run(pool *parallel.Pool, s *lir.Step, bufs [][]byte) error {
 			return fmt.Errorf("malformed %s step: geometry %+v", op.Kind(), geom)
 		}
 		conv.DepthwiseNHWC(pool, f32(op.Out), f32(op.X), f32(op.W), geom, epilogue(op.Epilogue, bufs))
+	case *lir.WinogradInput:
+		winograd.Input(pool, f32(op.V), f32(op.X), conv.GeomOf(op.Geom), int(op.Tile))
+	case *lir.WinogradProduct:
+		winograd.Product(pool, f32(op.M), f32(op.V), f32(op.U), int(op.P), int(op.C), int(op.O), int(op.TP))
+	case *lir.WinogradOutput:
+		winograd.Output(pool, f32(op.Out), f32(op.M), conv.GeomOf(op.Geom), int(op.Tile), epilogue(op.Epilogue, bufs))
 	case *lir.Relayout:
 		n, c, hw := int(op.N), int(op.C), int(op.HW)
 		if op.ToNHWC {

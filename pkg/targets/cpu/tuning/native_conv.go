@@ -138,3 +138,20 @@ const (
 	// which stays in L1 beside the weights.
 	NativeConvSplitBytes = 16 << 10
 )
+
+// Work split of the generated Winograd steps (cgen/winograd.go).
+const (
+	// WinogradInputChannels and WinogradOutputChannels are the channels
+	// of one item of the input and output transforms: an item computes
+	// its 16 tiles' positions (a division per lane) once for them all.
+	WinogradInputChannels  = 16
+	WinogradOutputChannels = 16
+
+	// WinogradChunkLanes is the least work of one chunk of a transform's
+	// range, in tile-channels: each costs a patch's gathers or a block's
+	// scatters and the transform, some tens of ns, so a chunk of 2048
+	// runs long enough (tens of µs) for a call through purego not to count,
+	// and a layer of 7x7 planes (one group of 16 tiles) still splits into
+	// a few chunks per thread.
+	WinogradChunkLanes = 2048
+)

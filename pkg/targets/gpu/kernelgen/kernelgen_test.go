@@ -154,12 +154,14 @@ func gpuKinds() []lir.Op {
 	}
 }
 
-// cpuOnly are the kinds no GPU target takes: the CPU's packed and
-// channels-last kernels (the GPU weights table has no packing layout),
+// cpuOnly are the kinds no GPU target takes: the CPU's packed,
+// channels-last and Winograd kernels (the GPU weights table has no
+// packing layout, and no GPU Caps asks for Winograd),
 // the CPU's native calls (its code generator runs after the schedule, on
 // the cpu target only) and the GPU's own dispatch, which kernelgen
 // produces rather than reads.
-var cpuOnly = []lir.Kind{"matmul_packed", "conv1x1_packed", "dwconv_nhwc_taps", "nchw_to_nhwc", "nhwc_to_nchw", "native", "dispatch", "dispatch_offsets"}
+var cpuOnly = []lir.Kind{"matmul_packed", "conv1x1_packed", "dwconv_nhwc_taps", "nchw_to_nhwc", "nhwc_to_nchw",
+	"winograd_input", "winograd_product", "winograd_output", "native", "dispatch", "dispatch_offsets"}
 
 // TestEveryKind lowers one step of every kind a GPU target takes, and
 // checks the list covers every lir kind but cpuOnly.

@@ -1,0 +1,266 @@
+// Package winograd runs 3x3, stride-1 convolutions as Winograd's minimal
+// filtering algorithm F(m×m, 3×3) (Lavin and Gray, "Fast Algorithms for
+// Convolutional Neural Networks", 2016): each m×m block of the output is
+// Aᵀ·[(G·g·Gᵀ) ⊙ (Bᵀ·d·B)]·A for the (m+2)×(m+2) input patch d it reads,
+// which takes (m+2)² multiplies per input channel where the direct
+// convolution takes 9·m². The element-wise products, summed over the
+// input channels, are (m+2)² independent matrix products, so the work is
+// three steps (lir.WinogradInput, lir.WinogradProduct,
+// lir.WinogradOutput): these are the runtime's straightforward kernels for
+// them, and the reference the generated code (pkg/targets/cpu/cgen) is
+// tested against. The weights' transform runs at build time (Weights).
+package winograd
+
+import (
+	"fmt"
+
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/conv"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/gemm"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/vec"
+)
+
+// Transform is F(m×m, 3×3)'s matrices: Bᵀ (α×α, α = m+2) for the input,
+// G (α×3) for the weights and Aᵀ (m×α) for the output.
+type Transform struct {
+	M, Alpha  int
+	BT, G, AT [][]float64
+}
+
+// The interpolation points are 0, ±1 for F(2×2, 3×3) and 0, ±1, ±2 for
+// F(4×4, 3×3) (with the point at infinity): the choices with the
+// smallest coefficients, and so the least rounding error, for each size.
+var (
+	f2 = Transform{M: 2, Alpha: 4,
+		BT: [][]float64{
+			{1, 0, -1, 0},
+			{0, 1, 1, 0},
+			{0, -1, 1, 0},
+			{0, 1, 0, -1},
+		},
+		G: [][]float64{
+			{1, 0, 0},
+			{0.5, 0.5, 0.5},
+			{0.5, -0.5, 0.5},
+			{0, 0, 1},
+		},
+		AT: [][]float64{
+			{1, 1, 1, 0},
+			{0, 1, -1, -1},
+		},
+	}
+	f4 = Transform{M: 4, Alpha: 6,
+		BT: [][]float64{
+			{4, 0, -5, 0, 1, 0},
+			{0, -4, -4, 1, 1, 0},
+			{0, 4, -4, -1, 1, 0},
+			{0, -2, -1, 2, 1, 0},
+			{0, 2, -1, -2, 1, 0},
+			{0, 4, 0, -5, 0, 1},
+		},
+		G: [][]float64{
+			{1.0 / 4, 0, 0},
+			{-1.0 / 6, -1.0 / 6, -1.0 / 6},
+			{-1.0 / 6, 1.0 / 6, -1.0 / 6},
+			{1.0 / 24, 1.0 / 12, 1.0 / 6},
+			{1.0 / 24, -1.0 / 12, 1.0 / 6},
+			{0, 0, 1},
+		},
+		AT: [][]float64{
+			{1, 1, 1, 1, 1, 0},
+			{0, 1, -1, 2, -2, 0},
+			{0, 1, 1, 4, 4, 0},
+			{0, 1, -1, 8, -8, 1},
+		},
+	}
+)
+
+// For returns the transform of F(m×m, 3×3), m 2 or 4.
+func For(m int) (*Transform, error) {
+	switch m {
+	case 2:
+		return &f2, nil
+	case 4:
+		return &f4, nil
+	}
+	return nil, fmt.Errorf("winograd: no F(%dx%d, 3x3) transform (tile 2 or 4)", m, m)
+}
+
+// Points is the number of points of the transform, α².
+func (t *Transform) Points() int { return t.Alpha * t.Alpha }
+
+// Weights transforms the [o, c, 3, 3] weights w into U [α², o, c]:
+// U[i·α+j, o, c] = (G·w[o, c]·Gᵀ)[i, j], computed in float64.
+func Weights(w []float32, o, c, m int) ([]float32, error) {
+	t, err := For(m)
+	if err != nil {
+		return nil, err
+	}
+	if len(w) != o*c*9 {
+		return nil, fmt.Errorf("winograd: %d weights, want %d for %d x %d x 3 x 3", len(w), o*c*9, o, c)
+	}
+	a := t.Alpha
+	u := make([]float32, a*a*o*c)
+	var gw [6][3]float64
+	for oc := range o {
+		for ic := range c {
+			g := w[(oc*c+ic)*9:]
+			for i := range a {
+				for k := range 3 {
+					s := 0.0
+					for r := range 3 {
+						s += t.G[i][r] * float64(g[r*3+k])
+					}
+					gw[i][k] = s
+				}
+			}
+			for i := range a {
+				for j := range a {
+					s := 0.0
+					for k := range 3 {
+						s += gw[i][k] * t.G[j][k]
+					}
+					u[((i*a+j)*o+oc)*c+ic] = float32(s)
+				}
+			}
+		}
+	}
+	return u, nil
+}
+
+// tiles is g's tiles: th×tw per image, t in all, tp rounded up to 16.
+func tiles(g *conv.ConvGeom, m int) (th, tw, t, tp int) {
+	th, tw = (g.OH+m-1)/m, (g.OW+m-1)/m
+	t = g.N * th * tw
+	return th, tw, t, (t + 15) / 16 * 16
+}
+
+// Input writes V [α², C, TP]: the transform Bᵀ·d·B of the patch d that
+// each tile reads from x [N, C, H, W] (zeros outside it), and zeros for
+// the tiles past the last.
+func Input(p *parallel.Pool, v, x []float32, g conv.ConvGeom, m int) {
+	t, err := For(m)
+	if err != nil {
+		panic(err)
+	}
+	th, tw, nt, tp := tiles(&g, m)
+	a := t.Alpha
+	if len(x) < g.N*g.C*g.H*g.W || len(v) < a*a*g.C*tp {
+		panic(fmt.Sprintf("winograd: Input: x has %d and v %d elements for %+v", len(x), len(v), g))
+	}
+	p.For(g.C, 1, func(lo, hi int) {
+		var d, bd [6][6]float32
+		for c := lo; c < hi; c++ {
+			for ti := range tp {
+				if ti >= nt {
+					for q := range a * a {
+						v[(q*g.C+c)*tp+ti] = 0
+					}
+					continue
+				}
+				n, r := ti/(th*tw), ti%(th*tw)
+				ih0, iw0 := r/tw*m-g.PadT, r%tw*m-g.PadL
+				xc := x[(n*g.C+c)*g.H*g.W:]
+				for i := range a {
+					for j := range a {
+						d[i][j] = 0
+						if ih, iw := ih0+i, iw0+j; ih >= 0 && ih < g.H && iw >= 0 && iw < g.W {
+							d[i][j] = xc[ih*g.W+iw]
+						}
+					}
+				}
+				// bd = Bᵀ·d, then V = bd·B.
+				for i := range a {
+					for j := range a {
+						var s float32
+						for k := range a {
+							s += float32(t.BT[i][k]) * d[k][j]
+						}
+						bd[i][j] = s
+					}
+				}
+				for i := range a {
+					for j := range a {
+						var s float32
+						for k := range a {
+							s += bd[i][k] * float32(t.BT[j][k])
+						}
+						v[((i*a+j)*g.C+c)*tp+ti] = s
+					}
+				}
+			}
+		}
+	})
+}
+
+// Product computes M[q, o, :] = Σ_c U[q, o, c]·V[q, c, :] for each of
+// the p points q, over tp tiles.
+func Product(pool *parallel.Pool, mm, v, u []float32, p, c, o, tp int) {
+	if len(v) < p*c*tp || len(u) < p*o*c || len(mm) < p*o*tp {
+		panic(fmt.Sprintf("winograd: Product: v %d, u %d, m %d elements for p %d c %d o %d tp %d", len(v), len(u), len(mm), p, c, o, tp))
+	}
+	gemm.BatchMatMul(pool, mm[:p*o*tp], u[:p*o*c], []int{p, o, c}, v[:p*c*tp], []int{p, c, tp}, gemm.Epilogue{})
+}
+
+// Output writes out [N, O, OH, OW] = act(Aᵀ·m·A + bias) + residual from
+// each tile's sums m in M [α², O, TP], the part of each m×m block inside
+// the plane. The residual may be out itself: each element of it is read
+// before the same element of out is written.
+func Output(p *parallel.Pool, out, mm []float32, g conv.ConvGeom, m int, ep gemm.Epilogue) {
+	t, err := For(m)
+	if err != nil {
+		panic(err)
+	}
+	th, tw, nt, tp := tiles(&g, m)
+	a := t.Alpha
+	plane := g.OH * g.OW
+	if len(mm) < a*a*g.O*tp || len(out) < g.N*g.O*plane ||
+		(ep.Bias != nil && len(ep.Bias) < g.O) || (ep.Residual != nil && len(ep.Residual) < g.N*g.O*plane) {
+		panic(fmt.Sprintf("winograd: Output: m has %d and out %d elements for %+v", len(mm), len(out), g))
+	}
+	p.For(g.O, 1, func(lo, hi int) {
+		var s, am [6][6]float32
+		var row [4]float32
+		for o := lo; o < hi; o++ {
+			var bias float32
+			if ep.Bias != nil {
+				bias = ep.Bias[o]
+			}
+			for ti := range nt {
+				for q := range a * a {
+					s[q/a][q%a] = mm[(q*g.O+o)*tp+ti]
+				}
+				// am = Aᵀ·s, then Aᵀ·s·A.
+				for i := range m {
+					for j := range a {
+						var acc float32
+						for k := range a {
+							acc += float32(t.AT[i][k]) * s[k][j]
+						}
+						am[i][j] = acc
+					}
+				}
+				n, r := ti/(th*tw), ti%(th*tw)
+				oh0, ow0 := r/tw*m, r%tw*m
+				cols := min(m, g.OW-ow0)
+				for i := range min(m, g.OH-oh0) {
+					for j := range cols {
+						var acc float32
+						for k := range a {
+							acc += am[i][k] * float32(t.AT[j][k])
+						}
+						row[j] = acc + bias
+					}
+					vec.Activate(row[:cols], ep.Act, ep.Alpha, ep.Min, ep.Max)
+					at := ((n*g.O+o)*g.OH+oh0+i)*g.OW + ow0
+					for j := range cols {
+						if ep.Residual != nil {
+							row[j] += ep.Residual[at+j]
+						}
+						out[at+j] = row[j]
+					}
+				}
+			}
+		}
+	})
+}

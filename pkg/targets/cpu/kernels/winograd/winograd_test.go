@@ -1,0 +1,159 @@
+package winograd
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/rlx-project/rlx/pkg/lir"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/conv"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/gemm"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/internal/kerneltest"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
+)
+
+// RefConv3x3 is the direct 3x3 stride-1 convolution in float64 with the
+// epilogue, and each output's scale (the sum of |x·w| it adds, plus
+// |bias|, for the tolerance).
+func RefConv3x3(x, w []float32, g conv.ConvGeom, ep *gemm.Epilogue) (want, scale []float64) {
+	want = make([]float64, g.N*g.O*g.OH*g.OW)
+	scale = make([]float64, len(want))
+	for n := range g.N {
+		for o := range g.O {
+			for oh := range g.OH {
+				for ow := range g.OW {
+					s, a := 0.0, 0.0
+					for c := range g.C {
+						for kh := range 3 {
+							for kw := range 3 {
+								ih, iw := oh+kh-g.PadT, ow+kw-g.PadL
+								if ih < 0 || ih >= g.H || iw < 0 || iw >= g.W {
+									continue
+								}
+								p := float64(x[((n*g.C+c)*g.H+ih)*g.W+iw]) * float64(w[((o*g.C+c)*3+kh)*3+kw])
+								s += p
+								a += math.Abs(p)
+							}
+						}
+					}
+					if ep.Bias != nil {
+						s += float64(ep.Bias[o])
+						a += math.Abs(float64(ep.Bias[o]))
+					}
+					s = kerneltest.RefAct(ep.Act, s, float64(ep.Alpha), float64(ep.Min), float64(ep.Max))
+					i := ((n*g.O+o)*g.OH+oh)*g.OW + ow
+					if ep.Residual != nil {
+						s += float64(ep.Residual[i])
+						a += math.Abs(float64(ep.Residual[i]))
+					}
+					want[i], scale[i] = s, a
+				}
+			}
+		}
+	}
+	return want, scale
+}
+
+// Geom3x3 is the geometry of a 3x3 stride-1 convolution with the given
+// padding (top/left, bottom/right).
+func Geom3x3(n, c, h, w, o, pad0, pad1 int) conv.ConvGeom {
+	return conv.ConvGeom{N: n, C: c, H: h, W: w, O: o, KH: 3, KW: 3, StrideH: 1, StrideW: 1, DilH: 1, DilW: 1, Groups: 1,
+		PadT: pad0, PadL: pad0, PadB: pad1, PadR: pad1, OH: h + pad0 + pad1 - 2, OW: w + pad0 + pad1 - 2}
+}
+
+// run is the three steps over fresh buffers, V and M poisoned past what
+// each step must write.
+func run(p *parallel.Pool, x, w []float32, g conv.ConvGeom, m int, ep gemm.Epilogue) ([]float32, error) {
+	u, err := Weights(w, g.O, g.C, m)
+	if err != nil {
+		return nil, err
+	}
+	_, _, _, tp := tiles(&g, m)
+	pts := (m + 2) * (m + 2)
+	v := kerneltest.Poison(pts * g.C * tp)
+	mm := kerneltest.Poison(pts * g.O * tp)
+	out := kerneltest.Poison(g.N * g.O * g.OH * g.OW)
+	if ep.Residual != nil && len(ep.Residual) == 0 {
+		ep.Residual = out // the residual in place
+	}
+	Input(p, v, x, g, m)
+	Product(p, mm, v, u, pts, g.C, g.O, tp)
+	Output(p, out, mm, g, m, ep)
+	return out, nil
+}
+
+// Tolerance is the error allowed relative to an output's scale: each
+// transform adds a few roundings of values up to (m+2)·max|coefficient|
+// times their inputs (F(4×4)'s Bᵀ and Aᵀ have entries up to 5 and 8).
+func Tolerance(m int) float64 {
+	if m == 4 {
+		return 2e-5
+	}
+	return 2e-6
+}
+
+func TestWinograd(t *testing.T) {
+	r := kerneltest.NewRand(7)
+	geoms := []conv.ConvGeom{
+		Geom3x3(1, 4, 8, 8, 5, 1, 1),     // whole tiles of 4
+		Geom3x3(2, 3, 7, 9, 4, 1, 1),     // partial tiles, two images
+		Geom3x3(1, 16, 14, 14, 24, 1, 1), // ResNet's 14x14 stage, small
+		Geom3x3(1, 5, 6, 5, 3, 0, 0),     // no padding: 4x3 output
+		Geom3x3(1, 2, 5, 5, 2, 2, 1),     // uneven padding
+		Geom3x3(3, 3, 3, 3, 2, 1, 1),     // planes smaller than a tile
+	}
+	acts := []gemm.Epilogue{{}, {Act: lir.ActRelu}, {Act: lir.ActClamp, Min: 0, Max: 0.5}, {Act: lir.ActSilu}}
+	for _, p := range kerneltest.Pools(t) {
+		for gi, g := range geoms {
+			x := kerneltest.RandSlice(r, g.N*g.C*g.H*g.W)
+			w := kerneltest.RandSlice(r, g.O*g.C*9)
+			for _, m := range []int{2, 4} {
+				for ai, ep := range acts {
+					ep.Bias = kerneltest.RandSlice(r, g.O)
+					if ai%2 == 1 {
+						ep.Residual = kerneltest.RandSlice(r, g.N*g.O*g.OH*g.OW)
+					}
+					name := fmt.Sprintf("threads=%d/geom%d/F%d/%s", p.Threads(), gi, m, ep.Act)
+					want, scale := RefConv3x3(x, w, g, &ep)
+					got, err := run(p, x, w, g, m, ep)
+					if err != nil {
+						t.Fatal(err)
+					}
+					kerneltest.CheckClose(t, name, got, want, scale, Tolerance(m), 0)
+				}
+			}
+		}
+	}
+}
+
+// The residual may be the output itself: each element is read before it
+// is written.
+func TestWinogradResidualInPlace(t *testing.T) {
+	r := kerneltest.NewRand(8)
+	g := Geom3x3(1, 3, 9, 10, 4, 1, 1)
+	x := kerneltest.RandSlice(r, g.N*g.C*g.H*g.W)
+	w := kerneltest.RandSlice(r, g.O*g.C*9)
+	res := kerneltest.RandSlice(r, g.N*g.O*g.OH*g.OW)
+	ep := gemm.Epilogue{Act: lir.ActRelu, Residual: res}
+	want, scale := RefConv3x3(x, w, g, &ep)
+	p := parallel.NewPool(2)
+	defer p.Close()
+	u, _ := Weights(w, g.O, g.C, 4)
+	_, _, _, tp := tiles(&g, 4)
+	v, mm := make([]float32, 36*g.C*tp), make([]float32, 36*g.O*tp)
+	out := append([]float32(nil), res...)
+	ep.Residual = out
+	Input(p, v, x, g, 4)
+	Product(p, mm, v, u, 36, g.C, g.O, tp)
+	Output(p, out, mm, g, 4, ep)
+	kerneltest.CheckClose(t, "in place", out, want, scale, Tolerance(4), 0)
+}
+
+func TestWinogradErrors(t *testing.T) {
+	if _, err := For(3); err == nil {
+		t.Error("For(3): no error")
+	}
+	if _, err := Weights(make([]float32, 10), 1, 1, 4); err == nil {
+		t.Error("Weights of 10 values for 1x1x3x3: no error")
+	}
+}
