@@ -72,21 +72,25 @@ func winogradInput(prog *lir.Program, op *lir.WinogradInput) (function, bool) {
 		w("\t\t\tfor (int64_t c = c0; c < c1; c++) {\n")
 		w("\t\t\t\tconst float *xc = x + c * %d;\n", g.H*g.W)
 		w("\t\t\t\tfloat *vc = v + c * %d + tg * 16 + sv * %d;\n", tp, vl)
-		// d: the patch, gathered; e = Bᵀ·d column by column, then each
-		// row of e·B stored.
-		w("\t\t\t\t%s d[%d][%d], e[%d][%d];\n", isa.rv, a, a, a, a)
-		w("\t\t\t\tfor (int i = 0; i < %d; i++)\n", a)
-		w("\t\t\t\t\tfor (int j = 0; j < %d; j++)\n", a)
-		w("\t\t\t\t\t\td[i][j] = %s;\n", winogradGather(isa, "xc", fmt.Sprintf("ib + (i * %d + j)", g.W), "rb[sv][i] & cbits[sv][j]"))
+		// Row by row of the patch: its row gathered, then f = d·B of
+		// that row; then column by column Bᵀ·f, stored. A row or a column
+		// at a time keeps a dozen vectors live, where the whole patch
+		// and its transform would spill.
+		w("\t\t\t\t%s f[%d][%d];\n", isa.rv, a, a)
 		for i := range a {
+			w("\t\t\t\t{\n")
 			for j := range a {
-				w("\t\t\t\te[%d][%d] = %s;\n", i, j, linear(t.BT[i], func(k int) string { return fmt.Sprintf("d[%d][%d]", k, j) }))
+				w("\t\t\t\t\t%s d%d = %s;\n", isa.rv, j, winogradGather(isa, "xc", fmt.Sprintf("ib + %d", i*g.W+int64(j)), fmt.Sprintf("rb[sv][%d] & cbits[sv][%d]", i, j)))
 			}
-		}
-		for i := range a {
 			for j := range a {
+				w("\t\t\t\t\tf[%d][%d] = %s;\n", i, j, linear(t.BT[j], func(k int) string { return fmt.Sprintf("d%d", k) }))
+			}
+			w("\t\t\t\t}\n")
+		}
+		for j := range a {
+			for i := range a {
 				w("\t\t\t\t{ %s r_ = %s; __builtin_memcpy(vc + %d, &r_, %d); }\n", isa.rv,
-					linear(t.BT[j], func(k int) string { return fmt.Sprintf("e[%d][%d]", i, k) }), (i*a+j)*g.C*tp, 4*vl)
+					linear(t.BT[i], func(k int) string { return fmt.Sprintf("f[%d][%d]", k, j) }), (i*a+j)*g.C*tp, 4*vl)
 			}
 		}
 		w("\t\t\t}\n")
@@ -314,15 +318,18 @@ func winogradOutput(prog *lir.Program, op *lir.WinogradOutput) (function, bool) 
 		if res {
 			w("\t\t\t\tconst float *ro = res + o * %d;\n", plane)
 		}
-		// q: the tile's sums; e = Aᵀ·q, then each output of e·A.
-		w("\t\t\t\t%s q[%d][%d], e[%d][%d];\n", isa.rv, a, a, m, a)
-		w("\t\t\t\tfor (int i = 0; i < %d; i++)\n", a)
-		w("\t\t\t\t\tfor (int j = 0; j < %d; j++)\n", a)
-		w("\t\t\t\t\t\tq[i][j] = %s;\n", isa.plainLoad(fmt.Sprintf("mo + (i * %d + j) * %d", a, g.O*tp)))
-		for i := range m {
-			for j := range a {
-				w("\t\t\t\te[%d][%d] = %s;\n", i, j, linear(t.AT[i], func(k int) string { return fmt.Sprintf("q[%d][%d]", k, j) }))
+		// Column by column of the tile's sums q: e = Aᵀ·q of that
+		// column; then each output of e·A.
+		w("\t\t\t\t%s e[%d][%d];\n", isa.rv, m, a)
+		for j := range a {
+			w("\t\t\t\t{\n")
+			for k := range a {
+				w("\t\t\t\t\t%s q%d = %s;\n", isa.rv, k, isa.plainLoad(fmt.Sprintf("mo + %d", (k*a+j)*g.O*tp)))
 			}
+			for i := range m {
+				w("\t\t\t\t\te[%d][%d] = %s;\n", i, j, linear(t.AT[i], func(k int) string { return fmt.Sprintf("q%d", k) }))
+			}
+			w("\t\t\t\t}\n")
 		}
 		for i := range m {
 			for j := range m {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -163,16 +165,25 @@ func TestNativeWinograd(t *testing.T) {
 	}
 }
 
+// benchThreads is the threads of BenchmarkWinograd: 1, or
+// RLX_BENCH_THREADS.
+func benchThreads() int {
+	if n, err := strconv.Atoi(os.Getenv("RLX_BENCH_THREADS")); err == nil && n > 0 {
+		return n
+	}
+	return 1
+}
+
 // BenchmarkWinograd runs 3x3 stride-1 layers (ResNet-18's and the conv
 // sweep's) as F(2×2) and F(4×4) with the generated code of each level
-// this CPU runs, on one thread, in GFLOP/s of the direct convolution's
+// this CPU runs, on one thread (RLX_BENCH_THREADS for more), in GFLOP/s of the direct convolution's
 // multiply-adds (comparable with BenchmarkConv2D's), and each of the
 // three steps alone (step=input, product, output).
 func BenchmarkWinograd(b *testing.B) {
 	if toolchain.NativeTools() != nil {
 		b.Skip(toolchain.NativeTools())
 	}
-	pool := parallel.NewPool(1)
+	pool := parallel.NewPool(benchThreads())
 	defer pool.Close()
 	r := rand.New(rand.NewPCG(1, 1))
 	var cs []benchConv
