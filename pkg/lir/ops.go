@@ -141,7 +141,9 @@ type WinogradInput struct {
 }
 
 // WinogradProduct is M[p, o, t] = Σ_c U[p, o, c]·V[p, c, t]: one product
-// per point p, with U the weights transformed at build time (G·g·Gᵀ).
+// per point p, with U the weights transformed at build time (G·g·Gᵀ),
+// stored in blocks of 4 output channels, [P, ⌈O/4⌉, C, 4] (zeros past
+// O), so that a register tile of channels reads a few streams.
 type WinogradProduct struct {
 	V, U, M     Buf
 	P, C, O, TP int64

@@ -362,7 +362,7 @@ func (o *WinogradProduct) verify(v *verifier) {
 		v.failf("tp", "%d tiles, not a multiple of 16", o.TP)
 	}
 	v.f32("v", o.V, v.dims("c", o.P, o.C, o.TP))
-	v.f32("u", o.U, v.dims("o", o.P, o.O, o.C))
+	v.f32("u", o.U, v.dims("o", o.P, (o.O+3)/4*4, o.C))
 	v.f32("m", o.M, v.dims("o", o.P, o.O, o.TP))
 }
 

@@ -109,6 +109,7 @@ func TestVerifyKinds(t *testing.T) {
 		{"winograd_product", []Buffer{f32(2304), f32(576), f32(2304)}, &WinogradProduct{V: 0, U: 1, M: 2, P: 36, C: 4, O: 4, TP: 16}, ""},
 		{"winograd_product points", []Buffer{f32(2304), f32(576), f32(2304)}, &WinogradProduct{V: 0, U: 1, M: 2, P: 25, C: 4, O: 4, TP: 16}, "p: 25 points"},
 		{"winograd_product tiles", []Buffer{f32(2304), f32(576), f32(2304)}, &WinogradProduct{V: 0, U: 1, M: 2, P: 36, C: 4, O: 4, TP: 12}, "not a multiple of 16"},
+		{"winograd_product u in blocks of 4", []Buffer{f32(2880), f32(1151), f32(2880)}, &WinogradProduct{V: 0, U: 1, M: 2, P: 36, C: 4, O: 5, TP: 16}, "u: buffer b1 holds 4604 bytes, needs 4608"},
 		{"winograd_product short u", []Buffer{f32(2304), f32(575), f32(2304)}, &WinogradProduct{V: 0, U: 1, M: 2, P: 36, C: 4, O: 4, TP: 16}, "u: buffer b1"},
 		{"winograd_output", []Buffer{f32(2304), f32(100), f32(4)}, &WinogradOutput{M: 0, Out: 1, Geom: wconv, Tile: 4, Epilogue: Epilogue{Bias: 2, Residual: 1}}, ""},
 		{"winograd_output short m", []Buffer{f32(1024), f32(100)}, &WinogradOutput{M: 0, Out: 1, Geom: wconv, Tile: 4, Epilogue: NoEpilogue()}, "m: buffer b0"},

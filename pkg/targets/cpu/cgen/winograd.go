@@ -109,8 +109,10 @@ func winogradProduct(prog *lir.Program, op *lir.WinogradProduct) (function, bool
 	if op.TP%16 != 0 || min(op.P, op.C, op.O, op.TP) < 1 || sameBytes(prog, op.M, op.V) || sameBytes(prog, op.M, op.U) {
 		return function{}, false
 	}
-	if n, ok := product([]int64{op.P, max(op.C, op.O), op.TP}); !ok || n > 1<<40 {
-		return function{}, false
+	for _, v := range [][]int64{{op.P, max(op.C, op.O), op.TP}, {op.P, op.O + winograd.Block, op.C}} {
+		if n, ok := product(v); !ok || n > 1<<40 {
+			return function{}, false
+		}
 	}
 	og := min(op.O, tuning.NativeConvChannels)
 	nog := (op.O + og - 1) / og
@@ -119,7 +121,7 @@ func winogradProduct(prog *lir.Program, op *lir.WinogradProduct) (function, bool
 	itemFlops := 2 * og * min(tb, op.TP) * op.C
 	f := function{fn: lir.NativeFunc{N: op.P * nog * ntb, Grain: max(1, tuning.NativeConvChunkFlops/itemFlops)}}
 	f.in, f.out = []lir.Buf{op.V, op.U}, []lir.Buf{op.M}
-	f.fn.In = []int64{op.P * op.C * op.TP * 4, op.P * op.O * op.C * 4}
+	f.fn.In = []int64{op.P * op.C * op.TP * 4, int64(winograd.ULen(int(op.P), int(op.O), int(op.C))) * 4}
 	f.fn.Out = []int64{op.P * op.O * op.TP * 4}
 
 	var b strings.Builder
@@ -130,15 +132,23 @@ func winogradProduct(prog *lir.Program, op *lir.WinogradProduct) (function, bool
 	w("\tfloat *restrict m = (float *)args[2];\n")
 	winogradLevels(&b, func(isa *convISA) {
 		vl := int64(isa.vl)
-		tv := int64(isa.tv)
-		ocb := fitSets(min(int64(isa.acc)/tv, og), 4*op.C)
+		// Fewer tiles than the tile's vectors hold: fewer vectors, more
+		// channels (each vector of tiles loaded feeds them all).
+		tv := min(int64(isa.tv), op.TP/vl)
+		// Whole blocks of U's channels (winograd.Block): a tile starts
+		// on a block; blocks are 16·C bytes apart, and too many of them
+		// in one L1 set evict each other.
+		ocb := min(int64(isa.acc)/tv, og)
+		if ocb >= winograd.Block {
+			ocb = winograd.Block * fitSets(ocb/winograd.Block, 4*winograd.Block*op.C)
+		}
 		w("\tfor (int64_t it = lo; it < hi; it++) {\n")
 		w("\t\tint64_t blk = it %% %d, r_ = it / %d;\n", ntb, ntb)
 		w("\t\tint64_t gi = r_ %% %d, p = r_ / %d;\n", nog, nog)
 		w("\t\tint64_t oc0 = gi * %d, oc1 = oc0 + %d < %d ? oc0 + %d : %d;\n", og, og, op.O, og, op.O)
 		w("\t\tint64_t t0 = blk * %d, t1 = t0 + %d < %d ? t0 + %d : %d;\n", tb, tb, op.TP, tb, op.TP)
 		w("\t\tconst float *vp = v + p * %d;\n", op.C*op.TP)
-		w("\t\tconst float *up = u + p * %d;\n", op.O*op.C)
+		w("\t\tconst float *up = u + p * %d;\n", (op.O+winograd.Block-1)/winograd.Block*winograd.Block*op.C)
 		w("\t\tfloat *mp = m + p * %d;\n", op.O*op.TP)
 		// Blocks are whole vectors (TP and the block a multiple of 16).
 		w("\t\tfor (int64_t t = t0; t < t1; ) {\n")
@@ -204,14 +214,14 @@ func genWinoTile(b *strings.Builder, op *lir.WinogradProduct, isa *convISA, nc, 
 		}
 	}
 	w(";\n")
-	w(ind+"const float *uo = up + oc * %d;\n", op.C)
+	w(ind+"const float *uo = up + oc * %d; /* block oc / %d */\n", op.C, winograd.Block)
 	w(ind + "const float *vt = vp + t;\n")
 	w(ind+"for (int64_t c = 0; c < %d; c++) {\n", op.C)
 	for j := range nv {
 		w(ind+"\t%s x%d = %s;\n", isa.rv, j, isa.plainLoad(fmt.Sprintf("vt + c * %d + %d", op.TP, j*vl)))
 	}
 	for o := range nc {
-		w(ind+"\tfloat w%d = uo[%d + c];\n", o, o*op.C)
+		w(ind+"\tfloat w%d = uo[%d + c * %d];\n", o, o/winograd.Block*winograd.Block*op.C+o%winograd.Block, winograd.Block)
 	}
 	for o := range nc {
 		for j := range nv {

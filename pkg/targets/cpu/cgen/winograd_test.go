@@ -28,7 +28,7 @@ func winogradProgram(g lir.ConvGeom, m int64, e convEpi) *lir.Program {
 	_, _, _, tp := g.WinogradTiles(m)
 	pts := (m + 2) * (m + 2)
 	x := input("x", g.N, g.C, g.H, g.W)
-	u := input("u", pts, g.O, g.C)
+	u := input("u", int64(winograd.ULen(int(pts), int(g.O), int(g.C))))
 	ep := lir.NoEpilogue()
 	if e.bias {
 		ep.Bias = input("bias", g.O)
