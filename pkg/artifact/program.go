@@ -80,11 +80,29 @@ func BindingText(b map[string]int64) string {
 	return strings.Join(parts, ",")
 }
 
-// WeightRef locates one weight (or folded constant) in the "weights" section.
+// WeightRef locates one weight (or folded constant) in the "weights"
+// section, or says how the loader derives it from another (Derive): then
+// it has no bytes in the section (Offset 0) and Bytes is the size of what
+// the derivation makes.
 type WeightRef struct {
-	Name   string  `msgpack:"name"`
-	DType  string  `msgpack:"dtype"`
-	Shape  []int64 `msgpack:"shape"`
-	Offset int64   `msgpack:"offset"` // within the section, 64-byte aligned
-	Bytes  int64   `msgpack:"bytes"`
+	Name   string      `msgpack:"name"`
+	DType  string      `msgpack:"dtype"`
+	Shape  []int64     `msgpack:"shape"`
+	Offset int64       `msgpack:"offset"` // within the section, 64-byte aligned
+	Bytes  int64       `msgpack:"bytes"`
+	Derive *Derivation `msgpack:"derive,omitempty"`
 }
+
+// Derivation is a weight the loader computes from an earlier stored one
+// instead of reading it: a form that is larger than its source and cheap
+// to compute, so the artifact stays the size of the model's own weights.
+type Derivation struct {
+	From int     `msgpack:"from"` // the index of the source weight, stored (not derived)
+	Kind string  `msgpack:"kind"` // DeriveWinograd
+	Args []int64 `msgpack:"args"` // the kind's arguments
+}
+
+// DeriveWinograd is the weights of a 3x3 convolution transformed for
+// Winograd's F(m×m, 3×3) (pkg/targets/cpu/kernels/winograd.Weights):
+// Args are O, C and m; the source is the f32 [O, C, 3, 3] weight.
+const DeriveWinograd = "winograd"

@@ -441,9 +441,13 @@ func generate(m *hir.Module, f *hir.FuncDecl, g *mir.Graph, bindings []specializ
 		sections = append(sections, artifact.Section{Name: name, Codec: artifact.CodecZstd, Data: raw})
 		variants = append(variants, artifact.Variant{Binding: b, Section: name, ArenaBytes: prog.ArenaBytes, TempBytes: plan.TempBytes, Steps: len(prog.Steps)})
 	}
-	// Weights: each 64-byte aligned in one raw section the loader maps.
+	// Weights: each 64-byte aligned in one raw section the loader maps,
+	// but the derived ones, which the loader computes.
 	var wdata []byte
 	for i, t := range weights.Data {
+		if weights.Refs[i].Derive != nil {
+			continue
+		}
 		for len(wdata)%specialize.Align != 0 {
 			wdata = append(wdata, 0)
 		}

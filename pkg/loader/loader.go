@@ -114,11 +114,31 @@ func (m *Model) load(opts Options) error {
 		return err
 	}
 	weights := make([][]byte, len(m.Manifest.Weights))
+	derived := int64(0)
 	for i, w := range m.Manifest.Weights {
+		if w.Derive != nil {
+			if w.Bytes < 0 {
+				return fmt.Errorf("weight %s: %d bytes", w.Name, w.Bytes)
+			}
+			if m.maxMemory >= 0 && w.Bytes > m.maxMemory-derived {
+				return &MemoryError{Derived: derived + w.Bytes, Limit: m.maxMemory}
+			}
+			derived += w.Bytes
+			continue
+		}
 		if w.Offset < 0 || w.Bytes < 0 || w.Offset > int64(len(wsec)) || w.Bytes > int64(len(wsec))-w.Offset {
 			return fmt.Errorf("weight %s lies outside the weights section", w.Name)
 		}
 		weights[i] = wsec[w.Offset : w.Offset+w.Bytes : w.Offset+w.Bytes]
+	}
+	// The derived weights, from the stored ones (after all of those are
+	// in place: a derivation names its source by index).
+	for i, w := range m.Manifest.Weights {
+		if w.Derive != nil {
+			if weights[i], err = derive(m.Manifest.Weights, i, weights); err != nil {
+				return err
+			}
+		}
 	}
 	// Every program is decoded and verified before the device opens or
 	// anything is allocated for it.

@@ -19,10 +19,17 @@ type MemoryError struct {
 	// Sections is, for an artifact refused at Open, the bytes its
 	// compressed sections decode to (the Model decodes them all).
 	Sections int64
-	Limit    int64
+	// Derived is, for an artifact refused at Open, the bytes of the
+	// weights the loader derives (artifact.Derivation).
+	Derived int64
+	Limit   int64
 }
 
 func (e *MemoryError) Error() string {
+	if e.Variant == "" && e.Derived > 0 {
+		return fmt.Sprintf("the weights the artifact derives at load take %s, more than the limit of %s (rlxrun --max-memory)",
+			bytesize.Format(e.Derived), bytesize.Format(e.Limit))
+	}
 	if e.Variant == "" {
 		return fmt.Sprintf("the artifact's compressed sections decode to %s, more than the limit of %s (rlxrun --max-memory)",
 			bytesize.Format(e.Sections), bytesize.Format(e.Limit))

@@ -32,8 +32,8 @@ type Caps struct {
 	// WinogradTile returns m where a 3x3, stride-1 convolution of
 	// geometry g whose epilogue applies act runs as Winograd's F(m×m,
 	// 3×3) (winograd_input, winograd_product, winograd_output, its
-	// weights transformed here by Packer.WinogradWeights), 0 where it
-	// runs as itself. nil: never.
+	// weights transformed when the artifact is loaded), 0 where it runs
+	// as itself. nil: never.
 	WinogradTile func(g lir.ConvGeom, act lir.Activation) int64
 }
 
@@ -47,9 +47,10 @@ type Packer interface {
 	// DepthwiseTaps lays out the [c, 1, KH, KW] weights of a depthwise
 	// convolution (taps = KH·KW) tap-major, as [taps, c].
 	DepthwiseTaps(w []float32, c, taps int) []float32
-	// WinogradWeights transforms the [o, c, 3, 3] weights of a
-	// convolution into F(m×m, 3×3)'s U [(m+2)², o, c].
-	WinogradWeights(w []float32, o, c, m int) ([]float32, error)
+	// WinogradLen is the length of F(m×m, 3×3)'s U for the [o, c, 3, 3]
+	// weights of a convolution, which the loader derives from them
+	// (artifact.DeriveWinograd).
+	WinogradLen(o, c, m int) (int, error)
 }
 
 // Pointwise reports whether g is a 1x1 convolution that is a plain

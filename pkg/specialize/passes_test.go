@@ -50,8 +50,8 @@ func (testPacker) PackB(k, n int, b []float32) ([]float32, error) { return b, ni
 func (testPacker) DepthwiseTaps(w []float32, c, taps int) []float32 {
 	return w
 }
-func (testPacker) WinogradWeights(w []float32, o, c, m int) ([]float32, error) {
-	return make([]float32, (m+2)*(m+2)*o*c), nil
+func (testPacker) WinogradLen(o, c, m int) (int, error) {
+	return (m + 2) * (m + 2) * (o + 3) / 4 * 4 * c, nil
 }
 
 // smallPlanes runs 1x1 pointwise and 3x3 depthwise convolutions channels

@@ -10,7 +10,8 @@ import (
 
 // Weights collects the constants that programs reference, once each, across
 // all the variants of one artifact, and the forms of them that the
-// backend's Packer lays out at build time.
+// backend's Packer lays out at build time or the loader derives (Data nil:
+// no bytes in the artifact).
 type Weights struct {
 	Refs    []artifact.WeightRef
 	Data    []*tensor.Tensor
@@ -88,9 +89,11 @@ func (w *Weights) AddTaps(v *mir.Value) (int, error) {
 }
 
 // AddWinograd registers the [O, C, 3, 3] weight of a convolution run as
-// F(m×m, 3×3) transformed into U [(m+2)², O, C]
-// (Packer.WinogradWeights), and returns its index: one per weight and m,
-// which variants whose planes differ may not share.
+// F(m×m, 3×3) transformed into U [(m+2)², O, C] (in the packer's blocks),
+// and returns its index: one per weight and m, which variants whose planes
+// differ may not share. U is derived, not stored: the artifact holds the
+// weight itself and the loader transforms it (artifact.DeriveWinograd),
+// since U is up to 4x the weight's size.
 func (w *Weights) AddWinograd(v *mir.Value, m int64) (int, error) {
 	key := winoKey{v, m}
 	if i, ok := w.wino[key]; ok {
@@ -100,13 +103,16 @@ func (w *Weights) AddWinograd(v *mir.Value, m int64) (int, error) {
 		return 0, fmt.Errorf("internal: target %s packs no weights", w.Target)
 	}
 	s := v.Const.Shape
-	u, err := w.Packer.WinogradWeights(v.Const.F32(), int(s[0]), int(s[1]), int(m))
+	n, err := w.Packer.WinogradLen(int(s[0]), int(s[1]), int(m))
 	if err != nil {
 		return 0, err
 	}
-	i := w.addDerived(v, nil, fmt.Sprintf("#winograd%d", m), u)
-	w.wino[key] = i
-	return i, nil
+	src := w.Add(v)
+	w.wino[key] = len(w.Refs)
+	w.Refs = append(w.Refs, artifact.WeightRef{Name: w.Refs[src].Name + fmt.Sprintf("#winograd%d", m), DType: "f32", Shape: []int64{int64(n)}, Bytes: int64(n) * 4,
+		Derive: &artifact.Derivation{From: src, Kind: artifact.DeriveWinograd, Args: []int64{s[0], s[1], m}}})
+	w.Data = append(w.Data, nil)
+	return len(w.Refs) - 1, nil
 }
 
 // winoKey is a weight transformed for F(m×m, 3×3).
@@ -123,9 +129,7 @@ func (w *Weights) addDerived(v *mir.Value, seen map[*mir.Value]int, tag string, 
 	if name == "" {
 		name = fmt.Sprintf("const/%d:%s", len(w.Refs), v.Name)
 	}
-	if seen != nil {
-		seen[v] = len(w.Refs)
-	}
+	seen[v] = len(w.Refs)
 	w.Refs = append(w.Refs, artifact.WeightRef{Name: name + tag, DType: "f32", Shape: t.Shape, Bytes: int64(len(t.Data))})
 	w.Data = append(w.Data, t)
 	return len(w.Refs) - 1

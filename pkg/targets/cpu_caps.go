@@ -48,8 +48,12 @@ func (p cpuPacker) PackB(k, n int, b []float32) ([]float32, error) {
 	return gemm.PackBLayout(p.layout, k, n, b, n)
 }
 
-func (cpuPacker) WinogradWeights(w []float32, o, c, m int) ([]float32, error) {
-	return winograd.Weights(w, o, c, m)
+func (cpuPacker) WinogradLen(o, c, m int) (int, error) {
+	t, err := winograd.For(m)
+	if err != nil {
+		return 0, err
+	}
+	return winograd.ULen(t.Points(), o, c), nil
 }
 
 func (cpuPacker) DepthwiseTaps(w []float32, c, taps int) []float32 {

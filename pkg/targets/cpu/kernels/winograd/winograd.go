@@ -13,6 +13,8 @@ package winograd
 
 import (
 	"fmt"
+	"runtime"
+	"sync"
 
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/conv"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/gemm"
@@ -115,37 +117,62 @@ func Weights(w []float32, o, c, m int) ([]float32, error) {
 	if err != nil {
 		return nil, err
 	}
+	u := make([]float32, ULen(t.Points(), o, c))
+	return u, WeightsInto(u, w, o, c, m)
+}
+
+// WeightsInto is Weights into u, which holds ULen((m+2)², o, c) values.
+func WeightsInto(u, w []float32, o, c, m int) error {
+	t, err := For(m)
+	if err != nil {
+		return err
+	}
 	if len(w) != o*c*9 {
-		return nil, fmt.Errorf("winograd: %d weights, want %d for %d x %d x 3 x 3", len(w), o*c*9, o, c)
+		return fmt.Errorf("winograd: %d weights, want %d for %d x %d x 3 x 3", len(w), o*c*9, o, c)
 	}
 	a := t.Alpha
-	u := make([]float32, ULen(a*a, o, c))
+	if len(u) != ULen(a*a, o, c) {
+		return fmt.Errorf("winograd: %d transformed weights, want %d", len(u), ULen(a*a, o, c))
+	}
+	clear(u)
+	var g [6][3]float64
+	for i := range a {
+		copy(g[i][:], t.G[i])
+	}
 	ob := (o + Block - 1) / Block
-	var gw [6][3]float64
-	for oc := range o {
-		for ic := range c {
-			g := w[(oc*c+ic)*9:]
-			for i := range a {
-				for k := range 3 {
-					s := 0.0
-					for r := range 3 {
-						s += t.G[i][r] * float64(g[r*3+k])
-					}
-					gw[i][k] = s
-				}
-			}
-			for i := range a {
-				for j := range a {
-					s := 0.0
+	stride := ob * c * Block // between points
+	// Channel blocks split among goroutines: a model's weights take tens
+	// of millions of multiply-adds, once per load. Each value is computed
+	// the same way whatever the split.
+	blocks := func(lo, hi int) {
+		var gw [6][3]float64
+		for oc := lo * Block; oc < min(hi*Block, o); oc++ {
+			for ic := range c {
+				x := (*[9]float32)(w[(oc*c+ic)*9:])
+				for i := range a {
+					gi := &g[i]
 					for k := range 3 {
-						s += gw[i][k] * t.G[j][k]
+						gw[i][k] = gi[0]*float64(x[k]) + gi[1]*float64(x[3+k]) + gi[2]*float64(x[6+k])
 					}
-					u[UIndex(i*a+j, oc, ic, ob, c)] = float32(s)
+				}
+				at := (oc/Block*c+ic)*Block + oc%Block
+				for i := range a {
+					gwi := &gw[i]
+					for j := range a {
+						gj := &g[j]
+						u[at+(i*a+j)*stride] = float32(gwi[0]*gj[0] + gwi[1]*gj[1] + gwi[2]*gj[2])
+					}
 				}
 			}
 		}
 	}
-	return u, nil
+	workers := min(runtime.GOMAXPROCS(0), max(1, o*c/4096), ob)
+	var wg sync.WaitGroup
+	for k := range workers {
+		wg.Go(func() { blocks(k*ob/workers, (k+1)*ob/workers) })
+	}
+	wg.Wait()
+	return nil
 }
 
 // tiles is g's tiles: th×tw per image, t in all, tp rounded up to 16.
