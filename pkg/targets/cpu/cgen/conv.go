@@ -76,7 +76,10 @@ type convPlan struct {
 	ocg, nog   int64 // output channels per item, groups of them
 	pb, nb     int64 // positions per item, blocks per image (flat) or per row (rows)
 	items      int64
-	bias, res  bool
+	// Groups: cpg input and opg output channels each, npg items of
+	// channels per group (nog = Groups·npg).
+	cpg, opg, npg int64
+	bias, res     bool
 	restrictYR bool // the output and the residual share no bytes
 }
 
@@ -222,25 +225,28 @@ var convISAs = []*convISA{
 }
 
 // planConv says how a convolution is generated, false for one the
-// generator does not handle: groups, a column stride over 2, an
+// generator does not handle: groups that do not divide the channels, a column stride over 2, an
 // activation other than the piecewise-linear ones, empty or overflowing
 // sizes, or an output sharing bytes with what it reads.
 func planConv(prog *lir.Program, op *lir.Conv2D) (convPlan, bool) {
 	g, restrictYR, ok := checkConv(prog, op)
-	if !ok || g.Groups != 1 {
+	if !ok || g.C%g.Groups != 0 || g.O%g.Groups != 0 {
 		return convPlan{}, false
 	}
 	ep := op.Epilogue
 	pl := convPlan{g: g, p: g.OH * g.OW, bias: ep.Bias != lir.NoBuf, res: ep.Residual != lir.NoBuf, restrictYR: restrictYR}
 	pl.flat = g.StrideH == 1 && g.StrideW == 1 && g.OW == g.W
-	pl.ocg = min(g.O, tuning.NativeConvChannels)
-	pl.nog = (g.O + pl.ocg - 1) / pl.ocg
+	pl.cpg, pl.opg = g.C/g.Groups, g.O/g.Groups
+	// An item's channels stay in one group.
+	pl.ocg = min(pl.opg, tuning.NativeConvChannels)
+	pl.npg = (pl.opg + pl.ocg - 1) / pl.ocg
+	pl.nog = g.Groups * pl.npg
 	pl.pb = tuning.NativeConvPositions
 	if !pl.flat && g.StrideW == 2 {
 		// A tile's positions (at most pb) read pb + (KW-1)·DW/2 columns
 		// of each phase, rounded up to whole vectors of the widest level.
 		pl.splitW = (pl.pb + (g.KW-1)*g.DilW/2 + 15) / 16 * 16
-		pl.split = g.KH*g.C*2*pl.splitW*4 <= tuning.NativeConvSplitBytes
+		pl.split = g.KH*pl.cpg*2*pl.splitW*4 <= tuning.NativeConvSplitBytes
 	}
 	if pl.flat {
 		pl.nb = (pl.p + pl.pb - 1) / pl.pb
@@ -306,10 +312,10 @@ func convFunc(prog *lir.Program, op *lir.Conv2D) (function, bool) {
 	if !pl.flat {
 		span = g.OW
 	}
-	itemFlops := 2 * pl.ocg * min(pl.pb, span) * g.C * kk
+	itemFlops := 2 * pl.ocg * min(pl.pb, span) * pl.cpg * kk
 	f := function{fn: lir.NativeFunc{N: pl.items, Grain: max(1, tuning.NativeConvChunkFlops/itemFlops)}}
 	f.in = []lir.Buf{op.X, op.W}
-	f.fn.In = []int64{g.N * g.C * g.H * g.W * 4, g.O * g.C * kk * 4}
+	f.fn.In = []int64{g.N * g.C * g.H * g.W * 4, g.O * pl.cpg * kk * 4}
 	if pl.bias {
 		f.in = append(f.in, op.Epilogue.Bias)
 		f.fn.In = append(f.fn.In, g.O*4)
@@ -396,7 +402,7 @@ func genConvLevel(b *strings.Builder, pl *convPlan, ep lir.Epilogue, isa *convIS
 		tv = 1
 		ocb = min(int64(isa.acc), pl.ocg)
 	}
-	ocb = fitSets(ocb, 4*g.C*g.KH*g.KW)
+	ocb = fitSets(ocb, 4*pl.cpg*g.KH*g.KW)
 	w("\t{\n")
 	for _, l := range isa.typedefs() {
 		w("\t%s\n", l)
@@ -410,10 +416,21 @@ func genConvLevel(b *strings.Builder, pl *convPlan, ep lir.Epilogue, isa *convIS
 		w("\t\tblk -= oh * %d;\n", pl.nb)
 	}
 	w("\t\tint64_t og = r_ %% %d, n = r_ / %d;\n", pl.nog, pl.nog)
-	w("\t\tint64_t oc0 = og * %d, oc1 = oc0 + %d < %d ? oc0 + %d : %d;\n", pl.ocg, pl.ocg, g.O, pl.ocg, g.O)
+	if g.Groups == 1 {
+		w("\t\tint64_t oc0 = og * %d, oc1 = oc0 + %d < %d ? oc0 + %d : %d;\n", pl.ocg, pl.ocg, g.O, pl.ocg, g.O)
+	} else {
+		// Group grp's output channels read its input channels alone.
+		w("\t\tint64_t grp = og / %d, oj = og %% %d;\n", pl.npg, pl.npg)
+		w("\t\tint64_t oc0 = grp * %d + oj * %d, oc1 = oj * %d + %d < %d ? oc0 + %d : grp * %d + %d;\n",
+			pl.opg, pl.ocg, pl.ocg, pl.ocg, pl.opg, pl.ocg, pl.opg, pl.opg)
+	}
 	// q: positions along the flattened plane (flat) or the row (rows).
 	w("\t\tint64_t q0 = blk * %d, q1 = q0 + %d < %d ? q0 + %d : %d;\n", pl.pb, pl.pb, end, pl.pb, end)
-	w("\t\tconst float *xn = x + n * %d;\n", g.C*g.H*g.W)
+	if g.Groups == 1 {
+		w("\t\tconst float *xn = x + n * %d;\n", g.C*g.H*g.W)
+	} else {
+		w("\t\tconst float *xn = x + n * %d + grp * %d;\n", g.C*g.H*g.W, pl.cpg*g.H*g.W)
+	}
 	w("\t\tfloat *yn = y + n * %d;\n", g.O*pl.p)
 	if pl.res {
 		w("\t\tconst float *rn = res + n * %d;\n", g.O*pl.p)
@@ -488,8 +505,8 @@ func genConvLevel(b *strings.Builder, pl *convPlan, ep lir.Epilogue, isa *convIS
 	}
 	// The channel tiles: whole ones, then the remainder this layer has.
 	rems := map[int64]bool{}
-	for og := int64(0); og < pl.nog; og++ {
-		if r := min(pl.ocg, g.O-og*pl.ocg) % ocb; r != 0 {
+	for oj := int64(0); oj < pl.npg; oj++ {
+		if r := min(pl.ocg, pl.opg-oj*pl.ocg) % ocb; r != 0 {
 			rems[r] = true
 		}
 	}
@@ -526,13 +543,13 @@ func genConvSplit(b *strings.Builder, pl *convPlan, isa *convISA, tv int64) {
 	for i := range vl {
 		ev[i], od[i] = fmt.Sprint(2*i), fmt.Sprint(2*i+1)
 	}
-	w("\t\t\tfloat sx[%d] __attribute__((aligned(64)));\n", g.KH*g.C*2*pl.splitW)
+	w("\t\t\tfloat sx[%d] __attribute__((aligned(64)));\n", g.KH*pl.cpg*2*pl.splitW)
 	w("\t\t\tfor (int kh = 0; kh < %d; kh++) {\n", g.KH)
 	w("\t\t\t\tint64_t ih = oh * %d + kh * %d - %d;\n", g.StrideH, g.DilH, g.PadT)
 	w("\t\t\t\tif ((uint64_t)ih >= %du) continue;\n", g.H)
-	w("\t\t\t\tfor (int64_t ic = 0; ic < %d; ic++) {\n", g.C)
+	w("\t\t\t\tfor (int64_t ic = 0; ic < %d; ic++) {\n", pl.cpg)
 	w("\t\t\t\t\tconst float *xr = xn + ic * %d + ih * %d;\n", g.H*g.W, g.W)
-	w("\t\t\t\t\tfloat *se = sx + (kh * %d + ic) * %d;\n", g.C, 2*pl.splitW)
+	w("\t\t\t\t\tfloat *se = sx + (kh * %d + ic) * %d;\n", pl.cpg, 2*pl.splitW)
 	w("\t\t\t\t\tfor (int64_t j = 0; j < %d; j += %d) {\n", sw, vl)
 	w("\t\t\t\t\t\tint64_t c0 = 2 * (qt + j) - %d;\n", g.PadL)
 	w("\t\t\t\t\t\t%s a, b;\n", isa.rv)
@@ -669,7 +686,7 @@ func genConvTile(b *strings.Builder, pl *convPlan, ep lir.Epilogue, isa, vi *con
 	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	const ind = "\t\t\t\t\t\t"
 	vl := int64(vi.vl)
-	ckk := g.C * g.KH * g.KW
+	ckk := pl.cpg * g.KH * g.KW
 	w(ind+"%s", vi.rv)
 	for o := range ocb {
 		for v := range nv {
@@ -724,9 +741,9 @@ func genConvTile(b *strings.Builder, pl *convPlan, ep lir.Epilogue, isa, vi *con
 		w(ind+"\tconst float *xk = xn + ih * %d + qt * %d - %d;\n", g.W, g.StrideW, g.PadL)
 	}
 	w(ind+"\tconst float *wk = wo + kh * %d;\n", g.KW)
-	w(ind+"\tfor (int64_t ic = 0; ic < %d; ic++) {\n", g.C)
+	w(ind+"\tfor (int64_t ic = 0; ic < %d; ic++) {\n", pl.cpg)
 	if loads == loadsSplit {
-		w(ind+"\t\tconst float *xc = sx + (kh * %d + ic) * %d;\n", g.C, 2*pl.splitW)
+		w(ind+"\t\tconst float *xc = sx + (kh * %d + ic) * %d;\n", pl.cpg, 2*pl.splitW)
 	} else {
 		w(ind+"\t\tconst float *xc = xk + ic * %d;\n", g.H*g.W)
 	}

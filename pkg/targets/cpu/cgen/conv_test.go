@@ -187,7 +187,23 @@ func convSweep() []convCase {
 		{geom(2, 5, 15, 29, 12, 5, 5, 2, 2, 1, 2, 2, 1, 1, 1), epiBiasRes},
 		{sq(1, 16, 31, 24, 1, 2, 0), epiBiasResRelu},
 		{sq(1, 8, 30, 26, 3, 2, 1), epiClamp},
+		// Groups (not depthwise): ResNeXt's 4 and 8 channels a group,
+		// output groups that leave partial tiles, a split stride-2 copy
+		// per group, 1x1, dilated 5x5.
+		{grouped(sq(1, 128, 56, 128, 3, 1, 1), 32), epiBiasRelu},
+		{grouped(sq(1, 256, 28, 256, 3, 2, 1), 32), epiBiasRes},
+		{grouped(sq(2, 12, 14, 18, 3, 1, 1), 3), epiLeaky},
+		{grouped(sq(1, 16, 13, 32, 3, 2, 1), 2), epiClamp},
+		{grouped(sq(1, 64, 9, 64, 1, 1, 0), 4), epiNone},
+		{grouped(geom(1, 24, 17, 15, 60, 5, 5, 1, 1, 4, 4, 4, 4, 2, 2), 2), epiBiasResRelu},
+		{grouped(sq(2, 6, 23, 9, 7, 2, 3), 3), epiBias},
 	}
+}
+
+// grouped is g with the given groups.
+func grouped(g lir.ConvGeom, groups int64) lir.ConvGeom {
+	g.Groups = groups
+	return g
 }
 
 // TestNativeConv compiles every geometry of the sweep (whether the rule
@@ -372,6 +388,13 @@ func BenchmarkConv2DSweep(b *testing.B) {
 	add("5x5s2_c64_28", sq(1, 64, 28, 64, 5, 2, 2))
 	add("1x1s2_c256_28", sq(1, 256, 28, 512, 1, 2, 0))
 	add("1x1s2_c512_14", sq(1, 512, 14, 1024, 1, 2, 0))
+	add("3x3s1_g32_c128_56", grouped(sq(1, 128, 56, 128, 3, 1, 1), 32))
+	add("3x3s2_g32_c256_28", grouped(sq(1, 256, 28, 256, 3, 2, 1), 32))
+	add("3x3s1_g32_c512_14", grouped(sq(1, 512, 14, 512, 3, 1, 1), 32))
+	add("3x3s1_g8_c64_28", grouped(sq(1, 64, 28, 64, 3, 1, 1), 8))
+	add("3x3s1_g2_c64_28", grouped(sq(1, 64, 28, 64, 3, 1, 1), 2))
+	add("3x3s2_g64_c128_56", grouped(sq(1, 128, 56, 128, 3, 2, 1), 64))
+	add("1x1s1_g4_c256_28", grouped(sq(1, 256, 28, 256, 1, 1, 0), 4))
 	benchConvs(b, cs)
 }
 

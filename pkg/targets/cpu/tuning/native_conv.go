@@ -66,8 +66,8 @@ type ConvShape struct {
 //     code ran 0.9-1.4x the runtime's packed GEMM at x86-64-v4 and 0.6-1x
 //     at x86-64-v3;
 //   - other strides, and dilated stride-2 kernels (not measured);
-//   - groups, but for depthwise convolutions, which NativeDepthwise
-//     rules on;
+//   - grouped 1x1 convolutions at x86-64-v3 (nativeGrouped); depthwise
+//     ones are NativeDepthwise's;
 //   - at stride 1, fewer input channels than NativeConvMinChannels (an
 //     image model's first layer): the input channels are the inner loop,
 //     and with 3 of them a tile's set-up per row of taps (masks,
@@ -82,13 +82,31 @@ func NativeConv(s ConvShape) bool {
 		return NativeDepthwise(s)
 	}
 	if s.Groups != 1 {
-		return false
+		return nativeGrouped(s)
 	}
 	if s.StrideH == 1 && s.StrideW == 1 {
 		return s.KH*s.KW > 1 && s.C >= NativeConvMinChannels
 	}
 	return s.AVX512 && s.StrideH == 2 && s.StrideW == 2 && s.DilH == 1 && s.DilW == 1 &&
 		(s.C >= NativeConvMinChannels || s.KW > 3)
+}
+
+// nativeGrouped reports whether generated code runs a grouped
+// convolution that is not depthwise (ResNeXt's 3x3 with 4-8 channels a
+// group, RegNet's, grouped 1x1s): each group is a dense convolution of
+// its own channels, the same register tiles over fewer input channels.
+// The runtime's implicit GEMM handles groups one small product at a time:
+// on BenchmarkConv2DSweep (one thread, Zen 4, shared, 2026-11-27) the
+// generated code ran 3x3 stride 1 and 2 with 2 to 32 channels a group
+// 1.4-10x the runtime at x86-64-v3 and 2-15x at x86-64-v4 (32 groups of
+// 4 channels over 56x56: 14 GFLOP/s on the runtime, 37-40 native), a
+// grouped 1x1 0.6x at x86-64-v3 and 1.2x at x86-64-v4: 1x1 kernels only
+// where every level has AVX-512. Strides over 2 stay on the runtime.
+func nativeGrouped(s ConvShape) bool {
+	if s.StrideH > 2 || s.StrideW > 2 || s.C%s.Groups != 0 || s.O%s.Groups != 0 {
+		return false
+	}
+	return s.KH*s.KW > 1 || s.AVX512
 }
 
 // NativeConvMinChannels is the fewest input channels of a native
