@@ -68,19 +68,19 @@ func normConv(g lir.ConvGeom) lir.ConvGeom {
 // The output is stored with the tail masked. The epilogue is the
 // runtime's: out = act(acc + bias) + residual.
 type convPlan struct {
-	g          lir.ConvGeom
-	flat       bool
-	split      bool  // rows of stride 2, read from the tile's split copy
-	splitW     int64 // floats of one phase (even or odd) of a split row
-	p          int64 // output positions per image, OH·OW
-	ocg, nog   int64 // output channels per item, groups of them
-	pb, nb     int64 // positions per item, blocks per image (flat) or per row (rows)
-	items      int64
+	g        lir.ConvGeom
+	flat     bool
+	split    bool  // rows of stride 2, read from the tile's split copy
+	splitW   int64 // floats of one phase (even or odd) of a split row
+	p        int64 // output positions per image, OH·OW
+	ocg, nog int64 // output channels per item, groups of them
+	pb, nb   int64 // positions per item, blocks per image (flat) or per row (rows)
+	items    int64
 	// Groups: cpg input and opg output channels each, npg items of
 	// channels per group (nog = Groups·npg).
 	cpg, opg, npg int64
 	bias, res     bool
-	restrictYR bool // the output and the residual share no bytes
+	restrictYR    bool // the output and the residual share no bytes
 }
 
 // convISA is one CPU level's side of the generated code: the vector
