@@ -121,6 +121,8 @@ func kernelFor(prog *lir.Program, op lir.Op, opts Options) (function, bool) {
 		return winogradProduct(prog, op)
 	case *lir.WinogradOutput:
 		return winogradOutput(prog, op)
+	case *lir.Copy:
+		return copyFunc(prog, op)
 	}
 	return function{}, false
 }

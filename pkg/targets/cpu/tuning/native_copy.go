@@ -1,0 +1,25 @@
+package tuning
+
+// Native transposes: which strided copies of 4-byte elements the cpu
+// target compiles to C (pkg/targets/cpu/cgen, copy.go) instead of
+// running the runtime's tiled Go loop (pkg/targets/cpu/kernels/data).
+
+// NativeTranspose reports whether generated code runs a transposing copy
+// (one dim contiguous in the source, another in the destination) whose
+// two tile dims have lengths la (along the source's contiguous dim) and
+// lb (the destination's): every one whose dims reach a 4x4 tile.
+//
+// The runtime moves one element at a time through 8x8 tiles, a bounds
+// check and an index update each; the generated code loads whole tile
+// rows as vectors, transposes them in registers with shuffles (16x16 at
+// x86-64-v4, 8x8 at x86-64-v3, 4x4 on NEON) and stores whole rows.
+// Shorter dims stay on the runtime, as the runtime leaves them untiled.
+func NativeTranspose(la, lb int64) bool {
+	return la >= 4 && lb >= 4
+}
+
+// NativeCopyGrain is the fewest elements of a native transpose that a
+// worker takes as one call of its function: a copy moves an element in a
+// fraction of what an elementwise region computes one in, so one call
+// through purego needs more of them than NativeEwGrain to stay near 1%.
+const NativeCopyGrain = 1 << 16
