@@ -9,19 +9,22 @@ import (
 	"github.com/rlx-project/rlx/pkg/targets/cpu/tuning"
 )
 
-// copyISA is one CPU level of a transposing copy: the side of its
-// square register tiles, one vector of 4-byte elements per tile row.
+// copyISA is one CPU level of a transposing copy: the sides of its
+// square register tiles, one vector of 4-byte elements per tile row,
+// largest first, each a multiple of the next.
 type copyISA struct {
-	cond string // the preprocessor test of the level; "" for the fallback
-	tile int
+	cond  string // the preprocessor test of the level; "" for the fallback
+	tiles []int
 }
 
 // copyISAs are the levels, first match wins: 16x16 tiles in zmm
-// registers, 8x8 in ymm, and 4x4 in 16-byte vectors (NEON, SSE).
+// registers, 8x8 in ymm, and 4x4 in 16-byte vectors (NEON, SSE). The
+// smaller sides of a level take the edges of an item the larger leave,
+// so that a dim of 12 still moves through registers at x86-64-v4.
 var copyISAs = []copyISA{
-	{cond: "defined(__AVX512F__)", tile: 16},
-	{cond: "defined(__AVX2__)", tile: 8},
-	{tile: 4},
+	{cond: "defined(__AVX512F__)", tiles: []int{16, 8, 4}},
+	{cond: "defined(__AVX2__)", tiles: []int{8, 4}},
+	{tiles: []int{4}},
 }
 
 // copyStripA and copyBlockB are the extent of one work item along the
@@ -173,7 +176,7 @@ func copyFunc(prog *lir.Program, op *lir.Copy) (function, bool) {
 		default:
 			w("#else\n")
 		}
-		copyLevel(&b, isa.tile, p)
+		copyLevel(&b, isa.tiles, p)
 	}
 	w("#endif\n")
 	w("\t}\n}\n")
@@ -186,32 +189,61 @@ func copyFunc(prog *lir.Program, op *lir.Copy) (function, bool) {
 	}, true
 }
 
-// copyLevel writes one level's walk of an item: T x T tiles over the
-// part of na x nb they cover whole, loaded as T rows of the source
-// (along a), transposed in registers and stored as T rows of the
-// destination (along b); the elements outside them one by one.
-func copyLevel(b *strings.Builder, T int, p transposePlan) {
+// copyLevel writes one level's walk of an item: the tiles of the first
+// side over the part of na x nb they cover whole, those of each next
+// side over what they cover whole beyond it, and the elements left
+// over one by one. A tile is loaded as T rows of the source (along a),
+// transposed in registers and stored as T rows of the destination
+// (along b).
+func copyLevel(b *strings.Builder, tiles []int, p transposePlan) {
 	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
-	w("\t\ttypedef float rlx_cv __attribute__((vector_size(%d), aligned(4), may_alias));\n", 4*T)
-	w("\t\tconst int64_t fa = na - na %% %d, fb = nb - nb %% %d;\n", T, T)
-	w("\t\tfor (int64_t j = 0; j < fb; j += %d)\n", T)
-	w("\t\t\tfor (int64_t i = 0; i < fa; i += %d) {\n", T)
-	w("\t\t\t\tconst uint32_t *ts = s + i + j * %d;\n", p.db)
-	w("\t\t\t\tuint32_t *td = d + i * %d + j;\n", p.sa)
+	for k, T := range tiles {
+		w("\t\t{\n")
+		w("\t\t\ttypedef float rlx_cv __attribute__((vector_size(%d), aligned(4), may_alias));\n", 4*T)
+		w("\t\t\tconst int64_t fa = na - na %% %d, fb = nb - nb %% %d;\n", T, T)
+		if k == 0 {
+			w("\t\t\tfor (int64_t j = 0; j < fb; j += %d)\n", T)
+			w("\t\t\t\tfor (int64_t i = 0; i < fa; i += %d) {\n", T)
+			copyTile(b, T, p)
+			w("\t\t\t\t}\n")
+		} else {
+			// What the larger side left: its rows past its columns, then
+			// the rows past its rows.
+			P := tiles[k-1]
+			w("\t\t\tconst int64_t pa = na - na %% %d, pb = nb - nb %% %d;\n", P, P)
+			w("\t\t\tfor (int64_t i = 0; i < fa; i += %d)\n", T)
+			w("\t\t\t\tfor (int64_t j = i < pa ? pb : 0; j < fb; j += %d) {\n", T)
+			copyTile(b, T, p)
+			w("\t\t\t\t}\n")
+		}
+		w("\t\t}\n")
+	}
+	T := tiles[len(tiles)-1]
+	w("\t\t{\n")
+	w("\t\t\tconst int64_t fa = na - na %% %d, fb = nb - nb %% %d;\n", T, T)
+	// At most 3 elements a row or column are left: vectorized, clang
+	// makes them gathers and scatters, which cost more than the tiles.
+	w("\t\t\t#pragma clang loop vectorize(disable)\n")
+	w("\t\t\tfor (int64_t i = 0; i < na; i++)\n")
+	w("\t\t\t\t#pragma clang loop vectorize(disable)\n")
+	w("\t\t\t\tfor (int64_t j = i < fa ? fb : 0; j < nb; j++)\n")
+	w("\t\t\t\t\td[i * %d + j] = s[i + j * %d];\n", p.sa, p.db)
+	w("\t\t}\n")
+}
+
+// copyTile writes the move of the T x T tile at (i, j) of the item.
+func copyTile(b *strings.Builder, T int, p transposePlan) {
+	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	w("\t\t\t\t\tconst uint32_t *ts = s + i + j * %d;\n", p.db)
+	w("\t\t\t\t\tuint32_t *td = d + i * %d + j;\n", p.sa)
 	rows := make([]string, T)
 	for k := range T {
 		rows[k] = fmt.Sprintf("v%d", k)
-		w("\t\t\t\tconst rlx_cv v%d = *(const rlx_cv *)(ts + %d);\n", k, int64(k)*p.db)
+		w("\t\t\t\t\tconst rlx_cv v%d = *(const rlx_cv *)(ts + %d);\n", k, int64(k)*p.db)
 	}
 	for k, v := range transposeNetwork(b, T, rows) {
-		w("\t\t\t\t*(rlx_cv *)(td + %d) = %s;\n", int64(k)*p.sa, v)
+		w("\t\t\t\t\t*(rlx_cv *)(td + %d) = %s;\n", int64(k)*p.sa, v)
 	}
-	w("\t\t\t}\n")
-	// The rest: rows of a below fa past the tiles' columns, then the rows
-	// at and after fa whole.
-	w("\t\tfor (int64_t i = 0; i < na; i++)\n")
-	w("\t\t\tfor (int64_t j = i < fa ? fb : 0; j < nb; j++)\n")
-	w("\t\t\t\td[i * %d + j] = s[i + j * %d];\n", p.sa, p.db)
 }
 
 // transposeNetwork writes the shuffles that transpose the T x T tile held
@@ -228,7 +260,7 @@ func transposeNetwork(b *strings.Builder, T int, rows []string) []string {
 		for i, v := range idx {
 			s[i] = fmt.Sprint(v)
 		}
-		w("\t\t\t\tconst rlx_cv %s = __builtin_shufflevector(%s, %s, %s);\n", dst, x, y, strings.Join(s, ", "))
+		w("\t\t\t\t\tconst rlx_cv %s = __builtin_shufflevector(%s, %s, %s);\n", dst, x, y, strings.Join(s, ", "))
 	}
 	// inLane is the shuffle that takes, in every lane l, elements
 	// pattern (0-3 from x's lane l, 4-7 from y's).

@@ -277,6 +277,7 @@ func BenchmarkTranspose(b *testing.B) {
 		permCase([]int64{3, 2, 8, 4}, []int{0, 1, 3, 2}, 0, 0),
 		permCase([]int64{4, 16, 16}, []int{0, 2, 1}, 0, 0),
 		permCase([]int64{2, 8, 16, 16}, []int{0, 1, 3, 2}, 0, 0),
+		permCase([]int64{96, 12, 77}, []int{0, 2, 1}, 0, 0),
 	} {
 		n := reach(0, c.shape, c.ds)
 		interp := copyProgram([]copyCase{c})
