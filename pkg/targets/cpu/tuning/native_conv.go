@@ -99,9 +99,9 @@ func NativeConv(s ConvShape) bool {
 // on BenchmarkConv2DSweep (one thread, Zen 4, shared, 2026-11-27) the
 // generated code ran 3x3 stride 1 and 2 with 2 to 32 channels a group
 // 1.4-10x the runtime at x86-64-v3 and 2-15x at x86-64-v4 (32 groups of
-// 4 channels over 56x56: 14 GFLOP/s on the runtime, 37-40 native), a
-// grouped 1x1 0.6x at x86-64-v3 and 1.2x at x86-64-v4: 1x1 kernels only
-// where every level has AVX-512. Strides over 2 stay on the runtime.
+// 4 channels over 56x56: 2.6-2.8x), a grouped 1x1 0.6x at x86-64-v3 and
+// 1.2x at x86-64-v4: 1x1 kernels only where every level has AVX-512
+// (docs/perf/native.md has the rates). Strides over 2 stay on the runtime.
 func nativeGrouped(s ConvShape) bool {
 	if s.StrideH > 2 || s.StrideW > 2 || s.C%s.Groups != 0 || s.O%s.Groups != 0 {
 		return false

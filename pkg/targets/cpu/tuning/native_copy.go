@@ -13,15 +13,13 @@ package tuning
 // check and an index update each; the generated code loads whole tile
 // rows as vectors, transposes them in registers with shuffles (16x16 at
 // x86-64-v4, 8x8 at x86-64-v3, 4x4 on NEON) and stores whole rows. On
-// BenchmarkTranspose (cgen, one thread, Zen 4) it moved an element in
-// 0.11-0.14 ns at x86-64-v4 where the runtime took 1.0-1.3 (the sweep's
-// 8x12x128x64 swap of the last two axes, NCHW to NHWC of 64x112x112,
-// 96x12x77), about what copy() of the same bytes takes, and a 1024x1024
-// transpose in 0.22 (v3: 0.34, the 4x4 fallback 0.64; runtime 1.1);
+// BenchmarkTranspose (cgen, one thread, Zen 4) it ran 8-10x the runtime
+// at x86-64-v4 (the sweep's 8x12x128x64 swap of the last two axes, NCHW
+// to NHWC of 64x112x112, 96x12x77), about as fast as copy() of the same
+// bytes, and a 1024x1024 transpose 5x (v3 3x, the 4x4 fallback 1.7x);
 // even a 192-element copy ran 2x faster with the call through purego.
-// In the operator sweep the 8x12x128x64 point went from 0.35x ONNX
-// Runtime to 4.9x. Shorter dims stay on the runtime, which leaves them
-// untiled too.
+// docs/perf/native.md has the times. Shorter dims stay on the runtime,
+// which leaves them untiled too.
 func NativeTranspose(la, lb int64) bool {
 	return la >= 4 && lb >= 4
 }

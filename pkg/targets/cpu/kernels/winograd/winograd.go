@@ -95,9 +95,9 @@ func (t *Transform) Points() int { return t.Alpha * t.Alpha }
 // Block], so that a register tile of output channels (a multiple of
 // Block at every CPU level) reads its weights as a few contiguous
 // streams, one per block, where [α², O, C] would be one stream per
-// channel, C·4 bytes apart: more than the prefetchers follow (7x7
-// layers with 512 channels, whose products stream 16 MB of U once, ran
-// at 9 GB/s so).
+// channel, C·4 bytes apart: more than the prefetchers follow (the
+// products of 7x7 layers with 512 channels, which stream U once per run,
+// took 1.5x as long so; docs/perf/native.md).
 const Block = 4
 
 // UIndex is the index in U of point q, output channel o and input
