@@ -243,24 +243,7 @@ func checkNativeConvs(t *testing.T, sweep []convCase) {
 		unit.Funcs = append(unit.Funcs, prog.Native.Funcs[0])
 		progs[i] = prog
 	}
-	objects := make([]lir.NativeObject, len(levels))
-	errs := make([]error, len(levels))
-	var wg sync.WaitGroup
-	for li, l := range levels {
-		wg.Go(func() {
-			elf, err := toolchain.CToELF("kernels", Source(unit), l.Clang)
-			if err == nil {
-				err = native.Validate(elf, l.GOARCH)
-			}
-			objects[li], errs[li] = lir.NativeObject{Level: l.Name, ELF: elf}, err
-		})
-	}
-	wg.Wait()
-	for li, err := range errs {
-		if err != nil {
-			t.Fatalf("%s %v: %v", levels[li].Name, levels[li].Clang, err)
-		}
-	}
+	objects := compileUnit(t, unit, levels)
 	pool := parallel.NewPool(3)
 	defer pool.Close()
 	r := rand.New(rand.NewPCG(3, 4))
@@ -451,4 +434,29 @@ func benchConvs(b *testing.B, cs []benchConv) {
 			b.Run("layer="+c.name+"/code="+l.Name, func(b *testing.B) { runProg(b, withObject(b, prog, l)) })
 		}
 	}
+}
+
+// compileUnit compiles a unit of functions for each level, in parallel,
+// and validates each object as the loader does.
+func compileUnit(t *testing.T, unit *lir.Native, levels []native.Level) []lir.NativeObject {
+	t.Helper()
+	objects := make([]lir.NativeObject, len(levels))
+	errs := make([]error, len(levels))
+	var wg sync.WaitGroup
+	for li, l := range levels {
+		wg.Go(func() {
+			elf, err := toolchain.CToELF("kernels", Source(unit), l.Clang)
+			if err == nil {
+				err = native.Validate(elf, l.GOARCH)
+			}
+			objects[li], errs[li] = lir.NativeObject{Level: l.Name, ELF: elf}, err
+		})
+	}
+	wg.Wait()
+	for li, err := range errs {
+		if err != nil {
+			t.Fatalf("%s %v: %v", levels[li].Name, levels[li].Clang, err)
+		}
+	}
+	return objects
 }

@@ -52,20 +52,8 @@ func winogradInput(prog *lir.Program, op *lir.WinogradInput) (function, bool) {
 		w("\t\tint64_t tg = it / %d, c0 = it %% %d * %d, c1 = c0 + %d < %d ? c0 + %d : %d;\n", nc, nc, cb, cb, g.C, cb, g.C)
 		// Each lane's tile: the offset of its patch's corner in x (of
 		// channel 0), and which of its rows and columns are in the input.
-		w("\t\tint32_t base[16];\n\t\tuint32_t rb[%d][%d], cbits[%d][%d];\n", sub, a, sub, a)
-		w("\t\tfor (int sv = 0; sv < %d; sv++) for (int i = 0; i < %d; i++) rb[sv][i] = cbits[sv][i] = 0;\n", sub, a)
-		w("\t\tfor (int l = 0; l < 16; l++) {\n")
-		w("\t\t\tint64_t t = tg * 16 + l;\n")
-		w("\t\t\tbase[l] = 0;\n")
-		w("\t\t\tif (t >= %d) continue;\n", nt)
-		w("\t\t\tint64_t n = t / %d, r = t %% %d;\n", th*tw, th*tw)
-		w("\t\t\tint64_t ih0 = r / %d * %d - %d, iw0 = r %% %d * %d - %d;\n", tw, op.Tile, g.PadT, tw, op.Tile, g.PadL)
-		w("\t\t\tbase[l] = (int32_t)(n * %d + ih0 * %d + iw0);\n", g.C*g.H*g.W, g.W)
-		w("\t\t\tfor (int i = 0; i < %d; i++) {\n", a)
-		w("\t\t\t\tif ((uint64_t)(ih0 + i) < %du) rb[l / %d][i] |= 1u << (l %% %d);\n", g.H, vl, vl)
-		w("\t\t\t\tif ((uint64_t)(iw0 + i) < %du) cbits[l / %d][i] |= 1u << (l %% %d);\n", g.W, vl, vl)
-		w("\t\t\t}\n")
-		w("\t\t}\n")
+		genTileLanes(&b, isa, tileLanes{tiles: nt, perImage: th * tw, tw: tw, m: op.Tile, span: a,
+			padT: g.PadT, padL: g.PadL, image: g.C * g.H * g.W, row: g.W, h: g.H, w: g.W})
 		w("\t\tfor (int sv = 0; sv < %d; sv++) {\n", sub)
 		w("\t\t\t%s ib;\n", isa.rvi)
 		w("\t\t\t__builtin_memcpy(&ib, base + sv * %d, %d);\n", vl, 4*vl)
@@ -305,20 +293,8 @@ func winogradOutput(prog *lir.Program, op *lir.WinogradOutput) (function, bool) 
 		w("\t\tint64_t tg = it / %d, o0 = it %% %d * %d, o1 = o0 + %d < %d ? o0 + %d : %d;\n", no, no, ob, ob, g.O, ob, g.O)
 		// Each lane's tile: the offset of its block's corner in y (of
 		// channel 0), and which of its rows and columns are in the plane.
-		w("\t\tint32_t base[16];\n\t\tuint32_t rb[%d][%d], cbits[%d][%d];\n", sub, m, sub, m)
-		w("\t\tfor (int sv = 0; sv < %d; sv++) for (int i = 0; i < %d; i++) rb[sv][i] = cbits[sv][i] = 0;\n", sub, m)
-		w("\t\tfor (int l = 0; l < 16; l++) {\n")
-		w("\t\t\tint64_t t = tg * 16 + l;\n")
-		w("\t\t\tbase[l] = 0;\n")
-		w("\t\t\tif (t >= %d) continue;\n", nt)
-		w("\t\t\tint64_t n = t / %d, r = t %% %d;\n", th*tw, th*tw)
-		w("\t\t\tint64_t oh0 = r / %d * %d, ow0 = r %% %d * %d;\n", tw, m, tw, m)
-		w("\t\t\tbase[l] = (int32_t)(n * %d + oh0 * %d + ow0);\n", g.O*plane, g.OW)
-		w("\t\t\tfor (int i = 0; i < %d; i++) {\n", m)
-		w("\t\t\t\tif (oh0 + i < %d) rb[l / %d][i] |= 1u << (l %% %d);\n", g.OH, vl, vl)
-		w("\t\t\t\tif (ow0 + i < %d) cbits[l / %d][i] |= 1u << (l %% %d);\n", g.OW, vl, vl)
-		w("\t\t\t}\n")
-		w("\t\t}\n")
+		genTileLanes(&b, isa, tileLanes{tiles: nt, perImage: th * tw, tw: tw, m: m, span: m,
+			image: g.O * plane, row: g.OW, h: g.OH, w: g.OW})
 		w("\t\tfor (int sv = 0; sv < %d; sv++) {\n", sub)
 		w("\t\t\t%s ib;\n", isa.rvi)
 		w("\t\t\t__builtin_memcpy(&ib, base + sv * %d, %d);\n", vl, 4*vl)
@@ -375,6 +351,43 @@ func WinogradActivation(act lir.Activation) bool {
 		return true
 	}
 	return false
+}
+
+// tileLanes is what genTileLanes needs of a step's tiles: how many, per
+// image and per row of tiles, the tile m, the rows and columns a tile
+// spans from its corner (the patch's m+2, or the block's m), the padding
+// before the corner, the element strides of an image and a row, and the
+// plane's bounds.
+type tileLanes struct {
+	tiles, perImage, tw, m, span int64
+	padT, padL                   int64
+	image, row                   int64
+	h, w                         int64
+}
+
+// genTileLanes writes the lanes of an item's group tg of 16 tiles:
+// base[l], the offset of lane l's corner in the plane of channel 0 (0
+// past the last tile), and for each vector sv of the level's lanes the
+// bits of the lanes whose row i (rb[sv][i]) or column i (cbits[sv][i])
+// of the span lies in the plane.
+func genTileLanes(b *strings.Builder, isa *convISA, t tileLanes) {
+	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	vl := int64(isa.vl)
+	sub := 16 / vl
+	w("\t\tint32_t base[16];\n\t\tuint32_t rb[%d][%d], cbits[%d][%d];\n", sub, t.span, sub, t.span)
+	w("\t\tfor (int sv = 0; sv < %d; sv++) for (int i = 0; i < %d; i++) rb[sv][i] = cbits[sv][i] = 0;\n", sub, t.span)
+	w("\t\tfor (int l = 0; l < 16; l++) {\n")
+	w("\t\t\tint64_t t = tg * 16 + l;\n")
+	w("\t\t\tbase[l] = 0;\n")
+	w("\t\t\tif (t >= %d) continue;\n", t.tiles)
+	w("\t\t\tint64_t n = t / %d, r = t %% %d;\n", t.perImage, t.perImage)
+	w("\t\t\tint64_t h0 = r / %d * %d - %d, w0 = r %% %d * %d - %d;\n", t.tw, t.m, t.padT, t.tw, t.m, t.padL)
+	w("\t\t\tbase[l] = (int32_t)(n * %d + h0 * %d + w0);\n", t.image, t.row)
+	w("\t\t\tfor (int i = 0; i < %d; i++) {\n", t.span)
+	w("\t\t\t\tif ((uint64_t)(h0 + i) < %du) rb[l / %d][i] |= 1u << (l %% %d);\n", t.h, vl, vl)
+	w("\t\t\t\tif ((uint64_t)(w0 + i) < %du) cbits[l / %d][i] |= 1u << (l %% %d);\n", t.w, vl, vl)
+	w("\t\t\t}\n")
+	w("\t\t}\n")
 }
 
 // winogradIndexable reports whether every element index of g's input

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
-	"sync"
 	"testing"
 
 	"github.com/rlx-project/rlx/pkg/lir"
@@ -123,24 +122,7 @@ func TestNativeWinograd(t *testing.T) {
 			progs = append(progs, prog{fmt.Sprintf("case %d %+v %s F%d", i, c.g, c.e.name, m), interp, out, m, c.g})
 		}
 	}
-	objects := make([]lir.NativeObject, len(levels))
-	errs := make([]error, len(levels))
-	var wg sync.WaitGroup
-	for li, l := range levels {
-		wg.Go(func() {
-			elf, err := toolchain.CToELF("kernels", Source(unit), l.Clang)
-			if err == nil {
-				err = native.Validate(elf, l.GOARCH)
-			}
-			objects[li], errs[li] = lir.NativeObject{Level: l.Name, ELF: elf}, err
-		})
-	}
-	wg.Wait()
-	for li, err := range errs {
-		if err != nil {
-			t.Fatalf("%s %v: %v", levels[li].Name, levels[li].Clang, err)
-		}
-	}
+	objects := compileUnit(t, unit, levels)
 	pool := parallel.NewPool(3)
 	defer pool.Close()
 	r := rand.New(rand.NewPCG(5, 6))
