@@ -91,6 +91,19 @@ func Generate(prog *lir.Program, opts Options) (*lir.Program, error) {
 	return &out, nil
 }
 
+// levelCond is the preprocessor line that opens CPU level i of a
+// function's per-level code: #if for the first, #elif cond for the next,
+// #else for the last (cond ""), which every machine compiles.
+func levelCond(i int, cond string) string {
+	switch {
+	case i == 0:
+		return "#if " + cond + "\n"
+	case cond != "":
+		return "#elif " + cond + "\n"
+	}
+	return "#else\n"
+}
+
 // guard is what every function does first: refuse buffers smaller than
 // it was compiled for (bytes holds each argument's size, inputs then
 // outputs), so a program whose tables disagree with its code cannot make

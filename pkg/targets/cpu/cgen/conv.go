@@ -370,14 +370,7 @@ func convBody(b *strings.Builder, kind string, g lir.ConvGeom, act lir.Activatio
 	}
 	w("\tfloat *%sy = (float *)args[%d];\n", yr, arg)
 	for i, isa := range convISAs {
-		switch {
-		case i == 0:
-			w("#if %s\n", isa.cond)
-		case isa.cond != "":
-			w("#elif %s\n", isa.cond)
-		default:
-			w("#else\n")
-		}
+		b.WriteString(levelCond(i, isa.cond))
 		level(isa)
 	}
 	w("#endif\n}\n")

@@ -168,14 +168,7 @@ func copyFunc(prog *lir.Program, op *lir.Copy) (function, bool) {
 	w("\t\tconst int64_t na = %d - a0 < %d ? %d - a0 : %d;\n", p.la, copyStripA, p.la, copyStripA)
 	w("\t\tconst int64_t nb = %d - b0 < %d ? %d - b0 : %d;\n", p.lb, copyBlockB, p.lb, copyBlockB)
 	for i, isa := range copyISAs {
-		switch {
-		case i == 0:
-			w("#if %s\n", isa.cond)
-		case isa.cond != "":
-			w("#elif %s\n", isa.cond)
-		default:
-			w("#else\n")
-		}
+		b.WriteString(levelCond(i, isa.cond))
 		copyLevel(&b, isa.tiles, p)
 	}
 	w("#endif\n")

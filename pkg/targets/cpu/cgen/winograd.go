@@ -405,14 +405,7 @@ func winogradIndexable(g lir.ConvGeom) bool {
 // level's #if, with its vector types.
 func winogradLevels(b *strings.Builder, level func(isa *convISA)) {
 	for i, isa := range convISAs {
-		switch {
-		case i == 0:
-			fmt.Fprintf(b, "#if %s\n", isa.cond)
-		case isa.cond != "":
-			fmt.Fprintf(b, "#elif %s\n", isa.cond)
-		default:
-			fmt.Fprintf(b, "#else\n")
-		}
+		b.WriteString(levelCond(i, isa.cond))
 		b.WriteString("\t{\n")
 		for _, l := range isa.typedefs() {
 			fmt.Fprintf(b, "\t%s\n", l)
