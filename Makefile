@@ -17,7 +17,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # the golden LIR and Metal text (no concurrency, no kernels run), and the native
 # code grids and math header (C, the same under either
 # flag; compiling hundreds of kernels again would only cost time).
-RACE_SKIP   ?= GPU|Vulkan|Arm64|Golden|TestNativeElementwise|TestNativePool2D|TestNativeConv|TestNativeDepthwise|TestNativeSoftmax|TestNativeReduce|TestMathHeader
+RACE_SKIP   ?= GPU|Vulkan|Arm64|Golden|TestNativeElementwise|TestNativePool2D|TestNativeConv|TestNativeDepthwise|TestNativeSoftmax|TestNativeReduce|TestNativeWinograd|TestNativeTranspose|TestNativeEpilogue|TestMathHeader
 
 # The e2e tests of the ONNX importer (exports, torch2, single operators,
 # recurrences: every TestONNX* but TestONNXConformance, the shared models):

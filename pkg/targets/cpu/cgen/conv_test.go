@@ -190,8 +190,8 @@ func convSweep() []convCase {
 		// Groups (not depthwise): ResNeXt's 4 and 8 channels a group,
 		// output groups that leave partial tiles, a split stride-2 copy
 		// per group, 1x1, dilated 5x5.
-		{grouped(sq(1, 128, 56, 128, 3, 1, 1), 32), epiBiasRelu},
-		{grouped(sq(1, 256, 28, 256, 3, 2, 1), 32), epiBiasRes},
+		{grouped(sq(1, 64, 28, 64, 3, 1, 1), 16), epiBiasRelu},
+		{grouped(sq(1, 128, 14, 128, 3, 2, 1), 16), epiBiasRes},
 		{grouped(sq(2, 12, 14, 18, 3, 1, 1), 3), epiLeaky},
 		{grouped(sq(1, 16, 13, 32, 3, 2, 1), 2), epiClamp},
 		{grouped(sq(1, 64, 9, 64, 1, 1, 0), 4), epiNone},

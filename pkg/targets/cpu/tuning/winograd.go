@@ -20,12 +20,23 @@ func WinogradTile(s ConvShape, n int64) int64 {
 	}
 	for _, m := range []int64{4, 2} {
 		t := n * ((s.OH + m - 1) / m) * ((s.OW + m - 1) / m)
-		if t >= 16 && 4*t >= 3*((t+15)/16*16) {
+		tp := (t + 15) / 16 * 16
+		scratch := 4 * (m + 2) * (m + 2) * (s.C + s.O) * tp
+		if t >= 16 && 4*t >= 3*tp && scratch <= WinogradMaxScratch {
 			return m
 		}
 	}
 	return 0
 }
+
+// WinogradMaxScratch is the most bytes of a Winograd convolution's
+// scratch (the transformed input and the products, (m+2)² values per
+// tile and channel, in the arena while the convolution runs): 2.25x the
+// input and output at F(4×4), which at large batches would grow the
+// arena by hundreds of MB (ResNet-18's first stage at batch 64: 230 MB)
+// where the direct convolution needs none. 32 MiB keeps batch 8 of
+// ResNet-18 on Winograd.
+const WinogradMaxScratch = 32 << 20
 
 // WinogradMinChannels is the fewest input and output channels of a
 // Winograd convolution: the transforms cost per tile and channel, the
