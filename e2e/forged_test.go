@@ -10,8 +10,10 @@ import (
 	"testing"
 
 	"github.com/rlx-project/rlx/pkg/artifact"
+	"github.com/rlx-project/rlx/pkg/driver"
 	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/loader"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/native"
 )
 
 // forge rewrites every program of the artifact at path through the
@@ -287,4 +289,75 @@ func TestForgedCompressedSection(t *testing.T) {
 		t.Fatalf("the unforged artifact under --max-memory 32MiB: %v\n%s", err, out)
 	}
 	refusedRun(t, "a 64 MiB zstd section under --max-memory 32MiB", 7, "compressed sections decode to 64 MiB", rlxrun, bomb, "--fill", "random", "--max-memory", "32MiB")
+}
+
+// TestForgedDerivedWeight: a native build of cnn (3x3 convolutions run
+// as Winograd) stores its convolutions' weights and derives the
+// transformed ones at load; a derivation whose source, kind or arguments
+// do not fit the table is refused at open (exit 3, one line naming the
+// weight), where the unforged artifact runs.
+func TestForgedDerivedWeight(t *testing.T) {
+	if len(cpuConfigs(t)) < 2 {
+		t.Skip("needs hardware: no native level runs here")
+	}
+	best, _ := native.Best()
+	dir := t.TempDir()
+	file := "../testdata/models/cnn.hir"
+	src, _ := os.ReadFile(file)
+	seed := uint64(3)
+	good := filepath.Join(dir, "cnn.rlx")
+	if _, err := driver.Build(file, src, good, driver.Options{Target: "cpu", CPU: []string{best.Name}, Bindings: twoBindings(t, load(t, file)), RandomSeed: &seed, Compiler: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := artifact.Open(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := f.Section("manifest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m artifact.Manifest
+	if err := artifact.UnmarshalManifest(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	wsec, err := f.Section("weights")
+	if err != nil {
+		t.Fatal(err)
+	}
+	section, stored, derived := int64(len(wsec)), int64(0), int64(0)
+	derivedAt := -1
+	for i, w := range m.Weights {
+		if w.Derive != nil {
+			derived += w.Bytes
+			derivedAt = i
+		} else {
+			stored += w.Bytes
+		}
+	}
+	f.Close()
+	if derivedAt < 0 {
+		t.Fatal("no weight is derived: cnn's 3x3 convolutions did not run as Winograd")
+	}
+	if section >= stored+derived {
+		t.Errorf("the weights section holds %d bytes: the stored weights take %d, the derived %d, which it should not hold", section, stored, derived)
+	}
+	_, rlxrun := tools(t)
+	if out, err := exec.Command(rlxrun, good, "--fill", "random").CombinedOutput(); err != nil {
+		t.Fatalf("the unforged artifact: %v\n%s", err, out)
+	}
+	name := m.Weights[derivedAt].Name
+	for _, tc := range []struct {
+		what  string
+		forge func(d *artifact.Derivation)
+	}{
+		{"derived from itself", func(d *artifact.Derivation) { d.From = derivedAt }},
+		{"unknown kind", func(d *artifact.Derivation) { d.Kind = "fft" }},
+		{"tile 3", func(d *artifact.Derivation) { d.Args[2] = 3 }},
+		{"other channels", func(d *artifact.Derivation) { d.Args[1]++ }},
+	} {
+		out := filepath.Join(dir, "forged.rlx")
+		forgeWith(t, good, out, func(m *artifact.Manifest) { tc.forge(m.Weights[derivedAt].Derive) }, nil)
+		refusedRun(t, tc.what, 3, name+": ", rlxrun, out, "--fill", "random")
+	}
 }
