@@ -10,6 +10,7 @@ package loader
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/rlx-project/rlx/pkg/artifact"
@@ -117,11 +118,8 @@ func (m *Model) load(opts Options) error {
 	derived := int64(0)
 	for i, w := range m.Manifest.Weights {
 		if w.Derive != nil {
-			if w.Bytes < 0 {
+			if w.Bytes < 0 || w.Bytes > math.MaxInt64/2-derived {
 				return fmt.Errorf("weight %s: %d bytes", w.Name, w.Bytes)
-			}
-			if m.maxMemory >= 0 && w.Bytes > m.maxMemory-derived {
-				return &MemoryError{Derived: derived + w.Bytes, Limit: m.maxMemory}
 			}
 			derived += w.Bytes
 			continue
@@ -130,6 +128,9 @@ func (m *Model) load(opts Options) error {
 			return fmt.Errorf("weight %s lies outside the weights section", w.Name)
 		}
 		weights[i] = wsec[w.Offset : w.Offset+w.Bytes : w.Offset+w.Bytes]
+	}
+	if m.maxMemory >= 0 && derived > m.maxMemory {
+		return &MemoryError{Derived: derived, Limit: m.maxMemory}
 	}
 	// The derived weights, from the stored ones (after all of those are
 	// in place: a derivation names its source by index).
