@@ -71,6 +71,8 @@ func winogradCases() []convCase {
 		{sq(1, 12, 13, 20, 3, 1, 0), epiBias},
 		{geom(2, 7, 11, 17, 13, 3, 3, 1, 1, 2, 0, 1, 2, 1, 1), epiBiasRelu},
 		{geom(1, 16, 30, 9, 50, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1), epiBiasResRelu},
+		{geom(1, 3, 1, 1, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1), epiBias},
+		{geom(2, 5, 2, 9, 3, 3, 3, 1, 1, 2, 1, 0, 2, 1, 1), epiBiasRes},
 	}
 }
 
@@ -102,6 +104,7 @@ func TestNativeWinograd(t *testing.T) {
 	}
 	var progs []prog
 	unit := &lir.Native{}
+	byName := map[string]int{}
 	for i, c := range winogradCases() {
 		for _, m := range []int64{2, 4} {
 			interp := winogradProgram(c.g, m, c.e)
@@ -112,11 +115,18 @@ func TestNativeWinograd(t *testing.T) {
 			if out.Native == nil || len(out.Native.Funcs) != 3 {
 				t.Fatalf("case %d F%d: the generator took %d of the 3 steps", i, m, len(out.Steps))
 			}
-			// Every case's functions in one unit, compiled once per level.
+			// Every case's functions in one unit, compiled once per level
+			// (equal steps of two cases share a function, as in a build).
 			for si := range out.Steps {
 				call := *out.Steps[si].Op.(*lir.NativeCall)
-				unit.Funcs = append(unit.Funcs, out.Native.Funcs[call.Func])
-				call.Func = len(unit.Funcs) - 1
+				fn := out.Native.Funcs[call.Func]
+				fi, ok := byName[fn.Name]
+				if !ok {
+					fi = len(unit.Funcs)
+					byName[fn.Name] = fi
+					unit.Funcs = append(unit.Funcs, fn)
+				}
+				call.Func = fi
 				out.Steps[si].Op = &call
 			}
 			progs = append(progs, prog{fmt.Sprintf("case %d %+v %s F%d", i, c.g, c.e.name, m), interp, out, m, c.g})

@@ -157,3 +157,33 @@ func TestWinogradErrors(t *testing.T) {
 		t.Error("Weights of 10 values for 1x1x3x3: no error")
 	}
 }
+
+// TestWinogradRandomGeometries runs both tiles over random small
+// geometries (planes from 1x1, paddings of 0 to 2 on each side, one to
+// three images) against the direct convolution: the tile arithmetic at
+// plane edges and across images.
+func TestWinogradRandomGeometries(t *testing.T) {
+	r := kerneltest.NewRand(9)
+	p := parallel.NewPool(2)
+	defer p.Close()
+	for i := range 60 {
+		g := conv.ConvGeom{N: 1 + r.IntN(3), C: 1 + r.IntN(9), H: 1 + r.IntN(13), W: 1 + r.IntN(13), O: 1 + r.IntN(9),
+			KH: 3, KW: 3, StrideH: 1, StrideW: 1, DilH: 1, DilW: 1, Groups: 1,
+			PadT: r.IntN(3), PadL: r.IntN(3), PadB: r.IntN(3), PadR: r.IntN(3)}
+		g.OH, g.OW = g.H+g.PadT+g.PadB-2, g.W+g.PadL+g.PadR-2
+		if g.OH < 1 || g.OW < 1 {
+			continue
+		}
+		x := kerneltest.RandSlice(r, g.N*g.C*g.H*g.W)
+		w := kerneltest.RandSlice(r, g.O*g.C*9)
+		ep := gemm.Epilogue{Bias: kerneltest.RandSlice(r, g.O), Act: lir.ActRelu}
+		want, scale := RefConv3x3(x, w, g, &ep)
+		for _, m := range []int{2, 4} {
+			got, err := run(p, x, w, g, m, ep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kerneltest.CheckClose(t, fmt.Sprintf("case %d %+v F%d", i, g, m), got, want, scale, Tolerance(m), 0)
+		}
+	}
+}
