@@ -52,31 +52,8 @@ type transposePlan struct {
 // runtime does with memmove) or whose tile dims are too short for tiles.
 func planTranspose(op *lir.Copy) (transposePlan, bool) {
 	var p transposePlan
-	r := len(op.Shape)
-	if op.ElemSize != 4 || r == 0 || len(op.DstStrides) != r || len(op.SrcStrides) != r {
-		return p, false
-	}
-	// Coalesce as the runtime's kernel does: drop dims of 1, merge a dim
-	// into the one before it where both views step through them as one.
-	var sh, ds, ss []int64
-	for i, n := range op.Shape {
-		if n <= 0 {
-			return p, false
-		}
-		if op.DstStrides[i] < 0 || op.SrcStrides[i] < 0 {
-			return p, false
-		}
-		if n == 1 {
-			continue
-		}
-		if k := len(sh) - 1; k >= 0 && ds[k] == op.DstStrides[i]*n && ss[k] == op.SrcStrides[i]*n {
-			sh[k] *= n
-			ds[k], ss[k] = op.DstStrides[i], op.SrcStrides[i]
-			continue
-		}
-		sh, ds, ss = append(sh, n), append(ds, op.DstStrides[i]), append(ss, op.SrcStrides[i])
-	}
-	if !injective(sh, ds) {
+	sh, ds, ss, ok := coalesceCopy(op)
+	if !ok {
 		return p, false
 	}
 	a, b := -1, -1
@@ -98,6 +75,36 @@ func planTranspose(op *lir.Copy) (transposePlan, bool) {
 		}
 	}
 	return p, true
+}
+
+// coalesceCopy is op's view in the form the generated copies walk, as
+// the runtime's kernel coalesces it: dims of 1 dropped, a dim merged into
+// the one before it where both views step through them as one; false for
+// element sizes other than 4, negative strides and destinations that
+// write an element twice.
+func coalesceCopy(op *lir.Copy) (sh, ds, ss []int64, ok bool) {
+	r := len(op.Shape)
+	if op.ElemSize != 4 || r == 0 || len(op.DstStrides) != r || len(op.SrcStrides) != r {
+		return nil, nil, nil, false
+	}
+	for i, n := range op.Shape {
+		if n <= 0 {
+			return nil, nil, nil, false
+		}
+		if op.DstStrides[i] < 0 || op.SrcStrides[i] < 0 {
+			return nil, nil, nil, false
+		}
+		if n == 1 {
+			continue
+		}
+		if k := len(sh) - 1; k >= 0 && ds[k] == op.DstStrides[i]*n && ss[k] == op.SrcStrides[i]*n {
+			sh[k] *= n
+			ds[k], ss[k] = op.DstStrides[i], op.SrcStrides[i]
+			continue
+		}
+		sh, ds, ss = append(sh, n), append(ds, op.DstStrides[i]), append(ss, op.SrcStrides[i])
+	}
+	return sh, ds, ss, injective(sh, ds)
 }
 
 // injective reports whether a view of shape sh and non-negative strides
@@ -126,9 +133,12 @@ func injective(sh, st []int64) bool {
 // blocks of copyBlockB along b; each item moves its full tiles through
 // registers and the rest of it element by element.
 func copyFunc(prog *lir.Program, op *lir.Copy) (function, bool) {
-	p, ok := planTranspose(op)
-	if !ok || op.Src == op.Dst || sameBytes(prog, op.Src, op.Dst) {
+	if op.Src == op.Dst || sameBytes(prog, op.Src, op.Dst) {
 		return function{}, false
+	}
+	p, ok := planTranspose(op)
+	if !ok {
+		return interleaveFunc(op)
 	}
 	outer, ok := product(p.sh)
 	if !ok {
@@ -336,4 +346,81 @@ func transposeNetwork(b *strings.Builder, T int, rows []string) []string {
 		panic(fmt.Sprintf("cgen: transpose tile of %d", T))
 	}
 	return out
+}
+
+// interleaveStrip is the elements of a along one item of an interleave.
+const interleaveStrip = 1024
+
+// interleaveFunc generates an interleaving copy: two source rows (b, of
+// length 2, the destination's contiguous dim) woven element by element
+// into one destination row (a, the source's contiguous dim, stepping 2 in
+// the destination). ConvTranspose's phases are put back in place so, a
+// depth-to-space of stride 2 along the width; the transposing tiles need
+// both dims of 4 or more. A plain loop that clang vectorizes into loads
+// of both rows and interleaving shuffles at every level. False where op
+// is not such a copy or the rule (tuning.NativeInterleave) leaves it.
+func interleaveFunc(op *lir.Copy) (function, bool) {
+	sh, ds, ss, ok := coalesceCopy(op)
+	if !ok {
+		return function{}, false
+	}
+	a, b := -1, -1
+	for d := range sh {
+		if ss[d] == 1 {
+			a = d
+		}
+		if ds[d] == 1 {
+			b = d
+		}
+	}
+	if a < 0 || b < 0 || a == b || sh[b] != 2 || ds[a] != 2 || !tuning.NativeInterleave(sh[a]) {
+		return function{}, false
+	}
+	la, db := sh[a], ss[b]
+	var osh, ods, oss []int64
+	for d := range sh {
+		if d != a && d != b {
+			osh, ods, oss = append(osh, sh[d]), append(ods, ds[d]), append(oss, ss[d])
+		}
+	}
+	outer, ok := product(osh)
+	if !ok {
+		return function{}, false
+	}
+	strips := (la + interleaveStrip - 1) / interleaveStrip
+	if n, ok := product([]int64{outer, strips, interleaveStrip}); !ok || n > 1<<50 {
+		return function{}, false
+	}
+	srcReach, dstReach := op.SrcOff+(la-1)+db, op.DstOff+2*(la-1)+1
+	for d := range osh {
+		srcReach += (osh[d] - 1) * oss[d]
+		dstReach += (osh[d] - 1) * ods[d]
+	}
+	var b2 strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b2, format, args...) }
+	w("{\n")
+	w("\tconst uint32_t *restrict x = (const uint32_t *)args[0] + %d;\n", op.SrcOff)
+	w("\tuint32_t *restrict y = (uint32_t *)args[1] + %d;\n", op.DstOff)
+	w("\tfor (int64_t t = lo; t < hi; t++) {\n")
+	w("\t\tint64_t r = t / %d;\n", strips)
+	w("\t\tconst int64_t a0 = (t - r * %d) * %d;\n", strips, interleaveStrip)
+	w("\t\tconst uint32_t *s = x + a0;\n")
+	w("\t\tuint32_t *d = y + 2 * a0;\n")
+	for dim := len(osh) - 1; dim >= 0; dim-- {
+		w("\t\t{ const int64_t k = r %% %d; r /= %d; s += k * %d; d += k * %d; }\n", osh[dim], osh[dim], oss[dim], ods[dim])
+	}
+	w("\t\tconst int64_t n = %d - a0 < %d ? %d - a0 : %d;\n", la, interleaveStrip, la, interleaveStrip)
+	w("\t\tconst uint32_t *s1 = s + %d;\n", db)
+	w("\t\tfor (int64_t i = 0; i < n; i++) {\n")
+	w("\t\t\td[2 * i] = s[i];\n")
+	w("\t\t\td[2 * i + 1] = s1[i];\n")
+	w("\t\t}\n")
+	w("\t}\n}\n")
+	return function{
+		body: b2.String(),
+		fn: lir.NativeFunc{N: outer * strips, Grain: max(1, tuning.NativeCopyGrain/(2*min(la, interleaveStrip))),
+			In: []int64{(srcReach + 1) * 4}, Out: []int64{(dstReach + 1) * 4}},
+		in:  []lir.Buf{op.Src},
+		out: []lir.Buf{op.Dst},
+	}, true
 }

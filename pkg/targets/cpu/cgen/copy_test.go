@@ -81,6 +81,11 @@ func copyCases() []copyCase {
 		permCase([]int64{2, 3, 20, 4, 33}, []int{4, 1, 0, 2, 3}, 0, 9),
 		permCase([]int64{300, 40}, []int{1, 0}, 0, 0),
 		permCase([]int64{1, 1, 24, 1, 40}, []int{0, 4, 3, 2, 1}, 0, 0),
+		// Interleaves (a destination row of 2): two rows woven into one,
+		// ConvTranspose's stride-2 phases put in place, a long row.
+		permCase([]int64{2, 37}, []int{1, 0}, 3, 1),
+		permCase([]int64{6, 2, 2, 5, 9}, []int{0, 3, 1, 4, 2}, 0, 0),
+		permCase([]int64{3, 2, 2, 4, 1500}, []int{0, 3, 1, 4, 2}, 2, 0),
 	)
 	// A source read with a step: x[::2, :] of a 42x40 x, transposed.
 	cs = append(cs, copyCase{name: "strided source", shape: []int64{40, 21}, ss: []int64{1, 80}, ds: []int64{21, 1},
@@ -224,6 +229,8 @@ func TestNativeTransposeDeclines(t *testing.T) {
 	cases := []copyCase{
 		permCase([]int64{8, 12, 64}, []int{1, 0, 2}, 0, 0),              // rows stay contiguous
 		permCase([]int64{8, 3}, []int{1, 0}, 0, 0),                      // too short for a tile
+		permCase([]int64{2, 5}, []int{1, 0}, 0, 0),                      // an interleave of rows too short
+		permCase([]int64{3, 12}, []int{1, 0}, 0, 0),                     // a destination row of 3
 		with("contiguous", func(c *copyCase) { c.ss = []int64{12, 1} }), // a plain copy
 		with("no unit source stride", func(c *copyCase) { c.ss = []int64{2, 16}; c.srcLen = 200 }),
 		with("negative stride", func(c *copyCase) { c.ss = []int64{-1, 8}; c.srcOff = 11 }),

@@ -24,6 +24,14 @@ func NativeTranspose(la, lb int64) bool {
 	return la >= 4 && lb >= 4
 }
 
+// NativeInterleave reports whether generated code runs a copy that
+// weaves two source rows of la elements into one destination row (the
+// destination's contiguous dim of length 2, which the transposing tiles
+// need 4 of): rows of 8 or more, where the vectorized loop has whole
+// vectors to shuffle. ConvTranspose of stride 2 puts its phases in
+// place so; the runtime's kernel moves them one element at a time.
+func NativeInterleave(la int64) bool { return la >= 8 }
+
 // NativeCopyGrain is the fewest elements of a native transpose that a
 // worker takes as one call of its function: a copy moves an element in a
 // fraction of what an elementwise region computes one in, so one call
