@@ -670,20 +670,25 @@ func (im *importer) convTransposePhases(out, x, w, bias string, c ctGeom, last f
 	w = im.emitTmp(out+"_wg", "reshape", []string{w}, "shape="+intList([]int64{c.g, c.cig, c.cog * sh, j[0], sw, j[1]}))
 	w = im.emitTmp(out+"_wgt", "transpose", []string{w}, "perm=[0, 2, 4, 1, 3, 5]")
 	w = im.emitTmp(out+"_wc", "reshape", []string{w}, "shape="+intList([]int64{cout * ph, c.cig, j[0], j[1]}))
-	args := []string{x, w}
-	if bias != "" {
-		if ph > 1 {
-			bias = im.emitTmp(out+"_bu", "unsqueeze", []string{bias}, "axes=[1]")
-			bias = im.emitTmp(out+"_be", "expand", []string{bias}, "shape="+intList([]int64{cout, ph}))
-			bias = im.emitTmp(out+"_bc", "reshape", []string{bias}, "shape="+intList([]int64{cout * ph}))
-		}
-		args = append(args, bias)
-	}
 	convAttrs := []string{"stride=[1, 1]", "pad=" + intList(convPad[:]), "dilation=[1, 1]", fmt.Sprintf("groups=%d", c.g)}
-	if ph == 1 && axes == nil {
-		return last("conv2d", args, convAttrs...)
+	var y string
+	if ph > 1 && (j[0]*sh > c.k[0] || j[1]*sw > c.k[1]) && c.k[0] >= sh && c.k[1] >= sw {
+		y = im.convTransposeEachPhase(out, x, w, bias, c, j, convPad)
+	} else {
+		args := []string{x, w}
+		if bias != "" {
+			if ph > 1 {
+				bias = im.emitTmp(out+"_bu", "unsqueeze", []string{bias}, "axes=[1]")
+				bias = im.emitTmp(out+"_be", "expand", []string{bias}, "shape="+intList([]int64{cout, ph}))
+				bias = im.emitTmp(out+"_bc", "reshape", []string{bias}, "shape="+intList([]int64{cout * ph}))
+			}
+			args = append(args, bias)
+		}
+		if ph == 1 && axes == nil {
+			return last("conv2d", args, convAttrs...)
+		}
+		y = im.emitTmp(out+"_phases", "conv2d", args, convAttrs...)
 	}
-	y := im.emitTmp(out+"_phases", "conv2d", args, convAttrs...)
 	full := make([]dim.Expr, 4)
 	full[0], full[1] = c.xs[0], dim.Const(cout)
 	for i := 0; i < 2; i++ {
@@ -723,6 +728,41 @@ func (im *importer) convTransposePhases(out, x, w, bias string, c ctGeom, last f
 		y = im.emitTmp(out+"_full", "reshape", []string{y}, "shape="+dimList(full))
 	}
 	return last("slice", []string{y}, "starts="+dimList(starts), "ends="+dimList(ends), "axes="+intList(axes))
+}
+
+// convTransposeEachPhase is convTransposePhases' conv2d where some
+// phases have fewer taps than J (a kernel that is not a multiple of the
+// stride: k3 s2 has phases of 2x2, 2x1, 1x2 and 1x1 taps): one conv2d per
+// phase (a, b) with its own taps, which skips the zeros the padded
+// sub-kernels multiply (16/9 of the work at k3 s2), stacked phase-major
+// as [N, Cout, sh·sw, L, L'], the single conv's layout. Each phase's
+// taps are the last J_a of the padded, reversed sub-kernel, so its
+// padding before is J_a-1 (plus the widening), after as the single
+// conv's: every phase gives the same L+J-1 outputs, aligned. wc is the
+// rearranged weight [Cout·sh·sw, Cin/g, Jh, Jw]; every phase has a tap
+// (kernel at least the stride on both axes).
+func (im *importer) convTransposeEachPhase(out, x, wc, bias string, c ctGeom, j [2]int64, convPad [4]int64) string {
+	sh, sw := c.stride[0], c.stride[1]
+	cout := c.g * c.cog
+	wr := im.emitTmp(out+"_wr", "reshape", []string{wc}, "shape="+intList([]int64{cout, sh, sw, c.cig, j[0], j[1]}))
+	var phases []string
+	for a := int64(0); a < sh; a++ {
+		for b := int64(0); b < sw; b++ {
+			ja, jb := (c.k[0]-a+sh-1)/sh, (c.k[1]-b+sw-1)/sw
+			hint := fmt.Sprintf("%s_ph%d%d", out, a, b)
+			ws := im.emitTmp(hint+"_w", "slice", []string{wr},
+				"starts="+intList([]int64{a, b, j[0] - ja, j[1] - jb}), "ends="+intList([]int64{a + 1, b + 1, j[0], j[1]}), "axes=[1, 2, 4, 5]")
+			ws = im.emitTmp(hint+"_wk", "reshape", []string{ws}, "shape="+intList([]int64{cout, c.cig, ja, jb}))
+			args := []string{x, ws}
+			if bias != "" {
+				args = append(args, bias)
+			}
+			pad := []int64{convPad[0] - (j[0] - ja), convPad[1] - (j[1] - jb), convPad[2], convPad[3]}
+			y := im.emitTmp(hint, "conv2d", args, "stride=[1, 1]", "pad="+intList(pad), "dilation=[1, 1]", fmt.Sprintf("groups=%d", c.g))
+			phases = append(phases, im.emitTmp(hint+"_u", "unsqueeze", []string{y}, "axes=[2]"))
+		}
+	}
+	return im.emitTmp(out+"_phases", "concat", phases, "axis=2")
 }
 
 // ---- Resize ----
