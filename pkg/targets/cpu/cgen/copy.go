@@ -51,6 +51,14 @@ type transposePlan struct {
 // transposes (a dim contiguous in both views is a row copy, which the
 // runtime does with memmove) or whose tile dims are too short for tiles.
 func planTranspose(op *lir.Copy) (transposePlan, bool) {
+	p, ok := planCopy(op)
+	return p, ok && tuning.NativeTranspose(p.la, p.lb)
+}
+
+// planCopy is op's coalesced view split into a (source stride 1), b
+// (destination stride 1) and the outer dims; false where op is no such
+// copy (see coalesceCopy), or a dim is contiguous in both views.
+func planCopy(op *lir.Copy) (transposePlan, bool) {
 	var p transposePlan
 	sh, ds, ss, ok := coalesceCopy(op)
 	if !ok {
@@ -65,7 +73,7 @@ func planTranspose(op *lir.Copy) (transposePlan, bool) {
 			b = d
 		}
 	}
-	if a < 0 || b < 0 || a == b || !tuning.NativeTranspose(sh[a], sh[b]) {
+	if a < 0 || b < 0 || a == b {
 		return p, false
 	}
 	p.la, p.lb, p.sa, p.db = sh[a], sh[b], ds[a], ss[b]
@@ -75,6 +83,18 @@ func planTranspose(op *lir.Copy) (transposePlan, bool) {
 		}
 	}
 	return p, true
+}
+
+// reach is the extent of op's source and destination views under p, in
+// elements from the buffers' starts: offsets and strides are
+// non-negative.
+func (p *transposePlan) reach(op *lir.Copy) (src, dst int64) {
+	src, dst = op.SrcOff+(p.la-1)+(p.lb-1)*p.db, op.DstOff+(p.la-1)*p.sa+(p.lb-1)
+	for d := range p.sh {
+		src += (p.sh[d] - 1) * p.ss[d]
+		dst += (p.sh[d] - 1) * p.ds[d]
+	}
+	return src, dst
 }
 
 // coalesceCopy is op's view in the form the generated copies walk, as
@@ -150,13 +170,7 @@ func copyFunc(prog *lir.Program, op *lir.Copy) (function, bool) {
 	if !ok || n > 1<<50 {
 		return function{}, false
 	}
-	// The extent of each view, in elements: both offsets and strides are
-	// non-negative.
-	srcReach, dstReach := op.SrcOff+(p.la-1)+(p.lb-1)*p.db, op.DstOff+(p.la-1)*p.sa+(p.lb-1)
-	for d := range p.sh {
-		srcReach += (p.sh[d] - 1) * p.ss[d]
-		dstReach += (p.sh[d] - 1) * p.ds[d]
-	}
+	srcReach, dstReach := p.reach(op)
 	items := outer * stripsA * blocksB
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
@@ -360,29 +374,11 @@ const interleaveStrip = 1024
 // of both rows and interleaving shuffles at every level. False where op
 // is not such a copy or the rule (tuning.NativeInterleave) leaves it.
 func interleaveFunc(op *lir.Copy) (function, bool) {
-	sh, ds, ss, ok := coalesceCopy(op)
-	if !ok {
+	p, ok := planCopy(op)
+	if !ok || p.lb != 2 || p.sa != 2 || !tuning.NativeInterleave(p.la) {
 		return function{}, false
 	}
-	a, b := -1, -1
-	for d := range sh {
-		if ss[d] == 1 {
-			a = d
-		}
-		if ds[d] == 1 {
-			b = d
-		}
-	}
-	if a < 0 || b < 0 || a == b || sh[b] != 2 || ds[a] != 2 || !tuning.NativeInterleave(sh[a]) {
-		return function{}, false
-	}
-	la, db := sh[a], ss[b]
-	var osh, ods, oss []int64
-	for d := range sh {
-		if d != a && d != b {
-			osh, ods, oss = append(osh, sh[d]), append(ods, ds[d]), append(oss, ss[d])
-		}
-	}
+	la, db, osh, ods, oss := p.la, p.db, p.sh, p.ds, p.ss
 	outer, ok := product(osh)
 	if !ok {
 		return function{}, false
@@ -391,11 +387,7 @@ func interleaveFunc(op *lir.Copy) (function, bool) {
 	if n, ok := product([]int64{outer, strips, interleaveStrip}); !ok || n > 1<<50 {
 		return function{}, false
 	}
-	srcReach, dstReach := op.SrcOff+(la-1)+db, op.DstOff+2*(la-1)+1
-	for d := range osh {
-		srcReach += (osh[d] - 1) * oss[d]
-		dstReach += (osh[d] - 1) * ods[d]
-	}
+	srcReach, dstReach := p.reach(op)
 	var b2 strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b2, format, args...) }
 	w("{\n")
