@@ -85,6 +85,25 @@ func planCopy(op *lir.Copy) (transposePlan, bool) {
 	return p, true
 }
 
+// copyPrologue writes what every generated copy starts with: the two
+// views' bases (op's offsets applied) and the loop over the items of
+// [lo, hi).
+func copyPrologue(w func(string, ...any), op *lir.Copy) {
+	w("{\n")
+	w("\tconst uint32_t *restrict x = (const uint32_t *)args[0] + %d;\n", op.SrcOff)
+	w("\tuint32_t *restrict y = (uint32_t *)args[1] + %d;\n", op.DstOff)
+	w("\tfor (int64_t t = lo; t < hi; t++) {\n")
+}
+
+// walkOuter writes the step of an item's source and destination
+// pointers s and d to its place in the outer dims, from r, the index of
+// its outer position (last dim fastest).
+func (p *transposePlan) walkOuter(w func(string, ...any)) {
+	for dim := len(p.sh) - 1; dim >= 0; dim-- {
+		w("\t\t{ const int64_t k = r %% %d; r /= %d; s += k * %d; d += k * %d; }\n", p.sh[dim], p.sh[dim], p.ss[dim], p.ds[dim])
+	}
+}
+
 // reach is the extent of op's source and destination views under p, in
 // elements from the buffers' starts: offsets and strides are
 // non-negative.
@@ -174,10 +193,7 @@ func copyFunc(prog *lir.Program, op *lir.Copy) (function, bool) {
 	items := outer * stripsA * blocksB
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
-	w("{\n")
-	w("\tconst uint32_t *restrict x = (const uint32_t *)args[0] + %d;\n", op.SrcOff)
-	w("\tuint32_t *restrict y = (uint32_t *)args[1] + %d;\n", op.DstOff)
-	w("\tfor (int64_t t = lo; t < hi; t++) {\n")
+	copyPrologue(w, op)
 	// The item's place: block of b fastest, then strip of a, then the
 	// outer dims, last fastest.
 	w("\t\tint64_t r = t / %d;\n", blocksB)
@@ -186,9 +202,7 @@ func copyFunc(prog *lir.Program, op *lir.Copy) (function, bool) {
 	w("\t\tr /= %d;\n", stripsA)
 	w("\t\tconst uint32_t *s = x + a0 + b0 * %d;\n", p.db)
 	w("\t\tuint32_t *d = y + a0 * %d + b0;\n", p.sa)
-	for dim := len(p.sh) - 1; dim >= 0; dim-- {
-		w("\t\t{ const int64_t k = r %% %d; r /= %d; s += k * %d; d += k * %d; }\n", p.sh[dim], p.sh[dim], p.ss[dim], p.ds[dim])
-	}
+	p.walkOuter(w)
 	w("\t\tconst int64_t na = %d - a0 < %d ? %d - a0 : %d;\n", p.la, copyStripA, p.la, copyStripA)
 	w("\t\tconst int64_t nb = %d - b0 < %d ? %d - b0 : %d;\n", p.lb, copyBlockB, p.lb, copyBlockB)
 	for i, isa := range copyISAs {
@@ -378,8 +392,8 @@ func interleaveFunc(op *lir.Copy) (function, bool) {
 	if !ok || p.lb != 2 || p.sa != 2 || !tuning.NativeInterleave(p.la) {
 		return function{}, false
 	}
-	la, db, osh, ods, oss := p.la, p.db, p.sh, p.ds, p.ss
-	outer, ok := product(osh)
+	la, db := p.la, p.db
+	outer, ok := product(p.sh)
 	if !ok {
 		return function{}, false
 	}
@@ -390,17 +404,12 @@ func interleaveFunc(op *lir.Copy) (function, bool) {
 	srcReach, dstReach := p.reach(op)
 	var b2 strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b2, format, args...) }
-	w("{\n")
-	w("\tconst uint32_t *restrict x = (const uint32_t *)args[0] + %d;\n", op.SrcOff)
-	w("\tuint32_t *restrict y = (uint32_t *)args[1] + %d;\n", op.DstOff)
-	w("\tfor (int64_t t = lo; t < hi; t++) {\n")
+	copyPrologue(w, op)
 	w("\t\tint64_t r = t / %d;\n", strips)
 	w("\t\tconst int64_t a0 = (t - r * %d) * %d;\n", strips, interleaveStrip)
 	w("\t\tconst uint32_t *s = x + a0;\n")
 	w("\t\tuint32_t *d = y + 2 * a0;\n")
-	for dim := len(osh) - 1; dim >= 0; dim-- {
-		w("\t\t{ const int64_t k = r %% %d; r /= %d; s += k * %d; d += k * %d; }\n", osh[dim], osh[dim], oss[dim], ods[dim])
-	}
+	p.walkOuter(w)
 	w("\t\tconst int64_t n = %d - a0 < %d ? %d - a0 : %d;\n", la, interleaveStrip, la, interleaveStrip)
 	w("\t\tconst uint32_t *s1 = s + %d;\n", db)
 	w("\t\tfor (int64_t i = 0; i < n; i++) {\n")
