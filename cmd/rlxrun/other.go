@@ -68,7 +68,8 @@ func newBenchCmd() *cobra.Command {
 		Short: "Time runs of an artifact: latency percentiles and throughput",
 		Long: `bench runs the model --warmup times untimed, then --runs times (or for
 --time), and prints latency percentiles (p50, p90, p99) and throughput.
---profile adds the time spent in each kernel, sorted (cpu artifacts). Inputs as for a run;
+--profile adds the time spent in each kernel, sorted (cpu artifacts; cuda artifacts
+launch one kernel at a time between device timers for it). Inputs as for a run;
 without any, --fill random is used. Runs after the first write into the same output
 tensors, as a serving loop that reuses them does.`,
 		Args: cobra.ExactArgs(1),
@@ -82,7 +83,7 @@ tensors, as a serving loop that reuses them does.`,
 			}
 			defer m.Close()
 			if profile && !m.ProfilesSteps() {
-				return fail(exitUsage, "--profile times the cpu target's kernels; %s runs on %s", args[0], m.Device())
+				return fail(exitUsage, "--profile times the steps of cpu and cuda artifacts; %s runs on %s", args[0], m.Device())
 			}
 			inputs, err := gatherInputs(m, &f)
 			if err != nil {

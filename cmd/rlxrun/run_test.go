@@ -203,7 +203,7 @@ func TestVulkanArtifact(t *testing.T) {
 	if code, out, _ := rlxrun(t, "bench", art, "--runs", "2", "--warmup", "1"); code != exitOK || !strings.Contains(out, "p50") {
 		t.Errorf("bench: %d %s", code, out)
 	}
-	if code, _, errs := rlxrun(t, "bench", art, "--runs", "2", "--profile"); code != exitUsage || !strings.Contains(errs, "--profile times the cpu target's kernels") {
+	if code, _, errs := rlxrun(t, "bench", art, "--runs", "2", "--profile"); code != exitUsage || !strings.Contains(errs, "--profile times the steps of cpu and cuda artifacts") {
 		t.Errorf("bench --profile: %d %s", code, errs)
 	}
 }

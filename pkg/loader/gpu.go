@@ -1,7 +1,7 @@
 package loader
 
 import (
-	"fmt"
+	"time"
 
 	"github.com/rlx-project/rlx/pkg/lir"
 	gpurt "github.com/rlx-project/rlx/pkg/targets/gpu/runtime"
@@ -44,8 +44,14 @@ func openCUDA() (gpurt.Device, error) {
 	return d, nil
 }
 
-func (r *gpuRuntime) Device() string    { return r.dev.Name() }
-func (*gpuRuntime) ProfilesSteps() bool { return false }
+func (r *gpuRuntime) Device() string { return r.dev.Name() }
+
+// ProfilesSteps is true where the device times launches (cuda with
+// events); each step's time is then its kernel's time on the device.
+func (r *gpuRuntime) ProfilesSteps() bool {
+	t, ok := r.dev.(gpurt.StepTimer)
+	return ok && t.TimesSteps()
+}
 
 // The arena lives on the device; outputs come back to host tensors the
 // size of the program's outputs, which the device run bounds already.
@@ -57,7 +63,7 @@ func (r *gpuRuntime) Prepare(p *lir.Program) (Executor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &gpuExecutor{exec: e, device: r.dev.Name()}, nil
+	return &gpuExecutor{exec: e}, nil
 }
 
 // Close frees the weights and the device; a failure to close the device
@@ -68,17 +74,18 @@ func (r *gpuRuntime) Close() {
 }
 
 type gpuExecutor struct {
-	exec   *gpurt.Exec
-	device string
+	exec *gpurt.Exec
 }
 
-// Run copies the outputs back into new tensors: reuse is ignored. The
-// steps are not timed (ProfilesSteps), so a profiled run fails.
+// Run copies the outputs back into new tensors: reuse is ignored. A
+// profiled run launches the steps one at a time, each timed on the device
+// (Runtime.ProfilesSteps says where that is possible).
 func (e *gpuExecutor) Run(inputs, _ []*tensor.Tensor, prof Profile) ([]*tensor.Tensor, error) {
-	if prof != nil {
-		return nil, fmt.Errorf("%s times no steps", e.device)
+	if prof == nil {
+		return e.exec.Run(inputs)
 	}
-	return e.exec.Run(inputs)
+	steps := e.exec.Program().Steps
+	return e.exec.Profile(inputs, func(i int, d time.Duration) { prof(i, &steps[i], d) })
 }
 
 func (e *gpuExecutor) Close() { e.exec.Close() }

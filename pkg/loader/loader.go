@@ -323,7 +323,7 @@ func (m *Model) run(dst []Named, inputs map[string]*tensor.Tensor, prof Profile)
 		return nil, &InputsError{Err: err}
 	}
 	if prof != nil && !m.ProfilesSteps() {
-		return nil, fmt.Errorf("--profile times CPU kernels; this artifact runs on %s", m.Device())
+		return nil, fmt.Errorf("--profile times the steps on cpu and cuda; this artifact runs on %s, which times none", m.Device())
 	}
 	if err := m.checkMemory(v, 0); err != nil {
 		return nil, err

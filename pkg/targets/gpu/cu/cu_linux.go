@@ -49,10 +49,30 @@ type driver struct {
 	cuMemFree                 uintptr // _v2 (CUdeviceptr dptr)
 	cuMemcpyHtoD              uintptr // _v2 (CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount)
 	cuMemcpyDtoH              uintptr // _v2 (void* dstHost, CUdeviceptr srcDevice, size_t ByteCount)
+	cuMemcpyHtoDAsync         uintptr // _v2 (CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount, CUstream hStream)
+	cuMemcpyDtoHAsync         uintptr // _v2 (void* dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
 	cuMemsetD8                uintptr // _v2 (CUdeviceptr dstDevice, unsigned char uc, size_t N)
 	cuMemGetInfo              uintptr // _v2 (size_t* free, size_t* total)
 	cuLaunchKernel            uintptr // (CUfunction f, unsigned int gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, CUstream hStream, void** kernelParams, void** extra)
 	cuGetErrorName            uintptr // (CUresult error, const char** pStr)
+
+	// Streams, events and graphs. A driver without them (older than CUDA
+	// 11.4) leaves them 0: Graph and Profile then say so, and Run falls
+	// back to launches on the default stream.
+	streams                     bool
+	cuStreamCreate              uintptr // (CUstream* phStream, unsigned int Flags)
+	cuStreamDestroy             uintptr // _v2 (CUstream hStream)
+	cuStreamSynchronize         uintptr // (CUstream hStream)
+	cuEventCreate               uintptr // (CUevent* phEvent, unsigned int Flags)
+	cuEventDestroy              uintptr // _v2 (CUevent hEvent)
+	cuEventRecord               uintptr // (CUevent hEvent, CUstream hStream)
+	cuEventElapsedTime          uintptr // (float* pMilliseconds, CUevent hStart, CUevent hEnd)
+	cuStreamBeginCapture        uintptr // _v2 (CUstream hStream, CUstreamCaptureMode mode)
+	cuStreamEndCapture          uintptr // (CUstream hStream, CUgraph* phGraph)
+	cuGraphInstantiateWithFlags uintptr // (CUgraphExec* phGraphExec, CUgraph hGraph, unsigned long long flags)
+	cuGraphLaunch               uintptr // (CUgraphExec hGraphExec, CUstream hStream)
+	cuGraphExecDestroy          uintptr // (CUgraphExec hGraphExec)
+	cuGraphDestroy              uintptr // (CUgraph hGraph)
 }
 
 // dlopenFirst opens the first of names that loads. Missing files are
@@ -107,6 +127,8 @@ func loadDriver() (*driver, error) {
 		{&d.cuMemFree, "cuMemFree_v2"},
 		{&d.cuMemcpyHtoD, "cuMemcpyHtoD_v2"},
 		{&d.cuMemcpyDtoH, "cuMemcpyDtoH_v2"},
+		{&d.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2"},
+		{&d.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2"},
 		{&d.cuMemsetD8, "cuMemsetD8_v2"},
 		{&d.cuMemGetInfo, "cuMemGetInfo_v2"},
 		{&d.cuLaunchKernel, "cuLaunchKernel"},
@@ -117,6 +139,35 @@ func loadDriver() (*driver, error) {
 			return nil, fmt.Errorf("cuda: libcuda has no %s (driver older than CUDA 11?)", s.name)
 		}
 		*s.p = a
+	}
+	d.streams = true
+	for _, s := range []struct {
+		p     *uintptr
+		names []string
+	}{
+		{&d.cuStreamCreate, []string{"cuStreamCreate"}},
+		{&d.cuStreamDestroy, []string{"cuStreamDestroy_v2"}},
+		{&d.cuStreamSynchronize, []string{"cuStreamSynchronize"}},
+		{&d.cuEventCreate, []string{"cuEventCreate"}},
+		{&d.cuEventDestroy, []string{"cuEventDestroy_v2"}},
+		{&d.cuEventRecord, []string{"cuEventRecord"}},
+		{&d.cuEventElapsedTime, []string{"cuEventElapsedTime_v2", "cuEventElapsedTime"}},
+		{&d.cuStreamBeginCapture, []string{"cuStreamBeginCapture_v2"}},
+		{&d.cuStreamEndCapture, []string{"cuStreamEndCapture"}},
+		{&d.cuGraphInstantiateWithFlags, []string{"cuGraphInstantiateWithFlags"}},
+		{&d.cuGraphLaunch, []string{"cuGraphLaunch"}},
+		{&d.cuGraphExecDestroy, []string{"cuGraphExecDestroy"}},
+		{&d.cuGraphDestroy, []string{"cuGraphDestroy"}},
+	} {
+		for _, name := range s.names {
+			if a, err := purego.Dlsym(lib, name); err == nil && a != 0 {
+				*s.p = a
+				break
+			}
+		}
+		if *s.p == 0 {
+			d.streams = false
+		}
 	}
 	return d, nil
 }
@@ -478,6 +529,22 @@ func (c *Context) Memset(dst DevicePtr, bytes int64) error {
 // whose width matches the parameter's. Launch does not wait for the kernel:
 // an error the kernel hits shows up at the next Synchronize or copy.
 func (c *Context) Launch(f *Function, grid, block [3]uint32, sharedBytes uint32, args ...any) error {
+	st := Step{F: f, Grid: grid, Block: block, SharedBytes: sharedBytes, Args: args}
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	params, err := c.packSteps(&pin, []Step{st})
+	if err != nil {
+		return err
+	}
+	if err := c.enter(); err != nil {
+		return err
+	}
+	defer c.exit()
+	return c.launch(&st, params[0], 0) // the default stream
+}
+
+// checkLaunch checks what a launch of f can check before the driver.
+func (c *Context) checkLaunch(f *Function, grid, block [3]uint32) error {
 	if f == nil || f.mod == nil {
 		return errors.New("cuda: Launch: nil function")
 	}
@@ -488,27 +555,6 @@ func (c *Context) Launch(f *Function, grid, block [3]uint32, sharedBytes uint32,
 		if grid[i] == 0 || block[i] == 0 {
 			return fmt.Errorf("cuda: Launch(%s): grid %v and block %v must not have a zero dimension", f.name, grid, block)
 		}
-	}
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	params, err := packArgs(&pin, args)
-	if err != nil {
-		return err
-	}
-	if err := c.enter(); err != nil {
-		return err
-	}
-	defer c.exit()
-	if f.mod.h == 0 {
-		return fmt.Errorf("cuda: Launch(%s): module is unloaded", f.name)
-	}
-	r, _, _ := purego.SyscallN(c.d.cuLaunchKernel, f.h,
-		uintptr(grid[0]), uintptr(grid[1]), uintptr(grid[2]),
-		uintptr(block[0]), uintptr(block[1]), uintptr(block[2]),
-		uintptr(sharedBytes), 0, // hStream: the default stream
-		uintptr(unsafe.Pointer(unsafe.SliceData(params))), 0) // extra: NULL
-	if r != 0 {
-		return c.d.check("cuLaunchKernel("+f.name+")", r)
 	}
 	return nil
 }

@@ -2,6 +2,8 @@
 
 package cu
 
+import "time"
+
 // This build has no CUDA runtime: Open and CompileCUDA return
 // ErrUnsupported, and there is no way to get a Context, Module or Function
 // to call the methods on (they return ErrUnsupported too).
@@ -43,3 +45,29 @@ func (c *Context) Launch(f *Function, grid, block [3]uint32, sharedBytes uint32,
 func (m *Module) Function(name string) (*Function, error) { return nil, ErrUnsupported }
 func (m *Module) Unload() error                           { return ErrUnsupported }
 func (f *Function) Name() string                          { return "" }
+
+// Step is one kernel launch; see the Linux build.
+type Step struct {
+	F           *Function
+	Grid, Block [3]uint32
+	SharedBytes uint32
+	Args        []any
+}
+
+// Stream is a CUDA stream; see the Linux build.
+type Stream struct{}
+
+// Graph is a captured CUDA graph; see the Linux build.
+type Graph struct{}
+
+func (c *Context) NewStream() (*Stream, error)                   { return nil, ErrUnsupported }
+func (s *Stream) Destroy() error                                 { return ErrUnsupported }
+func (s *Stream) CopyToDevice(dst DevicePtr, src []byte) error   { return ErrUnsupported }
+func (s *Stream) CopyFromDevice(dst []byte, src DevicePtr) error { return ErrUnsupported }
+func (s *Stream) Synchronize() error                             { return ErrUnsupported }
+func (s *Stream) LaunchOn(steps []Step) error                    { return ErrUnsupported }
+func (s *Stream) NewGraph(steps []Step) (*Graph, error)          { return nil, ErrUnsupported }
+func (s *Stream) Profile(steps []Step) ([]time.Duration, error)  { return nil, ErrUnsupported }
+func (g *Graph) Len() int                                        { return 0 }
+func (g *Graph) Launch(s *Stream) error                          { return ErrUnsupported }
+func (g *Graph) Destroy() error                                  { return ErrUnsupported }

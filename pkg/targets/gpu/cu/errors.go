@@ -18,6 +18,9 @@ var (
 	ErrNoNVRTC = errors.New("cuda: libnvrtc not found (needs the CUDA toolkit's NVRTC, e.g. libnvrtc.so.12)")
 	// ErrUnsupported: this build of the package has no CUDA runtime.
 	ErrUnsupported = errors.New("cuda runtime not supported on " + runtime.GOOS + "/" + runtime.GOARCH)
+	// ErrNoStreams: the driver lacks the stream, event and graph
+	// functions (CUDA older than 11.4).
+	ErrNoStreams = errors.New("cuda: the driver has no stream capture or graphs (CUDA 11.4 or later needed)")
 	// ErrClosed: the Context was closed.
 	ErrClosed = errors.New("cuda: context is closed")
 )

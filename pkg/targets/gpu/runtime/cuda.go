@@ -1,23 +1,51 @@
 package runtime
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"time"
 
 	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/targets/gpu/cu"
 )
 
 // CUDA adapts a CUDA device (PTX kernels, or CUDA C compiled by NVRTC).
-type CUDA struct{ C *cu.Context }
+// Every copy and launch goes on one stream, in order; a prepared sequence
+// of launches is captured once into a CUDA graph and replayed per run.
+type CUDA struct {
+	C *cu.Context
+	// stream carries the copies and launches; nil where the driver has no
+	// streams (the default stream then, launch by launch).
+	stream *cu.Stream
+	// graphs says whether sequences replay as CUDA graphs: true unless
+	// RLX_CUDA_GRAPH=0 (launch by launch, to compare or to rule graphs
+	// out) or the driver has none.
+	graphs bool
+}
 
 // OpenCUDA opens the first CUDA device (RLX_CUDA_DEVICE picks another).
+// RLX_CUDA_GRAPH=0 turns the graph replay off.
 func OpenCUDA() (*CUDA, error) {
 	c, err := cu.Open()
 	if err != nil {
 		return nil, err
 	}
-	return &CUDA{C: c}, nil
+	d := &CUDA{C: c}
+	switch d.stream, err = c.NewStream(); {
+	case errors.Is(err, cu.ErrNoStreams):
+	case err != nil:
+		_ = c.Close()
+		return nil, err
+	default:
+		d.graphs = os.Getenv("RLX_CUDA_GRAPH") != "0"
+	}
+	return d, nil
 }
+
+// TimesSteps reports whether sequences time their launches (Profiler):
+// they do where the driver has events.
+func (c *CUDA) TimesSteps() bool { return c.stream != nil }
 
 // Name is the device's name.
 func (c *CUDA) Name() string {
@@ -26,7 +54,7 @@ func (c *CUDA) Name() string {
 }
 
 type cuBuffer struct {
-	c    *cu.Context
+	dev  *CUDA
 	p    cu.DevicePtr
 	size int64
 }
@@ -37,7 +65,7 @@ func (c *CUDA) Alloc(n int64) (Buffer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &cuBuffer{c: c.C, p: p, size: n}, nil
+	return &cuBuffer{dev: c, p: p, size: n}, nil
 }
 
 func (b *cuBuffer) bounds(off int64, n int) error {
@@ -47,21 +75,32 @@ func (b *cuBuffer) bounds(off int64, n int) error {
 	return nil
 }
 
+// Write queues the copy after the stream's earlier work.
 func (b *cuBuffer) Write(off int64, p []byte) error {
 	if err := b.bounds(off, len(p)); err != nil || len(p) == 0 {
 		return err
 	}
-	return b.c.CopyToDevice(b.p.Add(off), p)
+	if s := b.dev.stream; s != nil {
+		return s.CopyToDevice(b.p.Add(off), p)
+	}
+	return b.dev.C.CopyToDevice(b.p.Add(off), p)
 }
 
+// Read waits for the stream's earlier work (a run's launches) and copies.
 func (b *cuBuffer) Read(off int64, p []byte) error {
-	if err := b.bounds(off, len(p)); err != nil || len(p) == 0 {
+	if err := b.bounds(off, len(p)); err != nil {
 		return err
 	}
-	return b.c.CopyFromDevice(p, b.p.Add(off))
+	if s := b.dev.stream; s != nil {
+		return s.CopyFromDevice(p, b.p.Add(off))
+	}
+	if len(p) == 0 {
+		return b.dev.C.Synchronize()
+	}
+	return b.dev.C.CopyFromDevice(p, b.p.Add(off))
 }
 
-func (b *cuBuffer) Free() { _ = b.c.Free(b.p) }
+func (b *cuBuffer) Free() { _ = b.dev.C.Free(b.p) }
 
 type cuKernel struct {
 	m *cu.Module
@@ -92,55 +131,83 @@ func (c *CUDA) Load(k *lir.Kernel) (Kernel, error) {
 	return cuKernel{m, f}, nil
 }
 
+// cuSequence is a prepared list of launches and, where graphs are on, the
+// graph they were captured into.
 type cuSequence struct {
-	c  *cu.Context
-	ls []cuLaunch
+	dev   *CUDA
+	steps []cu.Step
+	graph *cu.Graph
 }
 
-type cuLaunch struct {
-	f      *cu.Function
-	grid   [3]uint32
-	block  [3]uint32
-	params []any
-}
-
-// Prepare resolves the launches' pointers once; a kernel's launch
-// offsets follow its pointers as int arguments.
+// Prepare resolves the launches' pointers once (a kernel's launch offsets
+// follow its pointers as int arguments) and captures them into a graph.
 func (c *CUDA) Prepare(ls []Launch) (Sequence, error) {
-	s := &cuSequence{c: c.C}
+	s := &cuSequence{dev: c}
 	for i, l := range ls {
 		k, ok := l.Kernel.(cuKernel)
 		if !ok {
 			return nil, fmt.Errorf("launch %d: not a cuda kernel", i)
 		}
-		cl := cuLaunch{f: k.f, grid: l.Groups, block: l.Local}
+		st := cu.Step{F: k.f, Grid: l.Groups, Block: l.Local}
 		for _, b := range l.Buffers {
 			cb, ok := b.(*cuBuffer)
 			if !ok {
 				return nil, fmt.Errorf("launch %d: not a cuda buffer", i)
 			}
-			cl.params = append(cl.params, cb.p)
+			st.Args = append(st.Args, cb.p)
 		}
 		for _, o := range l.Offsets { // the kernel's trailing int arguments
-			cl.params = append(cl.params, o)
+			st.Args = append(st.Args, o)
 		}
-		s.ls = append(s.ls, cl)
+		s.steps = append(s.steps, st)
+	}
+	if c.graphs && len(s.steps) > 0 {
+		g, err := c.stream.NewGraph(s.steps)
+		if err != nil {
+			return nil, fmt.Errorf("capturing %d launches into a CUDA graph (RLX_CUDA_GRAPH=0 launches them one by one): %w", len(s.steps), err)
+		}
+		s.graph = g
 	}
 	return s, nil
 }
 
-// Run launches everything on the default stream (launches on one stream
-// run in order) and waits.
+// Run queues the run's launches after the inputs' copies: the graph's
+// replay, or each launch. The outputs' Read waits for them.
 func (s *cuSequence) Run() error {
-	for _, l := range s.ls {
-		if err := s.c.Launch(l.f, l.grid, l.block, 0, l.params...); err != nil {
+	switch {
+	case s.graph != nil:
+		return s.graph.Launch(s.dev.stream)
+	case s.dev.stream != nil:
+		return s.dev.stream.LaunchOn(s.steps)
+	}
+	for _, l := range s.steps {
+		if err := s.dev.C.Launch(l.F, l.Grid, l.Block, l.SharedBytes, l.Args...); err != nil {
 			return err
 		}
 	}
-	return s.c.Synchronize()
+	return nil
 }
 
-func (s *cuSequence) Free() {}
+// Profile launches each step between two events and returns their GPU
+// times; the outputs hold the run's results afterwards.
+func (s *cuSequence) Profile() ([]time.Duration, error) {
+	if s.dev.stream == nil {
+		return nil, cu.ErrNoStreams
+	}
+	return s.dev.stream.Profile(s.steps)
+}
 
-// Close releases the context.
-func (c *CUDA) Close() error { return c.C.Close() }
+func (s *cuSequence) Free() {
+	if s.graph != nil {
+		_ = s.graph.Destroy()
+		s.graph = nil
+	}
+}
+
+// Close releases the stream and the context.
+func (c *CUDA) Close() error {
+	if c.stream != nil {
+		_ = c.stream.Destroy()
+	}
+	return c.C.Close()
+}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"time"
 
 	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/tensor"
@@ -51,8 +52,21 @@ type Launch struct {
 
 // Sequence is a prepared list of launches.
 type Sequence interface {
+	// Run launches the list once. It may return before the launches
+	// finish: a Buffer's Read afterwards waits for them.
 	Run() error
 	Free()
+}
+
+// Profiler is a Sequence that can time its launches: Profile runs them
+// once, one at a time, and returns each one's time on the device.
+type Profiler interface {
+	Profile() ([]time.Duration, error)
+}
+
+// StepTimer is a Device whose sequences are Profilers.
+type StepTimer interface {
+	TimesSteps() bool
 }
 
 // Weights places an artifact's weights on a device once, for all the
@@ -261,6 +275,20 @@ func (e *Exec) Program() *lir.Program { return e.prog }
 // Run copies the inputs (in program order, already checked against the
 // slots) to the device, runs every launch, and copies the outputs back.
 func (e *Exec) Run(inputs []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	return e.run(inputs, nil)
+}
+
+// Profile runs like Run with the launches one at a time, and passes each
+// step's time on the device to prof. It fails where the device's
+// sequences time no launches (StepTimer).
+func (e *Exec) Profile(inputs []*tensor.Tensor, prof func(step int, d time.Duration)) ([]*tensor.Tensor, error) {
+	if prof == nil {
+		return nil, fmt.Errorf("Profile: nil prof")
+	}
+	return e.run(inputs, prof)
+}
+
+func (e *Exec) run(inputs []*tensor.Tensor, prof func(step int, d time.Duration)) ([]*tensor.Tensor, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if len(inputs) != len(e.inputs) {
@@ -275,8 +303,22 @@ func (e *Exec) Run(inputs []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		}
 	}
 	if len(e.prog.Steps) > 0 {
-		if err := e.seq.Run(); err != nil {
-			return nil, err
+		if prof == nil {
+			if err := e.seq.Run(); err != nil {
+				return nil, err
+			}
+		} else {
+			p, ok := e.seq.(Profiler)
+			if !ok {
+				return nil, fmt.Errorf("this device times no launches")
+			}
+			times, err := p.Profile()
+			if err != nil {
+				return nil, err
+			}
+			for i, d := range times {
+				prof(i, d)
+			}
 		}
 	}
 	outs := make([]*tensor.Tensor, len(e.outputs))
