@@ -113,6 +113,9 @@ func checkGPUArtifact(t *testing.T, out, target string) {
 		}
 		for _, k := range p.Kernels {
 			want := map[string]string{"vulkan": "spirv", "cuda": "ptx", "metal": ""}[target]
+			if _, err := exec.LookPath("clang"); err != nil && target == "cuda" && os.Getenv("CI") != "true" {
+				want = "" // CUDA C, for NVRTC at load (a GPU machine without clang)
+			}
 			if k.BinaryKind != want || (want != "" && len(k.Binary) == 0) {
 				t.Errorf("kernel %s: binary %q of %d bytes, want %q", k.Name, k.BinaryKind, len(k.Binary), want)
 			}

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The GPU checks of the cuda target, as one script for a machine with an
+# NVIDIA GPU (issue 22). That machine needs no Go and no clang: everything
+# is built here first, into .dev/gpu (ignored), and travels with the checkout.
+#
+#   scripts/gpu-check.sh prepare     # here: binaries, test binaries, PTX, scripts
+#   scripts/gpu-check.sh run         # there, from the checkout's root
+#
+# run: the driver API tests (streams, graphs, events), the kernel IR's
+# numeric cases as clang's PTX, every bundled model on cuda against the cpu
+# target at two bindings, the shared models (exported there again with their
+# fixed seeds by ../shared/bench/gpu/models.py) against PyTorch and the cpu
+# target, and a timing table (graph replay, launch by launch, a per-kernel
+# profile). ANCHOR=1 adds ../shared/bench/gpu/anchor.py (PyTorch eager, CUDA
+# graphs, torch.compile; ONNX Runtime and rlx cpu at 1, 4, 16 threads).
+# Results go to $OUT (the device tool's folder) or /tmp/gpu-check.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+D=.dev/gpu
+
+prepare() {
+	set -e
+	rm -rf "$D"
+	mkdir -p "$D/bin" "$D/ptx" "$D/bench"
+	local ld=(-ldflags=-s\ -w)
+	go build "${ld[@]}" -o "$D/bin/" ./cmd/rlxc ./cmd/rlxrun
+	go test -c "${ld[@]}" -o "$D/bin/cu.test" ./pkg/targets/gpu/cu
+	go test -c "${ld[@]}" -o "$D/bin/kir.test" ./pkg/targets/gpu/kir
+	go test -c "${ld[@]}" -o "$D/bin/e2e.test" ./e2e
+	# The kir test writes its kernels' PTX (clang) and then skips: no GPU here.
+	(cd pkg/targets/gpu/kir && RLX_KIR_WRITE_PTX="$PWD/../../../../$D/ptx" go test -count=1 -run TestGPUCUDA . >/dev/null)
+	cp ../shared/bench/gpu/anchor.py ../shared/bench/gpu/models.py "$D/bench/"
+	du -sh "$D"
+}
+
+run() {
+	local out=${OUT:-/tmp/gpu-check} B=$D/bin rc=0
+	mkdir -p "$out"
+	export RLX_CUDA_REQUIRE=1 PYTHONUNBUFFERED=1
+	echo "== machine"
+	nvidia-smi -L
+	grep -m1 'model name' /proc/cpuinfo
+	nproc
+	for t in clang nvcc; do echo "$t: $(command -v $t || echo none)"; done
+	# NVRTC compiles the artifacts' CUDA C where rlxc had no clang.
+	local nvrtc
+	nvrtc=$(find / -xdev -name 'libnvrtc.so*' 2>/dev/null | grep -v -e stub -e builtins | head -1)
+	echo "nvrtc: ${nvrtc:-none}"
+	[ -n "$nvrtc" ] && export LD_LIBRARY_PATH="$(dirname "$nvrtc")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+	echo "== cu (driver API)"
+	timeout 120 "$B/cu.test" -test.run 'TestOpen' -test.v 2>&1 | grep -E '^(---|FAIL|ok|PASS)|profiled|device' | tee "$out/cu.txt" || rc=1
+	echo "== kir (clang's PTX, and NVRTC)"
+	(cd pkg/targets/gpu/kir && RLX_KIR_PTX_DIR="$PWD/../../../../$D/ptx" timeout 120 "../../../../$B/kir.test" -test.run 'TestGPUCUDA' 2>&1 | tail -5) | tee "$out/kir.txt" || rc=1
+
+	echo "== export the shared models"
+	local shm=/tmp/shm
+	timeout 240 python3 scripts/gpu/export_shared.py "$D/bench" --out "$shm" >"$out/export.txt" 2>&1 || { rc=1; tail -20 "$out/export.txt"; }
+	grep -E '^[a-z_0-9]+: ' "$out/export.txt"
+
+	echo "== e2e: bundled and shared models on cuda"
+	(cd e2e && RLX_SHARED_MODELS="$shm" timeout 400 ../$B/e2e.test -test.run 'TestCUDA|TestONNXConformanceCUDA' -test.v 2>&1) >"$out/e2e.txt"
+	[ $? -eq 0 ] || rc=1
+	grep -E '^\s*(--- |FAIL|ok|PASS)|max\|diff\||panic' "$out/e2e.txt" | grep -v -- '--- PASS: TestCUDAMatchesCPU/' | head -80
+
+	echo "== timing"
+	timeout 300 python3 scripts/gpu/bench.py "$B" "$shm" 300 >"$out/bench.txt" 2>&1 || rc=1
+	grep -v '^{' "$out/bench.txt"
+
+	if [ "${ANCHOR:-0}" = 1 ]; then
+		echo "== anchor"
+		(RLX_BIN="$PWD/$B" OUT="$out" timeout 480 python3 "$D/bench/anchor.py" 2>&1 | grep -v '^{') || rc=1
+	fi
+	echo "== rc $rc"
+	return $rc
+}
+
+case "${1:-}" in
+prepare) prepare ;;
+run) run ;;
+*)
+	echo "usage: $0 prepare|run" >&2
+	exit 2
+	;;
+esac
