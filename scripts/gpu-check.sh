@@ -9,7 +9,8 @@
 # run: the driver API tests (streams, graphs, events), the kernel IR's
 # numeric cases as clang's PTX, every bundled model on cuda against the cpu
 # target at two bindings, the shared models (exported there again with their
-# fixed seeds by ../shared/bench/gpu/models.py) against PyTorch and the cpu
+# fixed seeds by ../shared/bench/gpu/models.py; the encoder's shared export
+# travels) against PyTorch and the cpu
 # target, and a timing table (graph replay, launch by launch, a per-kernel
 # profile). ANCHOR=1 adds ../shared/bench/gpu/anchor.py (PyTorch eager, CUDA
 # graphs, torch.compile; ONNX Runtime and rlx cpu at 1, 4, 16 threads).
@@ -30,6 +31,10 @@ prepare() {
 	# The kir test writes its kernels' PTX (clang) and then skips: no GPU here.
 	(cd pkg/targets/gpu/kir && RLX_KIR_WRITE_PTX="$PWD/../../../../$D/ptx" go test -count=1 -run TestGPUCUDA . >/dev/null)
 	cp ../shared/bench/gpu/anchor.py ../shared/bench/gpu/models.py "$D/bench/"
+	# PyTorch 2.11's TorchScript exporter bakes the encoder's sequence length
+	# into a Reshape (its alt case cannot build): the shared export travels.
+	mkdir -p "$D/shared"
+	cp -r ../shared/models/encoder.onnx ../shared/models/encoder ../shared/models/manifest.json "$D/shared/"
 	du -sh "$D"
 }
 
@@ -57,6 +62,11 @@ run() {
 	local shm=/tmp/shm
 	timeout 240 python3 scripts/gpu/export_shared.py "$D/bench" --out "$shm" >"$out/export.txt" 2>&1 || { rc=1; tail -20 "$out/export.txt"; }
 	grep -E '^[a-z_0-9]+: ' "$out/export.txt"
+	cp -r "$D/shared/encoder.onnx" "$D/shared/encoder" "$shm/"
+	python3 -c 'import json, sys
+d, s = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+d["models"]["encoder"] = s["models"]["encoder"]
+json.dump(d, open(sys.argv[1], "w"), indent=1)' "$shm/manifest.json" "$D/shared/manifest.json"
 
 	echo "== e2e: bundled and shared models on cuda"
 	(cd e2e && RLX_SHARED_MODELS="$shm" timeout 400 ../$B/e2e.test -test.run 'TestCUDA|TestONNXConformanceCUDA' -test.v 2>&1) >"$out/e2e.txt"

@@ -66,6 +66,7 @@ type driver struct {
 	cuEventCreate               uintptr // (CUevent* phEvent, unsigned int Flags)
 	cuEventDestroy              uintptr // _v2 (CUevent hEvent)
 	cuEventRecord               uintptr // (CUevent hEvent, CUstream hStream)
+	cuEventRecordWithFlags      uintptr // (CUevent hEvent, CUstream hStream, unsigned int flags)
 	cuEventElapsedTime          uintptr // (float* pMilliseconds, CUevent hStart, CUevent hEnd)
 	cuStreamBeginCapture        uintptr // _v2 (CUstream hStream, CUstreamCaptureMode mode)
 	cuStreamEndCapture          uintptr // (CUstream hStream, CUgraph* phGraph)
@@ -151,6 +152,7 @@ func loadDriver() (*driver, error) {
 		{&d.cuEventCreate, []string{"cuEventCreate"}},
 		{&d.cuEventDestroy, []string{"cuEventDestroy_v2"}},
 		{&d.cuEventRecord, []string{"cuEventRecord"}},
+		{&d.cuEventRecordWithFlags, []string{"cuEventRecordWithFlags"}},
 		{&d.cuEventElapsedTime, []string{"cuEventElapsedTime_v2", "cuEventElapsedTime"}},
 		{&d.cuStreamBeginCapture, []string{"cuStreamBeginCapture_v2"}},
 		{&d.cuStreamEndCapture, []string{"cuStreamEndCapture"}},

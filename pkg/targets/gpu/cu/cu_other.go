@@ -71,3 +71,10 @@ func (s *Stream) Profile(steps []Step) ([]time.Duration, error)  { return nil, E
 func (g *Graph) Len() int                                        { return 0 }
 func (g *Graph) Launch(s *Stream) error                          { return ErrUnsupported }
 func (g *Graph) Destroy() error                                  { return ErrUnsupported }
+
+// StepProfile is a graph of timed launches; see the Linux build.
+type StepProfile struct{}
+
+func (s *Stream) NewProfile(steps []Step) (*StepProfile, error) { return nil, ErrUnsupported }
+func (p *StepProfile) Run(s *Stream) ([]time.Duration, error)   { return nil, ErrUnsupported }
+func (p *StepProfile) Destroy() error                           { return ErrUnsupported }

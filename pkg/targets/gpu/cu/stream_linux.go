@@ -17,6 +17,7 @@ const (
 	streamNonBlocking      = 1 // no implicit ordering with the legacy default stream
 	captureModeThreadLocal = 1 // only this thread's unsafe calls break the capture
 	eventDefault           = 0
+	eventRecordExternal    = 1 // under capture: an event record node, not a dependency
 )
 
 // Step is one kernel launch as LaunchOn, NewGraph and Profile take it: the
@@ -219,16 +220,23 @@ func (s *Stream) NewGraph(steps []Step) (*Graph, error) {
 			break
 		}
 	}
+	return c.endCapture(s.h, len(steps), lerr)
+}
+
+// endCapture ends the capture on stream h and instantiates the graph of
+// n launches, or destroys it where the capture failed (cerr); the caller
+// has entered.
+func (c *Context) endCapture(h uintptr, n int, cerr error) (*Graph, error) {
 	var graph uintptr
-	r, _, _ = purego.SyscallN(c.d.cuStreamEndCapture, s.h, uintptr(unsafe.Pointer(&graph)))
-	if lerr != nil {
+	r, _, _ := purego.SyscallN(c.d.cuStreamEndCapture, h, uintptr(unsafe.Pointer(&graph)))
+	if cerr == nil {
+		cerr = c.d.check("cuStreamEndCapture", r)
+	}
+	if cerr != nil {
 		if graph != 0 {
 			purego.SyscallN(c.d.cuGraphDestroy, graph)
 		}
-		return nil, lerr
-	}
-	if err := c.d.check("cuStreamEndCapture", r); err != nil {
-		return nil, err
+		return nil, cerr
 	}
 	var exec uintptr
 	r, _, _ = purego.SyscallN(c.d.cuGraphInstantiateWithFlags, uintptr(unsafe.Pointer(&exec)), graph, 0)
@@ -236,7 +244,7 @@ func (s *Stream) NewGraph(steps []Step) (*Graph, error) {
 		purego.SyscallN(c.d.cuGraphDestroy, graph)
 		return nil, err
 	}
-	return &Graph{ctx: c, graph: graph, exec: exec, n: len(steps)}, nil
+	return &Graph{ctx: c, graph: graph, exec: exec, n: n}, nil
 }
 
 // Len is the number of launches in the graph.
@@ -274,9 +282,49 @@ func (g *Graph) Destroy() error {
 	return errors.Join(c.d.check("cuGraphExecDestroy", r1), c.d.check("cuGraphDestroy", r2))
 }
 
+// newEvents creates n timing events; the caller has entered.
+func (c *Context) newEvents(n int) ([]uintptr, error) {
+	events := make([]uintptr, n)
+	for i := range events {
+		r, _, _ := purego.SyscallN(c.d.cuEventCreate, uintptr(unsafe.Pointer(&events[i])), eventDefault)
+		if err := c.d.check("cuEventCreate", r); err != nil {
+			c.destroyEvents(events)
+			return nil, err
+		}
+	}
+	return events, nil
+}
+
+// destroyEvents destroys what newEvents made; the caller has entered.
+func (c *Context) destroyEvents(events []uintptr) {
+	for _, e := range events {
+		if e != 0 {
+			purego.SyscallN(c.d.cuEventDestroy, e)
+		}
+	}
+}
+
+// elapsed is the time between consecutive events, which have completed;
+// the caller has entered.
+func (c *Context) elapsed(events []uintptr) ([]time.Duration, error) {
+	times := make([]time.Duration, len(events)-1)
+	for i := range times {
+		var ms float32
+		r, _, _ := purego.SyscallN(c.d.cuEventElapsedTime, uintptr(unsafe.Pointer(&ms)), events[i], events[i+1])
+		if err := c.d.check("cuEventElapsedTime", r); err != nil {
+			return nil, err
+		}
+		times[i] = time.Duration(float64(ms) * float64(time.Millisecond))
+	}
+	return times, nil
+}
+
 // Profile launches the steps on s one by one between events, waits, and
 // returns each one's GPU time (the events' resolution is about half a
-// microsecond).
+// microsecond). Where kernels are shorter than a launch call, the GPU
+// waits for the host between them and the wait counts too: a
+// StepProfile, which replays launches and events as one graph, does not
+// have that gap.
 func (s *Stream) Profile(steps []Step) ([]time.Duration, error) {
 	c := s.ctx
 	var pin runtime.Pinner
@@ -289,20 +337,11 @@ func (s *Stream) Profile(steps []Step) ([]time.Duration, error) {
 		return nil, err
 	}
 	defer c.exit()
-	events := make([]uintptr, len(steps)+1)
-	defer func() {
-		for _, e := range events {
-			if e != 0 {
-				purego.SyscallN(c.d.cuEventDestroy, e)
-			}
-		}
-	}()
-	for i := range events {
-		r, _, _ := purego.SyscallN(c.d.cuEventCreate, uintptr(unsafe.Pointer(&events[i])), eventDefault)
-		if err := c.d.check("cuEventCreate", r); err != nil {
-			return nil, err
-		}
+	events, err := c.newEvents(len(steps) + 1)
+	if err != nil {
+		return nil, err
 	}
+	defer c.destroyEvents(events)
 	record := func(e uintptr) error {
 		r, _, _ := purego.SyscallN(c.d.cuEventRecord, e, s.h)
 		return c.d.check("cuEventRecord", r)
@@ -322,14 +361,84 @@ func (s *Stream) Profile(steps []Step) ([]time.Duration, error) {
 	if err := c.d.check("cuStreamSynchronize", r); err != nil {
 		return nil, err
 	}
-	times := make([]time.Duration, len(steps))
-	for i := range steps {
-		var ms float32
-		r, _, _ := purego.SyscallN(c.d.cuEventElapsedTime, uintptr(unsafe.Pointer(&ms)), events[i], events[i+1])
-		if err := c.d.check("cuEventElapsedTime", r); err != nil {
-			return nil, err
-		}
-		times[i] = time.Duration(float64(ms) * float64(time.Millisecond))
+	return c.elapsed(events)
+}
+
+// StepProfile is a graph of the steps with an event recorded before and
+// after each: a replay times every kernel with no host in between.
+type StepProfile struct {
+	g      *Graph
+	events []uintptr
+}
+
+// NewProfile captures the steps and their events into a StepProfile.
+func (s *Stream) NewProfile(steps []Step) (*StepProfile, error) {
+	if len(steps) == 0 {
+		return nil, errors.New("cuda: NewProfile: no steps")
 	}
-	return times, nil
+	c := s.ctx
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	params, err := c.packSteps(&pin, steps)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.live("NewProfile"); err != nil {
+		return nil, err
+	}
+	defer c.exit()
+	events, err := c.newEvents(len(steps) + 1)
+	if err != nil {
+		return nil, err
+	}
+	record := func(e uintptr) error {
+		r, _, _ := purego.SyscallN(c.d.cuEventRecordWithFlags, e, s.h, eventRecordExternal)
+		return c.d.check("cuEventRecordWithFlags", r)
+	}
+	r, _, _ := purego.SyscallN(c.d.cuStreamBeginCapture, s.h, captureModeThreadLocal)
+	if err := c.d.check("cuStreamBeginCapture_v2", r); err != nil {
+		c.destroyEvents(events)
+		return nil, err
+	}
+	cerr := record(events[0])
+	for i := 0; cerr == nil && i < len(steps); i++ {
+		if cerr = c.launch(&steps[i], params[i], s.h); cerr == nil {
+			cerr = record(events[i+1])
+		}
+	}
+	g, err := c.endCapture(s.h, len(steps), cerr)
+	if err != nil {
+		c.destroyEvents(events)
+		return nil, err
+	}
+	return &StepProfile{g: g, events: events}, nil
+}
+
+// Run replays the profile on s, waits, and returns each step's time.
+func (p *StepProfile) Run(s *Stream) ([]time.Duration, error) {
+	if err := p.g.Launch(s); err != nil {
+		return nil, err
+	}
+	if err := s.live("StepProfile.Run"); err != nil {
+		return nil, err
+	}
+	defer s.ctx.exit()
+	r, _, _ := purego.SyscallN(s.ctx.d.cuStreamSynchronize, s.h)
+	if err := s.ctx.d.check("cuStreamSynchronize", r); err != nil {
+		return nil, err
+	}
+	return s.ctx.elapsed(p.events)
+}
+
+// Destroy frees the profile's graph and events.
+func (p *StepProfile) Destroy() error {
+	err := p.g.Destroy()
+	c := p.g.ctx
+	if cerr := c.enter(); cerr != nil {
+		return errors.Join(err, cerr)
+	}
+	defer c.exit()
+	c.destroyEvents(p.events)
+	p.events = nil
+	return err
 }

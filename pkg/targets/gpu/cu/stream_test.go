@@ -117,6 +117,32 @@ func TestOpenGraph(t *testing.T) {
 	}
 	t.Logf("profiled: %v", times)
 
+	// The same as one graph with an event record node around each step.
+	p, err := s.NewProfile(steps)
+	if err != nil {
+		t.Fatalf("NewProfile: %v", err)
+	}
+	for round := 5; round <= 6; round++ {
+		fill(round)
+		gtimes, err := p.Run(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check("profile graph")
+		if len(gtimes) != len(steps) {
+			t.Fatalf("%d times for %d steps", len(gtimes), len(steps))
+		}
+		for i, d := range gtimes {
+			if d < 0 {
+				t.Errorf("step %d took %v", i, d)
+			}
+		}
+		t.Logf("profiled as a graph: %v", gtimes)
+	}
+	if err := p.Destroy(); err != nil {
+		t.Fatal(err)
+	}
+
 	// A step the driver refuses (a block too large) fails the capture
 	// cleanly, and the stream works afterwards.
 	bad := append([]Step(nil), steps...)

@@ -137,6 +137,11 @@ type cuSequence struct {
 	dev   *CUDA
 	steps []cu.Step
 	graph *cu.Graph
+	// profile is the steps with timing events as one graph, made at the
+	// first Profile; direct says that failed, and steps are timed launch
+	// by launch instead (host gaps included).
+	profile *cu.StepProfile
+	direct  bool
 }
 
 // Prepare resolves the launches' pointers once (a kernel's launch offsets
@@ -188,16 +193,33 @@ func (s *cuSequence) Run() error {
 	return nil
 }
 
-// Profile launches each step between two events and returns their GPU
-// times; the outputs hold the run's results afterwards.
+// Profile times each step on the device: a replay of the steps with
+// an event before and after each, captured as one graph at the first call,
+// or, where the driver cannot capture that, the steps launched one by one
+// between events. The outputs hold the run's results afterwards.
 func (s *cuSequence) Profile() ([]time.Duration, error) {
-	if s.dev.stream == nil {
+	st := s.dev.stream
+	if st == nil {
 		return nil, cu.ErrNoStreams
 	}
-	return s.dev.stream.Profile(s.steps)
+	if s.profile == nil && !s.direct {
+		p, err := st.NewProfile(s.steps)
+		if err != nil {
+			s.direct = true
+		}
+		s.profile = p
+	}
+	if s.direct {
+		return st.Profile(s.steps)
+	}
+	return s.profile.Run(st)
 }
 
 func (s *cuSequence) Free() {
+	if s.profile != nil {
+		_ = s.profile.Destroy()
+		s.profile = nil
+	}
 	if s.graph != nil {
 		_ = s.graph.Destroy()
 		s.graph = nil
