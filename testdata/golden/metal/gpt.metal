@@ -178,10 +178,10 @@ kernel void layernorm_1e43f96c3f08(const device float* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_ad6c0ef26117 (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_65c0a66eb06b (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_ad6c0ef26117(const device float* p0 [[buffer(0)]],
+kernel void matmul_65c0a66eb06b(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     device float* p3 [[buffer(3)]],
@@ -198,7 +198,7 @@ kernel void matmul_ad6c0ef26117(const device float* p0 [[buffer(0)]],
   float acc = 0.0f;
   for (int t = 0; t < 128; t += 16) {
     int h_1 = (t + lx);
-    s0[((ly * 16) + lx)] = (((row < 3) && (h_1 < 128)) ? p0[(rlx_off[0] + ((int(rlx_group.z) * 384) + ((((row < 2) ? row : 2) * 128) + ((h_1 < 127) ? h_1 : 127))))] : 0.0f);
+    s0[((ly * 16) + lx)] = (((row < 6) && (h_1 < 128)) ? p0[(rlx_off[0] + (0 + ((((row < 5) ? row : 5) * 128) + ((h_1 < 127) ? h_1 : 127))))] : 0.0f);
     int h_2 = (t + ly);
     s1[((ly * 16) + lx)] = (((h_2 < 128) && (col < 384)) ? p1[(rlx_off[1] + (0 + ((((h_2 < 127) ? h_2 : 127) * 384) + ((col < 383) ? col : 383))))] : 0.0f);
     threadgroup_barrier(mem_flags::mem_threadgroup);
@@ -207,8 +207,8 @@ kernel void matmul_ad6c0ef26117(const device float* p0 [[buffer(0)]],
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
   }
-  if ((row < 3) && (col < 384)) {
-    p3[(rlx_off[3] + ((int(rlx_group.z) * 1152) + ((row * 384) + col)))] = (acc + p2[(rlx_off[2] + col)]);
+  if ((row < 6) && (col < 384)) {
+    p3[(rlx_off[3] + ((int(rlx_group.z) * 2304) + ((row * 384) + col)))] = (acc + p2[(rlx_off[2] + col)]);
   }
 }
 
@@ -338,10 +338,10 @@ kernel void copy_c3d3b41a53d7(const device int* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_622f57ac654a (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_79d7614c969f (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_622f57ac654a(const device float* p0 [[buffer(0)]],
+kernel void matmul_79d7614c969f(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     const device float* p3 [[buffer(3)]],
@@ -359,7 +359,7 @@ kernel void matmul_622f57ac654a(const device float* p0 [[buffer(0)]],
   float acc = 0.0f;
   for (int t = 0; t < 128; t += 16) {
     int h_1 = (t + lx);
-    s0[((ly * 16) + lx)] = (((row < 3) && (h_1 < 128)) ? p0[(rlx_off[0] + ((int(rlx_group.z) * 384) + ((((row < 2) ? row : 2) * 128) + ((h_1 < 127) ? h_1 : 127))))] : 0.0f);
+    s0[((ly * 16) + lx)] = (((row < 6) && (h_1 < 128)) ? p0[(rlx_off[0] + (0 + ((((row < 5) ? row : 5) * 128) + ((h_1 < 127) ? h_1 : 127))))] : 0.0f);
     int h_2 = (t + ly);
     s1[((ly * 16) + lx)] = (((h_2 < 128) && (col < 128)) ? p1[(rlx_off[1] + (0 + ((((h_2 < 127) ? h_2 : 127) * 128) + ((col < 127) ? col : 127))))] : 0.0f);
     threadgroup_barrier(mem_flags::mem_threadgroup);
@@ -368,16 +368,16 @@ kernel void matmul_622f57ac654a(const device float* p0 [[buffer(0)]],
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
   }
-  if ((row < 3) && (col < 128)) {
-    int h_3 = ((int(rlx_group.z) * 384) + ((row * 128) + col));
+  if ((row < 6) && (col < 128)) {
+    int h_3 = ((int(rlx_group.z) * 768) + ((row * 128) + col));
     p4[(rlx_off[4] + h_3)] = ((acc + p2[(rlx_off[2] + col)]) + p3[(rlx_off[3] + h_3)]);
   }
 }
 
-// rlx kernel matmul_8b7be82038f6 (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_185f14b60c7f (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_8b7be82038f6(const device float* p0 [[buffer(0)]],
+kernel void matmul_185f14b60c7f(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     device float* p3 [[buffer(3)]],
@@ -394,7 +394,7 @@ kernel void matmul_8b7be82038f6(const device float* p0 [[buffer(0)]],
   float acc = 0.0f;
   for (int t = 0; t < 128; t += 16) {
     int h_1 = (t + lx);
-    s0[((ly * 16) + lx)] = (((row < 3) && (h_1 < 128)) ? p0[(rlx_off[0] + ((int(rlx_group.z) * 384) + ((((row < 2) ? row : 2) * 128) + ((h_1 < 127) ? h_1 : 127))))] : 0.0f);
+    s0[((ly * 16) + lx)] = (((row < 6) && (h_1 < 128)) ? p0[(rlx_off[0] + (0 + ((((row < 5) ? row : 5) * 128) + ((h_1 < 127) ? h_1 : 127))))] : 0.0f);
     int h_2 = (t + ly);
     s1[((ly * 16) + lx)] = (((h_2 < 128) && (col < 512)) ? p1[(rlx_off[1] + (0 + ((((h_2 < 127) ? h_2 : 127) * 512) + ((col < 511) ? col : 511))))] : 0.0f);
     threadgroup_barrier(mem_flags::mem_threadgroup);
@@ -403,19 +403,19 @@ kernel void matmul_8b7be82038f6(const device float* p0 [[buffer(0)]],
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
   }
-  if ((row < 3) && (col < 512)) {
+  if ((row < 6) && (col < 512)) {
     float pre1 = (acc + p2[(rlx_off[2] + col)]);
     float h_3 = (0.7978846f * (pre1 + (0.044715f * (pre1 * (pre1 * pre1)))));
     float h_4 = precise::exp(((-2.0f) * fabs(h_3)));
     float h_5 = ((1.0f - h_4) / (1.0f + h_4));
-    p3[(rlx_off[3] + ((int(rlx_group.z) * 1536) + ((row * 512) + col)))] = ((0.5f * pre1) * (1.0f + ((h_3 < 0.0f) ? (-h_5) : h_5)));
+    p3[(rlx_off[3] + ((int(rlx_group.z) * 3072) + ((row * 512) + col)))] = ((0.5f * pre1) * (1.0f + ((h_3 < 0.0f) ? (-h_5) : h_5)));
   }
 }
 
-// rlx kernel matmul_90d5ddfec7fa (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_58c5c362161c (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_90d5ddfec7fa(const device float* p0 [[buffer(0)]],
+kernel void matmul_58c5c362161c(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     const device float* p3 [[buffer(3)]],
@@ -433,7 +433,7 @@ kernel void matmul_90d5ddfec7fa(const device float* p0 [[buffer(0)]],
   float acc = 0.0f;
   for (int t = 0; t < 512; t += 16) {
     int h_1 = (t + lx);
-    s0[((ly * 16) + lx)] = (((row < 3) && (h_1 < 512)) ? p0[(rlx_off[0] + ((int(rlx_group.z) * 1536) + ((((row < 2) ? row : 2) * 512) + ((h_1 < 511) ? h_1 : 511))))] : 0.0f);
+    s0[((ly * 16) + lx)] = (((row < 6) && (h_1 < 512)) ? p0[(rlx_off[0] + (0 + ((((row < 5) ? row : 5) * 512) + ((h_1 < 511) ? h_1 : 511))))] : 0.0f);
     int h_2 = (t + ly);
     s1[((ly * 16) + lx)] = (((h_2 < 512) && (col < 128)) ? p1[(rlx_off[1] + (0 + ((((h_2 < 511) ? h_2 : 511) * 128) + ((col < 127) ? col : 127))))] : 0.0f);
     threadgroup_barrier(mem_flags::mem_threadgroup);
@@ -442,16 +442,16 @@ kernel void matmul_90d5ddfec7fa(const device float* p0 [[buffer(0)]],
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
   }
-  if ((row < 3) && (col < 128)) {
-    int h_3 = ((int(rlx_group.z) * 384) + ((row * 128) + col));
+  if ((row < 6) && (col < 128)) {
+    int h_3 = ((int(rlx_group.z) * 768) + ((row * 128) + col));
     p4[(rlx_off[4] + h_3)] = ((acc + p2[(rlx_off[2] + col)]) + p3[(rlx_off[3] + h_3)]);
   }
 }
 
-// rlx kernel matmul_64fb51f4d6b5 (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_4aa33f5629ff (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_64fb51f4d6b5(const device float* p0 [[buffer(0)]],
+kernel void matmul_4aa33f5629ff(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     device float* p2 [[buffer(2)]],
     constant int* rlx_off [[buffer(3)]],
@@ -467,7 +467,7 @@ kernel void matmul_64fb51f4d6b5(const device float* p0 [[buffer(0)]],
   float acc = 0.0f;
   for (int t = 0; t < 128; t += 16) {
     int h_1 = (t + lx);
-    s0[((ly * 16) + lx)] = (((row < 3) && (h_1 < 128)) ? p0[(rlx_off[0] + ((int(rlx_group.z) * 384) + ((((row < 2) ? row : 2) * 128) + ((h_1 < 127) ? h_1 : 127))))] : 0.0f);
+    s0[((ly * 16) + lx)] = (((row < 6) && (h_1 < 128)) ? p0[(rlx_off[0] + (0 + ((((row < 5) ? row : 5) * 128) + ((h_1 < 127) ? h_1 : 127))))] : 0.0f);
     int h_2 = (t + ly);
     s1[((ly * 16) + lx)] = (((h_2 < 128) && (col < 512)) ? p1[(rlx_off[1] + (0 + ((((h_2 < 127) ? h_2 : 127) * 512) + ((col < 511) ? col : 511))))] : 0.0f);
     threadgroup_barrier(mem_flags::mem_threadgroup);
@@ -476,7 +476,7 @@ kernel void matmul_64fb51f4d6b5(const device float* p0 [[buffer(0)]],
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
   }
-  if ((row < 3) && (col < 512)) {
-    p2[(rlx_off[2] + ((int(rlx_group.z) * 1536) + ((row * 512) + col)))] = acc;
+  if ((row < 6) && (col < 512)) {
+    p2[(rlx_off[2] + ((int(rlx_group.z) * 3072) + ((row * 512) + col)))] = acc;
   }
 }

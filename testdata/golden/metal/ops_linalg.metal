@@ -123,10 +123,10 @@ kernel void matmul_c25f6d21e911(const device float* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_0132a187f9e4 (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_2f2c9719fb5c (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_0132a187f9e4(const device float* p0 [[buffer(0)]],
+kernel void matmul_2f2c9719fb5c(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     device float* p2 [[buffer(2)]],
     constant int* rlx_off [[buffer(3)]],
@@ -142,7 +142,7 @@ kernel void matmul_0132a187f9e4(const device float* p0 [[buffer(0)]],
   float acc = 0.0f;
   for (int t = 0; t < 64; t += 16) {
     int h_1 = (t + lx);
-    s0[((ly * 16) + lx)] = (((row < 3) && (h_1 < 64)) ? p0[(rlx_off[0] + ((int(rlx_group.z) * 192) + ((((row < 2) ? row : 2) * 64) + ((h_1 < 63) ? h_1 : 63))))] : 0.0f);
+    s0[((ly * 16) + lx)] = (((row < 6) && (h_1 < 64)) ? p0[(rlx_off[0] + (0 + ((((row < 5) ? row : 5) * 64) + ((h_1 < 63) ? h_1 : 63))))] : 0.0f);
     int h_2 = (t + ly);
     s1[((ly * 16) + lx)] = (((h_2 < 64) && (col < 1)) ? p1[(rlx_off[1] + (0 + ((((h_2 < 63) ? h_2 : 63) * 1) + ((col < 0) ? col : 0))))] : 0.0f);
     threadgroup_barrier(mem_flags::mem_threadgroup);
@@ -151,8 +151,8 @@ kernel void matmul_0132a187f9e4(const device float* p0 [[buffer(0)]],
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
   }
-  if ((row < 3) && (col < 1)) {
-    p2[(rlx_off[2] + ((int(rlx_group.z) * 3) + ((row * 1) + col)))] = acc;
+  if ((row < 6) && (col < 1)) {
+    p2[(rlx_off[2] + ((int(rlx_group.z) * 6) + ((row * 1) + col)))] = acc;
   }
 }
 
@@ -170,10 +170,10 @@ kernel void memcpy_38b93ca03e12(const device int* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_66dc16d68eb1 (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_fb82f646a991 (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_66dc16d68eb1(const device float* p0 [[buffer(0)]],
+kernel void matmul_fb82f646a991(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     device float* p3 [[buffer(3)]],
@@ -190,7 +190,7 @@ kernel void matmul_66dc16d68eb1(const device float* p0 [[buffer(0)]],
   float acc = 0.0f;
   for (int t = 0; t < 64; t += 16) {
     int h_1 = (t + lx);
-    s0[((ly * 16) + lx)] = (((row < 3) && (h_1 < 64)) ? p0[(rlx_off[0] + ((int(rlx_group.z) * 192) + ((((row < 2) ? row : 2) * 64) + ((h_1 < 63) ? h_1 : 63))))] : 0.0f);
+    s0[((ly * 16) + lx)] = (((row < 6) && (h_1 < 64)) ? p0[(rlx_off[0] + (0 + ((((row < 5) ? row : 5) * 64) + ((h_1 < 63) ? h_1 : 63))))] : 0.0f);
     int h_2 = (t + ly);
     s1[((ly * 16) + lx)] = (((h_2 < 64) && (col < 32)) ? p1[(rlx_off[1] + (0 + ((((h_2 < 63) ? h_2 : 63) * 32) + ((col < 31) ? col : 31))))] : 0.0f);
     threadgroup_barrier(mem_flags::mem_threadgroup);
@@ -199,7 +199,7 @@ kernel void matmul_66dc16d68eb1(const device float* p0 [[buffer(0)]],
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
   }
-  if ((row < 3) && (col < 32)) {
-    p3[(rlx_off[3] + ((int(rlx_group.z) * 96) + ((row * 32) + col)))] = (acc + p2[(rlx_off[2] + col)]);
+  if ((row < 6) && (col < 32)) {
+    p3[(rlx_off[3] + ((int(rlx_group.z) * 192) + ((row * 32) + col)))] = (acc + p2[(rlx_off[2] + col)]);
   }
 }

@@ -124,10 +124,10 @@ kernel void gather_4469ada80a58(const device int* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_b1e4b0b83156 (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_6f1d735671bd (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_b1e4b0b83156(const device float* p0 [[buffer(0)]],
+kernel void matmul_6f1d735671bd(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     device float* p2 [[buffer(2)]],
     constant int* rlx_off [[buffer(3)]],
@@ -143,7 +143,7 @@ kernel void matmul_b1e4b0b83156(const device float* p0 [[buffer(0)]],
   float acc = 0.0f;
   for (int t = 0; t < 8; t += 16) {
     int h_1 = (t + lx);
-    s0[((ly * 16) + lx)] = (((row < 3) && (h_1 < 8)) ? p0[(rlx_off[0] + ((int(rlx_group.z) * 24) + ((((row < 2) ? row : 2) * 8) + ((h_1 < 7) ? h_1 : 7))))] : 0.0f);
+    s0[((ly * 16) + lx)] = (((row < 6) && (h_1 < 8)) ? p0[(rlx_off[0] + (0 + ((((row < 5) ? row : 5) * 8) + ((h_1 < 7) ? h_1 : 7))))] : 0.0f);
     int h_2 = (t + ly);
     s1[((ly * 16) + lx)] = (((h_2 < 8) && (col < 2)) ? p1[(rlx_off[1] + (0 + ((((h_2 < 7) ? h_2 : 7) * 2) + ((col < 1) ? col : 1))))] : 0.0f);
     threadgroup_barrier(mem_flags::mem_threadgroup);
@@ -152,9 +152,9 @@ kernel void matmul_b1e4b0b83156(const device float* p0 [[buffer(0)]],
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
   }
-  if ((row < 3) && (col < 2)) {
+  if ((row < 6) && (col < 2)) {
     float pre1 = acc;
-    p2[(rlx_off[2] + ((int(rlx_group.z) * 6) + ((row * 2) + col)))] = ((pre1 > 0.0f) ? pre1 : (isnan(pre1) ? pre1 : 0.0f));
+    p2[(rlx_off[2] + ((int(rlx_group.z) * 12) + ((row * 2) + col)))] = ((pre1 > 0.0f) ? pre1 : (isnan(pre1) ? pre1 : 0.0f));
   }
 }
 

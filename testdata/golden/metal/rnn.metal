@@ -50,10 +50,10 @@ kernel void ew_f6e6345b78d6(const device float* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_b8c2ac567e14 (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_c41ba4200406 (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_b8c2ac567e14(const device float* p0 [[buffer(0)]],
+kernel void matmul_c41ba4200406(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     device float* p3 [[buffer(3)]],
@@ -70,7 +70,7 @@ kernel void matmul_b8c2ac567e14(const device float* p0 [[buffer(0)]],
   float acc = 0.0f;
   for (int t = 0; t < 6; t += 16) {
     int h_1 = (t + lx);
-    s0[((ly * 16) + lx)] = (((row < 2) && (h_1 < 6)) ? p0[(rlx_off[0] + ((int(rlx_group.z) * 12) + ((((row < 1) ? row : 1) * 6) + ((h_1 < 5) ? h_1 : 5))))] : 0.0f);
+    s0[((ly * 16) + lx)] = (((row < 6) && (h_1 < 6)) ? p0[(rlx_off[0] + (0 + ((((row < 5) ? row : 5) * 6) + ((h_1 < 5) ? h_1 : 5))))] : 0.0f);
     int h_2 = (t + ly);
     s1[((ly * 16) + lx)] = (((h_2 < 6) && (col < 32)) ? p1[(rlx_off[1] + (0 + ((((h_2 < 5) ? h_2 : 5) * 32) + ((col < 31) ? col : 31))))] : 0.0f);
     threadgroup_barrier(mem_flags::mem_threadgroup);
@@ -79,8 +79,8 @@ kernel void matmul_b8c2ac567e14(const device float* p0 [[buffer(0)]],
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
   }
-  if ((row < 2) && (col < 32)) {
-    p3[(rlx_off[3] + ((int(rlx_group.z) * 64) + ((row * 32) + col)))] = (acc + p2[(rlx_off[2] + col)]);
+  if ((row < 6) && (col < 32)) {
+    p3[(rlx_off[3] + ((int(rlx_group.z) * 192) + ((row * 32) + col)))] = (acc + p2[(rlx_off[2] + col)]);
   }
 }
 
@@ -320,10 +320,10 @@ kernel void copy_3a6d72afde69(const device int* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_5308b5110896 (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_79eba494c206 (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_5308b5110896(const device float* p0 [[buffer(0)]],
+kernel void matmul_79eba494c206(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     device float* p3 [[buffer(3)]],
@@ -340,7 +340,7 @@ kernel void matmul_5308b5110896(const device float* p0 [[buffer(0)]],
   float acc = 0.0f;
   for (int t = 0; t < 16; t += 16) {
     int h_1 = (t + lx);
-    s0[((ly * 16) + lx)] = (((row < 2) && (h_1 < 16)) ? p0[(rlx_off[0] + ((int(rlx_group.z) * 32) + ((((row < 1) ? row : 1) * 16) + ((h_1 < 15) ? h_1 : 15))))] : 0.0f);
+    s0[((ly * 16) + lx)] = (((row < 6) && (h_1 < 16)) ? p0[(rlx_off[0] + (0 + ((((row < 5) ? row : 5) * 16) + ((h_1 < 15) ? h_1 : 15))))] : 0.0f);
     int h_2 = (t + ly);
     s1[((ly * 16) + lx)] = (((h_2 < 16) && (col < 24)) ? p1[(rlx_off[1] + (0 + ((((h_2 < 15) ? h_2 : 15) * 24) + ((col < 23) ? col : 23))))] : 0.0f);
     threadgroup_barrier(mem_flags::mem_threadgroup);
@@ -349,8 +349,8 @@ kernel void matmul_5308b5110896(const device float* p0 [[buffer(0)]],
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
   }
-  if ((row < 2) && (col < 24)) {
-    p3[(rlx_off[3] + ((int(rlx_group.z) * 48) + ((row * 24) + col)))] = (acc + p2[(rlx_off[2] + col)]);
+  if ((row < 6) && (col < 24)) {
+    p3[(rlx_off[3] + ((int(rlx_group.z) * 144) + ((row * 24) + col)))] = (acc + p2[(rlx_off[2] + col)]);
   }
 }
 
@@ -500,10 +500,10 @@ kernel void memcpy_4cf2fd9bc749(const device int* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_9f666d2e9a1c (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_3aa1ea21ce7a (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_9f666d2e9a1c(const device float* p0 [[buffer(0)]],
+kernel void matmul_3aa1ea21ce7a(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     device float* p3 [[buffer(3)]],
@@ -520,7 +520,7 @@ kernel void matmul_9f666d2e9a1c(const device float* p0 [[buffer(0)]],
   float acc = 0.0f;
   for (int t = 0; t < 6; t += 16) {
     int h_1 = (t + lx);
-    s0[((ly * 16) + lx)] = (((row < 2) && (h_1 < 6)) ? p0[(rlx_off[0] + ((int(rlx_group.z) * 12) + ((((row < 1) ? row : 1) * 6) + ((h_1 < 5) ? h_1 : 5))))] : 0.0f);
+    s0[((ly * 16) + lx)] = (((row < 6) && (h_1 < 6)) ? p0[(rlx_off[0] + (0 + ((((row < 5) ? row : 5) * 6) + ((h_1 < 5) ? h_1 : 5))))] : 0.0f);
     int h_2 = (t + ly);
     s1[((ly * 16) + lx)] = (((h_2 < 6) && (col < 24)) ? p1[(rlx_off[1] + (0 + ((((h_2 < 5) ? h_2 : 5) * 24) + ((col < 23) ? col : 23))))] : 0.0f);
     threadgroup_barrier(mem_flags::mem_threadgroup);
@@ -529,8 +529,8 @@ kernel void matmul_9f666d2e9a1c(const device float* p0 [[buffer(0)]],
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
   }
-  if ((row < 2) && (col < 24)) {
-    p3[(rlx_off[3] + ((int(rlx_group.z) * 48) + ((row * 24) + col)))] = (acc + p2[(rlx_off[2] + col)]);
+  if ((row < 6) && (col < 24)) {
+    p3[(rlx_off[3] + ((int(rlx_group.z) * 144) + ((row * 24) + col)))] = (acc + p2[(rlx_off[2] + col)]);
   }
 }
 

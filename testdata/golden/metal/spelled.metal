@@ -151,10 +151,10 @@ kernel void layernorm_2e7a24111757(const device float* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_e9a3e5a78e44 (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_a408bb45124f (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_e9a3e5a78e44(const device float* p0 [[buffer(0)]],
+kernel void matmul_a408bb45124f(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     device float* p2 [[buffer(2)]],
     constant int* rlx_off [[buffer(3)]],
@@ -170,7 +170,7 @@ kernel void matmul_e9a3e5a78e44(const device float* p0 [[buffer(0)]],
   float acc = 0.0f;
   for (int t = 0; t < 64; t += 16) {
     int h_1 = (t + lx);
-    s0[((ly * 16) + lx)] = (((row < 3) && (h_1 < 64)) ? p0[(rlx_off[0] + ((int(rlx_group.z) * 192) + ((((row < 2) ? row : 2) * 64) + ((h_1 < 63) ? h_1 : 63))))] : 0.0f);
+    s0[((ly * 16) + lx)] = (((row < 6) && (h_1 < 64)) ? p0[(rlx_off[0] + (0 + ((((row < 5) ? row : 5) * 64) + ((h_1 < 63) ? h_1 : 63))))] : 0.0f);
     int h_2 = (t + ly);
     s1[((ly * 16) + lx)] = (((h_2 < 64) && (col < 64)) ? p1[(rlx_off[1] + (0 + ((((h_2 < 63) ? h_2 : 63) * 64) + ((col < 63) ? col : 63))))] : 0.0f);
     threadgroup_barrier(mem_flags::mem_threadgroup);
@@ -179,9 +179,9 @@ kernel void matmul_e9a3e5a78e44(const device float* p0 [[buffer(0)]],
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
   }
-  if ((row < 3) && (col < 64)) {
+  if ((row < 6) && (col < 64)) {
     float pre1 = acc;
-    p2[(rlx_off[2] + ((int(rlx_group.z) * 192) + ((row * 64) + col)))] = (pre1 / (1.0f + precise::exp((-pre1))));
+    p2[(rlx_off[2] + ((int(rlx_group.z) * 384) + ((row * 64) + col)))] = (pre1 / (1.0f + precise::exp((-pre1))));
   }
 }
 
@@ -219,10 +219,10 @@ kernel void ew_7ad279de758e(const device float* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_c58b530f7cf2 (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_9167ec9365ec (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_c58b530f7cf2(const device float* p0 [[buffer(0)]],
+kernel void matmul_9167ec9365ec(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     device float* p2 [[buffer(2)]],
     constant int* rlx_off [[buffer(3)]],
@@ -238,7 +238,7 @@ kernel void matmul_c58b530f7cf2(const device float* p0 [[buffer(0)]],
   float acc = 0.0f;
   for (int t = 0; t < 64; t += 16) {
     int h_1 = (t + lx);
-    s0[((ly * 16) + lx)] = (((row < 3) && (h_1 < 64)) ? p0[(rlx_off[0] + ((int(rlx_group.z) * 192) + ((((row < 2) ? row : 2) * 64) + ((h_1 < 63) ? h_1 : 63))))] : 0.0f);
+    s0[((ly * 16) + lx)] = (((row < 6) && (h_1 < 64)) ? p0[(rlx_off[0] + (0 + ((((row < 5) ? row : 5) * 64) + ((h_1 < 63) ? h_1 : 63))))] : 0.0f);
     int h_2 = (t + ly);
     s1[((ly * 16) + lx)] = (((h_2 < 64) && (col < 64)) ? p1[(rlx_off[1] + (0 + ((((h_2 < 63) ? h_2 : 63) * 64) + ((col < 63) ? col : 63))))] : 0.0f);
     threadgroup_barrier(mem_flags::mem_threadgroup);
@@ -247,12 +247,12 @@ kernel void matmul_c58b530f7cf2(const device float* p0 [[buffer(0)]],
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
   }
-  if ((row < 3) && (col < 64)) {
+  if ((row < 6) && (col < 64)) {
     float pre1 = acc;
     float h_3 = (0.7978846f * (pre1 + (0.044715f * (pre1 * (pre1 * pre1)))));
     float h_4 = precise::exp(((-2.0f) * fabs(h_3)));
     float h_5 = ((1.0f - h_4) / (1.0f + h_4));
-    p2[(rlx_off[2] + ((int(rlx_group.z) * 192) + ((row * 64) + col)))] = ((0.5f * pre1) * (1.0f + ((h_3 < 0.0f) ? (-h_5) : h_5)));
+    p2[(rlx_off[2] + ((int(rlx_group.z) * 384) + ((row * 64) + col)))] = ((0.5f * pre1) * (1.0f + ((h_3 < 0.0f) ? (-h_5) : h_5)));
   }
 }
 

@@ -326,7 +326,7 @@ func (g *gen) lower() error {
 	case *lir.Elementwise:
 		return g.elementwise(op)
 	case *lir.MatMul:
-		return g.matmul(op)
+		return g.matmul(foldBatch(op))
 	case *lir.Conv2D:
 		return g.conv2d(op)
 	case *lir.Pool2D:
