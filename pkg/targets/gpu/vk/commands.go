@@ -5,6 +5,7 @@ package vk
 import (
 	"errors"
 	"fmt"
+	"github.com/ebitengine/purego"
 	"runtime"
 	"sync"
 	"unsafe"
@@ -28,6 +29,11 @@ type Commands struct {
 
 	pipelines []*Pipeline // one per dispatch: each holds a reference
 	buffers   []*Buffer   // one per binding: each holds a reference
+
+	// submit is Run's vkQueueSubmit info, pointing at cmd: made and
+	// pinned once, by Record, so that a run allocates nothing.
+	submit submitInfo
+	pin    runtime.Pinner
 }
 
 // Record records ds into a reusable command buffer. Each dispatch gets its
@@ -223,7 +229,14 @@ func (c *Commands) record(ds []Dispatch, total int) error {
 		return err
 	}
 	fci := &fenceCreateInfo{sType: stFenceCreateInfo}
-	return check("vkCreateFence", d.fn.createFence(d.dev, fci, nil, &c.fence))
+	if err := check("vkCreateFence", d.fn.createFence(d.dev, fci, nil, &c.fence)); err != nil {
+		return err
+	}
+	// The submit info holds a Go pointer (to cmd) that the driver reads:
+	// pinned until the commands are destroyed.
+	c.pin.Pin(&c.cmd)
+	c.submit = submitInfo{sType: stSubmitInfo, commandBufferCount: 1, pCommandBuffers: &c.cmd}
+	return nil
 }
 
 // Run submits the recorded commands to the queue and waits for them to
@@ -253,31 +266,31 @@ func (c *Commands) Run() error {
 			return fmt.Errorf("%w: Commands.Run: a buffer it uses was freed", ErrFreed)
 		}
 	}
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	cmd := new(uintptr)
-	*cmd = c.cmd
-	pin.Pin(cmd)
-	si := &submitInfo{sType: stSubmitInfo, commandBufferCount: 1, pCommandBuffers: cmd}
-	fence := new(uint64)
-	*fence = c.fence
-
 	d.queueMu.Lock()
-	r := d.fn.queueSubmit(d.queue, 1, si, c.fence)
+	r := call(d.fn.queueSubmit, d.queue, 1, uintptr(unsafe.Pointer(&c.submit)), uintptr(c.fence))
 	d.queueMu.Unlock()
-	if err := check("vkQueueSubmit", r); err != nil {
-		return err
+	if r != 0 {
+		return check("vkQueueSubmit", r)
 	}
 	for {
-		r = d.fn.waitForFences(d.dev, 1, fence, 1, ^uint64(0))
+		r = call(d.fn.waitForFences, d.dev, 1, uintptr(unsafe.Pointer(&c.fence)), 1, ^uintptr(0))
 		if Result(r) != Timeout {
 			break
 		}
 	}
-	if err := check("vkWaitForFences", r); err != nil {
-		return err
+	if r != 0 {
+		return check("vkWaitForFences", r)
 	}
-	return check("vkResetFences", d.fn.resetFences(d.dev, 1, fence))
+	if r = call(d.fn.resetFences, d.dev, 1, uintptr(unsafe.Pointer(&c.fence))); r != 0 {
+		return check("vkResetFences", r)
+	}
+	return nil
+}
+
+// call calls the C function at fn, which returns a VkResult.
+func call(fn uintptr, args ...uintptr) int32 {
+	r, _, _ := purego.SyscallN(fn, args...)
+	return int32(r)
 }
 
 // Free releases the command buffer, its descriptor sets and fence, and its
@@ -307,6 +320,7 @@ func (d *Device) destroyCommands(c *Commands) {
 		return
 	}
 	c.destroyed = true
+	c.pin.Unpin()
 	if c.fence != 0 {
 		d.fn.destroyFence(d.dev, c.fence, nil)
 	}

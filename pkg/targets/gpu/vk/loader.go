@@ -94,10 +94,12 @@ func (f *instanceFns) table() []fnEntry {
 // deviceFns are the device-level functions, resolved with
 // vkGetDeviceProcAddr so calls skip the loader's dispatch trampoline.
 type deviceFns struct {
-	destroyDevice               func(dev uintptr, alloc unsafe.Pointer)
-	getDeviceQueue              func(dev uintptr, family, index uint32, queue *uintptr)
-	deviceWaitIdle              func(dev uintptr) int32
-	queueSubmit                 func(queue uintptr, count uint32, submits *submitInfo, fence uint64) int32
+	destroyDevice  func(dev uintptr, alloc unsafe.Pointer)
+	getDeviceQueue func(dev uintptr, family, index uint32, queue *uintptr)
+	deviceWaitIdle func(dev uintptr) int32
+	// The three calls of every run are bound as bare addresses, called
+	// with purego.SyscallN: a RegisterFunc call allocates its arguments.
+	queueSubmit                 uintptr // (VkQueue queue, uint32_t count, const VkSubmitInfo* submits, VkFence fence)
 	createBuffer                func(dev uintptr, info *bufferCreateInfo, alloc unsafe.Pointer, buf *uint64) int32
 	destroyBuffer               func(dev uintptr, buf uint64, alloc unsafe.Pointer)
 	getBufferMemoryRequirements func(dev uintptr, buf uint64, req *memoryRequirements)
@@ -130,8 +132,8 @@ type deviceFns struct {
 	cmdPipelineBarrier          func(cmd uintptr, srcStage, dstStage, dependencyFlags, memoryBarrierCount uint32, memoryBarriers *memoryBarrier, bufferBarrierCount uint32, bufferBarriers unsafe.Pointer, imageBarrierCount uint32, imageBarriers unsafe.Pointer)
 	createFence                 func(dev uintptr, info *fenceCreateInfo, alloc unsafe.Pointer, fence *uint64) int32
 	destroyFence                func(dev uintptr, fence uint64, alloc unsafe.Pointer)
-	resetFences                 func(dev uintptr, count uint32, fences *uint64) int32
-	waitForFences               func(dev uintptr, count uint32, fences *uint64, waitAll uint32, timeout uint64) int32
+	resetFences                 uintptr // (VkDevice device, uint32_t count, const VkFence* fences)
+	waitForFences               uintptr // (VkDevice device, uint32_t count, const VkFence* fences, VkBool32 waitAll, uint64_t timeout)
 }
 
 func (f *deviceFns) table() []fnEntry {
@@ -177,10 +179,11 @@ func (f *deviceFns) table() []fnEntry {
 	}
 }
 
-// fnEntry names a C function and the Go func variable it is bound to.
+// fnEntry names a C function and the Go func variable it is bound to,
+// or the uintptr that holds its address.
 type fnEntry struct {
 	name     string
-	fptr     any // pointer to a func variable
+	fptr     any // pointer to a func variable, or a *uintptr
 	optional bool
 }
 
@@ -194,6 +197,10 @@ func bind(entries []fnEntry, proc func(name string) uintptr) error {
 				continue
 			}
 			return fmt.Errorf("vulkan: the loader has no %s", e.name)
+		}
+		if addr, ok := e.fptr.(*uintptr); ok {
+			*addr = p
+			continue
 		}
 		purego.RegisterFunc(e.fptr, p)
 	}
