@@ -178,10 +178,10 @@ kernel void layernorm_1e43f96c3f08(const device float* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_65c0a66eb06b (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_0a6fdf0ae71f (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_65c0a66eb06b(const device float* p0 [[buffer(0)]],
+kernel void matmul_0a6fdf0ae71f(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     device float* p3 [[buffer(3)]],
@@ -189,26 +189,38 @@ kernel void matmul_65c0a66eb06b(const device float* p0 [[buffer(0)]],
     uint3 rlx_global [[thread_position_in_grid]],
     uint3 rlx_local [[thread_position_in_threadgroup]],
     uint3 rlx_group [[threadgroup_position_in_grid]]) {
-  threadgroup float s0[256]; // tileA
+  threadgroup float s0[272]; // tileA
   threadgroup float s1[256]; // tileB
-  int lx = int(rlx_local.x);
-  int ly = int(rlx_local.y);
-  int col = ((int(rlx_group.x) * 16) + lx);
-  int row = ((int(rlx_group.y) * 16) + ly);
-  float acc = 0.0f;
-  for (int t = 0; t < 128; t += 16) {
-    int h_1 = (t + lx);
-    s0[((ly * 16) + lx)] = (((row < 6) && (h_1 < 128)) ? p0[(rlx_off[0] + (0 + ((((row < 5) ? row : 5) * 128) + ((h_1 < 127) ? h_1 : 127))))] : 0.0f);
-    int h_2 = (t + ly);
-    s1[((ly * 16) + lx)] = (((h_2 < 128) && (col < 384)) ? p1[(rlx_off[1] + (0 + ((((h_2 < 127) ? h_2 : 127) * 384) + ((col < 383) ? col : 383))))] : 0.0f);
+  int tid = int(rlx_local.x);
+  int tx = (tid - ((tid / 16) * 16));
+  int ty = (tid / 16);
+  int row0 = (int(rlx_group.y) * 16);
+  int col0 = (int(rlx_group.x) * 16);
+  int ak = (tid - ((tid / 16) * 16));
+  int ar = (tid / 16);
+  int bc = (tid - ((tid / 16) * 16));
+  int br = (tid / 16);
+  int bcol = (col0 + bc);
+  float acc0_0 = 0.0f;
+  for (int k0 = 0; k0 < 128; k0 += 16) {
+    if ((row0 + ar) < 6) {
+      s0[((ak * 17) + ar)] = p0[(rlx_off[0] + (0 + (((row0 + ar) * 128) + (k0 + ak))))];
+    } else {
+      s0[((ak * 17) + ar)] = 0.0f;
+    }
+    s1[((br * 16) + bc)] = p1[(rlx_off[1] + (0 + (((k0 + br) * 384) + bcol)))];
     threadgroup_barrier(mem_flags::mem_threadgroup);
     for (int kk = 0; kk < 16; kk += 1) {
-      acc = (acc + (s0[((ly * 16) + kk)] * s1[((kk * 16) + lx)]));
+      float a0 = s0[((kk * 17) + ty)];
+      float b0 = s1[((kk * 16) + tx)];
+      acc0_0 = (acc0_0 + (a0 * b0));
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
   }
-  if ((row < 6) && (col < 384)) {
-    p3[(rlx_off[3] + ((int(rlx_group.z) * 2304) + ((row * 384) + col)))] = (acc + p2[(rlx_off[2] + col)]);
+  int orow0 = (row0 + ty);
+  int ocol0 = (col0 + tx);
+  if (orow0 < 6) {
+    p3[(rlx_off[3] + ((int(rlx_group.z) * 2304) + ((orow0 * 384) + ocol0)))] = (acc0_0 + p2[(rlx_off[2] + ocol0)]);
   }
 }
 
@@ -338,10 +350,10 @@ kernel void copy_c3d3b41a53d7(const device int* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_79d7614c969f (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_aa55495a9164 (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_79d7614c969f(const device float* p0 [[buffer(0)]],
+kernel void matmul_aa55495a9164(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     const device float* p3 [[buffer(3)]],
@@ -350,34 +362,46 @@ kernel void matmul_79d7614c969f(const device float* p0 [[buffer(0)]],
     uint3 rlx_global [[thread_position_in_grid]],
     uint3 rlx_local [[thread_position_in_threadgroup]],
     uint3 rlx_group [[threadgroup_position_in_grid]]) {
-  threadgroup float s0[256]; // tileA
+  threadgroup float s0[272]; // tileA
   threadgroup float s1[256]; // tileB
-  int lx = int(rlx_local.x);
-  int ly = int(rlx_local.y);
-  int col = ((int(rlx_group.x) * 16) + lx);
-  int row = ((int(rlx_group.y) * 16) + ly);
-  float acc = 0.0f;
-  for (int t = 0; t < 128; t += 16) {
-    int h_1 = (t + lx);
-    s0[((ly * 16) + lx)] = (((row < 6) && (h_1 < 128)) ? p0[(rlx_off[0] + (0 + ((((row < 5) ? row : 5) * 128) + ((h_1 < 127) ? h_1 : 127))))] : 0.0f);
-    int h_2 = (t + ly);
-    s1[((ly * 16) + lx)] = (((h_2 < 128) && (col < 128)) ? p1[(rlx_off[1] + (0 + ((((h_2 < 127) ? h_2 : 127) * 128) + ((col < 127) ? col : 127))))] : 0.0f);
+  int tid = int(rlx_local.x);
+  int tx = (tid - ((tid / 16) * 16));
+  int ty = (tid / 16);
+  int row0 = (int(rlx_group.y) * 16);
+  int col0 = (int(rlx_group.x) * 16);
+  int ak = (tid - ((tid / 16) * 16));
+  int ar = (tid / 16);
+  int bc = (tid - ((tid / 16) * 16));
+  int br = (tid / 16);
+  int bcol = (col0 + bc);
+  float acc0_0 = 0.0f;
+  for (int k0 = 0; k0 < 128; k0 += 16) {
+    if ((row0 + ar) < 6) {
+      s0[((ak * 17) + ar)] = p0[(rlx_off[0] + (0 + (((row0 + ar) * 128) + (k0 + ak))))];
+    } else {
+      s0[((ak * 17) + ar)] = 0.0f;
+    }
+    s1[((br * 16) + bc)] = p1[(rlx_off[1] + (0 + (((k0 + br) * 128) + bcol)))];
     threadgroup_barrier(mem_flags::mem_threadgroup);
     for (int kk = 0; kk < 16; kk += 1) {
-      acc = (acc + (s0[((ly * 16) + kk)] * s1[((kk * 16) + lx)]));
+      float a0 = s0[((kk * 17) + ty)];
+      float b0 = s1[((kk * 16) + tx)];
+      acc0_0 = (acc0_0 + (a0 * b0));
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
   }
-  if ((row < 6) && (col < 128)) {
-    int h_3 = ((int(rlx_group.z) * 768) + ((row * 128) + col));
-    p4[(rlx_off[4] + h_3)] = ((acc + p2[(rlx_off[2] + col)]) + p3[(rlx_off[3] + h_3)]);
+  int orow0 = (row0 + ty);
+  int ocol0 = (col0 + tx);
+  if (orow0 < 6) {
+    int h_1 = ((int(rlx_group.z) * 768) + ((orow0 * 128) + ocol0));
+    p4[(rlx_off[4] + h_1)] = ((acc0_0 + p2[(rlx_off[2] + ocol0)]) + p3[(rlx_off[3] + h_1)]);
   }
 }
 
-// rlx kernel matmul_185f14b60c7f (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_1bdc3d7d133f (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_185f14b60c7f(const device float* p0 [[buffer(0)]],
+kernel void matmul_1bdc3d7d133f(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     device float* p3 [[buffer(3)]],
@@ -385,37 +409,49 @@ kernel void matmul_185f14b60c7f(const device float* p0 [[buffer(0)]],
     uint3 rlx_global [[thread_position_in_grid]],
     uint3 rlx_local [[thread_position_in_threadgroup]],
     uint3 rlx_group [[threadgroup_position_in_grid]]) {
-  threadgroup float s0[256]; // tileA
+  threadgroup float s0[272]; // tileA
   threadgroup float s1[256]; // tileB
-  int lx = int(rlx_local.x);
-  int ly = int(rlx_local.y);
-  int col = ((int(rlx_group.x) * 16) + lx);
-  int row = ((int(rlx_group.y) * 16) + ly);
-  float acc = 0.0f;
-  for (int t = 0; t < 128; t += 16) {
-    int h_1 = (t + lx);
-    s0[((ly * 16) + lx)] = (((row < 6) && (h_1 < 128)) ? p0[(rlx_off[0] + (0 + ((((row < 5) ? row : 5) * 128) + ((h_1 < 127) ? h_1 : 127))))] : 0.0f);
-    int h_2 = (t + ly);
-    s1[((ly * 16) + lx)] = (((h_2 < 128) && (col < 512)) ? p1[(rlx_off[1] + (0 + ((((h_2 < 127) ? h_2 : 127) * 512) + ((col < 511) ? col : 511))))] : 0.0f);
+  int tid = int(rlx_local.x);
+  int tx = (tid - ((tid / 16) * 16));
+  int ty = (tid / 16);
+  int row0 = (int(rlx_group.y) * 16);
+  int col0 = (int(rlx_group.x) * 16);
+  int ak = (tid - ((tid / 16) * 16));
+  int ar = (tid / 16);
+  int bc = (tid - ((tid / 16) * 16));
+  int br = (tid / 16);
+  int bcol = (col0 + bc);
+  float acc0_0 = 0.0f;
+  for (int k0 = 0; k0 < 128; k0 += 16) {
+    if ((row0 + ar) < 6) {
+      s0[((ak * 17) + ar)] = p0[(rlx_off[0] + (0 + (((row0 + ar) * 128) + (k0 + ak))))];
+    } else {
+      s0[((ak * 17) + ar)] = 0.0f;
+    }
+    s1[((br * 16) + bc)] = p1[(rlx_off[1] + (0 + (((k0 + br) * 512) + bcol)))];
     threadgroup_barrier(mem_flags::mem_threadgroup);
     for (int kk = 0; kk < 16; kk += 1) {
-      acc = (acc + (s0[((ly * 16) + kk)] * s1[((kk * 16) + lx)]));
+      float a0 = s0[((kk * 17) + ty)];
+      float b0 = s1[((kk * 16) + tx)];
+      acc0_0 = (acc0_0 + (a0 * b0));
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
   }
-  if ((row < 6) && (col < 512)) {
-    float pre1 = (acc + p2[(rlx_off[2] + col)]);
-    float h_3 = (0.7978846f * (pre1 + (0.044715f * (pre1 * (pre1 * pre1)))));
-    float h_4 = precise::exp(((-2.0f) * fabs(h_3)));
-    float h_5 = ((1.0f - h_4) / (1.0f + h_4));
-    p3[(rlx_off[3] + ((int(rlx_group.z) * 3072) + ((row * 512) + col)))] = ((0.5f * pre1) * (1.0f + ((h_3 < 0.0f) ? (-h_5) : h_5)));
+  int orow0 = (row0 + ty);
+  int ocol0 = (col0 + tx);
+  if (orow0 < 6) {
+    float pre1 = (acc0_0 + p2[(rlx_off[2] + ocol0)]);
+    float h_1 = (0.7978846f * (pre1 + (0.044715f * (pre1 * (pre1 * pre1)))));
+    float h_2 = precise::exp(((-2.0f) * fabs(h_1)));
+    float h_3 = ((1.0f - h_2) / (1.0f + h_2));
+    p3[(rlx_off[3] + ((int(rlx_group.z) * 3072) + ((orow0 * 512) + ocol0)))] = ((0.5f * pre1) * (1.0f + ((h_1 < 0.0f) ? (-h_3) : h_3)));
   }
 }
 
-// rlx kernel matmul_58c5c362161c (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_881792296831 (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_58c5c362161c(const device float* p0 [[buffer(0)]],
+kernel void matmul_881792296831(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     const device float* p3 [[buffer(3)]],
@@ -424,59 +460,83 @@ kernel void matmul_58c5c362161c(const device float* p0 [[buffer(0)]],
     uint3 rlx_global [[thread_position_in_grid]],
     uint3 rlx_local [[thread_position_in_threadgroup]],
     uint3 rlx_group [[threadgroup_position_in_grid]]) {
-  threadgroup float s0[256]; // tileA
+  threadgroup float s0[272]; // tileA
   threadgroup float s1[256]; // tileB
-  int lx = int(rlx_local.x);
-  int ly = int(rlx_local.y);
-  int col = ((int(rlx_group.x) * 16) + lx);
-  int row = ((int(rlx_group.y) * 16) + ly);
-  float acc = 0.0f;
-  for (int t = 0; t < 512; t += 16) {
-    int h_1 = (t + lx);
-    s0[((ly * 16) + lx)] = (((row < 6) && (h_1 < 512)) ? p0[(rlx_off[0] + (0 + ((((row < 5) ? row : 5) * 512) + ((h_1 < 511) ? h_1 : 511))))] : 0.0f);
-    int h_2 = (t + ly);
-    s1[((ly * 16) + lx)] = (((h_2 < 512) && (col < 128)) ? p1[(rlx_off[1] + (0 + ((((h_2 < 511) ? h_2 : 511) * 128) + ((col < 127) ? col : 127))))] : 0.0f);
+  int tid = int(rlx_local.x);
+  int tx = (tid - ((tid / 16) * 16));
+  int ty = (tid / 16);
+  int row0 = (int(rlx_group.y) * 16);
+  int col0 = (int(rlx_group.x) * 16);
+  int ak = (tid - ((tid / 16) * 16));
+  int ar = (tid / 16);
+  int bc = (tid - ((tid / 16) * 16));
+  int br = (tid / 16);
+  int bcol = (col0 + bc);
+  float acc0_0 = 0.0f;
+  for (int k0 = 0; k0 < 512; k0 += 16) {
+    if ((row0 + ar) < 6) {
+      s0[((ak * 17) + ar)] = p0[(rlx_off[0] + (0 + (((row0 + ar) * 512) + (k0 + ak))))];
+    } else {
+      s0[((ak * 17) + ar)] = 0.0f;
+    }
+    s1[((br * 16) + bc)] = p1[(rlx_off[1] + (0 + (((k0 + br) * 128) + bcol)))];
     threadgroup_barrier(mem_flags::mem_threadgroup);
     for (int kk = 0; kk < 16; kk += 1) {
-      acc = (acc + (s0[((ly * 16) + kk)] * s1[((kk * 16) + lx)]));
+      float a0 = s0[((kk * 17) + ty)];
+      float b0 = s1[((kk * 16) + tx)];
+      acc0_0 = (acc0_0 + (a0 * b0));
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
   }
-  if ((row < 6) && (col < 128)) {
-    int h_3 = ((int(rlx_group.z) * 768) + ((row * 128) + col));
-    p4[(rlx_off[4] + h_3)] = ((acc + p2[(rlx_off[2] + col)]) + p3[(rlx_off[3] + h_3)]);
+  int orow0 = (row0 + ty);
+  int ocol0 = (col0 + tx);
+  if (orow0 < 6) {
+    int h_1 = ((int(rlx_group.z) * 768) + ((orow0 * 128) + ocol0));
+    p4[(rlx_off[4] + h_1)] = ((acc0_0 + p2[(rlx_off[2] + ocol0)]) + p3[(rlx_off[3] + h_1)]);
   }
 }
 
-// rlx kernel matmul_4aa33f5629ff (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_a619cfd59429 (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_4aa33f5629ff(const device float* p0 [[buffer(0)]],
+kernel void matmul_a619cfd59429(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     device float* p2 [[buffer(2)]],
     constant int* rlx_off [[buffer(3)]],
     uint3 rlx_global [[thread_position_in_grid]],
     uint3 rlx_local [[thread_position_in_threadgroup]],
     uint3 rlx_group [[threadgroup_position_in_grid]]) {
-  threadgroup float s0[256]; // tileA
+  threadgroup float s0[272]; // tileA
   threadgroup float s1[256]; // tileB
-  int lx = int(rlx_local.x);
-  int ly = int(rlx_local.y);
-  int col = ((int(rlx_group.x) * 16) + lx);
-  int row = ((int(rlx_group.y) * 16) + ly);
-  float acc = 0.0f;
-  for (int t = 0; t < 128; t += 16) {
-    int h_1 = (t + lx);
-    s0[((ly * 16) + lx)] = (((row < 6) && (h_1 < 128)) ? p0[(rlx_off[0] + (0 + ((((row < 5) ? row : 5) * 128) + ((h_1 < 127) ? h_1 : 127))))] : 0.0f);
-    int h_2 = (t + ly);
-    s1[((ly * 16) + lx)] = (((h_2 < 128) && (col < 512)) ? p1[(rlx_off[1] + (0 + ((((h_2 < 127) ? h_2 : 127) * 512) + ((col < 511) ? col : 511))))] : 0.0f);
+  int tid = int(rlx_local.x);
+  int tx = (tid - ((tid / 16) * 16));
+  int ty = (tid / 16);
+  int row0 = (int(rlx_group.y) * 16);
+  int col0 = (int(rlx_group.x) * 16);
+  int ak = (tid - ((tid / 16) * 16));
+  int ar = (tid / 16);
+  int bc = (tid - ((tid / 16) * 16));
+  int br = (tid / 16);
+  int bcol = (col0 + bc);
+  float acc0_0 = 0.0f;
+  for (int k0 = 0; k0 < 128; k0 += 16) {
+    if ((row0 + ar) < 6) {
+      s0[((ak * 17) + ar)] = p0[(rlx_off[0] + (0 + (((row0 + ar) * 128) + (k0 + ak))))];
+    } else {
+      s0[((ak * 17) + ar)] = 0.0f;
+    }
+    s1[((br * 16) + bc)] = p1[(rlx_off[1] + (0 + (((k0 + br) * 512) + bcol)))];
     threadgroup_barrier(mem_flags::mem_threadgroup);
     for (int kk = 0; kk < 16; kk += 1) {
-      acc = (acc + (s0[((ly * 16) + kk)] * s1[((kk * 16) + lx)]));
+      float a0 = s0[((kk * 17) + ty)];
+      float b0 = s1[((kk * 16) + tx)];
+      acc0_0 = (acc0_0 + (a0 * b0));
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
   }
-  if ((row < 6) && (col < 512)) {
-    p2[(rlx_off[2] + ((int(rlx_group.z) * 3072) + ((row * 512) + col)))] = acc;
+  int orow0 = (row0 + ty);
+  int ocol0 = (col0 + tx);
+  if (orow0 < 6) {
+    p2[(rlx_off[2] + ((int(rlx_group.z) * 3072) + ((orow0 * 512) + ocol0)))] = acc0_0;
   }
 }

@@ -20,10 +20,10 @@ kernel void ew_34b8100fd952(const device float* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_246d2a7c0e85 (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_155b2f20561c (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_246d2a7c0e85(const device float* p0 [[buffer(0)]],
+kernel void matmul_155b2f20561c(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     device float* p3 [[buffer(3)]],
@@ -31,59 +31,91 @@ kernel void matmul_246d2a7c0e85(const device float* p0 [[buffer(0)]],
     uint3 rlx_global [[thread_position_in_grid]],
     uint3 rlx_local [[thread_position_in_threadgroup]],
     uint3 rlx_group [[threadgroup_position_in_grid]]) {
-  threadgroup float s0[256]; // tileA
+  threadgroup float s0[272]; // tileA
   threadgroup float s1[256]; // tileB
-  int lx = int(rlx_local.x);
-  int ly = int(rlx_local.y);
-  int col = ((int(rlx_group.x) * 16) + lx);
-  int row = ((int(rlx_group.y) * 16) + ly);
-  float acc = 0.0f;
-  for (int t = 0; t < 2; t += 16) {
-    int h_1 = (t + lx);
-    s0[((ly * 16) + lx)] = (((row < 2) && (h_1 < 2)) ? p0[(rlx_off[0] + (0 + ((((row < 1) ? row : 1) * 2) + ((h_1 < 1) ? h_1 : 1))))] : 0.0f);
-    int h_2 = (t + ly);
-    s1[((ly * 16) + lx)] = (((h_2 < 2) && (col < 2)) ? p1[(rlx_off[1] + (0 + ((((h_2 < 1) ? h_2 : 1) * 2) + ((col < 1) ? col : 1))))] : 0.0f);
+  int tid = int(rlx_local.x);
+  int tx = (tid - ((tid / 16) * 16));
+  int ty = (tid / 16);
+  int row0 = (int(rlx_group.y) * 16);
+  int col0 = (int(rlx_group.x) * 16);
+  int ak = (tid - ((tid / 16) * 16));
+  int ar = (tid / 16);
+  int bc = (tid - ((tid / 16) * 16));
+  int br = (tid / 16);
+  int bcol = (col0 + bc);
+  float acc0_0 = 0.0f;
+  for (int k0 = 0; k0 < 2; k0 += 16) {
+    if (((row0 + ar) < 2) && ((k0 + ak) < 2)) {
+      s0[((ak * 17) + ar)] = p0[(rlx_off[0] + (0 + (((row0 + ar) * 2) + (k0 + ak))))];
+    } else {
+      s0[((ak * 17) + ar)] = 0.0f;
+    }
+    if (((k0 + br) < 2) && (bcol < 2)) {
+      s1[((br * 16) + bc)] = p1[(rlx_off[1] + (0 + (((k0 + br) * 2) + bcol)))];
+    } else {
+      s1[((br * 16) + bc)] = 0.0f;
+    }
     threadgroup_barrier(mem_flags::mem_threadgroup);
     for (int kk = 0; kk < 16; kk += 1) {
-      acc = (acc + (s0[((ly * 16) + kk)] * s1[((kk * 16) + lx)]));
+      float a0 = s0[((kk * 17) + ty)];
+      float b0 = s1[((kk * 16) + tx)];
+      acc0_0 = (acc0_0 + (a0 * b0));
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
   }
-  if ((row < 2) && (col < 2)) {
-    p3[(rlx_off[3] + ((int(rlx_group.z) * 4) + ((row * 2) + col)))] = (acc + p2[(rlx_off[2] + col)]);
+  int orow0 = (row0 + ty);
+  int ocol0 = (col0 + tx);
+  if ((orow0 < 2) && (ocol0 < 2)) {
+    p3[(rlx_off[3] + ((int(rlx_group.z) * 4) + ((orow0 * 2) + ocol0)))] = (acc0_0 + p2[(rlx_off[2] + ocol0)]);
   }
 }
 
-// rlx kernel matmul_5d86aa6ef5d8 (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_99c0acf05107 (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_5d86aa6ef5d8(const device float* p0 [[buffer(0)]],
+kernel void matmul_99c0acf05107(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     device float* p2 [[buffer(2)]],
     constant int* rlx_off [[buffer(3)]],
     uint3 rlx_global [[thread_position_in_grid]],
     uint3 rlx_local [[thread_position_in_threadgroup]],
     uint3 rlx_group [[threadgroup_position_in_grid]]) {
-  threadgroup float s0[256]; // tileA
+  threadgroup float s0[272]; // tileA
   threadgroup float s1[256]; // tileB
-  int lx = int(rlx_local.x);
-  int ly = int(rlx_local.y);
-  int col = ((int(rlx_group.x) * 16) + lx);
-  int row = ((int(rlx_group.y) * 16) + ly);
-  float acc = 0.0f;
-  for (int t = 0; t < 2; t += 16) {
-    int h_1 = (t + lx);
-    s0[((ly * 16) + lx)] = (((row < 2) && (h_1 < 2)) ? p0[(rlx_off[0] + (0 + ((((row < 1) ? row : 1) * 2) + ((h_1 < 1) ? h_1 : 1))))] : 0.0f);
-    int h_2 = (t + ly);
-    s1[((ly * 16) + lx)] = (((h_2 < 2) && (col < 2)) ? p1[(rlx_off[1] + (0 + ((((h_2 < 1) ? h_2 : 1) * 2) + ((col < 1) ? col : 1))))] : 0.0f);
+  int tid = int(rlx_local.x);
+  int tx = (tid - ((tid / 16) * 16));
+  int ty = (tid / 16);
+  int row0 = (int(rlx_group.y) * 16);
+  int col0 = (int(rlx_group.x) * 16);
+  int ak = (tid - ((tid / 16) * 16));
+  int ar = (tid / 16);
+  int bc = (tid - ((tid / 16) * 16));
+  int br = (tid / 16);
+  int bcol = (col0 + bc);
+  float acc0_0 = 0.0f;
+  for (int k0 = 0; k0 < 2; k0 += 16) {
+    if (((row0 + ar) < 2) && ((k0 + ak) < 2)) {
+      s0[((ak * 17) + ar)] = p0[(rlx_off[0] + (0 + (((row0 + ar) * 2) + (k0 + ak))))];
+    } else {
+      s0[((ak * 17) + ar)] = 0.0f;
+    }
+    if (((k0 + br) < 2) && (bcol < 2)) {
+      s1[((br * 16) + bc)] = p1[(rlx_off[1] + (0 + (((k0 + br) * 2) + bcol)))];
+    } else {
+      s1[((br * 16) + bc)] = 0.0f;
+    }
     threadgroup_barrier(mem_flags::mem_threadgroup);
     for (int kk = 0; kk < 16; kk += 1) {
-      acc = (acc + (s0[((ly * 16) + kk)] * s1[((kk * 16) + lx)]));
+      float a0 = s0[((kk * 17) + ty)];
+      float b0 = s1[((kk * 16) + tx)];
+      acc0_0 = (acc0_0 + (a0 * b0));
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
   }
-  if ((row < 2) && (col < 2)) {
-    p2[(rlx_off[2] + ((int(rlx_group.z) * 4) + ((row * 2) + col)))] = acc;
+  int orow0 = (row0 + ty);
+  int ocol0 = (col0 + tx);
+  if ((orow0 < 2) && (ocol0 < 2)) {
+    p2[(rlx_off[2] + ((int(rlx_group.z) * 4) + ((orow0 * 2) + ocol0)))] = acc0_0;
   }
 }
 
@@ -124,37 +156,53 @@ kernel void gather_4469ada80a58(const device int* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_6f1d735671bd (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_88b4d4701e1c (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_6f1d735671bd(const device float* p0 [[buffer(0)]],
+kernel void matmul_88b4d4701e1c(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     device float* p2 [[buffer(2)]],
     constant int* rlx_off [[buffer(3)]],
     uint3 rlx_global [[thread_position_in_grid]],
     uint3 rlx_local [[thread_position_in_threadgroup]],
     uint3 rlx_group [[threadgroup_position_in_grid]]) {
-  threadgroup float s0[256]; // tileA
+  threadgroup float s0[272]; // tileA
   threadgroup float s1[256]; // tileB
-  int lx = int(rlx_local.x);
-  int ly = int(rlx_local.y);
-  int col = ((int(rlx_group.x) * 16) + lx);
-  int row = ((int(rlx_group.y) * 16) + ly);
-  float acc = 0.0f;
-  for (int t = 0; t < 8; t += 16) {
-    int h_1 = (t + lx);
-    s0[((ly * 16) + lx)] = (((row < 6) && (h_1 < 8)) ? p0[(rlx_off[0] + (0 + ((((row < 5) ? row : 5) * 8) + ((h_1 < 7) ? h_1 : 7))))] : 0.0f);
-    int h_2 = (t + ly);
-    s1[((ly * 16) + lx)] = (((h_2 < 8) && (col < 2)) ? p1[(rlx_off[1] + (0 + ((((h_2 < 7) ? h_2 : 7) * 2) + ((col < 1) ? col : 1))))] : 0.0f);
+  int tid = int(rlx_local.x);
+  int tx = (tid - ((tid / 16) * 16));
+  int ty = (tid / 16);
+  int row0 = (int(rlx_group.y) * 16);
+  int col0 = (int(rlx_group.x) * 16);
+  int ak = (tid - ((tid / 16) * 16));
+  int ar = (tid / 16);
+  int bc = (tid - ((tid / 16) * 16));
+  int br = (tid / 16);
+  int bcol = (col0 + bc);
+  float acc0_0 = 0.0f;
+  for (int k0 = 0; k0 < 8; k0 += 16) {
+    if (((row0 + ar) < 6) && ((k0 + ak) < 8)) {
+      s0[((ak * 17) + ar)] = p0[(rlx_off[0] + (0 + (((row0 + ar) * 8) + (k0 + ak))))];
+    } else {
+      s0[((ak * 17) + ar)] = 0.0f;
+    }
+    if (((k0 + br) < 8) && (bcol < 2)) {
+      s1[((br * 16) + bc)] = p1[(rlx_off[1] + (0 + (((k0 + br) * 2) + bcol)))];
+    } else {
+      s1[((br * 16) + bc)] = 0.0f;
+    }
     threadgroup_barrier(mem_flags::mem_threadgroup);
     for (int kk = 0; kk < 16; kk += 1) {
-      acc = (acc + (s0[((ly * 16) + kk)] * s1[((kk * 16) + lx)]));
+      float a0 = s0[((kk * 17) + ty)];
+      float b0 = s1[((kk * 16) + tx)];
+      acc0_0 = (acc0_0 + (a0 * b0));
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
   }
-  if ((row < 6) && (col < 2)) {
-    float pre1 = acc;
-    p2[(rlx_off[2] + ((int(rlx_group.z) * 12) + ((row * 2) + col)))] = ((pre1 > 0.0f) ? pre1 : (isnan(pre1) ? pre1 : 0.0f));
+  int orow0 = (row0 + ty);
+  int ocol0 = (col0 + tx);
+  if ((orow0 < 6) && (ocol0 < 2)) {
+    float pre1 = acc0_0;
+    p2[(rlx_off[2] + ((int(rlx_group.z) * 12) + ((orow0 * 2) + ocol0)))] = ((pre1 > 0.0f) ? pre1 : (isnan(pre1) ? pre1 : 0.0f));
   }
 }
 

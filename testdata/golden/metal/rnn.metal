@@ -50,10 +50,10 @@ kernel void ew_f6e6345b78d6(const device float* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_c41ba4200406 (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_dac829d05551 (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_c41ba4200406(const device float* p0 [[buffer(0)]],
+kernel void matmul_dac829d05551(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     device float* p3 [[buffer(3)]],
@@ -61,26 +61,42 @@ kernel void matmul_c41ba4200406(const device float* p0 [[buffer(0)]],
     uint3 rlx_global [[thread_position_in_grid]],
     uint3 rlx_local [[thread_position_in_threadgroup]],
     uint3 rlx_group [[threadgroup_position_in_grid]]) {
-  threadgroup float s0[256]; // tileA
+  threadgroup float s0[272]; // tileA
   threadgroup float s1[256]; // tileB
-  int lx = int(rlx_local.x);
-  int ly = int(rlx_local.y);
-  int col = ((int(rlx_group.x) * 16) + lx);
-  int row = ((int(rlx_group.y) * 16) + ly);
-  float acc = 0.0f;
-  for (int t = 0; t < 6; t += 16) {
-    int h_1 = (t + lx);
-    s0[((ly * 16) + lx)] = (((row < 6) && (h_1 < 6)) ? p0[(rlx_off[0] + (0 + ((((row < 5) ? row : 5) * 6) + ((h_1 < 5) ? h_1 : 5))))] : 0.0f);
-    int h_2 = (t + ly);
-    s1[((ly * 16) + lx)] = (((h_2 < 6) && (col < 32)) ? p1[(rlx_off[1] + (0 + ((((h_2 < 5) ? h_2 : 5) * 32) + ((col < 31) ? col : 31))))] : 0.0f);
+  int tid = int(rlx_local.x);
+  int tx = (tid - ((tid / 16) * 16));
+  int ty = (tid / 16);
+  int row0 = (int(rlx_group.y) * 16);
+  int col0 = (int(rlx_group.x) * 16);
+  int ak = (tid - ((tid / 16) * 16));
+  int ar = (tid / 16);
+  int bc = (tid - ((tid / 16) * 16));
+  int br = (tid / 16);
+  int bcol = (col0 + bc);
+  float acc0_0 = 0.0f;
+  for (int k0 = 0; k0 < 6; k0 += 16) {
+    if (((row0 + ar) < 6) && ((k0 + ak) < 6)) {
+      s0[((ak * 17) + ar)] = p0[(rlx_off[0] + (0 + (((row0 + ar) * 6) + (k0 + ak))))];
+    } else {
+      s0[((ak * 17) + ar)] = 0.0f;
+    }
+    if ((k0 + br) < 6) {
+      s1[((br * 16) + bc)] = p1[(rlx_off[1] + (0 + (((k0 + br) * 32) + bcol)))];
+    } else {
+      s1[((br * 16) + bc)] = 0.0f;
+    }
     threadgroup_barrier(mem_flags::mem_threadgroup);
     for (int kk = 0; kk < 16; kk += 1) {
-      acc = (acc + (s0[((ly * 16) + kk)] * s1[((kk * 16) + lx)]));
+      float a0 = s0[((kk * 17) + ty)];
+      float b0 = s1[((kk * 16) + tx)];
+      acc0_0 = (acc0_0 + (a0 * b0));
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
   }
-  if ((row < 6) && (col < 32)) {
-    p3[(rlx_off[3] + ((int(rlx_group.z) * 192) + ((row * 32) + col)))] = (acc + p2[(rlx_off[2] + col)]);
+  int orow0 = (row0 + ty);
+  int ocol0 = (col0 + tx);
+  if (orow0 < 6) {
+    p3[(rlx_off[3] + ((int(rlx_group.z) * 192) + ((orow0 * 32) + ocol0)))] = (acc0_0 + p2[(rlx_off[2] + ocol0)]);
   }
 }
 
@@ -114,10 +130,10 @@ kernel void copy_e5e402f4acfb(const device int* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_a5ad357696eb (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_5d644b42577c (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_a5ad357696eb(const device float* p0 [[buffer(0)]],
+kernel void matmul_5d644b42577c(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     device float* p3 [[buffer(3)]],
@@ -125,27 +141,43 @@ kernel void matmul_a5ad357696eb(const device float* p0 [[buffer(0)]],
     uint3 rlx_global [[thread_position_in_grid]],
     uint3 rlx_local [[thread_position_in_threadgroup]],
     uint3 rlx_group [[threadgroup_position_in_grid]]) {
-  threadgroup float s0[256]; // tileA
+  threadgroup float s0[272]; // tileA
   threadgroup float s1[256]; // tileB
-  int lx = int(rlx_local.x);
-  int ly = int(rlx_local.y);
-  int col = ((int(rlx_group.x) * 16) + lx);
-  int row = ((int(rlx_group.y) * 16) + ly);
-  float acc = 0.0f;
-  for (int t = 0; t < 8; t += 16) {
-    int h_1 = (t + lx);
-    s0[((ly * 16) + lx)] = (((row < 2) && (h_1 < 8)) ? p0[(rlx_off[0] + (0 + ((((row < 1) ? row : 1) * 8) + ((h_1 < 7) ? h_1 : 7))))] : 0.0f);
-    int h_2 = (t + ly);
-    s1[((ly * 16) + lx)] = (((h_2 < 8) && (col < 32)) ? p1[(rlx_off[1] + (0 + ((((h_2 < 7) ? h_2 : 7) * 32) + ((col < 31) ? col : 31))))] : 0.0f);
+  int tid = int(rlx_local.x);
+  int tx = (tid - ((tid / 16) * 16));
+  int ty = (tid / 16);
+  int row0 = (int(rlx_group.y) * 16);
+  int col0 = (int(rlx_group.x) * 16);
+  int ak = (tid - ((tid / 16) * 16));
+  int ar = (tid / 16);
+  int bc = (tid - ((tid / 16) * 16));
+  int br = (tid / 16);
+  int bcol = (col0 + bc);
+  float acc0_0 = 0.0f;
+  for (int k0 = 0; k0 < 8; k0 += 16) {
+    if (((row0 + ar) < 2) && ((k0 + ak) < 8)) {
+      s0[((ak * 17) + ar)] = p0[(rlx_off[0] + (0 + (((row0 + ar) * 8) + (k0 + ak))))];
+    } else {
+      s0[((ak * 17) + ar)] = 0.0f;
+    }
+    if ((k0 + br) < 8) {
+      s1[((br * 16) + bc)] = p1[(rlx_off[1] + (0 + (((k0 + br) * 32) + bcol)))];
+    } else {
+      s1[((br * 16) + bc)] = 0.0f;
+    }
     threadgroup_barrier(mem_flags::mem_threadgroup);
     for (int kk = 0; kk < 16; kk += 1) {
-      acc = (acc + (s0[((ly * 16) + kk)] * s1[((kk * 16) + lx)]));
+      float a0 = s0[((kk * 17) + ty)];
+      float b0 = s1[((kk * 16) + tx)];
+      acc0_0 = (acc0_0 + (a0 * b0));
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
   }
-  if ((row < 2) && (col < 32)) {
-    int h_3 = ((int(rlx_group.z) * 64) + ((row * 32) + col));
-    p3[(rlx_off[3] + h_3)] = (acc + p2[(rlx_off[2] + h_3)]);
+  int orow0 = (row0 + ty);
+  int ocol0 = (col0 + tx);
+  if (orow0 < 2) {
+    int h_1 = ((int(rlx_group.z) * 64) + ((orow0 * 32) + ocol0));
+    p3[(rlx_off[3] + h_1)] = (acc0_0 + p2[(rlx_off[2] + h_1)]);
   }
 }
 
@@ -320,10 +352,10 @@ kernel void copy_3a6d72afde69(const device int* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_79eba494c206 (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_c5ef7c6d19c6 (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_79eba494c206(const device float* p0 [[buffer(0)]],
+kernel void matmul_c5ef7c6d19c6(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     device float* p3 [[buffer(3)]],
@@ -331,26 +363,42 @@ kernel void matmul_79eba494c206(const device float* p0 [[buffer(0)]],
     uint3 rlx_global [[thread_position_in_grid]],
     uint3 rlx_local [[thread_position_in_threadgroup]],
     uint3 rlx_group [[threadgroup_position_in_grid]]) {
-  threadgroup float s0[256]; // tileA
+  threadgroup float s0[272]; // tileA
   threadgroup float s1[256]; // tileB
-  int lx = int(rlx_local.x);
-  int ly = int(rlx_local.y);
-  int col = ((int(rlx_group.x) * 16) + lx);
-  int row = ((int(rlx_group.y) * 16) + ly);
-  float acc = 0.0f;
-  for (int t = 0; t < 16; t += 16) {
-    int h_1 = (t + lx);
-    s0[((ly * 16) + lx)] = (((row < 6) && (h_1 < 16)) ? p0[(rlx_off[0] + (0 + ((((row < 5) ? row : 5) * 16) + ((h_1 < 15) ? h_1 : 15))))] : 0.0f);
-    int h_2 = (t + ly);
-    s1[((ly * 16) + lx)] = (((h_2 < 16) && (col < 24)) ? p1[(rlx_off[1] + (0 + ((((h_2 < 15) ? h_2 : 15) * 24) + ((col < 23) ? col : 23))))] : 0.0f);
+  int tid = int(rlx_local.x);
+  int tx = (tid - ((tid / 16) * 16));
+  int ty = (tid / 16);
+  int row0 = (int(rlx_group.y) * 16);
+  int col0 = (int(rlx_group.x) * 16);
+  int ak = (tid - ((tid / 16) * 16));
+  int ar = (tid / 16);
+  int bc = (tid - ((tid / 16) * 16));
+  int br = (tid / 16);
+  int bcol = (col0 + bc);
+  float acc0_0 = 0.0f;
+  for (int k0 = 0; k0 < 16; k0 += 16) {
+    if ((row0 + ar) < 6) {
+      s0[((ak * 17) + ar)] = p0[(rlx_off[0] + (0 + (((row0 + ar) * 16) + (k0 + ak))))];
+    } else {
+      s0[((ak * 17) + ar)] = 0.0f;
+    }
+    if (bcol < 24) {
+      s1[((br * 16) + bc)] = p1[(rlx_off[1] + (0 + (((k0 + br) * 24) + bcol)))];
+    } else {
+      s1[((br * 16) + bc)] = 0.0f;
+    }
     threadgroup_barrier(mem_flags::mem_threadgroup);
     for (int kk = 0; kk < 16; kk += 1) {
-      acc = (acc + (s0[((ly * 16) + kk)] * s1[((kk * 16) + lx)]));
+      float a0 = s0[((kk * 17) + ty)];
+      float b0 = s1[((kk * 16) + tx)];
+      acc0_0 = (acc0_0 + (a0 * b0));
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
   }
-  if ((row < 6) && (col < 24)) {
-    p3[(rlx_off[3] + ((int(rlx_group.z) * 144) + ((row * 24) + col)))] = (acc + p2[(rlx_off[2] + col)]);
+  int orow0 = (row0 + ty);
+  int ocol0 = (col0 + tx);
+  if ((orow0 < 6) && (ocol0 < 24)) {
+    p3[(rlx_off[3] + ((int(rlx_group.z) * 144) + ((orow0 * 24) + ocol0)))] = (acc0_0 + p2[(rlx_off[2] + ocol0)]);
   }
 }
 
@@ -384,10 +432,10 @@ kernel void copy_0c788164ba72(const device int* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_6a134fe8e801 (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_542324b95e1c (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_6a134fe8e801(const device float* p0 [[buffer(0)]],
+kernel void matmul_542324b95e1c(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     device float* p3 [[buffer(3)]],
@@ -395,26 +443,42 @@ kernel void matmul_6a134fe8e801(const device float* p0 [[buffer(0)]],
     uint3 rlx_global [[thread_position_in_grid]],
     uint3 rlx_local [[thread_position_in_threadgroup]],
     uint3 rlx_group [[threadgroup_position_in_grid]]) {
-  threadgroup float s0[256]; // tileA
+  threadgroup float s0[272]; // tileA
   threadgroup float s1[256]; // tileB
-  int lx = int(rlx_local.x);
-  int ly = int(rlx_local.y);
-  int col = ((int(rlx_group.x) * 16) + lx);
-  int row = ((int(rlx_group.y) * 16) + ly);
-  float acc = 0.0f;
-  for (int t = 0; t < 8; t += 16) {
-    int h_1 = (t + lx);
-    s0[((ly * 16) + lx)] = (((row < 2) && (h_1 < 8)) ? p0[(rlx_off[0] + (0 + ((((row < 1) ? row : 1) * 8) + ((h_1 < 7) ? h_1 : 7))))] : 0.0f);
-    int h_2 = (t + ly);
-    s1[((ly * 16) + lx)] = (((h_2 < 8) && (col < 24)) ? p1[(rlx_off[1] + (0 + ((((h_2 < 7) ? h_2 : 7) * 24) + ((col < 23) ? col : 23))))] : 0.0f);
+  int tid = int(rlx_local.x);
+  int tx = (tid - ((tid / 16) * 16));
+  int ty = (tid / 16);
+  int row0 = (int(rlx_group.y) * 16);
+  int col0 = (int(rlx_group.x) * 16);
+  int ak = (tid - ((tid / 16) * 16));
+  int ar = (tid / 16);
+  int bc = (tid - ((tid / 16) * 16));
+  int br = (tid / 16);
+  int bcol = (col0 + bc);
+  float acc0_0 = 0.0f;
+  for (int k0 = 0; k0 < 8; k0 += 16) {
+    if (((row0 + ar) < 2) && ((k0 + ak) < 8)) {
+      s0[((ak * 17) + ar)] = p0[(rlx_off[0] + (0 + (((row0 + ar) * 8) + (k0 + ak))))];
+    } else {
+      s0[((ak * 17) + ar)] = 0.0f;
+    }
+    if (((k0 + br) < 8) && (bcol < 24)) {
+      s1[((br * 16) + bc)] = p1[(rlx_off[1] + (0 + (((k0 + br) * 24) + bcol)))];
+    } else {
+      s1[((br * 16) + bc)] = 0.0f;
+    }
     threadgroup_barrier(mem_flags::mem_threadgroup);
     for (int kk = 0; kk < 16; kk += 1) {
-      acc = (acc + (s0[((ly * 16) + kk)] * s1[((kk * 16) + lx)]));
+      float a0 = s0[((kk * 17) + ty)];
+      float b0 = s1[((kk * 16) + tx)];
+      acc0_0 = (acc0_0 + (a0 * b0));
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
   }
-  if ((row < 2) && (col < 24)) {
-    p3[(rlx_off[3] + ((int(rlx_group.z) * 48) + ((row * 24) + col)))] = (acc + p2[(rlx_off[2] + col)]);
+  int orow0 = (row0 + ty);
+  int ocol0 = (col0 + tx);
+  if ((orow0 < 2) && (ocol0 < 24)) {
+    p3[(rlx_off[3] + ((int(rlx_group.z) * 48) + ((orow0 * 24) + ocol0)))] = (acc0_0 + p2[(rlx_off[2] + ocol0)]);
   }
 }
 
@@ -500,10 +564,10 @@ kernel void memcpy_4cf2fd9bc749(const device int* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_3aa1ea21ce7a (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_ebce0690a512 (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_3aa1ea21ce7a(const device float* p0 [[buffer(0)]],
+kernel void matmul_ebce0690a512(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     device float* p3 [[buffer(3)]],
@@ -511,26 +575,42 @@ kernel void matmul_3aa1ea21ce7a(const device float* p0 [[buffer(0)]],
     uint3 rlx_global [[thread_position_in_grid]],
     uint3 rlx_local [[thread_position_in_threadgroup]],
     uint3 rlx_group [[threadgroup_position_in_grid]]) {
-  threadgroup float s0[256]; // tileA
+  threadgroup float s0[272]; // tileA
   threadgroup float s1[256]; // tileB
-  int lx = int(rlx_local.x);
-  int ly = int(rlx_local.y);
-  int col = ((int(rlx_group.x) * 16) + lx);
-  int row = ((int(rlx_group.y) * 16) + ly);
-  float acc = 0.0f;
-  for (int t = 0; t < 6; t += 16) {
-    int h_1 = (t + lx);
-    s0[((ly * 16) + lx)] = (((row < 6) && (h_1 < 6)) ? p0[(rlx_off[0] + (0 + ((((row < 5) ? row : 5) * 6) + ((h_1 < 5) ? h_1 : 5))))] : 0.0f);
-    int h_2 = (t + ly);
-    s1[((ly * 16) + lx)] = (((h_2 < 6) && (col < 24)) ? p1[(rlx_off[1] + (0 + ((((h_2 < 5) ? h_2 : 5) * 24) + ((col < 23) ? col : 23))))] : 0.0f);
+  int tid = int(rlx_local.x);
+  int tx = (tid - ((tid / 16) * 16));
+  int ty = (tid / 16);
+  int row0 = (int(rlx_group.y) * 16);
+  int col0 = (int(rlx_group.x) * 16);
+  int ak = (tid - ((tid / 16) * 16));
+  int ar = (tid / 16);
+  int bc = (tid - ((tid / 16) * 16));
+  int br = (tid / 16);
+  int bcol = (col0 + bc);
+  float acc0_0 = 0.0f;
+  for (int k0 = 0; k0 < 6; k0 += 16) {
+    if (((row0 + ar) < 6) && ((k0 + ak) < 6)) {
+      s0[((ak * 17) + ar)] = p0[(rlx_off[0] + (0 + (((row0 + ar) * 6) + (k0 + ak))))];
+    } else {
+      s0[((ak * 17) + ar)] = 0.0f;
+    }
+    if (((k0 + br) < 6) && (bcol < 24)) {
+      s1[((br * 16) + bc)] = p1[(rlx_off[1] + (0 + (((k0 + br) * 24) + bcol)))];
+    } else {
+      s1[((br * 16) + bc)] = 0.0f;
+    }
     threadgroup_barrier(mem_flags::mem_threadgroup);
     for (int kk = 0; kk < 16; kk += 1) {
-      acc = (acc + (s0[((ly * 16) + kk)] * s1[((kk * 16) + lx)]));
+      float a0 = s0[((kk * 17) + ty)];
+      float b0 = s1[((kk * 16) + tx)];
+      acc0_0 = (acc0_0 + (a0 * b0));
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
   }
-  if ((row < 6) && (col < 24)) {
-    p3[(rlx_off[3] + ((int(rlx_group.z) * 144) + ((row * 24) + col)))] = (acc + p2[(rlx_off[2] + col)]);
+  int orow0 = (row0 + ty);
+  int ocol0 = (col0 + tx);
+  if ((orow0 < 6) && (ocol0 < 24)) {
+    p3[(rlx_off[3] + ((int(rlx_group.z) * 144) + ((orow0 * 24) + ocol0)))] = (acc0_0 + p2[(rlx_off[2] + ocol0)]);
   }
 }
 
@@ -580,10 +660,10 @@ kernel void copy_2c5491569054(const device int* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_3322c369738b (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_aa8413027bfd (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_3322c369738b(const device float* p0 [[buffer(0)]],
+kernel void matmul_aa8413027bfd(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     device float* p3 [[buffer(3)]],
@@ -591,26 +671,42 @@ kernel void matmul_3322c369738b(const device float* p0 [[buffer(0)]],
     uint3 rlx_global [[thread_position_in_grid]],
     uint3 rlx_local [[thread_position_in_threadgroup]],
     uint3 rlx_group [[threadgroup_position_in_grid]]) {
-  threadgroup float s0[256]; // tileA
+  threadgroup float s0[272]; // tileA
   threadgroup float s1[256]; // tileB
-  int lx = int(rlx_local.x);
-  int ly = int(rlx_local.y);
-  int col = ((int(rlx_group.x) * 16) + lx);
-  int row = ((int(rlx_group.y) * 16) + ly);
-  float acc = 0.0f;
-  for (int t = 0; t < 8; t += 16) {
-    int h_1 = (t + lx);
-    s0[((ly * 16) + lx)] = (((row < 2) && (h_1 < 8)) ? p0[(rlx_off[0] + (0 + ((((row < 1) ? row : 1) * 8) + ((h_1 < 7) ? h_1 : 7))))] : 0.0f);
-    int h_2 = (t + ly);
-    s1[((ly * 16) + lx)] = (((h_2 < 8) && (col < 16)) ? p1[(rlx_off[1] + (0 + ((((h_2 < 7) ? h_2 : 7) * 16) + ((col < 15) ? col : 15))))] : 0.0f);
+  int tid = int(rlx_local.x);
+  int tx = (tid - ((tid / 16) * 16));
+  int ty = (tid / 16);
+  int row0 = (int(rlx_group.y) * 16);
+  int col0 = (int(rlx_group.x) * 16);
+  int ak = (tid - ((tid / 16) * 16));
+  int ar = (tid / 16);
+  int bc = (tid - ((tid / 16) * 16));
+  int br = (tid / 16);
+  int bcol = (col0 + bc);
+  float acc0_0 = 0.0f;
+  for (int k0 = 0; k0 < 8; k0 += 16) {
+    if (((row0 + ar) < 2) && ((k0 + ak) < 8)) {
+      s0[((ak * 17) + ar)] = p0[(rlx_off[0] + (0 + (((row0 + ar) * 8) + (k0 + ak))))];
+    } else {
+      s0[((ak * 17) + ar)] = 0.0f;
+    }
+    if ((k0 + br) < 8) {
+      s1[((br * 16) + bc)] = p1[(rlx_off[1] + (0 + (((k0 + br) * 16) + bcol)))];
+    } else {
+      s1[((br * 16) + bc)] = 0.0f;
+    }
     threadgroup_barrier(mem_flags::mem_threadgroup);
     for (int kk = 0; kk < 16; kk += 1) {
-      acc = (acc + (s0[((ly * 16) + kk)] * s1[((kk * 16) + lx)]));
+      float a0 = s0[((kk * 17) + ty)];
+      float b0 = s1[((kk * 16) + tx)];
+      acc0_0 = (acc0_0 + (a0 * b0));
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
   }
-  if ((row < 2) && (col < 16)) {
-    p3[(rlx_off[3] + ((int(rlx_group.z) * 32) + ((row * 16) + col)))] = (acc + p2[(rlx_off[2] + col)]);
+  int orow0 = (row0 + ty);
+  int ocol0 = (col0 + tx);
+  if (orow0 < 2) {
+    p3[(rlx_off[3] + ((int(rlx_group.z) * 32) + ((orow0 * 16) + ocol0)))] = (acc0_0 + p2[(rlx_off[2] + ocol0)]);
   }
 }
 
@@ -652,10 +748,10 @@ kernel void ew_674b4e7c127f(const device float* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_1e0bf297a0ad (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_bcc1a2db00f2 (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_1e0bf297a0ad(const device float* p0 [[buffer(0)]],
+kernel void matmul_bcc1a2db00f2(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     const device float* p3 [[buffer(3)]],
@@ -664,27 +760,43 @@ kernel void matmul_1e0bf297a0ad(const device float* p0 [[buffer(0)]],
     uint3 rlx_global [[thread_position_in_grid]],
     uint3 rlx_local [[thread_position_in_threadgroup]],
     uint3 rlx_group [[threadgroup_position_in_grid]]) {
-  threadgroup float s0[256]; // tileA
+  threadgroup float s0[272]; // tileA
   threadgroup float s1[256]; // tileB
-  int lx = int(rlx_local.x);
-  int ly = int(rlx_local.y);
-  int col = ((int(rlx_group.x) * 16) + lx);
-  int row = ((int(rlx_group.y) * 16) + ly);
-  float acc = 0.0f;
-  for (int t = 0; t < 8; t += 16) {
-    int h_1 = (t + lx);
-    s0[((ly * 16) + lx)] = (((row < 2) && (h_1 < 8)) ? p0[(rlx_off[0] + (0 + ((((row < 1) ? row : 1) * 8) + ((h_1 < 7) ? h_1 : 7))))] : 0.0f);
-    int h_2 = (t + ly);
-    s1[((ly * 16) + lx)] = (((h_2 < 8) && (col < 8)) ? p1[(rlx_off[1] + (0 + ((((h_2 < 7) ? h_2 : 7) * 8) + ((col < 7) ? col : 7))))] : 0.0f);
+  int tid = int(rlx_local.x);
+  int tx = (tid - ((tid / 16) * 16));
+  int ty = (tid / 16);
+  int row0 = (int(rlx_group.y) * 16);
+  int col0 = (int(rlx_group.x) * 16);
+  int ak = (tid - ((tid / 16) * 16));
+  int ar = (tid / 16);
+  int bc = (tid - ((tid / 16) * 16));
+  int br = (tid / 16);
+  int bcol = (col0 + bc);
+  float acc0_0 = 0.0f;
+  for (int k0 = 0; k0 < 8; k0 += 16) {
+    if (((row0 + ar) < 2) && ((k0 + ak) < 8)) {
+      s0[((ak * 17) + ar)] = p0[(rlx_off[0] + (0 + (((row0 + ar) * 8) + (k0 + ak))))];
+    } else {
+      s0[((ak * 17) + ar)] = 0.0f;
+    }
+    if (((k0 + br) < 8) && (bcol < 8)) {
+      s1[((br * 16) + bc)] = p1[(rlx_off[1] + (0 + (((k0 + br) * 8) + bcol)))];
+    } else {
+      s1[((br * 16) + bc)] = 0.0f;
+    }
     threadgroup_barrier(mem_flags::mem_threadgroup);
     for (int kk = 0; kk < 16; kk += 1) {
-      acc = (acc + (s0[((ly * 16) + kk)] * s1[((kk * 16) + lx)]));
+      float a0 = s0[((kk * 17) + ty)];
+      float b0 = s1[((kk * 16) + tx)];
+      acc0_0 = (acc0_0 + (a0 * b0));
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
   }
-  if ((row < 2) && (col < 8)) {
-    int h_3 = ((int(rlx_group.z) * 16) + ((row * 8) + col));
-    p4[(rlx_off[4] + h_3)] = ((acc + p2[(rlx_off[2] + col)]) + p3[(rlx_off[3] + h_3)]);
+  int orow0 = (row0 + ty);
+  int ocol0 = (col0 + tx);
+  if ((orow0 < 2) && (ocol0 < 8)) {
+    int h_1 = ((int(rlx_group.z) * 16) + ((orow0 * 8) + ocol0));
+    p4[(rlx_off[4] + h_1)] = ((acc0_0 + p2[(rlx_off[2] + ocol0)]) + p3[(rlx_off[3] + h_1)]);
   }
 }
 

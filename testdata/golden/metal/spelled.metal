@@ -151,37 +151,49 @@ kernel void layernorm_2e7a24111757(const device float* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_a408bb45124f (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_85f1a16192fb (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_a408bb45124f(const device float* p0 [[buffer(0)]],
+kernel void matmul_85f1a16192fb(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     device float* p2 [[buffer(2)]],
     constant int* rlx_off [[buffer(3)]],
     uint3 rlx_global [[thread_position_in_grid]],
     uint3 rlx_local [[thread_position_in_threadgroup]],
     uint3 rlx_group [[threadgroup_position_in_grid]]) {
-  threadgroup float s0[256]; // tileA
+  threadgroup float s0[272]; // tileA
   threadgroup float s1[256]; // tileB
-  int lx = int(rlx_local.x);
-  int ly = int(rlx_local.y);
-  int col = ((int(rlx_group.x) * 16) + lx);
-  int row = ((int(rlx_group.y) * 16) + ly);
-  float acc = 0.0f;
-  for (int t = 0; t < 64; t += 16) {
-    int h_1 = (t + lx);
-    s0[((ly * 16) + lx)] = (((row < 6) && (h_1 < 64)) ? p0[(rlx_off[0] + (0 + ((((row < 5) ? row : 5) * 64) + ((h_1 < 63) ? h_1 : 63))))] : 0.0f);
-    int h_2 = (t + ly);
-    s1[((ly * 16) + lx)] = (((h_2 < 64) && (col < 64)) ? p1[(rlx_off[1] + (0 + ((((h_2 < 63) ? h_2 : 63) * 64) + ((col < 63) ? col : 63))))] : 0.0f);
+  int tid = int(rlx_local.x);
+  int tx = (tid - ((tid / 16) * 16));
+  int ty = (tid / 16);
+  int row0 = (int(rlx_group.y) * 16);
+  int col0 = (int(rlx_group.x) * 16);
+  int ak = (tid - ((tid / 16) * 16));
+  int ar = (tid / 16);
+  int bc = (tid - ((tid / 16) * 16));
+  int br = (tid / 16);
+  int bcol = (col0 + bc);
+  float acc0_0 = 0.0f;
+  for (int k0 = 0; k0 < 64; k0 += 16) {
+    if ((row0 + ar) < 6) {
+      s0[((ak * 17) + ar)] = p0[(rlx_off[0] + (0 + (((row0 + ar) * 64) + (k0 + ak))))];
+    } else {
+      s0[((ak * 17) + ar)] = 0.0f;
+    }
+    s1[((br * 16) + bc)] = p1[(rlx_off[1] + (0 + (((k0 + br) * 64) + bcol)))];
     threadgroup_barrier(mem_flags::mem_threadgroup);
     for (int kk = 0; kk < 16; kk += 1) {
-      acc = (acc + (s0[((ly * 16) + kk)] * s1[((kk * 16) + lx)]));
+      float a0 = s0[((kk * 17) + ty)];
+      float b0 = s1[((kk * 16) + tx)];
+      acc0_0 = (acc0_0 + (a0 * b0));
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
   }
-  if ((row < 6) && (col < 64)) {
-    float pre1 = acc;
-    p2[(rlx_off[2] + ((int(rlx_group.z) * 384) + ((row * 64) + col)))] = (pre1 / (1.0f + precise::exp((-pre1))));
+  int orow0 = (row0 + ty);
+  int ocol0 = (col0 + tx);
+  if (orow0 < 6) {
+    float pre1 = acc0_0;
+    p2[(rlx_off[2] + ((int(rlx_group.z) * 384) + ((orow0 * 64) + ocol0)))] = (pre1 / (1.0f + precise::exp((-pre1))));
   }
 }
 
@@ -219,40 +231,52 @@ kernel void ew_7ad279de758e(const device float* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_9167ec9365ec (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_fffa71ea5fd3 (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_9167ec9365ec(const device float* p0 [[buffer(0)]],
+kernel void matmul_fffa71ea5fd3(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     device float* p2 [[buffer(2)]],
     constant int* rlx_off [[buffer(3)]],
     uint3 rlx_global [[thread_position_in_grid]],
     uint3 rlx_local [[thread_position_in_threadgroup]],
     uint3 rlx_group [[threadgroup_position_in_grid]]) {
-  threadgroup float s0[256]; // tileA
+  threadgroup float s0[272]; // tileA
   threadgroup float s1[256]; // tileB
-  int lx = int(rlx_local.x);
-  int ly = int(rlx_local.y);
-  int col = ((int(rlx_group.x) * 16) + lx);
-  int row = ((int(rlx_group.y) * 16) + ly);
-  float acc = 0.0f;
-  for (int t = 0; t < 64; t += 16) {
-    int h_1 = (t + lx);
-    s0[((ly * 16) + lx)] = (((row < 6) && (h_1 < 64)) ? p0[(rlx_off[0] + (0 + ((((row < 5) ? row : 5) * 64) + ((h_1 < 63) ? h_1 : 63))))] : 0.0f);
-    int h_2 = (t + ly);
-    s1[((ly * 16) + lx)] = (((h_2 < 64) && (col < 64)) ? p1[(rlx_off[1] + (0 + ((((h_2 < 63) ? h_2 : 63) * 64) + ((col < 63) ? col : 63))))] : 0.0f);
+  int tid = int(rlx_local.x);
+  int tx = (tid - ((tid / 16) * 16));
+  int ty = (tid / 16);
+  int row0 = (int(rlx_group.y) * 16);
+  int col0 = (int(rlx_group.x) * 16);
+  int ak = (tid - ((tid / 16) * 16));
+  int ar = (tid / 16);
+  int bc = (tid - ((tid / 16) * 16));
+  int br = (tid / 16);
+  int bcol = (col0 + bc);
+  float acc0_0 = 0.0f;
+  for (int k0 = 0; k0 < 64; k0 += 16) {
+    if ((row0 + ar) < 6) {
+      s0[((ak * 17) + ar)] = p0[(rlx_off[0] + (0 + (((row0 + ar) * 64) + (k0 + ak))))];
+    } else {
+      s0[((ak * 17) + ar)] = 0.0f;
+    }
+    s1[((br * 16) + bc)] = p1[(rlx_off[1] + (0 + (((k0 + br) * 64) + bcol)))];
     threadgroup_barrier(mem_flags::mem_threadgroup);
     for (int kk = 0; kk < 16; kk += 1) {
-      acc = (acc + (s0[((ly * 16) + kk)] * s1[((kk * 16) + lx)]));
+      float a0 = s0[((kk * 17) + ty)];
+      float b0 = s1[((kk * 16) + tx)];
+      acc0_0 = (acc0_0 + (a0 * b0));
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
   }
-  if ((row < 6) && (col < 64)) {
-    float pre1 = acc;
-    float h_3 = (0.7978846f * (pre1 + (0.044715f * (pre1 * (pre1 * pre1)))));
-    float h_4 = precise::exp(((-2.0f) * fabs(h_3)));
-    float h_5 = ((1.0f - h_4) / (1.0f + h_4));
-    p2[(rlx_off[2] + ((int(rlx_group.z) * 384) + ((row * 64) + col)))] = ((0.5f * pre1) * (1.0f + ((h_3 < 0.0f) ? (-h_5) : h_5)));
+  int orow0 = (row0 + ty);
+  int ocol0 = (col0 + tx);
+  if (orow0 < 6) {
+    float pre1 = acc0_0;
+    float h_1 = (0.7978846f * (pre1 + (0.044715f * (pre1 * (pre1 * pre1)))));
+    float h_2 = precise::exp(((-2.0f) * fabs(h_1)));
+    float h_3 = ((1.0f - h_2) / (1.0f + h_2));
+    p2[(rlx_off[2] + ((int(rlx_group.z) * 384) + ((orow0 * 64) + ocol0)))] = ((0.5f * pre1) * (1.0f + ((h_1 < 0.0f) ? (-h_3) : h_3)));
   }
 }
 

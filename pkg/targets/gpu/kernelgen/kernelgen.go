@@ -55,13 +55,19 @@ const maxGroups = 65535
 // GPU kernel implements (the CPU's packed and channels-last kernels) is an
 // *UnsupportedError.
 func Lower(prog *lir.Program) ([]Launch, error) {
+	return lower(prog, pickGemmTiling)
+}
+
+// lower is Lower with the GEMM kernels' tiling chosen by tiling (tests
+// run every tiling on every shape).
+func lower(prog *lir.Program, tiling func(m, n, batch int64) gemmTiling) ([]Launch, error) {
 	if err := prog.CheckRefs(); err != nil {
 		return nil, err
 	}
 	var out []Launch
 	for i := range prog.Steps {
 		s := &prog.Steps[i]
-		g := &gen{prog: prog, step: s}
+		g := &gen{prog: prog, step: s, tiling: tiling}
 		if err := g.lower(); err != nil {
 			if _, ok := err.(*UnsupportedError); ok {
 				return nil, err
@@ -85,6 +91,7 @@ type gen struct {
 	bases    []int64 // each parameter's element offset in its buffer
 	launches []Launch
 	nvar     int
+	tiling   func(m, n, batch int64) gemmTiling // the GEMM kernels' tiling of an M×N output, batch times over
 }
 
 func (g *gen) unsupported(format string, args ...any) error {

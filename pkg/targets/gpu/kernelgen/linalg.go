@@ -143,12 +143,8 @@ func broadcast(x, y []int64) ([]int64, bool) {
 	return out, true
 }
 
-// matmulTile is the output tile a workgroup computes, one element per
-// invocation, staging TILE×TILE blocks of A and B in workgroup memory.
-const matmulTile = 16
-
-// matmul lowers a batched NumPy matmul with its epilogue: a tiled kernel,
-// one workgroup per 16×16 output tile and batch.
+// matmul lowers a batched NumPy matmul with its epilogue: the tiled GEMM
+// kernel (gemm.go), one workgroup per output tile and batch.
 func (g *gen) matmul(op *lir.MatMul) error {
 	if len(op.AShape) < 2 || len(op.BShape) < 2 {
 		return fmt.Errorf("malformed matmul step: shapes %v · %v", op.AShape, op.BShape)
@@ -167,8 +163,7 @@ func (g *gen) matmul(op *lir.MatMul) error {
 	if nb > maxGroups {
 		return g.unsupported("%d matrices in one batch exceed %d workgroups", nb, maxGroups)
 	}
-	const T = matmulTile
-	g.begin([3]int{T, T, 1})
+	g.begin([3]int{gemmThreads, 1, 1})
 	a, err := g.param(op.A, kir.F32, false, "a")
 	if err != nil {
 		return err
@@ -185,59 +180,137 @@ func (g *gen) matmul(op *lir.MatMul) error {
 	if err != nil {
 		return err
 	}
-	g.k.Shared = []kir.Shared{{Name: "tileA", Elem: kir.F32, Len: T * T}, {Name: "tileB", Elem: kir.F32, Len: T * T}}
 	I := kir.Int
-	lx, ly := kir.Var("lx", kir.I32), kir.Var("ly", kir.I32)
-	row, col := kir.Var("row", kir.I32), kir.Var("col", kir.I32)
 	bi := kir.GroupID(2)
 	pre, offs := g.batchOffsets(bi, batch, matStrides(as[:ra-2], batch, m*k), matStrides(bs[:rb-2], batch, k*n))
 	aoff, boff := offs[0], offs[1]
-	acc := kir.Var("acc", kir.F32)
-	t := kir.Var("t", kir.I32)
-	kk := kir.Var("kk", kir.I32)
-	ak, bk := kir.Add(t, lx), kir.Add(t, ly)
-	loadA := kir.Select(kir.And(kir.Lt(row, I(m)), kir.Lt(ak, I(k))),
-		a.load(kir.Add(aoff, kir.Add(kir.Mul(kir.Min(row, I(m-1)), I(k)), kir.Min(ak, I(k-1))))), kir.Float(0))
-	loadB := kir.Select(kir.And(kir.Lt(bk, I(k)), kir.Lt(col, I(n))),
-		b.load(kir.Add(boff, kir.Add(kir.Mul(kir.Min(bk, I(k-1)), I(n)), kir.Min(col, I(n-1))))), kir.Float(0))
-	tileIdx := kir.Add(kir.Mul(ly, I(T)), lx)
-	body := []*kir.Stmt{
-		kir.Decl("lx", kir.LocalID(0)),
-		kir.Decl("ly", kir.LocalID(1)),
-		kir.Decl("col", kir.Add(kir.Mul(kir.GroupID(0), I(T)), lx)),
-		kir.Decl("row", kir.Add(kir.Mul(kir.GroupID(1), I(T)), ly)),
+	body, groups, err := g.gemmKernel(&gemm{
+		m: m, n: n, k: k, batch: nb, tile: g.tiling(m, n, nb),
+		a:    func(row, r *kir.Expr) *kir.Expr { return a.load(kir.Add(aoff, kir.Add(kir.Mul(row, I(k)), r))) },
+		bCol: func(*kir.Expr) []*kir.Stmt { return nil },
+		b: func(r, col *kir.Expr) ([]*kir.Stmt, *kir.Expr, *kir.Expr) {
+			return nil, nil, b.load(kir.Add(boff, kir.Add(kir.Mul(r, I(n)), col)))
+		},
+		store: func(row, col, acc *kir.Expr) []*kir.Stmt {
+			return g.finish(ep, out, acc, kir.Add(kir.Mul(bi, I(m*n)), kir.Add(kir.Mul(row, I(n)), col)), col)
+		},
+	})
+	if err != nil {
+		return err
 	}
-	body = append(body, pre...)
-	body = append(body,
-		kir.Decl("acc", kir.Float(0)),
-		kir.For("t", I(0), I(k), I(T),
-			kir.StoreShared(0, tileIdx, loadA),
-			kir.StoreShared(1, tileIdx, loadB),
-			kir.Barrier(),
-			kir.For("kk", I(0), I(T), I(1),
-				kir.Assign("acc", kir.Add(acc, kir.Mul(
-					kir.LoadShared(0, kir.F32, kir.Add(kir.Mul(ly, I(T)), kk)),
-					kir.LoadShared(1, kir.F32, kir.Add(kir.Mul(kk, I(T)), lx)))))),
-			kir.Barrier()),
-	)
-	outIdx := kir.Add(kir.Mul(bi, I(m*n)), kir.Add(kir.Mul(row, I(n)), col))
-	body = append(body, kir.If(kir.And(kir.Lt(row, I(m)), kir.Lt(col, I(n))), g.finish(ep, out, acc, outIdx, col)))
-	g.end([3]int{int((n + T - 1) / T), int((m + T - 1) / T), int(nb)}, body...)
-	if (n+T-1)/T > maxGroups || (m+T-1)/T > maxGroups {
-		return g.unsupported("matmul of %d×%d outputs exceeds the workgroup grid", m, n)
-	}
+	g.end(groups, append(pre, body...)...)
 	return nil
 }
 
 // conv2d lowers a grouped 2-D convolution (NCHW input, OIHW weights) with
-// its epilogue: one invocation per output element, direct summation.
+// its epilogue. A group that computes one output channel (a depthwise
+// convolution, groups = C = O) takes the direct kernel: as a GEMM it is a
+// single row, which would leave all but one row of every tile empty.
+// Every other convolution is an implicit GEMM.
 func (g *gen) conv2d(op *lir.Conv2D) error {
+	v := &op.Geom
+	if v.Groups <= 0 || v.C%v.Groups != 0 || v.O%v.Groups != 0 {
+		return fmt.Errorf("malformed conv2d step: %d groups of %d channels to %d", v.Groups, v.C, v.O)
+	}
+	if v.O/v.Groups == 1 {
+		return g.conv2dDirect(op)
+	}
+	return g.conv2dGemm(op)
+}
+
+// conv2dGemm lowers a convolution as an implicit GEMM per group:
+// out[o, p] = Σ_r W[o, r]·X[r, p] with r over (channel of the group, kh,
+// kw) and p over (n, oh, ow), W the group's weights as an O/groups × r
+// matrix (OIHW is that already) and X the im2col matrix of the input,
+// gathered while staging it (zero for padding), never stored. The
+// group is the workgroup's z.
+func (g *gen) conv2dGemm(op *lir.Conv2D) error {
 	v := &op.Geom
 	N, C, H, W, O, KH, KW := v.N, v.C, v.H, v.W, v.O, v.KH, v.KW
 	sh, sw, pt, pl, dh, dw, groups, OH, OW := v.StrideH, v.StrideW, v.PadT, v.PadL, v.DilH, v.DilW, v.Groups, v.OH, v.OW
-	if groups <= 0 || C%groups != 0 || O%groups != 0 {
-		return fmt.Errorf("malformed conv2d step: %d groups of %d channels to %d", groups, C, O)
+	cg, og := C/groups, O/groups
+	g.begin([3]int{gemmThreads, 1, 1})
+	x, err := g.param(op.X, kir.F32, false, "x")
+	if err != nil {
+		return err
 	}
+	w, err := g.param(op.W, kir.F32, false, "w")
+	if err != nil {
+		return err
+	}
+	ep, err := g.epilogueParams(&op.Epilogue)
+	if err != nil {
+		return err
+	}
+	out, err := g.param(op.Out, kir.F32, true, "out")
+	if err != nil {
+		return err
+	}
+	I := kir.Int
+	V := func(n string) *kir.Expr { return kir.Var(n, kir.I32) }
+	gi := kir.GroupID(2)
+	r, p := cg*KH*KW, N*OH*OW
+	// Where the padding cannot reach (no padding before, and the last
+	// tap of the last output inside the input) the bounds are not tested.
+	hLo, hHi := pt > 0, (OH-1)*sh-pt+(KH-1)*dh >= H
+	wLo, wHi := pl > 0, (OW-1)*sw-pl+(KW-1)*dw >= W
+	body, grid, err := g.gemmKernel(&gemm{
+		m: og, n: p, k: r, batch: groups, tile: g.tiling(og, p, groups),
+		a: func(row, rr *kir.Expr) *kir.Expr {
+			return w.load(kir.Add(kir.Mul(kir.Add(kir.Mul(gi, I(og)), row), I(r)), rr))
+		},
+		// The invocation's im2col column: its image and the input
+		// corner of its output pixel.
+		bCol: func(col *kir.Expr) []*kir.Stmt {
+			return []*kir.Stmt{
+				kir.Decl("xsp", remC(col, OH*OW)),
+				kir.Decl("xih", addC(mulC(divC(V("xsp"), OW), sh), -pt)),
+				kir.Decl("xiw", addC(mulC(remC(V("xsp"), OW), sw), -pl)),
+				kir.Decl("xbase", kir.Mul(kir.Add(kir.Mul(divC(col, OH*OW), I(C)), kir.Mul(gi, I(cg))), I(H*W))),
+			}
+		},
+		b: func(rr, _ *kir.Expr) ([]*kir.Stmt, *kir.Expr, *kir.Expr) {
+			c, ih, iw := g.fresh("xc"), g.fresh("xh"), g.fresh("xw")
+			pre := []*kir.Stmt{
+				kir.Decl(c, divC(rr, KH*KW)),
+				kir.Decl(ih, kir.Add(V("xih"), mulC(remC(divC(rr, KW), KH), dh))),
+				kir.Decl(iw, kir.Add(V("xiw"), mulC(remC(rr, KW), dw))),
+			}
+			var ok *kir.Expr
+			if hLo {
+				ok = and(ok, kir.Ge(V(ih), I(0)))
+			}
+			if hHi {
+				ok = and(ok, kir.Lt(V(ih), I(H)))
+			}
+			if wLo {
+				ok = and(ok, kir.Ge(V(iw), I(0)))
+			}
+			if wHi {
+				ok = and(ok, kir.Lt(V(iw), I(W)))
+			}
+			idx := kir.Add(V("xbase"), kir.Add(kir.Mul(kir.Add(kir.Mul(V(c), I(H)), V(ih)), I(W)), V(iw)))
+			return pre, ok, x.load(idx)
+		},
+		store: func(row, col, acc *kir.Expr) []*kir.Stmt {
+			o := kir.Add(kir.Mul(gi, I(og)), row)
+			idx := kir.Add(kir.Mul(kir.Add(kir.Mul(divC(col, OH*OW), I(O)), o), I(OH*OW)), remC(col, OH*OW))
+			return g.finish(ep, out, acc, idx, o)
+		},
+	})
+	if err != nil {
+		return err
+	}
+	g.end(grid, body...)
+	return nil
+}
+
+// conv2dDirect lowers a convolution with one invocation per output
+// element, direct summation.
+func (g *gen) conv2dDirect(op *lir.Conv2D) error {
+	v := &op.Geom
+	N, C, H, W, O, KH, KW := v.N, v.C, v.H, v.W, v.O, v.KH, v.KW
+	sh, sw, pt, pl, dh, dw, groups, OH, OW := v.StrideH, v.StrideW, v.PadT, v.PadL, v.DilH, v.DilW, v.Groups, v.OH, v.OW
 	cg, og := C/groups, O/groups
 	g.begin([3]int{256, 1, 1})
 	x, err := g.param(op.X, kir.F32, false, "x")

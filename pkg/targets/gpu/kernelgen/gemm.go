@@ -1,0 +1,263 @@
+package kernelgen
+
+import (
+	"fmt"
+
+	"github.com/rlx-project/rlx/pkg/targets/gpu/kir"
+)
+
+// The register-tiled GEMM kernel that matmul and conv2d (as an implicit
+// GEMM) share: out[row, col] = Σ_r A[row, r]·B[r, col] per batch, where
+// the caller says what an element of A and of B is and where a result
+// goes.
+//
+// A workgroup of 256 invocations computes a BM×BN output tile. It walks
+// K in steps of BK, staging the step's BM×BK block of A and BK×BN block
+// of B in workgroup memory (each invocation loading several elements,
+// consecutive invocations consecutive addresses of the global tensor),
+// then each invocation accumulates a TM×TN micro-tile in registers: per
+// k, TM values of A and TN of B read from workgroup memory into
+// registers, then TM·TN multiply-adds. The micro-tile is strided (rows
+// ty, ty+BM/TM, ...; columns tx, tx+BN/TN, ...), so the invocations of a
+// warp read consecutive words of B's block and at most two of A's (no
+// bank conflicts), and store consecutive output columns.
+
+// gemmTiling is the blocking of a GEMM kernel.
+type gemmTiling struct {
+	bm, bn, bk int64 // the workgroup's output tile, and the K-step
+	tm, tn     int64 // each invocation's micro-tile
+}
+
+// gemmThreads is the workgroup size of every tiling.
+const gemmThreads = 256
+
+// gemmMinGroups is the fewest workgroups a tiling other than the last may
+// leave a problem with: a grid smaller than a large GPU's multiprocessor
+// count (132 on an H100 or H200) leaves some idle, and a smaller tile then
+// gains more in parallelism than it loses in reuse.
+const gemmMinGroups = 128
+
+// gemmTilingRow is a row of the tiling table: the tiling and why.
+type gemmTilingRow struct {
+	gemmTiling
+	why string
+}
+
+// gemmTilings is the tiling table, largest first. A problem takes the
+// first row whose tile its output fills (M ≥ BM and N ≥ BN) with a grid of
+// at least gemmMinGroups workgroups, or else the last.
+func gemmTilings() []gemmTilingRow {
+	return []gemmTilingRow{
+		{gemmTiling{bm: 64, bn: 64, bk: 16, tm: 4, tn: 4},
+			"large outputs: 16 multiply-adds per 8 workgroup-memory reads, each staged element reused 64 times"},
+		{gemmTiling{bm: 32, bn: 32, bk: 16, tm: 2, tn: 2},
+			"mid-sized outputs, or large ones whose 64×64 grid is too small: four times the workgroups, 4 outputs per invocation"},
+		{gemmTiling{bm: 16, bn: 16, bk: 16, tm: 1, tn: 1},
+			"M or N under 32 (a GEMV-like row, a narrow output) or a small grid: one output per invocation, the smallest tile 256 invocations make"},
+	}
+}
+
+// pickGemmTiling chooses the tiling of an M×N output, batch times over.
+func pickGemmTiling(m, n, batch int64) gemmTiling {
+	rows := gemmTilings()
+	for _, r := range rows {
+		t := r.gemmTiling
+		if m >= t.bm && n >= t.bn && ceilDiv(m, t.bm)*ceilDiv(n, t.bn)*batch >= gemmMinGroups {
+			return t
+		}
+	}
+	return rows[len(rows)-1].gemmTiling
+}
+
+func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
+
+// gemm is one GEMM kernel's problem: M×N outputs over K, per batch
+// (workgroup z), with callbacks for the operands and the result. Rows,
+// columns and r are i32 expressions within the batch.
+type gemm struct {
+	m, n, k int64
+	batch   int64
+	tile    gemmTiling
+	// a is A[row, r], for row < m and r < k.
+	a func(row, r *kir.Expr) *kir.Expr
+	// bCol declares what loads of B need of column col, which is the
+	// same for an invocation in every K-step (col may be ≥ n: then no
+	// load happens).
+	bCol func(col *kir.Expr) []*kir.Stmt
+	// b is B[r, col] for r < k and col < n: the statements computing
+	// it, where in range is further limited (nil: nowhere), and its
+	// value, which is read only there.
+	b func(r, col *kir.Expr) (pre []*kir.Stmt, ok *kir.Expr, v *kir.Expr)
+	// store stores the sum acc of output (row, col), row < m, col < n.
+	store func(row, col, acc *kir.Expr) []*kir.Stmt
+}
+
+// gemmKernel fills g's kernel (begun with gemmLocal) with the tiled GEMM
+// of p and returns its body and workgroup counts.
+func (g *gen) gemmKernel(p *gemm) ([]*kir.Stmt, [3]int, error) {
+	t := p.tile
+	const T = gemmThreads
+	if (t.bm/t.tm)*(t.bn/t.tn) != T || T%t.bk != 0 || T%t.bn != 0 || t.bm*t.bk%T != 0 || t.bk*t.bn%T != 0 {
+		return nil, [3]int{}, fmt.Errorf("gemm tiling %+v does not fit %d invocations", t, T)
+	}
+	groups := [3]int{int(ceilDiv(p.n, t.bn)), int(ceilDiv(p.m, t.bm)), int(p.batch)}
+	for _, n := range groups {
+		if n > maxGroups {
+			return nil, [3]int{}, g.unsupported("%d×%d outputs in %d batches exceed the workgroup grid", p.m, p.n, p.batch)
+		}
+	}
+	// A's block is stored transposed (k-major) with rows of BM+1 words:
+	// the invocations staging it write down a column, and the padding
+	// spreads that column over the banks.
+	sa := t.bm + 1
+	g.k.Shared = []kir.Shared{{Name: "tileA", Elem: kir.F32, Len: int(t.bk * sa)}, {Name: "tileB", Elem: kir.F32, Len: int(t.bk * t.bn)}}
+	I := kir.Int
+	V := func(n string) *kir.Expr { return kir.Var(n, kir.I32) }
+	rm, rn := t.bm/t.tm, t.bn/t.tn // the micro-tile's row and column strides
+	body := []*kir.Stmt{
+		kir.Decl("tid", kir.LocalID(0)),
+		kir.Decl("tx", kir.Rem(V("tid"), I(rn))),
+		kir.Decl("ty", kir.Div(V("tid"), I(rn))),
+		kir.Decl("row0", kir.Mul(kir.GroupID(1), I(t.bm))),
+		kir.Decl("col0", kir.Mul(kir.GroupID(0), I(t.bn))),
+		// Staging: A's element (ar + s·T/BK, ak) and B's (br + s·T/BN,
+		// bc) of the block in load s, consecutive invocations along
+		// A's rows and B's columns, which are contiguous in memory.
+		kir.Decl("ak", kir.Rem(V("tid"), I(t.bk))),
+		kir.Decl("ar", kir.Div(V("tid"), I(t.bk))),
+		kir.Decl("bc", kir.Rem(V("tid"), I(t.bn))),
+		kir.Decl("br", kir.Div(V("tid"), I(t.bn))),
+		kir.Decl("bcol", kir.Add(V("col0"), V("bc"))),
+	}
+	body = append(body, p.bCol(V("bcol"))...)
+	var accs []string
+	for i := range t.tm {
+		for j := range t.tn {
+			name := fmt.Sprintf("acc%d_%d", i, j)
+			accs = append(accs, name)
+			body = append(body, kir.Decl(name, kir.Float(0)))
+		}
+	}
+	var step []*kir.Stmt
+	for s := range t.bm * t.bk / T {
+		r := addC(V("ar"), s*(T/t.bk))
+		row := kir.Add(V("row0"), r)
+		kc := kir.Add(V("k0"), V("ak"))
+		var ok *kir.Expr
+		if p.m%t.bm != 0 {
+			ok = and(ok, kir.Lt(row, I(p.m)))
+		}
+		if p.k%t.bk != 0 {
+			ok = and(ok, kir.Lt(kc, I(p.k)))
+		}
+		step = append(step, guardedStage(0, kir.Add(kir.Mul(V("ak"), I(sa)), r), ok, p.a(row, kc)))
+	}
+	for s := range t.bk * t.bn / T {
+		r := addC(V("br"), s*(T/t.bn))
+		kr := kir.Add(V("k0"), r)
+		pre, ok, v := p.b(kr, V("bcol"))
+		if p.n%t.bn != 0 {
+			ok = and(kir.Lt(V("bcol"), I(p.n)), ok)
+		}
+		if p.k%t.bk != 0 {
+			ok = and(kir.Lt(kr, I(p.k)), ok)
+		}
+		step = append(step, pre...)
+		step = append(step, guardedStage(1, kir.Add(kir.Mul(r, I(t.bn)), V("bc")), ok, v))
+	}
+	step = append(step, kir.Barrier())
+	var inner []*kir.Stmt
+	for i := range t.tm {
+		inner = append(inner, kir.Decl(fmt.Sprintf("a%d", i),
+			kir.LoadShared(0, kir.F32, kir.Add(kir.Mul(V("kk"), I(sa)), addC(V("ty"), i*rm)))))
+	}
+	for j := range t.tn {
+		inner = append(inner, kir.Decl(fmt.Sprintf("b%d", j),
+			kir.LoadShared(1, kir.F32, kir.Add(kir.Mul(V("kk"), I(t.bn)), addC(V("tx"), j*rn)))))
+	}
+	for i := range t.tm {
+		for j := range t.tn {
+			acc := accs[i*t.tn+j]
+			inner = append(inner, kir.Assign(acc, kir.Add(kir.Var(acc, kir.F32),
+				kir.Mul(kir.Var(fmt.Sprintf("a%d", i), kir.F32), kir.Var(fmt.Sprintf("b%d", j), kir.F32)))))
+		}
+	}
+	step = append(step, kir.For("kk", I(0), I(t.bk), I(1), inner...), kir.Barrier())
+	body = append(body, kir.For("k0", I(0), I(p.k), I(t.bk), step...))
+	for i := range t.tm {
+		body = append(body, kir.Decl(fmt.Sprintf("orow%d", i), kir.Add(V("row0"), addC(V("ty"), i*rm))))
+	}
+	for j := range t.tn {
+		body = append(body, kir.Decl(fmt.Sprintf("ocol%d", j), kir.Add(V("col0"), addC(V("tx"), j*rn))))
+	}
+	for i := range t.tm {
+		for j := range t.tn {
+			row, col := V(fmt.Sprintf("orow%d", i)), V(fmt.Sprintf("ocol%d", j))
+			st := p.store(row, col, kir.Var(accs[i*t.tn+j], kir.F32))
+			var ok *kir.Expr
+			if p.m%t.bm != 0 {
+				ok = and(ok, kir.Lt(row, I(p.m)))
+			}
+			if p.n%t.bn != 0 {
+				ok = and(ok, kir.Lt(col, I(p.n)))
+			}
+			if ok != nil {
+				st = []*kir.Stmt{kir.If(ok, st)}
+			}
+			body = append(body, st...)
+		}
+	}
+	return body, groups, nil
+}
+
+// guardedStage stores v to element idx of workgroup array a where ok
+// holds (everywhere for nil) and zero elsewhere: out-of-range elements of
+// a block add nothing to the sums.
+func guardedStage(a int, idx, ok, v *kir.Expr) *kir.Stmt {
+	if ok == nil {
+		return kir.StoreShared(a, idx, v)
+	}
+	return kir.If(ok, []*kir.Stmt{kir.StoreShared(a, idx, v)}, kir.StoreShared(a, idx, kir.Float(0)))
+}
+
+// and is a ∧ b, where a nil operand is true.
+func and(a, b *kir.Expr) *kir.Expr {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	return kir.And(a, b)
+}
+
+// addC, mulC, divC and remC are arithmetic with a constant that fold
+// adding 0 and multiplying or dividing by 1, which the geometry often
+// has (no padding, unit strides, 1×1 kernels).
+func addC(a *kir.Expr, c int64) *kir.Expr {
+	if c == 0 {
+		return a
+	}
+	return kir.Add(a, kir.Int(c))
+}
+
+func mulC(a *kir.Expr, c int64) *kir.Expr {
+	if c == 1 {
+		return a
+	}
+	return kir.Mul(a, kir.Int(c))
+}
+
+func divC(a *kir.Expr, d int64) *kir.Expr {
+	if d == 1 {
+		return a
+	}
+	return kir.Div(a, kir.Int(d))
+}
+
+func remC(a *kir.Expr, d int64) *kir.Expr {
+	if d == 1 {
+		return kir.Int(0)
+	}
+	return kir.Rem(a, kir.Int(d))
+}
