@@ -260,13 +260,16 @@ func (g *gen) conv2dGemm(op *lir.Conv2D) error {
 			return w.load(kir.Add(kir.Mul(kir.Add(kir.Mul(gi, I(og)), row), I(r)), rr))
 		},
 		// The invocation's im2col column: its image and the input
-		// corner of its output pixel.
+		// corner of its output pixel. A column past the last is clamped
+		// to it (its loads do not happen) so that the image offset
+		// stays within i32.
 		bCol: func(col *kir.Expr) []*kir.Stmt {
 			return []*kir.Stmt{
-				kir.Decl("xsp", remC(col, OH*OW)),
+				kir.Decl("xcol", kir.Min(col, I(p-1))),
+				kir.Decl("xsp", remC(V("xcol"), OH*OW)),
 				kir.Decl("xih", addC(mulC(divC(V("xsp"), OW), sh), -pt)),
 				kir.Decl("xiw", addC(mulC(remC(V("xsp"), OW), sw), -pl)),
-				kir.Decl("xbase", kir.Mul(kir.Add(kir.Mul(divC(col, OH*OW), I(C)), kir.Mul(gi, I(cg))), I(H*W))),
+				kir.Decl("xbase", kir.Mul(kir.Add(kir.Mul(divC(V("xcol"), OH*OW), I(C)), kir.Mul(gi, I(cg))), I(H*W))),
 			}
 		},
 		b: func(rr, _ *kir.Expr) ([]*kir.Stmt, *kir.Expr, *kir.Expr) {
