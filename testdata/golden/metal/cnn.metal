@@ -241,10 +241,10 @@ kernel void reduce_011180dc263c(const device float* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_874728536b96 (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_7a6ef33cbbdd (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_874728536b96(const device float* p0 [[buffer(0)]],
+kernel void matmul_7a6ef33cbbdd(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     device float* p3 [[buffer(3)]],
@@ -252,41 +252,46 @@ kernel void matmul_874728536b96(const device float* p0 [[buffer(0)]],
     uint3 rlx_global [[thread_position_in_grid]],
     uint3 rlx_local [[thread_position_in_threadgroup]],
     uint3 rlx_group [[threadgroup_position_in_grid]]) {
-  threadgroup float s0[272]; // tileA
-  threadgroup float s1[256]; // tileB
+  threadgroup float s0[512]; // partial
   int tid = int(rlx_local.x);
   int tx = (tid - ((tid / 16) * 16));
   int ty = (tid / 16);
-  int row0 = (int(rlx_group.y) * 16);
-  int col0 = (int(rlx_group.x) * 16);
-  int ak = (tid - ((tid / 16) * 16));
-  int ar = (tid / 16);
-  int bc = (tid - ((tid / 16) * 16));
-  int br = (tid / 16);
-  int bcol = (col0 + bc);
-  float acc0_0 = 0.0f;
-  for (int k0 = 0; k0 < 16; k0 += 16) {
-    if ((row0 + ar) < 2) {
-      s0[((ak * 17) + ar)] = p0[(rlx_off[0] + (0 + (((row0 + ar) * 16) + (k0 + ak))))];
-    } else {
-      s0[((ak * 17) + ar)] = 0.0f;
-    }
-    if (bcol < 10) {
-      s1[((br * 16) + bc)] = p1[(rlx_off[1] + (0 + (((k0 + br) * 10) + bcol)))];
-    } else {
-      s1[((br * 16) + bc)] = 0.0f;
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    for (int kk = 0; kk < 16; kk += 1) {
-      float a0 = s0[((kk * 17) + ty)];
-      float b0 = s1[((kk * 16) + tx)];
-      acc0_0 = (acc0_0 + (a0 * b0));
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
+  int col = ((int(rlx_group.x) * 16) + tx);
+  int lcol = ((col < 9) ? col : 9);
+  float acc0 = 0.0f;
+  float acc1 = 0.0f;
+  for (int k0 = ty; k0 < 16; k0 += 64) {
+    int kk0 = k0;
+    int kk0c = ((kk0 < 15) ? kk0 : 15);
+    float b0 = p1[(rlx_off[1] + (0 + ((kk0c * 10) + lcol)))];
+    acc0 = (acc0 + ((kk0 < 16) ? (p0[(rlx_off[0] + (0 + ((0 * 16) + kk0c)))] * b0) : 0.0f));
+    acc1 = (acc1 + ((kk0 < 16) ? (p0[(rlx_off[0] + (0 + ((1 * 16) + kk0c)))] * b0) : 0.0f));
+    int kk1 = (k0 + 16);
+    int kk1c = ((kk1 < 15) ? kk1 : 15);
+    float b1 = p1[(rlx_off[1] + (0 + ((kk1c * 10) + lcol)))];
+    acc0 = (acc0 + ((kk1 < 16) ? (p0[(rlx_off[0] + (0 + ((0 * 16) + kk1c)))] * b1) : 0.0f));
+    acc1 = (acc1 + ((kk1 < 16) ? (p0[(rlx_off[0] + (0 + ((1 * 16) + kk1c)))] * b1) : 0.0f));
+    int kk2 = (k0 + 32);
+    int kk2c = ((kk2 < 15) ? kk2 : 15);
+    float b2 = p1[(rlx_off[1] + (0 + ((kk2c * 10) + lcol)))];
+    acc0 = (acc0 + ((kk2 < 16) ? (p0[(rlx_off[0] + (0 + ((0 * 16) + kk2c)))] * b2) : 0.0f));
+    acc1 = (acc1 + ((kk2 < 16) ? (p0[(rlx_off[0] + (0 + ((1 * 16) + kk2c)))] * b2) : 0.0f));
+    int kk3 = (k0 + 48);
+    int kk3c = ((kk3 < 15) ? kk3 : 15);
+    float b3 = p1[(rlx_off[1] + (0 + ((kk3c * 10) + lcol)))];
+    acc0 = (acc0 + ((kk3 < 16) ? (p0[(rlx_off[0] + (0 + ((0 * 16) + kk3c)))] * b3) : 0.0f));
+    acc1 = (acc1 + ((kk3 < 16) ? (p0[(rlx_off[0] + (0 + ((1 * 16) + kk3c)))] * b3) : 0.0f));
   }
-  int orow0 = (row0 + ty);
-  int ocol0 = (col0 + tx);
-  if ((orow0 < 2) && (ocol0 < 10)) {
-    p3[(rlx_off[3] + ((int(rlx_group.z) * 20) + ((orow0 * 10) + ocol0)))] = (acc0_0 + p2[(rlx_off[2] + ocol0)]);
+  s0[((ty * 16) + tx)] = acc0;
+  s0[(((ty * 16) + tx) + 256)] = acc1;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  if (tid < 32) {
+    int row = (tid / 16);
+    int x = (tid - ((tid / 16) * 16));
+    int ocol = ((int(rlx_group.x) * 16) + x);
+    float total = (((((((((((((((s0[((row * 256) + x)] + s0[((row * 256) + (x + 16))]) + s0[((row * 256) + (x + 32))]) + s0[((row * 256) + (x + 48))]) + s0[((row * 256) + (x + 64))]) + s0[((row * 256) + (x + 80))]) + s0[((row * 256) + (x + 96))]) + s0[((row * 256) + (x + 112))]) + s0[((row * 256) + (x + 128))]) + s0[((row * 256) + (x + 144))]) + s0[((row * 256) + (x + 160))]) + s0[((row * 256) + (x + 176))]) + s0[((row * 256) + (x + 192))]) + s0[((row * 256) + (x + 208))]) + s0[((row * 256) + (x + 224))]) + s0[((row * 256) + (x + 240))]);
+    if (ocol < 10) {
+      p3[(rlx_off[3] + ((int(rlx_group.z) * 20) + ((row * 10) + ocol)))] = (total + p2[(rlx_off[2] + ocol)]);
+    }
   }
 }

@@ -178,10 +178,10 @@ kernel void layernorm_1e43f96c3f08(const device float* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_0a6fdf0ae71f (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_e11f7e8f77f2 (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_0a6fdf0ae71f(const device float* p0 [[buffer(0)]],
+kernel void matmul_e11f7e8f77f2(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     device float* p3 [[buffer(3)]],
@@ -189,38 +189,64 @@ kernel void matmul_0a6fdf0ae71f(const device float* p0 [[buffer(0)]],
     uint3 rlx_global [[thread_position_in_grid]],
     uint3 rlx_local [[thread_position_in_threadgroup]],
     uint3 rlx_group [[threadgroup_position_in_grid]]) {
-  threadgroup float s0[272]; // tileA
-  threadgroup float s1[256]; // tileB
+  threadgroup float s0[1536]; // partial
   int tid = int(rlx_local.x);
   int tx = (tid - ((tid / 16) * 16));
   int ty = (tid / 16);
-  int row0 = (int(rlx_group.y) * 16);
-  int col0 = (int(rlx_group.x) * 16);
-  int ak = (tid - ((tid / 16) * 16));
-  int ar = (tid / 16);
-  int bc = (tid - ((tid / 16) * 16));
-  int br = (tid / 16);
-  int bcol = (col0 + bc);
-  float acc0_0 = 0.0f;
-  for (int k0 = 0; k0 < 128; k0 += 16) {
-    if ((row0 + ar) < 6) {
-      s0[((ak * 17) + ar)] = p0[(rlx_off[0] + (0 + (((row0 + ar) * 128) + (k0 + ak))))];
-    } else {
-      s0[((ak * 17) + ar)] = 0.0f;
-    }
-    s1[((br * 16) + bc)] = p1[(rlx_off[1] + (0 + (((k0 + br) * 384) + bcol)))];
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    for (int kk = 0; kk < 16; kk += 1) {
-      float a0 = s0[((kk * 17) + ty)];
-      float b0 = s1[((kk * 16) + tx)];
-      acc0_0 = (acc0_0 + (a0 * b0));
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
+  int col = ((int(rlx_group.x) * 16) + tx);
+  float acc0 = 0.0f;
+  float acc1 = 0.0f;
+  float acc2 = 0.0f;
+  float acc3 = 0.0f;
+  float acc4 = 0.0f;
+  float acc5 = 0.0f;
+  for (int k0 = ty; k0 < 128; k0 += 64) {
+    int kk0 = k0;
+    float b0 = p1[(rlx_off[1] + (0 + ((kk0 * 384) + col)))];
+    acc0 = (acc0 + (p0[(rlx_off[0] + (0 + ((0 * 128) + kk0)))] * b0));
+    acc1 = (acc1 + (p0[(rlx_off[0] + (0 + ((1 * 128) + kk0)))] * b0));
+    acc2 = (acc2 + (p0[(rlx_off[0] + (0 + ((2 * 128) + kk0)))] * b0));
+    acc3 = (acc3 + (p0[(rlx_off[0] + (0 + ((3 * 128) + kk0)))] * b0));
+    acc4 = (acc4 + (p0[(rlx_off[0] + (0 + ((4 * 128) + kk0)))] * b0));
+    acc5 = (acc5 + (p0[(rlx_off[0] + (0 + ((5 * 128) + kk0)))] * b0));
+    int kk1 = (k0 + 16);
+    float b1 = p1[(rlx_off[1] + (0 + ((kk1 * 384) + col)))];
+    acc0 = (acc0 + (p0[(rlx_off[0] + (0 + ((0 * 128) + kk1)))] * b1));
+    acc1 = (acc1 + (p0[(rlx_off[0] + (0 + ((1 * 128) + kk1)))] * b1));
+    acc2 = (acc2 + (p0[(rlx_off[0] + (0 + ((2 * 128) + kk1)))] * b1));
+    acc3 = (acc3 + (p0[(rlx_off[0] + (0 + ((3 * 128) + kk1)))] * b1));
+    acc4 = (acc4 + (p0[(rlx_off[0] + (0 + ((4 * 128) + kk1)))] * b1));
+    acc5 = (acc5 + (p0[(rlx_off[0] + (0 + ((5 * 128) + kk1)))] * b1));
+    int kk2 = (k0 + 32);
+    float b2 = p1[(rlx_off[1] + (0 + ((kk2 * 384) + col)))];
+    acc0 = (acc0 + (p0[(rlx_off[0] + (0 + ((0 * 128) + kk2)))] * b2));
+    acc1 = (acc1 + (p0[(rlx_off[0] + (0 + ((1 * 128) + kk2)))] * b2));
+    acc2 = (acc2 + (p0[(rlx_off[0] + (0 + ((2 * 128) + kk2)))] * b2));
+    acc3 = (acc3 + (p0[(rlx_off[0] + (0 + ((3 * 128) + kk2)))] * b2));
+    acc4 = (acc4 + (p0[(rlx_off[0] + (0 + ((4 * 128) + kk2)))] * b2));
+    acc5 = (acc5 + (p0[(rlx_off[0] + (0 + ((5 * 128) + kk2)))] * b2));
+    int kk3 = (k0 + 48);
+    float b3 = p1[(rlx_off[1] + (0 + ((kk3 * 384) + col)))];
+    acc0 = (acc0 + (p0[(rlx_off[0] + (0 + ((0 * 128) + kk3)))] * b3));
+    acc1 = (acc1 + (p0[(rlx_off[0] + (0 + ((1 * 128) + kk3)))] * b3));
+    acc2 = (acc2 + (p0[(rlx_off[0] + (0 + ((2 * 128) + kk3)))] * b3));
+    acc3 = (acc3 + (p0[(rlx_off[0] + (0 + ((3 * 128) + kk3)))] * b3));
+    acc4 = (acc4 + (p0[(rlx_off[0] + (0 + ((4 * 128) + kk3)))] * b3));
+    acc5 = (acc5 + (p0[(rlx_off[0] + (0 + ((5 * 128) + kk3)))] * b3));
   }
-  int orow0 = (row0 + ty);
-  int ocol0 = (col0 + tx);
-  if (orow0 < 6) {
-    p3[(rlx_off[3] + ((int(rlx_group.z) * 2304) + ((orow0 * 384) + ocol0)))] = (acc0_0 + p2[(rlx_off[2] + ocol0)]);
+  s0[((ty * 16) + tx)] = acc0;
+  s0[(((ty * 16) + tx) + 256)] = acc1;
+  s0[(((ty * 16) + tx) + 512)] = acc2;
+  s0[(((ty * 16) + tx) + 768)] = acc3;
+  s0[(((ty * 16) + tx) + 1024)] = acc4;
+  s0[(((ty * 16) + tx) + 1280)] = acc5;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  if (tid < 96) {
+    int row = (tid / 16);
+    int x = (tid - ((tid / 16) * 16));
+    int ocol = ((int(rlx_group.x) * 16) + x);
+    float total = (((((((((((((((s0[((row * 256) + x)] + s0[((row * 256) + (x + 16))]) + s0[((row * 256) + (x + 32))]) + s0[((row * 256) + (x + 48))]) + s0[((row * 256) + (x + 64))]) + s0[((row * 256) + (x + 80))]) + s0[((row * 256) + (x + 96))]) + s0[((row * 256) + (x + 112))]) + s0[((row * 256) + (x + 128))]) + s0[((row * 256) + (x + 144))]) + s0[((row * 256) + (x + 160))]) + s0[((row * 256) + (x + 176))]) + s0[((row * 256) + (x + 192))]) + s0[((row * 256) + (x + 208))]) + s0[((row * 256) + (x + 224))]) + s0[((row * 256) + (x + 240))]);
+    p3[(rlx_off[3] + ((int(rlx_group.z) * 2304) + ((row * 384) + ocol)))] = (total + p2[(rlx_off[2] + ocol)]);
   }
 }
 
@@ -350,10 +376,10 @@ kernel void copy_c3d3b41a53d7(const device int* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_aa55495a9164 (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_b58b6b783757 (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_aa55495a9164(const device float* p0 [[buffer(0)]],
+kernel void matmul_b58b6b783757(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     const device float* p3 [[buffer(3)]],
@@ -362,46 +388,72 @@ kernel void matmul_aa55495a9164(const device float* p0 [[buffer(0)]],
     uint3 rlx_global [[thread_position_in_grid]],
     uint3 rlx_local [[thread_position_in_threadgroup]],
     uint3 rlx_group [[threadgroup_position_in_grid]]) {
-  threadgroup float s0[272]; // tileA
-  threadgroup float s1[256]; // tileB
+  threadgroup float s0[1536]; // partial
   int tid = int(rlx_local.x);
   int tx = (tid - ((tid / 16) * 16));
   int ty = (tid / 16);
-  int row0 = (int(rlx_group.y) * 16);
-  int col0 = (int(rlx_group.x) * 16);
-  int ak = (tid - ((tid / 16) * 16));
-  int ar = (tid / 16);
-  int bc = (tid - ((tid / 16) * 16));
-  int br = (tid / 16);
-  int bcol = (col0 + bc);
-  float acc0_0 = 0.0f;
-  for (int k0 = 0; k0 < 128; k0 += 16) {
-    if ((row0 + ar) < 6) {
-      s0[((ak * 17) + ar)] = p0[(rlx_off[0] + (0 + (((row0 + ar) * 128) + (k0 + ak))))];
-    } else {
-      s0[((ak * 17) + ar)] = 0.0f;
-    }
-    s1[((br * 16) + bc)] = p1[(rlx_off[1] + (0 + (((k0 + br) * 128) + bcol)))];
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    for (int kk = 0; kk < 16; kk += 1) {
-      float a0 = s0[((kk * 17) + ty)];
-      float b0 = s1[((kk * 16) + tx)];
-      acc0_0 = (acc0_0 + (a0 * b0));
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
+  int col = ((int(rlx_group.x) * 16) + tx);
+  float acc0 = 0.0f;
+  float acc1 = 0.0f;
+  float acc2 = 0.0f;
+  float acc3 = 0.0f;
+  float acc4 = 0.0f;
+  float acc5 = 0.0f;
+  for (int k0 = ty; k0 < 128; k0 += 64) {
+    int kk0 = k0;
+    float b0 = p1[(rlx_off[1] + (0 + ((kk0 * 128) + col)))];
+    acc0 = (acc0 + (p0[(rlx_off[0] + (0 + ((0 * 128) + kk0)))] * b0));
+    acc1 = (acc1 + (p0[(rlx_off[0] + (0 + ((1 * 128) + kk0)))] * b0));
+    acc2 = (acc2 + (p0[(rlx_off[0] + (0 + ((2 * 128) + kk0)))] * b0));
+    acc3 = (acc3 + (p0[(rlx_off[0] + (0 + ((3 * 128) + kk0)))] * b0));
+    acc4 = (acc4 + (p0[(rlx_off[0] + (0 + ((4 * 128) + kk0)))] * b0));
+    acc5 = (acc5 + (p0[(rlx_off[0] + (0 + ((5 * 128) + kk0)))] * b0));
+    int kk1 = (k0 + 16);
+    float b1 = p1[(rlx_off[1] + (0 + ((kk1 * 128) + col)))];
+    acc0 = (acc0 + (p0[(rlx_off[0] + (0 + ((0 * 128) + kk1)))] * b1));
+    acc1 = (acc1 + (p0[(rlx_off[0] + (0 + ((1 * 128) + kk1)))] * b1));
+    acc2 = (acc2 + (p0[(rlx_off[0] + (0 + ((2 * 128) + kk1)))] * b1));
+    acc3 = (acc3 + (p0[(rlx_off[0] + (0 + ((3 * 128) + kk1)))] * b1));
+    acc4 = (acc4 + (p0[(rlx_off[0] + (0 + ((4 * 128) + kk1)))] * b1));
+    acc5 = (acc5 + (p0[(rlx_off[0] + (0 + ((5 * 128) + kk1)))] * b1));
+    int kk2 = (k0 + 32);
+    float b2 = p1[(rlx_off[1] + (0 + ((kk2 * 128) + col)))];
+    acc0 = (acc0 + (p0[(rlx_off[0] + (0 + ((0 * 128) + kk2)))] * b2));
+    acc1 = (acc1 + (p0[(rlx_off[0] + (0 + ((1 * 128) + kk2)))] * b2));
+    acc2 = (acc2 + (p0[(rlx_off[0] + (0 + ((2 * 128) + kk2)))] * b2));
+    acc3 = (acc3 + (p0[(rlx_off[0] + (0 + ((3 * 128) + kk2)))] * b2));
+    acc4 = (acc4 + (p0[(rlx_off[0] + (0 + ((4 * 128) + kk2)))] * b2));
+    acc5 = (acc5 + (p0[(rlx_off[0] + (0 + ((5 * 128) + kk2)))] * b2));
+    int kk3 = (k0 + 48);
+    float b3 = p1[(rlx_off[1] + (0 + ((kk3 * 128) + col)))];
+    acc0 = (acc0 + (p0[(rlx_off[0] + (0 + ((0 * 128) + kk3)))] * b3));
+    acc1 = (acc1 + (p0[(rlx_off[0] + (0 + ((1 * 128) + kk3)))] * b3));
+    acc2 = (acc2 + (p0[(rlx_off[0] + (0 + ((2 * 128) + kk3)))] * b3));
+    acc3 = (acc3 + (p0[(rlx_off[0] + (0 + ((3 * 128) + kk3)))] * b3));
+    acc4 = (acc4 + (p0[(rlx_off[0] + (0 + ((4 * 128) + kk3)))] * b3));
+    acc5 = (acc5 + (p0[(rlx_off[0] + (0 + ((5 * 128) + kk3)))] * b3));
   }
-  int orow0 = (row0 + ty);
-  int ocol0 = (col0 + tx);
-  if (orow0 < 6) {
-    int h_1 = ((int(rlx_group.z) * 768) + ((orow0 * 128) + ocol0));
-    p4[(rlx_off[4] + h_1)] = ((acc0_0 + p2[(rlx_off[2] + ocol0)]) + p3[(rlx_off[3] + h_1)]);
+  s0[((ty * 16) + tx)] = acc0;
+  s0[(((ty * 16) + tx) + 256)] = acc1;
+  s0[(((ty * 16) + tx) + 512)] = acc2;
+  s0[(((ty * 16) + tx) + 768)] = acc3;
+  s0[(((ty * 16) + tx) + 1024)] = acc4;
+  s0[(((ty * 16) + tx) + 1280)] = acc5;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  if (tid < 96) {
+    int row = (tid / 16);
+    int x = (tid - ((tid / 16) * 16));
+    int ocol = ((int(rlx_group.x) * 16) + x);
+    float total = (((((((((((((((s0[((row * 256) + x)] + s0[((row * 256) + (x + 16))]) + s0[((row * 256) + (x + 32))]) + s0[((row * 256) + (x + 48))]) + s0[((row * 256) + (x + 64))]) + s0[((row * 256) + (x + 80))]) + s0[((row * 256) + (x + 96))]) + s0[((row * 256) + (x + 112))]) + s0[((row * 256) + (x + 128))]) + s0[((row * 256) + (x + 144))]) + s0[((row * 256) + (x + 160))]) + s0[((row * 256) + (x + 176))]) + s0[((row * 256) + (x + 192))]) + s0[((row * 256) + (x + 208))]) + s0[((row * 256) + (x + 224))]) + s0[((row * 256) + (x + 240))]);
+    int h_1 = ((int(rlx_group.z) * 768) + ((row * 128) + ocol));
+    p4[(rlx_off[4] + h_1)] = ((total + p2[(rlx_off[2] + ocol)]) + p3[(rlx_off[3] + h_1)]);
   }
 }
 
-// rlx kernel matmul_1bdc3d7d133f (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_d9b99fee7302 (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_1bdc3d7d133f(const device float* p0 [[buffer(0)]],
+kernel void matmul_d9b99fee7302(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     device float* p3 [[buffer(3)]],
@@ -409,49 +461,75 @@ kernel void matmul_1bdc3d7d133f(const device float* p0 [[buffer(0)]],
     uint3 rlx_global [[thread_position_in_grid]],
     uint3 rlx_local [[thread_position_in_threadgroup]],
     uint3 rlx_group [[threadgroup_position_in_grid]]) {
-  threadgroup float s0[272]; // tileA
-  threadgroup float s1[256]; // tileB
+  threadgroup float s0[1536]; // partial
   int tid = int(rlx_local.x);
   int tx = (tid - ((tid / 16) * 16));
   int ty = (tid / 16);
-  int row0 = (int(rlx_group.y) * 16);
-  int col0 = (int(rlx_group.x) * 16);
-  int ak = (tid - ((tid / 16) * 16));
-  int ar = (tid / 16);
-  int bc = (tid - ((tid / 16) * 16));
-  int br = (tid / 16);
-  int bcol = (col0 + bc);
-  float acc0_0 = 0.0f;
-  for (int k0 = 0; k0 < 128; k0 += 16) {
-    if ((row0 + ar) < 6) {
-      s0[((ak * 17) + ar)] = p0[(rlx_off[0] + (0 + (((row0 + ar) * 128) + (k0 + ak))))];
-    } else {
-      s0[((ak * 17) + ar)] = 0.0f;
-    }
-    s1[((br * 16) + bc)] = p1[(rlx_off[1] + (0 + (((k0 + br) * 512) + bcol)))];
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    for (int kk = 0; kk < 16; kk += 1) {
-      float a0 = s0[((kk * 17) + ty)];
-      float b0 = s1[((kk * 16) + tx)];
-      acc0_0 = (acc0_0 + (a0 * b0));
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
+  int col = ((int(rlx_group.x) * 16) + tx);
+  float acc0 = 0.0f;
+  float acc1 = 0.0f;
+  float acc2 = 0.0f;
+  float acc3 = 0.0f;
+  float acc4 = 0.0f;
+  float acc5 = 0.0f;
+  for (int k0 = ty; k0 < 128; k0 += 64) {
+    int kk0 = k0;
+    float b0 = p1[(rlx_off[1] + (0 + ((kk0 * 512) + col)))];
+    acc0 = (acc0 + (p0[(rlx_off[0] + (0 + ((0 * 128) + kk0)))] * b0));
+    acc1 = (acc1 + (p0[(rlx_off[0] + (0 + ((1 * 128) + kk0)))] * b0));
+    acc2 = (acc2 + (p0[(rlx_off[0] + (0 + ((2 * 128) + kk0)))] * b0));
+    acc3 = (acc3 + (p0[(rlx_off[0] + (0 + ((3 * 128) + kk0)))] * b0));
+    acc4 = (acc4 + (p0[(rlx_off[0] + (0 + ((4 * 128) + kk0)))] * b0));
+    acc5 = (acc5 + (p0[(rlx_off[0] + (0 + ((5 * 128) + kk0)))] * b0));
+    int kk1 = (k0 + 16);
+    float b1 = p1[(rlx_off[1] + (0 + ((kk1 * 512) + col)))];
+    acc0 = (acc0 + (p0[(rlx_off[0] + (0 + ((0 * 128) + kk1)))] * b1));
+    acc1 = (acc1 + (p0[(rlx_off[0] + (0 + ((1 * 128) + kk1)))] * b1));
+    acc2 = (acc2 + (p0[(rlx_off[0] + (0 + ((2 * 128) + kk1)))] * b1));
+    acc3 = (acc3 + (p0[(rlx_off[0] + (0 + ((3 * 128) + kk1)))] * b1));
+    acc4 = (acc4 + (p0[(rlx_off[0] + (0 + ((4 * 128) + kk1)))] * b1));
+    acc5 = (acc5 + (p0[(rlx_off[0] + (0 + ((5 * 128) + kk1)))] * b1));
+    int kk2 = (k0 + 32);
+    float b2 = p1[(rlx_off[1] + (0 + ((kk2 * 512) + col)))];
+    acc0 = (acc0 + (p0[(rlx_off[0] + (0 + ((0 * 128) + kk2)))] * b2));
+    acc1 = (acc1 + (p0[(rlx_off[0] + (0 + ((1 * 128) + kk2)))] * b2));
+    acc2 = (acc2 + (p0[(rlx_off[0] + (0 + ((2 * 128) + kk2)))] * b2));
+    acc3 = (acc3 + (p0[(rlx_off[0] + (0 + ((3 * 128) + kk2)))] * b2));
+    acc4 = (acc4 + (p0[(rlx_off[0] + (0 + ((4 * 128) + kk2)))] * b2));
+    acc5 = (acc5 + (p0[(rlx_off[0] + (0 + ((5 * 128) + kk2)))] * b2));
+    int kk3 = (k0 + 48);
+    float b3 = p1[(rlx_off[1] + (0 + ((kk3 * 512) + col)))];
+    acc0 = (acc0 + (p0[(rlx_off[0] + (0 + ((0 * 128) + kk3)))] * b3));
+    acc1 = (acc1 + (p0[(rlx_off[0] + (0 + ((1 * 128) + kk3)))] * b3));
+    acc2 = (acc2 + (p0[(rlx_off[0] + (0 + ((2 * 128) + kk3)))] * b3));
+    acc3 = (acc3 + (p0[(rlx_off[0] + (0 + ((3 * 128) + kk3)))] * b3));
+    acc4 = (acc4 + (p0[(rlx_off[0] + (0 + ((4 * 128) + kk3)))] * b3));
+    acc5 = (acc5 + (p0[(rlx_off[0] + (0 + ((5 * 128) + kk3)))] * b3));
   }
-  int orow0 = (row0 + ty);
-  int ocol0 = (col0 + tx);
-  if (orow0 < 6) {
-    float pre1 = (acc0_0 + p2[(rlx_off[2] + ocol0)]);
+  s0[((ty * 16) + tx)] = acc0;
+  s0[(((ty * 16) + tx) + 256)] = acc1;
+  s0[(((ty * 16) + tx) + 512)] = acc2;
+  s0[(((ty * 16) + tx) + 768)] = acc3;
+  s0[(((ty * 16) + tx) + 1024)] = acc4;
+  s0[(((ty * 16) + tx) + 1280)] = acc5;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  if (tid < 96) {
+    int row = (tid / 16);
+    int x = (tid - ((tid / 16) * 16));
+    int ocol = ((int(rlx_group.x) * 16) + x);
+    float total = (((((((((((((((s0[((row * 256) + x)] + s0[((row * 256) + (x + 16))]) + s0[((row * 256) + (x + 32))]) + s0[((row * 256) + (x + 48))]) + s0[((row * 256) + (x + 64))]) + s0[((row * 256) + (x + 80))]) + s0[((row * 256) + (x + 96))]) + s0[((row * 256) + (x + 112))]) + s0[((row * 256) + (x + 128))]) + s0[((row * 256) + (x + 144))]) + s0[((row * 256) + (x + 160))]) + s0[((row * 256) + (x + 176))]) + s0[((row * 256) + (x + 192))]) + s0[((row * 256) + (x + 208))]) + s0[((row * 256) + (x + 224))]) + s0[((row * 256) + (x + 240))]);
+    float pre1 = (total + p2[(rlx_off[2] + ocol)]);
     float h_1 = (0.7978846f * (pre1 + (0.044715f * (pre1 * (pre1 * pre1)))));
     float h_2 = precise::exp(((-2.0f) * fabs(h_1)));
     float h_3 = ((1.0f - h_2) / (1.0f + h_2));
-    p3[(rlx_off[3] + ((int(rlx_group.z) * 3072) + ((orow0 * 512) + ocol0)))] = ((0.5f * pre1) * (1.0f + ((h_1 < 0.0f) ? (-h_3) : h_3)));
+    p3[(rlx_off[3] + ((int(rlx_group.z) * 3072) + ((row * 512) + ocol)))] = ((0.5f * pre1) * (1.0f + ((h_1 < 0.0f) ? (-h_3) : h_3)));
   }
 }
 
-// rlx kernel matmul_881792296831 (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_e8966b2b3e0e (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_881792296831(const device float* p0 [[buffer(0)]],
+kernel void matmul_e8966b2b3e0e(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     const device float* p3 [[buffer(3)]],
@@ -460,83 +538,135 @@ kernel void matmul_881792296831(const device float* p0 [[buffer(0)]],
     uint3 rlx_global [[thread_position_in_grid]],
     uint3 rlx_local [[thread_position_in_threadgroup]],
     uint3 rlx_group [[threadgroup_position_in_grid]]) {
-  threadgroup float s0[272]; // tileA
-  threadgroup float s1[256]; // tileB
+  threadgroup float s0[1536]; // partial
   int tid = int(rlx_local.x);
   int tx = (tid - ((tid / 16) * 16));
   int ty = (tid / 16);
-  int row0 = (int(rlx_group.y) * 16);
-  int col0 = (int(rlx_group.x) * 16);
-  int ak = (tid - ((tid / 16) * 16));
-  int ar = (tid / 16);
-  int bc = (tid - ((tid / 16) * 16));
-  int br = (tid / 16);
-  int bcol = (col0 + bc);
-  float acc0_0 = 0.0f;
-  for (int k0 = 0; k0 < 512; k0 += 16) {
-    if ((row0 + ar) < 6) {
-      s0[((ak * 17) + ar)] = p0[(rlx_off[0] + (0 + (((row0 + ar) * 512) + (k0 + ak))))];
-    } else {
-      s0[((ak * 17) + ar)] = 0.0f;
-    }
-    s1[((br * 16) + bc)] = p1[(rlx_off[1] + (0 + (((k0 + br) * 128) + bcol)))];
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    for (int kk = 0; kk < 16; kk += 1) {
-      float a0 = s0[((kk * 17) + ty)];
-      float b0 = s1[((kk * 16) + tx)];
-      acc0_0 = (acc0_0 + (a0 * b0));
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
+  int col = ((int(rlx_group.x) * 16) + tx);
+  float acc0 = 0.0f;
+  float acc1 = 0.0f;
+  float acc2 = 0.0f;
+  float acc3 = 0.0f;
+  float acc4 = 0.0f;
+  float acc5 = 0.0f;
+  for (int k0 = ty; k0 < 512; k0 += 64) {
+    int kk0 = k0;
+    float b0 = p1[(rlx_off[1] + (0 + ((kk0 * 128) + col)))];
+    acc0 = (acc0 + (p0[(rlx_off[0] + (0 + ((0 * 512) + kk0)))] * b0));
+    acc1 = (acc1 + (p0[(rlx_off[0] + (0 + ((1 * 512) + kk0)))] * b0));
+    acc2 = (acc2 + (p0[(rlx_off[0] + (0 + ((2 * 512) + kk0)))] * b0));
+    acc3 = (acc3 + (p0[(rlx_off[0] + (0 + ((3 * 512) + kk0)))] * b0));
+    acc4 = (acc4 + (p0[(rlx_off[0] + (0 + ((4 * 512) + kk0)))] * b0));
+    acc5 = (acc5 + (p0[(rlx_off[0] + (0 + ((5 * 512) + kk0)))] * b0));
+    int kk1 = (k0 + 16);
+    float b1 = p1[(rlx_off[1] + (0 + ((kk1 * 128) + col)))];
+    acc0 = (acc0 + (p0[(rlx_off[0] + (0 + ((0 * 512) + kk1)))] * b1));
+    acc1 = (acc1 + (p0[(rlx_off[0] + (0 + ((1 * 512) + kk1)))] * b1));
+    acc2 = (acc2 + (p0[(rlx_off[0] + (0 + ((2 * 512) + kk1)))] * b1));
+    acc3 = (acc3 + (p0[(rlx_off[0] + (0 + ((3 * 512) + kk1)))] * b1));
+    acc4 = (acc4 + (p0[(rlx_off[0] + (0 + ((4 * 512) + kk1)))] * b1));
+    acc5 = (acc5 + (p0[(rlx_off[0] + (0 + ((5 * 512) + kk1)))] * b1));
+    int kk2 = (k0 + 32);
+    float b2 = p1[(rlx_off[1] + (0 + ((kk2 * 128) + col)))];
+    acc0 = (acc0 + (p0[(rlx_off[0] + (0 + ((0 * 512) + kk2)))] * b2));
+    acc1 = (acc1 + (p0[(rlx_off[0] + (0 + ((1 * 512) + kk2)))] * b2));
+    acc2 = (acc2 + (p0[(rlx_off[0] + (0 + ((2 * 512) + kk2)))] * b2));
+    acc3 = (acc3 + (p0[(rlx_off[0] + (0 + ((3 * 512) + kk2)))] * b2));
+    acc4 = (acc4 + (p0[(rlx_off[0] + (0 + ((4 * 512) + kk2)))] * b2));
+    acc5 = (acc5 + (p0[(rlx_off[0] + (0 + ((5 * 512) + kk2)))] * b2));
+    int kk3 = (k0 + 48);
+    float b3 = p1[(rlx_off[1] + (0 + ((kk3 * 128) + col)))];
+    acc0 = (acc0 + (p0[(rlx_off[0] + (0 + ((0 * 512) + kk3)))] * b3));
+    acc1 = (acc1 + (p0[(rlx_off[0] + (0 + ((1 * 512) + kk3)))] * b3));
+    acc2 = (acc2 + (p0[(rlx_off[0] + (0 + ((2 * 512) + kk3)))] * b3));
+    acc3 = (acc3 + (p0[(rlx_off[0] + (0 + ((3 * 512) + kk3)))] * b3));
+    acc4 = (acc4 + (p0[(rlx_off[0] + (0 + ((4 * 512) + kk3)))] * b3));
+    acc5 = (acc5 + (p0[(rlx_off[0] + (0 + ((5 * 512) + kk3)))] * b3));
   }
-  int orow0 = (row0 + ty);
-  int ocol0 = (col0 + tx);
-  if (orow0 < 6) {
-    int h_1 = ((int(rlx_group.z) * 768) + ((orow0 * 128) + ocol0));
-    p4[(rlx_off[4] + h_1)] = ((acc0_0 + p2[(rlx_off[2] + ocol0)]) + p3[(rlx_off[3] + h_1)]);
+  s0[((ty * 16) + tx)] = acc0;
+  s0[(((ty * 16) + tx) + 256)] = acc1;
+  s0[(((ty * 16) + tx) + 512)] = acc2;
+  s0[(((ty * 16) + tx) + 768)] = acc3;
+  s0[(((ty * 16) + tx) + 1024)] = acc4;
+  s0[(((ty * 16) + tx) + 1280)] = acc5;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  if (tid < 96) {
+    int row = (tid / 16);
+    int x = (tid - ((tid / 16) * 16));
+    int ocol = ((int(rlx_group.x) * 16) + x);
+    float total = (((((((((((((((s0[((row * 256) + x)] + s0[((row * 256) + (x + 16))]) + s0[((row * 256) + (x + 32))]) + s0[((row * 256) + (x + 48))]) + s0[((row * 256) + (x + 64))]) + s0[((row * 256) + (x + 80))]) + s0[((row * 256) + (x + 96))]) + s0[((row * 256) + (x + 112))]) + s0[((row * 256) + (x + 128))]) + s0[((row * 256) + (x + 144))]) + s0[((row * 256) + (x + 160))]) + s0[((row * 256) + (x + 176))]) + s0[((row * 256) + (x + 192))]) + s0[((row * 256) + (x + 208))]) + s0[((row * 256) + (x + 224))]) + s0[((row * 256) + (x + 240))]);
+    int h_1 = ((int(rlx_group.z) * 768) + ((row * 128) + ocol));
+    p4[(rlx_off[4] + h_1)] = ((total + p2[(rlx_off[2] + ocol)]) + p3[(rlx_off[3] + h_1)]);
   }
 }
 
-// rlx kernel matmul_a619cfd59429 (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_e85cb065246c (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_a619cfd59429(const device float* p0 [[buffer(0)]],
+kernel void matmul_e85cb065246c(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     device float* p2 [[buffer(2)]],
     constant int* rlx_off [[buffer(3)]],
     uint3 rlx_global [[thread_position_in_grid]],
     uint3 rlx_local [[thread_position_in_threadgroup]],
     uint3 rlx_group [[threadgroup_position_in_grid]]) {
-  threadgroup float s0[272]; // tileA
-  threadgroup float s1[256]; // tileB
+  threadgroup float s0[1536]; // partial
   int tid = int(rlx_local.x);
   int tx = (tid - ((tid / 16) * 16));
   int ty = (tid / 16);
-  int row0 = (int(rlx_group.y) * 16);
-  int col0 = (int(rlx_group.x) * 16);
-  int ak = (tid - ((tid / 16) * 16));
-  int ar = (tid / 16);
-  int bc = (tid - ((tid / 16) * 16));
-  int br = (tid / 16);
-  int bcol = (col0 + bc);
-  float acc0_0 = 0.0f;
-  for (int k0 = 0; k0 < 128; k0 += 16) {
-    if ((row0 + ar) < 6) {
-      s0[((ak * 17) + ar)] = p0[(rlx_off[0] + (0 + (((row0 + ar) * 128) + (k0 + ak))))];
-    } else {
-      s0[((ak * 17) + ar)] = 0.0f;
-    }
-    s1[((br * 16) + bc)] = p1[(rlx_off[1] + (0 + (((k0 + br) * 512) + bcol)))];
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    for (int kk = 0; kk < 16; kk += 1) {
-      float a0 = s0[((kk * 17) + ty)];
-      float b0 = s1[((kk * 16) + tx)];
-      acc0_0 = (acc0_0 + (a0 * b0));
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
+  int col = ((int(rlx_group.x) * 16) + tx);
+  float acc0 = 0.0f;
+  float acc1 = 0.0f;
+  float acc2 = 0.0f;
+  float acc3 = 0.0f;
+  float acc4 = 0.0f;
+  float acc5 = 0.0f;
+  for (int k0 = ty; k0 < 128; k0 += 64) {
+    int kk0 = k0;
+    float b0 = p1[(rlx_off[1] + (0 + ((kk0 * 512) + col)))];
+    acc0 = (acc0 + (p0[(rlx_off[0] + (0 + ((0 * 128) + kk0)))] * b0));
+    acc1 = (acc1 + (p0[(rlx_off[0] + (0 + ((1 * 128) + kk0)))] * b0));
+    acc2 = (acc2 + (p0[(rlx_off[0] + (0 + ((2 * 128) + kk0)))] * b0));
+    acc3 = (acc3 + (p0[(rlx_off[0] + (0 + ((3 * 128) + kk0)))] * b0));
+    acc4 = (acc4 + (p0[(rlx_off[0] + (0 + ((4 * 128) + kk0)))] * b0));
+    acc5 = (acc5 + (p0[(rlx_off[0] + (0 + ((5 * 128) + kk0)))] * b0));
+    int kk1 = (k0 + 16);
+    float b1 = p1[(rlx_off[1] + (0 + ((kk1 * 512) + col)))];
+    acc0 = (acc0 + (p0[(rlx_off[0] + (0 + ((0 * 128) + kk1)))] * b1));
+    acc1 = (acc1 + (p0[(rlx_off[0] + (0 + ((1 * 128) + kk1)))] * b1));
+    acc2 = (acc2 + (p0[(rlx_off[0] + (0 + ((2 * 128) + kk1)))] * b1));
+    acc3 = (acc3 + (p0[(rlx_off[0] + (0 + ((3 * 128) + kk1)))] * b1));
+    acc4 = (acc4 + (p0[(rlx_off[0] + (0 + ((4 * 128) + kk1)))] * b1));
+    acc5 = (acc5 + (p0[(rlx_off[0] + (0 + ((5 * 128) + kk1)))] * b1));
+    int kk2 = (k0 + 32);
+    float b2 = p1[(rlx_off[1] + (0 + ((kk2 * 512) + col)))];
+    acc0 = (acc0 + (p0[(rlx_off[0] + (0 + ((0 * 128) + kk2)))] * b2));
+    acc1 = (acc1 + (p0[(rlx_off[0] + (0 + ((1 * 128) + kk2)))] * b2));
+    acc2 = (acc2 + (p0[(rlx_off[0] + (0 + ((2 * 128) + kk2)))] * b2));
+    acc3 = (acc3 + (p0[(rlx_off[0] + (0 + ((3 * 128) + kk2)))] * b2));
+    acc4 = (acc4 + (p0[(rlx_off[0] + (0 + ((4 * 128) + kk2)))] * b2));
+    acc5 = (acc5 + (p0[(rlx_off[0] + (0 + ((5 * 128) + kk2)))] * b2));
+    int kk3 = (k0 + 48);
+    float b3 = p1[(rlx_off[1] + (0 + ((kk3 * 512) + col)))];
+    acc0 = (acc0 + (p0[(rlx_off[0] + (0 + ((0 * 128) + kk3)))] * b3));
+    acc1 = (acc1 + (p0[(rlx_off[0] + (0 + ((1 * 128) + kk3)))] * b3));
+    acc2 = (acc2 + (p0[(rlx_off[0] + (0 + ((2 * 128) + kk3)))] * b3));
+    acc3 = (acc3 + (p0[(rlx_off[0] + (0 + ((3 * 128) + kk3)))] * b3));
+    acc4 = (acc4 + (p0[(rlx_off[0] + (0 + ((4 * 128) + kk3)))] * b3));
+    acc5 = (acc5 + (p0[(rlx_off[0] + (0 + ((5 * 128) + kk3)))] * b3));
   }
-  int orow0 = (row0 + ty);
-  int ocol0 = (col0 + tx);
-  if (orow0 < 6) {
-    p2[(rlx_off[2] + ((int(rlx_group.z) * 3072) + ((orow0 * 512) + ocol0)))] = acc0_0;
+  s0[((ty * 16) + tx)] = acc0;
+  s0[(((ty * 16) + tx) + 256)] = acc1;
+  s0[(((ty * 16) + tx) + 512)] = acc2;
+  s0[(((ty * 16) + tx) + 768)] = acc3;
+  s0[(((ty * 16) + tx) + 1024)] = acc4;
+  s0[(((ty * 16) + tx) + 1280)] = acc5;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  if (tid < 96) {
+    int row = (tid / 16);
+    int x = (tid - ((tid / 16) * 16));
+    int ocol = ((int(rlx_group.x) * 16) + x);
+    float total = (((((((((((((((s0[((row * 256) + x)] + s0[((row * 256) + (x + 16))]) + s0[((row * 256) + (x + 32))]) + s0[((row * 256) + (x + 48))]) + s0[((row * 256) + (x + 64))]) + s0[((row * 256) + (x + 80))]) + s0[((row * 256) + (x + 96))]) + s0[((row * 256) + (x + 112))]) + s0[((row * 256) + (x + 128))]) + s0[((row * 256) + (x + 144))]) + s0[((row * 256) + (x + 160))]) + s0[((row * 256) + (x + 176))]) + s0[((row * 256) + (x + 192))]) + s0[((row * 256) + (x + 208))]) + s0[((row * 256) + (x + 224))]) + s0[((row * 256) + (x + 240))]);
+    p2[(rlx_off[2] + ((int(rlx_group.z) * 3072) + ((row * 512) + ocol)))] = total;
   }
 }

@@ -20,10 +20,10 @@ kernel void ew_34b8100fd952(const device float* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_155b2f20561c (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_b78c536f8ed8 (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_155b2f20561c(const device float* p0 [[buffer(0)]],
+kernel void matmul_b78c536f8ed8(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     device float* p3 [[buffer(3)]],
@@ -31,91 +31,101 @@ kernel void matmul_155b2f20561c(const device float* p0 [[buffer(0)]],
     uint3 rlx_global [[thread_position_in_grid]],
     uint3 rlx_local [[thread_position_in_threadgroup]],
     uint3 rlx_group [[threadgroup_position_in_grid]]) {
-  threadgroup float s0[272]; // tileA
-  threadgroup float s1[256]; // tileB
+  threadgroup float s0[512]; // partial
   int tid = int(rlx_local.x);
   int tx = (tid - ((tid / 16) * 16));
   int ty = (tid / 16);
-  int row0 = (int(rlx_group.y) * 16);
-  int col0 = (int(rlx_group.x) * 16);
-  int ak = (tid - ((tid / 16) * 16));
-  int ar = (tid / 16);
-  int bc = (tid - ((tid / 16) * 16));
-  int br = (tid / 16);
-  int bcol = (col0 + bc);
-  float acc0_0 = 0.0f;
-  for (int k0 = 0; k0 < 2; k0 += 16) {
-    if (((row0 + ar) < 2) && ((k0 + ak) < 2)) {
-      s0[((ak * 17) + ar)] = p0[(rlx_off[0] + (0 + (((row0 + ar) * 2) + (k0 + ak))))];
-    } else {
-      s0[((ak * 17) + ar)] = 0.0f;
-    }
-    if (((k0 + br) < 2) && (bcol < 2)) {
-      s1[((br * 16) + bc)] = p1[(rlx_off[1] + (0 + (((k0 + br) * 2) + bcol)))];
-    } else {
-      s1[((br * 16) + bc)] = 0.0f;
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    for (int kk = 0; kk < 16; kk += 1) {
-      float a0 = s0[((kk * 17) + ty)];
-      float b0 = s1[((kk * 16) + tx)];
-      acc0_0 = (acc0_0 + (a0 * b0));
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
+  int col = ((int(rlx_group.x) * 16) + tx);
+  int lcol = ((col < 1) ? col : 1);
+  float acc0 = 0.0f;
+  float acc1 = 0.0f;
+  for (int k0 = ty; k0 < 2; k0 += 64) {
+    int kk0 = k0;
+    int kk0c = ((kk0 < 1) ? kk0 : 1);
+    float b0 = p1[(rlx_off[1] + (0 + ((kk0c * 2) + lcol)))];
+    acc0 = (acc0 + ((kk0 < 2) ? (p0[(rlx_off[0] + (0 + ((0 * 2) + kk0c)))] * b0) : 0.0f));
+    acc1 = (acc1 + ((kk0 < 2) ? (p0[(rlx_off[0] + (0 + ((1 * 2) + kk0c)))] * b0) : 0.0f));
+    int kk1 = (k0 + 16);
+    int kk1c = ((kk1 < 1) ? kk1 : 1);
+    float b1 = p1[(rlx_off[1] + (0 + ((kk1c * 2) + lcol)))];
+    acc0 = (acc0 + ((kk1 < 2) ? (p0[(rlx_off[0] + (0 + ((0 * 2) + kk1c)))] * b1) : 0.0f));
+    acc1 = (acc1 + ((kk1 < 2) ? (p0[(rlx_off[0] + (0 + ((1 * 2) + kk1c)))] * b1) : 0.0f));
+    int kk2 = (k0 + 32);
+    int kk2c = ((kk2 < 1) ? kk2 : 1);
+    float b2 = p1[(rlx_off[1] + (0 + ((kk2c * 2) + lcol)))];
+    acc0 = (acc0 + ((kk2 < 2) ? (p0[(rlx_off[0] + (0 + ((0 * 2) + kk2c)))] * b2) : 0.0f));
+    acc1 = (acc1 + ((kk2 < 2) ? (p0[(rlx_off[0] + (0 + ((1 * 2) + kk2c)))] * b2) : 0.0f));
+    int kk3 = (k0 + 48);
+    int kk3c = ((kk3 < 1) ? kk3 : 1);
+    float b3 = p1[(rlx_off[1] + (0 + ((kk3c * 2) + lcol)))];
+    acc0 = (acc0 + ((kk3 < 2) ? (p0[(rlx_off[0] + (0 + ((0 * 2) + kk3c)))] * b3) : 0.0f));
+    acc1 = (acc1 + ((kk3 < 2) ? (p0[(rlx_off[0] + (0 + ((1 * 2) + kk3c)))] * b3) : 0.0f));
   }
-  int orow0 = (row0 + ty);
-  int ocol0 = (col0 + tx);
-  if ((orow0 < 2) && (ocol0 < 2)) {
-    p3[(rlx_off[3] + ((int(rlx_group.z) * 4) + ((orow0 * 2) + ocol0)))] = (acc0_0 + p2[(rlx_off[2] + ocol0)]);
+  s0[((ty * 16) + tx)] = acc0;
+  s0[(((ty * 16) + tx) + 256)] = acc1;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  if (tid < 32) {
+    int row = (tid / 16);
+    int x = (tid - ((tid / 16) * 16));
+    int ocol = ((int(rlx_group.x) * 16) + x);
+    float total = (((((((((((((((s0[((row * 256) + x)] + s0[((row * 256) + (x + 16))]) + s0[((row * 256) + (x + 32))]) + s0[((row * 256) + (x + 48))]) + s0[((row * 256) + (x + 64))]) + s0[((row * 256) + (x + 80))]) + s0[((row * 256) + (x + 96))]) + s0[((row * 256) + (x + 112))]) + s0[((row * 256) + (x + 128))]) + s0[((row * 256) + (x + 144))]) + s0[((row * 256) + (x + 160))]) + s0[((row * 256) + (x + 176))]) + s0[((row * 256) + (x + 192))]) + s0[((row * 256) + (x + 208))]) + s0[((row * 256) + (x + 224))]) + s0[((row * 256) + (x + 240))]);
+    if (ocol < 2) {
+      p3[(rlx_off[3] + ((int(rlx_group.z) * 4) + ((row * 2) + ocol)))] = (total + p2[(rlx_off[2] + ocol)]);
+    }
   }
 }
 
-// rlx kernel matmul_99c0acf05107 (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_cb56f6ac53d6 (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_99c0acf05107(const device float* p0 [[buffer(0)]],
+kernel void matmul_cb56f6ac53d6(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     device float* p2 [[buffer(2)]],
     constant int* rlx_off [[buffer(3)]],
     uint3 rlx_global [[thread_position_in_grid]],
     uint3 rlx_local [[thread_position_in_threadgroup]],
     uint3 rlx_group [[threadgroup_position_in_grid]]) {
-  threadgroup float s0[272]; // tileA
-  threadgroup float s1[256]; // tileB
+  threadgroup float s0[512]; // partial
   int tid = int(rlx_local.x);
   int tx = (tid - ((tid / 16) * 16));
   int ty = (tid / 16);
-  int row0 = (int(rlx_group.y) * 16);
-  int col0 = (int(rlx_group.x) * 16);
-  int ak = (tid - ((tid / 16) * 16));
-  int ar = (tid / 16);
-  int bc = (tid - ((tid / 16) * 16));
-  int br = (tid / 16);
-  int bcol = (col0 + bc);
-  float acc0_0 = 0.0f;
-  for (int k0 = 0; k0 < 2; k0 += 16) {
-    if (((row0 + ar) < 2) && ((k0 + ak) < 2)) {
-      s0[((ak * 17) + ar)] = p0[(rlx_off[0] + (0 + (((row0 + ar) * 2) + (k0 + ak))))];
-    } else {
-      s0[((ak * 17) + ar)] = 0.0f;
-    }
-    if (((k0 + br) < 2) && (bcol < 2)) {
-      s1[((br * 16) + bc)] = p1[(rlx_off[1] + (0 + (((k0 + br) * 2) + bcol)))];
-    } else {
-      s1[((br * 16) + bc)] = 0.0f;
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    for (int kk = 0; kk < 16; kk += 1) {
-      float a0 = s0[((kk * 17) + ty)];
-      float b0 = s1[((kk * 16) + tx)];
-      acc0_0 = (acc0_0 + (a0 * b0));
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
+  int col = ((int(rlx_group.x) * 16) + tx);
+  int lcol = ((col < 1) ? col : 1);
+  float acc0 = 0.0f;
+  float acc1 = 0.0f;
+  for (int k0 = ty; k0 < 2; k0 += 64) {
+    int kk0 = k0;
+    int kk0c = ((kk0 < 1) ? kk0 : 1);
+    float b0 = p1[(rlx_off[1] + (0 + ((kk0c * 2) + lcol)))];
+    acc0 = (acc0 + ((kk0 < 2) ? (p0[(rlx_off[0] + (0 + ((0 * 2) + kk0c)))] * b0) : 0.0f));
+    acc1 = (acc1 + ((kk0 < 2) ? (p0[(rlx_off[0] + (0 + ((1 * 2) + kk0c)))] * b0) : 0.0f));
+    int kk1 = (k0 + 16);
+    int kk1c = ((kk1 < 1) ? kk1 : 1);
+    float b1 = p1[(rlx_off[1] + (0 + ((kk1c * 2) + lcol)))];
+    acc0 = (acc0 + ((kk1 < 2) ? (p0[(rlx_off[0] + (0 + ((0 * 2) + kk1c)))] * b1) : 0.0f));
+    acc1 = (acc1 + ((kk1 < 2) ? (p0[(rlx_off[0] + (0 + ((1 * 2) + kk1c)))] * b1) : 0.0f));
+    int kk2 = (k0 + 32);
+    int kk2c = ((kk2 < 1) ? kk2 : 1);
+    float b2 = p1[(rlx_off[1] + (0 + ((kk2c * 2) + lcol)))];
+    acc0 = (acc0 + ((kk2 < 2) ? (p0[(rlx_off[0] + (0 + ((0 * 2) + kk2c)))] * b2) : 0.0f));
+    acc1 = (acc1 + ((kk2 < 2) ? (p0[(rlx_off[0] + (0 + ((1 * 2) + kk2c)))] * b2) : 0.0f));
+    int kk3 = (k0 + 48);
+    int kk3c = ((kk3 < 1) ? kk3 : 1);
+    float b3 = p1[(rlx_off[1] + (0 + ((kk3c * 2) + lcol)))];
+    acc0 = (acc0 + ((kk3 < 2) ? (p0[(rlx_off[0] + (0 + ((0 * 2) + kk3c)))] * b3) : 0.0f));
+    acc1 = (acc1 + ((kk3 < 2) ? (p0[(rlx_off[0] + (0 + ((1 * 2) + kk3c)))] * b3) : 0.0f));
   }
-  int orow0 = (row0 + ty);
-  int ocol0 = (col0 + tx);
-  if ((orow0 < 2) && (ocol0 < 2)) {
-    p2[(rlx_off[2] + ((int(rlx_group.z) * 4) + ((orow0 * 2) + ocol0)))] = acc0_0;
+  s0[((ty * 16) + tx)] = acc0;
+  s0[(((ty * 16) + tx) + 256)] = acc1;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  if (tid < 32) {
+    int row = (tid / 16);
+    int x = (tid - ((tid / 16) * 16));
+    int ocol = ((int(rlx_group.x) * 16) + x);
+    float total = (((((((((((((((s0[((row * 256) + x)] + s0[((row * 256) + (x + 16))]) + s0[((row * 256) + (x + 32))]) + s0[((row * 256) + (x + 48))]) + s0[((row * 256) + (x + 64))]) + s0[((row * 256) + (x + 80))]) + s0[((row * 256) + (x + 96))]) + s0[((row * 256) + (x + 112))]) + s0[((row * 256) + (x + 128))]) + s0[((row * 256) + (x + 144))]) + s0[((row * 256) + (x + 160))]) + s0[((row * 256) + (x + 176))]) + s0[((row * 256) + (x + 192))]) + s0[((row * 256) + (x + 208))]) + s0[((row * 256) + (x + 224))]) + s0[((row * 256) + (x + 240))]);
+    if (ocol < 2) {
+      p2[(rlx_off[2] + ((int(rlx_group.z) * 4) + ((row * 2) + ocol)))] = total;
+    }
   }
 }
 
@@ -156,53 +166,82 @@ kernel void gather_4469ada80a58(const device int* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_88b4d4701e1c (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_c280a2d24889 (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_88b4d4701e1c(const device float* p0 [[buffer(0)]],
+kernel void matmul_c280a2d24889(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     device float* p2 [[buffer(2)]],
     constant int* rlx_off [[buffer(3)]],
     uint3 rlx_global [[thread_position_in_grid]],
     uint3 rlx_local [[thread_position_in_threadgroup]],
     uint3 rlx_group [[threadgroup_position_in_grid]]) {
-  threadgroup float s0[272]; // tileA
-  threadgroup float s1[256]; // tileB
+  threadgroup float s0[1536]; // partial
   int tid = int(rlx_local.x);
   int tx = (tid - ((tid / 16) * 16));
   int ty = (tid / 16);
-  int row0 = (int(rlx_group.y) * 16);
-  int col0 = (int(rlx_group.x) * 16);
-  int ak = (tid - ((tid / 16) * 16));
-  int ar = (tid / 16);
-  int bc = (tid - ((tid / 16) * 16));
-  int br = (tid / 16);
-  int bcol = (col0 + bc);
-  float acc0_0 = 0.0f;
-  for (int k0 = 0; k0 < 8; k0 += 16) {
-    if (((row0 + ar) < 6) && ((k0 + ak) < 8)) {
-      s0[((ak * 17) + ar)] = p0[(rlx_off[0] + (0 + (((row0 + ar) * 8) + (k0 + ak))))];
-    } else {
-      s0[((ak * 17) + ar)] = 0.0f;
-    }
-    if (((k0 + br) < 8) && (bcol < 2)) {
-      s1[((br * 16) + bc)] = p1[(rlx_off[1] + (0 + (((k0 + br) * 2) + bcol)))];
-    } else {
-      s1[((br * 16) + bc)] = 0.0f;
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    for (int kk = 0; kk < 16; kk += 1) {
-      float a0 = s0[((kk * 17) + ty)];
-      float b0 = s1[((kk * 16) + tx)];
-      acc0_0 = (acc0_0 + (a0 * b0));
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
+  int col = ((int(rlx_group.x) * 16) + tx);
+  int lcol = ((col < 1) ? col : 1);
+  float acc0 = 0.0f;
+  float acc1 = 0.0f;
+  float acc2 = 0.0f;
+  float acc3 = 0.0f;
+  float acc4 = 0.0f;
+  float acc5 = 0.0f;
+  for (int k0 = ty; k0 < 8; k0 += 64) {
+    int kk0 = k0;
+    int kk0c = ((kk0 < 7) ? kk0 : 7);
+    float b0 = p1[(rlx_off[1] + (0 + ((kk0c * 2) + lcol)))];
+    acc0 = (acc0 + ((kk0 < 8) ? (p0[(rlx_off[0] + (0 + ((0 * 8) + kk0c)))] * b0) : 0.0f));
+    acc1 = (acc1 + ((kk0 < 8) ? (p0[(rlx_off[0] + (0 + ((1 * 8) + kk0c)))] * b0) : 0.0f));
+    acc2 = (acc2 + ((kk0 < 8) ? (p0[(rlx_off[0] + (0 + ((2 * 8) + kk0c)))] * b0) : 0.0f));
+    acc3 = (acc3 + ((kk0 < 8) ? (p0[(rlx_off[0] + (0 + ((3 * 8) + kk0c)))] * b0) : 0.0f));
+    acc4 = (acc4 + ((kk0 < 8) ? (p0[(rlx_off[0] + (0 + ((4 * 8) + kk0c)))] * b0) : 0.0f));
+    acc5 = (acc5 + ((kk0 < 8) ? (p0[(rlx_off[0] + (0 + ((5 * 8) + kk0c)))] * b0) : 0.0f));
+    int kk1 = (k0 + 16);
+    int kk1c = ((kk1 < 7) ? kk1 : 7);
+    float b1 = p1[(rlx_off[1] + (0 + ((kk1c * 2) + lcol)))];
+    acc0 = (acc0 + ((kk1 < 8) ? (p0[(rlx_off[0] + (0 + ((0 * 8) + kk1c)))] * b1) : 0.0f));
+    acc1 = (acc1 + ((kk1 < 8) ? (p0[(rlx_off[0] + (0 + ((1 * 8) + kk1c)))] * b1) : 0.0f));
+    acc2 = (acc2 + ((kk1 < 8) ? (p0[(rlx_off[0] + (0 + ((2 * 8) + kk1c)))] * b1) : 0.0f));
+    acc3 = (acc3 + ((kk1 < 8) ? (p0[(rlx_off[0] + (0 + ((3 * 8) + kk1c)))] * b1) : 0.0f));
+    acc4 = (acc4 + ((kk1 < 8) ? (p0[(rlx_off[0] + (0 + ((4 * 8) + kk1c)))] * b1) : 0.0f));
+    acc5 = (acc5 + ((kk1 < 8) ? (p0[(rlx_off[0] + (0 + ((5 * 8) + kk1c)))] * b1) : 0.0f));
+    int kk2 = (k0 + 32);
+    int kk2c = ((kk2 < 7) ? kk2 : 7);
+    float b2 = p1[(rlx_off[1] + (0 + ((kk2c * 2) + lcol)))];
+    acc0 = (acc0 + ((kk2 < 8) ? (p0[(rlx_off[0] + (0 + ((0 * 8) + kk2c)))] * b2) : 0.0f));
+    acc1 = (acc1 + ((kk2 < 8) ? (p0[(rlx_off[0] + (0 + ((1 * 8) + kk2c)))] * b2) : 0.0f));
+    acc2 = (acc2 + ((kk2 < 8) ? (p0[(rlx_off[0] + (0 + ((2 * 8) + kk2c)))] * b2) : 0.0f));
+    acc3 = (acc3 + ((kk2 < 8) ? (p0[(rlx_off[0] + (0 + ((3 * 8) + kk2c)))] * b2) : 0.0f));
+    acc4 = (acc4 + ((kk2 < 8) ? (p0[(rlx_off[0] + (0 + ((4 * 8) + kk2c)))] * b2) : 0.0f));
+    acc5 = (acc5 + ((kk2 < 8) ? (p0[(rlx_off[0] + (0 + ((5 * 8) + kk2c)))] * b2) : 0.0f));
+    int kk3 = (k0 + 48);
+    int kk3c = ((kk3 < 7) ? kk3 : 7);
+    float b3 = p1[(rlx_off[1] + (0 + ((kk3c * 2) + lcol)))];
+    acc0 = (acc0 + ((kk3 < 8) ? (p0[(rlx_off[0] + (0 + ((0 * 8) + kk3c)))] * b3) : 0.0f));
+    acc1 = (acc1 + ((kk3 < 8) ? (p0[(rlx_off[0] + (0 + ((1 * 8) + kk3c)))] * b3) : 0.0f));
+    acc2 = (acc2 + ((kk3 < 8) ? (p0[(rlx_off[0] + (0 + ((2 * 8) + kk3c)))] * b3) : 0.0f));
+    acc3 = (acc3 + ((kk3 < 8) ? (p0[(rlx_off[0] + (0 + ((3 * 8) + kk3c)))] * b3) : 0.0f));
+    acc4 = (acc4 + ((kk3 < 8) ? (p0[(rlx_off[0] + (0 + ((4 * 8) + kk3c)))] * b3) : 0.0f));
+    acc5 = (acc5 + ((kk3 < 8) ? (p0[(rlx_off[0] + (0 + ((5 * 8) + kk3c)))] * b3) : 0.0f));
   }
-  int orow0 = (row0 + ty);
-  int ocol0 = (col0 + tx);
-  if ((orow0 < 6) && (ocol0 < 2)) {
-    float pre1 = acc0_0;
-    p2[(rlx_off[2] + ((int(rlx_group.z) * 12) + ((orow0 * 2) + ocol0)))] = ((pre1 > 0.0f) ? pre1 : (isnan(pre1) ? pre1 : 0.0f));
+  s0[((ty * 16) + tx)] = acc0;
+  s0[(((ty * 16) + tx) + 256)] = acc1;
+  s0[(((ty * 16) + tx) + 512)] = acc2;
+  s0[(((ty * 16) + tx) + 768)] = acc3;
+  s0[(((ty * 16) + tx) + 1024)] = acc4;
+  s0[(((ty * 16) + tx) + 1280)] = acc5;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  if (tid < 96) {
+    int row = (tid / 16);
+    int x = (tid - ((tid / 16) * 16));
+    int ocol = ((int(rlx_group.x) * 16) + x);
+    float total = (((((((((((((((s0[((row * 256) + x)] + s0[((row * 256) + (x + 16))]) + s0[((row * 256) + (x + 32))]) + s0[((row * 256) + (x + 48))]) + s0[((row * 256) + (x + 64))]) + s0[((row * 256) + (x + 80))]) + s0[((row * 256) + (x + 96))]) + s0[((row * 256) + (x + 112))]) + s0[((row * 256) + (x + 128))]) + s0[((row * 256) + (x + 144))]) + s0[((row * 256) + (x + 160))]) + s0[((row * 256) + (x + 176))]) + s0[((row * 256) + (x + 192))]) + s0[((row * 256) + (x + 208))]) + s0[((row * 256) + (x + 224))]) + s0[((row * 256) + (x + 240))]);
+    if (ocol < 2) {
+      float pre1 = total;
+      p2[(rlx_off[2] + ((int(rlx_group.z) * 12) + ((row * 2) + ocol)))] = ((pre1 > 0.0f) ? pre1 : (isnan(pre1) ? pre1 : 0.0f));
+    }
   }
 }
 

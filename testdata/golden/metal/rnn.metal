@@ -50,10 +50,10 @@ kernel void ew_f6e6345b78d6(const device float* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_dac829d05551 (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_7d7be537b7df (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_dac829d05551(const device float* p0 [[buffer(0)]],
+kernel void matmul_7d7be537b7df(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     device float* p3 [[buffer(3)]],
@@ -61,42 +61,68 @@ kernel void matmul_dac829d05551(const device float* p0 [[buffer(0)]],
     uint3 rlx_global [[thread_position_in_grid]],
     uint3 rlx_local [[thread_position_in_threadgroup]],
     uint3 rlx_group [[threadgroup_position_in_grid]]) {
-  threadgroup float s0[272]; // tileA
-  threadgroup float s1[256]; // tileB
+  threadgroup float s0[1536]; // partial
   int tid = int(rlx_local.x);
   int tx = (tid - ((tid / 16) * 16));
   int ty = (tid / 16);
-  int row0 = (int(rlx_group.y) * 16);
-  int col0 = (int(rlx_group.x) * 16);
-  int ak = (tid - ((tid / 16) * 16));
-  int ar = (tid / 16);
-  int bc = (tid - ((tid / 16) * 16));
-  int br = (tid / 16);
-  int bcol = (col0 + bc);
-  float acc0_0 = 0.0f;
-  for (int k0 = 0; k0 < 6; k0 += 16) {
-    if (((row0 + ar) < 6) && ((k0 + ak) < 6)) {
-      s0[((ak * 17) + ar)] = p0[(rlx_off[0] + (0 + (((row0 + ar) * 6) + (k0 + ak))))];
-    } else {
-      s0[((ak * 17) + ar)] = 0.0f;
-    }
-    if ((k0 + br) < 6) {
-      s1[((br * 16) + bc)] = p1[(rlx_off[1] + (0 + (((k0 + br) * 32) + bcol)))];
-    } else {
-      s1[((br * 16) + bc)] = 0.0f;
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    for (int kk = 0; kk < 16; kk += 1) {
-      float a0 = s0[((kk * 17) + ty)];
-      float b0 = s1[((kk * 16) + tx)];
-      acc0_0 = (acc0_0 + (a0 * b0));
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
+  int col = ((int(rlx_group.x) * 16) + tx);
+  float acc0 = 0.0f;
+  float acc1 = 0.0f;
+  float acc2 = 0.0f;
+  float acc3 = 0.0f;
+  float acc4 = 0.0f;
+  float acc5 = 0.0f;
+  for (int k0 = ty; k0 < 6; k0 += 64) {
+    int kk0 = k0;
+    int kk0c = ((kk0 < 5) ? kk0 : 5);
+    float b0 = p1[(rlx_off[1] + (0 + ((kk0c * 32) + col)))];
+    acc0 = (acc0 + ((kk0 < 6) ? (p0[(rlx_off[0] + (0 + ((0 * 6) + kk0c)))] * b0) : 0.0f));
+    acc1 = (acc1 + ((kk0 < 6) ? (p0[(rlx_off[0] + (0 + ((1 * 6) + kk0c)))] * b0) : 0.0f));
+    acc2 = (acc2 + ((kk0 < 6) ? (p0[(rlx_off[0] + (0 + ((2 * 6) + kk0c)))] * b0) : 0.0f));
+    acc3 = (acc3 + ((kk0 < 6) ? (p0[(rlx_off[0] + (0 + ((3 * 6) + kk0c)))] * b0) : 0.0f));
+    acc4 = (acc4 + ((kk0 < 6) ? (p0[(rlx_off[0] + (0 + ((4 * 6) + kk0c)))] * b0) : 0.0f));
+    acc5 = (acc5 + ((kk0 < 6) ? (p0[(rlx_off[0] + (0 + ((5 * 6) + kk0c)))] * b0) : 0.0f));
+    int kk1 = (k0 + 16);
+    int kk1c = ((kk1 < 5) ? kk1 : 5);
+    float b1 = p1[(rlx_off[1] + (0 + ((kk1c * 32) + col)))];
+    acc0 = (acc0 + ((kk1 < 6) ? (p0[(rlx_off[0] + (0 + ((0 * 6) + kk1c)))] * b1) : 0.0f));
+    acc1 = (acc1 + ((kk1 < 6) ? (p0[(rlx_off[0] + (0 + ((1 * 6) + kk1c)))] * b1) : 0.0f));
+    acc2 = (acc2 + ((kk1 < 6) ? (p0[(rlx_off[0] + (0 + ((2 * 6) + kk1c)))] * b1) : 0.0f));
+    acc3 = (acc3 + ((kk1 < 6) ? (p0[(rlx_off[0] + (0 + ((3 * 6) + kk1c)))] * b1) : 0.0f));
+    acc4 = (acc4 + ((kk1 < 6) ? (p0[(rlx_off[0] + (0 + ((4 * 6) + kk1c)))] * b1) : 0.0f));
+    acc5 = (acc5 + ((kk1 < 6) ? (p0[(rlx_off[0] + (0 + ((5 * 6) + kk1c)))] * b1) : 0.0f));
+    int kk2 = (k0 + 32);
+    int kk2c = ((kk2 < 5) ? kk2 : 5);
+    float b2 = p1[(rlx_off[1] + (0 + ((kk2c * 32) + col)))];
+    acc0 = (acc0 + ((kk2 < 6) ? (p0[(rlx_off[0] + (0 + ((0 * 6) + kk2c)))] * b2) : 0.0f));
+    acc1 = (acc1 + ((kk2 < 6) ? (p0[(rlx_off[0] + (0 + ((1 * 6) + kk2c)))] * b2) : 0.0f));
+    acc2 = (acc2 + ((kk2 < 6) ? (p0[(rlx_off[0] + (0 + ((2 * 6) + kk2c)))] * b2) : 0.0f));
+    acc3 = (acc3 + ((kk2 < 6) ? (p0[(rlx_off[0] + (0 + ((3 * 6) + kk2c)))] * b2) : 0.0f));
+    acc4 = (acc4 + ((kk2 < 6) ? (p0[(rlx_off[0] + (0 + ((4 * 6) + kk2c)))] * b2) : 0.0f));
+    acc5 = (acc5 + ((kk2 < 6) ? (p0[(rlx_off[0] + (0 + ((5 * 6) + kk2c)))] * b2) : 0.0f));
+    int kk3 = (k0 + 48);
+    int kk3c = ((kk3 < 5) ? kk3 : 5);
+    float b3 = p1[(rlx_off[1] + (0 + ((kk3c * 32) + col)))];
+    acc0 = (acc0 + ((kk3 < 6) ? (p0[(rlx_off[0] + (0 + ((0 * 6) + kk3c)))] * b3) : 0.0f));
+    acc1 = (acc1 + ((kk3 < 6) ? (p0[(rlx_off[0] + (0 + ((1 * 6) + kk3c)))] * b3) : 0.0f));
+    acc2 = (acc2 + ((kk3 < 6) ? (p0[(rlx_off[0] + (0 + ((2 * 6) + kk3c)))] * b3) : 0.0f));
+    acc3 = (acc3 + ((kk3 < 6) ? (p0[(rlx_off[0] + (0 + ((3 * 6) + kk3c)))] * b3) : 0.0f));
+    acc4 = (acc4 + ((kk3 < 6) ? (p0[(rlx_off[0] + (0 + ((4 * 6) + kk3c)))] * b3) : 0.0f));
+    acc5 = (acc5 + ((kk3 < 6) ? (p0[(rlx_off[0] + (0 + ((5 * 6) + kk3c)))] * b3) : 0.0f));
   }
-  int orow0 = (row0 + ty);
-  int ocol0 = (col0 + tx);
-  if (orow0 < 6) {
-    p3[(rlx_off[3] + ((int(rlx_group.z) * 192) + ((orow0 * 32) + ocol0)))] = (acc0_0 + p2[(rlx_off[2] + ocol0)]);
+  s0[((ty * 16) + tx)] = acc0;
+  s0[(((ty * 16) + tx) + 256)] = acc1;
+  s0[(((ty * 16) + tx) + 512)] = acc2;
+  s0[(((ty * 16) + tx) + 768)] = acc3;
+  s0[(((ty * 16) + tx) + 1024)] = acc4;
+  s0[(((ty * 16) + tx) + 1280)] = acc5;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  if (tid < 96) {
+    int row = (tid / 16);
+    int x = (tid - ((tid / 16) * 16));
+    int ocol = ((int(rlx_group.x) * 16) + x);
+    float total = (((((((((((((((s0[((row * 256) + x)] + s0[((row * 256) + (x + 16))]) + s0[((row * 256) + (x + 32))]) + s0[((row * 256) + (x + 48))]) + s0[((row * 256) + (x + 64))]) + s0[((row * 256) + (x + 80))]) + s0[((row * 256) + (x + 96))]) + s0[((row * 256) + (x + 112))]) + s0[((row * 256) + (x + 128))]) + s0[((row * 256) + (x + 144))]) + s0[((row * 256) + (x + 160))]) + s0[((row * 256) + (x + 176))]) + s0[((row * 256) + (x + 192))]) + s0[((row * 256) + (x + 208))]) + s0[((row * 256) + (x + 224))]) + s0[((row * 256) + (x + 240))]);
+    p3[(rlx_off[3] + ((int(rlx_group.z) * 192) + ((row * 32) + ocol)))] = (total + p2[(rlx_off[2] + ocol)]);
   }
 }
 
@@ -130,10 +156,10 @@ kernel void copy_e5e402f4acfb(const device int* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_5d644b42577c (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_512ca771fe26 (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_5d644b42577c(const device float* p0 [[buffer(0)]],
+kernel void matmul_512ca771fe26(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     device float* p3 [[buffer(3)]],
@@ -141,43 +167,45 @@ kernel void matmul_5d644b42577c(const device float* p0 [[buffer(0)]],
     uint3 rlx_global [[thread_position_in_grid]],
     uint3 rlx_local [[thread_position_in_threadgroup]],
     uint3 rlx_group [[threadgroup_position_in_grid]]) {
-  threadgroup float s0[272]; // tileA
-  threadgroup float s1[256]; // tileB
+  threadgroup float s0[512]; // partial
   int tid = int(rlx_local.x);
   int tx = (tid - ((tid / 16) * 16));
   int ty = (tid / 16);
-  int row0 = (int(rlx_group.y) * 16);
-  int col0 = (int(rlx_group.x) * 16);
-  int ak = (tid - ((tid / 16) * 16));
-  int ar = (tid / 16);
-  int bc = (tid - ((tid / 16) * 16));
-  int br = (tid / 16);
-  int bcol = (col0 + bc);
-  float acc0_0 = 0.0f;
-  for (int k0 = 0; k0 < 8; k0 += 16) {
-    if (((row0 + ar) < 2) && ((k0 + ak) < 8)) {
-      s0[((ak * 17) + ar)] = p0[(rlx_off[0] + (0 + (((row0 + ar) * 8) + (k0 + ak))))];
-    } else {
-      s0[((ak * 17) + ar)] = 0.0f;
-    }
-    if ((k0 + br) < 8) {
-      s1[((br * 16) + bc)] = p1[(rlx_off[1] + (0 + (((k0 + br) * 32) + bcol)))];
-    } else {
-      s1[((br * 16) + bc)] = 0.0f;
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    for (int kk = 0; kk < 16; kk += 1) {
-      float a0 = s0[((kk * 17) + ty)];
-      float b0 = s1[((kk * 16) + tx)];
-      acc0_0 = (acc0_0 + (a0 * b0));
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
+  int col = ((int(rlx_group.x) * 16) + tx);
+  float acc0 = 0.0f;
+  float acc1 = 0.0f;
+  for (int k0 = ty; k0 < 8; k0 += 64) {
+    int kk0 = k0;
+    int kk0c = ((kk0 < 7) ? kk0 : 7);
+    float b0 = p1[(rlx_off[1] + (0 + ((kk0c * 32) + col)))];
+    acc0 = (acc0 + ((kk0 < 8) ? (p0[(rlx_off[0] + (0 + ((0 * 8) + kk0c)))] * b0) : 0.0f));
+    acc1 = (acc1 + ((kk0 < 8) ? (p0[(rlx_off[0] + (0 + ((1 * 8) + kk0c)))] * b0) : 0.0f));
+    int kk1 = (k0 + 16);
+    int kk1c = ((kk1 < 7) ? kk1 : 7);
+    float b1 = p1[(rlx_off[1] + (0 + ((kk1c * 32) + col)))];
+    acc0 = (acc0 + ((kk1 < 8) ? (p0[(rlx_off[0] + (0 + ((0 * 8) + kk1c)))] * b1) : 0.0f));
+    acc1 = (acc1 + ((kk1 < 8) ? (p0[(rlx_off[0] + (0 + ((1 * 8) + kk1c)))] * b1) : 0.0f));
+    int kk2 = (k0 + 32);
+    int kk2c = ((kk2 < 7) ? kk2 : 7);
+    float b2 = p1[(rlx_off[1] + (0 + ((kk2c * 32) + col)))];
+    acc0 = (acc0 + ((kk2 < 8) ? (p0[(rlx_off[0] + (0 + ((0 * 8) + kk2c)))] * b2) : 0.0f));
+    acc1 = (acc1 + ((kk2 < 8) ? (p0[(rlx_off[0] + (0 + ((1 * 8) + kk2c)))] * b2) : 0.0f));
+    int kk3 = (k0 + 48);
+    int kk3c = ((kk3 < 7) ? kk3 : 7);
+    float b3 = p1[(rlx_off[1] + (0 + ((kk3c * 32) + col)))];
+    acc0 = (acc0 + ((kk3 < 8) ? (p0[(rlx_off[0] + (0 + ((0 * 8) + kk3c)))] * b3) : 0.0f));
+    acc1 = (acc1 + ((kk3 < 8) ? (p0[(rlx_off[0] + (0 + ((1 * 8) + kk3c)))] * b3) : 0.0f));
   }
-  int orow0 = (row0 + ty);
-  int ocol0 = (col0 + tx);
-  if (orow0 < 2) {
-    int h_1 = ((int(rlx_group.z) * 64) + ((orow0 * 32) + ocol0));
-    p3[(rlx_off[3] + h_1)] = (acc0_0 + p2[(rlx_off[2] + h_1)]);
+  s0[((ty * 16) + tx)] = acc0;
+  s0[(((ty * 16) + tx) + 256)] = acc1;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  if (tid < 32) {
+    int row = (tid / 16);
+    int x = (tid - ((tid / 16) * 16));
+    int ocol = ((int(rlx_group.x) * 16) + x);
+    float total = (((((((((((((((s0[((row * 256) + x)] + s0[((row * 256) + (x + 16))]) + s0[((row * 256) + (x + 32))]) + s0[((row * 256) + (x + 48))]) + s0[((row * 256) + (x + 64))]) + s0[((row * 256) + (x + 80))]) + s0[((row * 256) + (x + 96))]) + s0[((row * 256) + (x + 112))]) + s0[((row * 256) + (x + 128))]) + s0[((row * 256) + (x + 144))]) + s0[((row * 256) + (x + 160))]) + s0[((row * 256) + (x + 176))]) + s0[((row * 256) + (x + 192))]) + s0[((row * 256) + (x + 208))]) + s0[((row * 256) + (x + 224))]) + s0[((row * 256) + (x + 240))]);
+    int h_1 = ((int(rlx_group.z) * 64) + ((row * 32) + ocol));
+    p3[(rlx_off[3] + h_1)] = (total + p2[(rlx_off[2] + h_1)]);
   }
 }
 
@@ -352,10 +380,10 @@ kernel void copy_3a6d72afde69(const device int* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_c5ef7c6d19c6 (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_e04d25573332 (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_c5ef7c6d19c6(const device float* p0 [[buffer(0)]],
+kernel void matmul_e04d25573332(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     device float* p3 [[buffer(3)]],
@@ -363,42 +391,71 @@ kernel void matmul_c5ef7c6d19c6(const device float* p0 [[buffer(0)]],
     uint3 rlx_global [[thread_position_in_grid]],
     uint3 rlx_local [[thread_position_in_threadgroup]],
     uint3 rlx_group [[threadgroup_position_in_grid]]) {
-  threadgroup float s0[272]; // tileA
-  threadgroup float s1[256]; // tileB
+  threadgroup float s0[1536]; // partial
   int tid = int(rlx_local.x);
   int tx = (tid - ((tid / 16) * 16));
   int ty = (tid / 16);
-  int row0 = (int(rlx_group.y) * 16);
-  int col0 = (int(rlx_group.x) * 16);
-  int ak = (tid - ((tid / 16) * 16));
-  int ar = (tid / 16);
-  int bc = (tid - ((tid / 16) * 16));
-  int br = (tid / 16);
-  int bcol = (col0 + bc);
-  float acc0_0 = 0.0f;
-  for (int k0 = 0; k0 < 16; k0 += 16) {
-    if ((row0 + ar) < 6) {
-      s0[((ak * 17) + ar)] = p0[(rlx_off[0] + (0 + (((row0 + ar) * 16) + (k0 + ak))))];
-    } else {
-      s0[((ak * 17) + ar)] = 0.0f;
-    }
-    if (bcol < 24) {
-      s1[((br * 16) + bc)] = p1[(rlx_off[1] + (0 + (((k0 + br) * 24) + bcol)))];
-    } else {
-      s1[((br * 16) + bc)] = 0.0f;
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    for (int kk = 0; kk < 16; kk += 1) {
-      float a0 = s0[((kk * 17) + ty)];
-      float b0 = s1[((kk * 16) + tx)];
-      acc0_0 = (acc0_0 + (a0 * b0));
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
+  int col = ((int(rlx_group.x) * 16) + tx);
+  int lcol = ((col < 23) ? col : 23);
+  float acc0 = 0.0f;
+  float acc1 = 0.0f;
+  float acc2 = 0.0f;
+  float acc3 = 0.0f;
+  float acc4 = 0.0f;
+  float acc5 = 0.0f;
+  for (int k0 = ty; k0 < 16; k0 += 64) {
+    int kk0 = k0;
+    int kk0c = ((kk0 < 15) ? kk0 : 15);
+    float b0 = p1[(rlx_off[1] + (0 + ((kk0c * 24) + lcol)))];
+    acc0 = (acc0 + ((kk0 < 16) ? (p0[(rlx_off[0] + (0 + ((0 * 16) + kk0c)))] * b0) : 0.0f));
+    acc1 = (acc1 + ((kk0 < 16) ? (p0[(rlx_off[0] + (0 + ((1 * 16) + kk0c)))] * b0) : 0.0f));
+    acc2 = (acc2 + ((kk0 < 16) ? (p0[(rlx_off[0] + (0 + ((2 * 16) + kk0c)))] * b0) : 0.0f));
+    acc3 = (acc3 + ((kk0 < 16) ? (p0[(rlx_off[0] + (0 + ((3 * 16) + kk0c)))] * b0) : 0.0f));
+    acc4 = (acc4 + ((kk0 < 16) ? (p0[(rlx_off[0] + (0 + ((4 * 16) + kk0c)))] * b0) : 0.0f));
+    acc5 = (acc5 + ((kk0 < 16) ? (p0[(rlx_off[0] + (0 + ((5 * 16) + kk0c)))] * b0) : 0.0f));
+    int kk1 = (k0 + 16);
+    int kk1c = ((kk1 < 15) ? kk1 : 15);
+    float b1 = p1[(rlx_off[1] + (0 + ((kk1c * 24) + lcol)))];
+    acc0 = (acc0 + ((kk1 < 16) ? (p0[(rlx_off[0] + (0 + ((0 * 16) + kk1c)))] * b1) : 0.0f));
+    acc1 = (acc1 + ((kk1 < 16) ? (p0[(rlx_off[0] + (0 + ((1 * 16) + kk1c)))] * b1) : 0.0f));
+    acc2 = (acc2 + ((kk1 < 16) ? (p0[(rlx_off[0] + (0 + ((2 * 16) + kk1c)))] * b1) : 0.0f));
+    acc3 = (acc3 + ((kk1 < 16) ? (p0[(rlx_off[0] + (0 + ((3 * 16) + kk1c)))] * b1) : 0.0f));
+    acc4 = (acc4 + ((kk1 < 16) ? (p0[(rlx_off[0] + (0 + ((4 * 16) + kk1c)))] * b1) : 0.0f));
+    acc5 = (acc5 + ((kk1 < 16) ? (p0[(rlx_off[0] + (0 + ((5 * 16) + kk1c)))] * b1) : 0.0f));
+    int kk2 = (k0 + 32);
+    int kk2c = ((kk2 < 15) ? kk2 : 15);
+    float b2 = p1[(rlx_off[1] + (0 + ((kk2c * 24) + lcol)))];
+    acc0 = (acc0 + ((kk2 < 16) ? (p0[(rlx_off[0] + (0 + ((0 * 16) + kk2c)))] * b2) : 0.0f));
+    acc1 = (acc1 + ((kk2 < 16) ? (p0[(rlx_off[0] + (0 + ((1 * 16) + kk2c)))] * b2) : 0.0f));
+    acc2 = (acc2 + ((kk2 < 16) ? (p0[(rlx_off[0] + (0 + ((2 * 16) + kk2c)))] * b2) : 0.0f));
+    acc3 = (acc3 + ((kk2 < 16) ? (p0[(rlx_off[0] + (0 + ((3 * 16) + kk2c)))] * b2) : 0.0f));
+    acc4 = (acc4 + ((kk2 < 16) ? (p0[(rlx_off[0] + (0 + ((4 * 16) + kk2c)))] * b2) : 0.0f));
+    acc5 = (acc5 + ((kk2 < 16) ? (p0[(rlx_off[0] + (0 + ((5 * 16) + kk2c)))] * b2) : 0.0f));
+    int kk3 = (k0 + 48);
+    int kk3c = ((kk3 < 15) ? kk3 : 15);
+    float b3 = p1[(rlx_off[1] + (0 + ((kk3c * 24) + lcol)))];
+    acc0 = (acc0 + ((kk3 < 16) ? (p0[(rlx_off[0] + (0 + ((0 * 16) + kk3c)))] * b3) : 0.0f));
+    acc1 = (acc1 + ((kk3 < 16) ? (p0[(rlx_off[0] + (0 + ((1 * 16) + kk3c)))] * b3) : 0.0f));
+    acc2 = (acc2 + ((kk3 < 16) ? (p0[(rlx_off[0] + (0 + ((2 * 16) + kk3c)))] * b3) : 0.0f));
+    acc3 = (acc3 + ((kk3 < 16) ? (p0[(rlx_off[0] + (0 + ((3 * 16) + kk3c)))] * b3) : 0.0f));
+    acc4 = (acc4 + ((kk3 < 16) ? (p0[(rlx_off[0] + (0 + ((4 * 16) + kk3c)))] * b3) : 0.0f));
+    acc5 = (acc5 + ((kk3 < 16) ? (p0[(rlx_off[0] + (0 + ((5 * 16) + kk3c)))] * b3) : 0.0f));
   }
-  int orow0 = (row0 + ty);
-  int ocol0 = (col0 + tx);
-  if ((orow0 < 6) && (ocol0 < 24)) {
-    p3[(rlx_off[3] + ((int(rlx_group.z) * 144) + ((orow0 * 24) + ocol0)))] = (acc0_0 + p2[(rlx_off[2] + ocol0)]);
+  s0[((ty * 16) + tx)] = acc0;
+  s0[(((ty * 16) + tx) + 256)] = acc1;
+  s0[(((ty * 16) + tx) + 512)] = acc2;
+  s0[(((ty * 16) + tx) + 768)] = acc3;
+  s0[(((ty * 16) + tx) + 1024)] = acc4;
+  s0[(((ty * 16) + tx) + 1280)] = acc5;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  if (tid < 96) {
+    int row = (tid / 16);
+    int x = (tid - ((tid / 16) * 16));
+    int ocol = ((int(rlx_group.x) * 16) + x);
+    float total = (((((((((((((((s0[((row * 256) + x)] + s0[((row * 256) + (x + 16))]) + s0[((row * 256) + (x + 32))]) + s0[((row * 256) + (x + 48))]) + s0[((row * 256) + (x + 64))]) + s0[((row * 256) + (x + 80))]) + s0[((row * 256) + (x + 96))]) + s0[((row * 256) + (x + 112))]) + s0[((row * 256) + (x + 128))]) + s0[((row * 256) + (x + 144))]) + s0[((row * 256) + (x + 160))]) + s0[((row * 256) + (x + 176))]) + s0[((row * 256) + (x + 192))]) + s0[((row * 256) + (x + 208))]) + s0[((row * 256) + (x + 224))]) + s0[((row * 256) + (x + 240))]);
+    if (ocol < 24) {
+      p3[(rlx_off[3] + ((int(rlx_group.z) * 144) + ((row * 24) + ocol)))] = (total + p2[(rlx_off[2] + ocol)]);
+    }
   }
 }
 
@@ -432,10 +489,10 @@ kernel void copy_0c788164ba72(const device int* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_542324b95e1c (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_db65f0a16d43 (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_542324b95e1c(const device float* p0 [[buffer(0)]],
+kernel void matmul_db65f0a16d43(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     device float* p3 [[buffer(3)]],
@@ -443,42 +500,47 @@ kernel void matmul_542324b95e1c(const device float* p0 [[buffer(0)]],
     uint3 rlx_global [[thread_position_in_grid]],
     uint3 rlx_local [[thread_position_in_threadgroup]],
     uint3 rlx_group [[threadgroup_position_in_grid]]) {
-  threadgroup float s0[272]; // tileA
-  threadgroup float s1[256]; // tileB
+  threadgroup float s0[512]; // partial
   int tid = int(rlx_local.x);
   int tx = (tid - ((tid / 16) * 16));
   int ty = (tid / 16);
-  int row0 = (int(rlx_group.y) * 16);
-  int col0 = (int(rlx_group.x) * 16);
-  int ak = (tid - ((tid / 16) * 16));
-  int ar = (tid / 16);
-  int bc = (tid - ((tid / 16) * 16));
-  int br = (tid / 16);
-  int bcol = (col0 + bc);
-  float acc0_0 = 0.0f;
-  for (int k0 = 0; k0 < 8; k0 += 16) {
-    if (((row0 + ar) < 2) && ((k0 + ak) < 8)) {
-      s0[((ak * 17) + ar)] = p0[(rlx_off[0] + (0 + (((row0 + ar) * 8) + (k0 + ak))))];
-    } else {
-      s0[((ak * 17) + ar)] = 0.0f;
-    }
-    if (((k0 + br) < 8) && (bcol < 24)) {
-      s1[((br * 16) + bc)] = p1[(rlx_off[1] + (0 + (((k0 + br) * 24) + bcol)))];
-    } else {
-      s1[((br * 16) + bc)] = 0.0f;
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    for (int kk = 0; kk < 16; kk += 1) {
-      float a0 = s0[((kk * 17) + ty)];
-      float b0 = s1[((kk * 16) + tx)];
-      acc0_0 = (acc0_0 + (a0 * b0));
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
+  int col = ((int(rlx_group.x) * 16) + tx);
+  int lcol = ((col < 23) ? col : 23);
+  float acc0 = 0.0f;
+  float acc1 = 0.0f;
+  for (int k0 = ty; k0 < 8; k0 += 64) {
+    int kk0 = k0;
+    int kk0c = ((kk0 < 7) ? kk0 : 7);
+    float b0 = p1[(rlx_off[1] + (0 + ((kk0c * 24) + lcol)))];
+    acc0 = (acc0 + ((kk0 < 8) ? (p0[(rlx_off[0] + (0 + ((0 * 8) + kk0c)))] * b0) : 0.0f));
+    acc1 = (acc1 + ((kk0 < 8) ? (p0[(rlx_off[0] + (0 + ((1 * 8) + kk0c)))] * b0) : 0.0f));
+    int kk1 = (k0 + 16);
+    int kk1c = ((kk1 < 7) ? kk1 : 7);
+    float b1 = p1[(rlx_off[1] + (0 + ((kk1c * 24) + lcol)))];
+    acc0 = (acc0 + ((kk1 < 8) ? (p0[(rlx_off[0] + (0 + ((0 * 8) + kk1c)))] * b1) : 0.0f));
+    acc1 = (acc1 + ((kk1 < 8) ? (p0[(rlx_off[0] + (0 + ((1 * 8) + kk1c)))] * b1) : 0.0f));
+    int kk2 = (k0 + 32);
+    int kk2c = ((kk2 < 7) ? kk2 : 7);
+    float b2 = p1[(rlx_off[1] + (0 + ((kk2c * 24) + lcol)))];
+    acc0 = (acc0 + ((kk2 < 8) ? (p0[(rlx_off[0] + (0 + ((0 * 8) + kk2c)))] * b2) : 0.0f));
+    acc1 = (acc1 + ((kk2 < 8) ? (p0[(rlx_off[0] + (0 + ((1 * 8) + kk2c)))] * b2) : 0.0f));
+    int kk3 = (k0 + 48);
+    int kk3c = ((kk3 < 7) ? kk3 : 7);
+    float b3 = p1[(rlx_off[1] + (0 + ((kk3c * 24) + lcol)))];
+    acc0 = (acc0 + ((kk3 < 8) ? (p0[(rlx_off[0] + (0 + ((0 * 8) + kk3c)))] * b3) : 0.0f));
+    acc1 = (acc1 + ((kk3 < 8) ? (p0[(rlx_off[0] + (0 + ((1 * 8) + kk3c)))] * b3) : 0.0f));
   }
-  int orow0 = (row0 + ty);
-  int ocol0 = (col0 + tx);
-  if ((orow0 < 2) && (ocol0 < 24)) {
-    p3[(rlx_off[3] + ((int(rlx_group.z) * 48) + ((orow0 * 24) + ocol0)))] = (acc0_0 + p2[(rlx_off[2] + ocol0)]);
+  s0[((ty * 16) + tx)] = acc0;
+  s0[(((ty * 16) + tx) + 256)] = acc1;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  if (tid < 32) {
+    int row = (tid / 16);
+    int x = (tid - ((tid / 16) * 16));
+    int ocol = ((int(rlx_group.x) * 16) + x);
+    float total = (((((((((((((((s0[((row * 256) + x)] + s0[((row * 256) + (x + 16))]) + s0[((row * 256) + (x + 32))]) + s0[((row * 256) + (x + 48))]) + s0[((row * 256) + (x + 64))]) + s0[((row * 256) + (x + 80))]) + s0[((row * 256) + (x + 96))]) + s0[((row * 256) + (x + 112))]) + s0[((row * 256) + (x + 128))]) + s0[((row * 256) + (x + 144))]) + s0[((row * 256) + (x + 160))]) + s0[((row * 256) + (x + 176))]) + s0[((row * 256) + (x + 192))]) + s0[((row * 256) + (x + 208))]) + s0[((row * 256) + (x + 224))]) + s0[((row * 256) + (x + 240))]);
+    if (ocol < 24) {
+      p3[(rlx_off[3] + ((int(rlx_group.z) * 48) + ((row * 24) + ocol)))] = (total + p2[(rlx_off[2] + ocol)]);
+    }
   }
 }
 
@@ -564,10 +626,10 @@ kernel void memcpy_4cf2fd9bc749(const device int* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_ebce0690a512 (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_b92878d3d693 (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_ebce0690a512(const device float* p0 [[buffer(0)]],
+kernel void matmul_b92878d3d693(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     device float* p3 [[buffer(3)]],
@@ -575,42 +637,71 @@ kernel void matmul_ebce0690a512(const device float* p0 [[buffer(0)]],
     uint3 rlx_global [[thread_position_in_grid]],
     uint3 rlx_local [[thread_position_in_threadgroup]],
     uint3 rlx_group [[threadgroup_position_in_grid]]) {
-  threadgroup float s0[272]; // tileA
-  threadgroup float s1[256]; // tileB
+  threadgroup float s0[1536]; // partial
   int tid = int(rlx_local.x);
   int tx = (tid - ((tid / 16) * 16));
   int ty = (tid / 16);
-  int row0 = (int(rlx_group.y) * 16);
-  int col0 = (int(rlx_group.x) * 16);
-  int ak = (tid - ((tid / 16) * 16));
-  int ar = (tid / 16);
-  int bc = (tid - ((tid / 16) * 16));
-  int br = (tid / 16);
-  int bcol = (col0 + bc);
-  float acc0_0 = 0.0f;
-  for (int k0 = 0; k0 < 6; k0 += 16) {
-    if (((row0 + ar) < 6) && ((k0 + ak) < 6)) {
-      s0[((ak * 17) + ar)] = p0[(rlx_off[0] + (0 + (((row0 + ar) * 6) + (k0 + ak))))];
-    } else {
-      s0[((ak * 17) + ar)] = 0.0f;
-    }
-    if (((k0 + br) < 6) && (bcol < 24)) {
-      s1[((br * 16) + bc)] = p1[(rlx_off[1] + (0 + (((k0 + br) * 24) + bcol)))];
-    } else {
-      s1[((br * 16) + bc)] = 0.0f;
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    for (int kk = 0; kk < 16; kk += 1) {
-      float a0 = s0[((kk * 17) + ty)];
-      float b0 = s1[((kk * 16) + tx)];
-      acc0_0 = (acc0_0 + (a0 * b0));
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
+  int col = ((int(rlx_group.x) * 16) + tx);
+  int lcol = ((col < 23) ? col : 23);
+  float acc0 = 0.0f;
+  float acc1 = 0.0f;
+  float acc2 = 0.0f;
+  float acc3 = 0.0f;
+  float acc4 = 0.0f;
+  float acc5 = 0.0f;
+  for (int k0 = ty; k0 < 6; k0 += 64) {
+    int kk0 = k0;
+    int kk0c = ((kk0 < 5) ? kk0 : 5);
+    float b0 = p1[(rlx_off[1] + (0 + ((kk0c * 24) + lcol)))];
+    acc0 = (acc0 + ((kk0 < 6) ? (p0[(rlx_off[0] + (0 + ((0 * 6) + kk0c)))] * b0) : 0.0f));
+    acc1 = (acc1 + ((kk0 < 6) ? (p0[(rlx_off[0] + (0 + ((1 * 6) + kk0c)))] * b0) : 0.0f));
+    acc2 = (acc2 + ((kk0 < 6) ? (p0[(rlx_off[0] + (0 + ((2 * 6) + kk0c)))] * b0) : 0.0f));
+    acc3 = (acc3 + ((kk0 < 6) ? (p0[(rlx_off[0] + (0 + ((3 * 6) + kk0c)))] * b0) : 0.0f));
+    acc4 = (acc4 + ((kk0 < 6) ? (p0[(rlx_off[0] + (0 + ((4 * 6) + kk0c)))] * b0) : 0.0f));
+    acc5 = (acc5 + ((kk0 < 6) ? (p0[(rlx_off[0] + (0 + ((5 * 6) + kk0c)))] * b0) : 0.0f));
+    int kk1 = (k0 + 16);
+    int kk1c = ((kk1 < 5) ? kk1 : 5);
+    float b1 = p1[(rlx_off[1] + (0 + ((kk1c * 24) + lcol)))];
+    acc0 = (acc0 + ((kk1 < 6) ? (p0[(rlx_off[0] + (0 + ((0 * 6) + kk1c)))] * b1) : 0.0f));
+    acc1 = (acc1 + ((kk1 < 6) ? (p0[(rlx_off[0] + (0 + ((1 * 6) + kk1c)))] * b1) : 0.0f));
+    acc2 = (acc2 + ((kk1 < 6) ? (p0[(rlx_off[0] + (0 + ((2 * 6) + kk1c)))] * b1) : 0.0f));
+    acc3 = (acc3 + ((kk1 < 6) ? (p0[(rlx_off[0] + (0 + ((3 * 6) + kk1c)))] * b1) : 0.0f));
+    acc4 = (acc4 + ((kk1 < 6) ? (p0[(rlx_off[0] + (0 + ((4 * 6) + kk1c)))] * b1) : 0.0f));
+    acc5 = (acc5 + ((kk1 < 6) ? (p0[(rlx_off[0] + (0 + ((5 * 6) + kk1c)))] * b1) : 0.0f));
+    int kk2 = (k0 + 32);
+    int kk2c = ((kk2 < 5) ? kk2 : 5);
+    float b2 = p1[(rlx_off[1] + (0 + ((kk2c * 24) + lcol)))];
+    acc0 = (acc0 + ((kk2 < 6) ? (p0[(rlx_off[0] + (0 + ((0 * 6) + kk2c)))] * b2) : 0.0f));
+    acc1 = (acc1 + ((kk2 < 6) ? (p0[(rlx_off[0] + (0 + ((1 * 6) + kk2c)))] * b2) : 0.0f));
+    acc2 = (acc2 + ((kk2 < 6) ? (p0[(rlx_off[0] + (0 + ((2 * 6) + kk2c)))] * b2) : 0.0f));
+    acc3 = (acc3 + ((kk2 < 6) ? (p0[(rlx_off[0] + (0 + ((3 * 6) + kk2c)))] * b2) : 0.0f));
+    acc4 = (acc4 + ((kk2 < 6) ? (p0[(rlx_off[0] + (0 + ((4 * 6) + kk2c)))] * b2) : 0.0f));
+    acc5 = (acc5 + ((kk2 < 6) ? (p0[(rlx_off[0] + (0 + ((5 * 6) + kk2c)))] * b2) : 0.0f));
+    int kk3 = (k0 + 48);
+    int kk3c = ((kk3 < 5) ? kk3 : 5);
+    float b3 = p1[(rlx_off[1] + (0 + ((kk3c * 24) + lcol)))];
+    acc0 = (acc0 + ((kk3 < 6) ? (p0[(rlx_off[0] + (0 + ((0 * 6) + kk3c)))] * b3) : 0.0f));
+    acc1 = (acc1 + ((kk3 < 6) ? (p0[(rlx_off[0] + (0 + ((1 * 6) + kk3c)))] * b3) : 0.0f));
+    acc2 = (acc2 + ((kk3 < 6) ? (p0[(rlx_off[0] + (0 + ((2 * 6) + kk3c)))] * b3) : 0.0f));
+    acc3 = (acc3 + ((kk3 < 6) ? (p0[(rlx_off[0] + (0 + ((3 * 6) + kk3c)))] * b3) : 0.0f));
+    acc4 = (acc4 + ((kk3 < 6) ? (p0[(rlx_off[0] + (0 + ((4 * 6) + kk3c)))] * b3) : 0.0f));
+    acc5 = (acc5 + ((kk3 < 6) ? (p0[(rlx_off[0] + (0 + ((5 * 6) + kk3c)))] * b3) : 0.0f));
   }
-  int orow0 = (row0 + ty);
-  int ocol0 = (col0 + tx);
-  if ((orow0 < 6) && (ocol0 < 24)) {
-    p3[(rlx_off[3] + ((int(rlx_group.z) * 144) + ((orow0 * 24) + ocol0)))] = (acc0_0 + p2[(rlx_off[2] + ocol0)]);
+  s0[((ty * 16) + tx)] = acc0;
+  s0[(((ty * 16) + tx) + 256)] = acc1;
+  s0[(((ty * 16) + tx) + 512)] = acc2;
+  s0[(((ty * 16) + tx) + 768)] = acc3;
+  s0[(((ty * 16) + tx) + 1024)] = acc4;
+  s0[(((ty * 16) + tx) + 1280)] = acc5;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  if (tid < 96) {
+    int row = (tid / 16);
+    int x = (tid - ((tid / 16) * 16));
+    int ocol = ((int(rlx_group.x) * 16) + x);
+    float total = (((((((((((((((s0[((row * 256) + x)] + s0[((row * 256) + (x + 16))]) + s0[((row * 256) + (x + 32))]) + s0[((row * 256) + (x + 48))]) + s0[((row * 256) + (x + 64))]) + s0[((row * 256) + (x + 80))]) + s0[((row * 256) + (x + 96))]) + s0[((row * 256) + (x + 112))]) + s0[((row * 256) + (x + 128))]) + s0[((row * 256) + (x + 144))]) + s0[((row * 256) + (x + 160))]) + s0[((row * 256) + (x + 176))]) + s0[((row * 256) + (x + 192))]) + s0[((row * 256) + (x + 208))]) + s0[((row * 256) + (x + 224))]) + s0[((row * 256) + (x + 240))]);
+    if (ocol < 24) {
+      p3[(rlx_off[3] + ((int(rlx_group.z) * 144) + ((row * 24) + ocol)))] = (total + p2[(rlx_off[2] + ocol)]);
+    }
   }
 }
 
@@ -660,10 +751,10 @@ kernel void copy_2c5491569054(const device int* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_aa8413027bfd (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_2c2b228e17c0 (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_aa8413027bfd(const device float* p0 [[buffer(0)]],
+kernel void matmul_2c2b228e17c0(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     device float* p3 [[buffer(3)]],
@@ -671,42 +762,44 @@ kernel void matmul_aa8413027bfd(const device float* p0 [[buffer(0)]],
     uint3 rlx_global [[thread_position_in_grid]],
     uint3 rlx_local [[thread_position_in_threadgroup]],
     uint3 rlx_group [[threadgroup_position_in_grid]]) {
-  threadgroup float s0[272]; // tileA
-  threadgroup float s1[256]; // tileB
+  threadgroup float s0[512]; // partial
   int tid = int(rlx_local.x);
   int tx = (tid - ((tid / 16) * 16));
   int ty = (tid / 16);
-  int row0 = (int(rlx_group.y) * 16);
-  int col0 = (int(rlx_group.x) * 16);
-  int ak = (tid - ((tid / 16) * 16));
-  int ar = (tid / 16);
-  int bc = (tid - ((tid / 16) * 16));
-  int br = (tid / 16);
-  int bcol = (col0 + bc);
-  float acc0_0 = 0.0f;
-  for (int k0 = 0; k0 < 8; k0 += 16) {
-    if (((row0 + ar) < 2) && ((k0 + ak) < 8)) {
-      s0[((ak * 17) + ar)] = p0[(rlx_off[0] + (0 + (((row0 + ar) * 8) + (k0 + ak))))];
-    } else {
-      s0[((ak * 17) + ar)] = 0.0f;
-    }
-    if ((k0 + br) < 8) {
-      s1[((br * 16) + bc)] = p1[(rlx_off[1] + (0 + (((k0 + br) * 16) + bcol)))];
-    } else {
-      s1[((br * 16) + bc)] = 0.0f;
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    for (int kk = 0; kk < 16; kk += 1) {
-      float a0 = s0[((kk * 17) + ty)];
-      float b0 = s1[((kk * 16) + tx)];
-      acc0_0 = (acc0_0 + (a0 * b0));
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
+  int col = ((int(rlx_group.x) * 16) + tx);
+  float acc0 = 0.0f;
+  float acc1 = 0.0f;
+  for (int k0 = ty; k0 < 8; k0 += 64) {
+    int kk0 = k0;
+    int kk0c = ((kk0 < 7) ? kk0 : 7);
+    float b0 = p1[(rlx_off[1] + (0 + ((kk0c * 16) + col)))];
+    acc0 = (acc0 + ((kk0 < 8) ? (p0[(rlx_off[0] + (0 + ((0 * 8) + kk0c)))] * b0) : 0.0f));
+    acc1 = (acc1 + ((kk0 < 8) ? (p0[(rlx_off[0] + (0 + ((1 * 8) + kk0c)))] * b0) : 0.0f));
+    int kk1 = (k0 + 16);
+    int kk1c = ((kk1 < 7) ? kk1 : 7);
+    float b1 = p1[(rlx_off[1] + (0 + ((kk1c * 16) + col)))];
+    acc0 = (acc0 + ((kk1 < 8) ? (p0[(rlx_off[0] + (0 + ((0 * 8) + kk1c)))] * b1) : 0.0f));
+    acc1 = (acc1 + ((kk1 < 8) ? (p0[(rlx_off[0] + (0 + ((1 * 8) + kk1c)))] * b1) : 0.0f));
+    int kk2 = (k0 + 32);
+    int kk2c = ((kk2 < 7) ? kk2 : 7);
+    float b2 = p1[(rlx_off[1] + (0 + ((kk2c * 16) + col)))];
+    acc0 = (acc0 + ((kk2 < 8) ? (p0[(rlx_off[0] + (0 + ((0 * 8) + kk2c)))] * b2) : 0.0f));
+    acc1 = (acc1 + ((kk2 < 8) ? (p0[(rlx_off[0] + (0 + ((1 * 8) + kk2c)))] * b2) : 0.0f));
+    int kk3 = (k0 + 48);
+    int kk3c = ((kk3 < 7) ? kk3 : 7);
+    float b3 = p1[(rlx_off[1] + (0 + ((kk3c * 16) + col)))];
+    acc0 = (acc0 + ((kk3 < 8) ? (p0[(rlx_off[0] + (0 + ((0 * 8) + kk3c)))] * b3) : 0.0f));
+    acc1 = (acc1 + ((kk3 < 8) ? (p0[(rlx_off[0] + (0 + ((1 * 8) + kk3c)))] * b3) : 0.0f));
   }
-  int orow0 = (row0 + ty);
-  int ocol0 = (col0 + tx);
-  if (orow0 < 2) {
-    p3[(rlx_off[3] + ((int(rlx_group.z) * 32) + ((orow0 * 16) + ocol0)))] = (acc0_0 + p2[(rlx_off[2] + ocol0)]);
+  s0[((ty * 16) + tx)] = acc0;
+  s0[(((ty * 16) + tx) + 256)] = acc1;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  if (tid < 32) {
+    int row = (tid / 16);
+    int x = (tid - ((tid / 16) * 16));
+    int ocol = ((int(rlx_group.x) * 16) + x);
+    float total = (((((((((((((((s0[((row * 256) + x)] + s0[((row * 256) + (x + 16))]) + s0[((row * 256) + (x + 32))]) + s0[((row * 256) + (x + 48))]) + s0[((row * 256) + (x + 64))]) + s0[((row * 256) + (x + 80))]) + s0[((row * 256) + (x + 96))]) + s0[((row * 256) + (x + 112))]) + s0[((row * 256) + (x + 128))]) + s0[((row * 256) + (x + 144))]) + s0[((row * 256) + (x + 160))]) + s0[((row * 256) + (x + 176))]) + s0[((row * 256) + (x + 192))]) + s0[((row * 256) + (x + 208))]) + s0[((row * 256) + (x + 224))]) + s0[((row * 256) + (x + 240))]);
+    p3[(rlx_off[3] + ((int(rlx_group.z) * 32) + ((row * 16) + ocol)))] = (total + p2[(rlx_off[2] + ocol)]);
   }
 }
 
@@ -748,10 +841,10 @@ kernel void ew_674b4e7c127f(const device float* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_bcc1a2db00f2 (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_bb40015ce0b1 (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_bcc1a2db00f2(const device float* p0 [[buffer(0)]],
+kernel void matmul_bb40015ce0b1(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     const device float* p3 [[buffer(3)]],
@@ -760,43 +853,48 @@ kernel void matmul_bcc1a2db00f2(const device float* p0 [[buffer(0)]],
     uint3 rlx_global [[thread_position_in_grid]],
     uint3 rlx_local [[thread_position_in_threadgroup]],
     uint3 rlx_group [[threadgroup_position_in_grid]]) {
-  threadgroup float s0[272]; // tileA
-  threadgroup float s1[256]; // tileB
+  threadgroup float s0[512]; // partial
   int tid = int(rlx_local.x);
   int tx = (tid - ((tid / 16) * 16));
   int ty = (tid / 16);
-  int row0 = (int(rlx_group.y) * 16);
-  int col0 = (int(rlx_group.x) * 16);
-  int ak = (tid - ((tid / 16) * 16));
-  int ar = (tid / 16);
-  int bc = (tid - ((tid / 16) * 16));
-  int br = (tid / 16);
-  int bcol = (col0 + bc);
-  float acc0_0 = 0.0f;
-  for (int k0 = 0; k0 < 8; k0 += 16) {
-    if (((row0 + ar) < 2) && ((k0 + ak) < 8)) {
-      s0[((ak * 17) + ar)] = p0[(rlx_off[0] + (0 + (((row0 + ar) * 8) + (k0 + ak))))];
-    } else {
-      s0[((ak * 17) + ar)] = 0.0f;
-    }
-    if (((k0 + br) < 8) && (bcol < 8)) {
-      s1[((br * 16) + bc)] = p1[(rlx_off[1] + (0 + (((k0 + br) * 8) + bcol)))];
-    } else {
-      s1[((br * 16) + bc)] = 0.0f;
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    for (int kk = 0; kk < 16; kk += 1) {
-      float a0 = s0[((kk * 17) + ty)];
-      float b0 = s1[((kk * 16) + tx)];
-      acc0_0 = (acc0_0 + (a0 * b0));
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
+  int col = ((int(rlx_group.x) * 16) + tx);
+  int lcol = ((col < 7) ? col : 7);
+  float acc0 = 0.0f;
+  float acc1 = 0.0f;
+  for (int k0 = ty; k0 < 8; k0 += 64) {
+    int kk0 = k0;
+    int kk0c = ((kk0 < 7) ? kk0 : 7);
+    float b0 = p1[(rlx_off[1] + (0 + ((kk0c * 8) + lcol)))];
+    acc0 = (acc0 + ((kk0 < 8) ? (p0[(rlx_off[0] + (0 + ((0 * 8) + kk0c)))] * b0) : 0.0f));
+    acc1 = (acc1 + ((kk0 < 8) ? (p0[(rlx_off[0] + (0 + ((1 * 8) + kk0c)))] * b0) : 0.0f));
+    int kk1 = (k0 + 16);
+    int kk1c = ((kk1 < 7) ? kk1 : 7);
+    float b1 = p1[(rlx_off[1] + (0 + ((kk1c * 8) + lcol)))];
+    acc0 = (acc0 + ((kk1 < 8) ? (p0[(rlx_off[0] + (0 + ((0 * 8) + kk1c)))] * b1) : 0.0f));
+    acc1 = (acc1 + ((kk1 < 8) ? (p0[(rlx_off[0] + (0 + ((1 * 8) + kk1c)))] * b1) : 0.0f));
+    int kk2 = (k0 + 32);
+    int kk2c = ((kk2 < 7) ? kk2 : 7);
+    float b2 = p1[(rlx_off[1] + (0 + ((kk2c * 8) + lcol)))];
+    acc0 = (acc0 + ((kk2 < 8) ? (p0[(rlx_off[0] + (0 + ((0 * 8) + kk2c)))] * b2) : 0.0f));
+    acc1 = (acc1 + ((kk2 < 8) ? (p0[(rlx_off[0] + (0 + ((1 * 8) + kk2c)))] * b2) : 0.0f));
+    int kk3 = (k0 + 48);
+    int kk3c = ((kk3 < 7) ? kk3 : 7);
+    float b3 = p1[(rlx_off[1] + (0 + ((kk3c * 8) + lcol)))];
+    acc0 = (acc0 + ((kk3 < 8) ? (p0[(rlx_off[0] + (0 + ((0 * 8) + kk3c)))] * b3) : 0.0f));
+    acc1 = (acc1 + ((kk3 < 8) ? (p0[(rlx_off[0] + (0 + ((1 * 8) + kk3c)))] * b3) : 0.0f));
   }
-  int orow0 = (row0 + ty);
-  int ocol0 = (col0 + tx);
-  if ((orow0 < 2) && (ocol0 < 8)) {
-    int h_1 = ((int(rlx_group.z) * 16) + ((orow0 * 8) + ocol0));
-    p4[(rlx_off[4] + h_1)] = ((acc0_0 + p2[(rlx_off[2] + ocol0)]) + p3[(rlx_off[3] + h_1)]);
+  s0[((ty * 16) + tx)] = acc0;
+  s0[(((ty * 16) + tx) + 256)] = acc1;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  if (tid < 32) {
+    int row = (tid / 16);
+    int x = (tid - ((tid / 16) * 16));
+    int ocol = ((int(rlx_group.x) * 16) + x);
+    float total = (((((((((((((((s0[((row * 256) + x)] + s0[((row * 256) + (x + 16))]) + s0[((row * 256) + (x + 32))]) + s0[((row * 256) + (x + 48))]) + s0[((row * 256) + (x + 64))]) + s0[((row * 256) + (x + 80))]) + s0[((row * 256) + (x + 96))]) + s0[((row * 256) + (x + 112))]) + s0[((row * 256) + (x + 128))]) + s0[((row * 256) + (x + 144))]) + s0[((row * 256) + (x + 160))]) + s0[((row * 256) + (x + 176))]) + s0[((row * 256) + (x + 192))]) + s0[((row * 256) + (x + 208))]) + s0[((row * 256) + (x + 224))]) + s0[((row * 256) + (x + 240))]);
+    if (ocol < 8) {
+      int h_1 = ((int(rlx_group.z) * 16) + ((row * 8) + ocol));
+      p4[(rlx_off[4] + h_1)] = ((total + p2[(rlx_off[2] + ocol)]) + p3[(rlx_off[3] + h_1)]);
+    }
   }
 }
 

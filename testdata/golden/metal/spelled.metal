@@ -151,49 +151,75 @@ kernel void layernorm_2e7a24111757(const device float* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_85f1a16192fb (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_0eb853da22ac (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_85f1a16192fb(const device float* p0 [[buffer(0)]],
+kernel void matmul_0eb853da22ac(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     device float* p2 [[buffer(2)]],
     constant int* rlx_off [[buffer(3)]],
     uint3 rlx_global [[thread_position_in_grid]],
     uint3 rlx_local [[thread_position_in_threadgroup]],
     uint3 rlx_group [[threadgroup_position_in_grid]]) {
-  threadgroup float s0[272]; // tileA
-  threadgroup float s1[256]; // tileB
+  threadgroup float s0[1536]; // partial
   int tid = int(rlx_local.x);
   int tx = (tid - ((tid / 16) * 16));
   int ty = (tid / 16);
-  int row0 = (int(rlx_group.y) * 16);
-  int col0 = (int(rlx_group.x) * 16);
-  int ak = (tid - ((tid / 16) * 16));
-  int ar = (tid / 16);
-  int bc = (tid - ((tid / 16) * 16));
-  int br = (tid / 16);
-  int bcol = (col0 + bc);
-  float acc0_0 = 0.0f;
-  for (int k0 = 0; k0 < 64; k0 += 16) {
-    if ((row0 + ar) < 6) {
-      s0[((ak * 17) + ar)] = p0[(rlx_off[0] + (0 + (((row0 + ar) * 64) + (k0 + ak))))];
-    } else {
-      s0[((ak * 17) + ar)] = 0.0f;
-    }
-    s1[((br * 16) + bc)] = p1[(rlx_off[1] + (0 + (((k0 + br) * 64) + bcol)))];
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    for (int kk = 0; kk < 16; kk += 1) {
-      float a0 = s0[((kk * 17) + ty)];
-      float b0 = s1[((kk * 16) + tx)];
-      acc0_0 = (acc0_0 + (a0 * b0));
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
+  int col = ((int(rlx_group.x) * 16) + tx);
+  float acc0 = 0.0f;
+  float acc1 = 0.0f;
+  float acc2 = 0.0f;
+  float acc3 = 0.0f;
+  float acc4 = 0.0f;
+  float acc5 = 0.0f;
+  for (int k0 = ty; k0 < 64; k0 += 64) {
+    int kk0 = k0;
+    float b0 = p1[(rlx_off[1] + (0 + ((kk0 * 64) + col)))];
+    acc0 = (acc0 + (p0[(rlx_off[0] + (0 + ((0 * 64) + kk0)))] * b0));
+    acc1 = (acc1 + (p0[(rlx_off[0] + (0 + ((1 * 64) + kk0)))] * b0));
+    acc2 = (acc2 + (p0[(rlx_off[0] + (0 + ((2 * 64) + kk0)))] * b0));
+    acc3 = (acc3 + (p0[(rlx_off[0] + (0 + ((3 * 64) + kk0)))] * b0));
+    acc4 = (acc4 + (p0[(rlx_off[0] + (0 + ((4 * 64) + kk0)))] * b0));
+    acc5 = (acc5 + (p0[(rlx_off[0] + (0 + ((5 * 64) + kk0)))] * b0));
+    int kk1 = (k0 + 16);
+    float b1 = p1[(rlx_off[1] + (0 + ((kk1 * 64) + col)))];
+    acc0 = (acc0 + (p0[(rlx_off[0] + (0 + ((0 * 64) + kk1)))] * b1));
+    acc1 = (acc1 + (p0[(rlx_off[0] + (0 + ((1 * 64) + kk1)))] * b1));
+    acc2 = (acc2 + (p0[(rlx_off[0] + (0 + ((2 * 64) + kk1)))] * b1));
+    acc3 = (acc3 + (p0[(rlx_off[0] + (0 + ((3 * 64) + kk1)))] * b1));
+    acc4 = (acc4 + (p0[(rlx_off[0] + (0 + ((4 * 64) + kk1)))] * b1));
+    acc5 = (acc5 + (p0[(rlx_off[0] + (0 + ((5 * 64) + kk1)))] * b1));
+    int kk2 = (k0 + 32);
+    float b2 = p1[(rlx_off[1] + (0 + ((kk2 * 64) + col)))];
+    acc0 = (acc0 + (p0[(rlx_off[0] + (0 + ((0 * 64) + kk2)))] * b2));
+    acc1 = (acc1 + (p0[(rlx_off[0] + (0 + ((1 * 64) + kk2)))] * b2));
+    acc2 = (acc2 + (p0[(rlx_off[0] + (0 + ((2 * 64) + kk2)))] * b2));
+    acc3 = (acc3 + (p0[(rlx_off[0] + (0 + ((3 * 64) + kk2)))] * b2));
+    acc4 = (acc4 + (p0[(rlx_off[0] + (0 + ((4 * 64) + kk2)))] * b2));
+    acc5 = (acc5 + (p0[(rlx_off[0] + (0 + ((5 * 64) + kk2)))] * b2));
+    int kk3 = (k0 + 48);
+    float b3 = p1[(rlx_off[1] + (0 + ((kk3 * 64) + col)))];
+    acc0 = (acc0 + (p0[(rlx_off[0] + (0 + ((0 * 64) + kk3)))] * b3));
+    acc1 = (acc1 + (p0[(rlx_off[0] + (0 + ((1 * 64) + kk3)))] * b3));
+    acc2 = (acc2 + (p0[(rlx_off[0] + (0 + ((2 * 64) + kk3)))] * b3));
+    acc3 = (acc3 + (p0[(rlx_off[0] + (0 + ((3 * 64) + kk3)))] * b3));
+    acc4 = (acc4 + (p0[(rlx_off[0] + (0 + ((4 * 64) + kk3)))] * b3));
+    acc5 = (acc5 + (p0[(rlx_off[0] + (0 + ((5 * 64) + kk3)))] * b3));
   }
-  int orow0 = (row0 + ty);
-  int ocol0 = (col0 + tx);
-  if (orow0 < 6) {
-    float pre1 = acc0_0;
-    p2[(rlx_off[2] + ((int(rlx_group.z) * 384) + ((orow0 * 64) + ocol0)))] = (pre1 / (1.0f + precise::exp((-pre1))));
+  s0[((ty * 16) + tx)] = acc0;
+  s0[(((ty * 16) + tx) + 256)] = acc1;
+  s0[(((ty * 16) + tx) + 512)] = acc2;
+  s0[(((ty * 16) + tx) + 768)] = acc3;
+  s0[(((ty * 16) + tx) + 1024)] = acc4;
+  s0[(((ty * 16) + tx) + 1280)] = acc5;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  if (tid < 96) {
+    int row = (tid / 16);
+    int x = (tid - ((tid / 16) * 16));
+    int ocol = ((int(rlx_group.x) * 16) + x);
+    float total = (((((((((((((((s0[((row * 256) + x)] + s0[((row * 256) + (x + 16))]) + s0[((row * 256) + (x + 32))]) + s0[((row * 256) + (x + 48))]) + s0[((row * 256) + (x + 64))]) + s0[((row * 256) + (x + 80))]) + s0[((row * 256) + (x + 96))]) + s0[((row * 256) + (x + 112))]) + s0[((row * 256) + (x + 128))]) + s0[((row * 256) + (x + 144))]) + s0[((row * 256) + (x + 160))]) + s0[((row * 256) + (x + 176))]) + s0[((row * 256) + (x + 192))]) + s0[((row * 256) + (x + 208))]) + s0[((row * 256) + (x + 224))]) + s0[((row * 256) + (x + 240))]);
+    float pre1 = total;
+    p2[(rlx_off[2] + ((int(rlx_group.z) * 384) + ((row * 64) + ocol)))] = (pre1 / (1.0f + precise::exp((-pre1))));
   }
 }
 
@@ -231,52 +257,78 @@ kernel void ew_7ad279de758e(const device float* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_fffa71ea5fd3 (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_ec344513a5b1 (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_fffa71ea5fd3(const device float* p0 [[buffer(0)]],
+kernel void matmul_ec344513a5b1(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     device float* p2 [[buffer(2)]],
     constant int* rlx_off [[buffer(3)]],
     uint3 rlx_global [[thread_position_in_grid]],
     uint3 rlx_local [[thread_position_in_threadgroup]],
     uint3 rlx_group [[threadgroup_position_in_grid]]) {
-  threadgroup float s0[272]; // tileA
-  threadgroup float s1[256]; // tileB
+  threadgroup float s0[1536]; // partial
   int tid = int(rlx_local.x);
   int tx = (tid - ((tid / 16) * 16));
   int ty = (tid / 16);
-  int row0 = (int(rlx_group.y) * 16);
-  int col0 = (int(rlx_group.x) * 16);
-  int ak = (tid - ((tid / 16) * 16));
-  int ar = (tid / 16);
-  int bc = (tid - ((tid / 16) * 16));
-  int br = (tid / 16);
-  int bcol = (col0 + bc);
-  float acc0_0 = 0.0f;
-  for (int k0 = 0; k0 < 64; k0 += 16) {
-    if ((row0 + ar) < 6) {
-      s0[((ak * 17) + ar)] = p0[(rlx_off[0] + (0 + (((row0 + ar) * 64) + (k0 + ak))))];
-    } else {
-      s0[((ak * 17) + ar)] = 0.0f;
-    }
-    s1[((br * 16) + bc)] = p1[(rlx_off[1] + (0 + (((k0 + br) * 64) + bcol)))];
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    for (int kk = 0; kk < 16; kk += 1) {
-      float a0 = s0[((kk * 17) + ty)];
-      float b0 = s1[((kk * 16) + tx)];
-      acc0_0 = (acc0_0 + (a0 * b0));
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
+  int col = ((int(rlx_group.x) * 16) + tx);
+  float acc0 = 0.0f;
+  float acc1 = 0.0f;
+  float acc2 = 0.0f;
+  float acc3 = 0.0f;
+  float acc4 = 0.0f;
+  float acc5 = 0.0f;
+  for (int k0 = ty; k0 < 64; k0 += 64) {
+    int kk0 = k0;
+    float b0 = p1[(rlx_off[1] + (0 + ((kk0 * 64) + col)))];
+    acc0 = (acc0 + (p0[(rlx_off[0] + (0 + ((0 * 64) + kk0)))] * b0));
+    acc1 = (acc1 + (p0[(rlx_off[0] + (0 + ((1 * 64) + kk0)))] * b0));
+    acc2 = (acc2 + (p0[(rlx_off[0] + (0 + ((2 * 64) + kk0)))] * b0));
+    acc3 = (acc3 + (p0[(rlx_off[0] + (0 + ((3 * 64) + kk0)))] * b0));
+    acc4 = (acc4 + (p0[(rlx_off[0] + (0 + ((4 * 64) + kk0)))] * b0));
+    acc5 = (acc5 + (p0[(rlx_off[0] + (0 + ((5 * 64) + kk0)))] * b0));
+    int kk1 = (k0 + 16);
+    float b1 = p1[(rlx_off[1] + (0 + ((kk1 * 64) + col)))];
+    acc0 = (acc0 + (p0[(rlx_off[0] + (0 + ((0 * 64) + kk1)))] * b1));
+    acc1 = (acc1 + (p0[(rlx_off[0] + (0 + ((1 * 64) + kk1)))] * b1));
+    acc2 = (acc2 + (p0[(rlx_off[0] + (0 + ((2 * 64) + kk1)))] * b1));
+    acc3 = (acc3 + (p0[(rlx_off[0] + (0 + ((3 * 64) + kk1)))] * b1));
+    acc4 = (acc4 + (p0[(rlx_off[0] + (0 + ((4 * 64) + kk1)))] * b1));
+    acc5 = (acc5 + (p0[(rlx_off[0] + (0 + ((5 * 64) + kk1)))] * b1));
+    int kk2 = (k0 + 32);
+    float b2 = p1[(rlx_off[1] + (0 + ((kk2 * 64) + col)))];
+    acc0 = (acc0 + (p0[(rlx_off[0] + (0 + ((0 * 64) + kk2)))] * b2));
+    acc1 = (acc1 + (p0[(rlx_off[0] + (0 + ((1 * 64) + kk2)))] * b2));
+    acc2 = (acc2 + (p0[(rlx_off[0] + (0 + ((2 * 64) + kk2)))] * b2));
+    acc3 = (acc3 + (p0[(rlx_off[0] + (0 + ((3 * 64) + kk2)))] * b2));
+    acc4 = (acc4 + (p0[(rlx_off[0] + (0 + ((4 * 64) + kk2)))] * b2));
+    acc5 = (acc5 + (p0[(rlx_off[0] + (0 + ((5 * 64) + kk2)))] * b2));
+    int kk3 = (k0 + 48);
+    float b3 = p1[(rlx_off[1] + (0 + ((kk3 * 64) + col)))];
+    acc0 = (acc0 + (p0[(rlx_off[0] + (0 + ((0 * 64) + kk3)))] * b3));
+    acc1 = (acc1 + (p0[(rlx_off[0] + (0 + ((1 * 64) + kk3)))] * b3));
+    acc2 = (acc2 + (p0[(rlx_off[0] + (0 + ((2 * 64) + kk3)))] * b3));
+    acc3 = (acc3 + (p0[(rlx_off[0] + (0 + ((3 * 64) + kk3)))] * b3));
+    acc4 = (acc4 + (p0[(rlx_off[0] + (0 + ((4 * 64) + kk3)))] * b3));
+    acc5 = (acc5 + (p0[(rlx_off[0] + (0 + ((5 * 64) + kk3)))] * b3));
   }
-  int orow0 = (row0 + ty);
-  int ocol0 = (col0 + tx);
-  if (orow0 < 6) {
-    float pre1 = acc0_0;
+  s0[((ty * 16) + tx)] = acc0;
+  s0[(((ty * 16) + tx) + 256)] = acc1;
+  s0[(((ty * 16) + tx) + 512)] = acc2;
+  s0[(((ty * 16) + tx) + 768)] = acc3;
+  s0[(((ty * 16) + tx) + 1024)] = acc4;
+  s0[(((ty * 16) + tx) + 1280)] = acc5;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  if (tid < 96) {
+    int row = (tid / 16);
+    int x = (tid - ((tid / 16) * 16));
+    int ocol = ((int(rlx_group.x) * 16) + x);
+    float total = (((((((((((((((s0[((row * 256) + x)] + s0[((row * 256) + (x + 16))]) + s0[((row * 256) + (x + 32))]) + s0[((row * 256) + (x + 48))]) + s0[((row * 256) + (x + 64))]) + s0[((row * 256) + (x + 80))]) + s0[((row * 256) + (x + 96))]) + s0[((row * 256) + (x + 112))]) + s0[((row * 256) + (x + 128))]) + s0[((row * 256) + (x + 144))]) + s0[((row * 256) + (x + 160))]) + s0[((row * 256) + (x + 176))]) + s0[((row * 256) + (x + 192))]) + s0[((row * 256) + (x + 208))]) + s0[((row * 256) + (x + 224))]) + s0[((row * 256) + (x + 240))]);
+    float pre1 = total;
     float h_1 = (0.7978846f * (pre1 + (0.044715f * (pre1 * (pre1 * pre1)))));
     float h_2 = precise::exp(((-2.0f) * fabs(h_1)));
     float h_3 = ((1.0f - h_2) / (1.0f + h_2));
-    p2[(rlx_off[2] + ((int(rlx_group.z) * 384) + ((orow0 * 64) + ocol0)))] = ((0.5f * pre1) * (1.0f + ((h_1 < 0.0f) ? (-h_3) : h_3)));
+    p2[(rlx_off[2] + ((int(rlx_group.z) * 384) + ((row * 64) + ocol)))] = ((0.5f * pre1) * (1.0f + ((h_1 < 0.0f) ? (-h_3) : h_3)));
   }
 }
 

@@ -236,6 +236,11 @@ func TestMatMulNumeric(t *testing.T) {
 		{nil, nil, 130, 1, 3, false},
 		{[]int64{2, 1}, []int64{3}, 17, 16, 33, true},
 		{[]int64{3}, nil, 5, 7, 65, true},
+		// The GEMV kernel (M ≤ 8): a K its unrolled slices do not divide,
+		// 32 columns per workgroup (enough workgroups), and a long K.
+		{nil, nil, 8, 1000, 100, true},
+		{[]int64{4}, []int64{4}, 2, 64, 1024, false},
+		{nil, nil, 4, 4096, 64, true},
 	}
 	for name, tiling := range tilings() {
 		for _, c := range cases {
@@ -375,6 +380,7 @@ func TestGemmCompiles(t *testing.T) {
 	ops := []lir.Op{
 		&lir.MatMul{A: 0, B: 8, Out: 1, AShape: []int64{2, 17, 5}, BShape: []int64{5, 33}, Epilogue: lir.Epilogue{Bias: 2, Residual: 3, Act: lir.ActRelu}},
 		&lir.MatMul{A: 0, B: 8, Out: 1, AShape: []int64{16, 16}, BShape: []int64{16, 16}, Epilogue: lir.NoEpilogue()},
+		&lir.MatMul{A: 0, B: 8, Out: 1, AShape: []int64{3, 100}, BShape: []int64{100, 40}, Epilogue: lir.Epilogue{Bias: 2, Residual: 3, Act: lir.ActRelu}},
 		conv(4, 5, 8, 3, 2, 1, 2),
 		conv(4, 5, 8, 1, 1, 0, 1),
 		conv(4, 5, 4, 3, 1, 1, 4),

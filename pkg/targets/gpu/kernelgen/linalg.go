@@ -143,8 +143,9 @@ func broadcast(x, y []int64) ([]int64, bool) {
 	return out, true
 }
 
-// matmul lowers a batched NumPy matmul with its epilogue: the tiled GEMM
-// kernel (gemm.go), one workgroup per output tile and batch.
+// matmul lowers a batched NumPy matmul with its epilogue: the GEMV
+// kernel (gemv.go) for a few rows, else the tiled GEMM kernel (gemm.go),
+// one workgroup per output tile and batch.
 func (g *gen) matmul(op *lir.MatMul) error {
 	if len(op.AShape) < 2 || len(op.BShape) < 2 {
 		return fmt.Errorf("malformed matmul step: shapes %v · %v", op.AShape, op.BShape)
@@ -184,6 +185,22 @@ func (g *gen) matmul(op *lir.MatMul) error {
 	bi := kir.GroupID(2)
 	pre, offs := g.batchOffsets(bi, batch, matStrides(as[:ra-2], batch, m*k), matStrides(bs[:rb-2], batch, k*n))
 	aoff, boff := offs[0], offs[1]
+	store := func(row, col, acc *kir.Expr) []*kir.Stmt {
+		return g.finish(ep, out, acc, kir.Add(kir.Mul(bi, I(m*n)), kir.Add(kir.Mul(row, I(n)), col)), col)
+	}
+	if m <= gemvMaxRows {
+		body, groups, err := g.gemvKernel(&gemv{
+			m: m, n: n, k: k, batch: nb,
+			a:     func(row, r *kir.Expr) *kir.Expr { return a.load(kir.Add(aoff, kir.Add(mulC(row, k), r))) },
+			b:     func(r, col *kir.Expr) *kir.Expr { return b.load(kir.Add(boff, kir.Add(kir.Mul(r, I(n)), col))) },
+			store: store,
+		})
+		if err != nil {
+			return err
+		}
+		g.end(groups, append(pre, body...)...)
+		return nil
+	}
 	body, groups, err := g.gemmKernel(&gemm{
 		m: m, n: n, k: k, batch: nb, tile: g.tiling(m, n, nb),
 		a:    func(row, r *kir.Expr) *kir.Expr { return a.load(kir.Add(aoff, kir.Add(kir.Mul(row, I(k)), r))) },
@@ -191,9 +208,7 @@ func (g *gen) matmul(op *lir.MatMul) error {
 		b: func(r, col *kir.Expr) ([]*kir.Stmt, *kir.Expr, *kir.Expr) {
 			return nil, nil, b.load(kir.Add(boff, kir.Add(kir.Mul(r, I(n)), col)))
 		},
-		store: func(row, col, acc *kir.Expr) []*kir.Stmt {
-			return g.finish(ep, out, acc, kir.Add(kir.Mul(bi, I(m*n)), kir.Add(kir.Mul(row, I(n)), col)), col)
-		},
+		store: store,
 	})
 	if err != nil {
 		return err
