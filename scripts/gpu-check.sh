@@ -13,7 +13,8 @@
 # travels) against PyTorch and the cpu
 # target, and a timing table (graph replay, launch by launch, a per-kernel
 # profile). ANCHOR=1 adds ../shared/bench/gpu/anchor.py (PyTorch eager, CUDA
-# graphs, torch.compile; ONNX Runtime and rlx cpu at 1, 4, 16 threads).
+# graphs, torch.compile; ONNX Runtime and rlx cpu at 1, 4, 16 threads), and
+# SCALING=1 the cpu target against ONNX Runtime at 1, 2, 4, 8 and 16 threads.
 # Results go to $OUT (the device tool's folder) or /tmp/gpu-check.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -76,6 +77,12 @@ json.dump(d, open(sys.argv[1], "w"), indent=1)' "$shm/manifest.json" "$D/shared/
 	echo "== timing"
 	timeout 300 python3 scripts/gpu/bench.py "$B" "$shm" 300 >"$out/bench.txt" 2>&1 || rc=1
 	grep -v '^{' "$out/bench.txt"
+
+	if [ "${SCALING:-0}" = 1 ]; then
+		echo "== cpu thread scaling"
+		timeout 300 python3 scripts/gpu/cpu_scaling.py "$B" "$shm" >"$out/scaling.txt" 2>&1 || rc=1
+		grep -v '^{' "$out/scaling.txt"
+	fi
 
 	if [ "${ANCHOR:-0}" = 1 ]; then
 		echo "== anchor"
