@@ -55,9 +55,9 @@ run() {
 	[ -n "$nvrtc" ] && export LD_LIBRARY_PATH="$(dirname "$nvrtc")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 	echo "== cu (driver API)"
-	timeout 120 "$B/cu.test" -test.run 'TestOpen' -test.v 2>&1 | grep -E '^(---|FAIL|ok|PASS)|profiled|device' | tee "$out/cu.txt" || rc=1
+	timeout 120 "$B/cu.test" -test.run 'TestOpen' -test.v 2>&1 | grep -E '^(---|FAIL|ok|PASS)|profiled|device' | tee -a "$out/tests.txt" || rc=1
 	echo "== kir (clang's PTX, and NVRTC)"
-	(cd pkg/targets/gpu/kir && RLX_KIR_PTX_DIR="$PWD/../../../../$D/ptx" timeout 120 "../../../../$B/kir.test" -test.run 'TestGPUCUDA' 2>&1 | tail -5) | tee "$out/kir.txt" || rc=1
+	(cd pkg/targets/gpu/kir && RLX_KIR_PTX_DIR="$PWD/../../../../$D/ptx" timeout 120 "../../../../$B/kir.test" -test.run 'TestGPUCUDA' 2>&1 | tail -5) | tee -a "$out/tests.txt" || rc=1
 
 	echo "== export the shared models"
 	local shm=/tmp/shm
@@ -78,16 +78,16 @@ json.dump(d, open(sys.argv[1], "w"), indent=1)' "$shm/manifest.json" "$D/shared/
 	timeout 300 python3 scripts/gpu/bench.py "$B" "$shm" 300 >"$out/bench.txt" 2>&1 || rc=1
 	grep -v '^{' "$out/bench.txt"
 
+	if [ "${ANCHOR:-0}" = 1 ]; then
+		echo "== anchor"
+		(RLX_BIN="$PWD/$B" OUT="$out" timeout 330 python3 "$D/bench/anchor.py" 2>&1 | grep -v '^{') || rc=1
+	fi
 	if [ "${SCALING:-0}" = 1 ]; then
 		echo "== cpu thread scaling"
-		timeout 300 python3 scripts/gpu/cpu_scaling.py "$B" "$shm" >"$out/scaling.txt" 2>&1 || rc=1
+		timeout 150 python3 scripts/gpu/cpu_scaling.py "$B" "$shm" >"$out/scaling.txt" 2>&1 || rc=1
 		grep -v '^{' "$out/scaling.txt"
 	fi
 
-	if [ "${ANCHOR:-0}" = 1 ]; then
-		echo "== anchor"
-		(RLX_BIN="$PWD/$B" OUT="$out" timeout 480 python3 "$D/bench/anchor.py" 2>&1 | grep -v '^{') || rc=1
-	fi
 	echo "== rc $rc"
 	return $rc
 }
