@@ -29,10 +29,11 @@ type Target struct {
 }
 
 // Generate rewrites the LIR program in (as the CPU code generator made it,
-// with unpacked weights) for target t: same buffers and arena, its steps
-// replaced by lir.Dispatch launches of the kernels in Kernels.
+// with unpacked weights) for target t: same buffers and arena (plus
+// scratch after the arena where a kernel needs it), its steps replaced by
+// lir.Dispatch launches of the kernels in Kernels.
 func Generate(in *lir.Program, t Target) (*lir.Program, error) {
-	launches, err := kernelgen.Lower(in)
+	launches, in, err := kernelgen.Lower(in)
 	if err != nil {
 		if u, ok := err.(*kernelgen.UnsupportedError); ok {
 			return nil, fmt.Errorf("%s: target %s has no kernel for this operation (%s)", u.Src, t.Name, u.Why)

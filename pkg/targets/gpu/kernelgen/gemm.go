@@ -2,7 +2,9 @@ package kernelgen
 
 import (
 	"fmt"
+	"math"
 
+	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/targets/gpu/kir"
 )
 
@@ -71,6 +73,62 @@ func pickGemmTiling(m, n, batch int64) gemmTiling {
 
 func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
 
+// gemmGroups is the workgroup count of tiling t over an M×N output,
+// batch times over, unsplit.
+func gemmGroups(t gemmTiling, m, n, batch int64) int64 {
+	return ceilDiv(m, t.bm) * ceilDiv(n, t.bn) * batch
+}
+
+// Splitting K. A product with a long K but few output tiles (a
+// convolution's deep layers at batch 1: 512 channels by 7×7 pixels over
+// 4608 taps) leaves most of a large GPU idle at a large tile, and at the
+// smallest (which the table then picks) does one multiply-add per two
+// workgroup-memory reads. Such a product instead takes a larger tile and
+// splits K into S runs, one workgroup each (S times the grid); each
+// writes its partial sums to arena scratch, and a second kernel adds the
+// S partials of each output in order, s = 0..S-1, and applies the
+// epilogue: the same result on every run.
+const (
+	// gemmSplitMinK is the least K a split sums: below it the partials'
+	// store and reload cost more than the split gains.
+	gemmSplitMinK = 128
+	// gemmMaxSplits bounds S, and so the scratch (S partial outputs).
+	gemmMaxSplits = 16
+)
+
+// gemmSplits is how many K runs a grid of groups workgroups takes for a
+// K of k: enough to reach gemmMinGroups (1 where the grid does already),
+// or 0 where that would take runs shorter than gemmSplitMinK or more than
+// gemmMaxSplits.
+func gemmSplits(groups, k int64) int64 {
+	s := ceilDiv(gemmMinGroups, groups)
+	if s > min(k/gemmSplitMinK, gemmMaxSplits) {
+		return 0
+	}
+	return s
+}
+
+// planGemm is the tiling and K split of an M×N×K product, batch times
+// over. The table's tiling stands where it has a micro-tile (its grid
+// is large enough). Where the table falls back to the 1×1 one, the
+// largest tile the output fills whose grid gemmSplits can bring to
+// gemmMinGroups is taken, split; else the 1×1 tiling, unsplit.
+func planGemm(m, n, k, batch int64) (gemmTiling, int64) {
+	t := pickGemmTiling(m, n, batch)
+	if t.tm*t.tn > 1 {
+		return t, 1
+	}
+	for _, r := range gemmTilings() {
+		if r.tm*r.tn == 1 || m < r.bm || n < r.bn {
+			continue
+		}
+		if s := gemmSplits(gemmGroups(r.gemmTiling, m, n, batch), k); s > 1 {
+			return r.gemmTiling, s
+		}
+	}
+	return t, 1
+}
+
 // gemm is one GEMM kernel's problem: M×N outputs over K, per batch
 // (workgroup z), with callbacks for the operands and the result. Rows,
 // columns and r are i32 expressions within the batch.
@@ -78,6 +136,11 @@ type gemm struct {
 	m, n, k int64
 	batch   int64
 	tile    gemmTiling
+	// splits is how many runs K is split into (1: none; see planGemm),
+	// chunk the length of a run, and partial the scratch their sums go
+	// to (gemmEnd sets chunk and declares partial).
+	splits, chunk int64
+	partial       operand
 	// a is A[row, r], for row < m and r < k.
 	a func(row, r *kir.Expr) *kir.Expr
 	// bCol declares what loads of B need of column col, which is the
@@ -92,15 +155,83 @@ type gemm struct {
 	store func(row, col, acc *kir.Expr) []*kir.Stmt
 }
 
+// gemmEnd ends g's kernel (begun with gemmThreads invocations, its
+// operands declared) as the tiled GEMM of p, after the statements pre.
+// A split GEMM (p.splits > 1) ends it as the partial products into the
+// step's scratch and adds a second kernel, the same parameters, that sums
+// the partials and stores them through p.store.
+func (g *gen) gemmEnd(p *gemm, pre []*kir.Stmt) error {
+	if p.splits > 1 {
+		// A run of K is whole K-steps, so only the last run's last step
+		// can pass K; S is then how many runs that makes.
+		p.chunk = ceilDiv(ceilDiv(p.k, p.splits), p.tile.bk) * p.tile.bk
+		p.splits = ceilDiv(p.k, p.chunk)
+	}
+	if p.splits > 1 {
+		need := 4 * p.batch * p.splits * p.m * p.n
+		sb := g.prog.Buffers[g.scratch]
+		if (sb.Offset+need)/4 > math.MaxInt32 {
+			p.splits = 1 // partials past what a kernel indexes: unsplit
+		} else {
+			g.scratchBytes = max(g.scratchBytes, need)
+			var err error
+			if p.partial, err = g.param(g.scratch, kir.F32, true, "partial"); err != nil {
+				return err
+			}
+		}
+	}
+	body, groups, err := g.gemmKernel(p)
+	if err != nil {
+		return err
+	}
+	g.end(groups, append(pre, body...)...)
+	if p.splits <= 1 {
+		return nil
+	}
+	// The sum: the first kernel's parameters again (so that p.store's
+	// operands mean the same), one invocation per output of the batch
+	// (workgroup z, as in the first).
+	const T = gemmThreads
+	first := g.k
+	g.k = &kir.Kernel{Name: first.Name + "_sum", Local: [3]int{T, 1, 1}, Params: append([]kir.Param(nil), first.Params...)}
+	for i := range g.k.Params {
+		g.k.Params[i].Write = i != p.partial.p && first.Params[i].Write
+	}
+	g.args = append([]lir.Buf(nil), g.args...)
+	g.bases = append([]int64(nil), g.bases...)
+	I := kir.Int
+	V := func(n string) *kir.Expr { return kir.Var(n, kir.I32) }
+	mn := p.m * p.n
+	base := kir.Mul(kir.GroupID(2), I(p.splits*mn))
+	sum := p.partial.load(kir.Add(base, V("i")))
+	for sp := int64(1); sp < p.splits; sp++ {
+		sum = kir.Add(sum, p.partial.load(kir.Add(base, addC(V("i"), sp*mn))))
+	}
+	inner := append([]*kir.Stmt{kir.Decl("total", sum)},
+		p.store(kir.Div(V("i"), I(p.n)), kir.Rem(V("i"), I(p.n)), kir.Var("total", kir.F32))...)
+	body = []*kir.Stmt{kir.Decl("i", kir.Add(kir.Mul(kir.GroupID(0), I(T)), kir.LocalID(0)))}
+	if mn%T != 0 {
+		body = append(body, kir.If(kir.Lt(V("i"), I(mn)), inner))
+	} else {
+		body = append(body, inner...)
+	}
+	g.end([3]int{int(ceilDiv(mn, T)), 1, int(p.batch)}, body...)
+	return nil
+}
+
 // gemmKernel fills g's kernel (begun with gemmLocal) with the tiled GEMM
-// of p and returns its body and workgroup counts.
+// of p and returns its body and workgroup counts. Split (p.splits > 1),
+// workgroup x is also the split: it sums its run of K and stores the
+// partials, batch b's split s at p.partial[((b·S + s)·M + row)·N + col].
 func (g *gen) gemmKernel(p *gemm) ([]*kir.Stmt, [3]int, error) {
 	t := p.tile
 	const T = gemmThreads
 	if (t.bm/t.tm)*(t.bn/t.tn) != T || T%t.bk != 0 || T%t.bn != 0 || t.bm*t.bk%T != 0 || t.bk*t.bn%T != 0 {
 		return nil, [3]int{}, fmt.Errorf("gemm tiling %+v does not fit %d invocations", t, T)
 	}
-	groups := [3]int{int(ceilDiv(p.n, t.bn)), int(ceilDiv(p.m, t.bm)), int(p.batch)}
+	splits, chunk := max(p.splits, 1), p.chunk
+	ntn := ceilDiv(p.n, t.bn)
+	groups := [3]int{int(ntn * splits), int(ceilDiv(p.m, t.bm)), int(p.batch)}
 	for _, n := range groups {
 		if n > maxGroups {
 			return nil, [3]int{}, g.unsupported("%d×%d outputs in %d batches exceed the workgroup grid", p.m, p.n, p.batch)
@@ -119,7 +250,7 @@ func (g *gen) gemmKernel(p *gemm) ([]*kir.Stmt, [3]int, error) {
 		kir.Decl("tx", kir.Rem(V("tid"), I(rn))),
 		kir.Decl("ty", kir.Div(V("tid"), I(rn))),
 		kir.Decl("row0", kir.Mul(kir.GroupID(1), I(t.bm))),
-		kir.Decl("col0", kir.Mul(kir.GroupID(0), I(t.bn))),
+		kir.Decl("col0", kir.Mul(remC(kir.GroupID(0), ntn), I(t.bn))),
 		// Staging: A's element (ar + s·T/BK, ak) and B's (br + s·T/BN,
 		// bc) of the block in load s, consecutive invocations along
 		// A's rows and B's columns, which are contiguous in memory.
@@ -183,7 +314,13 @@ func (g *gen) gemmKernel(p *gemm) ([]*kir.Stmt, [3]int, error) {
 		}
 	}
 	step = append(step, kir.For("kk", I(0), I(t.bk), I(1), inner...), kir.Barrier())
-	body = append(body, kir.For("k0", I(0), I(p.k), I(t.bk), step...))
+	kBegin, kEnd := I(0), I(p.k)
+	if splits > 1 {
+		body = append(body, kir.Decl("split", divC(kir.GroupID(0), ntn)))
+		kBegin = kir.Mul(V("split"), I(chunk))
+		kEnd = kir.Min(kir.Add(kBegin, I(chunk)), I(p.k))
+	}
+	body = append(body, kir.For("k0", kBegin, kEnd, I(t.bk), step...))
 	for i := range t.tm {
 		body = append(body, kir.Decl(fmt.Sprintf("orow%d", i), kir.Add(V("row0"), addC(V("ty"), i*rm))))
 	}
@@ -193,7 +330,14 @@ func (g *gen) gemmKernel(p *gemm) ([]*kir.Stmt, [3]int, error) {
 	for i := range t.tm {
 		for j := range t.tn {
 			row, col := V(fmt.Sprintf("orow%d", i)), V(fmt.Sprintf("ocol%d", j))
-			st := p.store(row, col, kir.Var(accs[i*t.tn+j], kir.F32))
+			acc := kir.Var(accs[i*t.tn+j], kir.F32)
+			var st []*kir.Stmt
+			if splits > 1 {
+				at := kir.Add(kir.Mul(kir.Add(kir.Mul(kir.Add(kir.Mul(kir.GroupID(2), I(splits)), V("split")), I(p.m)), row), I(p.n)), col)
+				st = []*kir.Stmt{p.partial.store(at, acc)}
+			} else {
+				st = p.store(row, col, acc)
+			}
 			var ok *kir.Expr
 			if p.m%t.bm != 0 {
 				ok = and(ok, kir.Lt(row, I(p.m)))

@@ -67,12 +67,21 @@ func device(t testing.TB) *vk.Device {
 // buffer of f32s, data[b] the content of buffer b) with the given tiling,
 // runs its launches on the Vulkan device, and returns the content of
 // buffer out afterwards.
-func runF32(t *testing.T, p *lir.Program, tiling func(m, n, batch int64) gemmTiling, data [][]float32, out lir.Buf) []float32 {
+func runF32(t *testing.T, p *lir.Program, plan func(m, n, k, batch int64) (gemmTiling, int64), data [][]float32, out lir.Buf) []float32 {
 	t.Helper()
 	d := device(t)
-	ls, err := lower(p, tiling)
+	ls, lp, err := lower(p, plan)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Buffers the lowering added (scratch) get device buffers of their
+	// own, poisoned: a partial sum read before it is written shows.
+	for _, b := range lp.Buffers[len(data):] {
+		poison := make([]float32, b.Bytes/4)
+		for i := range poison {
+			poison[i] = float32(math.NaN())
+		}
+		data = append(data, poison)
 	}
 	vb := make([]*vk.Buffer, len(data))
 	for i, v := range data {
@@ -187,13 +196,46 @@ func checkClose(t *testing.T, got []float32, want []float64) {
 
 // tilings returns a tiling function for each row of the table, and the
 // table's own choice.
-func tilings() map[string]func(m, n, batch int64) gemmTiling {
-	fs := map[string]func(m, n, batch int64) gemmTiling{"picked": pickGemmTiling}
+// tilings are the plans the numeric tests run: the one Lower uses, and
+// each tiling of the table, K split by gemmSplits where its grid is small
+// and K long enough.
+func tilings() map[string]func(m, n, k, batch int64) (gemmTiling, int64) {
+	fs := map[string]func(m, n, k, batch int64) (gemmTiling, int64){"picked": planGemm}
 	for _, r := range gemmTilings() {
 		t := r.gemmTiling
-		fs[fmt.Sprintf("%dx%dx%d", t.bm, t.bn, t.bk)] = func(int64, int64, int64) gemmTiling { return t }
+		fs[fmt.Sprintf("%dx%dx%d", t.bm, t.bn, t.bk)] = func(m, n, k, batch int64) (gemmTiling, int64) {
+			return t, max(gemmSplits(gemmGroups(t, m, n, batch), k), 1)
+		}
 	}
 	return fs
+}
+
+// TestPlanGemm: which products split K, and how. The shapes are
+// ResNet-18's 3×3 layers at batch 1 (O × pixels × C·9), a transformer's
+// projections over 128 tokens, and small products that must not split.
+func TestPlanGemm(t *testing.T) {
+	for _, c := range []struct {
+		m, n, k, batch int64
+		bm, splits     int64
+	}{
+		{64, 3136, 576, 1, 32, 1},  // stage 1: the table's 32×32 fills the GPU
+		{128, 784, 1152, 1, 64, 5}, // stage 2
+		{256, 196, 2304, 1, 64, 8}, // stage 3
+		{512, 49, 4608, 1, 32, 4},  // stage 4: 49 columns fill no 64×64 tile
+		{128, 256, 1024, 1, 32, 4}, // an MLP's down projection
+		{128, 768, 256, 1, 32, 2},  // a QKV projection
+		{16, 16, 4096, 1, 16, 1},   // fills only the 1×1 tile
+		{64, 64, 100, 1, 16, 1},    // K too short to split
+		{1024, 1024, 1024, 1, 64, 1},
+	} {
+		tl, s := planGemm(c.m, c.n, c.k, c.batch)
+		if tl.bm != c.bm || s != c.splits {
+			t.Errorf("%dx%dx%d: %dx%d tiles split %d ways, want %dx.. split %d", c.m, c.n, c.k, tl.bm, tl.bn, s, c.bm, c.splits)
+		}
+		if s > 1 && (gemmGroups(tl, c.m, c.n, c.batch)*s < gemmMinGroups || c.k/s < gemmSplitMinK) {
+			t.Errorf("%dx%dx%d: split %d ways leaves %d workgroups, runs of %d", c.m, c.n, c.k, s, gemmGroups(tl, c.m, c.n, c.batch)*s, c.k/s)
+		}
+	}
 }
 
 // TestGemmTilings checks every tiling of the table fits the kernel's
@@ -241,6 +283,10 @@ func TestMatMulNumeric(t *testing.T) {
 		{nil, nil, 8, 1000, 100, true},
 		{[]int64{4}, []int64{4}, 2, 64, 1024, false},
 		{nil, nil, 4, 4096, 64, true},
+		// Split K: a small grid over a long K, ragged, batched.
+		{nil, nil, 64, 1024, 49, true},
+		{nil, nil, 40, 1000, 33, false},
+		{[]int64{2}, []int64{2}, 32, 600, 32, true},
 	}
 	for name, tiling := range tilings() {
 		for _, c := range cases {
@@ -310,6 +356,11 @@ func TestConv2DNumeric(t *testing.T) {
 		{2, 6, 9, 9, 6, 3, 3, 2, 1, 1, 6, true},
 		{1, 3, 8, 8, 6, 3, 3, 1, 1, 1, 3, false},
 		{1, 64, 8, 8, 130, 1, 1, 2, 0, 1, 1, false},
+		// Few output tiles over a long K: split (a deep layer at batch
+		// 1), grouped too, and a K the runs do not divide.
+		{1, 128, 7, 7, 64, 3, 3, 1, 1, 1, 1, true},
+		{1, 128, 7, 7, 64, 3, 3, 1, 1, 1, 2, true},
+		{1, 111, 6, 6, 40, 3, 3, 1, 1, 1, 1, false},
 	}
 	for name, tiling := range tilings() {
 		for _, c := range cases {
@@ -389,7 +440,7 @@ func TestGemmCompiles(t *testing.T) {
 	stub := "../kir/testdata/metal_stub.h"
 	for name, tiling := range tilings() {
 		for _, op := range ops {
-			ls, err := lower(program(8, op), tiling)
+			ls, _, err := lower(program(8, op), tiling)
 			if err != nil {
 				t.Fatal(err)
 			}

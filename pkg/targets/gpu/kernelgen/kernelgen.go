@@ -53,34 +53,59 @@ const maxGroups = 65535
 
 // Lower turns every step of prog into GPU launches. A step of a kind no
 // GPU kernel implements (the CPU's packed and channels-last kernels) is an
-// *UnsupportedError.
-func Lower(prog *lir.Program) ([]Launch, error) {
-	return lower(prog, pickGemmTiling)
+// *UnsupportedError. The launches address the buffers of the program
+// returned: prog's, plus scratch where a kernel needs it (see lower).
+func Lower(prog *lir.Program) ([]Launch, *lir.Program, error) {
+	return lower(prog, planGemm)
 }
 
-// lower is Lower with the GEMM kernels' tiling chosen by tiling (tests
-// run every tiling on every shape).
-func lower(prog *lir.Program, tiling func(m, n, batch int64) gemmTiling) ([]Launch, error) {
+// lower is Lower with the GEMM kernels' tiling and K split chosen by plan
+// (tests run every tiling on every shape).
+//
+// Kernels that need scratch beyond workgroup memory (a split GEMM's
+// partial sums) share one arena buffer after the program's arena: steps
+// run one after another, so one region serves them all. The program
+// returned has that buffer appended and its arena grown, or is prog
+// itself where no step needs scratch.
+func lower(prog *lir.Program, plan func(m, n, k, batch int64) (gemmTiling, int64)) ([]Launch, *lir.Program, error) {
 	if err := prog.CheckRefs(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	withScratch := *prog
+	withScratch.Buffers = append(append([]lir.Buffer(nil), prog.Buffers...),
+		lir.Buffer{Kind: lir.BufArena, Offset: alignUp(prog.ArenaBytes, scratchAlign)})
+	scratch := lir.Buf(len(prog.Buffers))
 	var out []Launch
+	var scratchBytes int64
 	for i := range prog.Steps {
 		s := &prog.Steps[i]
-		g := &gen{prog: prog, step: s, tiling: tiling}
+		g := &gen{prog: &withScratch, step: s, plan: plan, scratch: scratch}
 		if err := g.lower(); err != nil {
 			if _, ok := err.(*UnsupportedError); ok {
-				return nil, err
+				return nil, nil, err
 			}
-			return nil, fmt.Errorf("%s: %s: %v", s.Src, s.Kind(), err)
+			return nil, nil, fmt.Errorf("%s: %s: %v", s.Src, s.Kind(), err)
 		}
+		scratchBytes = max(scratchBytes, g.scratchBytes)
 		for _, l := range g.launches {
 			l.Src = s.Src
 			out = append(out, l)
 		}
 	}
-	return out, nil
+	if scratchBytes == 0 {
+		return out, prog, nil
+	}
+	sb := &withScratch.Buffers[scratch]
+	sb.Bytes = scratchBytes
+	withScratch.ArenaBytes = sb.Offset + scratchBytes
+	return out, &withScratch, nil
 }
+
+// scratchAlign is the alignment of the scratch buffer in the arena (the
+// largest any GPU asks of a storage buffer binding's offset).
+const scratchAlign = 256
+
+func alignUp(n, a int64) int64 { return (n + a - 1) / a * a }
 
 // gen lowers one step to its launches.
 type gen struct {
@@ -91,7 +116,13 @@ type gen struct {
 	bases    []int64 // each parameter's element offset in its buffer
 	launches []Launch
 	nvar     int
-	tiling   func(m, n, batch int64) gemmTiling // the GEMM kernels' tiling of an M×N output, batch times over
+	// plan is the GEMM kernels' tiling and K split of an M×N×K product,
+	// batch times over.
+	plan func(m, n, k, batch int64) (gemmTiling, int64)
+	// scratch is the program's scratch buffer, and scratchBytes how much
+	// of it the step's kernels use.
+	scratch      lir.Buf
+	scratchBytes int64
 }
 
 func (g *gen) unsupported(format string, args ...any) error {

@@ -201,20 +201,16 @@ func (g *gen) matmul(op *lir.MatMul) error {
 		g.end(groups, append(pre, body...)...)
 		return nil
 	}
-	body, groups, err := g.gemmKernel(&gemm{
-		m: m, n: n, k: k, batch: nb, tile: g.tiling(m, n, nb),
+	tile, splits := g.plan(m, n, k, nb)
+	return g.gemmEnd(&gemm{
+		m: m, n: n, k: k, batch: nb, tile: tile, splits: splits,
 		a:    func(row, r *kir.Expr) *kir.Expr { return a.load(kir.Add(aoff, kir.Add(kir.Mul(row, I(k)), r))) },
 		bCol: func(*kir.Expr) []*kir.Stmt { return nil },
 		b: func(r, col *kir.Expr) ([]*kir.Stmt, *kir.Expr, *kir.Expr) {
 			return nil, nil, b.load(kir.Add(boff, kir.Add(kir.Mul(r, I(n)), col)))
 		},
 		store: store,
-	})
-	if err != nil {
-		return err
-	}
-	g.end(groups, append(pre, body...)...)
-	return nil
+	}, pre)
 }
 
 // conv2d lowers a grouped 2-D convolution (NCHW input, OIHW weights) with
@@ -269,8 +265,9 @@ func (g *gen) conv2dGemm(op *lir.Conv2D) error {
 	// tap of the last output inside the input) the bounds are not tested.
 	hLo, hHi := pt > 0, (OH-1)*sh-pt+(KH-1)*dh >= H
 	wLo, wHi := pl > 0, (OW-1)*sw-pl+(KW-1)*dw >= W
-	body, grid, err := g.gemmKernel(&gemm{
-		m: og, n: p, k: r, batch: groups, tile: g.tiling(og, p, groups),
+	tile, splits := g.plan(og, p, r, groups)
+	return g.gemmEnd(&gemm{
+		m: og, n: p, k: r, batch: groups, tile: tile, splits: splits,
 		a: func(row, rr *kir.Expr) *kir.Expr {
 			return w.load(kir.Add(kir.Mul(kir.Add(kir.Mul(gi, I(og)), row), I(r)), rr))
 		},
@@ -315,12 +312,7 @@ func (g *gen) conv2dGemm(op *lir.Conv2D) error {
 			idx := kir.Add(kir.Mul(kir.Add(kir.Mul(divC(col, OH*OW), I(O)), o), I(OH*OW)), remC(col, OH*OW))
 			return g.finish(ep, out, acc, idx, o)
 		},
-	})
-	if err != nil {
-		return err
-	}
-	g.end(grid, body...)
-	return nil
+	}, nil)
 }
 
 // conv2dDirect lowers a convolution with one invocation per output
