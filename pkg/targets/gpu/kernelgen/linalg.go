@@ -372,12 +372,13 @@ func (g *gen) conv2dDirect(op *lir.Conv2D) error {
 // that many keys at a time.
 const attentionThreads = 64
 
-// attention lowers fused scaled-dot-product attention without
-// materializing the score matrix: one workgroup per (batch, query row)
-// walks the keys in blocks of 64 with an online softmax; each invocation
-// scores one key of the block and accumulates its own output columns in
-// workgroup memory.
-func (g *gen) attention(op *lir.Attention) error {
+// attentionRow lowers fused scaled-dot-product attention a query row at
+// a time, for head dims too large for the tiled kernel's workgroup
+// memory (attention.go): one workgroup per (batch, query row) walks the
+// keys in blocks of 64 with an online softmax; each invocation scores one
+// key of the block and accumulates its own output columns in workgroup
+// memory.
+func (g *gen) attentionRow(op *lir.Attention) error {
 	v := &op.Geom
 	sq, sk, d, dv, causal, mrs, mcs, hasMask := v.Sq, v.Sk, v.D, v.Dv, v.Causal, v.MaskRowStride, v.MaskColStride, op.Mask != lir.NoBuf
 	if v.QRow != 0 || v.KRow != 0 || v.VRow != 0 {
