@@ -92,10 +92,10 @@ kernel void copy_eb415f81b943(const device int* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel attention_433cbdfd5a4f (Metal Shading Language; generated, do not edit)
+// rlx kernel attention_93b1fa70556a (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void attention_433cbdfd5a4f(const device float* p0 [[buffer(0)]],
+kernel void attention_93b1fa70556a(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     device float* p3 [[buffer(3)]],
@@ -103,25 +103,25 @@ kernel void attention_433cbdfd5a4f(const device float* p0 [[buffer(0)]],
     uint3 rlx_global [[thread_position_in_grid]],
     uint3 rlx_local [[thread_position_in_threadgroup]],
     uint3 rlx_group [[threadgroup_position_in_grid]]) {
-  threadgroup float s0[1024]; // qs
+  threadgroup float s0[256]; // qs
   threadgroup float s1[2080]; // ks
-  threadgroup float s2[512]; // scores
-  threadgroup float s3[16]; // rowmax
-  threadgroup float s4[16]; // rowsum
-  threadgroup float s5[16]; // rescale
+  threadgroup float s2[128]; // scores
+  threadgroup float s3[4]; // rowmax
+  threadgroup float s4[4]; // rowsum
+  threadgroup float s5[4]; // rescale
   int tid = int(rlx_local.x);
-  int q0 = (int(rlx_group.x) * 16);
+  int q0 = (int(rlx_group.x) * 4);
   int c1 = (int(rlx_group.y) - ((int(rlx_group.y) / 4) * 4));
   int q2 = (int(rlx_group.y) / 4);
   int qo = ((c1 * 192) + (q2 * 768));
   int ko = ((c1 * 192) + (q2 * 768));
   int vo = ((c1 * 192) + (q2 * 768));
-  for (int i = tid; i < 1024; i += 128) {
+  for (int i = tid; i < 256; i += 128) {
     int h_1 = (q0 + (i / 64));
     int qr = ((h_1 < 2) ? h_1 : 2);
     s0[i] = p0[(rlx_off[0] + (qo + ((qr * 64) + (i - ((i / 64) * 64)))))];
   }
-  if (tid < 16) {
+  if (tid < 4) {
     s3[tid] = as_type<float>(0xff800000u);
     s4[tid] = 0.0f;
   }
@@ -129,12 +129,6 @@ kernel void attention_433cbdfd5a4f(const device float* p0 [[buffer(0)]],
   int orr = (tid / 64);
   float acc0_0 = 0.0f;
   float acc1_0 = 0.0f;
-  float acc2_0 = 0.0f;
-  float acc3_0 = 0.0f;
-  float acc4_0 = 0.0f;
-  float acc5_0 = 0.0f;
-  float acc6_0 = 0.0f;
-  float acc7_0 = 0.0f;
   for (int j0 = 0; j0 < 3; j0 += 32) {
     for (int i = tid; i < 2048; i += 128) {
       int kj = (j0 + (i / 64));
@@ -150,29 +144,8 @@ kernel void attention_433cbdfd5a4f(const device float* p0 [[buffer(0)]],
     }
     float sc0 = (dot0 * 0.125f);
     s2[((sr0 * 32) + sj)] = ((j < 3) ? sc0 : as_type<float>(0xff800000u));
-    int sr1 = ((tid / 32) + 4);
-    float dot1 = 0.0f;
-    for (int e = 0; e < 64; e += 1) {
-      dot1 = (dot1 + (s0[((sr1 * 64) + e)] * s1[((sj * 65) + e)]));
-    }
-    float sc1 = (dot1 * 0.125f);
-    s2[((sr1 * 32) + sj)] = ((j < 3) ? sc1 : as_type<float>(0xff800000u));
-    int sr2 = ((tid / 32) + 8);
-    float dot2 = 0.0f;
-    for (int e = 0; e < 64; e += 1) {
-      dot2 = (dot2 + (s0[((sr2 * 64) + e)] * s1[((sj * 65) + e)]));
-    }
-    float sc2 = (dot2 * 0.125f);
-    s2[((sr2 * 32) + sj)] = ((j < 3) ? sc2 : as_type<float>(0xff800000u));
-    int sr3 = ((tid / 32) + 12);
-    float dot3 = 0.0f;
-    for (int e = 0; e < 64; e += 1) {
-      dot3 = (dot3 + (s0[((sr3 * 64) + e)] * s1[((sj * 65) + e)]));
-    }
-    float sc3 = (dot3 * 0.125f);
-    s2[((sr3 * 32) + sj)] = ((j < 3) ? sc3 : as_type<float>(0xff800000u));
     threadgroup_barrier(mem_flags::mem_threadgroup);
-    if (tid < 16) {
+    if (tid < 4) {
       float mold = s3[tid];
       float mn = mold;
       for (int jj = 0; jj < 32; jj += 1) {
@@ -193,23 +166,11 @@ kernel void attention_433cbdfd5a4f(const device float* p0 [[buffer(0)]],
     threadgroup_barrier(mem_flags::mem_threadgroup);
     acc0_0 = (acc0_0 * s5[orr]);
     acc1_0 = (acc1_0 * s5[(orr + 2)]);
-    acc2_0 = (acc2_0 * s5[(orr + 4)]);
-    acc3_0 = (acc3_0 * s5[(orr + 6)]);
-    acc4_0 = (acc4_0 * s5[(orr + 8)]);
-    acc5_0 = (acc5_0 * s5[(orr + 10)]);
-    acc6_0 = (acc6_0 * s5[(orr + 12)]);
-    acc7_0 = (acc7_0 * s5[(orr + 14)]);
     int h_2 = (3 - j0);
     for (int jj = 0; jj < ((32 < h_2) ? 32 : h_2); jj += 1) {
       float vv0 = p2[(rlx_off[2] + (vo + (((j0 + jj) * 64) + ((oc < 63) ? oc : 63))))];
       acc0_0 = (acc0_0 + (s2[((orr * 32) + jj)] * vv0));
       acc1_0 = (acc1_0 + (s2[(((orr + 2) * 32) + jj)] * vv0));
-      acc2_0 = (acc2_0 + (s2[(((orr + 4) * 32) + jj)] * vv0));
-      acc3_0 = (acc3_0 + (s2[(((orr + 6) * 32) + jj)] * vv0));
-      acc4_0 = (acc4_0 + (s2[(((orr + 8) * 32) + jj)] * vv0));
-      acc5_0 = (acc5_0 + (s2[(((orr + 10) * 32) + jj)] * vv0));
-      acc6_0 = (acc6_0 + (s2[(((orr + 12) * 32) + jj)] * vv0));
-      acc7_0 = (acc7_0 + (s2[(((orr + 14) * 32) + jj)] * vv0));
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
   }
@@ -219,30 +180,6 @@ kernel void attention_433cbdfd5a4f(const device float* p0 [[buffer(0)]],
   if ((q0 + (orr + 2)) < 3) {
     int h_3 = (orr + 2);
     p3[(rlx_off[3] + ((((int(rlx_group.y) * 3) + (q0 + h_3)) * 64) + oc))] = (acc1_0 / s4[h_3]);
-  }
-  if ((q0 + (orr + 4)) < 3) {
-    int h_4 = (orr + 4);
-    p3[(rlx_off[3] + ((((int(rlx_group.y) * 3) + (q0 + h_4)) * 64) + oc))] = (acc2_0 / s4[h_4]);
-  }
-  if ((q0 + (orr + 6)) < 3) {
-    int h_5 = (orr + 6);
-    p3[(rlx_off[3] + ((((int(rlx_group.y) * 3) + (q0 + h_5)) * 64) + oc))] = (acc3_0 / s4[h_5]);
-  }
-  if ((q0 + (orr + 8)) < 3) {
-    int h_6 = (orr + 8);
-    p3[(rlx_off[3] + ((((int(rlx_group.y) * 3) + (q0 + h_6)) * 64) + oc))] = (acc4_0 / s4[h_6]);
-  }
-  if ((q0 + (orr + 10)) < 3) {
-    int h_7 = (orr + 10);
-    p3[(rlx_off[3] + ((((int(rlx_group.y) * 3) + (q0 + h_7)) * 64) + oc))] = (acc5_0 / s4[h_7]);
-  }
-  if ((q0 + (orr + 12)) < 3) {
-    int h_8 = (orr + 12);
-    p3[(rlx_off[3] + ((((int(rlx_group.y) * 3) + (q0 + h_8)) * 64) + oc))] = (acc6_0 / s4[h_8]);
-  }
-  if ((q0 + (orr + 14)) < 3) {
-    int h_9 = (orr + 14);
-    p3[(rlx_off[3] + ((((int(rlx_group.y) * 3) + (q0 + h_9)) * 64) + oc))] = (acc7_0 / s4[h_9]);
   }
 }
 

@@ -288,10 +288,10 @@ kernel void copy_ddf5afa03517(const device int* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel attention_e959dc2c5eb6 (Metal Shading Language; generated, do not edit)
+// rlx kernel attention_6b6b73bbb79f (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void attention_e959dc2c5eb6(const device float* p0 [[buffer(0)]],
+kernel void attention_6b6b73bbb79f(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     device float* p3 [[buffer(3)]],
@@ -299,25 +299,25 @@ kernel void attention_e959dc2c5eb6(const device float* p0 [[buffer(0)]],
     uint3 rlx_global [[thread_position_in_grid]],
     uint3 rlx_local [[thread_position_in_threadgroup]],
     uint3 rlx_group [[threadgroup_position_in_grid]]) {
-  threadgroup float s0[512]; // qs
+  threadgroup float s0[128]; // qs
   threadgroup float s1[1056]; // ks
-  threadgroup float s2[512]; // scores
-  threadgroup float s3[16]; // rowmax
-  threadgroup float s4[16]; // rowsum
-  threadgroup float s5[16]; // rescale
+  threadgroup float s2[128]; // scores
+  threadgroup float s3[4]; // rowmax
+  threadgroup float s4[4]; // rowsum
+  threadgroup float s5[4]; // rescale
   int tid = int(rlx_local.x);
-  int q0 = (int(rlx_group.x) * 16);
+  int q0 = (int(rlx_group.x) * 4);
   int c1 = (int(rlx_group.y) - ((int(rlx_group.y) / 4) * 4));
   int q2 = (int(rlx_group.y) / 4);
   int qo = ((c1 * 96) + (q2 * 384));
   int ko = ((c1 * 96) + (q2 * 384));
   int vo = ((c1 * 96) + (q2 * 384));
-  for (int i = tid; i < 512; i += 128) {
+  for (int i = tid; i < 128; i += 128) {
     int h_1 = (q0 + (i / 32));
     int qr = ((h_1 < 2) ? h_1 : 2);
     s0[i] = p0[(rlx_off[0] + (qo + ((qr * 32) + (i - ((i / 32) * 32)))))];
   }
-  if (tid < 16) {
+  if (tid < 4) {
     s3[tid] = as_type<float>(0xff800000u);
     s4[tid] = 0.0f;
   }
@@ -325,13 +325,7 @@ kernel void attention_e959dc2c5eb6(const device float* p0 [[buffer(0)]],
   int orr = (tid / 64);
   float acc0_0 = 0.0f;
   float acc1_0 = 0.0f;
-  float acc2_0 = 0.0f;
-  float acc3_0 = 0.0f;
-  float acc4_0 = 0.0f;
-  float acc5_0 = 0.0f;
-  float acc6_0 = 0.0f;
-  float acc7_0 = 0.0f;
-  int h_3 = (q0 + 16);
+  int h_3 = (q0 + 4);
   for (int j0 = 0; j0 < ((3 < h_3) ? 3 : h_3); j0 += 32) {
     for (int i = tid; i < 1024; i += 128) {
       int kj = (j0 + (i / 32));
@@ -347,29 +341,8 @@ kernel void attention_e959dc2c5eb6(const device float* p0 [[buffer(0)]],
     }
     float sc0 = (dot0 * 0.17677669f);
     s2[((sr0 * 32) + sj)] = (((j < 3) && (j <= ((q0 + sr0) + 0))) ? sc0 : as_type<float>(0xff800000u));
-    int sr1 = ((tid / 32) + 4);
-    float dot1 = 0.0f;
-    for (int e = 0; e < 32; e += 1) {
-      dot1 = (dot1 + (s0[((sr1 * 32) + e)] * s1[((sj * 33) + e)]));
-    }
-    float sc1 = (dot1 * 0.17677669f);
-    s2[((sr1 * 32) + sj)] = (((j < 3) && (j <= ((q0 + sr1) + 0))) ? sc1 : as_type<float>(0xff800000u));
-    int sr2 = ((tid / 32) + 8);
-    float dot2 = 0.0f;
-    for (int e = 0; e < 32; e += 1) {
-      dot2 = (dot2 + (s0[((sr2 * 32) + e)] * s1[((sj * 33) + e)]));
-    }
-    float sc2 = (dot2 * 0.17677669f);
-    s2[((sr2 * 32) + sj)] = (((j < 3) && (j <= ((q0 + sr2) + 0))) ? sc2 : as_type<float>(0xff800000u));
-    int sr3 = ((tid / 32) + 12);
-    float dot3 = 0.0f;
-    for (int e = 0; e < 32; e += 1) {
-      dot3 = (dot3 + (s0[((sr3 * 32) + e)] * s1[((sj * 33) + e)]));
-    }
-    float sc3 = (dot3 * 0.17677669f);
-    s2[((sr3 * 32) + sj)] = (((j < 3) && (j <= ((q0 + sr3) + 0))) ? sc3 : as_type<float>(0xff800000u));
     threadgroup_barrier(mem_flags::mem_threadgroup);
-    if (tid < 16) {
+    if (tid < 4) {
       float mold = s3[tid];
       float mn = mold;
       for (int jj = 0; jj < 32; jj += 1) {
@@ -390,23 +363,11 @@ kernel void attention_e959dc2c5eb6(const device float* p0 [[buffer(0)]],
     threadgroup_barrier(mem_flags::mem_threadgroup);
     acc0_0 = (acc0_0 * s5[orr]);
     acc1_0 = (acc1_0 * s5[(orr + 2)]);
-    acc2_0 = (acc2_0 * s5[(orr + 4)]);
-    acc3_0 = (acc3_0 * s5[(orr + 6)]);
-    acc4_0 = (acc4_0 * s5[(orr + 8)]);
-    acc5_0 = (acc5_0 * s5[(orr + 10)]);
-    acc6_0 = (acc6_0 * s5[(orr + 12)]);
-    acc7_0 = (acc7_0 * s5[(orr + 14)]);
     int h_2 = (3 - j0);
     for (int jj = 0; jj < ((32 < h_2) ? 32 : h_2); jj += 1) {
       float vv0 = p2[(rlx_off[2] + (vo + (((j0 + jj) * 32) + ((oc < 31) ? oc : 31))))];
       acc0_0 = (acc0_0 + (s2[((orr * 32) + jj)] * vv0));
       acc1_0 = (acc1_0 + (s2[(((orr + 2) * 32) + jj)] * vv0));
-      acc2_0 = (acc2_0 + (s2[(((orr + 4) * 32) + jj)] * vv0));
-      acc3_0 = (acc3_0 + (s2[(((orr + 6) * 32) + jj)] * vv0));
-      acc4_0 = (acc4_0 + (s2[(((orr + 8) * 32) + jj)] * vv0));
-      acc5_0 = (acc5_0 + (s2[(((orr + 10) * 32) + jj)] * vv0));
-      acc6_0 = (acc6_0 + (s2[(((orr + 12) * 32) + jj)] * vv0));
-      acc7_0 = (acc7_0 + (s2[(((orr + 14) * 32) + jj)] * vv0));
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
   }
@@ -416,30 +377,6 @@ kernel void attention_e959dc2c5eb6(const device float* p0 [[buffer(0)]],
   if (((q0 + (orr + 2)) < 3) && (oc < 32)) {
     int h_4 = (orr + 2);
     p3[(rlx_off[3] + ((((int(rlx_group.y) * 3) + (q0 + h_4)) * 32) + oc))] = (acc1_0 / s4[h_4]);
-  }
-  if (((q0 + (orr + 4)) < 3) && (oc < 32)) {
-    int h_5 = (orr + 4);
-    p3[(rlx_off[3] + ((((int(rlx_group.y) * 3) + (q0 + h_5)) * 32) + oc))] = (acc2_0 / s4[h_5]);
-  }
-  if (((q0 + (orr + 6)) < 3) && (oc < 32)) {
-    int h_6 = (orr + 6);
-    p3[(rlx_off[3] + ((((int(rlx_group.y) * 3) + (q0 + h_6)) * 32) + oc))] = (acc3_0 / s4[h_6]);
-  }
-  if (((q0 + (orr + 8)) < 3) && (oc < 32)) {
-    int h_7 = (orr + 8);
-    p3[(rlx_off[3] + ((((int(rlx_group.y) * 3) + (q0 + h_7)) * 32) + oc))] = (acc4_0 / s4[h_7]);
-  }
-  if (((q0 + (orr + 10)) < 3) && (oc < 32)) {
-    int h_8 = (orr + 10);
-    p3[(rlx_off[3] + ((((int(rlx_group.y) * 3) + (q0 + h_8)) * 32) + oc))] = (acc5_0 / s4[h_8]);
-  }
-  if (((q0 + (orr + 12)) < 3) && (oc < 32)) {
-    int h_9 = (orr + 12);
-    p3[(rlx_off[3] + ((((int(rlx_group.y) * 3) + (q0 + h_9)) * 32) + oc))] = (acc6_0 / s4[h_9]);
-  }
-  if (((q0 + (orr + 14)) < 3) && (oc < 32)) {
-    int h_10 = (orr + 14);
-    p3[(rlx_off[3] + ((((int(rlx_group.y) * 3) + (q0 + h_10)) * 32) + oc))] = (acc7_0 / s4[h_10]);
   }
 }
 

@@ -40,10 +40,10 @@ kernel void copy_7461fcba93e9(const device int* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel attention_8fdc92479596 (Metal Shading Language; generated, do not edit)
+// rlx kernel attention_a869920c433e (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void attention_8fdc92479596(const device float* p0 [[buffer(0)]],
+kernel void attention_a869920c433e(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     device float* p3 [[buffer(3)]],
@@ -51,25 +51,25 @@ kernel void attention_8fdc92479596(const device float* p0 [[buffer(0)]],
     uint3 rlx_global [[thread_position_in_grid]],
     uint3 rlx_local [[thread_position_in_threadgroup]],
     uint3 rlx_group [[threadgroup_position_in_grid]]) {
-  threadgroup float s0[128]; // qs
+  threadgroup float s0[32]; // qs
   threadgroup float s1[288]; // ks
-  threadgroup float s2[512]; // scores
-  threadgroup float s3[16]; // rowmax
-  threadgroup float s4[16]; // rowsum
-  threadgroup float s5[16]; // rescale
+  threadgroup float s2[128]; // scores
+  threadgroup float s3[4]; // rowmax
+  threadgroup float s4[4]; // rowsum
+  threadgroup float s5[4]; // rescale
   int tid = int(rlx_local.x);
-  int q0 = (int(rlx_group.x) * 16);
+  int q0 = (int(rlx_group.x) * 4);
   int c1 = (int(rlx_group.y) - ((int(rlx_group.y) / 2) * 2));
   int q2 = (int(rlx_group.y) / 2);
   int qo = ((c1 * 24) + (q2 * 48));
   int ko = ((c1 * 24) + (q2 * 48));
   int vo = ((c1 * 24) + (q2 * 48));
-  for (int i = tid; i < 128; i += 128) {
+  for (int i = tid; i < 32; i += 128) {
     int h_1 = (q0 + (i / 8));
     int qr = ((h_1 < 2) ? h_1 : 2);
     s0[i] = p0[(rlx_off[0] + (qo + ((qr * 8) + (i - ((i / 8) * 8)))))];
   }
-  if (tid < 16) {
+  if (tid < 4) {
     s3[tid] = as_type<float>(0xff800000u);
     s4[tid] = 0.0f;
   }
@@ -77,13 +77,7 @@ kernel void attention_8fdc92479596(const device float* p0 [[buffer(0)]],
   int orr = (tid / 64);
   float acc0_0 = 0.0f;
   float acc1_0 = 0.0f;
-  float acc2_0 = 0.0f;
-  float acc3_0 = 0.0f;
-  float acc4_0 = 0.0f;
-  float acc5_0 = 0.0f;
-  float acc6_0 = 0.0f;
-  float acc7_0 = 0.0f;
-  int h_3 = (q0 + 16);
+  int h_3 = (q0 + 4);
   for (int j0 = 0; j0 < ((3 < h_3) ? 3 : h_3); j0 += 32) {
     for (int i = tid; i < 256; i += 128) {
       int kj = (j0 + (i / 8));
@@ -99,29 +93,8 @@ kernel void attention_8fdc92479596(const device float* p0 [[buffer(0)]],
     }
     float sc0 = (dot0 * 0.35355338f);
     s2[((sr0 * 32) + sj)] = (((j < 3) && (j <= ((q0 + sr0) + 0))) ? sc0 : as_type<float>(0xff800000u));
-    int sr1 = ((tid / 32) + 4);
-    float dot1 = 0.0f;
-    for (int e = 0; e < 8; e += 1) {
-      dot1 = (dot1 + (s0[((sr1 * 8) + e)] * s1[((sj * 9) + e)]));
-    }
-    float sc1 = (dot1 * 0.35355338f);
-    s2[((sr1 * 32) + sj)] = (((j < 3) && (j <= ((q0 + sr1) + 0))) ? sc1 : as_type<float>(0xff800000u));
-    int sr2 = ((tid / 32) + 8);
-    float dot2 = 0.0f;
-    for (int e = 0; e < 8; e += 1) {
-      dot2 = (dot2 + (s0[((sr2 * 8) + e)] * s1[((sj * 9) + e)]));
-    }
-    float sc2 = (dot2 * 0.35355338f);
-    s2[((sr2 * 32) + sj)] = (((j < 3) && (j <= ((q0 + sr2) + 0))) ? sc2 : as_type<float>(0xff800000u));
-    int sr3 = ((tid / 32) + 12);
-    float dot3 = 0.0f;
-    for (int e = 0; e < 8; e += 1) {
-      dot3 = (dot3 + (s0[((sr3 * 8) + e)] * s1[((sj * 9) + e)]));
-    }
-    float sc3 = (dot3 * 0.35355338f);
-    s2[((sr3 * 32) + sj)] = (((j < 3) && (j <= ((q0 + sr3) + 0))) ? sc3 : as_type<float>(0xff800000u));
     threadgroup_barrier(mem_flags::mem_threadgroup);
-    if (tid < 16) {
+    if (tid < 4) {
       float mold = s3[tid];
       float mn = mold;
       for (int jj = 0; jj < 32; jj += 1) {
@@ -142,23 +115,11 @@ kernel void attention_8fdc92479596(const device float* p0 [[buffer(0)]],
     threadgroup_barrier(mem_flags::mem_threadgroup);
     acc0_0 = (acc0_0 * s5[orr]);
     acc1_0 = (acc1_0 * s5[(orr + 2)]);
-    acc2_0 = (acc2_0 * s5[(orr + 4)]);
-    acc3_0 = (acc3_0 * s5[(orr + 6)]);
-    acc4_0 = (acc4_0 * s5[(orr + 8)]);
-    acc5_0 = (acc5_0 * s5[(orr + 10)]);
-    acc6_0 = (acc6_0 * s5[(orr + 12)]);
-    acc7_0 = (acc7_0 * s5[(orr + 14)]);
     int h_2 = (3 - j0);
     for (int jj = 0; jj < ((32 < h_2) ? 32 : h_2); jj += 1) {
       float vv0 = p2[(rlx_off[2] + (vo + (((j0 + jj) * 8) + ((oc < 7) ? oc : 7))))];
       acc0_0 = (acc0_0 + (s2[((orr * 32) + jj)] * vv0));
       acc1_0 = (acc1_0 + (s2[(((orr + 2) * 32) + jj)] * vv0));
-      acc2_0 = (acc2_0 + (s2[(((orr + 4) * 32) + jj)] * vv0));
-      acc3_0 = (acc3_0 + (s2[(((orr + 6) * 32) + jj)] * vv0));
-      acc4_0 = (acc4_0 + (s2[(((orr + 8) * 32) + jj)] * vv0));
-      acc5_0 = (acc5_0 + (s2[(((orr + 10) * 32) + jj)] * vv0));
-      acc6_0 = (acc6_0 + (s2[(((orr + 12) * 32) + jj)] * vv0));
-      acc7_0 = (acc7_0 + (s2[(((orr + 14) * 32) + jj)] * vv0));
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
   }
@@ -168,30 +129,6 @@ kernel void attention_8fdc92479596(const device float* p0 [[buffer(0)]],
   if (((q0 + (orr + 2)) < 3) && (oc < 8)) {
     int h_4 = (orr + 2);
     p3[(rlx_off[3] + ((((int(rlx_group.y) * 3) + (q0 + h_4)) * 8) + oc))] = (acc1_0 / s4[h_4]);
-  }
-  if (((q0 + (orr + 4)) < 3) && (oc < 8)) {
-    int h_5 = (orr + 4);
-    p3[(rlx_off[3] + ((((int(rlx_group.y) * 3) + (q0 + h_5)) * 8) + oc))] = (acc2_0 / s4[h_5]);
-  }
-  if (((q0 + (orr + 6)) < 3) && (oc < 8)) {
-    int h_6 = (orr + 6);
-    p3[(rlx_off[3] + ((((int(rlx_group.y) * 3) + (q0 + h_6)) * 8) + oc))] = (acc3_0 / s4[h_6]);
-  }
-  if (((q0 + (orr + 8)) < 3) && (oc < 8)) {
-    int h_7 = (orr + 8);
-    p3[(rlx_off[3] + ((((int(rlx_group.y) * 3) + (q0 + h_7)) * 8) + oc))] = (acc4_0 / s4[h_7]);
-  }
-  if (((q0 + (orr + 10)) < 3) && (oc < 8)) {
-    int h_8 = (orr + 10);
-    p3[(rlx_off[3] + ((((int(rlx_group.y) * 3) + (q0 + h_8)) * 8) + oc))] = (acc5_0 / s4[h_8]);
-  }
-  if (((q0 + (orr + 12)) < 3) && (oc < 8)) {
-    int h_9 = (orr + 12);
-    p3[(rlx_off[3] + ((((int(rlx_group.y) * 3) + (q0 + h_9)) * 8) + oc))] = (acc6_0 / s4[h_9]);
-  }
-  if (((q0 + (orr + 14)) < 3) && (oc < 8)) {
-    int h_10 = (orr + 14);
-    p3[(rlx_off[3] + ((((int(rlx_group.y) * 3) + (q0 + h_10)) * 8) + oc))] = (acc7_0 / s4[h_10]);
   }
 }
 
@@ -225,10 +162,10 @@ kernel void ew_96dd2bbf5017(const device uchar* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel attention_3a27951d2bb1 (Metal Shading Language; generated, do not edit)
+// rlx kernel attention_d9fb61d335cf (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void attention_3a27951d2bb1(const device float* p0 [[buffer(0)]],
+kernel void attention_d9fb61d335cf(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     const device float* p3 [[buffer(3)]],
@@ -237,26 +174,26 @@ kernel void attention_3a27951d2bb1(const device float* p0 [[buffer(0)]],
     uint3 rlx_global [[thread_position_in_grid]],
     uint3 rlx_local [[thread_position_in_threadgroup]],
     uint3 rlx_group [[threadgroup_position_in_grid]]) {
-  threadgroup float s0[128]; // qs
+  threadgroup float s0[32]; // qs
   threadgroup float s1[288]; // ks
-  threadgroup float s2[512]; // scores
-  threadgroup float s3[16]; // rowmax
-  threadgroup float s4[16]; // rowsum
-  threadgroup float s5[16]; // rescale
+  threadgroup float s2[128]; // scores
+  threadgroup float s3[4]; // rowmax
+  threadgroup float s4[4]; // rowsum
+  threadgroup float s5[4]; // rescale
   int tid = int(rlx_local.x);
-  int q0 = (int(rlx_group.x) * 16);
+  int q0 = (int(rlx_group.x) * 4);
   int c1 = (int(rlx_group.y) - ((int(rlx_group.y) / 2) * 2));
   int q2 = (int(rlx_group.y) / 2);
   int qo = ((c1 * 24) + (q2 * 48));
   int ko = ((c1 * 24) + (q2 * 48));
   int vo = ((c1 * 24) + (q2 * 48));
   int mo = (q2 * 3);
-  for (int i = tid; i < 128; i += 128) {
+  for (int i = tid; i < 32; i += 128) {
     int h_1 = (q0 + (i / 8));
     int qr = ((h_1 < 2) ? h_1 : 2);
     s0[i] = p0[(rlx_off[0] + (qo + ((qr * 8) + (i - ((i / 8) * 8)))))];
   }
-  if (tid < 16) {
+  if (tid < 4) {
     s3[tid] = as_type<float>(0xff800000u);
     s4[tid] = 0.0f;
   }
@@ -264,12 +201,6 @@ kernel void attention_3a27951d2bb1(const device float* p0 [[buffer(0)]],
   int orr = (tid / 64);
   float acc0_0 = 0.0f;
   float acc1_0 = 0.0f;
-  float acc2_0 = 0.0f;
-  float acc3_0 = 0.0f;
-  float acc4_0 = 0.0f;
-  float acc5_0 = 0.0f;
-  float acc6_0 = 0.0f;
-  float acc7_0 = 0.0f;
   for (int j0 = 0; j0 < 3; j0 += 32) {
     for (int i = tid; i < 256; i += 128) {
       int kj = (j0 + (i / 8));
@@ -287,35 +218,8 @@ kernel void attention_3a27951d2bb1(const device float* p0 [[buffer(0)]],
     int h_2 = (q0 + sr0);
     sc0 = (sc0 + p3[(rlx_off[3] + (mo + ((((h_2 < 2) ? h_2 : 2) * 0) + (((j < 2) ? j : 2) * 1))))]);
     s2[((sr0 * 32) + sj)] = ((j < 3) ? sc0 : as_type<float>(0xff800000u));
-    int sr1 = ((tid / 32) + 4);
-    float dot1 = 0.0f;
-    for (int e = 0; e < 8; e += 1) {
-      dot1 = (dot1 + (s0[((sr1 * 8) + e)] * s1[((sj * 9) + e)]));
-    }
-    float sc1 = (dot1 * 0.35355338f);
-    int h_3 = (q0 + sr1);
-    sc1 = (sc1 + p3[(rlx_off[3] + (mo + ((((h_3 < 2) ? h_3 : 2) * 0) + (((j < 2) ? j : 2) * 1))))]);
-    s2[((sr1 * 32) + sj)] = ((j < 3) ? sc1 : as_type<float>(0xff800000u));
-    int sr2 = ((tid / 32) + 8);
-    float dot2 = 0.0f;
-    for (int e = 0; e < 8; e += 1) {
-      dot2 = (dot2 + (s0[((sr2 * 8) + e)] * s1[((sj * 9) + e)]));
-    }
-    float sc2 = (dot2 * 0.35355338f);
-    int h_4 = (q0 + sr2);
-    sc2 = (sc2 + p3[(rlx_off[3] + (mo + ((((h_4 < 2) ? h_4 : 2) * 0) + (((j < 2) ? j : 2) * 1))))]);
-    s2[((sr2 * 32) + sj)] = ((j < 3) ? sc2 : as_type<float>(0xff800000u));
-    int sr3 = ((tid / 32) + 12);
-    float dot3 = 0.0f;
-    for (int e = 0; e < 8; e += 1) {
-      dot3 = (dot3 + (s0[((sr3 * 8) + e)] * s1[((sj * 9) + e)]));
-    }
-    float sc3 = (dot3 * 0.35355338f);
-    int h_5 = (q0 + sr3);
-    sc3 = (sc3 + p3[(rlx_off[3] + (mo + ((((h_5 < 2) ? h_5 : 2) * 0) + (((j < 2) ? j : 2) * 1))))]);
-    s2[((sr3 * 32) + sj)] = ((j < 3) ? sc3 : as_type<float>(0xff800000u));
     threadgroup_barrier(mem_flags::mem_threadgroup);
-    if (tid < 16) {
+    if (tid < 4) {
       float mold = s3[tid];
       float mn = mold;
       for (int jj = 0; jj < 32; jj += 1) {
@@ -336,23 +240,11 @@ kernel void attention_3a27951d2bb1(const device float* p0 [[buffer(0)]],
     threadgroup_barrier(mem_flags::mem_threadgroup);
     acc0_0 = (acc0_0 * s5[orr]);
     acc1_0 = (acc1_0 * s5[(orr + 2)]);
-    acc2_0 = (acc2_0 * s5[(orr + 4)]);
-    acc3_0 = (acc3_0 * s5[(orr + 6)]);
-    acc4_0 = (acc4_0 * s5[(orr + 8)]);
-    acc5_0 = (acc5_0 * s5[(orr + 10)]);
-    acc6_0 = (acc6_0 * s5[(orr + 12)]);
-    acc7_0 = (acc7_0 * s5[(orr + 14)]);
-    int h_6 = (3 - j0);
-    for (int jj = 0; jj < ((32 < h_6) ? 32 : h_6); jj += 1) {
+    int h_3 = (3 - j0);
+    for (int jj = 0; jj < ((32 < h_3) ? 32 : h_3); jj += 1) {
       float vv0 = p2[(rlx_off[2] + (vo + (((j0 + jj) * 8) + ((oc < 7) ? oc : 7))))];
       acc0_0 = (acc0_0 + (s2[((orr * 32) + jj)] * vv0));
       acc1_0 = (acc1_0 + (s2[(((orr + 2) * 32) + jj)] * vv0));
-      acc2_0 = (acc2_0 + (s2[(((orr + 4) * 32) + jj)] * vv0));
-      acc3_0 = (acc3_0 + (s2[(((orr + 6) * 32) + jj)] * vv0));
-      acc4_0 = (acc4_0 + (s2[(((orr + 8) * 32) + jj)] * vv0));
-      acc5_0 = (acc5_0 + (s2[(((orr + 10) * 32) + jj)] * vv0));
-      acc6_0 = (acc6_0 + (s2[(((orr + 12) * 32) + jj)] * vv0));
-      acc7_0 = (acc7_0 + (s2[(((orr + 14) * 32) + jj)] * vv0));
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
   }
@@ -360,32 +252,8 @@ kernel void attention_3a27951d2bb1(const device float* p0 [[buffer(0)]],
     p4[(rlx_off[4] + ((((int(rlx_group.y) * 3) + (q0 + orr)) * 8) + oc))] = (acc0_0 / s4[orr]);
   }
   if (((q0 + (orr + 2)) < 3) && (oc < 8)) {
-    int h_7 = (orr + 2);
-    p4[(rlx_off[4] + ((((int(rlx_group.y) * 3) + (q0 + h_7)) * 8) + oc))] = (acc1_0 / s4[h_7]);
-  }
-  if (((q0 + (orr + 4)) < 3) && (oc < 8)) {
-    int h_8 = (orr + 4);
-    p4[(rlx_off[4] + ((((int(rlx_group.y) * 3) + (q0 + h_8)) * 8) + oc))] = (acc2_0 / s4[h_8]);
-  }
-  if (((q0 + (orr + 6)) < 3) && (oc < 8)) {
-    int h_9 = (orr + 6);
-    p4[(rlx_off[4] + ((((int(rlx_group.y) * 3) + (q0 + h_9)) * 8) + oc))] = (acc3_0 / s4[h_9]);
-  }
-  if (((q0 + (orr + 8)) < 3) && (oc < 8)) {
-    int h_10 = (orr + 8);
-    p4[(rlx_off[4] + ((((int(rlx_group.y) * 3) + (q0 + h_10)) * 8) + oc))] = (acc4_0 / s4[h_10]);
-  }
-  if (((q0 + (orr + 10)) < 3) && (oc < 8)) {
-    int h_11 = (orr + 10);
-    p4[(rlx_off[4] + ((((int(rlx_group.y) * 3) + (q0 + h_11)) * 8) + oc))] = (acc5_0 / s4[h_11]);
-  }
-  if (((q0 + (orr + 12)) < 3) && (oc < 8)) {
-    int h_12 = (orr + 12);
-    p4[(rlx_off[4] + ((((int(rlx_group.y) * 3) + (q0 + h_12)) * 8) + oc))] = (acc6_0 / s4[h_12]);
-  }
-  if (((q0 + (orr + 14)) < 3) && (oc < 8)) {
-    int h_13 = (orr + 14);
-    p4[(rlx_off[4] + ((((int(rlx_group.y) * 3) + (q0 + h_13)) * 8) + oc))] = (acc7_0 / s4[h_13]);
+    int h_4 = (orr + 2);
+    p4[(rlx_off[4] + ((((int(rlx_group.y) * 3) + (q0 + h_4)) * 8) + oc))] = (acc1_0 / s4[h_4]);
   }
 }
 
@@ -425,10 +293,10 @@ kernel void ew_e1049e47ff8b(const device uchar* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel attention_258aa8de9a6e (Metal Shading Language; generated, do not edit)
+// rlx kernel attention_1caa32b34542 (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void attention_258aa8de9a6e(const device float* p0 [[buffer(0)]],
+kernel void attention_1caa32b34542(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     const device float* p3 [[buffer(3)]],
@@ -437,26 +305,26 @@ kernel void attention_258aa8de9a6e(const device float* p0 [[buffer(0)]],
     uint3 rlx_global [[thread_position_in_grid]],
     uint3 rlx_local [[thread_position_in_threadgroup]],
     uint3 rlx_group [[threadgroup_position_in_grid]]) {
-  threadgroup float s0[128]; // qs
+  threadgroup float s0[32]; // qs
   threadgroup float s1[288]; // ks
-  threadgroup float s2[512]; // scores
-  threadgroup float s3[16]; // rowmax
-  threadgroup float s4[16]; // rowsum
-  threadgroup float s5[16]; // rescale
+  threadgroup float s2[128]; // scores
+  threadgroup float s3[4]; // rowmax
+  threadgroup float s4[4]; // rowsum
+  threadgroup float s5[4]; // rescale
   int tid = int(rlx_local.x);
-  int q0 = (int(rlx_group.x) * 16);
+  int q0 = (int(rlx_group.x) * 4);
   int c1 = (int(rlx_group.y) - ((int(rlx_group.y) / 2) * 2));
   int q2 = (int(rlx_group.y) / 2);
   int qo = ((c1 * 24) + (q2 * 48));
   int ko = ((c1 * 24) + (q2 * 48));
   int vo = ((c1 * 24) + (q2 * 48));
   int mo = 0;
-  for (int i = tid; i < 128; i += 128) {
+  for (int i = tid; i < 32; i += 128) {
     int h_1 = (q0 + (i / 8));
     int qr = ((h_1 < 2) ? h_1 : 2);
     s0[i] = p0[(rlx_off[0] + (qo + ((qr * 8) + (i - ((i / 8) * 8)))))];
   }
-  if (tid < 16) {
+  if (tid < 4) {
     s3[tid] = as_type<float>(0xff800000u);
     s4[tid] = 0.0f;
   }
@@ -464,12 +332,6 @@ kernel void attention_258aa8de9a6e(const device float* p0 [[buffer(0)]],
   int orr = (tid / 64);
   float acc0_0 = 0.0f;
   float acc1_0 = 0.0f;
-  float acc2_0 = 0.0f;
-  float acc3_0 = 0.0f;
-  float acc4_0 = 0.0f;
-  float acc5_0 = 0.0f;
-  float acc6_0 = 0.0f;
-  float acc7_0 = 0.0f;
   for (int j0 = 0; j0 < 3; j0 += 32) {
     for (int i = tid; i < 256; i += 128) {
       int kj = (j0 + (i / 8));
@@ -487,35 +349,8 @@ kernel void attention_258aa8de9a6e(const device float* p0 [[buffer(0)]],
     int h_2 = (q0 + sr0);
     sc0 = (sc0 + p3[(rlx_off[3] + (mo + ((((h_2 < 2) ? h_2 : 2) * 3) + (((j < 2) ? j : 2) * 1))))]);
     s2[((sr0 * 32) + sj)] = ((j < 3) ? sc0 : as_type<float>(0xff800000u));
-    int sr1 = ((tid / 32) + 4);
-    float dot1 = 0.0f;
-    for (int e = 0; e < 8; e += 1) {
-      dot1 = (dot1 + (s0[((sr1 * 8) + e)] * s1[((sj * 9) + e)]));
-    }
-    float sc1 = (dot1 * 0.35355338f);
-    int h_3 = (q0 + sr1);
-    sc1 = (sc1 + p3[(rlx_off[3] + (mo + ((((h_3 < 2) ? h_3 : 2) * 3) + (((j < 2) ? j : 2) * 1))))]);
-    s2[((sr1 * 32) + sj)] = ((j < 3) ? sc1 : as_type<float>(0xff800000u));
-    int sr2 = ((tid / 32) + 8);
-    float dot2 = 0.0f;
-    for (int e = 0; e < 8; e += 1) {
-      dot2 = (dot2 + (s0[((sr2 * 8) + e)] * s1[((sj * 9) + e)]));
-    }
-    float sc2 = (dot2 * 0.35355338f);
-    int h_4 = (q0 + sr2);
-    sc2 = (sc2 + p3[(rlx_off[3] + (mo + ((((h_4 < 2) ? h_4 : 2) * 3) + (((j < 2) ? j : 2) * 1))))]);
-    s2[((sr2 * 32) + sj)] = ((j < 3) ? sc2 : as_type<float>(0xff800000u));
-    int sr3 = ((tid / 32) + 12);
-    float dot3 = 0.0f;
-    for (int e = 0; e < 8; e += 1) {
-      dot3 = (dot3 + (s0[((sr3 * 8) + e)] * s1[((sj * 9) + e)]));
-    }
-    float sc3 = (dot3 * 0.35355338f);
-    int h_5 = (q0 + sr3);
-    sc3 = (sc3 + p3[(rlx_off[3] + (mo + ((((h_5 < 2) ? h_5 : 2) * 3) + (((j < 2) ? j : 2) * 1))))]);
-    s2[((sr3 * 32) + sj)] = ((j < 3) ? sc3 : as_type<float>(0xff800000u));
     threadgroup_barrier(mem_flags::mem_threadgroup);
-    if (tid < 16) {
+    if (tid < 4) {
       float mold = s3[tid];
       float mn = mold;
       for (int jj = 0; jj < 32; jj += 1) {
@@ -536,23 +371,11 @@ kernel void attention_258aa8de9a6e(const device float* p0 [[buffer(0)]],
     threadgroup_barrier(mem_flags::mem_threadgroup);
     acc0_0 = (acc0_0 * s5[orr]);
     acc1_0 = (acc1_0 * s5[(orr + 2)]);
-    acc2_0 = (acc2_0 * s5[(orr + 4)]);
-    acc3_0 = (acc3_0 * s5[(orr + 6)]);
-    acc4_0 = (acc4_0 * s5[(orr + 8)]);
-    acc5_0 = (acc5_0 * s5[(orr + 10)]);
-    acc6_0 = (acc6_0 * s5[(orr + 12)]);
-    acc7_0 = (acc7_0 * s5[(orr + 14)]);
-    int h_6 = (3 - j0);
-    for (int jj = 0; jj < ((32 < h_6) ? 32 : h_6); jj += 1) {
+    int h_3 = (3 - j0);
+    for (int jj = 0; jj < ((32 < h_3) ? 32 : h_3); jj += 1) {
       float vv0 = p2[(rlx_off[2] + (vo + (((j0 + jj) * 8) + ((oc < 7) ? oc : 7))))];
       acc0_0 = (acc0_0 + (s2[((orr * 32) + jj)] * vv0));
       acc1_0 = (acc1_0 + (s2[(((orr + 2) * 32) + jj)] * vv0));
-      acc2_0 = (acc2_0 + (s2[(((orr + 4) * 32) + jj)] * vv0));
-      acc3_0 = (acc3_0 + (s2[(((orr + 6) * 32) + jj)] * vv0));
-      acc4_0 = (acc4_0 + (s2[(((orr + 8) * 32) + jj)] * vv0));
-      acc5_0 = (acc5_0 + (s2[(((orr + 10) * 32) + jj)] * vv0));
-      acc6_0 = (acc6_0 + (s2[(((orr + 12) * 32) + jj)] * vv0));
-      acc7_0 = (acc7_0 + (s2[(((orr + 14) * 32) + jj)] * vv0));
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
   }
@@ -560,32 +383,8 @@ kernel void attention_258aa8de9a6e(const device float* p0 [[buffer(0)]],
     p4[(rlx_off[4] + ((((int(rlx_group.y) * 3) + (q0 + orr)) * 8) + oc))] = (acc0_0 / s4[orr]);
   }
   if (((q0 + (orr + 2)) < 3) && (oc < 8)) {
-    int h_7 = (orr + 2);
-    p4[(rlx_off[4] + ((((int(rlx_group.y) * 3) + (q0 + h_7)) * 8) + oc))] = (acc1_0 / s4[h_7]);
-  }
-  if (((q0 + (orr + 4)) < 3) && (oc < 8)) {
-    int h_8 = (orr + 4);
-    p4[(rlx_off[4] + ((((int(rlx_group.y) * 3) + (q0 + h_8)) * 8) + oc))] = (acc2_0 / s4[h_8]);
-  }
-  if (((q0 + (orr + 6)) < 3) && (oc < 8)) {
-    int h_9 = (orr + 6);
-    p4[(rlx_off[4] + ((((int(rlx_group.y) * 3) + (q0 + h_9)) * 8) + oc))] = (acc3_0 / s4[h_9]);
-  }
-  if (((q0 + (orr + 8)) < 3) && (oc < 8)) {
-    int h_10 = (orr + 8);
-    p4[(rlx_off[4] + ((((int(rlx_group.y) * 3) + (q0 + h_10)) * 8) + oc))] = (acc4_0 / s4[h_10]);
-  }
-  if (((q0 + (orr + 10)) < 3) && (oc < 8)) {
-    int h_11 = (orr + 10);
-    p4[(rlx_off[4] + ((((int(rlx_group.y) * 3) + (q0 + h_11)) * 8) + oc))] = (acc5_0 / s4[h_11]);
-  }
-  if (((q0 + (orr + 12)) < 3) && (oc < 8)) {
-    int h_12 = (orr + 12);
-    p4[(rlx_off[4] + ((((int(rlx_group.y) * 3) + (q0 + h_12)) * 8) + oc))] = (acc6_0 / s4[h_12]);
-  }
-  if (((q0 + (orr + 14)) < 3) && (oc < 8)) {
-    int h_13 = (orr + 14);
-    p4[(rlx_off[4] + ((((int(rlx_group.y) * 3) + (q0 + h_13)) * 8) + oc))] = (acc7_0 / s4[h_13]);
+    int h_4 = (orr + 2);
+    p4[(rlx_off[4] + ((((int(rlx_group.y) * 3) + (q0 + h_4)) * 8) + oc))] = (acc1_0 / s4[h_4]);
   }
 }
 

@@ -9,22 +9,23 @@ import (
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
 
-// The tiled attention kernel: a workgroup computes attnRows query rows
-// of one batch, walking the keys in blocks of attnKeys. Each block's keys
+// The tiled attention kernel: a workgroup computes R query rows (16, or
+// fewer where the grid would be small: attnRows) of one batch, walking the keys in blocks of attnKeys. Each block's keys
 // are staged once in workgroup memory (rows padded by a word, so that the
 // invocations scoring different keys read different banks) and scored
 // against all the workgroup's queries, also staged; each query row keeps
 // an online softmax (its running maximum and sum in workgroup memory);
-// and each invocation accumulates 8 rows of one output column in
-// registers, reading each value of V once for the 8. The row-at-a-time
+// and each invocation accumulates R/2 rows of one output column in
+// registers, reading each value of V once for them. The row-at-a-time
 // kernel (attentionRow) read every key and value once per query row, from
 // global memory. Causal attention skips the key blocks past the
 // workgroup's last query's horizon.
 
 const (
 	attnThreads = 128 // four warps
-	attnRows    = 16  // query rows per workgroup
 	attnKeys    = 32  // keys per block: one per invocation of a warp
+	// attnMaxRows is the most query rows a workgroup takes.
+	attnMaxRows = 16
 	// attnShared is the most workgroup memory the kernel takes, in
 	// words: 16 KiB, what every Vulkan device provides. A head dim too
 	// large for it takes the row-at-a-time kernel.
@@ -32,17 +33,31 @@ const (
 )
 
 // attnSharedWords is the workgroup memory of the tiled kernel for head
-// dim d: the staged queries and keys, the scores, and three per-row
-// values.
-func attnSharedWords(d int64) int64 {
-	return attnRows*d + attnKeys*(d+1) + attnRows*attnKeys + 3*attnRows
+// dim d and r query rows: the staged queries and keys, the scores, and
+// three per-row values.
+func attnSharedWords(d, r int64) int64 {
+	return r*d + attnKeys*(d+1) + r*attnKeys + 3*r
+}
+
+// attnRows is how many query rows a workgroup of the tiled kernel takes
+// for sq queries in nb batches: 16 (each staged key block serves 16 rows)
+// where that leaves gemmMinGroups workgroups, else 8 or 4 (at least one
+// score per invocation): a short sequence at batch 1 has few query rows,
+// and a large GPU needs workgroups more than reuse.
+func attnRows(sq, nb int64) int64 {
+	for _, r := range []int64{attnMaxRows, 8} {
+		if ceilDiv(sq, r)*nb >= gemmMinGroups {
+			return r
+		}
+	}
+	return 4
 }
 
 // attention lowers fused scaled-dot-product attention without
 // materializing the score matrix: tiled where its head dim fits the
 // workgroup memory, else a row at a time.
 func (g *gen) attention(op *lir.Attention) error {
-	if attnSharedWords(op.Geom.D) > attnShared {
+	if attnSharedWords(op.Geom.D, attnMaxRows) > attnShared {
 		return g.attentionRow(op)
 	}
 	v := &op.Geom
@@ -61,11 +76,12 @@ func (g *gen) attention(op *lir.Attention) error {
 		}
 	}
 	nb := tensor.NumElements(batch)
-	qBlocks := ceilDiv(sq, attnRows)
+	R := attnRows(sq, nb)
+	qBlocks := ceilDiv(sq, R)
 	if qBlocks > maxGroups || nb > maxGroups {
 		return g.unsupported("attention over %d queries × %d batches exceeds the workgroup grid", sq, nb)
 	}
-	const T, R, L = attnThreads, attnRows, attnKeys
+	const T, L = attnThreads, attnKeys
 	g.begin([3]int{T, 1, 1})
 	q, err := g.param(op.Q, kir.F32, false, "q")
 	if err != nil {
@@ -93,10 +109,10 @@ func (g *gen) attention(op *lir.Attention) error {
 	g.k.Shared = []kir.Shared{
 		{Name: "qs", Elem: kir.F32, Len: int(R * d)},
 		{Name: "ks", Elem: kir.F32, Len: int(L * (d + 1))},
-		{Name: "scores", Elem: kir.F32, Len: R * L},
-		{Name: "rowmax", Elem: kir.F32, Len: R},
-		{Name: "rowsum", Elem: kir.F32, Len: R},
-		{Name: "rescale", Elem: kir.F32, Len: R},
+		{Name: "scores", Elem: kir.F32, Len: int(R * L)},
+		{Name: "rowmax", Elem: kir.F32, Len: int(R)},
+		{Name: "rowsum", Elem: kir.F32, Len: int(R)},
+		{Name: "rescale", Elem: kir.F32, Len: int(R)},
 	}
 	I, F := kir.Int, kir.Float
 	VI := func(n string) *kir.Expr { return kir.Var(n, kir.I32) }

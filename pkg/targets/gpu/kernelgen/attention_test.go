@@ -30,6 +30,10 @@ func TestAttentionNumeric(t *testing.T) {
 		{nil, 7, 9, 128, 8, true, false},
 		// Causal, the first query block's horizon one key into a block.
 		{nil, 40, 57, 32, 32, true, false},
+		// Enough rows for 16 (then 8) query rows a workgroup; the rest
+		// take 4.
+		{[]int64{64}, 40, 45, 16, 16, true, false},
+		{[]int64{16}, 64, 64, 16, 24, false, true},
 	} {
 		t.Run(fmt.Sprintf("%+v", c), func(t *testing.T) {
 			nb := tensor.NumElements(c.batch)
@@ -67,6 +71,7 @@ func TestAttentionNumeric(t *testing.T) {
 			nout := nb * c.sq * c.dv
 			data = append(data, make([]float32, nout))
 			sizes = append(sizes, nout)
+			t.Logf("%d query rows a workgroup", attnRows(c.sq, nb))
 			got := runF32(t, f32Program(op, sizes...), planGemm, data, op.Out)
 			want := make([]float64, nout)
 			for b := range nb {
@@ -109,5 +114,20 @@ func TestAttentionNumeric(t *testing.T) {
 			}
 			checkClose(t, got, want)
 		})
+	}
+}
+
+func TestAttnRows(t *testing.T) {
+	for _, c := range []struct{ sq, nb, want int64 }{
+		{128, 4, 4},   // GPT and the encoder at batch 1: 4 heads
+		{128, 16, 16}, // 16 heads
+		{64, 16, 8},
+		{512, 16, 16}, // a longer sequence
+		{2048, 1, 16},
+		{5, 1, 4},
+	} {
+		if got := attnRows(c.sq, c.nb); got != c.want {
+			t.Errorf("%d queries in %d batches: %d rows a workgroup, want %d", c.sq, c.nb, got, c.want)
+		}
 	}
 }
