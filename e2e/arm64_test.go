@@ -108,7 +108,7 @@ func TestArm64UnderQemu(t *testing.T) {
 					out string
 					cpu string
 				}{{arm, "armv8.2-a"}, {host, "portable"}} {
-					if _, err := driver.Build(file, src, b.out, driver.Options{Target: "cpu", CPU: []string{b.cpu}, Bindings: bindings, RandomSeed: &seed, Compiler: "test"}); err != nil {
+					if _, err := build(t, file, src, b.out, driver.Options{Target: "cpu", CPU: []string{b.cpu}, Bindings: bindings, RandomSeed: &seed, Compiler: "test"}); err != nil {
 						t.Fatalf("build --cpu %s: %v", b.cpu, err)
 					}
 				}
@@ -149,7 +149,7 @@ func TestArm64UnderQemu(t *testing.T) {
 				c := model.Cases[slices.Sorted(maps.Keys(model.Cases))[0]]
 				bindings := []specialize.Binding{c.Binding}
 				arm := filepath.Join(dir, name+".shared.arm64.rlx")
-				if _, err := driver.Build(name+".hir", imp.HIR, arm, driver.Options{Target: "cpu", CPU: []string{"armv8.2-a"}, Bindings: bindings, Params: imp.Weights, Compiler: "test"}); err != nil {
+				if _, err := build(t, name+".hir", imp.HIR, arm, driver.Options{Target: "cpu", CPU: []string{"armv8.2-a"}, Bindings: bindings, Params: imp.Weights, Compiler: "test"}); err != nil {
 					t.Fatalf("build: %v", err)
 				}
 				{

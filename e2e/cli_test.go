@@ -71,7 +71,7 @@ func TestCLIConformance(t *testing.T) {
 				bind = append(bind, "--bind", fmt.Sprintf("%s=%d", d, v))
 			}
 			out := filepath.Join(dir, name+"_"+cname+".rlx")
-			sh(t, rlxc, append([]string{"build", filepath.Join(sharedModels, model.File), "-o", out, "-q", "--cache-dir", filepath.Join(dir, "cache")}, bind...)...)
+			sh(t, rlxc, append([]string{"build", filepath.Join(sharedModels, model.File), "-o", out, "-q", "--cache-dir", sharedCacheDir(t)}, bind...)...)
 			args := []string{out}
 			for in, f := range c.Inputs {
 				args = append(args, "--input", in+"=@"+filepath.Join(sharedModels, f.File))

@@ -173,7 +173,7 @@ func modelsMatchReference(t *testing.T, cpu []string) {
 			bindings := twoBindings(t, m)
 			src, _ := os.ReadFile(file)
 			out := filepath.Join(dir, name+".rlx")
-			if _, err := driver.Build(file, src, out, driver.Options{Target: "cpu", CPU: cpu, Bindings: bindings, RandomSeed: &seed, Compiler: "test"}); err != nil {
+			if _, err := build(t, file, src, out, driver.Options{Target: "cpu", CPU: cpu, Bindings: bindings, RandomSeed: &seed, Compiler: "test"}); err != nil {
 				t.Fatalf("build: %v", err)
 			}
 			model, err := loader.Open(out, loader.Options{Threads: 2})

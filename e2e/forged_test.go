@@ -306,7 +306,7 @@ func TestForgedDerivedWeight(t *testing.T) {
 	src, _ := os.ReadFile(file)
 	seed := uint64(3)
 	good := filepath.Join(dir, "cnn.rlx")
-	if _, err := driver.Build(file, src, good, driver.Options{Target: "cpu", CPU: []string{best.Name}, Bindings: twoBindings(t, load(t, file)), RandomSeed: &seed, Compiler: "test"}); err != nil {
+	if _, err := build(t, file, src, good, driver.Options{Target: "cpu", CPU: []string{best.Name}, Bindings: twoBindings(t, load(t, file)), RandomSeed: &seed, Compiler: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	f, err := artifact.Open(good)

@@ -88,7 +88,7 @@ func TestGPUBuilds(t *testing.T) {
 					m := load(t, file)
 					src, _ := os.ReadFile(file)
 					out := filepath.Join(dir, name+"."+target+".rlx")
-					if _, err := driver.Build(file, src, out, driver.Options{Target: target, Bindings: twoBindings(t, m), RandomSeed: &seed, Compiler: "test"}); err != nil {
+					if _, err := build(t, file, src, out, driver.Options{Target: target, Bindings: twoBindings(t, m), RandomSeed: &seed, Compiler: "test"}); err != nil {
 						t.Fatalf("build: %v", err)
 					}
 					checkGPUArtifact(t, out, target)
@@ -157,11 +157,11 @@ func runBoth(t *testing.T, dir, file string, src []byte, opts driver.Options, ta
 	gpuOut := filepath.Join(dir, name+"."+target+".rlx")
 	opts.Compiler = "test"
 	opts.Target = "cpu"
-	if _, err := driver.Build(file, src, cpuOut, opts); err != nil {
+	if _, err := build(t, file, src, cpuOut, opts); err != nil {
 		t.Fatalf("cpu build: %v", err)
 	}
 	opts.Target = target
-	if _, err := driver.Build(file, src, gpuOut, opts); err != nil {
+	if _, err := build(t, file, src, gpuOut, opts); err != nil {
 		t.Fatalf("%s build: %v", target, err)
 	}
 	checkGPUArtifact(t, gpuOut, target)
@@ -201,7 +201,7 @@ func TestVulkanMatchesCPU(t *testing.T) {
 	needTool(t, "glslangValidator")
 	needVulkan(t)
 	dir := t.TempDir()
-	seed := uint64(5)
+	seed := uint64(1) // TestModelsMatchReference's weights: its build at the default level is this cpu build
 	for _, file := range models(t) {
 		name := strings.TrimSuffix(filepath.Base(file), ".hir")
 		t.Run(name, func(t *testing.T) {
@@ -237,7 +237,7 @@ func TestMetalGolden(t *testing.T) {
 			src, _ := os.ReadFile(file)
 			out := filepath.Join(dir, name+".metal.rlx")
 			b := twoBindings(t, m)[:1]
-			if _, err := driver.Build(file, src, out, driver.Options{Target: "metal", Bindings: b, RandomSeed: &seed, Compiler: "test"}); err != nil {
+			if _, err := build(t, file, src, out, driver.Options{Target: "metal", Bindings: b, RandomSeed: &seed, Compiler: "test"}); err != nil {
 				t.Fatalf("build: %v", err)
 			}
 			_, progs := artifactPrograms(t, out)

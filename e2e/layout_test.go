@@ -57,7 +57,7 @@ func buildProgram(t *testing.T, file string, b specialize.Binding) lir.Program {
 	out := filepath.Join(t.TempDir(), "m.rlx")
 	// Portable: the layout passes make the schedule; native code (cgen)
 	// then rewrites some of its steps, which is not what these tests check.
-	if _, err := driver.Build(path, src, out, driver.Options{Target: "cpu", CPU: []string{"portable"}, Bindings: []specialize.Binding{b}, RandomSeed: &seed, Compiler: "test"}); err != nil {
+	if _, err := build(t, path, src, out, driver.Options{Target: "cpu", CPU: []string{"portable"}, Bindings: []specialize.Binding{b}, RandomSeed: &seed, Compiler: "test"}); err != nil {
 		t.Fatalf("build: %v", err)
 	}
 	_, progs := artifactPrograms(t, out)

@@ -48,7 +48,7 @@ func buildNative(t *testing.T, dir, name string, levels ...string) string {
 	src, _ := os.ReadFile(file)
 	seed := uint64(9)
 	out := filepath.Join(dir, name+".rlx")
-	if _, err := driver.Build(file, src, out, driver.Options{Target: "cpu", CPU: levels, Bindings: twoBindings(t, load(t, file)), RandomSeed: &seed, Compiler: "test"}); err != nil {
+	if _, err := build(t, file, src, out, driver.Options{Target: "cpu", CPU: levels, Bindings: twoBindings(t, load(t, file)), RandomSeed: &seed, Compiler: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	return out

@@ -81,7 +81,7 @@ func runONNX(t *testing.T, g *graph, b specialize.Binding, inputs map[string]*te
 func runImported(t *testing.T, res *onnx.Result, target string, b specialize.Binding, inputs map[string]*tensor.Tensor) []*tensor.Tensor {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "t.rlx")
-	if _, err := driver.Build("t.hir", res.HIR, out, driver.Options{Target: target, Bindings: []specialize.Binding{b}, Params: res.Weights, Compiler: "test"}); err != nil {
+	if _, err := build(t, "t.hir", res.HIR, out, driver.Options{Target: target, Bindings: []specialize.Binding{b}, Params: res.Weights, Compiler: "test"}); err != nil {
 		t.Fatalf("build: %v\n%s", err, res.HIR)
 	}
 	m, err := loader.Open(out, loader.Options{Threads: 1})
