@@ -25,6 +25,12 @@ RACE_SKIP   ?= GPU|Vulkan|Arm64|Golden|TestNativeElementwise|TestNativePool2D|Te
 # and bundled models cover; these re-check the importer.
 IMPORT_TESTS ?= TestExports|TestTorch2|TestLowered|TestONNX[^C]|TestONNXCa|TestONNXConv
 
+# The CLI tests run rlxc and rlxrun as built for them, without -race (the
+# detector sees nothing of them), and on the models and cases
+# TestONNXConformance runs in process with the purego kernels: the race and
+# purego runs leave them to the main one.
+CLI_TESTS   ?= TestCLIConformance|TestCLIImport
+
 # bash for pipefail: make test pipes go test into its summary.
 SHELL := /bin/bash
 
@@ -57,8 +63,8 @@ deps:
 ## test: vet, unit tests (then every skipped test with its reason; under CI=true a skip for anything but missing hardware fails), lint, the race detector on the concurrent parts, the pure-Go kernels (purego), the testdata models and a short fuzz smoke (what CI runs)
 test: vet
 	set -o pipefail; $(GO) test -json ./... | $(GO) run ./internal/tools/testsummary $(if $(filter true,$(CI)),-strict)
-	$(GO) test -race -skip '$(RACE_SKIP)|$(IMPORT_TESTS)' ./e2e ./pkg/loader/... ./pkg/targets/... ./pkg/artifact/...
-	$(GO) test -tags purego -skip '$(RACE_SKIP)|$(IMPORT_TESTS)' ./pkg/targets/cpu/... ./e2e
+	$(GO) test -race -skip '$(RACE_SKIP)|$(IMPORT_TESTS)|$(CLI_TESTS)' ./e2e ./pkg/loader/... ./pkg/targets/... ./pkg/artifact/...
+	$(GO) test -tags purego -skip '$(RACE_SKIP)|$(IMPORT_TESTS)|$(CLI_TESTS)' ./pkg/targets/cpu/... ./e2e
 	$(MAKE) --no-print-directory test-arm64
 	$(MAKE) --no-print-directory check-models
 	$(MAKE) --no-print-directory fuzz-smoke

@@ -115,7 +115,7 @@ func TestCLIImport(t *testing.T) {
 				bind = append(bind, "--bind", fmt.Sprintf("%s=%d", d, v))
 			}
 			out := filepath.Join(dir, name+".rlx")
-			sh(t, rlxc, append([]string{"build", hir, "-o", out, "-q", "--no-cache"}, bind...)...)
+			sh(t, rlxc, append([]string{"build", hir, "-o", out, "-q", "--cache-dir", sharedCacheDir(t)}, bind...)...)
 			args := []string{out}
 			for in, f := range c.Inputs {
 				args = append(args, "--input", in+"=@"+filepath.Join(sharedModels, f.File))
