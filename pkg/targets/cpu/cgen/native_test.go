@@ -259,19 +259,49 @@ func TestNativeElementwise(t *testing.T) {
 	cases = append(cases, ewCase{name: "coalesced", shape: []int64{2, 3, 4, 5}, in: []lir.EwIn{{DType: f32, Strides: []int64{60, 20, 5, 1}}, {DType: f32, Strides: []int64{0, 0, 0, 0}}},
 		out: []tensor.DType{f32}, code: []lir.Instr{load(0, 0), load(1, 1), {Op: lir.EwSub, Dst: 2, A: 0, B: 1}, store(2, 0)}})
 
-	for _, c := range cases {
+	// Every case's function in one unit, compiled once per level (a
+	// function is named by its code, so equal ones are one).
+	interps := make([]*lir.Program, len(cases))
+	progs := make([]*lir.Program, len(cases))
+	errs := make([]string, len(cases))
+	unit := &lir.Native{}
+	index := map[string]int{}
+	for i, c := range cases {
+		interps[i] = ewProgram(c)
+		prog, err := Generate(interps[i], Options{EwGrain: 16})
+		switch {
+		case err != nil:
+			errs[i] = err.Error()
+			continue
+		case prog.Native == nil:
+			errs[i] = "region not compiled"
+			continue
+		}
+		call, ok := prog.Steps[0].Op.(*lir.NativeCall)
+		if !ok {
+			errs[i] = "step is " + string(prog.Steps[0].Kind())
+			continue
+		}
+		f := prog.Native.Funcs[call.Func]
+		fi, seen := index[f.Name]
+		if !seen {
+			fi = len(unit.Funcs)
+			index[f.Name] = fi
+			unit.Funcs = append(unit.Funcs, f)
+		}
+		moved := *call
+		moved.Func = fi
+		prog.Steps = []lir.Step{{Op: &moved, Src: prog.Steps[0].Src}}
+		progs[i] = prog
+	}
+	objects := compileUnit(t, unit, levels)
+
+	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			interp := ewProgram(c)
-			prog, err := Generate(interp, Options{EwGrain: 16})
-			if err != nil {
-				t.Fatal(err)
+			if errs[i] != "" {
+				t.Fatal(errs[i])
 			}
-			if prog.Native == nil {
-				t.Fatalf("region not compiled")
-			}
-			if _, ok := prog.Steps[0].Op.(*lir.NativeCall); !ok {
-				t.Fatalf("step is %s", prog.Steps[0].Kind())
-			}
+			interp := interps[i]
 			// Inputs of the case's own: an op appended to lir.EwOps leaves
 			// every other case's inputs as they were.
 			r := rand.New(rand.NewPCG(1, uint64(crc32.ChecksumIEEE([]byte(c.name)))))
@@ -281,9 +311,13 @@ func TestNativeElementwise(t *testing.T) {
 				ins[i] = randomInput(r, in.DType, interp.Inputs[i].Shape[0], positive)
 			}
 			want := run(t, pool, interp, ins)
-			for _, l := range levels {
-				compileFor(t, prog, l)
-				got := run(t, pool, prog, ins)
+			for li, l := range levels {
+				prog := *progs[i]
+				prog.Native = &lir.Native{Funcs: unit.Funcs, Objects: []lir.NativeObject{objects[li]}}
+				if err := prog.Verify(); err != nil {
+					t.Fatal(err)
+				}
+				got := run(t, pool, &prog, ins)
 				for j := range want {
 					compareOutputs(t, l.Name, c.out[j], got[j], want[j], regionFloat(interp))
 				}
