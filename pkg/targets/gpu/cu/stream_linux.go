@@ -162,24 +162,48 @@ func (c *Context) launch(st *Step, params []unsafe.Pointer, h uintptr) error {
 	return nil
 }
 
-// LaunchOn queues the steps on the stream, in order, without waiting.
-func (s *Stream) LaunchOn(steps []Step) error {
+// withPacked packs the steps' arguments, enters s's context and calls
+// fn with them; the arguments stay pinned until fn returns.
+func (s *Stream) withPacked(op string, steps []Step, fn func(params [][]unsafe.Pointer) error) error {
+	c := s.ctx
 	var pin runtime.Pinner
 	defer pin.Unpin()
-	params, err := s.ctx.packSteps(&pin, steps)
+	params, err := c.packSteps(&pin, steps)
 	if err != nil {
 		return err
 	}
-	if err := s.live("LaunchOn"); err != nil {
+	if err := s.live(op); err != nil {
 		return err
 	}
-	defer s.ctx.exit()
+	defer c.exit()
+	return fn(params)
+}
+
+// launchAll launches the steps on s in order, with record called on
+// events[i] before step i and on the last event after the last step where
+// events is not nil; s's context is entered.
+func (s *Stream) launchAll(steps []Step, params [][]unsafe.Pointer, events []uintptr, record func(e uintptr) error) error {
 	for i := range steps {
+		if events != nil {
+			if err := record(events[i]); err != nil {
+				return err
+			}
+		}
 		if err := s.ctx.launch(&steps[i], params[i], s.h); err != nil {
 			return err
 		}
 	}
+	if events != nil {
+		return record(events[len(steps)])
+	}
 	return nil
+}
+
+// LaunchOn queues the steps on the stream, in order, without waiting.
+func (s *Stream) LaunchOn(steps []Step) error {
+	return s.withPacked("LaunchOn", steps, func(params [][]unsafe.Pointer) error {
+		return s.launchAll(steps, params, nil, nil)
+	})
 }
 
 // Graph is a list of launches captured once into a CUDA graph: replaying
@@ -194,33 +218,35 @@ type Graph struct {
 // copied at capture: a replay launches the kernels with the same pointers
 // and values.
 func (s *Stream) NewGraph(steps []Step) (*Graph, error) {
+	return s.capture("NewGraph", steps, nil)
+}
+
+// capture records the steps, in order, into a graph, with an external
+// event record node before each step and after the last where events is
+// not nil.
+func (s *Stream) capture(op string, steps []Step, events []uintptr) (*Graph, error) {
 	if len(steps) == 0 {
-		return nil, errors.New("cuda: NewGraph: no steps")
+		return nil, fmt.Errorf("cuda: %s: no steps", op)
 	}
 	c := s.ctx
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	params, err := c.packSteps(&pin, steps)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.live("NewGraph"); err != nil {
-		return nil, err
-	}
-	defer c.exit()
-	// enter locked this goroutine to its thread: the capture is
-	// thread-local, and every launch below is made from that thread.
-	r, _, _ := purego.SyscallN(c.d.cuStreamBeginCapture, s.h, captureModeThreadLocal)
-	if err := c.d.check("cuStreamBeginCapture_v2", r); err != nil {
-		return nil, err
-	}
-	var lerr error
-	for i := range steps {
-		if lerr = c.launch(&steps[i], params[i], s.h); lerr != nil {
-			break
+	var g *Graph
+	err := s.withPacked(op, steps, func(params [][]unsafe.Pointer) error {
+		// withPacked entered, which locked this goroutine to its thread:
+		// the capture is thread-local, and every launch below is made
+		// from that thread.
+		r, _, _ := purego.SyscallN(c.d.cuStreamBeginCapture, s.h, captureModeThreadLocal)
+		if err := c.d.check("cuStreamBeginCapture_v2", r); err != nil {
+			return err
 		}
-	}
-	return c.endCapture(s.h, len(steps), lerr)
+		lerr := s.launchAll(steps, params, events, func(e uintptr) error {
+			r, _, _ := purego.SyscallN(c.d.cuEventRecordWithFlags, e, s.h, eventRecordExternal)
+			return c.d.check("cuEventRecordWithFlags", r)
+		})
+		var err error
+		g, err = c.endCapture(s.h, len(steps), lerr)
+		return err
+	})
+	return g, err
 }
 
 // endCapture ends the capture on stream h and instantiates the graph of
@@ -327,41 +353,28 @@ func (c *Context) elapsed(events []uintptr) ([]time.Duration, error) {
 // have that gap.
 func (s *Stream) Profile(steps []Step) ([]time.Duration, error) {
 	c := s.ctx
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	params, err := c.packSteps(&pin, steps)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.live("Profile"); err != nil {
-		return nil, err
-	}
-	defer c.exit()
-	events, err := c.newEvents(len(steps) + 1)
-	if err != nil {
-		return nil, err
-	}
-	defer c.destroyEvents(events)
-	record := func(e uintptr) error {
-		r, _, _ := purego.SyscallN(c.d.cuEventRecord, e, s.h)
-		return c.d.check("cuEventRecord", r)
-	}
-	if err := record(events[0]); err != nil {
-		return nil, err
-	}
-	for i := range steps {
-		if err := c.launch(&steps[i], params[i], s.h); err != nil {
-			return nil, err
+	var times []time.Duration
+	err := s.withPacked("Profile", steps, func(params [][]unsafe.Pointer) error {
+		events, err := c.newEvents(len(steps) + 1)
+		if err != nil {
+			return err
 		}
-		if err := record(events[i+1]); err != nil {
-			return nil, err
+		defer c.destroyEvents(events)
+		err = s.launchAll(steps, params, events, func(e uintptr) error {
+			r, _, _ := purego.SyscallN(c.d.cuEventRecord, e, s.h)
+			return c.d.check("cuEventRecord", r)
+		})
+		if err != nil {
+			return err
 		}
-	}
-	r, _, _ := purego.SyscallN(c.d.cuStreamSynchronize, s.h)
-	if err := c.d.check("cuStreamSynchronize", r); err != nil {
-		return nil, err
-	}
-	return c.elapsed(events)
+		r, _, _ := purego.SyscallN(c.d.cuStreamSynchronize, s.h)
+		if err := c.d.check("cuStreamSynchronize", r); err != nil {
+			return err
+		}
+		times, err = c.elapsed(events)
+		return err
+	})
+	return times, err
 }
 
 // StepProfile is a graph of the steps with an event recorded before and
@@ -373,42 +386,21 @@ type StepProfile struct {
 
 // NewProfile captures the steps and their events into a StepProfile.
 func (s *Stream) NewProfile(steps []Step) (*StepProfile, error) {
-	if len(steps) == 0 {
-		return nil, errors.New("cuda: NewProfile: no steps")
-	}
 	c := s.ctx
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	params, err := c.packSteps(&pin, steps)
-	if err != nil {
+	if err := c.enter(); err != nil {
 		return nil, err
 	}
-	if err := s.live("NewProfile"); err != nil {
-		return nil, err
-	}
-	defer c.exit()
 	events, err := c.newEvents(len(steps) + 1)
+	c.exit()
 	if err != nil {
 		return nil, err
 	}
-	record := func(e uintptr) error {
-		r, _, _ := purego.SyscallN(c.d.cuEventRecordWithFlags, e, s.h, eventRecordExternal)
-		return c.d.check("cuEventRecordWithFlags", r)
-	}
-	r, _, _ := purego.SyscallN(c.d.cuStreamBeginCapture, s.h, captureModeThreadLocal)
-	if err := c.d.check("cuStreamBeginCapture_v2", r); err != nil {
-		c.destroyEvents(events)
-		return nil, err
-	}
-	cerr := record(events[0])
-	for i := 0; cerr == nil && i < len(steps); i++ {
-		if cerr = c.launch(&steps[i], params[i], s.h); cerr == nil {
-			cerr = record(events[i+1])
+	g, err := s.capture("NewProfile", steps, events)
+	if err != nil {
+		if c.enter() == nil {
+			c.destroyEvents(events)
+			c.exit()
 		}
-	}
-	g, err := c.endCapture(s.h, len(steps), cerr)
-	if err != nil {
-		c.destroyEvents(events)
 		return nil, err
 	}
 	return &StepProfile{g: g, events: events}, nil
