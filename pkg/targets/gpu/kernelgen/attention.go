@@ -53,6 +53,48 @@ func attnRows(sq, nb int64) int64 {
 	return 4
 }
 
+// attnBatch checks an attention step's batch: its operands' batch
+// strides (one per batch dim each), and rows with no stride of their own
+// (views read in place have one); it returns the strides and the batch
+// count.
+func (g *gen) attnBatch(op *lir.Attention) ([][]int64, int64, error) {
+	v := &op.Geom
+	if v.QRow != 0 || v.KRow != 0 || v.VRow != 0 {
+		return nil, 0, g.unsupported("attention operands with row strides (views read in place)")
+	}
+	strides := [][]int64{v.QStrides, v.KStrides, v.VStrides}
+	if op.Mask != lir.NoBuf {
+		strides = append(strides, v.MaskStrides)
+	}
+	for _, st := range strides {
+		if len(st) != len(v.Batch) {
+			return nil, 0, fmt.Errorf("malformed attention step: %d batch strides for %d batch dims", len(st), len(v.Batch))
+		}
+	}
+	return strides, tensor.NumElements(v.Batch), nil
+}
+
+// attnParams declares an attention kernel's parameters: q, k, v, the
+// mask where there is one, and out.
+func (g *gen) attnParams(op *lir.Attention) (q, k, v, mask, out operand, err error) {
+	if q, err = g.param(op.Q, kir.F32, false, "q"); err != nil {
+		return
+	}
+	if k, err = g.param(op.K, kir.F32, false, "k"); err != nil {
+		return
+	}
+	if v, err = g.param(op.V, kir.F32, false, "v"); err != nil {
+		return
+	}
+	if op.Mask != lir.NoBuf {
+		if mask, err = g.param(op.Mask, kir.F32, false, "mask"); err != nil {
+			return
+		}
+	}
+	out, err = g.param(op.Out, kir.F32, true, "out")
+	return
+}
+
 // attention lowers fused scaled-dot-product attention without
 // materializing the score matrix: tiled where its head dim fits the
 // workgroup memory, else a row at a time.
@@ -62,20 +104,11 @@ func (g *gen) attention(op *lir.Attention) error {
 	}
 	v := &op.Geom
 	sq, sk, d, dv, causal, mrs, mcs, hasMask := v.Sq, v.Sk, v.D, v.Dv, v.Causal, v.MaskRowStride, v.MaskColStride, op.Mask != lir.NoBuf
-	if v.QRow != 0 || v.KRow != 0 || v.VRow != 0 {
-		return g.unsupported("attention operands with row strides (views read in place)")
-	}
 	batch := v.Batch
-	strides := [][]int64{v.QStrides, v.KStrides, v.VStrides}
-	if hasMask {
-		strides = append(strides, v.MaskStrides)
+	strides, nb, err := g.attnBatch(op)
+	if err != nil {
+		return err
 	}
-	for _, st := range strides {
-		if len(st) != len(batch) {
-			return fmt.Errorf("malformed attention step: %d batch strides for %d batch dims", len(st), len(batch))
-		}
-	}
-	nb := tensor.NumElements(batch)
 	R := attnRows(sq, nb)
 	qBlocks := ceilDiv(sq, R)
 	if qBlocks > maxGroups || nb > maxGroups {
@@ -83,25 +116,7 @@ func (g *gen) attention(op *lir.Attention) error {
 	}
 	const T, L = attnThreads, attnKeys
 	g.begin([3]int{T, 1, 1})
-	q, err := g.param(op.Q, kir.F32, false, "q")
-	if err != nil {
-		return err
-	}
-	k, err := g.param(op.K, kir.F32, false, "k")
-	if err != nil {
-		return err
-	}
-	vv, err := g.param(op.V, kir.F32, false, "v")
-	if err != nil {
-		return err
-	}
-	var mask operand
-	if hasMask {
-		if mask, err = g.param(op.Mask, kir.F32, false, "mask"); err != nil {
-			return err
-		}
-	}
-	out, err := g.param(op.Out, kir.F32, true, "out")
+	q, k, vv, mask, out, err := g.attnParams(op)
 	if err != nil {
 		return err
 	}

@@ -143,6 +143,22 @@ func broadcast(x, y []int64) ([]int64, bool) {
 	return out, true
 }
 
+// productParams declares a product's parameters: its two operands (f32,
+// read), its epilogue's and its output.
+func (g *gen) productParams(a, b lir.Buf, e *lir.Epilogue, out lir.Buf, an, bn string) (ao, bo operand, ep *epilogue, oo operand, err error) {
+	if ao, err = g.param(a, kir.F32, false, an); err != nil {
+		return
+	}
+	if bo, err = g.param(b, kir.F32, false, bn); err != nil {
+		return
+	}
+	if ep, err = g.epilogueParams(e); err != nil {
+		return
+	}
+	oo, err = g.param(out, kir.F32, true, "out")
+	return
+}
+
 // matmul lowers a batched NumPy matmul with its epilogue: the GEMV
 // kernel (gemv.go) for a few rows, else the tiled GEMM kernel (gemm.go),
 // one workgroup per output tile and batch.
@@ -165,19 +181,7 @@ func (g *gen) matmul(op *lir.MatMul) error {
 		return g.unsupported("%d matrices in one batch exceed %d workgroups", nb, maxGroups)
 	}
 	g.begin([3]int{gemmThreads, 1, 1})
-	a, err := g.param(op.A, kir.F32, false, "a")
-	if err != nil {
-		return err
-	}
-	b, err := g.param(op.B, kir.F32, false, "b")
-	if err != nil {
-		return err
-	}
-	ep, err := g.epilogueParams(&op.Epilogue)
-	if err != nil {
-		return err
-	}
-	out, err := g.param(op.Out, kir.F32, true, "out")
+	a, b, ep, out, err := g.productParams(op.A, op.B, &op.Epilogue, op.Out, "a", "b")
 	if err != nil {
 		return err
 	}
@@ -241,19 +245,7 @@ func (g *gen) conv2dGemm(op *lir.Conv2D) error {
 	sh, sw, pt, pl, dh, dw, groups, OH, OW := v.StrideH, v.StrideW, v.PadT, v.PadL, v.DilH, v.DilW, v.Groups, v.OH, v.OW
 	cg, og := C/groups, O/groups
 	g.begin([3]int{gemmThreads, 1, 1})
-	x, err := g.param(op.X, kir.F32, false, "x")
-	if err != nil {
-		return err
-	}
-	w, err := g.param(op.W, kir.F32, false, "w")
-	if err != nil {
-		return err
-	}
-	ep, err := g.epilogueParams(&op.Epilogue)
-	if err != nil {
-		return err
-	}
-	out, err := g.param(op.Out, kir.F32, true, "out")
+	x, w, ep, out, err := g.productParams(op.X, op.W, &op.Epilogue, op.Out, "x", "w")
 	if err != nil {
 		return err
 	}
@@ -323,19 +315,7 @@ func (g *gen) conv2dDirect(op *lir.Conv2D) error {
 	sh, sw, pt, pl, dh, dw, groups, OH, OW := v.StrideH, v.StrideW, v.PadT, v.PadL, v.DilH, v.DilW, v.Groups, v.OH, v.OW
 	cg, og := C/groups, O/groups
 	g.begin([3]int{256, 1, 1})
-	x, err := g.param(op.X, kir.F32, false, "x")
-	if err != nil {
-		return err
-	}
-	w, err := g.param(op.W, kir.F32, false, "w")
-	if err != nil {
-		return err
-	}
-	ep, err := g.epilogueParams(&op.Epilogue)
-	if err != nil {
-		return err
-	}
-	out, err := g.param(op.Out, kir.F32, true, "out")
+	x, w, ep, out, err := g.productParams(op.X, op.W, &op.Epilogue, op.Out, "x", "w")
 	if err != nil {
 		return err
 	}
@@ -381,44 +361,17 @@ const attentionThreads = 64
 func (g *gen) attentionRow(op *lir.Attention) error {
 	v := &op.Geom
 	sq, sk, d, dv, causal, mrs, mcs, hasMask := v.Sq, v.Sk, v.D, v.Dv, v.Causal, v.MaskRowStride, v.MaskColStride, op.Mask != lir.NoBuf
-	if v.QRow != 0 || v.KRow != 0 || v.VRow != 0 {
-		return g.unsupported("attention operands with row strides (views read in place)")
-	}
 	batch := v.Batch
-	strides := [][]int64{v.QStrides, v.KStrides, v.VStrides}
-	if hasMask {
-		strides = append(strides, v.MaskStrides)
+	strides, nb, err := g.attnBatch(op)
+	if err != nil {
+		return err
 	}
-	for _, st := range strides {
-		if len(st) != len(batch) {
-			return fmt.Errorf("malformed attention step: %d batch strides for %d batch dims", len(st), len(batch))
-		}
-	}
-	nb := tensor.NumElements(batch)
 	if sq > maxGroups || nb > maxGroups {
 		return g.unsupported("attention over %d queries × %d batches exceeds the workgroup grid", sq, nb)
 	}
 	const L = attentionThreads
 	g.begin([3]int{L, 1, 1})
-	q, err := g.param(op.Q, kir.F32, false, "q")
-	if err != nil {
-		return err
-	}
-	k, err := g.param(op.K, kir.F32, false, "k")
-	if err != nil {
-		return err
-	}
-	vv, err := g.param(op.V, kir.F32, false, "v")
-	if err != nil {
-		return err
-	}
-	var mask operand
-	if hasMask {
-		if mask, err = g.param(op.Mask, kir.F32, false, "mask"); err != nil {
-			return err
-		}
-	}
-	out, err := g.param(op.Out, kir.F32, true, "out")
+	q, k, vv, mask, out, err := g.attnParams(op)
 	if err != nil {
 		return err
 	}
