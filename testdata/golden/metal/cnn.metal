@@ -241,10 +241,10 @@ kernel void reduce_011180dc263c(const device float* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_7a6ef33cbbdd (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_3843c0da313c (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_7a6ef33cbbdd(const device float* p0 [[buffer(0)]],
+kernel void matmul_3843c0da313c(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     device float* p3 [[buffer(3)]],
@@ -256,7 +256,8 @@ kernel void matmul_7a6ef33cbbdd(const device float* p0 [[buffer(0)]],
   int tid = int(rlx_local.x);
   int tx = (tid - ((tid / 16) * 16));
   int ty = (tid / 16);
-  int col = ((int(rlx_group.x) * 16) + tx);
+  int ct = 0;
+  int col = ((ct * 16) + tx);
   int lcol = ((col < 9) ? col : 9);
   float acc0 = 0.0f;
   float acc1 = 0.0f;
@@ -288,7 +289,7 @@ kernel void matmul_7a6ef33cbbdd(const device float* p0 [[buffer(0)]],
   if (tid < 32) {
     int row = (tid / 16);
     int x = (tid - ((tid / 16) * 16));
-    int ocol = ((int(rlx_group.x) * 16) + x);
+    int ocol = ((ct * 16) + x);
     float total = (((((((((((((((s0[((row * 256) + x)] + s0[((row * 256) + (x + 16))]) + s0[((row * 256) + (x + 32))]) + s0[((row * 256) + (x + 48))]) + s0[((row * 256) + (x + 64))]) + s0[((row * 256) + (x + 80))]) + s0[((row * 256) + (x + 96))]) + s0[((row * 256) + (x + 112))]) + s0[((row * 256) + (x + 128))]) + s0[((row * 256) + (x + 144))]) + s0[((row * 256) + (x + 160))]) + s0[((row * 256) + (x + 176))]) + s0[((row * 256) + (x + 192))]) + s0[((row * 256) + (x + 208))]) + s0[((row * 256) + (x + 224))]) + s0[((row * 256) + (x + 240))]);
     if (ocol < 10) {
       p3[(rlx_off[3] + ((int(rlx_group.z) * 20) + ((row * 10) + ocol)))] = (total + p2[(rlx_off[2] + ocol)]);

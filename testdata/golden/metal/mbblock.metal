@@ -553,10 +553,10 @@ kernel void reduce_9b27cd209a3e(const device float* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_6b54a97cab3c (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_8a44663a13a9 (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_6b54a97cab3c(const device float* p0 [[buffer(0)]],
+kernel void matmul_8a44663a13a9(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     device float* p3 [[buffer(3)]],
@@ -568,7 +568,8 @@ kernel void matmul_6b54a97cab3c(const device float* p0 [[buffer(0)]],
   int tid = int(rlx_local.x);
   int tx = (tid - ((tid / 16) * 16));
   int ty = (tid / 16);
-  int col = ((int(rlx_group.x) * 16) + tx);
+  int ct = 0;
+  int col = ((ct * 16) + tx);
   int lcol = ((col < 9) ? col : 9);
   float acc0 = 0.0f;
   float acc1 = 0.0f;
@@ -600,7 +601,7 @@ kernel void matmul_6b54a97cab3c(const device float* p0 [[buffer(0)]],
   if (tid < 32) {
     int row = (tid / 16);
     int x = (tid - ((tid / 16) * 16));
-    int ocol = ((int(rlx_group.x) * 16) + x);
+    int ocol = ((ct * 16) + x);
     float total = (((((((((((((((s0[((row * 256) + x)] + s0[((row * 256) + (x + 16))]) + s0[((row * 256) + (x + 32))]) + s0[((row * 256) + (x + 48))]) + s0[((row * 256) + (x + 64))]) + s0[((row * 256) + (x + 80))]) + s0[((row * 256) + (x + 96))]) + s0[((row * 256) + (x + 112))]) + s0[((row * 256) + (x + 128))]) + s0[((row * 256) + (x + 144))]) + s0[((row * 256) + (x + 160))]) + s0[((row * 256) + (x + 176))]) + s0[((row * 256) + (x + 192))]) + s0[((row * 256) + (x + 208))]) + s0[((row * 256) + (x + 224))]) + s0[((row * 256) + (x + 240))]);
     if (ocol < 10) {
       p3[(rlx_off[3] + ((int(rlx_group.z) * 20) + ((row * 10) + ocol)))] = (total + p2[(rlx_off[2] + ocol)]);

@@ -20,10 +20,10 @@ kernel void ew_34b8100fd952(const device float* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_b78c536f8ed8 (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_a2691bf1bd5a (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_b78c536f8ed8(const device float* p0 [[buffer(0)]],
+kernel void matmul_a2691bf1bd5a(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     device float* p3 [[buffer(3)]],
@@ -35,7 +35,8 @@ kernel void matmul_b78c536f8ed8(const device float* p0 [[buffer(0)]],
   int tid = int(rlx_local.x);
   int tx = (tid - ((tid / 16) * 16));
   int ty = (tid / 16);
-  int col = ((int(rlx_group.x) * 16) + tx);
+  int ct = 0;
+  int col = ((ct * 16) + tx);
   int lcol = ((col < 1) ? col : 1);
   float acc0 = 0.0f;
   float acc1 = 0.0f;
@@ -67,7 +68,7 @@ kernel void matmul_b78c536f8ed8(const device float* p0 [[buffer(0)]],
   if (tid < 32) {
     int row = (tid / 16);
     int x = (tid - ((tid / 16) * 16));
-    int ocol = ((int(rlx_group.x) * 16) + x);
+    int ocol = ((ct * 16) + x);
     float total = (((((((((((((((s0[((row * 256) + x)] + s0[((row * 256) + (x + 16))]) + s0[((row * 256) + (x + 32))]) + s0[((row * 256) + (x + 48))]) + s0[((row * 256) + (x + 64))]) + s0[((row * 256) + (x + 80))]) + s0[((row * 256) + (x + 96))]) + s0[((row * 256) + (x + 112))]) + s0[((row * 256) + (x + 128))]) + s0[((row * 256) + (x + 144))]) + s0[((row * 256) + (x + 160))]) + s0[((row * 256) + (x + 176))]) + s0[((row * 256) + (x + 192))]) + s0[((row * 256) + (x + 208))]) + s0[((row * 256) + (x + 224))]) + s0[((row * 256) + (x + 240))]);
     if (ocol < 2) {
       p3[(rlx_off[3] + ((int(rlx_group.z) * 4) + ((row * 2) + ocol)))] = (total + p2[(rlx_off[2] + ocol)]);
@@ -75,10 +76,10 @@ kernel void matmul_b78c536f8ed8(const device float* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_cb56f6ac53d6 (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_df3c0c7317d7 (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_cb56f6ac53d6(const device float* p0 [[buffer(0)]],
+kernel void matmul_df3c0c7317d7(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     device float* p2 [[buffer(2)]],
     constant int* rlx_off [[buffer(3)]],
@@ -89,7 +90,8 @@ kernel void matmul_cb56f6ac53d6(const device float* p0 [[buffer(0)]],
   int tid = int(rlx_local.x);
   int tx = (tid - ((tid / 16) * 16));
   int ty = (tid / 16);
-  int col = ((int(rlx_group.x) * 16) + tx);
+  int ct = 0;
+  int col = ((ct * 16) + tx);
   int lcol = ((col < 1) ? col : 1);
   float acc0 = 0.0f;
   float acc1 = 0.0f;
@@ -121,7 +123,7 @@ kernel void matmul_cb56f6ac53d6(const device float* p0 [[buffer(0)]],
   if (tid < 32) {
     int row = (tid / 16);
     int x = (tid - ((tid / 16) * 16));
-    int ocol = ((int(rlx_group.x) * 16) + x);
+    int ocol = ((ct * 16) + x);
     float total = (((((((((((((((s0[((row * 256) + x)] + s0[((row * 256) + (x + 16))]) + s0[((row * 256) + (x + 32))]) + s0[((row * 256) + (x + 48))]) + s0[((row * 256) + (x + 64))]) + s0[((row * 256) + (x + 80))]) + s0[((row * 256) + (x + 96))]) + s0[((row * 256) + (x + 112))]) + s0[((row * 256) + (x + 128))]) + s0[((row * 256) + (x + 144))]) + s0[((row * 256) + (x + 160))]) + s0[((row * 256) + (x + 176))]) + s0[((row * 256) + (x + 192))]) + s0[((row * 256) + (x + 208))]) + s0[((row * 256) + (x + 224))]) + s0[((row * 256) + (x + 240))]);
     if (ocol < 2) {
       p2[(rlx_off[2] + ((int(rlx_group.z) * 4) + ((row * 2) + ocol)))] = total;
@@ -166,10 +168,10 @@ kernel void gather_4469ada80a58(const device int* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_c280a2d24889 (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_b3f99e780882 (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_c280a2d24889(const device float* p0 [[buffer(0)]],
+kernel void matmul_b3f99e780882(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     device float* p2 [[buffer(2)]],
     constant int* rlx_off [[buffer(3)]],
@@ -180,7 +182,8 @@ kernel void matmul_c280a2d24889(const device float* p0 [[buffer(0)]],
   int tid = int(rlx_local.x);
   int tx = (tid - ((tid / 16) * 16));
   int ty = (tid / 16);
-  int col = ((int(rlx_group.x) * 16) + tx);
+  int ct = 0;
+  int col = ((ct * 16) + tx);
   int lcol = ((col < 1) ? col : 1);
   float acc0 = 0.0f;
   float acc1 = 0.0f;
@@ -236,7 +239,7 @@ kernel void matmul_c280a2d24889(const device float* p0 [[buffer(0)]],
   if (tid < 96) {
     int row = (tid / 16);
     int x = (tid - ((tid / 16) * 16));
-    int ocol = ((int(rlx_group.x) * 16) + x);
+    int ocol = ((ct * 16) + x);
     float total = (((((((((((((((s0[((row * 256) + x)] + s0[((row * 256) + (x + 16))]) + s0[((row * 256) + (x + 32))]) + s0[((row * 256) + (x + 48))]) + s0[((row * 256) + (x + 64))]) + s0[((row * 256) + (x + 80))]) + s0[((row * 256) + (x + 96))]) + s0[((row * 256) + (x + 112))]) + s0[((row * 256) + (x + 128))]) + s0[((row * 256) + (x + 144))]) + s0[((row * 256) + (x + 160))]) + s0[((row * 256) + (x + 176))]) + s0[((row * 256) + (x + 192))]) + s0[((row * 256) + (x + 208))]) + s0[((row * 256) + (x + 224))]) + s0[((row * 256) + (x + 240))]);
     if (ocol < 2) {
       float pre1 = total;

@@ -50,10 +50,10 @@ kernel void ew_f6e6345b78d6(const device float* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_7d7be537b7df (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_924c10888178 (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_7d7be537b7df(const device float* p0 [[buffer(0)]],
+kernel void matmul_924c10888178(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     device float* p3 [[buffer(3)]],
@@ -65,7 +65,8 @@ kernel void matmul_7d7be537b7df(const device float* p0 [[buffer(0)]],
   int tid = int(rlx_local.x);
   int tx = (tid - ((tid / 16) * 16));
   int ty = (tid / 16);
-  int col = ((int(rlx_group.x) * 16) + tx);
+  int ct = (int(rlx_group.x) - ((int(rlx_group.x) / 2) * 2));
+  int col = ((ct * 16) + tx);
   float acc0 = 0.0f;
   float acc1 = 0.0f;
   float acc2 = 0.0f;
@@ -120,7 +121,7 @@ kernel void matmul_7d7be537b7df(const device float* p0 [[buffer(0)]],
   if (tid < 96) {
     int row = (tid / 16);
     int x = (tid - ((tid / 16) * 16));
-    int ocol = ((int(rlx_group.x) * 16) + x);
+    int ocol = ((ct * 16) + x);
     float total = (((((((((((((((s0[((row * 256) + x)] + s0[((row * 256) + (x + 16))]) + s0[((row * 256) + (x + 32))]) + s0[((row * 256) + (x + 48))]) + s0[((row * 256) + (x + 64))]) + s0[((row * 256) + (x + 80))]) + s0[((row * 256) + (x + 96))]) + s0[((row * 256) + (x + 112))]) + s0[((row * 256) + (x + 128))]) + s0[((row * 256) + (x + 144))]) + s0[((row * 256) + (x + 160))]) + s0[((row * 256) + (x + 176))]) + s0[((row * 256) + (x + 192))]) + s0[((row * 256) + (x + 208))]) + s0[((row * 256) + (x + 224))]) + s0[((row * 256) + (x + 240))]);
     p3[(rlx_off[3] + ((int(rlx_group.z) * 192) + ((row * 32) + ocol)))] = (total + p2[(rlx_off[2] + ocol)]);
   }
@@ -156,10 +157,10 @@ kernel void copy_e5e402f4acfb(const device int* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_512ca771fe26 (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_e98c4ff262f1 (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_512ca771fe26(const device float* p0 [[buffer(0)]],
+kernel void matmul_e98c4ff262f1(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     device float* p3 [[buffer(3)]],
@@ -171,7 +172,8 @@ kernel void matmul_512ca771fe26(const device float* p0 [[buffer(0)]],
   int tid = int(rlx_local.x);
   int tx = (tid - ((tid / 16) * 16));
   int ty = (tid / 16);
-  int col = ((int(rlx_group.x) * 16) + tx);
+  int ct = (int(rlx_group.x) - ((int(rlx_group.x) / 2) * 2));
+  int col = ((ct * 16) + tx);
   float acc0 = 0.0f;
   float acc1 = 0.0f;
   for (int k0 = ty; k0 < 8; k0 += 64) {
@@ -202,7 +204,7 @@ kernel void matmul_512ca771fe26(const device float* p0 [[buffer(0)]],
   if (tid < 32) {
     int row = (tid / 16);
     int x = (tid - ((tid / 16) * 16));
-    int ocol = ((int(rlx_group.x) * 16) + x);
+    int ocol = ((ct * 16) + x);
     float total = (((((((((((((((s0[((row * 256) + x)] + s0[((row * 256) + (x + 16))]) + s0[((row * 256) + (x + 32))]) + s0[((row * 256) + (x + 48))]) + s0[((row * 256) + (x + 64))]) + s0[((row * 256) + (x + 80))]) + s0[((row * 256) + (x + 96))]) + s0[((row * 256) + (x + 112))]) + s0[((row * 256) + (x + 128))]) + s0[((row * 256) + (x + 144))]) + s0[((row * 256) + (x + 160))]) + s0[((row * 256) + (x + 176))]) + s0[((row * 256) + (x + 192))]) + s0[((row * 256) + (x + 208))]) + s0[((row * 256) + (x + 224))]) + s0[((row * 256) + (x + 240))]);
     int h_1 = ((int(rlx_group.z) * 64) + ((row * 32) + ocol));
     p3[(rlx_off[3] + h_1)] = (total + p2[(rlx_off[2] + h_1)]);
@@ -380,10 +382,10 @@ kernel void copy_3a6d72afde69(const device int* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_e04d25573332 (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_6288b6f929e9 (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_e04d25573332(const device float* p0 [[buffer(0)]],
+kernel void matmul_6288b6f929e9(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     device float* p3 [[buffer(3)]],
@@ -395,7 +397,8 @@ kernel void matmul_e04d25573332(const device float* p0 [[buffer(0)]],
   int tid = int(rlx_local.x);
   int tx = (tid - ((tid / 16) * 16));
   int ty = (tid / 16);
-  int col = ((int(rlx_group.x) * 16) + tx);
+  int ct = (int(rlx_group.x) - ((int(rlx_group.x) / 2) * 2));
+  int col = ((ct * 16) + tx);
   int lcol = ((col < 23) ? col : 23);
   float acc0 = 0.0f;
   float acc1 = 0.0f;
@@ -451,7 +454,7 @@ kernel void matmul_e04d25573332(const device float* p0 [[buffer(0)]],
   if (tid < 96) {
     int row = (tid / 16);
     int x = (tid - ((tid / 16) * 16));
-    int ocol = ((int(rlx_group.x) * 16) + x);
+    int ocol = ((ct * 16) + x);
     float total = (((((((((((((((s0[((row * 256) + x)] + s0[((row * 256) + (x + 16))]) + s0[((row * 256) + (x + 32))]) + s0[((row * 256) + (x + 48))]) + s0[((row * 256) + (x + 64))]) + s0[((row * 256) + (x + 80))]) + s0[((row * 256) + (x + 96))]) + s0[((row * 256) + (x + 112))]) + s0[((row * 256) + (x + 128))]) + s0[((row * 256) + (x + 144))]) + s0[((row * 256) + (x + 160))]) + s0[((row * 256) + (x + 176))]) + s0[((row * 256) + (x + 192))]) + s0[((row * 256) + (x + 208))]) + s0[((row * 256) + (x + 224))]) + s0[((row * 256) + (x + 240))]);
     if (ocol < 24) {
       p3[(rlx_off[3] + ((int(rlx_group.z) * 144) + ((row * 24) + ocol)))] = (total + p2[(rlx_off[2] + ocol)]);
@@ -489,10 +492,10 @@ kernel void copy_0c788164ba72(const device int* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_db65f0a16d43 (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_c1ab21d67254 (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_db65f0a16d43(const device float* p0 [[buffer(0)]],
+kernel void matmul_c1ab21d67254(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     device float* p3 [[buffer(3)]],
@@ -504,7 +507,8 @@ kernel void matmul_db65f0a16d43(const device float* p0 [[buffer(0)]],
   int tid = int(rlx_local.x);
   int tx = (tid - ((tid / 16) * 16));
   int ty = (tid / 16);
-  int col = ((int(rlx_group.x) * 16) + tx);
+  int ct = (int(rlx_group.x) - ((int(rlx_group.x) / 2) * 2));
+  int col = ((ct * 16) + tx);
   int lcol = ((col < 23) ? col : 23);
   float acc0 = 0.0f;
   float acc1 = 0.0f;
@@ -536,7 +540,7 @@ kernel void matmul_db65f0a16d43(const device float* p0 [[buffer(0)]],
   if (tid < 32) {
     int row = (tid / 16);
     int x = (tid - ((tid / 16) * 16));
-    int ocol = ((int(rlx_group.x) * 16) + x);
+    int ocol = ((ct * 16) + x);
     float total = (((((((((((((((s0[((row * 256) + x)] + s0[((row * 256) + (x + 16))]) + s0[((row * 256) + (x + 32))]) + s0[((row * 256) + (x + 48))]) + s0[((row * 256) + (x + 64))]) + s0[((row * 256) + (x + 80))]) + s0[((row * 256) + (x + 96))]) + s0[((row * 256) + (x + 112))]) + s0[((row * 256) + (x + 128))]) + s0[((row * 256) + (x + 144))]) + s0[((row * 256) + (x + 160))]) + s0[((row * 256) + (x + 176))]) + s0[((row * 256) + (x + 192))]) + s0[((row * 256) + (x + 208))]) + s0[((row * 256) + (x + 224))]) + s0[((row * 256) + (x + 240))]);
     if (ocol < 24) {
       p3[(rlx_off[3] + ((int(rlx_group.z) * 48) + ((row * 24) + ocol)))] = (total + p2[(rlx_off[2] + ocol)]);
@@ -626,10 +630,10 @@ kernel void memcpy_4cf2fd9bc749(const device int* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_b92878d3d693 (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_d647eb3b45f5 (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_b92878d3d693(const device float* p0 [[buffer(0)]],
+kernel void matmul_d647eb3b45f5(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     device float* p3 [[buffer(3)]],
@@ -641,7 +645,8 @@ kernel void matmul_b92878d3d693(const device float* p0 [[buffer(0)]],
   int tid = int(rlx_local.x);
   int tx = (tid - ((tid / 16) * 16));
   int ty = (tid / 16);
-  int col = ((int(rlx_group.x) * 16) + tx);
+  int ct = (int(rlx_group.x) - ((int(rlx_group.x) / 2) * 2));
+  int col = ((ct * 16) + tx);
   int lcol = ((col < 23) ? col : 23);
   float acc0 = 0.0f;
   float acc1 = 0.0f;
@@ -697,7 +702,7 @@ kernel void matmul_b92878d3d693(const device float* p0 [[buffer(0)]],
   if (tid < 96) {
     int row = (tid / 16);
     int x = (tid - ((tid / 16) * 16));
-    int ocol = ((int(rlx_group.x) * 16) + x);
+    int ocol = ((ct * 16) + x);
     float total = (((((((((((((((s0[((row * 256) + x)] + s0[((row * 256) + (x + 16))]) + s0[((row * 256) + (x + 32))]) + s0[((row * 256) + (x + 48))]) + s0[((row * 256) + (x + 64))]) + s0[((row * 256) + (x + 80))]) + s0[((row * 256) + (x + 96))]) + s0[((row * 256) + (x + 112))]) + s0[((row * 256) + (x + 128))]) + s0[((row * 256) + (x + 144))]) + s0[((row * 256) + (x + 160))]) + s0[((row * 256) + (x + 176))]) + s0[((row * 256) + (x + 192))]) + s0[((row * 256) + (x + 208))]) + s0[((row * 256) + (x + 224))]) + s0[((row * 256) + (x + 240))]);
     if (ocol < 24) {
       p3[(rlx_off[3] + ((int(rlx_group.z) * 144) + ((row * 24) + ocol)))] = (total + p2[(rlx_off[2] + ocol)]);
@@ -751,10 +756,10 @@ kernel void copy_2c5491569054(const device int* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_2c2b228e17c0 (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_533e2553dc46 (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_2c2b228e17c0(const device float* p0 [[buffer(0)]],
+kernel void matmul_533e2553dc46(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     device float* p3 [[buffer(3)]],
@@ -766,7 +771,8 @@ kernel void matmul_2c2b228e17c0(const device float* p0 [[buffer(0)]],
   int tid = int(rlx_local.x);
   int tx = (tid - ((tid / 16) * 16));
   int ty = (tid / 16);
-  int col = ((int(rlx_group.x) * 16) + tx);
+  int ct = 0;
+  int col = ((ct * 16) + tx);
   float acc0 = 0.0f;
   float acc1 = 0.0f;
   for (int k0 = ty; k0 < 8; k0 += 64) {
@@ -797,7 +803,7 @@ kernel void matmul_2c2b228e17c0(const device float* p0 [[buffer(0)]],
   if (tid < 32) {
     int row = (tid / 16);
     int x = (tid - ((tid / 16) * 16));
-    int ocol = ((int(rlx_group.x) * 16) + x);
+    int ocol = ((ct * 16) + x);
     float total = (((((((((((((((s0[((row * 256) + x)] + s0[((row * 256) + (x + 16))]) + s0[((row * 256) + (x + 32))]) + s0[((row * 256) + (x + 48))]) + s0[((row * 256) + (x + 64))]) + s0[((row * 256) + (x + 80))]) + s0[((row * 256) + (x + 96))]) + s0[((row * 256) + (x + 112))]) + s0[((row * 256) + (x + 128))]) + s0[((row * 256) + (x + 144))]) + s0[((row * 256) + (x + 160))]) + s0[((row * 256) + (x + 176))]) + s0[((row * 256) + (x + 192))]) + s0[((row * 256) + (x + 208))]) + s0[((row * 256) + (x + 224))]) + s0[((row * 256) + (x + 240))]);
     p3[(rlx_off[3] + ((int(rlx_group.z) * 32) + ((row * 16) + ocol)))] = (total + p2[(rlx_off[2] + ocol)]);
   }
@@ -841,10 +847,10 @@ kernel void ew_674b4e7c127f(const device float* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_bb40015ce0b1 (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_29ebf4e32d5a (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_bb40015ce0b1(const device float* p0 [[buffer(0)]],
+kernel void matmul_29ebf4e32d5a(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     const device float* p3 [[buffer(3)]],
@@ -857,7 +863,8 @@ kernel void matmul_bb40015ce0b1(const device float* p0 [[buffer(0)]],
   int tid = int(rlx_local.x);
   int tx = (tid - ((tid / 16) * 16));
   int ty = (tid / 16);
-  int col = ((int(rlx_group.x) * 16) + tx);
+  int ct = 0;
+  int col = ((ct * 16) + tx);
   int lcol = ((col < 7) ? col : 7);
   float acc0 = 0.0f;
   float acc1 = 0.0f;
@@ -889,7 +896,7 @@ kernel void matmul_bb40015ce0b1(const device float* p0 [[buffer(0)]],
   if (tid < 32) {
     int row = (tid / 16);
     int x = (tid - ((tid / 16) * 16));
-    int ocol = ((int(rlx_group.x) * 16) + x);
+    int ocol = ((ct * 16) + x);
     float total = (((((((((((((((s0[((row * 256) + x)] + s0[((row * 256) + (x + 16))]) + s0[((row * 256) + (x + 32))]) + s0[((row * 256) + (x + 48))]) + s0[((row * 256) + (x + 64))]) + s0[((row * 256) + (x + 80))]) + s0[((row * 256) + (x + 96))]) + s0[((row * 256) + (x + 112))]) + s0[((row * 256) + (x + 128))]) + s0[((row * 256) + (x + 144))]) + s0[((row * 256) + (x + 160))]) + s0[((row * 256) + (x + 176))]) + s0[((row * 256) + (x + 192))]) + s0[((row * 256) + (x + 208))]) + s0[((row * 256) + (x + 224))]) + s0[((row * 256) + (x + 240))]);
     if (ocol < 8) {
       int h_1 = ((int(rlx_group.z) * 16) + ((row * 8) + ocol));

@@ -151,10 +151,10 @@ kernel void layernorm_2e7a24111757(const device float* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_0eb853da22ac (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_b5679754c604 (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_0eb853da22ac(const device float* p0 [[buffer(0)]],
+kernel void matmul_b5679754c604(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     device float* p2 [[buffer(2)]],
     constant int* rlx_off [[buffer(3)]],
@@ -165,7 +165,8 @@ kernel void matmul_0eb853da22ac(const device float* p0 [[buffer(0)]],
   int tid = int(rlx_local.x);
   int tx = (tid - ((tid / 16) * 16));
   int ty = (tid / 16);
-  int col = ((int(rlx_group.x) * 16) + tx);
+  int ct = (int(rlx_group.x) - ((int(rlx_group.x) / 4) * 4));
+  int col = ((ct * 16) + tx);
   float acc0 = 0.0f;
   float acc1 = 0.0f;
   float acc2 = 0.0f;
@@ -216,7 +217,7 @@ kernel void matmul_0eb853da22ac(const device float* p0 [[buffer(0)]],
   if (tid < 96) {
     int row = (tid / 16);
     int x = (tid - ((tid / 16) * 16));
-    int ocol = ((int(rlx_group.x) * 16) + x);
+    int ocol = ((ct * 16) + x);
     float total = (((((((((((((((s0[((row * 256) + x)] + s0[((row * 256) + (x + 16))]) + s0[((row * 256) + (x + 32))]) + s0[((row * 256) + (x + 48))]) + s0[((row * 256) + (x + 64))]) + s0[((row * 256) + (x + 80))]) + s0[((row * 256) + (x + 96))]) + s0[((row * 256) + (x + 112))]) + s0[((row * 256) + (x + 128))]) + s0[((row * 256) + (x + 144))]) + s0[((row * 256) + (x + 160))]) + s0[((row * 256) + (x + 176))]) + s0[((row * 256) + (x + 192))]) + s0[((row * 256) + (x + 208))]) + s0[((row * 256) + (x + 224))]) + s0[((row * 256) + (x + 240))]);
     float pre1 = total;
     p2[(rlx_off[2] + ((int(rlx_group.z) * 384) + ((row * 64) + ocol)))] = (pre1 / (1.0f + precise::exp((-pre1))));
@@ -257,10 +258,10 @@ kernel void ew_7ad279de758e(const device float* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel matmul_ec344513a5b1 (Metal Shading Language; generated, do not edit)
+// rlx kernel matmul_f0af2bd8c447 (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void matmul_ec344513a5b1(const device float* p0 [[buffer(0)]],
+kernel void matmul_f0af2bd8c447(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     device float* p2 [[buffer(2)]],
     constant int* rlx_off [[buffer(3)]],
@@ -271,7 +272,8 @@ kernel void matmul_ec344513a5b1(const device float* p0 [[buffer(0)]],
   int tid = int(rlx_local.x);
   int tx = (tid - ((tid / 16) * 16));
   int ty = (tid / 16);
-  int col = ((int(rlx_group.x) * 16) + tx);
+  int ct = (int(rlx_group.x) - ((int(rlx_group.x) / 4) * 4));
+  int col = ((ct * 16) + tx);
   float acc0 = 0.0f;
   float acc1 = 0.0f;
   float acc2 = 0.0f;
@@ -322,7 +324,7 @@ kernel void matmul_ec344513a5b1(const device float* p0 [[buffer(0)]],
   if (tid < 96) {
     int row = (tid / 16);
     int x = (tid - ((tid / 16) * 16));
-    int ocol = ((int(rlx_group.x) * 16) + x);
+    int ocol = ((ct * 16) + x);
     float total = (((((((((((((((s0[((row * 256) + x)] + s0[((row * 256) + (x + 16))]) + s0[((row * 256) + (x + 32))]) + s0[((row * 256) + (x + 48))]) + s0[((row * 256) + (x + 64))]) + s0[((row * 256) + (x + 80))]) + s0[((row * 256) + (x + 96))]) + s0[((row * 256) + (x + 112))]) + s0[((row * 256) + (x + 128))]) + s0[((row * 256) + (x + 144))]) + s0[((row * 256) + (x + 160))]) + s0[((row * 256) + (x + 176))]) + s0[((row * 256) + (x + 192))]) + s0[((row * 256) + (x + 208))]) + s0[((row * 256) + (x + 224))]) + s0[((row * 256) + (x + 240))]);
     float pre1 = total;
     float h_1 = (0.7978846f * (pre1 + (0.044715f * (pre1 * (pre1 * pre1)))));

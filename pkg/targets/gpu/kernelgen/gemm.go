@@ -136,11 +136,9 @@ type gemm struct {
 	m, n, k int64
 	batch   int64
 	tile    gemmTiling
-	// splits is how many runs K is split into (1: none; see planGemm),
-	// chunk the length of a run, and partial the scratch their sums go
-	// to (gemmEnd sets chunk and declares partial).
-	splits, chunk int64
-	partial       operand
+	// kSplit is the split of K (planGemm's; gemmEnd rounds it and
+	// declares the scratch).
+	kSplit
 	// a is A[row, r], for row < m and r < k.
 	a func(row, r *kir.Expr) *kir.Expr
 	// bCol declares what loads of B need of column col, which is the
@@ -155,67 +153,93 @@ type gemm struct {
 	store func(row, col, acc *kir.Expr) []*kir.Stmt
 }
 
+// kSplit is a product's split of K into runs (see planGemm): splits runs
+// of chunk (1: unsplit), their partial sums in partial, the program's
+// scratch.
+type kSplit struct {
+	splits, chunk int64
+	partial       operand
+}
+
+// declareSplit rounds a split of a K of k to runs of whole steps of step
+// (only the last run's last step can then pass K) and declares the
+// scratch for batch·S partial M×N outputs, or leaves the product unsplit
+// where one run remains or the partials would lie past what a kernel
+// indexes.
+func (g *gen) declareSplit(sp *kSplit, k, step, batch, m, n int64) error {
+	if sp.splits <= 1 {
+		sp.splits = 1
+		return nil
+	}
+	sp.chunk = ceilDiv(ceilDiv(k, sp.splits), step) * step
+	sp.splits = ceilDiv(k, sp.chunk)
+	need := 4 * batch * sp.splits * m * n
+	if sp.splits <= 1 || (g.prog.Buffers[g.scratch].Offset+need)/4 > math.MaxInt32 {
+		sp.splits = 1
+		return nil
+	}
+	g.scratchBytes = max(g.scratchBytes, need)
+	var err error
+	sp.partial, err = g.param(g.scratch, kir.F32, true, "partial")
+	return err
+}
+
+// partialAt is where batch b's split s stores output (row, col):
+// partial[((b·S + s)·M + row)·N + col].
+func (sp *kSplit) partialAt(split, row, col *kir.Expr, m, n int64) *kir.Expr {
+	I := kir.Int
+	return kir.Add(kir.Mul(kir.Add(kir.Mul(kir.Add(kir.Mul(kir.GroupID(2), I(sp.splits)), split), I(m)), row), I(n)), col)
+}
+
+// sumSplits adds, after the split kernel g has just ended, the kernel that
+// sums the partials: the split kernel's parameters again (so that store's
+// operands mean the same), one invocation per output of the batch
+// (workgroup z, as in the first), the partials added in order s =
+// 0..S-1 and stored through store.
+func (g *gen) sumSplits(sp *kSplit, m, n, batch int64, store func(row, col, acc *kir.Expr) []*kir.Stmt) {
+	const T = gemmThreads
+	first := g.k
+	g.k = &kir.Kernel{Name: first.Name + "_sum", Local: [3]int{T, 1, 1}, Params: append([]kir.Param(nil), first.Params...)}
+	for i := range g.k.Params {
+		g.k.Params[i].Write = i != sp.partial.p && first.Params[i].Write
+	}
+	g.args = append([]lir.Buf(nil), g.args...)
+	g.bases = append([]int64(nil), g.bases...)
+	I := kir.Int
+	V := func(n string) *kir.Expr { return kir.Var(n, kir.I32) }
+	mn := m * n
+	base := kir.Mul(kir.GroupID(2), I(sp.splits*mn))
+	sum := sp.partial.load(kir.Add(base, V("i")))
+	for s := int64(1); s < sp.splits; s++ {
+		sum = kir.Add(sum, sp.partial.load(kir.Add(base, addC(V("i"), s*mn))))
+	}
+	inner := append([]*kir.Stmt{kir.Decl("total", sum)},
+		store(kir.Div(V("i"), I(n)), kir.Rem(V("i"), I(n)), kir.Var("total", kir.F32))...)
+	body := []*kir.Stmt{kir.Decl("i", kir.Add(kir.Mul(kir.GroupID(0), I(T)), kir.LocalID(0)))}
+	if mn%T != 0 {
+		body = append(body, kir.If(kir.Lt(V("i"), I(mn)), inner))
+	} else {
+		body = append(body, inner...)
+	}
+	g.end([3]int{int(ceilDiv(mn, T)), 1, int(batch)}, body...)
+}
+
 // gemmEnd ends g's kernel (begun with gemmThreads invocations, its
 // operands declared) as the tiled GEMM of p, after the statements pre.
 // A split GEMM (p.splits > 1) ends it as the partial products into the
-// step's scratch and adds a second kernel, the same parameters, that sums
-// the partials and stores them through p.store.
+// step's scratch and adds the kernel that sums them (sumSplits).
 func (g *gen) gemmEnd(p *gemm, pre []*kir.Stmt) error {
-	if p.splits > 1 {
-		// A run of K is whole K-steps, so only the last run's last step
-		// can pass K; S is then how many runs that makes.
-		p.chunk = ceilDiv(ceilDiv(p.k, p.splits), p.tile.bk) * p.tile.bk
-		p.splits = ceilDiv(p.k, p.chunk)
-	}
-	if p.splits > 1 {
-		need := 4 * p.batch * p.splits * p.m * p.n
-		sb := g.prog.Buffers[g.scratch]
-		if (sb.Offset+need)/4 > math.MaxInt32 {
-			p.splits = 1 // partials past what a kernel indexes: unsplit
-		} else {
-			g.scratchBytes = max(g.scratchBytes, need)
-			var err error
-			if p.partial, err = g.param(g.scratch, kir.F32, true, "partial"); err != nil {
-				return err
-			}
-		}
+	if err := g.declareSplit(&p.kSplit, p.k, p.tile.bk, p.batch, p.m, p.n); err != nil {
+		return err
 	}
 	body, groups, err := g.gemmKernel(p)
 	if err != nil {
 		return err
 	}
 	g.end(groups, append(pre, body...)...)
-	if p.splits <= 1 {
-		return nil
+	if p.splits > 1 {
+		g.sumSplits(&p.kSplit, p.m, p.n, p.batch, p.store)
 	}
-	// The sum: the first kernel's parameters again (so that p.store's
-	// operands mean the same), one invocation per output of the batch
-	// (workgroup z, as in the first).
-	const T = gemmThreads
-	first := g.k
-	g.k = &kir.Kernel{Name: first.Name + "_sum", Local: [3]int{T, 1, 1}, Params: append([]kir.Param(nil), first.Params...)}
-	for i := range g.k.Params {
-		g.k.Params[i].Write = i != p.partial.p && first.Params[i].Write
-	}
-	g.args = append([]lir.Buf(nil), g.args...)
-	g.bases = append([]int64(nil), g.bases...)
-	I := kir.Int
-	V := func(n string) *kir.Expr { return kir.Var(n, kir.I32) }
-	mn := p.m * p.n
-	base := kir.Mul(kir.GroupID(2), I(p.splits*mn))
-	sum := p.partial.load(kir.Add(base, V("i")))
-	for sp := int64(1); sp < p.splits; sp++ {
-		sum = kir.Add(sum, p.partial.load(kir.Add(base, addC(V("i"), sp*mn))))
-	}
-	inner := append([]*kir.Stmt{kir.Decl("total", sum)},
-		p.store(kir.Div(V("i"), I(p.n)), kir.Rem(V("i"), I(p.n)), kir.Var("total", kir.F32))...)
-	body = []*kir.Stmt{kir.Decl("i", kir.Add(kir.Mul(kir.GroupID(0), I(T)), kir.LocalID(0)))}
-	if mn%T != 0 {
-		body = append(body, kir.If(kir.Lt(V("i"), I(mn)), inner))
-	} else {
-		body = append(body, inner...)
-	}
-	g.end([3]int{int(ceilDiv(mn, T)), 1, int(p.batch)}, body...)
 	return nil
 }
 
@@ -333,8 +357,7 @@ func (g *gen) gemmKernel(p *gemm) ([]*kir.Stmt, [3]int, error) {
 			acc := kir.Var(accs[i*t.tn+j], kir.F32)
 			var st []*kir.Stmt
 			if splits > 1 {
-				at := kir.Add(kir.Mul(kir.Add(kir.Mul(kir.Add(kir.Mul(kir.GroupID(2), I(splits)), V("split")), I(p.m)), row), I(p.n)), col)
-				st = []*kir.Stmt{p.partial.store(at, acc)}
+				st = []*kir.Stmt{p.partial.store(p.partialAt(V("split"), row, col, p.m, p.n), acc)}
 			} else {
 				st = p.store(row, col, acc)
 			}

@@ -238,6 +238,23 @@ func TestPlanGemm(t *testing.T) {
 	}
 }
 
+// TestGemvSplits: which GEMVs split K. An MLP's layers at batch 1
+// (columns × K) and the narrow, long products the numeric tests run.
+func TestGemvSplits(t *testing.T) {
+	for _, c := range []struct{ n, k, batch, want int64 }{
+		{2048, 512, 1, 2},   // K allows two runs of 256
+		{2048, 2048, 1, 4},  // 128 workgroups, 4 runs reach 512
+		{512, 2048, 1, 8},   // 32 workgroups: runs of 256 bound it
+		{64, 4096, 1, 16},   // at most 16 runs
+		{1024, 64, 4, 1},    // K too short
+		{16384, 4096, 1, 1}, // 512 workgroups already
+	} {
+		if got := gemvSplits(c.n, c.k, c.batch); got != c.want {
+			t.Errorf("%d columns, K %d, %d batches: %d runs, want %d", c.n, c.k, c.batch, got, c.want)
+		}
+	}
+}
+
 // TestGemmTilings checks every tiling of the table fits the kernel's
 // 256 invocations and its staging loops.
 func TestGemmTilings(t *testing.T) {

@@ -39,14 +39,60 @@ func gemvColumns(n, batch int64) int64 {
 	return 16
 }
 
+// A GEMV streams B once, so its speed is how many loads are in flight:
+// at 32 or 16 columns a workgroup, an MLP layer of 2048 columns is 128
+// workgroups, a few warps per multiprocessor of a large GPU, each with
+// gemvUnroll loads out. Where the grid is smaller than gemvMinGroups and
+// K long, K is split into runs as a GEMM's is (planGemm): each workgroup
+// sums a run, and a second kernel adds the partials in order.
+const (
+	// gemvMinGroups is the grid a split GEMV aims for: four workgroups
+	// per multiprocessor of an H100 or H200.
+	gemvMinGroups = 4 * gemmMinGroups
+	// gemvSplitMinK is the least K a run of a split GEMV sums.
+	gemvSplitMinK = 256
+)
+
+// gemvSplits is how many runs a GEMV of n columns, batch times over,
+// splits its K of k into (1: none).
+func gemvSplits(n, k, batch int64) int64 {
+	groups := ceilDiv(n, gemvColumns(n, batch)) * batch
+	s := min(ceilDiv(gemvMinGroups, groups), k/gemvSplitMinK, gemmMaxSplits)
+	if groups >= gemvMinGroups || s < 2 {
+		return 1
+	}
+	return s
+}
+
 // gemv is one GEMV kernel's problem, with callbacks as gemm's: A[row, r],
 // B[r, col] and the store of output (row, col).
 type gemv struct {
 	m, n, k int64
 	batch   int64
+	kSplit  // gemvEnd sets it
 	a       func(row, r *kir.Expr) *kir.Expr
 	b       func(r, col *kir.Expr) *kir.Expr
 	store   func(row, col, acc *kir.Expr) []*kir.Stmt
+}
+
+// gemvEnd ends g's kernel (begun with gemmThreads invocations, its
+// operands declared) as the GEMV of p after the statements pre, split
+// where gemvSplits says, with the kernel that sums the partials then.
+func (g *gen) gemvEnd(p *gemv, pre []*kir.Stmt) error {
+	p.splits = gemvSplits(p.n, p.k, p.batch)
+	step := gemmThreads / gemvColumns(p.n, p.batch) * gemvUnroll
+	if err := g.declareSplit(&p.kSplit, p.k, step, p.batch, p.m, p.n); err != nil {
+		return err
+	}
+	body, groups, err := g.gemvKernel(p)
+	if err != nil {
+		return err
+	}
+	g.end(groups, append(pre, body...)...)
+	if p.splits > 1 {
+		g.sumSplits(&p.kSplit, p.m, p.n, p.batch, p.store)
+	}
+	return nil
 }
 
 // gemvKernel fills g's kernel (begun with gemmThreads invocations) with
@@ -58,7 +104,8 @@ func (g *gen) gemvKernel(p *gemv) ([]*kir.Stmt, [3]int, error) {
 	}
 	c := gemvColumns(p.n, p.batch)
 	s := T / c
-	groups := [3]int{int(ceilDiv(p.n, c)), 1, int(p.batch)}
+	splits, ntc := max(p.splits, 1), ceilDiv(p.n, c)
+	groups := [3]int{int(ntc * splits), 1, int(p.batch)}
 	for _, n := range groups {
 		if n > maxGroups {
 			return nil, [3]int{}, g.unsupported("%d×%d outputs in %d batches exceed the workgroup grid", p.m, p.n, p.batch)
@@ -72,7 +119,8 @@ func (g *gen) gemvKernel(p *gemv) ([]*kir.Stmt, [3]int, error) {
 		kir.Decl("tid", kir.LocalID(0)),
 		kir.Decl("tx", kir.Rem(V("tid"), I(c))),
 		kir.Decl("ty", kir.Div(V("tid"), I(c))),
-		kir.Decl("col", kir.Add(kir.Mul(kir.GroupID(0), I(c)), V("tx"))),
+		kir.Decl("ct", remC(kir.GroupID(0), ntc)),
+		kir.Decl("col", kir.Add(kir.Mul(V("ct"), I(c)), V("tx"))),
 	}
 	// Loads read a column in range; a column past n sums garbage that is
 	// never stored.
@@ -108,7 +156,15 @@ func (g *gen) gemvKernel(p *gemv) ([]*kir.Stmt, [3]int, error) {
 			step = append(step, kir.Assign(acc, kir.Add(F(acc), prod)))
 		}
 	}
-	body = append(body, kir.For("k0", V("ty"), I(p.k), I(s*gemvUnroll), step...))
+	kBegin, kEnd := V("ty"), I(p.k)
+	if splits > 1 {
+		// A run is whole loop steps (declareSplit), so only the last
+		// run's last step can pass K, which the loads guard.
+		body = append(body, kir.Decl("split", divC(kir.GroupID(0), ntc)))
+		kBegin = kir.Add(kir.Mul(V("split"), I(p.chunk)), V("ty"))
+		kEnd = kir.Min(kir.Add(kir.Mul(V("split"), I(p.chunk)), I(p.chunk)), I(p.k))
+	}
+	body = append(body, kir.For("k0", kBegin, kEnd, I(s*gemvUnroll), step...))
 	for i := range p.m {
 		idx := addC(kir.Add(kir.Mul(V("ty"), I(c)), V("tx")), i*s*c) // partial[(i·S + ty)·C + tx]
 		body = append(body, kir.StoreShared(0, idx, F(fmt.Sprintf("acc%d", i))))
@@ -119,14 +175,19 @@ func (g *gen) gemvKernel(p *gemv) ([]*kir.Stmt, [3]int, error) {
 	for y := int64(1); y < s; y++ {
 		sum = kir.Add(sum, kir.LoadShared(0, kir.F32, kir.Add(kir.Mul(V("row"), I(s*c)), addC(V("x"), y*c))))
 	}
-	ocol := kir.Add(kir.Mul(kir.GroupID(0), I(c)), V("x"))
+	ocol := kir.Add(kir.Mul(V("ct"), I(c)), V("x"))
 	fin := []*kir.Stmt{
 		kir.Decl("row", kir.Div(V("tid"), I(c))),
 		kir.Decl("x", kir.Rem(V("tid"), I(c))),
 		kir.Decl("ocol", ocol),
 		kir.Decl("total", sum),
 	}
-	st := p.store(V("row"), V("ocol"), F("total"))
+	var st []*kir.Stmt
+	if splits > 1 {
+		st = []*kir.Stmt{p.partial.store(p.partialAt(V("split"), V("row"), V("ocol"), p.m, p.n), F("total"))}
+	} else {
+		st = p.store(V("row"), V("ocol"), F("total"))
+	}
 	if p.n%c != 0 {
 		st = []*kir.Stmt{kir.If(kir.Lt(V("ocol"), I(p.n)), st)}
 	}

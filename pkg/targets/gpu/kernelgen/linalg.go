@@ -193,21 +193,16 @@ func (g *gen) matmul(op *lir.MatMul) error {
 		return g.finish(ep, out, acc, kir.Add(kir.Mul(bi, I(m*n)), kir.Add(kir.Mul(row, I(n)), col)), col)
 	}
 	if m <= gemvMaxRows {
-		body, groups, err := g.gemvKernel(&gemv{
+		return g.gemvEnd(&gemv{
 			m: m, n: n, k: k, batch: nb,
 			a:     func(row, r *kir.Expr) *kir.Expr { return a.load(kir.Add(aoff, kir.Add(mulC(row, k), r))) },
 			b:     func(r, col *kir.Expr) *kir.Expr { return b.load(kir.Add(boff, kir.Add(kir.Mul(r, I(n)), col))) },
 			store: store,
-		})
-		if err != nil {
-			return err
-		}
-		g.end(groups, append(pre, body...)...)
-		return nil
+		}, pre)
 	}
 	tile, splits := g.plan(m, n, k, nb)
 	return g.gemmEnd(&gemm{
-		m: m, n: n, k: k, batch: nb, tile: tile, splits: splits,
+		m: m, n: n, k: k, batch: nb, tile: tile, kSplit: kSplit{splits: splits},
 		a:    func(row, r *kir.Expr) *kir.Expr { return a.load(kir.Add(aoff, kir.Add(kir.Mul(row, I(k)), r))) },
 		bCol: func(*kir.Expr) []*kir.Stmt { return nil },
 		b: func(r, col *kir.Expr) ([]*kir.Stmt, *kir.Expr, *kir.Expr) {
@@ -259,7 +254,7 @@ func (g *gen) conv2dGemm(op *lir.Conv2D) error {
 	wLo, wHi := pl > 0, (OW-1)*sw-pl+(KW-1)*dw >= W
 	tile, splits := g.plan(og, p, r, groups)
 	return g.gemmEnd(&gemm{
-		m: og, n: p, k: r, batch: groups, tile: tile, splits: splits,
+		m: og, n: p, k: r, batch: groups, tile: tile, kSplit: kSplit{splits: splits},
 		a: func(row, rr *kir.Expr) *kir.Expr {
 			return w.load(kir.Add(kir.Mul(kir.Add(kir.Mul(gi, I(og)), row), I(r)), rr))
 		},
