@@ -224,23 +224,40 @@ func (g *gen) sumSplits(sp *kSplit, m, n, batch int64, store func(row, col, acc 
 	g.end([3]int{int(ceilDiv(mn, T)), 1, int(batch)}, body...)
 }
 
+// productShape is what a split product's kernels need of it besides its
+// kernel body: M×N outputs, batch times over, over K in loop steps of
+// step, stored through store.
+type productShape struct {
+	m, n, k, batch, step int64
+	store                func(row, col, acc *kir.Expr) []*kir.Stmt
+}
+
+// endSplit ends g's kernel (begun, its operands declared) with the body
+// kernel makes after the statements pre, splitting K as sp says
+// (declareSplit first, so that kernel sees the rounded split), and adds
+// the kernel that sums the partials where it is split.
+func (g *gen) endSplit(sp *kSplit, ps productShape, pre []*kir.Stmt, kernel func() ([]*kir.Stmt, [3]int, error)) error {
+	if err := g.declareSplit(sp, ps.k, ps.step, ps.batch, ps.m, ps.n); err != nil {
+		return err
+	}
+	body, groups, err := kernel()
+	if err != nil {
+		return err
+	}
+	g.end(groups, append(pre, body...)...)
+	if sp.splits > 1 {
+		g.sumSplits(sp, ps.m, ps.n, ps.batch, ps.store)
+	}
+	return nil
+}
+
 // gemmEnd ends g's kernel (begun with gemmThreads invocations, its
 // operands declared) as the tiled GEMM of p, after the statements pre.
 // A split GEMM (p.splits > 1) ends it as the partial products into the
 // step's scratch and adds the kernel that sums them (sumSplits).
 func (g *gen) gemmEnd(p *gemm, pre []*kir.Stmt) error {
-	if err := g.declareSplit(&p.kSplit, p.k, p.tile.bk, p.batch, p.m, p.n); err != nil {
-		return err
-	}
-	body, groups, err := g.gemmKernel(p)
-	if err != nil {
-		return err
-	}
-	g.end(groups, append(pre, body...)...)
-	if p.splits > 1 {
-		g.sumSplits(&p.kSplit, p.m, p.n, p.batch, p.store)
-	}
-	return nil
+	return g.endSplit(&p.kSplit, productShape{p.m, p.n, p.k, p.batch, p.tile.bk, p.store}, pre,
+		func() ([]*kir.Stmt, [3]int, error) { return g.gemmKernel(p) })
 }
 
 // gemmKernel fills g's kernel (begun with gemmLocal) with the tiled GEMM

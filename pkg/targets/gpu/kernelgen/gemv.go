@@ -81,18 +81,8 @@ type gemv struct {
 func (g *gen) gemvEnd(p *gemv, pre []*kir.Stmt) error {
 	p.splits = gemvSplits(p.n, p.k, p.batch)
 	step := gemmThreads / gemvColumns(p.n, p.batch) * gemvUnroll
-	if err := g.declareSplit(&p.kSplit, p.k, step, p.batch, p.m, p.n); err != nil {
-		return err
-	}
-	body, groups, err := g.gemvKernel(p)
-	if err != nil {
-		return err
-	}
-	g.end(groups, append(pre, body...)...)
-	if p.splits > 1 {
-		g.sumSplits(&p.kSplit, p.m, p.n, p.batch, p.store)
-	}
-	return nil
+	return g.endSplit(&p.kSplit, productShape{p.m, p.n, p.k, p.batch, step, p.store}, pre,
+		func() ([]*kir.Stmt, [3]int, error) { return g.gemvKernel(p) })
 }
 
 // gemvKernel fills g's kernel (begun with gemmThreads invocations) with
