@@ -113,48 +113,79 @@ func reduce(prog *lir.Program, op *lir.Reduce) (function, bool) {
 	var tasks, grain int64
 	if in == 1 {
 		tasks, grain = o, max(1, tuning.NativeEwGrain/r)
-		full := r - r%reduceLanes
+		full, tail := r-r%reduceLanes, r%reduceLanes
+		// The lanes as vector types: with the row's length a constant,
+		// clang unrolls a loop over an array of lanes completely and then
+		// leaves it scalar (a 7x7 global pool's rows of 49 ran at a
+		// quarter of long rows' rate; numbers in docs/perf/native.md).
+		// The tail is one more vector, its missing lanes the identity,
+		// and the lanes fold to one as a tree of vector halves: folding
+		// an array of lanes in scalar code cost short rows (a sum over
+		// 256 columns) as much as their loads.
+		fmt.Fprintf(&b, "\ttypedef float rlx_vf __attribute__((vector_size(%d)));\n", 4*reduceLanes)
+		fmt.Fprintf(&b, "\ttypedef int32_t rlx_vi __attribute__((vector_size(%d)));\n", 4*reduceLanes)
+		vacc, size := "rlx_vf", 4
+		if !extreme {
+			fmt.Fprintf(&b, "\ttypedef double rlx_vd __attribute__((vector_size(%d)));\n", 8*reduceLanes)
+			vacc, size = "rlx_vd", 8
+		}
+		for w := reduceLanes / 2; w >= 2; w /= 2 {
+			fmt.Fprintf(&b, "\ttypedef %s rlx_a%d __attribute__((vector_size(%d)));\n", acc, w, size*w)
+			fmt.Fprintf(&b, "\ttypedef int32_t rlx_i%d __attribute__((vector_size(%d)));\n", w, 4*w)
+		}
 		b.WriteString("\tfor (int64_t t = lo; t < hi; t++) {\n")
 		fmt.Fprintf(&b, "\t\tconst float *xr = x + t * %d;\n", r)
-		fmt.Fprintf(&b, "\t\t%s a[%d];\n\t\tint32_t f[%d];\n", acc, reduceLanes, reduceLanes)
-		if full > 0 {
-			// The lanes as vector types: with the row's length a
-			// constant, clang unrolls a loop over an array of lanes
-			// completely and then leaves it scalar (a 7x7 global pool's
-			// rows of 49 ran at a quarter of long rows' rate; numbers in
-			// docs/perf/native.md).
-			fmt.Fprintf(&b, "\t\ttypedef float rlx_vf __attribute__((vector_size(%d)));\n", 4*reduceLanes)
-			fmt.Fprintf(&b, "\t\ttypedef int32_t rlx_vi __attribute__((vector_size(%d)));\n", 4*reduceLanes)
-			vacc := "rlx_vf"
-			if !extreme {
-				fmt.Fprintf(&b, "\t\ttypedef double rlx_vd __attribute__((vector_size(%d)));\n", 8*reduceLanes)
-				vacc = "rlx_vd"
-			}
-			fmt.Fprintf(&b, "\t\t%s va = (%s){} + %s;\n\t\trlx_vi vf = (rlx_vi){};\n", vacc, vacc, init)
-			fmt.Fprintf(&b, "\t\tfor (int64_t i = 0; i < %d; i += %d) {\n\t\t\trlx_vf v;\n\t\t\t__builtin_memcpy(&v, xr + i, sizeof v);\n", full, reduceLanes)
+		fmt.Fprintf(&b, "\t\t%s va = (%s){} + %s;\n\t\trlx_vi vf = (rlx_vi){};\n", vacc, vacc, init)
+		fold := func(ind, v string) {
 			switch op.Fn {
 			case lir.ReduceSum, lir.ReduceMean:
-				b.WriteString("\t\t\tva += __builtin_convertvector(v, rlx_vd);\n")
+				fmt.Fprintf(&b, "%sva += __builtin_convertvector(%s, rlx_vd);\n", ind, v)
 			case lir.ReduceProd:
-				b.WriteString("\t\t\tva *= __builtin_convertvector(v, rlx_vd);\n")
+				fmt.Fprintf(&b, "%sva *= __builtin_convertvector(%s, rlx_vd);\n", ind, v)
 			default:
 				cmp := ">"
 				if op.Fn == lir.ReduceMin {
 					cmp = "<"
 				}
-				fmt.Fprintf(&b, "\t\t\tconst rlx_vi m = v %s va;\n", cmp)
-				b.WriteString("\t\t\tva = (rlx_vf)((m & (rlx_vi)v) | (~m & (rlx_vi)va));\n\t\t\tvf |= v != v;\n")
+				fmt.Fprintf(&b, "%s{ const rlx_vi m = %s %s va; va = (rlx_vf)((m & (rlx_vi)%s) | (~m & (rlx_vi)va)); vf |= %s != %s; }\n", ind, v, cmp, v, v, v)
 			}
-			b.WriteString("\t\t}\n\t\t__builtin_memcpy(a, &va, sizeof a);\n\t\t__builtin_memcpy(f, &vf, sizeof f);\n")
-		} else {
-			fmt.Fprintf(&b, "\t\tfor (int l = 0; l < %d; l++) { a[l] = %s; f[l] = 0; }\n", reduceLanes, init)
 		}
-		// The tail goes to lanes of its own, and the lanes fold as a
-		// tree (8 + 8, 4 + 4, ...) rather than one after another.
-		fmt.Fprintf(&b, "\t\tfor (int64_t i = %d; i < %d; i++) { const %s v = %sxr[i]; %s }\n", full, r, acc, conv, step("a[i - "+fmt.Sprint(full)+"]", "f[i - "+fmt.Sprint(full)+"]", "v"))
-		fmt.Fprintf(&b, "\t\tfor (int w = %d; w >= 1; w /= 2)\n", reduceLanes/2)
-		fmt.Fprintf(&b, "\t\t\tfor (int l = 0; l < w; l++) { %s; f[l] |= f[l + w]; }\n", fmt.Sprintf(fold, "a[l]", "a[l + w]"))
-		fmt.Fprintf(&b, "\t\ty[t] = %s;\n\t}\n", result("a[0]", "f[0]"))
+		if full > 0 {
+			fmt.Fprintf(&b, "\t\tfor (int64_t i = 0; i < %d; i += %d) {\n\t\t\trlx_vf v;\n\t\t\t__builtin_memcpy(&v, xr + i, sizeof v);\n", full, reduceLanes)
+			fold("\t\t\t", "v")
+			b.WriteString("\t\t}\n")
+		}
+		if tail > 0 {
+			fmt.Fprintf(&b, "\t\t{\n\t\t\trlx_vf v = (rlx_vf){} + (float)(%s);\n\t\t\t__builtin_memcpy(&v, xr + %d, %d);\n", init, full, 4*tail)
+			fold("\t\t\t", "v")
+			b.WriteString("\t\t}\n")
+		}
+		// The tree: each step folds a vector's upper half onto its lower.
+		op2 := map[lir.ReduceFn]string{lir.ReduceSum: "%s + %s", lir.ReduceMean: "%s + %s", lir.ReduceProd: "%s * %s",
+			lir.ReduceMax: "__builtin_elementwise_max(%s, %s)", lir.ReduceMin: "__builtin_elementwise_min(%s, %s)"}[op.Fn]
+		half := func(v string, w, hi int) string {
+			idx := make([]string, w)
+			for i := range idx {
+				idx[i] = fmt.Sprint(hi*w + i)
+			}
+			return fmt.Sprintf("__builtin_shufflevector(%s, %s, %s)", v, v, strings.Join(idx, ", "))
+		}
+		prev, prevF := "va", "vf"
+		for w := reduceLanes / 2; w >= 2; w /= 2 {
+			cur, curF := fmt.Sprintf("h%d", w), fmt.Sprintf("g%d", w)
+			fmt.Fprintf(&b, "\t\tconst rlx_a%d %s = %s;\n", w, cur, fmt.Sprintf(op2, half(prev, w, 0), half(prev, w, 1)))
+			if extreme {
+				fmt.Fprintf(&b, "\t\tconst rlx_i%d %s = %s | %s;\n", w, curF, half(prevF, w, 0), half(prevF, w, 1))
+			}
+			prev, prevF = cur, curF
+		}
+		fmt.Fprintf(&b, "\t\tconst %s a = %s;\n", acc, fmt.Sprintf(op2, prev+"[0]", prev+"[1]"))
+		flag := "0"
+		if extreme {
+			fmt.Fprintf(&b, "\t\tconst int32_t f = %s[0] | %s[1];\n", prevF, prevF)
+			flag = "f"
+		}
+		fmt.Fprintf(&b, "\t\ty[t] = %s;\n\t}\n", result("a", flag))
 	} else {
 		blocks := (in + reduceBlock - 1) / reduceBlock
 		tasks, grain = o*blocks, max(1, tuning.NativeEwGrain/(r*min(in, reduceBlock)))
