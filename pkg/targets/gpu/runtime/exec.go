@@ -226,6 +226,16 @@ func check(p *lir.Program) error {
 	if err := p.CheckRefs(); err != nil {
 		return err
 	}
+	for _, s := range p.Inputs {
+		if err := checkSlot("input", s); err != nil {
+			return err
+		}
+	}
+	for _, s := range p.Outputs {
+		if err := checkSlot("output", s); err != nil {
+			return err
+		}
+	}
 	for si := range p.Steps {
 		s := &p.Steps[si]
 		d, ok := s.Op.(*lir.Dispatch)
@@ -267,6 +277,27 @@ func slotBytes(s lir.Slot) int64 {
 		return 0
 	}
 	return tensor.NumElements(s.Shape) * int64(dt.Size())
+}
+
+// checkSlot refuses an input or output slot whose tensor cannot exist: an
+// unknown dtype, a negative dim, or more bytes than an int64 (or the
+// device) counts. Run makes host tensors of the outputs' shapes.
+func checkSlot(kind string, s lir.Slot) error {
+	dt, ok := tensor.ParseDType(s.DType)
+	if !ok {
+		return fmt.Errorf("%s %s: unknown dtype %q", kind, s.Name, s.DType)
+	}
+	bytes := int64(dt.Size())
+	for _, d := range s.Shape {
+		if d < 0 {
+			return fmt.Errorf("%s %s: negative dim in shape %v", kind, s.Name, s.Shape)
+		}
+		if d > 0 && bytes > math.MaxInt32*int64(math.MaxInt32)/d {
+			return fmt.Errorf("%s %s: shape %v is too large", kind, s.Name, s.Shape)
+		}
+		bytes *= d
+	}
+	return nil
 }
 
 // Program is the variant's program.

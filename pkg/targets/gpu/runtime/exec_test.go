@@ -151,6 +151,10 @@ func TestExecRejects(t *testing.T) {
 		{"input slot", func(p *lir.Program) { p.Buffers[0].Index = 3 }, "input slot 3 of 1"},
 		{"buffer kind", func(p *lir.Program) { p.Buffers[2].Kind = "rom" }, `unknown kind "rom"`},
 		{"weight index", func(p *lir.Program) { p.Buffers[2] = lir.Buffer{Kind: lir.BufWeight, Index: 7} }, "weight 7 of 0"},
+		// Found by FuzzNew: Run made a host tensor of this shape.
+		{"output dim", func(p *lir.Program) { p.Outputs[0].Shape = []int64{-24} }, "negative dim"},
+		{"input dtype", func(p *lir.Program) { p.Inputs[0].DType = "f33" }, `unknown dtype "f33"`},
+		{"output size", func(p *lir.Program) { p.Outputs[0].Shape = []int64{1 << 40, 1 << 40} }, "too large"},
 	} {
 		p := program()
 		c.spoil(p)
