@@ -9,12 +9,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
-	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/rlx-project/rlx/internal/testenv"
+	"github.com/rlx-project/rlx/internal/vktest"
 	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/targets/gpu/kir"
 	"github.com/rlx-project/rlx/pkg/targets/gpu/vk"
@@ -22,46 +22,12 @@ import (
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
 
-// skipOrFail skips a test whose tool or device is missing here, and fails
-// it under CI=true, where CI installs them and a skip would hide a
-// regression.
-func skipOrFail(t testing.TB, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf(format, args...)
-	}
-	t.Skipf(format, args...)
-}
+// vulkan is the package's Vulkan device, opened once, closed by TestMain.
+var vulkan vktest.Shared
 
-// The Vulkan device is opened once for the package and closed by TestMain.
-var (
-	devOnce sync.Once
-	dev     *vk.Device
-	devErr  error
-)
+func TestMain(m *testing.M) { vulkan.Main(m) }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if dev != nil {
-		if err := dev.Close(); err != nil {
-			fmt.Fprintln(os.Stderr, "vk.Device.Close:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
-
-func device(t testing.TB) *vk.Device {
-	t.Helper()
-	if _, err := toolchain.Glslang.Path(); err != nil {
-		skipOrFail(t, "%v", err)
-	}
-	devOnce.Do(func() { dev, devErr = vk.Open() })
-	if devErr != nil {
-		skipOrFail(t, "no Vulkan device: %v", devErr)
-	}
-	return dev
-}
+func device(t testing.TB) *vk.Device { return vulkan.Device(t) }
 
 // runF32 lowers the one-step program p (every buffer its own device
 // buffer of f32s, data[b] the content of buffer b) with the given tiling,
@@ -464,7 +430,7 @@ func TestGemmCompiles(t *testing.T) {
 			for _, l := range ls {
 				t.Run(name+"/"+l.Kernel.Name, func(t *testing.T) {
 					if cerr != nil {
-						skipOrFail(t, "%v", cerr)
+						testenv.SkipOrFail(t, "%v", cerr)
 					}
 					cu, err := kir.Print(kir.CUDA, l.Kernel)
 					if err != nil {

@@ -4,25 +4,18 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"os"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/rlx-project/rlx/internal/testenv"
+	"github.com/rlx-project/rlx/internal/vktest"
 	"github.com/rlx-project/rlx/pkg/targets/gpu/vk"
 	"github.com/rlx-project/rlx/pkg/targets/toolchain"
 )
 
-// skipOrFail skips a test whose tool or device is missing here, and fails
-// it under CI=true, where CI installs them and a skip would hide a
-// regression.
-func skipOrFail(t testing.TB, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf(format, args...)
-	}
-	t.Skipf(format, args...)
-}
+// skipOrFail skips a test whose tool or device is missing here (fails it
+// under CI=true).
+var skipOrFail = testenv.SkipOrFail
 
 // needTool skips (or fails under CI) without an external compiler.
 func needTool(t testing.TB, tool toolchain.Tool) {
@@ -32,34 +25,12 @@ func needTool(t testing.TB, tool toolchain.Tool) {
 	}
 }
 
-// The Vulkan device is opened once for the package (llvmpipe takes a
-// moment to start) and closed by TestMain.
-var (
-	devOnce sync.Once
-	dev     *vk.Device
-	devErr  error
-)
+// vulkan is the package's Vulkan device, opened once, closed by TestMain.
+var vulkan vktest.Shared
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if dev != nil {
-		if err := dev.Close(); err != nil {
-			fmt.Fprintln(os.Stderr, "vk.Device.Close:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { vulkan.Main(m) }
 
-func device(t testing.TB) *vk.Device {
-	t.Helper()
-	needTool(t, toolchain.Glslang)
-	devOnce.Do(func() { dev, devErr = vk.Open() })
-	if devErr != nil {
-		skipOrFail(t, "no Vulkan device: %v", devErr)
-	}
-	return dev
-}
+func device(t testing.TB) *vk.Device { return vulkan.Device(t) }
 
 // runVulkan prints k as GLSL, compiles it to SPIR-V (validated by spirv-val
 // when installed), and runs it as one dispatch of groups workgroups on the

@@ -15,19 +15,15 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/rlx-project/rlx/internal/testenv"
 )
 
 // The tests that need a Vulkan device or glslangValidator skip without
 // them, except under CI=true, where CI installs both and a skip would hide
 // a broken runtime.
 
-func skipOrFail(t testing.TB, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf(format, args...)
-	}
-	t.Skipf(format, args...)
-}
+var skipOrFail = testenv.SkipOrFail
 
 func openDevice(t *testing.T) *Device {
 	t.Helper()
