@@ -14,7 +14,8 @@
 # target, and a timing table (graph replay, launch by launch, a per-kernel
 # profile). ANCHOR=1 adds ../shared/bench/gpu/anchor.py (PyTorch eager, CUDA
 # graphs, torch.compile; ONNX Runtime and rlx cpu at 1, 4, 16 threads), and
-# SCALING=1 the cpu target against ONNX Runtime at 1, 2, 4, 8 and 16 threads.
+# SCALING=1 the cpu target against ONNX Runtime at 1, 2, 4, 8 and 16 threads
+# (PROFILE=8,16 adds per-kernel profiles at those counts).
 # Results go to $OUT (the device tool's folder) or /tmp/gpu-check.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -84,7 +85,7 @@ json.dump(d, open(sys.argv[1], "w"), indent=1)' "$shm/manifest.json" "$D/shared/
 	fi
 	if [ "${SCALING:-0}" = 1 ]; then
 		echo "== cpu thread scaling"
-		timeout 150 python3 scripts/gpu/cpu_scaling.py "$B" "$shm" >"$out/scaling.txt" 2>&1 || rc=1
+		timeout 240 python3 scripts/gpu/cpu_scaling.py "$B" "$shm" >"$out/scaling.txt" 2>&1 || rc=1
 		grep -v '^{' "$out/scaling.txt"
 	fi
 

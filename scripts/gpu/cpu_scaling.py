@@ -5,7 +5,9 @@ binding, built with rlxc for the cpu target (native code where clang is
 installed, else the portable kernels: the build's stderr says which), timed
 with rlxrun bench and with onnxruntime's CPU provider at each thread count,
 interleaved per count. Prints one JSON object (p50 ms) and writes it to
-$OUT/scaling.json when OUT is set.
+$OUT/scaling.json when OUT is set. With PROFILE=8,16 (thread counts) it
+also appends each model's per-kernel profile at those counts to
+$OUT/profiles.txt: where the time goes when adding threads stops paying.
 
     python3 cpu_scaling.py BIN_DIR MANIFEST_DIR [threads, default 1,2,4,8,16]
 """
@@ -55,6 +57,10 @@ for name, m in man["models"].items():
             s.run(None, feeds)
             ts.append((time.perf_counter() - t) * 1e3)
         r[f"ort_t{th}"] = float(np.median(ts))
+    for th in [int(t) for t in os.environ.get("PROFILE", "").split(",") if t]:
+        q = subprocess.run([rlxrun, "bench", art, "--profile", "--threads", str(th), "--time", "1s"] + inputs, capture_output=True, text=True)
+        with open(os.path.join(os.environ.get("OUT", tmp), "profiles.txt"), "a") as f:
+            f.write(f"== {name} at {th} threads\n" + q.stdout + q.stderr + "\n")
     res[name] = r
     print(name, json.dumps(r), flush=True)
 
