@@ -57,7 +57,10 @@ func normConv(g lir.ConvGeom) lir.ConvGeom {
 //     few channels do: the tile's run of each row is copied once, its
 //     even and its odd columns apart, with the padding as zeros, and
 //     every channel tile of the item then reads each tap as one plain
-//     load, without masks or shuffles.
+//     load, without masks or shuffles;
+//   - row pairs: rows with a column stride of 2 at most convPairWidth
+//     wide (onto a 7x7 plane): an item is two rows, which AVX-512 holds
+//     in one vector, a row in each half (genConvPairs).
 //
 // Lanes whose tap falls in the padding (or past the item) are masked off
 // in the loads: AVX-512's and AVX2's masked loads never touch a
@@ -68,9 +71,12 @@ func normConv(g lir.ConvGeom) lir.ConvGeom {
 // The output is stored with the tail masked. The epilogue is the
 // runtime's: out = act(acc + bias) + residual.
 type convPlan struct {
-	g        lir.ConvGeom
-	flat     bool
-	split    bool  // rows of stride 2, read from the tile's split copy
+	g     lir.ConvGeom
+	flat  bool
+	split bool // rows of stride 2, read from the tile's split copy
+	// pairs: rows of stride 2 at most convPairWidth wide, which an item
+	// takes two at a time (see genConvPairs).
+	pairs    bool
 	splitW   int64 // floats of one phase (even or odd) of a split row
 	p        int64 // output positions per image, OH·OW
 	ocg, nog int64 // output channels per item, groups of them
@@ -248,10 +254,15 @@ func planConv(prog *lir.Program, op *lir.Conv2D) (convPlan, bool) {
 		pl.splitW = (pl.pb + (g.KW-1)*g.DilW/2 + 15) / 16 * 16
 		pl.split = g.KH*pl.cpg*2*pl.splitW*4 <= tuning.NativeConvSplitBytes
 	}
-	if pl.flat {
+	pl.pairs = !pl.flat && !pl.split && g.StrideW == 2 && g.OW <= convPairWidth
+	switch {
+	case pl.flat:
 		pl.nb = (pl.p + pl.pb - 1) / pl.pb
 		pl.items = g.N * pl.nog * pl.nb
-	} else {
+	case pl.pairs:
+		pl.nb = 1
+		pl.items = g.N * pl.nog * ((g.OH + 1) / 2)
+	default:
 		pl.nb = (g.OW + pl.pb - 1) / pl.pb
 		pl.items = g.N * pl.nog * g.OH * pl.nb
 	}
@@ -309,7 +320,10 @@ func convFunc(prog *lir.Program, op *lir.Conv2D) (function, bool) {
 	g := pl.g
 	kk := g.KH * g.KW
 	span := pl.p // positions an item may cover
-	if !pl.flat {
+	switch {
+	case pl.pairs:
+		span = 2 * g.OW
+	case !pl.flat:
 		span = g.OW
 	}
 	itemFlops := 2 * pl.ocg * min(pl.pb, span) * pl.cpg * kk
@@ -334,6 +348,8 @@ func convFunc(prog *lir.Program, op *lir.Conv2D) (function, bool) {
 		mode = "flat"
 	case pl.split:
 		mode = "split"
+	case pl.pairs:
+		mode = "row pairs"
 	}
 	convBody(&b, "conv2d "+mode, g, op.Epilogue.Act, pl.bias, pl.res, pl.restrictYR, func(isa *convISA) {
 		genConvLevel(&b, &pl, op.Epilogue, isa)
@@ -396,14 +412,21 @@ func genConvLevel(b *strings.Builder, pl *convPlan, ep lir.Epilogue, isa *convIS
 		ocb = min(int64(isa.acc), pl.ocg)
 	}
 	ocb = fitSets(ocb, 4*pl.cpg*g.KH*g.KW)
+	// Levels whose vectors hold two rows take an item's pair in one tile;
+	// the others run its rows one by one.
+	pairTiles := pl.pairs && isa.s2OneVector && 2*g.OW <= vl
 	w("\t{\n")
 	for _, l := range isa.typedefs() {
 		w("\t%s\n", l)
 	}
 	w("\tfor (int64_t it = lo; it < hi; it++) {\n")
-	if pl.flat {
+	switch {
+	case pl.flat:
 		w("\t\tint64_t blk = it %% %d, r_ = it / %d;\n", pl.nb, pl.nb)
-	} else {
+	case pl.pairs:
+		w("\t\tint64_t pr = it %% %d, r_ = it / %d, blk = 0;\n", (g.OH+1)/2, (g.OH+1)/2)
+		w("\t\t(void)blk;\n")
+	default:
 		w("\t\tint64_t blk = it %% %d, r_ = it / %d;\n", pl.nb*g.OH, pl.nb*g.OH)
 		w("\t\tint64_t oh = blk / %d;\n", pl.nb)
 		w("\t\tblk -= oh * %d;\n", pl.nb)
@@ -427,6 +450,22 @@ func genConvLevel(b *strings.Builder, pl *convPlan, ep lir.Epilogue, isa *convIS
 	w("\t\tfloat *yn = y + n * %d;\n", g.O*pl.p)
 	if pl.res {
 		w("\t\tconst float *rn = res + n * %d;\n", g.O*pl.p)
+	}
+	if pairTiles {
+		// A plane with an odd number of rows has its last one alone: the
+		// rows-mode tiles (half vectors) take it.
+		w("\t\tif (pr * 2 + 1 < %d) {\n", g.OH)
+		genConvPairs(b, pl, ep, isa, ocb)
+		if g.OH%2 == 0 {
+			w("\t\t}\n")
+			w("\t}\n")
+			w("\t}\n")
+			return
+		}
+		w("\t\t} else {\n")
+	}
+	if pl.pairs {
+		w("\t\tfor (int64_t oh = pr * 2; oh < pr * 2 + 2 && oh < %d; oh++) {\n", g.OH)
 	}
 	w("\t\tfor (int64_t qt = q0; qt < q1; qt += %d) {\n", tv*vl)
 	w("\t\t\tint64_t nq = q1 - qt;\n")
@@ -496,28 +535,139 @@ func genConvLevel(b *strings.Builder, pl *convPlan, ep lir.Epilogue, isa *convIS
 		w("\t\t\t}\n")
 		w("\t\t\tint inner = all == %s;\n", isa.full)
 	}
-	// The channel tiles: whole ones, then the remainder this layer has.
+	genChannelTiles(b, pl, ocb, "\t\t\t", func(n int64) { genConvTiles(b, pl, ep, isa, n, tv) })
+	w("\t\t}\n")
+	if pl.pairs {
+		w("\t\t}\n")
+	}
+	if pairTiles {
+		w("\t\t}\n")
+	}
+	w("\t}\n")
+	w("\t}\n")
+}
+
+// genChannelTiles writes the loop over an item's output channels in
+// tiles of ocb (at indent ind), whole ones then the remainder this layer
+// has, each tile's code from tile(channels).
+func genChannelTiles(b *strings.Builder, pl *convPlan, ocb int64, ind string, tile func(n int64)) {
 	rems := map[int64]bool{}
 	for oj := int64(0); oj < pl.npg; oj++ {
 		if r := min(pl.ocg, pl.opg-oj*pl.ocg) % ocb; r != 0 {
 			rems[r] = true
 		}
 	}
-	w("\t\t\tfor (int64_t oc = oc0; oc < oc1; oc += %d) {\n", ocb)
-	w("\t\t\t\tint64_t no = oc1 - oc;\n")
-	w("\t\t\t\tif (no >= %d) {\n", ocb)
-	genConvTiles(b, pl, ep, isa, ocb, tv)
+	fmt.Fprintf(b, "%sfor (int64_t oc = oc0; oc < oc1; oc += %d) {\n", ind, ocb)
+	fmt.Fprintf(b, "%s\tint64_t no = oc1 - oc;\n", ind)
+	fmt.Fprintf(b, "%s\tif (no >= %d) {\n", ind, ocb)
+	tile(ocb)
 	for r := ocb - 1; r > 0; r-- {
 		if rems[r] {
-			w("\t\t\t\t} else if (no == %d) {\n", r)
-			genConvTiles(b, pl, ep, isa, r, tv)
+			b.WriteString(ind + "\t} else if (no == " + fmt.Sprint(r) + ") {\n")
+			tile(r)
 		}
 	}
-	w("\t\t\t\t}\n")
-	w("\t\t\t}\n")
+	b.WriteString(ind + "\t}\n")
+	b.WriteString(ind + "}\n")
+}
+
+// convPairWidth is the widest output row of a stride-2 convolution whose
+// items take two rows: at most half of AVX-512's 16 lanes, where a tile
+// of whole vectors (one row in each half) has twice the lanes at work of
+// one row in a half vector, and every broadcast weight feeds 16 lanes
+// instead of 8 (ResNet's stride-2 layers onto 7x7 planes).
+const convPairWidth = 8
+
+// genConvPairs writes an item's tiles where a vector holds two rows
+// (pl.pairs, at a level with 2·OW lanes or more) and the item has both:
+// lanes 0 to OW-1 are output row oh = 2·pr, lanes vl/2 on row oh+1. A
+// tap's input vector is the even lanes of one load from each row's input
+// row, the stride-2 shuffle of the rows-mode tiles; a row whose tap row
+// falls in the padding has its load masked off.
+func genConvPairs(b *strings.Builder, pl *convPlan, ep lir.Epilogue, isa *convISA, ocb int64) {
+	g := pl.g
+	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	hv := int64(isa.vl / 2)
+	w("\t\tint64_t oh = pr * 2;\n")
+	// cb[kw]: the bits of the elements of a row's load whose column is
+	// in the input, for each output column's even element.
+	w("\t\tuint32_t cb[%d];\n", g.KW)
+	w("\t\tfor (int k = 0; k < %d; k++) {\n", g.KW)
+	w("\t\t\tcb[k] = 0;\n")
+	w("\t\t\tfor (int ow = 0; ow < %d; ow++) if ((uint64_t)(ow * 2 + k * %d - %d) < %du) cb[k] |= 1u << (2 * ow);\n", g.OW, g.DilW, g.PadL, g.W)
 	w("\t\t}\n")
-	w("\t}\n")
-	w("\t}\n")
+	genChannelTiles(b, pl, ocb, "\t\t", func(n int64) { genConvPairTile(b, pl, ep, isa, n, hv) })
+}
+
+// genConvPairTile writes one tile of genConvPairs: ocb output channels
+// by one vector of two rows, then the epilogue, each row stored with its
+// own mask (the upper half moved down to lane 0 first).
+func genConvPairTile(b *strings.Builder, pl *convPlan, ep lir.Epilogue, isa *convISA, ocb, hv int64) {
+	g := pl.g
+	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	const ind = "\t\t\t\t"
+	ckk := pl.cpg * g.KH * g.KW
+	w(ind+"%s", isa.rv)
+	for o := range ocb {
+		if o > 0 {
+			w(",")
+		}
+		w(" a%d = {0}", o)
+	}
+	w(";\n")
+	w(ind+"const float *wo = wt + oc * %d;\n", ckk)
+	w(ind+"for (int kh = 0; kh < %d; kh++) {\n", g.KH)
+	w(ind+"\tint64_t ih = oh * %d + kh * %d - %d;\n", g.StrideH, g.DilH, g.PadT)
+	w(ind+"\tint r0 = (uint64_t)ih < %du, r1 = (uint64_t)(ih + %d) < %du;\n", g.H, g.StrideH, g.H)
+	w(ind + "\tif (!r0 && !r1) continue;\n")
+	for kw := range g.KW {
+		w(ind+"\t%s m%d = %s, n%d = %s;\n", isa.maskType, kw, isa.mask(fmt.Sprintf("r0 ? cb[%d] : 0", kw)), kw, isa.mask(fmt.Sprintf("r1 ? cb[%d] : 0", kw)))
+	}
+	// Rows in the padding are never read: their loads are masked off.
+	w(ind+"\tconst float *xk = xn + ih * %d - %d;\n", g.W, g.PadL)
+	w(ind+"\tconst float *wk = wo + kh * %d;\n", g.KW)
+	w(ind+"\tfor (int64_t ic = 0; ic < %d; ic++) {\n", pl.cpg)
+	w(ind+"\t\tconst float *xc = xk + ic * %d;\n", g.H*g.W)
+	w(ind+"\t\tconst float *wc = wk + ic * %d;\n", g.KH*g.KW)
+	for kw := range g.KW {
+		w(ind + "\t\t{\n")
+		off := kw * g.DilW
+		w(ind+"\t\t\t%s x0 = %s;\n", isa.rv, isa.even(isa.load(fmt.Sprintf("xc + %d", off), fmt.Sprintf("m%d", kw)),
+			isa.load(fmt.Sprintf("xc + %d", off+g.StrideH*g.W), fmt.Sprintf("n%d", kw))))
+		for o := range ocb {
+			w(ind+"\t\t\tfloat w%d = wc[%d];\n", o, o*ckk+kw)
+		}
+		for o := range ocb {
+			w(ind+"\t\t\ta%d += x0 * w%d;\n", o, o)
+		}
+		w(ind + "\t\t}\n")
+	}
+	w(ind + "\t}\n")
+	w(ind + "}\n")
+	w(ind+"float *yo = yn + oc * %d + oh * %d;\n", pl.p, g.OW)
+	if pl.res {
+		w(ind+"const float *ro = rn + oc * %d + oh * %d;\n", pl.p, g.OW)
+	}
+	w(ind+"%s tl = %s;\n", isa.maskType, isa.mask(fmt.Sprintf("%#x", uint32(1)<<g.OW-1)))
+	down := make([]string, isa.vl)
+	for i := range down {
+		down[i] = fmt.Sprint(int64(i)%hv + hv)
+	}
+	for o := range ocb {
+		w(ind+"{\n"+ind+"\t%s s = a%d;\n", isa.rv, o)
+		if pl.bias {
+			w(ind+"\ts += bias[oc + %d];\n", o)
+		}
+		genAct(b, ind+"\t", isa.rv, isa.rvi, ep)
+		w(ind+"\t%s u = __builtin_shufflevector(s, s, %s);\n", isa.rv, strings.Join(down, ", "))
+		if pl.res {
+			w(ind+"\ts += %s;\n", isa.load(fmt.Sprintf("ro + %d", int64(o)*pl.p), "tl"))
+			w(ind+"\tu += %s;\n", isa.load(fmt.Sprintf("ro + %d", int64(o)*pl.p+g.OW), "tl"))
+		}
+		w(ind+"\t%s\n", isa.store(fmt.Sprintf("yo + %d", int64(o)*pl.p), "s", "tl"))
+		w(ind+"\t%s\n", isa.store(fmt.Sprintf("yo + %d", int64(o)*pl.p+g.OW), "u", "tl"))
+		w(ind + "}\n")
+	}
 }
 
 // genConvSplit writes the copy of the input rows a split tile reads:
