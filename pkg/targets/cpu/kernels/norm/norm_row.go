@@ -3,7 +3,7 @@ package norm
 import "math"
 
 // layerNormRowGo normalizes one row, out = (x-mean)/sqrt(var+eps)·scale +
-// bias, mean and variance in float64: each sum in eight lanes and a scalar
+// bias, mean and variance in float64: each sum in sixteen lanes and a scalar
 // tail, the order the assembly twin sums in.
 func layerNormRowGo(out, x, scale, bias []float32, eps float32) {
 	n4 := len(x) &^ 3
@@ -17,47 +17,57 @@ func layerNormRstd(ss float64, n int, eps float32) float64 {
 	return 1 / math.Sqrt(ss/float64(n)+float64(eps))
 }
 
-// sum4Go sums x (len a multiple of 4) in eight lanes (see norm_amd64.s).
+// sum4Go sums x (len a multiple of 4) in sixteen lanes (see
+// norm_amd64.s).
 func sum4Go(x []float32) float64 {
-	var l [8]float64
+	var l [16]float64
 	i := 0
-	for ; i+8 <= len(x); i += 8 {
-		for j, v := range x[i : i+8] {
+	for ; i+16 <= len(x); i += 16 {
+		for j, v := range x[i : i+16] {
 			l[j] += float64(v)
 		}
 	}
-	if i < len(x) {
-		for j, v := range x[i : i+4] {
-			l[j] += float64(v)
+	for _, w := range []int{8, 4} {
+		if i+w <= len(x) {
+			for j, v := range x[i : i+w] {
+				l[j] += float64(v)
+			}
+			i += w
 		}
 	}
-	return fold8(&l)
+	return fold16(&l)
 }
 
-// sqDev4Go sums (x-mean)² (len(x) a multiple of 4) in eight lanes.
+// sqDev4Go sums (x-mean)² (len(x) a multiple of 4) in sixteen lanes.
 func sqDev4Go(x []float32, mean float64) float64 {
-	var l [8]float64
+	var l [16]float64
 	i := 0
-	for ; i+8 <= len(x); i += 8 {
-		for j, v := range x[i : i+8] {
+	for ; i+16 <= len(x); i += 16 {
+		for j, v := range x[i : i+16] {
 			d := float64(v) - mean
 			l[j] += d * d
 		}
 	}
-	if i < len(x) {
-		for j, v := range x[i : i+4] {
-			d := float64(v) - mean
-			l[j] += d * d
+	for _, w := range []int{8, 4} {
+		if i+w <= len(x) {
+			for j, v := range x[i : i+w] {
+				d := float64(v) - mean
+				l[j] += d * d
+			}
+			i += w
 		}
 	}
-	return fold8(&l)
+	return fold16(&l)
 }
 
-// fold8 adds eight lanes as the assembly does: t_j = l_j + l_{j+4}, then
-// (t0+t1)+(t2+t3).
-func fold8(l *[8]float64) float64 {
-	t0, t1, t2, t3 := l[0]+l[4], l[1]+l[5], l[2]+l[6], l[3]+l[7]
-	return (t0 + t1) + (t2 + t3)
+// fold16 adds sixteen lanes as the assembly does: u_j = l_j + l_{j+8},
+// t_j = u_j + u_{j+4}, then (t0+t1)+(t2+t3).
+func fold16(l *[16]float64) float64 {
+	var u [4]float64
+	for j := range u {
+		u[j] = (l[j] + l[j+8]) + (l[j+4] + l[j+12])
+	}
+	return (u[0] + u[1]) + (u[2] + u[3])
 }
 
 func sumTail(x []float32) float64 {

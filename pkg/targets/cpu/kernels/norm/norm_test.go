@@ -253,6 +253,18 @@ func BenchmarkLayerNorm(b *testing.B) {
 	}
 }
 
+// BenchmarkLayerNormPlanes normalizes 64 rows of 112x112 without scale
+// and bias: an instance norm's layernorm (its affine is per channel).
+func BenchmarkLayerNormPlanes(b *testing.B) {
+	r := newRand(1)
+	const rows, cols = 64, 112 * 112
+	x := randSlice(r, rows*cols)
+	out := make([]float32, rows*cols)
+	for b.Loop() {
+		LayerNorm(nil, out, x, nil, nil, rows, cols, 1e-5)
+	}
+}
+
 // BenchmarkAddLayerNorm is BenchmarkLayerNorm with the residual add before
 // it and the sum kept (the encoder's add_layernorm).
 func BenchmarkAddLayerNorm(b *testing.B) {
