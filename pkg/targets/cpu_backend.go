@@ -187,7 +187,7 @@ func (c *cpu) Generate(plan *specialize.Plan, w *specialize.Weights) (*lir.Progr
 	if err != nil || len(c.levels) == 0 {
 		return prog, err
 	}
-	return cgen.Generate(prog, cgen.Options{EwGrain: tuning.NativeEwGrain, Levels: c.levels})
+	return cgen.Generate(prog, cgen.Options{EwGrain: tuning.NativeEwGrain, Levels: c.levels, Weights: w.Data})
 }
 
 // Finish compiles every program's native code for every level: one clang

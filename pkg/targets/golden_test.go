@@ -129,13 +129,14 @@ func printLIR(t *testing.T, file string, b targets.Backend, native bool) []byte 
 	if err != nil {
 		t.Fatal(err)
 	}
-	prog, err := b.Generate(plan, b.NewWeights())
+	weights := b.NewWeights()
+	prog, err := b.Generate(plan, weights)
 	if err != nil {
 		t.Fatal(err)
 	}
 	name := b.Name()
 	if native {
-		if prog, err = cgen.Generate(prog, cgen.Options{EwGrain: tuning.NativeEwGrain}); err != nil {
+		if prog, err = cgen.Generate(prog, cgen.Options{EwGrain: tuning.NativeEwGrain, Weights: weights.Data}); err != nil {
 			t.Fatal(err)
 		}
 		if prog.Native != nil {

@@ -20,8 +20,8 @@ import (
 )
 
 // Options are the rules that decide how generated code is split among the
-// runtime's workers (pkg/targets/cpu/tuning holds the values), and the
-// CPU levels it is compiled for.
+// runtime's workers (pkg/targets/cpu/tuning holds the values), the CPU
+// levels it is compiled for, and the constants it may read at build time.
 type Options struct {
 	// EwGrain is the fewest elements of an elementwise region worth a
 	// chunk of their own.
@@ -31,6 +31,12 @@ type Options struct {
 	// level takes what every one of them has; none means nothing is
 	// known, and such rules take the weakest level.
 	Levels []native.Level
+	// Weights are the data of the program's weight buffers, by weight
+	// index (specialize.Weights.Data: nil for one the loader derives).
+	// Code that depends on a constant's values (a gather's indices)
+	// reads them here and embeds them; without them such steps stay on
+	// the runtime's kernels.
+	Weights []*tensor.Tensor
 }
 
 // AllHave reports whether every level of o has the CPU feature (a name of
@@ -144,6 +150,8 @@ func kernelFor(prog *lir.Program, op lir.Op, opts Options) (function, bool) {
 		return winogradOutput(prog, op)
 	case *lir.Copy:
 		return copyFunc(prog, op)
+	case *lir.Gather:
+		return gatherFunc(prog, op, opts)
 	}
 	return function{}, false
 }
