@@ -4,10 +4,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/rlx-project/rlx/pkg/driver"
 	"github.com/rlx-project/rlx/pkg/lir"
+	"github.com/rlx-project/rlx/pkg/loader"
 	"github.com/rlx-project/rlx/pkg/specialize"
 )
 
@@ -86,6 +88,74 @@ func TestAttentionReadsInPlace(t *testing.T) {
 		}
 		if attn != 1 || copies != 1 {
 			t.Errorf("%v: %d attention steps and %d copies, want 1 and 1 (the output heads' merge)", b, attn, copies)
+		}
+	}
+}
+
+// outputViews is a model whose outputs are views (reshapes) of values:
+// y of a value computed here, which relu then writes straight into y;
+// z of the same value, which y has taken (a copy out of y); w of an
+// input and f of another output (copies); and s, which reads the value
+// after it lives in y.
+const outputViews = `hir 1
+module outviews
+func main(x: f32[4, 6]) -> (y: f32[24], z: f32[2, 12], w: f32[6, 4], e: f32[4, 6], f: f32[24], s: f32[4, 6]) {
+  h = relu(x)
+  y = reshape(h, shape=[24])
+  z = reshape(h, shape=[2, 12])
+  w = reshape(x, shape=[6, 4])
+  e = exp(x)
+  f = reshape(e, shape=[24])
+  s = sigmoid(h)
+  return y, z, w, e, f, s
+}
+`
+
+// TestOutputViewsInPlace checks that an output that is a reshape of a
+// value computed in the model costs no copy (the value is computed in
+// the output), that the views which must copy still do, and that the
+// results match the reference interpreter, on the portable and the
+// native cpu target.
+func TestOutputViewsInPlace(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "outviews.hir")
+	if err := os.WriteFile(file, []byte(outputViews), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := load(t, file)
+	b := specialize.Binding{}
+	for _, cpu := range cpuConfigs(t) {
+		out := filepath.Join(dir, strings.Join(cpu, "+")+".rlx")
+		if _, err := build(t, file, []byte(outputViews), out, driver.Options{Target: "cpu", CPU: cpu, Bindings: []specialize.Binding{b}, Compiler: "test"}); err != nil {
+			t.Fatalf("%v: build: %v", cpu, err)
+		}
+		_, progs := artifactPrograms(t, out)
+		copies := 0
+		for _, s := range progs[0].Steps {
+			switch s.Op.(type) {
+			case *lir.Memcpy, *lir.Copy:
+				copies++
+			}
+		}
+		// z, w and f copy; y does not.
+		if copies != 3 {
+			t.Errorf("%v: %d copy steps, want 3 (z, w, f)\n%v", cpu, copies, progs[0].Steps)
+		}
+		model, err := loader.Open(out, loader.Options{Threads: 2})
+		if err != nil {
+			t.Fatalf("open: %v", err)
+		}
+		inputs := modelInputs(t, model, b, 1)
+		got, err := model.Run(inputs)
+		model.Close()
+		if err != nil {
+			t.Fatalf("%v: run: %v", cpu, err)
+		}
+		want := newReference(t, file, m, 1).run(t, b, inputs)
+		for i := range want {
+			if msg := compare(got[i].Tensor, want[i]); msg != "" {
+				t.Errorf("%v: output %s: %s", cpu, got[i].Name, msg)
+			}
 		}
 	}
 }

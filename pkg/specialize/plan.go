@@ -215,6 +215,29 @@ func (p *Plan) placeFixed() {
 	for i, v := range g.Outputs {
 		p.Stores[v] = &Store{Kind: StoreOutput, Root: v, Index: i, Bytes: p.Bytes(v)}
 	}
+	// An output that is a view (a reshape) of a value computed here
+	// takes that value's place: the value is computed straight into the
+	// output and the view copies nothing. Only a value with no bytes of
+	// its own yet: an input, a constant or another output (the first
+	// output to claim a value gets it) keeps its own, and the view stays
+	// a copy. Nothing else writes an output, so the value's other
+	// readers read it there as they would in the arena.
+	for i, v := range g.Outputs {
+		if p.Stores[v].Index != i {
+			continue // listed twice: the last slot holds it
+		}
+		src := v
+		for src.Def != nil && p.IsView(src.Def) && len(src.Def.Args) > 0 && (src == v || p.Stores[src] == nil) {
+			src = src.Def.Args[0]
+		}
+		if src == v || p.Stores[src] != nil || src.Def == nil || src.IsConst() {
+			continue
+		}
+		// The value owns the bytes; the output is its view.
+		p.Stores[v].Root = src
+		s := *p.Stores[v]
+		p.Stores[src] = &s
+	}
 	for _, n := range g.Nodes {
 		for _, a := range n.Args {
 			if a.IsConst() && p.Stores[a] == nil {
