@@ -3,7 +3,7 @@ package data
 import "testing"
 
 // The transposes of BenchmarkCopy* are those of the operator sweep
-// (docs/perf/ops-sweep.md): a 2-D transpose with rows a power of two
+// (docs/perf/ops.md): a 2-D transpose with rows a power of two
 // apart and one not, and NCHW to NHWC.
 func benchCopy(b *testing.B, dstStrides, srcStrides, shape []int) {
 	n := prod(shape)
