@@ -47,36 +47,7 @@ func softmax(prog *lir.Program, op *lir.Softmax) (function, bool) {
 	var tasks, grain int64
 	if in == 1 {
 		tasks, grain = o, max(1, tuning.NativeEwGrain/a)
-		fmt.Fprintf(&b, "\tfor (int64_t r = lo; r < hi; r++) {\n")
-		fmt.Fprintf(&b, "\t\tconst float *xr = x + r * %d;\n\t\tfloat *yr = y + r * %d;\n", a, a)
-		// Lanes of independent partial maxima and sums (no -ffast-math:
-		// clang vectorizes these, not a reduction into one float).
-		fmt.Fprintf(&b, "\t\tfloat mv[%d];\n\t\tdouble sv[%d];\n\t\tint32_t nv[%d];\n", softmaxLanes, softmaxLanes, softmaxLanes)
-		fmt.Fprintf(&b, "\t\tfor (int l = 0; l < %d; l++) { mv[l] = -rlx__inff(); sv[l] = 0.0; nv[l] = 0; }\n", softmaxLanes)
-		fmt.Fprintf(&b, "\t\tfor (int64_t i = 0; i < %d; i += %d)\n", a-a%softmaxLanes, softmaxLanes)
-		fmt.Fprintf(&b, "\t\t\tfor (int l = 0; l < %d; l++) {\n\t\t\t\tconst float v = xr[i + l];\n\t\t\t\tmv[l] = v > mv[l] ? v : mv[l];\n\t\t\t\tnv[l] |= v != v;\n\t\t\t}\n", softmaxLanes)
-		fmt.Fprintf(&b, "\t\tfor (int64_t i = %d; i < %d; i++) {\n\t\t\tconst float v = xr[i];\n\t\t\tmv[0] = v > mv[0] ? v : mv[0];\n\t\t\tnv[0] |= v != v;\n\t\t}\n", a-a%softmaxLanes, a)
-		b.WriteString("\t\tfloat m = -rlx__inff();\n\t\tint32_t nan = 0;\n")
-		fmt.Fprintf(&b, "\t\tfor (int l = 0; l < %d; l++) { m = mv[l] > m ? mv[l] : m; nan |= nv[l]; }\n", softmaxLanes)
-		b.WriteString("\t\tif (nan || rlx__absf(m) == rlx__inff()) {\n")
-		fmt.Fprintf(&b, "\t\t\tfor (int64_t i = 0; i < %d; i++) yr[i] = rlx__nanf();\n\t\t\tcontinue;\n\t\t}\n", a)
-		store := "yr[i + l] = e;"
-		if op.Log {
-			store = ""
-		}
-		fmt.Fprintf(&b, "\t\tfor (int64_t i = 0; i < %d; i += %d)\n", a-a%softmaxLanes, softmaxLanes)
-		fmt.Fprintf(&b, "\t\t\tfor (int l = 0; l < %d; l++) {\n\t\t\t\tconst float e = rlx_expf(xr[i + l] - m);\n\t\t\t\t%s\n\t\t\t\tsv[l] += e;\n\t\t\t}\n", softmaxLanes, store)
-		fmt.Fprintf(&b, "\t\tfor (int64_t i = %d; i < %d; i++) {\n\t\t\tconst float e = rlx_expf(xr[i] - m);\n\t\t\t%s\n\t\t\tsv[0] += e;\n\t\t}\n", a-a%softmaxLanes, a, strings.ReplaceAll(store, "i + l", "i"))
-		b.WriteString("\t\tdouble s = 0.0;\n")
-		fmt.Fprintf(&b, "\t\tfor (int l = 0; l < %d; l++) s += sv[l];\n", softmaxLanes)
-		if op.Log {
-			b.WriteString("\t\tconst float ls = m + rlx_logf((float)s);\n")
-			fmt.Fprintf(&b, "\t\tfor (int64_t i = 0; i < %d; i++) yr[i] = xr[i] - ls;\n", a)
-		} else {
-			b.WriteString("\t\tconst float inv = (float)(1.0 / s);\n")
-			fmt.Fprintf(&b, "\t\tfor (int64_t i = 0; i < %d; i++) yr[i] *= inv;\n", a)
-		}
-		b.WriteString("\t}\n")
+		softmaxRows(&b, a, op.Log)
 	} else {
 		blocks := (in + softmaxBlock - 1) / softmaxBlock
 		tasks, grain = o*blocks, max(1, tuning.NativeEwGrain/(a*min(in, softmaxBlock)))
@@ -113,4 +84,84 @@ func softmax(prog *lir.Program, op *lir.Softmax) (function, bool) {
 		in:   []lir.Buf{op.X},
 		out:  []lir.Buf{op.Out},
 	}, true
+}
+
+// softmaxRows writes the body of a row softmax (Inner 1) over rows of a
+// elements, task r being row r. The lanes are vector types and fold as a
+// tree of vector halves, as the row reductions' do: written as arrays of
+// lanes over a row of constant length, clang unrolled a row of 128
+// completely and left most of it scalar (docs/perf/native.md).
+func softmaxRows(b *strings.Builder, a int64, log bool) {
+	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	const l = softmaxLanes
+	full, tail := a-a%l, a%l
+	w("\ttypedef float rlx_vf __attribute__((vector_size(%d)));\n", 4*l)
+	w("\ttypedef int32_t rlx_vi __attribute__((vector_size(%d)));\n", 4*l)
+	w("\ttypedef double rlx_vd __attribute__((vector_size(%d)));\n", 8*l)
+	for h := l / 2; h >= 2; h /= 2 {
+		w("\ttypedef float rlx_f%d __attribute__((vector_size(%d)));\n", h, 4*h)
+		w("\ttypedef int32_t rlx_i%d __attribute__((vector_size(%d)));\n", h, 4*h)
+		w("\ttypedef double rlx_d%d __attribute__((vector_size(%d)));\n", h, 8*h)
+	}
+	half := func(v string, h, hi int) string {
+		idx := make([]string, h)
+		for i := range idx {
+			idx[i] = fmt.Sprint(hi*h + i)
+		}
+		return fmt.Sprintf("__builtin_shufflevector(%s, %s, %s)", v, v, strings.Join(idx, ", "))
+	}
+	// tree writes the fold of the 16 lanes of v with op (a format of two
+	// operands) into the scalar dst of type t; p names its steps.
+	tree := func(t, dst, v, p, kind, op string) {
+		prev := v
+		for h := l / 2; h >= 2; h /= 2 {
+			cur := fmt.Sprintf("%s%d", p, h)
+			w("\t\tconst rlx_%s%d %s = %s;\n", kind, h, cur, fmt.Sprintf(op, half(prev, h, 0), half(prev, h, 1)))
+			prev = cur
+		}
+		w("\t\tconst %s %s = %s;\n", t, dst, fmt.Sprintf(op, prev+"[0]", prev+"[1]"))
+	}
+	w("\tfor (int64_t r = lo; r < hi; r++) {\n")
+	w("\t\tconst float *xr = x + r * %d;\n\t\tfloat *yr = y + r * %d;\n", a, a)
+	w("\t\trlx_vf mv = (rlx_vf){} - rlx__inff();\n\t\trlx_vi nv = (rlx_vi){};\n")
+	step := "{ const rlx_vi g = v > mv; mv = (rlx_vf)((g & (rlx_vi)v) | (~g & (rlx_vi)mv)); nv |= v != v; }"
+	if full > 0 {
+		w("\t\tfor (int64_t i = 0; i < %d; i += %d) {\n\t\t\trlx_vf v;\n\t\t\t__builtin_memcpy(&v, xr + i, sizeof v);\n\t\t\t%s\n\t\t}\n", full, l, step)
+	}
+	if tail > 0 {
+		w("\t\t{\n\t\t\trlx_vf v = (rlx_vf){} - rlx__inff();\n\t\t\t__builtin_memcpy(&v, xr + %d, %d);\n\t\t\t%s\n\t\t}\n", full, 4*tail, step)
+	}
+	// mv holds no NaN (v > mv is false for one), so max is exact here.
+	tree("float", "m", "mv", "mh", "f", "__builtin_elementwise_max(%s, %s)")
+	tree("int32_t", "nan", "nv", "nh", "i", "%s | %s")
+	w("\t\tif (nan || rlx__absf(m) == rlx__inff()) {\n")
+	w("\t\t\tfor (int64_t i = 0; i < %d; i++) yr[i] = rlx__nanf();\n\t\t\tcontinue;\n\t\t}\n", a)
+	// The exponentials and their sums in an array of lanes, which clang
+	// vectorizes (an exponential loop apart from the sums, over a chunk
+	// the sums then read, it left scalar), one block of lanes a step:
+	// unrolled over a whole row of constant length, it went scalar.
+	store := "yr[i + l] = e;"
+	if log {
+		store = ""
+	}
+	w("\t\tdouble sl[%d] __attribute__((aligned(64)));\n", l)
+	w("\t\tfor (int l = 0; l < %d; l++) sl[l] = 0.0;\n", l)
+	if full > 0 {
+		w("\t\t#pragma clang loop unroll(disable)\n")
+		w("\t\tfor (int64_t i = 0; i < %d; i += %d)\n", full, l)
+		w("\t\t\tfor (int l = 0; l < %d; l++) {\n\t\t\t\tconst float e = rlx_expf(xr[i + l] - m);\n\t\t\t\t%s\n\t\t\t\tsl[l] += e;\n\t\t\t}\n", l, store)
+	}
+	if tail > 0 {
+		w("\t\tfor (int64_t i = %d; i < %d; i++) {\n\t\t\tconst float e = rlx_expf(xr[i] - m);\n\t\t\t%s\n\t\t\tsl[i - %d] += e;\n\t\t}\n", full, a, strings.ReplaceAll(store, "i + l", "i"), full)
+	}
+	w("\t\trlx_vd sv;\n\t\t__builtin_memcpy(&sv, sl, sizeof sv);\n")
+	tree("double", "s", "sv", "sh", "d", "%s + %s")
+	if log {
+		w("\t\tconst float ls = m + rlx_logf((float)s);\n")
+		w("\t\tfor (int64_t i = 0; i < %d; i++) yr[i] = xr[i] - ls;\n", a)
+	} else {
+		w("\t\tconst float inv = (float)(1.0 / s);\n")
+		w("\t\tfor (int64_t i = 0; i < %d; i++) yr[i] *= inv;\n", a)
+	}
+	w("\t}\n")
 }
