@@ -142,6 +142,8 @@ func kernelFor(prog *lir.Program, op lir.Op, opts Options) (function, bool) {
 		return softmax(prog, op)
 	case *lir.Reduce:
 		return reduce(prog, op)
+	case *lir.ArgReduce:
+		return argReduce(prog, op)
 	case *lir.WinogradInput:
 		return winogradInput(prog, op)
 	case *lir.WinogradProduct:
