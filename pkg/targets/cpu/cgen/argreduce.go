@@ -109,22 +109,6 @@ func argRows(b *strings.Builder, a int64, better func(v, b string) string, isMax
 	for i := range iota {
 		iota[i] = fmt.Sprint(i)
 	}
-	half := func(v string, h, hi int) string {
-		idx := make([]string, h)
-		for i := range idx {
-			idx[i] = fmt.Sprint(hi*h + i)
-		}
-		return fmt.Sprintf("__builtin_shufflevector(%s, %s, %s)", v, v, strings.Join(idx, ", "))
-	}
-	tree := func(dst, v, p, kind, op, t string) {
-		prev := v
-		for h := l / 2; h >= 2; h /= 2 {
-			cur := fmt.Sprintf("%s%d", p, h)
-			w("\t\tconst rlx_%s%d %s = %s;\n", kind, h, cur, fmt.Sprintf(op, half(prev, h, 0), half(prev, h, 1)))
-			prev = cur
-		}
-		w("\t\tconst %s %s = %s;\n", t, dst, fmt.Sprintf(op, prev+"[0]", prev+"[1]"))
-	}
 	// The first vector's lanes start the lanes; where the row is shorter,
 	// the missing lanes hold the identity and an index past every real
 	// one, so they win nothing.
@@ -164,12 +148,12 @@ func argRows(b *strings.Builder, a int64, better func(v, b string) string, isMax
 		ext = "__builtin_elementwise_max(%s, %s)"
 	}
 	w("\t\tconst rlx_vi isn = bv != bv;\n")
-	tree("anyn", "isn", "nh", "i", "%s | %s", "int32_t")
+	writeTree(b, "\t\t", l, "rlx_i", "int32_t", "anyn", "isn", "nh", "%s | %s")
 	w("\t\trlx_vf ev = (rlx_vf)(~isn & (rlx_vi)bv);\n")
-	tree("m", "ev", "mh", "f", ext, "float")
+	writeTree(b, "\t\t", l, "rlx_f", "float", "m", "ev", "mh", ext)
 	w("\t\tconst rlx_vi sel = anyn ? isn : (bv == m) & ~isn;\n")
 	w("\t\tconst rlx_vi ci = (sel & bi) | (~sel & ((rlx_vi){} + 0x7fffffff));\n")
-	tree("best", "ci", "ih", "i", "__builtin_elementwise_min(%s, %s)", "int32_t")
+	writeTree(b, "\t\t", l, "rlx_i", "int32_t", "best", "ci", "ih", "__builtin_elementwise_min(%s, %s)")
 	w("\t\ty[r] = best;\n")
 	w("\t}\n")
 }

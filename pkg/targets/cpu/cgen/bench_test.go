@@ -77,7 +77,17 @@ func BenchmarkFusedRegion(b *testing.B) {
 // outputs for b.Loop.
 func benchRuns(b *testing.B, pool *parallel.Pool, p *lir.Program, ins []*tensor.Tensor) {
 	b.Helper()
-	e, err := cpurt.New(p, nil)
+	benchRunsWeights(b, pool, p, nil, ins)
+}
+
+// benchRunsWeights is benchRuns for a program that reads weights.
+func benchRunsWeights(b *testing.B, pool *parallel.Pool, p *lir.Program, weights []*tensor.Tensor, ins []*tensor.Tensor) {
+	b.Helper()
+	ws := make([][]byte, len(weights))
+	for i, w := range weights {
+		ws[i] = w.Data
+	}
+	e, err := cpurt.New(p, ws)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
-	cpurt "github.com/rlx-project/rlx/pkg/targets/cpu/runtime"
 	"github.com/rlx-project/rlx/pkg/targets/toolchain"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
@@ -80,25 +79,6 @@ func zeroed(weights []*tensor.Tensor) []*tensor.Tensor {
 		out = append(out, tensor.New(w.DType, w.Shape...))
 	}
 	return out
-}
-
-// runWeights runs p with the weights' bytes.
-func runWeights(t testing.TB, pool *parallel.Pool, p *lir.Program, weights []*tensor.Tensor, ins []*tensor.Tensor) []*tensor.Tensor {
-	t.Helper()
-	ws := make([][]byte, len(weights))
-	for i, w := range weights {
-		ws[i] = w.Data
-	}
-	e, err := cpurt.New(p, ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	outs, err := e.Run(pool, ins, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return outs
 }
 
 // resizeIndices are a linear resize's source columns from in to out
@@ -388,29 +368,6 @@ func BenchmarkGather(b *testing.B) {
 				benchRunsWeights(b, pool, q, weights, ins)
 				perElement(b)
 			})
-		}
-	}
-}
-
-// benchRunsWeights is benchRuns for a program that reads weights.
-func benchRunsWeights(b *testing.B, pool *parallel.Pool, p *lir.Program, weights []*tensor.Tensor, ins []*tensor.Tensor) {
-	b.Helper()
-	ws := make([][]byte, len(weights))
-	for i, w := range weights {
-		ws[i] = w.Data
-	}
-	e, err := cpurt.New(p, ws)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer e.Close()
-	outs, err := e.Run(pool, ins, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	for b.Loop() {
-		if _, err := e.RunInto(pool, outs, ins, nil); err != nil {
-			b.Fatal(err)
 		}
 	}
 }

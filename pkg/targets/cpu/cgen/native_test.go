@@ -174,7 +174,17 @@ func runnableLevels(t *testing.T) []native.Level {
 
 func run(t *testing.T, pool *parallel.Pool, p *lir.Program, ins []*tensor.Tensor) []*tensor.Tensor {
 	t.Helper()
-	e, err := cpurt.New(p, nil)
+	return runWeights(t, pool, p, nil, ins)
+}
+
+// runWeights runs p with the weights' bytes.
+func runWeights(t testing.TB, pool *parallel.Pool, p *lir.Program, weights []*tensor.Tensor, ins []*tensor.Tensor) []*tensor.Tensor {
+	t.Helper()
+	ws := make([][]byte, len(weights))
+	for i, w := range weights {
+		ws[i] = w.Data
+	}
+	e, err := cpurt.New(p, ws)
 	if err != nil {
 		t.Fatal(err)
 	}

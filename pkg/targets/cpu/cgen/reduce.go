@@ -163,19 +163,13 @@ func reduce(prog *lir.Program, op *lir.Reduce) (function, bool) {
 		// The tree: each step folds a vector's upper half onto its lower.
 		op2 := map[lir.ReduceFn]string{lir.ReduceSum: "%s + %s", lir.ReduceMean: "%s + %s", lir.ReduceProd: "%s * %s",
 			lir.ReduceMax: "__builtin_elementwise_max(%s, %s)", lir.ReduceMin: "__builtin_elementwise_min(%s, %s)"}[op.Fn]
-		half := func(v string, w, hi int) string {
-			idx := make([]string, w)
-			for i := range idx {
-				idx[i] = fmt.Sprint(hi*w + i)
-			}
-			return fmt.Sprintf("__builtin_shufflevector(%s, %s, %s)", v, v, strings.Join(idx, ", "))
-		}
+
 		prev, prevF := "va", "vf"
 		for w := reduceLanes / 2; w >= 2; w /= 2 {
 			cur, curF := fmt.Sprintf("h%d", w), fmt.Sprintf("g%d", w)
-			fmt.Fprintf(&b, "\t\tconst rlx_a%d %s = %s;\n", w, cur, fmt.Sprintf(op2, half(prev, w, 0), half(prev, w, 1)))
+			fmt.Fprintf(&b, "\t\tconst rlx_a%d %s = %s;\n", w, cur, fmt.Sprintf(op2, halfOf(prev, w, 0), halfOf(prev, w, 1)))
 			if extreme {
-				fmt.Fprintf(&b, "\t\tconst rlx_i%d %s = %s | %s;\n", w, curF, half(prevF, w, 0), half(prevF, w, 1))
+				fmt.Fprintf(&b, "\t\tconst rlx_i%d %s = %s | %s;\n", w, curF, halfOf(prevF, w, 0), halfOf(prevF, w, 1))
 			}
 			prev, prevF = cur, curF
 		}

@@ -103,24 +103,6 @@ func softmaxRows(b *strings.Builder, a int64, log bool) {
 		w("\ttypedef int32_t rlx_i%d __attribute__((vector_size(%d)));\n", h, 4*h)
 		w("\ttypedef double rlx_d%d __attribute__((vector_size(%d)));\n", h, 8*h)
 	}
-	half := func(v string, h, hi int) string {
-		idx := make([]string, h)
-		for i := range idx {
-			idx[i] = fmt.Sprint(hi*h + i)
-		}
-		return fmt.Sprintf("__builtin_shufflevector(%s, %s, %s)", v, v, strings.Join(idx, ", "))
-	}
-	// tree writes the fold of the 16 lanes of v with op (a format of two
-	// operands) into the scalar dst of type t; p names its steps.
-	tree := func(t, dst, v, p, kind, op string) {
-		prev := v
-		for h := l / 2; h >= 2; h /= 2 {
-			cur := fmt.Sprintf("%s%d", p, h)
-			w("\t\tconst rlx_%s%d %s = %s;\n", kind, h, cur, fmt.Sprintf(op, half(prev, h, 0), half(prev, h, 1)))
-			prev = cur
-		}
-		w("\t\tconst %s %s = %s;\n", t, dst, fmt.Sprintf(op, prev+"[0]", prev+"[1]"))
-	}
 	w("\tfor (int64_t r = lo; r < hi; r++) {\n")
 	w("\t\tconst float *xr = x + r * %d;\n\t\tfloat *yr = y + r * %d;\n", a, a)
 	w("\t\trlx_vf mv = (rlx_vf){} - rlx__inff();\n\t\trlx_vi nv = (rlx_vi){};\n")
@@ -132,8 +114,8 @@ func softmaxRows(b *strings.Builder, a int64, log bool) {
 		w("\t\t{\n\t\t\trlx_vf v = (rlx_vf){} - rlx__inff();\n\t\t\t__builtin_memcpy(&v, xr + %d, %d);\n\t\t\t%s\n\t\t}\n", full, 4*tail, step)
 	}
 	// mv holds no NaN (v > mv is false for one), so max is exact here.
-	tree("float", "m", "mv", "mh", "f", "__builtin_elementwise_max(%s, %s)")
-	tree("int32_t", "nan", "nv", "nh", "i", "%s | %s")
+	writeTree(b, "\t\t", l, "rlx_f", "float", "m", "mv", "mh", "__builtin_elementwise_max(%s, %s)")
+	writeTree(b, "\t\t", l, "rlx_i", "int32_t", "nan", "nv", "nh", "%s | %s")
 	w("\t\tif (nan || rlx__absf(m) == rlx__inff()) {\n")
 	w("\t\t\tfor (int64_t i = 0; i < %d; i++) yr[i] = rlx__nanf();\n\t\t\tcontinue;\n\t\t}\n", a)
 	// The exponentials and their sums in an array of lanes, which clang
@@ -155,7 +137,7 @@ func softmaxRows(b *strings.Builder, a int64, log bool) {
 		w("\t\tfor (int64_t i = %d; i < %d; i++) {\n\t\t\tconst float e = rlx_expf(xr[i] - m);\n\t\t\t%s\n\t\t\tsl[i - %d] += e;\n\t\t}\n", full, a, strings.ReplaceAll(store, "i + l", "i"), full)
 	}
 	w("\t\trlx_vd sv;\n\t\t__builtin_memcpy(&sv, sl, sizeof sv);\n")
-	tree("double", "s", "sv", "sh", "d", "%s + %s")
+	writeTree(b, "\t\t", l, "rlx_d", "double", "s", "sv", "sh", "%s + %s")
 	if log {
 		w("\t\tconst float ls = m + rlx_logf((float)s);\n")
 		w("\t\tfor (int64_t i = 0; i < %d; i++) yr[i] = xr[i] - ls;\n", a)
