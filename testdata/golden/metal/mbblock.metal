@@ -118,10 +118,10 @@ kernel void conv2d_2b6437399b2c(const device float* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel conv2d_f23bcb3ff630 (Metal Shading Language; generated, do not edit)
+// rlx kernel conv2d_3a1fbfc7d4f2 (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void conv2d_f23bcb3ff630(const device float* p0 [[buffer(0)]],
+kernel void conv2d_3a1fbfc7d4f2(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     device float* p3 [[buffer(3)]],
@@ -129,31 +129,39 @@ kernel void conv2d_f23bcb3ff630(const device float* p0 [[buffer(0)]],
     uint3 rlx_global [[thread_position_in_grid]],
     uint3 rlx_local [[thread_position_in_threadgroup]],
     uint3 rlx_group [[threadgroup_position_in_grid]]) {
-  for (int i = int(rlx_global.x); i < 18816; i += 18944) {
-    int ow = (i - ((i / 14) * 14));
-    int h_1 = (i / 14);
-    int oh = (h_1 - ((h_1 / 14) * 14));
-    int h_2 = (i / 196);
-    int o = (h_2 - ((h_2 / 48) * 48));
-    int n = (i / 9408);
-    int ci0 = ((o / 1) * 1);
-    float acc = 0.0f;
-    for (int c = 0; c < 1; c += 1) {
-      for (int kh = 0; kh < 3; kh += 1) {
-        int ih = (((oh * 1) - 1) + (kh * 1));
-        if ((ih >= 0) && (ih < 14)) {
-          for (int kw = 0; kw < 3; kw += 1) {
-            int iw = (((ow * 1) - 1) + (kw * 1));
-            if ((iw >= 0) && (iw < 14)) {
-              acc = (acc + (p0[(rlx_off[0] + ((((((n * 48) + (ci0 + c)) * 14) + ih) * 14) + iw))] * p1[(rlx_off[1] + ((((((o * 1) + c) * 3) + kh) * 3) + kw))]));
-            }
-          }
-        }
-      }
+  threadgroup float s0[324]; // patch
+  threadgroup float s1[9]; // taps
+  int tid = int(rlx_local.x);
+  int nc = int(rlx_group.z);
+  int oh0 = (int(rlx_group.y) * 16);
+  int ow0 = (int(rlx_group.x) * 16);
+  int ih0 = (oh0 + (-1));
+  int iw0 = (ow0 + (-1));
+  int xbase = (nc * 196);
+  for (int i = tid; i < 324; i += 256) {
+    int pr = (i / 18);
+    int ih = (ih0 + pr);
+    int iw = (iw0 + (i - (pr * 18)));
+    bool inb = (((ih >= 0) && (ih < 14)) && ((iw >= 0) && (iw < 14)));
+    float xv = 0.0f;
+    if (inb) {
+      xv = p0[(rlx_off[0] + (xbase + ((ih * 14) + iw)))];
     }
-    float pre1 = (acc + p2[(rlx_off[2] + o)]);
-    float h_3 = ((pre1 > 0.0f) ? pre1 : 0.0f);
-    p3[(rlx_off[3] + i)] = ((h_3 < 6.0f) ? h_3 : 6.0f);
+    s0[i] = xv;
+  }
+  for (int i = tid; i < 9; i += 256) {
+    s1[i] = p1[(rlx_off[1] + (((nc - ((nc / 48) * 48)) * 9) + i))];
+  }
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  int ty = (tid / 16);
+  int tx = (tid - ((tid / 16) * 16));
+  int oh = (oh0 + ty);
+  int ow = (ow0 + tx);
+  if ((oh < 14) && (ow < 14)) {
+    float acc = (((((((((s0[((ty * 18) + tx)] * s1[0]) + (s0[((ty * 18) + (tx + 1))] * s1[1])) + (s0[((ty * 18) + (tx + 2))] * s1[2])) + (s0[(((ty + 1) * 18) + tx)] * s1[3])) + (s0[(((ty + 1) * 18) + (tx + 1))] * s1[4])) + (s0[(((ty + 1) * 18) + (tx + 2))] * s1[5])) + (s0[(((ty + 2) * 18) + tx)] * s1[6])) + (s0[(((ty + 2) * 18) + (tx + 1))] * s1[7])) + (s0[(((ty + 2) * 18) + (tx + 2))] * s1[8]));
+    float pre1 = (acc + p2[(rlx_off[2] + (nc - ((nc / 48) * 48)))]);
+    float h_1 = ((pre1 > 0.0f) ? pre1 : 0.0f);
+    p3[(rlx_off[3] + ((nc * 196) + ((oh * 14) + ow)))] = ((h_1 < 6.0f) ? h_1 : 6.0f);
   }
 }
 
@@ -214,10 +222,10 @@ kernel void conv2d_396a83918dd1(const device float* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel conv2d_92fe37a4bc38 (Metal Shading Language; generated, do not edit)
+// rlx kernel conv2d_10cc85e03f17 (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void conv2d_92fe37a4bc38(const device float* p0 [[buffer(0)]],
+kernel void conv2d_10cc85e03f17(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     device float* p3 [[buffer(3)]],
@@ -225,31 +233,39 @@ kernel void conv2d_92fe37a4bc38(const device float* p0 [[buffer(0)]],
     uint3 rlx_global [[thread_position_in_grid]],
     uint3 rlx_local [[thread_position_in_threadgroup]],
     uint3 rlx_group [[threadgroup_position_in_grid]]) {
-  for (int i = int(rlx_global.x); i < 4704; i += 4864) {
-    int ow = (i - ((i / 7) * 7));
-    int h_1 = (i / 7);
-    int oh = (h_1 - ((h_1 / 7) * 7));
-    int h_2 = (i / 49);
-    int o = (h_2 - ((h_2 / 48) * 48));
-    int n = (i / 2352);
-    int ci0 = ((o / 1) * 1);
-    float acc = 0.0f;
-    for (int c = 0; c < 1; c += 1) {
-      for (int kh = 0; kh < 3; kh += 1) {
-        int ih = (((oh * 2) - 1) + (kh * 1));
-        if ((ih >= 0) && (ih < 14)) {
-          for (int kw = 0; kw < 3; kw += 1) {
-            int iw = (((ow * 2) - 1) + (kw * 1));
-            if ((iw >= 0) && (iw < 14)) {
-              acc = (acc + (p0[(rlx_off[0] + ((((((n * 48) + (ci0 + c)) * 14) + ih) * 14) + iw))] * p1[(rlx_off[1] + ((((((o * 1) + c) * 3) + kh) * 3) + kw))]));
-            }
-          }
-        }
-      }
+  threadgroup float s0[289]; // patch
+  threadgroup float s1[9]; // taps
+  int tid = int(rlx_local.x);
+  int nc = int(rlx_group.z);
+  int oh0 = (int(rlx_group.y) * 8);
+  int ow0 = (int(rlx_group.x) * 8);
+  int ih0 = ((oh0 * 2) + (-1));
+  int iw0 = ((ow0 * 2) + (-1));
+  int xbase = (nc * 196);
+  for (int i = tid; i < 289; i += 64) {
+    int pr = (i / 17);
+    int ih = (ih0 + pr);
+    int iw = (iw0 + (i - (pr * 17)));
+    bool inb = (((ih >= 0) && (ih < 14)) && ((iw >= 0) && (iw < 14)));
+    float xv = 0.0f;
+    if (inb) {
+      xv = p0[(rlx_off[0] + (xbase + ((ih * 14) + iw)))];
     }
-    float pre1 = (acc + p2[(rlx_off[2] + o)]);
-    float h_3 = ((pre1 > 0.0f) ? pre1 : 0.0f);
-    p3[(rlx_off[3] + i)] = ((h_3 < 6.0f) ? h_3 : 6.0f);
+    s0[i] = xv;
+  }
+  for (int i = tid; i < 9; i += 64) {
+    s1[i] = p1[(rlx_off[1] + (((nc - ((nc / 48) * 48)) * 9) + i))];
+  }
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  int ty = (tid / 8);
+  int tx = (tid - ((tid / 8) * 8));
+  int oh = (oh0 + ty);
+  int ow = (ow0 + tx);
+  if ((oh < 7) && (ow < 7)) {
+    float acc = (((((((((s0[(((ty * 2) * 17) + (tx * 2))] * s1[0]) + (s0[(((ty * 2) * 17) + ((tx * 2) + 1))] * s1[1])) + (s0[(((ty * 2) * 17) + ((tx * 2) + 2))] * s1[2])) + (s0[((((ty * 2) + 1) * 17) + (tx * 2))] * s1[3])) + (s0[((((ty * 2) + 1) * 17) + ((tx * 2) + 1))] * s1[4])) + (s0[((((ty * 2) + 1) * 17) + ((tx * 2) + 2))] * s1[5])) + (s0[((((ty * 2) + 2) * 17) + (tx * 2))] * s1[6])) + (s0[((((ty * 2) + 2) * 17) + ((tx * 2) + 1))] * s1[7])) + (s0[((((ty * 2) + 2) * 17) + ((tx * 2) + 2))] * s1[8]));
+    float pre1 = (acc + p2[(rlx_off[2] + (nc - ((nc / 48) * 48)))]);
+    float h_1 = ((pre1 > 0.0f) ? pre1 : 0.0f);
+    p3[(rlx_off[3] + ((nc * 49) + ((oh * 7) + ow)))] = ((h_1 < 6.0f) ? h_1 : 6.0f);
   }
 }
 
@@ -372,10 +388,10 @@ kernel void conv2d_6be71bf8cd75(const device float* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel conv2d_802f6164c474 (Metal Shading Language; generated, do not edit)
+// rlx kernel conv2d_7b9a0f35fa95 (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void conv2d_802f6164c474(const device float* p0 [[buffer(0)]],
+kernel void conv2d_7b9a0f35fa95(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     device float* p3 [[buffer(3)]],
@@ -383,31 +399,39 @@ kernel void conv2d_802f6164c474(const device float* p0 [[buffer(0)]],
     uint3 rlx_global [[thread_position_in_grid]],
     uint3 rlx_local [[thread_position_in_threadgroup]],
     uint3 rlx_group [[threadgroup_position_in_grid]]) {
-  for (int i = int(rlx_global.x); i < 7056; i += 7168) {
-    int ow = (i - ((i / 7) * 7));
-    int h_1 = (i / 7);
-    int oh = (h_1 - ((h_1 / 7) * 7));
-    int h_2 = (i / 49);
-    int o = (h_2 - ((h_2 / 72) * 72));
-    int n = (i / 3528);
-    int ci0 = ((o / 1) * 1);
-    float acc = 0.0f;
-    for (int c = 0; c < 1; c += 1) {
-      for (int kh = 0; kh < 3; kh += 1) {
-        int ih = (((oh * 1) - 1) + (kh * 1));
-        if ((ih >= 0) && (ih < 7)) {
-          for (int kw = 0; kw < 3; kw += 1) {
-            int iw = (((ow * 1) - 1) + (kw * 1));
-            if ((iw >= 0) && (iw < 7)) {
-              acc = (acc + (p0[(rlx_off[0] + ((((((n * 72) + (ci0 + c)) * 7) + ih) * 7) + iw))] * p1[(rlx_off[1] + ((((((o * 1) + c) * 3) + kh) * 3) + kw))]));
-            }
-          }
-        }
-      }
+  threadgroup float s0[100]; // patch
+  threadgroup float s1[9]; // taps
+  int tid = int(rlx_local.x);
+  int nc = int(rlx_group.z);
+  int oh0 = (int(rlx_group.y) * 8);
+  int ow0 = (int(rlx_group.x) * 8);
+  int ih0 = (oh0 + (-1));
+  int iw0 = (ow0 + (-1));
+  int xbase = (nc * 49);
+  for (int i = tid; i < 100; i += 64) {
+    int pr = (i / 10);
+    int ih = (ih0 + pr);
+    int iw = (iw0 + (i - (pr * 10)));
+    bool inb = (((ih >= 0) && (ih < 7)) && ((iw >= 0) && (iw < 7)));
+    float xv = 0.0f;
+    if (inb) {
+      xv = p0[(rlx_off[0] + (xbase + ((ih * 7) + iw)))];
     }
-    float pre1 = (acc + p2[(rlx_off[2] + o)]);
-    float h_3 = ((pre1 > 0.0f) ? pre1 : 0.0f);
-    p3[(rlx_off[3] + i)] = ((h_3 < 6.0f) ? h_3 : 6.0f);
+    s0[i] = xv;
+  }
+  for (int i = tid; i < 9; i += 64) {
+    s1[i] = p1[(rlx_off[1] + (((nc - ((nc / 72) * 72)) * 9) + i))];
+  }
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  int ty = (tid / 8);
+  int tx = (tid - ((tid / 8) * 8));
+  int oh = (oh0 + ty);
+  int ow = (ow0 + tx);
+  if ((oh < 7) && (ow < 7)) {
+    float acc = (((((((((s0[((ty * 10) + tx)] * s1[0]) + (s0[((ty * 10) + (tx + 1))] * s1[1])) + (s0[((ty * 10) + (tx + 2))] * s1[2])) + (s0[(((ty + 1) * 10) + tx)] * s1[3])) + (s0[(((ty + 1) * 10) + (tx + 1))] * s1[4])) + (s0[(((ty + 1) * 10) + (tx + 2))] * s1[5])) + (s0[(((ty + 2) * 10) + tx)] * s1[6])) + (s0[(((ty + 2) * 10) + (tx + 1))] * s1[7])) + (s0[(((ty + 2) * 10) + (tx + 2))] * s1[8]));
+    float pre1 = (acc + p2[(rlx_off[2] + (nc - ((nc / 72) * 72)))]);
+    float h_1 = ((pre1 > 0.0f) ? pre1 : 0.0f);
+    p3[(rlx_off[3] + ((nc * 49) + ((oh * 7) + ow)))] = ((h_1 < 6.0f) ? h_1 : 6.0f);
   }
 }
 

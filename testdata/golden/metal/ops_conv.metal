@@ -92,39 +92,47 @@ kernel void maxpool2d_15321aa40844(const device float* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel conv2d_1b39f57d55aa (Metal Shading Language; generated, do not edit)
+// rlx kernel conv2d_19a9c5077411 (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void conv2d_1b39f57d55aa(const device float* p0 [[buffer(0)]],
+kernel void conv2d_19a9c5077411(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     device float* p2 [[buffer(2)]],
     constant int* rlx_off [[buffer(3)]],
     uint3 rlx_global [[thread_position_in_grid]],
     uint3 rlx_local [[thread_position_in_threadgroup]],
     uint3 rlx_group [[threadgroup_position_in_grid]]) {
-  for (int i = int(rlx_global.x); i < 16384; i += 16384) {
-    int ow = (i - ((i / 16) * 16));
-    int h_1 = (i / 16);
-    int oh = (h_1 - ((h_1 / 16) * 16));
-    int h_2 = (i / 256);
-    int o = (h_2 - ((h_2 / 32) * 32));
-    int n = (i / 8192);
-    int ci0 = ((o / 1) * 1);
-    float acc = 0.0f;
-    for (int c = 0; c < 1; c += 1) {
-      for (int kh = 0; kh < 3; kh += 1) {
-        int ih = (((oh * 1) - 1) + (kh * 1));
-        if ((ih >= 0) && (ih < 16)) {
-          for (int kw = 0; kw < 3; kw += 1) {
-            int iw = (((ow * 1) - 1) + (kw * 1));
-            if ((iw >= 0) && (iw < 16)) {
-              acc = (acc + (p0[(rlx_off[0] + ((((((n * 32) + (ci0 + c)) * 16) + ih) * 16) + iw))] * p1[(rlx_off[1] + ((((((o * 1) + c) * 3) + kh) * 3) + kw))]));
-            }
-          }
-        }
-      }
+  threadgroup float s0[324]; // patch
+  threadgroup float s1[9]; // taps
+  int tid = int(rlx_local.x);
+  int nc = int(rlx_group.z);
+  int oh0 = (int(rlx_group.y) * 16);
+  int ow0 = (int(rlx_group.x) * 16);
+  int ih0 = (oh0 + (-1));
+  int iw0 = (ow0 + (-1));
+  int xbase = (nc * 256);
+  for (int i = tid; i < 324; i += 256) {
+    int pr = (i / 18);
+    int ih = (ih0 + pr);
+    int iw = (iw0 + (i - (pr * 18)));
+    bool inb = (((ih >= 0) && (ih < 16)) && ((iw >= 0) && (iw < 16)));
+    float xv = 0.0f;
+    if (inb) {
+      xv = p0[(rlx_off[0] + (xbase + ((ih * 16) + iw)))];
     }
-    p2[(rlx_off[2] + i)] = acc;
+    s0[i] = xv;
+  }
+  for (int i = tid; i < 9; i += 256) {
+    s1[i] = p1[(rlx_off[1] + (((nc - ((nc / 32) * 32)) * 9) + i))];
+  }
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  int ty = (tid / 16);
+  int tx = (tid - ((tid / 16) * 16));
+  int oh = (oh0 + ty);
+  int ow = (ow0 + tx);
+  if ((oh < 16) && (ow < 16)) {
+    float acc = (((((((((s0[((ty * 18) + tx)] * s1[0]) + (s0[((ty * 18) + (tx + 1))] * s1[1])) + (s0[((ty * 18) + (tx + 2))] * s1[2])) + (s0[(((ty + 1) * 18) + tx)] * s1[3])) + (s0[(((ty + 1) * 18) + (tx + 1))] * s1[4])) + (s0[(((ty + 1) * 18) + (tx + 2))] * s1[5])) + (s0[(((ty + 2) * 18) + tx)] * s1[6])) + (s0[(((ty + 2) * 18) + (tx + 1))] * s1[7])) + (s0[(((ty + 2) * 18) + (tx + 2))] * s1[8]));
+    p2[(rlx_off[2] + ((nc * 256) + ((oh * 16) + ow)))] = acc;
   }
 }
 
@@ -536,10 +544,10 @@ kernel void reduce_3592c1f21f3a(const device float* p0 [[buffer(0)]],
   }
 }
 
-// rlx kernel conv2d_840676117067 (Metal Shading Language; generated, do not edit)
+// rlx kernel conv2d_805b8f6f2db5 (Metal Shading Language; generated, do not edit)
 #include <metal_stdlib>
 using namespace metal;
-kernel void conv2d_840676117067(const device float* p0 [[buffer(0)]],
+kernel void conv2d_805b8f6f2db5(const device float* p0 [[buffer(0)]],
     const device float* p1 [[buffer(1)]],
     const device float* p2 [[buffer(2)]],
     device float* p3 [[buffer(3)]],
@@ -547,29 +555,37 @@ kernel void conv2d_840676117067(const device float* p0 [[buffer(0)]],
     uint3 rlx_global [[thread_position_in_grid]],
     uint3 rlx_local [[thread_position_in_threadgroup]],
     uint3 rlx_group [[threadgroup_position_in_grid]]) {
-  for (int i = int(rlx_global.x); i < 8192; i += 8192) {
-    int ow = (i - ((i / 8) * 8));
-    int h_1 = (i / 8);
-    int oh = (h_1 - ((h_1 / 8) * 8));
-    int h_2 = (i / 64);
-    int o = (h_2 - ((h_2 / 64) * 64));
-    int n = (i / 4096);
-    int ci0 = ((o / 1) * 1);
-    float acc = 0.0f;
-    for (int c = 0; c < 1; c += 1) {
-      for (int kh = 0; kh < 5; kh += 1) {
-        int ih = (((oh * 2) - 2) + (kh * 1));
-        if ((ih >= 0) && (ih < 16)) {
-          for (int kw = 0; kw < 5; kw += 1) {
-            int iw = (((ow * 2) - 2) + (kw * 1));
-            if ((iw >= 0) && (iw < 16)) {
-              acc = (acc + (p0[(rlx_off[0] + ((((((n * 64) + (ci0 + c)) * 16) + ih) * 16) + iw))] * p1[(rlx_off[1] + ((((((o * 1) + c) * 5) + kh) * 5) + kw))]));
-            }
-          }
-        }
-      }
+  threadgroup float s0[361]; // patch
+  threadgroup float s1[25]; // taps
+  int tid = int(rlx_local.x);
+  int nc = int(rlx_group.z);
+  int oh0 = (int(rlx_group.y) * 8);
+  int ow0 = (int(rlx_group.x) * 8);
+  int ih0 = ((oh0 * 2) + (-2));
+  int iw0 = ((ow0 * 2) + (-2));
+  int xbase = (nc * 256);
+  for (int i = tid; i < 361; i += 64) {
+    int pr = (i / 19);
+    int ih = (ih0 + pr);
+    int iw = (iw0 + (i - (pr * 19)));
+    bool inb = (((ih >= 0) && (ih < 16)) && ((iw >= 0) && (iw < 16)));
+    float xv = 0.0f;
+    if (inb) {
+      xv = p0[(rlx_off[0] + (xbase + ((ih * 16) + iw)))];
     }
-    float pre1 = (acc + p2[(rlx_off[2] + o)]);
-    p3[(rlx_off[3] + i)] = ((pre1 > 0.0f) ? pre1 : (isnan(pre1) ? pre1 : 0.0f));
+    s0[i] = xv;
+  }
+  for (int i = tid; i < 25; i += 64) {
+    s1[i] = p1[(rlx_off[1] + (((nc - ((nc / 64) * 64)) * 25) + i))];
+  }
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  int ty = (tid / 8);
+  int tx = (tid - ((tid / 8) * 8));
+  int oh = (oh0 + ty);
+  int ow = (ow0 + tx);
+  if ((oh < 8) && (ow < 8)) {
+    float acc = (((((((((((((((((((((((((s0[(((ty * 2) * 19) + (tx * 2))] * s1[0]) + (s0[(((ty * 2) * 19) + ((tx * 2) + 1))] * s1[1])) + (s0[(((ty * 2) * 19) + ((tx * 2) + 2))] * s1[2])) + (s0[(((ty * 2) * 19) + ((tx * 2) + 3))] * s1[3])) + (s0[(((ty * 2) * 19) + ((tx * 2) + 4))] * s1[4])) + (s0[((((ty * 2) + 1) * 19) + (tx * 2))] * s1[5])) + (s0[((((ty * 2) + 1) * 19) + ((tx * 2) + 1))] * s1[6])) + (s0[((((ty * 2) + 1) * 19) + ((tx * 2) + 2))] * s1[7])) + (s0[((((ty * 2) + 1) * 19) + ((tx * 2) + 3))] * s1[8])) + (s0[((((ty * 2) + 1) * 19) + ((tx * 2) + 4))] * s1[9])) + (s0[((((ty * 2) + 2) * 19) + (tx * 2))] * s1[10])) + (s0[((((ty * 2) + 2) * 19) + ((tx * 2) + 1))] * s1[11])) + (s0[((((ty * 2) + 2) * 19) + ((tx * 2) + 2))] * s1[12])) + (s0[((((ty * 2) + 2) * 19) + ((tx * 2) + 3))] * s1[13])) + (s0[((((ty * 2) + 2) * 19) + ((tx * 2) + 4))] * s1[14])) + (s0[((((ty * 2) + 3) * 19) + (tx * 2))] * s1[15])) + (s0[((((ty * 2) + 3) * 19) + ((tx * 2) + 1))] * s1[16])) + (s0[((((ty * 2) + 3) * 19) + ((tx * 2) + 2))] * s1[17])) + (s0[((((ty * 2) + 3) * 19) + ((tx * 2) + 3))] * s1[18])) + (s0[((((ty * 2) + 3) * 19) + ((tx * 2) + 4))] * s1[19])) + (s0[((((ty * 2) + 4) * 19) + (tx * 2))] * s1[20])) + (s0[((((ty * 2) + 4) * 19) + ((tx * 2) + 1))] * s1[21])) + (s0[((((ty * 2) + 4) * 19) + ((tx * 2) + 2))] * s1[22])) + (s0[((((ty * 2) + 4) * 19) + ((tx * 2) + 3))] * s1[23])) + (s0[((((ty * 2) + 4) * 19) + ((tx * 2) + 4))] * s1[24]));
+    float pre1 = (acc + p2[(rlx_off[2] + (nc - ((nc / 64) * 64)))]);
+    p3[(rlx_off[3] + ((nc * 64) + ((oh * 8) + ow)))] = ((pre1 > 0.0f) ? pre1 : (isnan(pre1) ? pre1 : 0.0f));
   }
 }

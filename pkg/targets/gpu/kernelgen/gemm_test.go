@@ -344,6 +344,15 @@ func TestConv2DNumeric(t *testing.T) {
 		{1, 128, 7, 7, 64, 3, 3, 1, 1, 1, 1, true},
 		{1, 128, 7, 7, 64, 3, 3, 1, 1, 1, 2, true},
 		{1, 111, 6, 6, 40, 3, 3, 1, 1, 1, 1, false},
+		// Depthwise, staged tiles (depthwise.go): a plane in one tile,
+		// several tiles across and down with partial ones at the edges,
+		// stride 2, dilation, a 7x7 kernel and a 5x5 with padding 2.
+		{1, 16, 7, 7, 16, 3, 3, 1, 1, 1, 16, true},
+		{2, 8, 40, 37, 8, 3, 3, 1, 1, 1, 8, true},
+		{1, 5, 33, 70, 5, 3, 3, 2, 1, 1, 5, false},
+		{1, 4, 19, 21, 4, 3, 3, 1, 2, 2, 4, true},
+		{1, 3, 30, 30, 3, 7, 7, 1, 3, 1, 3, false},
+		{2, 6, 12, 12, 6, 5, 5, 2, 2, 1, 6, true},
 	}
 	for name, tiling := range tilings() {
 		for _, c := range cases {

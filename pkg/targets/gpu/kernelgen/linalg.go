@@ -214,8 +214,9 @@ func (g *gen) matmul(op *lir.MatMul) error {
 
 // conv2d lowers a grouped 2-D convolution (NCHW input, OIHW weights) with
 // its epilogue. A group that computes one output channel (a depthwise
-// convolution, groups = C = O) takes the direct kernel: as a GEMM it is a
-// single row, which would leave all but one row of every tile empty.
+// convolution, groups = C = O) takes the staged depthwise kernel
+// (depthwise.go) or the direct one: as a GEMM it is a single row, which
+// would leave all but one row of every tile empty.
 // Every other convolution is an implicit GEMM.
 func (g *gen) conv2d(op *lir.Conv2D) error {
 	v := &op.Geom
@@ -223,6 +224,11 @@ func (g *gen) conv2d(op *lir.Conv2D) error {
 		return fmt.Errorf("malformed conv2d step: %d groups of %d channels to %d", v.Groups, v.C, v.O)
 	}
 	if v.O/v.Groups == 1 {
+		if v.C == v.Groups {
+			if ok, err := g.conv2dDepthwise(op); ok || err != nil {
+				return err
+			}
+		}
 		return g.conv2dDirect(op)
 	}
 	return g.conv2dGemm(op)
