@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/rlx-project/rlx/pkg/driver"
 	"github.com/rlx-project/rlx/pkg/lir"
@@ -85,9 +84,9 @@ func TestCUDALaunchModes(t *testing.T) {
 			t.Fatal("a cuda model does not time its steps")
 		}
 		steps := map[int]bool{}
-		got, err := lm.Profile(nil, inputs, func(i int, s *lir.Step, d time.Duration) {
-			if steps[i] || d < 0 || s == nil {
-				t.Errorf("step %d: timed twice, or %v", i, d)
+		got, err := lm.Profile(nil, inputs, func(i int, s *lir.Step, d loader.StepTime) {
+			if steps[i] || d.Wall < 0 || d.Busy != 0 || s == nil {
+				t.Errorf("step %d: timed twice, or %+v", i, d)
 			}
 			steps[i] = true
 		})

@@ -69,7 +69,10 @@ func newBenchCmd() *cobra.Command {
 		Long: `bench runs the model --warmup times untimed, then --runs times (or for
 --time), and prints latency percentiles (p50, p90, p99) and throughput.
 --profile adds the time spent in each kernel, sorted (cpu artifacts; cuda artifacts
-launch one kernel at a time between device timers for it). Inputs as for a run;
+launch one kernel at a time between device timers for it); on cpu its "threads"
+column is how many worker threads a kernel kept busy on average (its chunks' run
+time over its wall time), which shows the kernels that do not scale with
+--threads. Profile one bench at a time: the worker pool's clock is shared. Inputs as for a run;
 without any, --fill random is used. Runs after the first write into the same output
 tensors, as a serving loop that reuses them does.`,
 		Args: cobra.ExactArgs(1),
@@ -103,9 +106,13 @@ tensors, as a serving loop that reuses them does.`,
 				}
 			}
 			var lat []time.Duration
-			kernelTime := map[kernelKey]time.Duration{}
-			prof := func(step int, s *lir.Step, d time.Duration) {
-				kernelTime[kernelKey{s.Kind(), s.Src}] += d
+			kernelTime := map[kernelKey]loader.StepTime{}
+			prof := func(step int, s *lir.Step, t loader.StepTime) {
+				k := kernelKey{s.Kind(), s.Src}
+				kt := kernelTime[k]
+				kt.Wall += t.Wall
+				kt.Busy += t.Busy
+				kernelTime[k] = kt
 			}
 			start := time.Now()
 			for i := 0; runs > 0 && i < runs || runs <= 0 && time.Since(start) < dur; i++ {
@@ -138,12 +145,16 @@ tensors, as a serving loop that reuses them does.`,
 			}
 			if profile {
 				var sum time.Duration
-				for _, d := range kernelTime {
-					sum += d
+				for _, t := range kernelTime {
+					sum += t.Wall
 				}
-				for k, d := range kernelTime {
-					res.Profile = append(res.Profile, profileRow{Kind: k.kind, Src: k.src, MSPerRun: float64(d.Microseconds()) / 1000 / float64(len(lat)),
-						Percent: 100 * float64(d) / float64(sum)})
+				for k, t := range kernelTime {
+					row := profileRow{Kind: k.kind, Src: k.src, MSPerRun: float64(t.Wall.Microseconds()) / 1000 / float64(len(lat)),
+						Percent: 100 * float64(t.Wall) / float64(sum)}
+					if t.Busy > 0 && t.Wall > 0 {
+						row.Threads = float64(t.Busy) / float64(t.Wall)
+					}
+					res.Profile = append(res.Profile, row)
 				}
 				sort.Slice(res.Profile, func(i, j int) bool {
 					a, b := res.Profile[i], res.Profile[j]
@@ -155,8 +166,22 @@ tensors, as a serving loop that reuses them does.`,
 				return json.NewEncoder(w).Encode(res)
 			}
 			fmt.Fprintf(w, "%s: %s: %d runs, p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, %.1f runs/s\n", args[0], describe(info), len(lat), res.P50, res.P90, res.P99, res.Throughput)
-			for _, r := range res.Profile {
-				fmt.Fprintf(w, "  %6.2f%%  %9.3f ms/run  %-12s %s\n", r.Percent, r.MSPerRun, r.Kind, r.Src)
+			if len(res.Profile) > 0 && info.Device == "cpu" {
+				// threads: the step's busy thread-time over its wall time,
+				// how many of the pool's threads it kept busy on average;
+				// "-" where it split no work over the pool.
+				fmt.Fprintf(w, "  %7s  %16s  %7s  %-12s %s\n", "share", "time", "threads", "kind", "source")
+				for _, r := range res.Profile {
+					th := "-"
+					if r.Threads > 0 {
+						th = fmt.Sprintf("%.2f", r.Threads)
+					}
+					fmt.Fprintf(w, "  %6.2f%%  %9.3f ms/run  %7s  %-12s %s\n", r.Percent, r.MSPerRun, th, r.Kind, r.Src)
+				}
+			} else {
+				for _, r := range res.Profile {
+					fmt.Fprintf(w, "  %6.2f%%  %9.3f ms/run  %-12s %s\n", r.Percent, r.MSPerRun, r.Kind, r.Src)
+				}
 			}
 			return nil
 		},
@@ -193,4 +218,7 @@ type profileRow struct {
 	Src      string  `json:"src"`
 	MSPerRun float64 `json:"ms_per_run"`
 	Percent  float64 `json:"percent"`
+	// Threads is, on cpu, the step's busy thread-time over its wall time
+	// (omitted where it split no work over the worker pool).
+	Threads float64 `json:"threads,omitempty"`
 }

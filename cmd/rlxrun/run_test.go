@@ -333,12 +333,19 @@ func TestJSONSchemas(t *testing.T) {
 		len(b.Profile) == 0 || b.P50 <= 0 || b.P99 < b.P50 {
 		t.Errorf("bench --json: %+v", b)
 	}
-	sum := 0.0
+	sum, busy := 0.0, 0
 	for _, p := range b.Profile {
 		sum += p.Percent
-		if p.Kind == "" || !strings.Contains(p.Src, "gpt.hir:") {
+		// One thread keeps at most one thread busy.
+		if p.Kind == "" || !strings.Contains(p.Src, "gpt.hir:") || p.Threads < 0 || p.Threads > 1.05 {
 			t.Errorf("profile row %+v", p)
 		}
+		if p.Threads > 0 {
+			busy++
+		}
+	}
+	if busy == 0 {
+		t.Errorf("no profile row has its threads' busy time: %+v", b.Profile)
 	}
 	if math.Abs(sum-100) > 0.01 {
 		t.Errorf("profile shares sum to %v", sum)

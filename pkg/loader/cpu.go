@@ -3,6 +3,7 @@ package loader
 import (
 	"errors"
 	"runtime"
+	"time"
 
 	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
@@ -50,7 +51,11 @@ type cpuExecutor struct {
 }
 
 func (e *cpuExecutor) Run(inputs, reuse []*tensor.Tensor, prof Profile) ([]*tensor.Tensor, error) {
-	return e.exec.RunInto(e.pool, reuse, inputs, cpurt.Profile(prof))
+	var p cpurt.Profile
+	if prof != nil {
+		p = func(i int, s *lir.Step, wall, busy time.Duration) { prof(i, s, StepTime{Wall: wall, Busy: busy}) }
+	}
+	return e.exec.RunInto(e.pool, reuse, inputs, p)
 }
 
 // Close unmaps the program's native code; arenas are garbage collected.

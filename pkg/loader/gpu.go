@@ -85,7 +85,7 @@ func (e *gpuExecutor) Run(inputs, _ []*tensor.Tensor, prof Profile) ([]*tensor.T
 		return e.exec.Run(inputs)
 	}
 	steps := e.exec.Program().Steps
-	return e.exec.Profile(inputs, func(i int, d time.Duration) { prof(i, &steps[i], d) })
+	return e.exec.Profile(inputs, func(i int, d time.Duration) { prof(i, &steps[i], StepTime{Wall: d}) })
 }
 
 func (e *gpuExecutor) Close() { e.exec.Close() }

@@ -10,7 +10,19 @@ import (
 )
 
 // Profile receives the time of each step of a run when profiling.
-type Profile func(step int, s *lir.Step, d time.Duration)
+type Profile func(step int, s *lir.Step, t StepTime)
+
+// StepTime is one step's time in a profiled run.
+type StepTime struct {
+	// Wall is the step's time from start to end: on the host clock for
+	// cpu, on the device's between its events for cuda.
+	Wall time.Duration
+	// Busy is, for cpu, the run time of the step's parallel chunks summed
+	// over the threads that ran them: Busy/Wall is how many threads the
+	// step kept busy on average. It is 0 for a step that split no work
+	// over the worker pool, and on GPUs.
+	Busy time.Duration
+}
 
 // Executor runs one variant's program on its target's device, many times
 // and from many goroutines at once.

@@ -148,8 +148,10 @@ func (e *Exec) NativeLevel() string {
 // Program returns the program being run.
 func (e *Exec) Program() *lir.Program { return e.prog }
 
-// Profile receives the time of each step when profiling.
-type Profile func(step int, s *lir.Step, d time.Duration)
+// Profile receives the time of each step when profiling: its wall time,
+// and busy, the run time of its parallel chunks summed over the threads
+// that ran them (0 for a step that split no work over the pool).
+type Profile func(step int, s *lir.Step, wall, busy time.Duration)
 
 // Run executes the program on inputs (already checked against the program's
 // input slots by the caller) and returns newly allocated outputs.
@@ -166,6 +168,10 @@ func (e *Exec) Run(pool *parallel.Pool, inputs []*tensor.Tensor, prof Profile) (
 // The caller must not use dst's old contents.
 func (e *Exec) RunInto(pool *parallel.Pool, dst, inputs []*tensor.Tensor, prof Profile) (outs []*tensor.Tensor, err error) {
 	p := e.prog
+	if prof != nil {
+		pool.Measure(true)
+		defer pool.Measure(false)
+	}
 	if len(inputs) != len(p.Inputs) {
 		return nil, fmt.Errorf("got %d inputs, the program takes %d", len(inputs), len(p.Inputs))
 	}
@@ -212,7 +218,9 @@ func (e *Exec) RunInto(pool *parallel.Pool, dst, inputs []*tensor.Tensor, prof P
 		step = i
 		s := &p.Steps[i]
 		var t0 time.Time
+		var b0 time.Duration
 		if prof != nil {
+			b0 = pool.Busy()
 			t0 = time.Now()
 		}
 		if c, ok := s.Op.(*lir.NativeCall); ok {
@@ -226,7 +234,7 @@ func (e *Exec) RunInto(pool *parallel.Pool, dst, inputs []*tensor.Tensor, prof P
 			return nil, fmt.Errorf("%s: %v", s.Src, err)
 		}
 		if prof != nil {
-			prof(i, s, time.Since(t0))
+			prof(i, s, time.Since(t0), pool.Busy()-b0)
 		}
 	}
 	return outs, nil

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // forCovers runs p.For and checks each index is visited exactly once and
@@ -160,5 +161,39 @@ func TestTaskShares(t *testing.T) {
 		if len(order) != tc.n {
 			t.Fatalf("n=%d k=%d: thread 1 alone claimed %d tasks", tc.n, tc.k, len(order))
 		}
+	}
+}
+
+// TestMeasure checks that Busy grows by the chunks' run time only while
+// Measure is on, counting every thread's chunks, and that a nil pool
+// measures nothing without failing.
+func TestMeasure(t *testing.T) {
+	p := NewPool(2)
+	defer p.Close()
+	work := func(lo, hi int) { time.Sleep(time.Duration(hi-lo) * time.Millisecond) }
+	p.For(4, 1, work)
+	if b := p.Busy(); b != 0 {
+		t.Fatalf("busy %v before Measure", b)
+	}
+	p.Measure(true)
+	start := time.Now()
+	p.For(4, 1, work)
+	wall := time.Since(start)
+	p.Measure(false)
+	b := p.Busy()
+	// Four chunks of 1 ms: at least 4 ms of busy time, spread over two
+	// threads, so more than the wall time of the For unless one thread
+	// ran them all.
+	if b < 4*time.Millisecond || b > wall*2+time.Millisecond {
+		t.Errorf("busy %v for four 1 ms chunks in %v of wall time", b, wall)
+	}
+	p.For(4, 1, work)
+	if p.Busy() != b {
+		t.Errorf("busy grew after Measure(false): %v -> %v", b, p.Busy())
+	}
+	var nilPool *Pool
+	nilPool.Measure(true)
+	if nilPool.Busy() != 0 {
+		t.Errorf("a nil pool is busy")
 	}
 }
