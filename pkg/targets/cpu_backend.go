@@ -1,8 +1,11 @@
 package targets
 
 import (
+	"bytes"
 	"crypto/sha256"
+	"debug/elf"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"runtime"
 	"strings"
@@ -190,54 +193,115 @@ func (c *cpu) Generate(plan *specialize.Plan, w *specialize.Weights) (*lir.Progr
 	return cgen.Generate(prog, cgen.Options{EwGrain: tuning.NativeEwGrain, Levels: c.levels, Weights: w.Data})
 }
 
-// Finish compiles every program's native code for every level: one clang
-// process per program and level, as many at once as Go runs threads.
+// Finish compiles every program's native code for every level: each
+// program's functions split into units (cgen.Units), one clang process
+// per unit and level, as many at once as Go runs threads, then the units
+// of a program and level linked into its object.
 func (c *cpu) Finish(progs []*lir.Program) error {
-	type job struct {
-		prog  *lir.Program
-		src   string
-		level int
+	type unit struct {
+		prog, level, index int
+		src                string
 	}
-	var jobs []job
-	for _, p := range progs {
+	objs := make([][][][]byte, len(progs)) // [program][level][unit]
+	var units []unit
+	for pi, p := range progs {
 		if p.Native == nil || len(c.levels) == 0 {
 			continue
 		}
 		p.Native.Objects = make([]lir.NativeObject, len(c.levels))
-		src := cgen.Source(p.Native)
-		for i := range c.levels {
-			jobs = append(jobs, job{p, src, i})
+		srcs := cgen.Units(p.Native)
+		objs[pi] = make([][][]byte, len(c.levels))
+		for li := range c.levels {
+			objs[pi][li] = make([][]byte, len(srcs))
+			for ui, src := range srcs {
+				units = append(units, unit{pi, li, ui, src})
+			}
 		}
 	}
-	errs := make([]error, len(jobs))
+	errs := make([]error, len(units))
+	parallelJobs(len(units), func(i int) {
+		u := units[i]
+		l := c.levels[u.level]
+		obj, err := c.compile(u.src, l, true)
+		if err != nil {
+			errs[i] = fmt.Errorf("native code for %s: %v", l.Name, err)
+			return
+		}
+		objs[u.prog][u.level][u.index] = obj
+	})
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for pi, p := range progs {
+		if objs[pi] == nil {
+			continue
+		}
+		srcs := cgen.Units(p.Native)
+		for li, l := range c.levels {
+			elf, err := c.link(objs[pi][li], l)
+			if err != nil && c.objects != nil {
+				// A cached object that does not link (a damaged cache
+				// entry) is compiled again, and its entry replaced.
+				for ui, src := range srcs {
+					if objs[pi][li][ui], err = c.compile(src, l, false); err != nil {
+						break
+					}
+				}
+				if err == nil {
+					elf, err = c.link(objs[pi][li], l)
+				}
+			}
+			if err != nil {
+				return fmt.Errorf("native code for %s: %v", l.Name, err)
+			}
+			p.Native.Objects[li] = lir.NativeObject{Level: l.Name, ELF: elf}
+		}
+	}
+	return nil
+}
+
+// relocatable reports whether obj reads as an ELF relocatable object for
+// goarch: a cache entry that does not is damaged and compiled again
+// (Finish also recompiles the units of an object that does not link).
+func relocatable(obj []byte, goarch string) bool {
+	f, err := elf.NewFile(bytes.NewReader(obj))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	want := map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}[goarch]
+	return f.Type == elf.ET_REL && f.Machine == want
+}
+
+// link links a program's unit objects for level l and validates the
+// result as the runtime will.
+func (c *cpu) link(objs [][]byte, l native.Level) ([]byte, error) {
+	elf, err := toolchain.LinkELF("kernels", objs, l.Clang)
+	if err == nil {
+		err = native.Validate(elf, l.GOARCH)
+	}
+	return elf, err
+}
+
+// parallelJobs runs job(0) to job(n-1), as many at once as Go runs
+// threads.
+func parallelJobs(n int, job func(i int)) {
 	work := make(chan int)
 	var wg sync.WaitGroup
-	for range min(len(jobs), max(1, runtime.GOMAXPROCS(0))) {
+	for range min(n, max(1, runtime.GOMAXPROCS(0))) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				j, l := jobs[i], c.levels[jobs[i].level]
-				elf, err := c.compile(j.src, l)
-				if err != nil {
-					errs[i] = fmt.Errorf("native code for %s: %v", l.Name, err)
-					continue
-				}
-				j.prog.Native.Objects[j.level] = lir.NativeObject{Level: l.Name, ELF: elf}
+				job(i)
 			}
 		}()
 	}
-	for i := range jobs {
+	for i := range n {
 		work <- i
 	}
 	close(work)
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // LevelStatus says whether this machine builds and runs one CPU level's
@@ -262,31 +326,27 @@ func CPULevels() []LevelStatus {
 	return out
 }
 
-// compile builds the unit for level l, or takes the object an earlier
-// build stored for the same compiler, flags and source; either way the
-// object is validated as the runtime will.
-func (c *cpu) compile(src string, l native.Level) ([]byte, error) {
+// compile builds one unit's object for level l, or (fromCache) takes the
+// object an earlier build stored for the same compiler, flags and source.
+func (c *cpu) compile(src string, l native.Level, fromCache bool) ([]byte, error) {
 	h := sha256.New()
-	for _, part := range append(append([]string{"rlx native object 1", c.clang}, l.Clang...), toolchain.CFlags...) {
+	for _, part := range append(append([]string{"rlx native unit object 1", c.clang}, l.Clang...), toolchain.CompileFlags...) {
 		h.Write([]byte(part))
 		h.Write([]byte{0})
 	}
 	h.Write([]byte(src))
 	digest := hex.EncodeToString(h.Sum(nil))
-	if c.objects != nil {
-		if elf, ok := c.objects.GetObject(digest); ok && native.Validate(elf, l.GOARCH) == nil {
-			return elf, nil
+	if c.objects != nil && fromCache {
+		if obj, ok := c.objects.GetObject(digest); ok && relocatable(obj, l.GOARCH) {
+			return obj, nil
 		}
 	}
-	elf, err := toolchain.CToELF("kernels", src, l.Clang)
-	if err == nil {
-		err = native.Validate(elf, l.GOARCH)
-	}
+	obj, err := toolchain.CToObject("kernels", src, l.Clang)
 	if err != nil {
 		return nil, err
 	}
 	if c.objects != nil {
-		c.objects.PutObject(digest, elf) // best effort: a read-only cache still builds
+		c.objects.PutObject(digest, obj) // best effort: a read-only cache still builds
 	}
-	return elf, nil
+	return obj, nil
 }

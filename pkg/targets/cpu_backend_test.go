@@ -49,11 +49,11 @@ func TestCPUObjectCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	src := "#include <stdint.h>\n__attribute__((visibility(\"default\"))) void f(void *const *a, int64_t lo, int64_t hi) {}\n"
-	first, err := c.compile(src, best)
+	first, err := c.compile(src, best, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := c.compile(src, best)
+	second, err := c.compile(src, best, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,12 +63,12 @@ func TestCPUObjectCache(t *testing.T) {
 	for d := range objs.m {
 		objs.m[d] = []byte("damaged")
 	}
-	third, err := c.compile(src, best)
+	third, err := c.compile(src, best, true)
 	if err != nil || string(third) != string(first) || objs.puts != 2 {
 		t.Fatalf("damaged object: %v, %d puts", err, objs.puts)
 	}
 	// Another source is another object.
-	if _, err := c.compile(strings.Replace(src, "f(", "g(", 1), best); err != nil || len(objs.m) != 2 {
+	if _, err := c.compile(strings.Replace(src, "f(", "g(", 1), best, true); err != nil || len(objs.m) != 2 {
 		t.Fatalf("second source: %v, %d objects", err, len(objs.m))
 	}
 }

@@ -46,13 +46,20 @@ func (t Tool) Path() (string, error) {
 // run runs a command in a temporary directory holding the file name with
 // content src, and returns the bytes of the file out it writes.
 func run(name, src, out string, args ...string) ([]byte, error) {
+	return runFiles(map[string][]byte{name: []byte(src)}, out, args...)
+}
+
+// runFiles is run with several input files, by name.
+func runFiles(files map[string][]byte, out string, args ...string) ([]byte, error) {
 	dir, err := os.MkdirTemp("", "rlx-kernel-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
-		return nil, err
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			return nil, err
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -115,17 +122,25 @@ func CUDAToPTX(name, src string) ([]byte, string, error) {
 	return ptx, "ptx", nil
 }
 
-// CFlags are the flags every native CPU object is built with, besides
-// its CPU level's: freestanding code (no libc, no libm, no stack
-// protector, which reads a libc global) in a shared object whose only
-// exports are the kernels, with every reference resolved at link time
-// (-z defs), no build ID and no symbol table beyond the dynamic one, so
-// the same source gives the same bytes. No -ffast-math: NaN and infinity
-// keep their IEEE meaning.
-var CFlags = []string{"-O3", "-std=c11", "-ffreestanding", "-nostdlib", "-fno-math-errno", "-fno-stack-protector",
-	"-fno-asynchronous-unwind-tables", "-fno-unwind-tables", "-fPIC", "-fvisibility=hidden", "-shared", "-fuse-ld=lld",
-	"-Wl,-z,defs", "-Wl,--build-id=none", "-Wl,--strip-all", "-Wl,-z,noexecstack", "-Wl,--hash-style=gnu",
+// CompileFlags are the flags every native CPU object is compiled with,
+// besides its CPU level's: freestanding code (no libc, no libm, no stack
+// protector, which reads a libc global), position independent, with only
+// the kernels visible. No -ffast-math: NaN and infinity keep their IEEE
+// meaning.
+var CompileFlags = []string{"-O3", "-std=c11", "-ffreestanding", "-nostdlib", "-fno-math-errno", "-fno-stack-protector",
+	"-fno-asynchronous-unwind-tables", "-fno-unwind-tables", "-fPIC", "-fvisibility=hidden",
 	"-Werror=implicit-function-declaration"}
+
+// LinkFlags link objects into a shared object whose only exports are the
+// kernels, with every reference resolved at link time (-z defs), no build
+// ID and no symbol table beyond the dynamic one, so the same objects give
+// the same bytes.
+var LinkFlags = []string{"-nostdlib", "-shared", "-fuse-ld=lld", "-Wl,-z,defs", "-Wl,--build-id=none", "-Wl,--strip-all",
+	"-Wl,-z,noexecstack", "-Wl,--hash-style=gnu"}
+
+// CFlags are CompileFlags and LinkFlags: one clang run from C to a shared
+// object (CToELF).
+var CFlags = append(append([]string{}, CompileFlags...), LinkFlags...)
 
 // NativeTools checks for what CToELF runs: clang and lld.
 func NativeTools() error {
@@ -152,6 +167,41 @@ func CToELF(name, src string, levelFlags []string) ([]byte, error) {
 	args = append(args, CFlags...)
 	args = append(args, "-o", name+".so", name+".c")
 	return run(name+".c", src, name+".so", args...)
+}
+
+// CToObject compiles a C translation unit into a relocatable object for
+// the CPU level that levelFlags select, for LinkELF.
+func CToObject(name, src string, levelFlags []string) ([]byte, error) {
+	clang, err := Clang.Path()
+	if err != nil {
+		return nil, err
+	}
+	args := append([]string{clang}, levelFlags...)
+	args = append(args, CompileFlags...)
+	args = append(args, "-c", "-o", name+".o", name+".c")
+	return run(name+".c", src, name+".o", args...)
+}
+
+// LinkELF links objects (from CToObject, in that order) into an ELF
+// shared object with lld, as CToELF's link does.
+func LinkELF(name string, objects [][]byte, levelFlags []string) ([]byte, error) {
+	clang, err := Clang.Path()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := Lld.Path(); err != nil {
+		return nil, err
+	}
+	files := make(map[string][]byte, len(objects))
+	args := append([]string{clang}, levelFlags...)
+	args = append(args, LinkFlags...)
+	args = append(args, "-o", name+".so")
+	for i, o := range objects {
+		f := fmt.Sprintf("%s%d.o", name, i)
+		files[f] = o
+		args = append(args, f)
+	}
+	return runFiles(files, name+".so", args...)
 }
 
 // ClangIdentity names the clang a native build runs, cheaply: its

@@ -171,6 +171,43 @@ func Source(n *lir.Native) string {
 	return b.String()
 }
 
+// unitBytes is the least C source of a unit of Units, but for the last:
+// consecutive functions go to one unit until it holds this much, so that
+// small functions share a compiler process (each one's start and the
+// math header cost some 30 ms) while the large convolutions (100-190 KB
+// each, 0.1-0.2 s of clang) compile side by side.
+const unitBytes = 64 << 10
+
+// Units splits a program's native functions into translation units that
+// compile separately and link into one object: each the prelude and the
+// math header, then consecutive functions (in the program's order) up to
+// unitBytes of source. The split depends on the functions alone, so each
+// unit is the same text, and hits the same cache entry, in every build
+// that generates its functions; a program's whole unit (Source) took one
+// process, 2.2 s of clang for ResNet-18, where two units at once took 1.1.
+func Units(n *lir.Native) []string {
+	var units []string
+	var b strings.Builder
+	size := 0
+	flush := func() {
+		if size > 0 {
+			units = append(units, prelude+mathHeader+b.String())
+			b.Reset()
+			size = 0
+		}
+	}
+	for _, f := range n.Funcs {
+		b.WriteString("\n")
+		b.WriteString(f.Source)
+		size += len(f.Source)
+		if size >= unitBytes {
+			flush()
+		}
+	}
+	flush()
+	return units
+}
+
 // prelude is what every unit starts with: fixed-width integers from the
 // compiler's own freestanding header, and the export marker (the unit is
 // compiled with hidden visibility, so only kernels are exported).
