@@ -173,9 +173,9 @@ func Source(n *lir.Native) string {
 
 // unitBytes is the least C source of a unit of Units, but for the last:
 // consecutive functions go to one unit until it holds this much, so that
-// small functions share a compiler process (each one's start and the
-// math header cost some 30 ms) while the large convolutions (100-190 KB
-// each, 0.1-0.2 s of clang) compile side by side.
+// small functions share a compiler process (each process's start and the
+// math header cost about as much as a small function) while the large
+// convolutions (100-190 KB of C each) compile side by side.
 const unitBytes = 64 << 10
 
 // Units splits a program's native functions into translation units that
@@ -183,8 +183,9 @@ const unitBytes = 64 << 10
 // math header, then consecutive functions (in the program's order) up to
 // unitBytes of source. The split depends on the functions alone, so each
 // unit is the same text, and hits the same cache entry, in every build
-// that generates its functions; a program's whole unit (Source) took one
-// process, 2.2 s of clang for ResNet-18, where two units at once took 1.1.
+// that generates its functions; a program's whole unit (Source) in one
+// process took ResNet-18's build twice as long as two halves side by side
+// (docs/perf/native.md, Build time).
 func Units(n *lir.Native) []string {
 	var units []string
 	var b strings.Builder
