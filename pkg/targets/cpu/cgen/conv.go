@@ -15,7 +15,7 @@ import (
 func conv2d(prog *lir.Program, op *lir.Conv2D, opts Options) (function, bool) {
 	g := normConv(op.Geom)
 	if !convRule(tuning.ConvShape{KH: g.KH, KW: g.KW, StrideH: g.StrideH, StrideW: g.StrideW, DilH: g.DilH, DilW: g.DilW,
-		Groups: g.Groups, C: g.C, O: g.O, OH: g.OH, OW: g.OW, AVX512: opts.AllHave("avx512f")}) {
+		Groups: g.Groups, C: g.C, O: g.O, OH: g.OH, OW: g.OW, Padded: max(g.PadT, g.PadL, g.PadB, g.PadR) > 0, AVX512: opts.AllHave("avx512f")}) {
 		return function{}, false
 	}
 	if isDepthwise(g) {

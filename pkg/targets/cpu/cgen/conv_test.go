@@ -186,6 +186,9 @@ func convSweep() []convCase {
 		{geom(1, 4, 17, 23, 8, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2), epiLeaky},
 		{geom(2, 5, 15, 29, 12, 5, 5, 2, 2, 1, 2, 2, 1, 1, 1), epiBiasRes},
 		{sq(1, 16, 31, 24, 1, 2, 0), epiBiasResRelu},
+		// 1x1 with padding (ConvTranspose k3 s2's 1x1 phase), and all round.
+		{geom(1, 16, 13, 11, 24, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1), epiBias},
+		{sq(1, 8, 9, 10, 1, 1, 2), epiBiasRelu},
 		{sq(1, 8, 30, 26, 3, 2, 1), epiClamp},
 		// Groups (not depthwise): ResNeXt's 4 and 8 channels a group,
 		// output groups that leave partial tiles, a split stride-2 copy
@@ -304,7 +307,7 @@ func checkNativeConvRule(t *testing.T, opts Options) {
 			t.Fatal(err)
 		}
 		takes := tuning.NativeConv(tuning.ConvShape{KH: g.KH, KW: g.KW, StrideH: g.StrideH, StrideW: g.StrideW, DilH: g.DilH, DilW: g.DilW,
-			Groups: g.Groups, C: g.C, O: g.O, OH: g.OH, OW: g.OW, AVX512: avx512})
+			Groups: g.Groups, C: g.C, O: g.O, OH: g.OH, OW: g.OW, Padded: max(g.PadT, g.PadL, g.PadB, g.PadR) > 0, AVX512: avx512})
 		_, handles := planConv(p, p.Steps[0].Op.(*lir.Conv2D))
 		if isDepthwise(normConv(g)) {
 			_, handles = planDw(p, p.Steps[0].Op.(*lir.Conv2D))
@@ -365,6 +368,10 @@ func BenchmarkConv2DSweep(b *testing.B) {
 	for _, c := range []struct{ c, o, hw int64 }{{64, 64, 56}, {64, 256, 56}, {256, 64, 56}, {128, 128, 28}, {32, 192, 28}, {256, 256, 14}, {512, 512, 7}, {16, 96, 112}} {
 		add(fmt.Sprintf("1x1s1_c%do%d_%d", c.c, c.o, c.hw), sq(1, c.c, c.hw, c.o, 1, 1, 0))
 	}
+	// 1x1 with padding: ConvTranspose k3 s2's 1x1 phase (output padding
+	// on the bottom and right), and a padded 1x1 all round.
+	add("1x1s1pbr_c128o64_28", geom(1, 128, 28, 28, 64, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1))
+	add("1x1s1p1_c64o64_56", sq(1, 64, 56, 64, 1, 1, 1))
 	add("3x3s2_c32_112", sq(1, 32, 112, 64, 3, 2, 1))
 	add("3x3s2_c3o32_224", sq(1, 3, 224, 32, 3, 2, 1))
 	add("3x3s2_c512_14", sq(1, 512, 14, 512, 3, 2, 1))

@@ -17,6 +17,10 @@ type ConvShape struct {
 	Groups           int64
 	C, O             int64 // input and output channels (all groups)
 	OH, OW           int64
+	// Padded is whether the convolution pads its input: a 1x1 kernel with
+	// padding is no plain product (its border is the bias alone), so the
+	// runtime runs it as a general implicit GEMM, not as a packed one.
+	Padded bool
 	// AVX512 is whether every CPU level the code is built for has
 	// AVX-512 (x86-64-v4): one program serves all of an artifact's
 	// levels, so the rule reads what the weakest of them has.
@@ -25,7 +29,8 @@ type ConvShape struct {
 
 // NativeConv reports whether generated code runs a convolution: a
 // direct one with one group, and either every step 1, a kernel of more
-// than one tap and at least NativeConvMinChannels input channels, or
+// than one tap (or one tap with padding, where every level has AVX-512)
+// and at least NativeConvMinChannels input channels, or
 // (where every level the code is built for has AVX-512) steps of 2, no
 // dilation and either NativeConvMinChannels input channels or a row of
 // more than 3 taps (a stem's 7x7 over 3 channels), 1x1 kernels
@@ -62,11 +67,19 @@ type ConvShape struct {
 // level (one program serves all its levels) leaves stride 2 to the
 // runtime.
 //
+// A 1x1 stride-1 convolution with padding (ConvTranspose k3 s2's 1x1
+// phase, with its output padding) is no plain product: the runtime runs
+// it as its general implicit GEMM. There the generated code ran 1.2-1.95x
+// the runtime at x86-64-v4 (BenchmarkConv2DSweep's 1x1s1p* points,
+// 2026-11-27) and 0.7-1.3x at x86-64-v3 against the runtime's AVX2 GEMM
+// (GODEBUG=cpu.avx512f=off), so it takes them where every level has
+// AVX-512.
+//
 // It leaves to the runtime
 //
-//   - 1x1 stride-1 convolutions, plain products, where the generated
-//     code ran 0.9-1.4x the runtime's packed GEMM at x86-64-v4 and 0.6-1x
-//     at x86-64-v3;
+//   - 1x1 stride-1 convolutions without padding, plain products, where
+//     the generated code ran 0.9-1.4x the runtime's packed GEMM at
+//     x86-64-v4 and 0.6-1x at x86-64-v3;
 //   - other strides, and dilated stride-2 kernels (not measured);
 //   - grouped 1x1 convolutions at x86-64-v3 (nativeGrouped); depthwise
 //     ones are NativeDepthwise's;
@@ -87,7 +100,7 @@ func NativeConv(s ConvShape) bool {
 		return nativeGrouped(s)
 	}
 	if s.StrideH == 1 && s.StrideW == 1 {
-		return s.KH*s.KW > 1 && s.C >= NativeConvMinChannels
+		return (s.KH*s.KW > 1 || s.Padded && s.AVX512) && s.C >= NativeConvMinChannels
 	}
 	return s.AVX512 && s.StrideH == 2 && s.StrideW == 2 && s.DilH == 1 && s.DilW == 1 &&
 		(s.C >= NativeConvMinChannels || s.KW > 3)
