@@ -118,7 +118,7 @@ func (c *nativeCode) call(pool *parallel.Pool, f *lir.NativeFunc, fn uintptr, op
 	args, sizes = append(args, nil), append(sizes, 0) // never empty
 	argv, sizev := unsafe.Pointer(&args[0]), unsafe.Pointer(&sizes[0])
 	var refused atomic.Bool
-	pool.For(int(f.N), int(f.Grain), func(lo, hi int) {
+	pool.ForCoarse(int(f.N), int(f.Grain), func(lo, hi int) {
 		if native.Call(fn, argv, sizev, int64(lo), int64(hi)) != 0 {
 			refused.Store(true)
 		}

@@ -248,6 +248,22 @@ func (j *forJob) runChunks(id int, step, ran *int) (panicked bool) {
 // all are done. A panic in fn is re-raised in the caller after every chunk
 // has finished (with its original value; the stack is the caller's). For is safe to call from several goroutines at once.
 func (p *Pool) For(n, grain int, fn func(lo, hi int)) {
+	p.forChunks(n, grain, 8, fn)
+}
+
+// ForCoarse is For for callers whose grain already makes every chunk
+// long enough to be worth a claim of its own (the native functions',
+// from the tuning table's chunk rules): it splits [0, n) into n/grain
+// chunks however many that is, where For stops at 8 a thread. A native
+// convolution of 51 long tasks ran as 16 chunks of 3 or 4 tasks on 2
+// threads under For's cap, and one thread idled for most of a chunk at
+// the end.
+func (p *Pool) ForCoarse(n, grain int, fn func(lo, hi int)) {
+	p.forChunks(n, grain, 0, fn)
+}
+
+// forChunks is For with at most perThread chunks a thread (0: no cap).
+func (p *Pool) forChunks(n, grain, perThread int, fn func(lo, hi int)) {
 	if n <= 0 {
 		return
 	}
@@ -268,7 +284,7 @@ func (p *Pool) For(n, grain int, fn func(lo, hi int)) {
 		return
 	}
 	// A few chunks per thread balance uneven work and concurrent callers.
-	if max := 8 * p.threads; chunks > max {
+	if max := perThread * p.threads; perThread > 0 && chunks > max {
 		chunks = max
 	}
 	j := &forJob{n: n, chunks: chunks, fn: fn}

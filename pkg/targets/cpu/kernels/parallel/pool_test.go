@@ -197,3 +197,34 @@ func TestMeasure(t *testing.T) {
 		t.Errorf("a nil pool is busy")
 	}
 }
+
+// TestForCoarse checks that ForCoarse visits every index once and splits
+// [0, n) into n/grain chunks however many that is, where For stops at 8
+// a thread.
+func TestForCoarse(t *testing.T) {
+	p := NewPool(2)
+	defer p.Close()
+	for _, c := range []struct{ n, grain, chunks int }{{51, 1, 51}, {100, 3, 33}, {5, 10, 1}, {1000, 1, 1000}} {
+		seen := make([]atomic.Int32, c.n)
+		var calls atomic.Int32
+		p.ForCoarse(c.n, c.grain, func(lo, hi int) {
+			calls.Add(1)
+			for i := lo; i < hi; i++ {
+				seen[i].Add(1)
+			}
+		})
+		for i := range seen {
+			if v := seen[i].Load(); v != 1 {
+				t.Fatalf("n=%d grain=%d: index %d visited %d times", c.n, c.grain, i, v)
+			}
+		}
+		if got := int(calls.Load()); got != c.chunks {
+			t.Errorf("n=%d grain=%d: %d chunks, want %d", c.n, c.grain, got, c.chunks)
+		}
+	}
+	var calls atomic.Int32
+	p.For(51, 1, func(lo, hi int) { calls.Add(1) })
+	if got := calls.Load(); got != 16 {
+		t.Errorf("For(51, 1) on 2 threads: %d chunks, want For's cap of 16", got)
+	}
+}
