@@ -181,9 +181,9 @@ func TestMeasure(t *testing.T) {
 	wall := time.Since(start)
 	p.Measure(false)
 	b := p.Busy()
-	// Four chunks of 1 ms: at least 4 ms of busy time, spread over two
-	// threads, so more than the wall time of the For unless one thread
-	// ran them all.
+	// Four chunks that each sleep a millisecond: at least four of busy
+	// time, spread over two threads, so more than the For's wall time
+	// unless one thread ran them all.
 	if b < 4*time.Millisecond || b > wall*2+time.Millisecond {
 		t.Errorf("busy %v for four 1 ms chunks in %v of wall time", b, wall)
 	}
