@@ -203,17 +203,18 @@ func (c *cpu) Finish(progs []*lir.Program) error {
 		src                string
 	}
 	objs := make([][][][]byte, len(progs)) // [program][level][unit]
+	srcs := make([][]string, len(progs))   // [program][unit]
 	var units []unit
 	for pi, p := range progs {
 		if p.Native == nil || len(c.levels) == 0 {
 			continue
 		}
 		p.Native.Objects = make([]lir.NativeObject, len(c.levels))
-		srcs := cgen.Units(p.Native)
+		srcs[pi] = cgen.Units(p.Native)
 		objs[pi] = make([][][]byte, len(c.levels))
 		for li := range c.levels {
-			objs[pi][li] = make([][]byte, len(srcs))
-			for ui, src := range srcs {
+			objs[pi][li] = make([][]byte, len(srcs[pi]))
+			for ui, src := range srcs[pi] {
 				units = append(units, unit{pi, li, ui, src})
 			}
 		}
@@ -236,13 +237,12 @@ func (c *cpu) Finish(progs []*lir.Program) error {
 		if objs[pi] == nil {
 			continue
 		}
-		srcs := cgen.Units(p.Native)
 		for li, l := range c.levels {
 			elf, err := c.link(objs[pi][li], l)
 			if err != nil && c.objects != nil {
 				// A cached object that does not link (a damaged cache
 				// entry) is compiled again, and its entry replaced.
-				for ui, src := range srcs {
+				for ui, src := range srcs[pi] {
 					if objs[pi][li][ui], err = c.compile(src, l, false); err != nil {
 						break
 					}
