@@ -1,9 +1,12 @@
 package hir
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/rlx-project/rlx/pkg/dim"
 )
 
 // inferCase checks the inferred type of the last statement of a function
@@ -173,7 +176,10 @@ var inferCases = []inferCase{
 	{sig: "x: f32[1, 8, 9, 9], k: f32[4, 8, 3, 3], c: f32[5]", body: "y = conv2d(x, k, c)", err: "[O] of w is [4]"},
 	{sig: "x: f32[batch, 64, 112, 112]", body: "y = maxpool2d(x, kernel=[3, 3], stride=[2, 2], pad=[1, 1, 1, 1])", want: "f32[batch, 64, 56, 56]"},
 	{sig: "x: f32[1, 1, 5, 5]", body: "y = maxpool2d(x, kernel=[2, 2], stride=[2, 2], ceil_mode=true)", want: "f32[1, 1, 3, 3]"},
-	{sig: "x: f32[1, 1, h, 5]", body: "y = maxpool2d(x, kernel=[2, 2], ceil_mode=true)", err: "ceil_mode needs a static height"},
+	{sig: "x: f32[1, 1, h, 5]", body: "y = maxpool2d(x, kernel=[2, 2], ceil_mode=true)", want: "f32[1, 1, h-1, 4]", cons: "h >= 2"},
+	{sig: "x: f32[1, 1, h, m]", body: "y = maxpool2d(x, kernel=[3, 3], stride=[2, 2], ceil_mode=true)", want: "f32[1, 1, h/2, m/2]", cons: "m >= 3"},
+	{sig: "x: f32[1, 1, h, 6]", body: "y = maxpool2d(x, kernel=[3, 3], stride=[2, 2], pad=[1, 1, 1, 1], ceil_mode=true)", want: "f32[1, 1, h/2+1, 4]"},
+	{sig: "x: f32[1, 1, h, 5]", body: "y = maxpool2d(x, kernel=[1, 1], stride=[2, 2], ceil_mode=true)", err: "ceil_mode with stride 2, a window of 1 and end padding 0 needs a static height"},
 	{sig: "x: f32[batch, 16, 32, 32]", body: "y = avgpool2d(x, kernel=[2, 2], stride=[2, 2], count_include_pad=true)", want: "f32[batch, 16, 16, 16]"},
 	{sig: "x: f32[batch, 16, 32, 32]", body: "y = avgpool2d(x, kernel=[2, 2], pad=[2, 0, 0, 0])", err: "pad 2 must be smaller than the kernel"},
 	{sig: "x: f32[batch, 512, h, h]", body: "y = global_avgpool(x)", want: "f32[batch, 512, 1, 1]"},
@@ -274,5 +280,61 @@ func TestInferCoversEveryOp(t *testing.T) {
 		if !used[op] && !ewDerived(op) {
 			t.Errorf("operation %s has no inference test", op)
 		}
+	}
+}
+
+// TestCeilModeSymbolic checks the symbolic ceil_mode window count against
+// the static rule (which drops a last window that starts in the end
+// padding) at every length, for each pool whose count can be symbolic.
+func TestCeilModeSymbolic(t *testing.T) {
+	check := func(sig, body string) (*Module, error) {
+		src := inferHeader + "func main(" + sig + ") -> () {\n" + body + "\nreturn\n}\n"
+		m, err := ParseFile("t.hir", []byte(src))
+		if err != nil {
+			t.Fatalf("parse: %v", err)
+		}
+		return m, Check(m)
+	}
+	outH := func(m *Module) dim.Expr {
+		f := m.Func("main")
+		return f.Body[len(f.Body)-1].Types[0].Shape[2]
+	}
+	tried := 0
+	for k := int64(1); k <= 5; k++ {
+		for s := int64(1); s <= 4; s++ {
+			for pb := int64(0); pb < k; pb++ {
+				for pe := int64(0); pe < k; pe++ {
+					for d := int64(1); d <= 2; d++ {
+						body := fmt.Sprintf("y = maxpool2d(x, kernel=[%d, 1], stride=[%d, 1], pad=[%d, 0, %d, 0], dilation=[%d, 1], ceil_mode=true)", k, s, pb, pe, d)
+						sym, err := check("x: f32[1, 1, h, 1]", body)
+						if err != nil {
+							if span := d*(k-1) + 1; s <= span-pe || !strings.Contains(err.Error(), "needs a static height") {
+								t.Fatalf("%s: %v", body, err)
+							}
+							continue
+						}
+						e := outH(sym)
+						for h := d*(k-1) + 1 - pb - pe; h <= 40; h++ {
+							if h < 1 {
+								continue
+							}
+							st, err := check(fmt.Sprintf("x: f32[1, 1, %d, 1]", h), body)
+							if err != nil {
+								t.Fatalf("%s at h=%d: %v", body, h, err)
+							}
+							want, _ := outH(st).Const()
+							got, err := e.Eval(map[string]int64{"h": h})
+							if err != nil || got != want {
+								t.Fatalf("%s at h=%d: symbolic %s = %d (%v), static %d", body, h, e, got, err, want)
+							}
+							tried++
+						}
+					}
+				}
+			}
+		}
+	}
+	if tried < 1000 {
+		t.Fatalf("only %d points compared", tried)
 	}
 }

@@ -583,16 +583,30 @@ func (x *opCtx) windowOut(axis string, n, k dim.Expr, padB, padE, stride, dil in
 	if ceil {
 		nv, nok := n.Const()
 		rv, rok := room.Const()
-		if !nok || !rok {
-			x.errorf("ceil_mode needs a static %s, found %s", axis, n)
+		if nok && rok {
+			out := (rv+stride-1)/stride + 1
+			// The last window must start inside the input or the begin padding.
+			if (out-1)*stride >= nv+padB {
+				out--
+			}
+			return dim.Const(out), true
+		}
+		// Symbolic: ceil(room/stride)+1 is floor((room+stride-1)/stride)+1.
+		// Its last window starts at most room+stride-1 = n+padB+padE-span+stride-1,
+		// inside the input or the begin padding whenever stride <= span-padE,
+		// so the rule that drops a window starting in the end padding never
+		// applies there (3x3/2 and 2x2/2 pools among them). Otherwise whether it
+		// applies depends on n's value.
+		sv, sok := span.Const()
+		if !sok || stride > sv-padE {
+			x.errorf("ceil_mode with stride %d, a window of %s and end padding %d needs a static %s, found %s", stride, span, padE, axis, n)
 			return room, false
 		}
-		out := (rv+stride-1)/stride + 1
-		// The last window must start inside the input or the begin padding.
-		if (out-1)*stride >= nv+padB {
-			out--
+		up, ok := x.arith(dim.Add, room, dim.Const(stride-1))
+		if !ok {
+			return up, false
 		}
-		return dim.Const(out), true
+		room = up
 	}
 	q, ok := x.arith(dim.FloorDiv, room, dim.Const(stride))
 	if !ok {

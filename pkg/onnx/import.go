@@ -10,6 +10,7 @@
 package onnx
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -107,15 +108,20 @@ type importer struct {
 	vals  map[string]*val
 	used  map[string]bool // HIR names taken
 
-	dims     []string
-	dimSeen  map[string]bool
-	params   []string // declaration lines
-	weights  map[string]*tensor.Tensor
-	pnames   []string
-	stmts    []string
-	args     []string
-	results  []string
-	warnings []string
+	dims    []string
+	dimSeen map[string]bool
+	params  []string // declaration lines
+	weights map[string]*tensor.Tensor
+	pnames  []string
+	stmts   []string
+	// stmtNode[i] is the index of the ONNX node whose import wrote stmts[i],
+	// for the statements of nodes already imported; those after it belong
+	// to the node being imported.
+	stmtNode  []int
+	firstStmt int // the line of stmts[0] in text's output
+	args      []string
+	results   []string
+	warnings  []string
 
 	// node being imported, for errors
 	node  *onnxpb.Node
@@ -196,6 +202,9 @@ func (im *importer) run() (*Result, error) {
 			}
 			return nil, im.errf("%v", err)
 		}
+		for len(im.stmtNode) < len(im.stmts) {
+			im.stmtNode = append(im.stmtNode, i)
+		}
 	}
 	im.node = &onnxpb.Node{Name: "(graph outputs)", OpType: "return"}
 	var rets []string
@@ -263,6 +272,7 @@ func (im *importer) text(final bool) string {
 		results = "(" + strings.Join(im.results, ", ") + ")"
 	}
 	fmt.Fprintf(&b, "\nfunc main(%s) -> %s {\n", strings.Join(im.args, ", "), results)
+	im.firstStmt = strings.Count(b.String(), "\n") + 1
 	for _, s := range im.stmts {
 		b.WriteString("  " + s + "\n")
 	}
@@ -343,6 +353,21 @@ func dtypeOf(onnxType int32) (tensor.DType, error) {
 	return tensor.InvalidDType, fmt.Errorf("dtype %s is not supported (supported: FLOAT FLOAT16 BFLOAT16 DOUBLE INT8 INT16 INT32 INT64 UINT8 BOOL)", onnxpb.DTypeName(onnxType))
 }
 
+// checkErr reports a failed check of the HIR made so far against the ONNX
+// node that wrote the first failing statement: an earlier node's output
+// may only fail to check when a later node asks for its type.
+func (im *importer) checkErr(err error) error {
+	var list hir.ErrorList
+	if errors.As(err, &list) && len(list) > 0 {
+		if i := list[0].Pos.Line - im.firstStmt; i >= 0 && i < len(im.stmtNode) {
+			n := im.m.Graph.Nodes[im.stmtNode[i]]
+			return &Error{Node: n.Name, OpType: n.OpType, Index: im.stmtNode[i], Opset: im.opset,
+				Msg: fmt.Sprintf("%v", err)}
+		}
+	}
+	return im.errf("the HIR made so far does not check: %v", err)
+}
+
 // typeOf returns the HIR type of an ONNX value, checking the module so far
 // when the value was made by an earlier statement.
 func (im *importer) typeOf(name string) (hir.Type, error) {
@@ -373,7 +398,7 @@ func (im *importer) typeOf(name string) (hir.Type, error) {
 			err = hir.Check(mod)
 		}
 		if err != nil {
-			return hir.Type{}, im.errf("the HIR made so far does not check: %v", err)
+			return hir.Type{}, im.checkErr(err)
 		}
 		im.checked, im.checkedAt = mod, len(im.stmts)
 	}

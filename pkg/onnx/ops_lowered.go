@@ -297,9 +297,6 @@ func poolAny(op string) converter {
 			return fmt.Errorf("attribute pads=[%d, %d]: pads must be smaller than the kernel (%d)", pb, pe, kernel[0])
 		}
 		ceil := attrInt(n, "ceil_mode", 0) != 0
-		if _, ok := t.Shape[2].Const(); ceil && !ok {
-			return fmt.Errorf("attribute ceil_mode=1 needs a static length, found %s", t.Shape[2])
-		}
 		x, err := im.rt(0)
 		if err != nil {
 			return err

@@ -1,0 +1,108 @@
+#!/usr/bin/python3
+"""Exports torchvision architectures at full size, with seeded random
+weights, to measure rlx on models it was never tuned on. Run by hand,
+never by CI, and never committed (the files are 5-350 MB):
+
+    apt-get install python3-torch python3-torchvision python3-onnx python3-numpy
+    /usr/bin/python3 scripts/export_zoo.py /tmp/rlx-zoo               # all models
+    /usr/bin/python3 scripts/export_zoo.py /tmp/rlx-zoo resnet50 vit  # some of them
+    go run ./cmd/rlxbench --manifest /tmp/rlx-zoo/manifest.json \\
+        --bench-dir ../shared/bench --threads 1,2 --skip-gemm
+
+The output directory gets M.onnx, M_data/ and manifest.json in the format
+of testdata/onnx/manifest.json, so rlxbench checks every case against
+PyTorch's outputs and times it against ONNX Runtime. The export, seeding
+and BatchNorm calibration are scripts/export_onnx_tests.py's: only the
+models and the size cap differ. Weights are torchvision's default
+initialization, so the outputs say nothing about accuracy; they exercise
+the operators, the shapes and the graph structure a user's export of the
+same architecture has.
+"""
+
+import importlib.util
+import json
+import os
+import sys
+
+import torch
+import torchvision.models as tvm
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+spec = importlib.util.spec_from_file_location("export_onnx_tests", os.path.join(HERE, "export_onnx_tests.py"))
+base = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(base)
+
+IMG = {"x": ["batch", 3, "height", "width"]}
+FIXED = {"x": ["batch", 3, 224, 224]}
+LOGITS = {"logits": ["batch", 1000]}
+
+
+def cnn(make, note, sizes=((224, 224), (160, 192)), opset=17):
+    """An image classifier with dynamic batch, height and width."""
+    (h1, w1), (h2, w2) = sizes
+    return dict(make=make, opset=opset, inputs=IMG, outputs=LOGITS, bn=True,
+                trace=dict(batch=3, height=h2 + 32, width=w2 - 32),
+                cases=dict(b1=dict(batch=1, height=h1, width=w1), alt=dict(batch=2, height=h2, width=w2)),
+                feed=base.img_inputs, note=note)
+
+
+def fixed(make, note, opset=17):
+    """A classifier whose graph bakes in 224x224 (position embeddings)."""
+    return dict(make=make, opset=opset, inputs=FIXED, outputs=LOGITS, bn=True,
+                trace=dict(batch=3), cases=dict(b1=dict(batch=1), alt=dict(batch=2)),
+                feed=lambda rng, b: {"x": base.signal(rng, (b["batch"], 3, 224, 224))}, note=note)
+
+
+def vit_b_16():
+    # torchvision zero-initializes the classifier head: outputs would be 0.
+    m = tvm.vit_b_16(weights=None)
+    torch.nn.init.normal_(m.heads.head.weight, std=0.02)
+    return m
+
+
+def eval_googlenet():
+    return tvm.googlenet(weights=None, aux_logits=False, init_weights=True)
+
+
+SPECS = {
+    "resnet50": cnn(tvm.resnet50, "ResNet-50: 1x1-3x3-1x1 bottlenecks, stride-2 3x3 and 1x1 shortcuts"),
+    "efficientnet_b0": cnn(tvm.efficientnet_b0, "EfficientNet-B0: MBConv, SiLU, depthwise 3x3/5x5, "
+                           "squeeze-excitation (global pool, 1x1 convs, sigmoid, broadcast Mul)"),
+    "mobilenet_v3_small": cnn(tvm.mobilenet_v3_small, "MobileNetV3-Small: hardswish, hardsigmoid SE, depthwise"),
+    "convnext_tiny": fixed(tvm.convnext_tiny, "ConvNeXt-T: depthwise 7x7, channel LayerNorm by permute, "
+                           "GELU, layer scale, 4x4 patchify and 2x2 downsampling convs"),
+    "squeezenet1_1": cnn(tvm.squeezenet1_1, "SqueezeNet 1.1: fire modules (Concat of 1x1 and 3x3), "
+                         "MaxPool 3x3/2 ceil_mode, no BatchNorm"),
+    "shufflenet_v2": cnn(tvm.shufflenet_v2_x1_0, "ShuffleNetV2 x1.0: channel split (Split/Slice), "
+                         "channel shuffle (Reshape, Transpose, Reshape), depthwise"),
+    "densenet121": cnn(tvm.densenet121, "DenseNet-121: dense blocks of growing Concat, BN-ReLU before convs "
+                       "(not foldable into the previous conv), AveragePool 2x2 transitions"),
+    "regnet_y_400mf": cnn(tvm.regnet_y_400mf, "RegNetY-400MF: grouped 3x3 convs (group width 8), SE"),
+    "googlenet": cnn(eval_googlenet, "GoogLeNet: inception blocks, MaxPool ceil_mode, 5x5-as-3x3 branches"),
+    "vit_b_16": fixed(vit_b_16, "ViT-B/16: 16x16 patchify conv, 12 encoder layers (MultiheadAttention), "
+                      "class token"),
+}
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    out = os.path.abspath(sys.argv[1])
+    os.makedirs(out, exist_ok=True)
+    base.OUT = out
+    base.MAX_BYTES = 1 << 40
+    names = sys.argv[2:] or list(SPECS)
+    mpath = os.path.join(out, "manifest.json")
+    man = json.load(open(mpath)) if os.path.exists(mpath) and sys.argv[2:] else {"models": {}}
+    man["generator"] = {"script": "scripts/export_zoo.py", "torch": torch.__version__,
+                        "note": "torchvision architectures, default initialization, seeded"}
+    for name in names:
+        seed = 100 + list(SPECS).index(name)
+        man["models"][name] = base.export(name, SPECS[name], seed)
+        with open(mpath, "w") as f:
+            json.dump(man, f, indent=1)
+            f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
