@@ -26,6 +26,7 @@ type Pass struct {
 func Passes() []Pass {
 	return []Pass{
 		{"fold-constants", FoldConstants},
+		{"identities", DropIdentities},
 		{"dead-code", DeadCode},
 		{"pow-const", PowConst},
 		{"norms", FuseNorms},

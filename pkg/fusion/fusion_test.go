@@ -368,3 +368,60 @@ func TestCanonicalize(t *testing.T) {
 		t.Errorf("cnn: %d convolutions, want 3\n%s", convs, g)
 	}
 }
+
+// TestDropIdentities: a zero pad and a one-operand concat go; a pad that
+// pads, a concat of two and an identity that is a graph output stay, and
+// the results do not change.
+func TestDropIdentities(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "ids.hir")
+	src := `hir 1
+module ids
+
+dim batch
+dim h
+
+func main(x: f32[batch, 4, h, 6]) -> (y: f32[batch, 8, h+2, 6], z: f32[batch, 4, h, 6]) {
+  p = pad(x, pads=[0, 0, 0, 0, 0, 0, 0, 0])
+  c = concat(p, axis=1)
+  r = relu(c)
+  q = pad(r, pads=[0, 0, 1, 0, 0, 0, 1, 0])
+  w = concat(q, q, axis=1)
+  y = relu(w)
+  z = pad(x, pads=[0, 0, 0, 0, 0, 0, 0, 0])
+  return y, z
+}
+`
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, g := lowerModel(t, file)
+	b := binding(t, m)
+	in := inputs(g, b)
+	want, err := eval.Run(g, b, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	did, err := fusion.DropIdentities(g)
+	if err != nil || did != "dropped 2 identity nodes" {
+		t.Errorf("DropIdentities: %q, %v", did, err)
+	}
+	if _, err := fusion.DeadCode(g); err != nil {
+		t.Fatal(err)
+	}
+	ops := map[mir.Op]int{}
+	for _, n := range g.Nodes {
+		ops[n.Op]++
+	}
+	if ops[mir.OpPad] != 2 || ops[mir.OpConcat] != 1 {
+		t.Errorf("%d pads and %d concats left, want 2 and 1\n%s", ops[mir.OpPad], ops[mir.OpConcat], g)
+	}
+	got, err := eval.Run(g, b, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		if msg := close(got[i], want[i]); msg != "" {
+			t.Errorf("output %d: %s", i, msg)
+		}
+	}
+}
