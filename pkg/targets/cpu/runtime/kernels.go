@@ -145,12 +145,7 @@ func run(pool *parallel.Pool, s *lir.Step, bufs [][]byte) error {
 		return stridedCopy(pool, bufs[op.Dst], bufs[op.Src], int(op.ElemSize), int(op.DstOff), int(op.SrcOff),
 			intsIn(sh[:0], op.Shape), intsIn(ds[:0], op.DstStrides), intsIn(ss[:0], op.SrcStrides))
 	case *lir.Fill:
-		one := []float64{op.Value}
-		dst := bufs[op.Dst]
-		n := len(dst) / max(1, op.DType.Size())
-		for i := 0; i < n; i++ {
-			store(dst, op.DType, int64(i), one)
-		}
+		fill(bufs[op.Dst], op.DType, op.Value)
 	case *lir.Gather:
 		return runGather(pool, op, bufs)
 	case *lir.Iota:
@@ -295,5 +290,24 @@ func argReduceGeneric(out []int64, x []byte, dt tensor.DType, outer, axis, inner
 			}
 			out[o*inner+in] = int64(bi)
 		}
+	}
+}
+
+// fill sets every element of dst to v: the first element's bytes, then
+// copies of what is filled so far, doubling: at memmove speed, where a
+// store per element was an order of magnitude slower. Zeros by clear.
+func fill(dst []byte, dt tensor.DType, v float64) {
+	size := max(1, dt.Size())
+	n := len(dst) / size * size
+	if n == 0 {
+		return
+	}
+	store(dst, dt, 0, []float64{v})
+	if v == 0 && !math.Signbit(v) {
+		clear(dst[:n])
+		return
+	}
+	for k := size; k < n; k *= 2 {
+		copy(dst[k:n], dst[:k])
 	}
 }
