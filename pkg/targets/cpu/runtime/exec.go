@@ -20,7 +20,7 @@ import (
 type Exec struct {
 	prog    *lir.Program
 	weights [][]byte
-	arenas  sync.Pool
+	arenas  sync.Pool   // *runState: one run's arena and scratch
 	native  *nativeCode // the program's native code, mapped; nil without
 }
 
@@ -104,7 +104,7 @@ func New(p *lir.Program, weights [][]byte) (*Exec, error) {
 		}
 		e.native = nc
 	}
-	e.arenas.New = func() any { b := make([]byte, p.ArenaBytes); return &b }
+	e.arenas.New = func() any { return newRunState(p) }
 	return e, nil
 }
 
@@ -175,9 +175,10 @@ func (e *Exec) RunInto(pool *parallel.Pool, dst, inputs []*tensor.Tensor, prof P
 	if len(inputs) != len(p.Inputs) {
 		return nil, fmt.Errorf("got %d inputs, the program takes %d", len(inputs), len(p.Inputs))
 	}
-	arenaRef := e.arenas.Get().(*[]byte)
-	defer e.arenas.Put(arenaRef)
-	arena := *arenaRef
+	st := e.arenas.Get().(*runState)
+	defer e.arenas.Put(st)
+	defer st.release() // no pointer to this run's tensors outlives it
+	arena := st.arena
 	outs = dst
 	if !e.fits(dst) {
 		outs = make([]*tensor.Tensor, len(p.Outputs))
@@ -186,7 +187,7 @@ func (e *Exec) RunInto(pool *parallel.Pool, dst, inputs []*tensor.Tensor, prof P
 			outs[i] = tensor.New(dt, s.Shape...)
 		}
 	}
-	bufs := make([][]byte, len(p.Buffers))
+	bufs := st.bufs
 	for i, b := range p.Buffers {
 		var base []byte
 		switch b.Kind {
@@ -227,7 +228,7 @@ func (e *Exec) RunInto(pool *parallel.Pool, dst, inputs []*tensor.Tensor, prof P
 			if e.native == nil {
 				return nil, fmt.Errorf("%s: a native call in a program without native code", s.Src)
 			}
-			if err := e.native.call(pool, &p.Native.Funcs[c.Func], e.native.funcs[c.Func], c, bufs); err != nil {
+			if err := st.call(pool, &p.Native.Funcs[c.Func], e.native.funcs[c.Func], c, bufs); err != nil {
 				return nil, fmt.Errorf("%s: %v", s.Src, err)
 			}
 		} else if err := run(pool, s, bufs); err != nil {

@@ -99,35 +99,59 @@ func loadNative(n *lir.Native) (*nativeCode, error) {
 	return c, nil
 }
 
+// runState is what one run owns: the arena, the buffers' slices and a
+// native call's argument arrays and chunk function, reused from run to
+// run (Exec.arenas) so that a step allocates nothing. Steps run one after
+// another, so one set serves every native call of a run.
+type runState struct {
+	arena []byte
+	bufs  [][]byte
+	args  []unsafe.Pointer // a native call's buffers' base addresses
+	sizes []int64          // and sizes
+	fn    uintptr          // the function the chunks call
+	// refused is set by a chunk whose function refused its buffers.
+	refused atomic.Bool
+	chunk   func(lo, hi int) // calls fn on args, sizes over [lo, hi)
+}
+
+func newRunState(p *lir.Program) *runState {
+	st := &runState{arena: make([]byte, p.ArenaBytes), bufs: make([][]byte, len(p.Buffers))}
+	st.chunk = func(lo, hi int) {
+		if native.Call(st.fn, unsafe.Pointer(&st.args[0]), unsafe.Pointer(&st.sizes[0]), int64(lo), int64(hi)) != 0 {
+			st.refused.Store(true)
+		}
+	}
+	return st
+}
+
+// release drops the run's references to its inputs and outputs.
+func (st *runState) release() {
+	clear(st.bufs)
+	clear(st.args[:cap(st.args)])
+}
+
 // call runs one NativeCall step: its function over its range, in chunks
 // on the pool's workers. The argument arrays live on the Go heap (they
 // do not move) and hold the buffers' base addresses and sizes; all stay
 // alive until every chunk has returned. A function refuses buffers
 // smaller than it was compiled for (the verifier has checked them
 // already; this holds whatever the tables say).
-func (c *nativeCode) call(pool *parallel.Pool, f *lir.NativeFunc, fn uintptr, op *lir.NativeCall, bufs [][]byte) error {
+func (st *runState) call(pool *parallel.Pool, f *lir.NativeFunc, fn uintptr, op *lir.NativeCall, bufs [][]byte) error {
 	n := len(op.In) + len(op.Out)
-	args := make([]unsafe.Pointer, 0, n+1)
-	sizes := make([]int64, 0, n+1)
+	st.args, st.sizes = st.args[:0], st.sizes[:0]
 	for _, list := range [2][]lir.Buf{op.In, op.Out} {
 		for _, b := range list {
-			args = append(args, unsafe.Pointer(unsafe.SliceData(bufs[b])))
-			sizes = append(sizes, int64(len(bufs[b])))
+			st.args = append(st.args, unsafe.Pointer(unsafe.SliceData(bufs[b])))
+			st.sizes = append(st.sizes, int64(len(bufs[b])))
 		}
 	}
-	args, sizes = append(args, nil), append(sizes, 0) // never empty
-	argv, sizev := unsafe.Pointer(&args[0]), unsafe.Pointer(&sizes[0])
-	var refused atomic.Bool
-	pool.ForCoarse(int(f.N), int(f.Grain), func(lo, hi int) {
-		if native.Call(fn, argv, sizev, int64(lo), int64(hi)) != 0 {
-			refused.Store(true)
-		}
-	})
-	goruntime.KeepAlive(args)
-	goruntime.KeepAlive(sizes)
+	st.args, st.sizes = append(st.args, nil), append(st.sizes, 0) // never empty
+	st.fn = fn
+	st.refused.Store(false)
+	pool.ForCoarse(int(f.N), int(f.Grain), st.chunk)
 	goruntime.KeepAlive(bufs)
-	if refused.Load() {
-		return fmt.Errorf("native function %s refused its buffers (%v bytes): they are smaller than it was compiled for", f.Name, sizes[:n])
+	if st.refused.Load() {
+		return fmt.Errorf("native function %s refused its buffers (%v bytes): they are smaller than it was compiled for", f.Name, st.sizes[:n])
 	}
 	return nil
 }
