@@ -35,6 +35,12 @@ type Caps struct {
 	// weights transformed when the artifact is loaded), 0 where it runs
 	// as itself. nil: never.
 	WinogradTile func(g lir.ConvGeom, act lir.Activation) int64
+
+	// InPlaceConcat: a concat's operands may be computed straight into
+	// their blocks of its result (concat.go), which puts buffers at
+	// offsets inside another value's block: every kernel must take a
+	// buffer at any offset that is a multiple of its element size.
+	InPlaceConcat bool
 }
 
 // Packer lays out weights the way a backend's kernels read them.

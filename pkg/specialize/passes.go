@@ -32,6 +32,7 @@ func Passes() []Pass {
 		{"channels-last", func(c Caps) bool { return c.Packer != nil && c.ChannelsLast != nil }, channelsLast},
 		{"pack-weights", func(c Caps) bool { return c.Packer != nil }, packWeights},
 		{"winograd", func(c Caps) bool { return c.Packer != nil && c.WinogradTile != nil }, winograd},
+		{"concat-in-place", func(c Caps) bool { return c.InPlaceConcat }, concatInPlace},
 	}
 }
 

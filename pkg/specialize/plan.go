@@ -29,7 +29,7 @@ const (
 type Store struct {
 	Kind   StoreKind
 	Root   *mir.Value // the value that owns the bytes
-	Offset int64      // arena offset (StoreArena)
+	Offset int64      // arena offset (StoreArena); into the output (StoreOutput: a concat's guest)
 	Bytes  int64
 	Index  int // input or output slot
 }
@@ -53,8 +53,10 @@ type Plan struct {
 	Relaid       map[*mir.Value]*Store // NCHW values relaid channels last: the scratch holding the copy
 	OutScratch   map[*mir.Node]*Store  // channels-last convolutions with an NCHW result: the scratch they write first
 	Winograd     map[*mir.Node]WinogradPlan
+	Guests       map[*mir.Value]Guest // values computed in place of a concat's operand (concat.go)
 
 	views   map[*mir.Node]bool     // slices and transposes made views (views.go)
+	placed  map[*mir.Node][]bool   // a concat's operands computed in place (concat.go)
 	scratch map[*Store]*scratchUse // relayout scratch and when it is live
 	order   []*scratchUse          // the scratch in the order passes asked for it
 }
@@ -279,6 +281,10 @@ func (p *Plan) plan() {
 	for _, o := range g.Outputs {
 		last[root(o)] = len(g.Nodes)
 	}
+	// A host's block lives as long as any value in it.
+	for v, gu := range p.Guests {
+		last[gu.Host] = max(last[gu.Host], last[v])
+	}
 	scratchAt := map[int][]*scratchUse{}
 	for _, u := range p.order {
 		scratchAt[u.first] = append(scratchAt[u.first], u)
@@ -302,6 +308,22 @@ func (p *Plan) plan() {
 			if rt := root(r); rt != r {
 				s := *p.Stores[rt]
 				p.Stores[r] = &s
+				continue
+			}
+			if gu, ok := p.Guests[r]; ok {
+				if h := p.Stores[gu.Host]; h != nil && h.Kind == StoreOutput {
+					p.Stores[r] = &Store{Kind: StoreOutput, Root: r, Index: h.Index, Offset: gu.Offset, Bytes: p.Bytes(r)}
+					continue
+				}
+				// The host's block from its first guest on.
+				h := p.Stores[gu.Host]
+				if h == nil {
+					h = &Store{Kind: StoreArena, Root: gu.Host, Bytes: p.Bytes(gu.Host)}
+					p.TempBytes += h.Bytes
+					alloc(h, last[gu.Host])
+					p.Stores[gu.Host] = h
+				}
+				p.Stores[r] = &Store{Kind: StoreArena, Root: r, Offset: h.Offset + gu.Offset, Bytes: p.Bytes(r)}
 				continue
 			}
 			size := p.Bytes(r)

@@ -47,7 +47,8 @@ func TestArenaPlanIsSafe(t *testing.T) {
 			if m.CheckBinding(b) != nil {
 				t.Skip("binding rejected by the model's relations")
 			}
-			all := specialize.Caps{StridedAttention: true, Packer: testPacker{}, PackedConv1x1: specialize.Pointwise, ChannelsLast: smallPlanes}
+			all := specialize.Caps{StridedAttention: true, Packer: testPacker{}, PackedConv1x1: specialize.Pointwise, ChannelsLast: smallPlanes,
+				InPlaceConcat: true}
 			for _, o := range []specialize.Caps{{}, {StridedAttention: true}, all} {
 				p, err := specialize.SpecializeWith(g, b, o)
 				if err != nil {
@@ -61,21 +62,36 @@ func TestArenaPlanIsSafe(t *testing.T) {
 
 func checkPlan(t *testing.T, p *specialize.Plan) {
 	g := p.Graph
+	// A value computed in place of a concat's operand lies where its
+	// host says, and its bytes are the host's.
+	hostOf := func(v *mir.Value) *mir.Value {
+		if gu, ok := p.Guests[v]; ok {
+			return gu.Host
+		}
+		return v
+	}
+	for v, gu := range p.Guests {
+		s, h := p.Stores[v], p.Stores[gu.Host]
+		if s == nil || h == nil || s.Offset != h.Offset+gu.Offset || gu.Offset+s.Bytes > h.Bytes || gu.Offset%int64(v.Type.DType.Size()) != 0 {
+			t.Errorf("%s is not at %d in its host %s: %+v in %+v", v, gu.Offset, gu.Host, s, h)
+		}
+	}
 	// Liveness by storage root: from the defining node to the last use.
 	first, last := map[*mir.Value]int{}, map[*mir.Value]int{}
 	for i, n := range g.Nodes {
 		for _, a := range n.Args {
 			if s := p.Stores[a]; s != nil && s.Kind == specialize.StoreArena {
-				last[s.Root] = i
+				last[hostOf(s.Root)] = i
 			}
 		}
 		for _, r := range n.Results {
 			if s := p.Stores[r]; s != nil && s.Kind == specialize.StoreArena {
-				if _, ok := first[s.Root]; !ok {
-					first[s.Root] = i
+				b := hostOf(s.Root)
+				if _, ok := first[b]; !ok {
+					first[b] = i
 				}
-				if last[s.Root] < i {
-					last[s.Root] = i
+				if last[b] < i {
+					last[b] = i
 				}
 			}
 		}

@@ -55,7 +55,7 @@ func (g *gen) buffer(v *mir.Value) lir.Buf {
 	case StoreInput:
 		b = lir.Buffer{Kind: lir.BufInput, Index: s.Index, Bytes: s.Bytes}
 	case StoreOutput:
-		b = lir.Buffer{Kind: lir.BufOutput, Index: s.Index, Bytes: s.Bytes}
+		b = lir.Buffer{Kind: lir.BufOutput, Index: s.Index, Offset: s.Offset, Bytes: s.Bytes}
 	}
 	g.buf[v] = g.add(b)
 	return g.buf[v]
@@ -215,9 +215,12 @@ func (g *gen) node(n *mir.Node) error {
 		ax := n.Attrs.Int("axis")
 		dst := tensor.Strides(os)
 		at := int64(0)
-		for _, a := range x {
+		placed := g.p.placed[n]
+		for i, a := range x {
 			s := g.shape(a)
-			g.copyStep(n, a, out, s, at*dst[ax], dst, 0, tensor.Strides(s))
+			if placed == nil || !placed[i] {
+				g.copyStep(n, a, out, s, at*dst[ax], dst, 0, tensor.Strides(s))
+			}
 			at += s[ax]
 		}
 	case mir.OpPad:
