@@ -41,6 +41,12 @@ type Caps struct {
 	// offsets inside another value's block: every kernel must take a
 	// buffer at any offset that is a multiple of its element size.
 	InPlaceConcat bool
+
+	// StridedElementwise: an elementwise region reads an operand through
+	// any non-negative strides from any offset that is a multiple of its
+	// element size, so a slice only such regions read is a view of its
+	// source (slices.go).
+	StridedElementwise bool
 }
 
 // Packer lays out weights the way a backend's kernels read them.

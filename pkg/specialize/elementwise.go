@@ -60,11 +60,23 @@ func (g *gen) elementwise(n *mir.Node) error {
 		op.Shape = []int64{1} // a scalar runs as one element of a row
 	}
 	for _, v := range operands {
-		st := broadcastStrides(g.shape(v), shape)
+		base, off, st := g.viewStrides(v, shape)
 		if len(shape) == 0 {
 			st = []int64{0}
 		}
-		op.In = append(op.In, lir.EwIn{Buf: g.buffer(v), DType: v.Type.DType, Strides: st})
+		var buf lir.Buf
+		if base == v {
+			buf = g.buffer(v)
+		} else {
+			// A slice read in place (slices.go): its source's bytes from
+			// the slice's first element to its last.
+			b := g.prog.Buffers[g.buffer(base)]
+			size := int64(v.Type.DType.Size())
+			b.Offset += off * size
+			b.Bytes = span(shape, st) * size
+			buf = g.add(b)
+		}
+		op.In = append(op.In, lir.EwIn{Buf: buf, DType: v.Type.DType, Strides: st})
 	}
 	for _, r := range n.Results {
 		op.Out = append(op.Out, lir.EwOut{Buf: g.buffer(r), DType: r.Type.DType})

@@ -29,6 +29,7 @@ type Pass struct {
 func Passes() []Pass {
 	return []Pass{
 		{"strided-attention", func(c Caps) bool { return c.StridedAttention }, stridedAttention},
+		{"slice-views", func(c Caps) bool { return c.StridedElementwise }, sliceViews},
 		{"channels-last", func(c Caps) bool { return c.Packer != nil && c.ChannelsLast != nil }, channelsLast},
 		{"pack-weights", func(c Caps) bool { return c.Packer != nil }, packWeights},
 		{"winograd", func(c Caps) bool { return c.Packer != nil && c.WinogradTile != nil }, winograd},

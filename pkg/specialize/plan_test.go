@@ -48,7 +48,7 @@ func TestArenaPlanIsSafe(t *testing.T) {
 				t.Skip("binding rejected by the model's relations")
 			}
 			all := specialize.Caps{StridedAttention: true, Packer: testPacker{}, PackedConv1x1: specialize.Pointwise, ChannelsLast: smallPlanes,
-				InPlaceConcat: true}
+				InPlaceConcat: true, StridedElementwise: true}
 			for _, o := range []specialize.Caps{{}, {StridedAttention: true}, all} {
 				p, err := specialize.SpecializeWith(g, b, o)
 				if err != nil {

@@ -22,19 +22,37 @@ import (
 // strides, following the plan's views back; ok is false where v is not a
 // view with contiguous innermost rows that ViewOf can describe.
 func (p *Plan) ViewOf(v *mir.Value) (root *mir.Value, off int64, strides []int64, ok bool) {
-	var chain []*mir.Node
-	root = v
-	for root.Def != nil && len(root.Def.Args) > 0 && p.IsView(root.Def) {
-		chain = append(chain, root.Def)
-		root = root.Def.Args[0]
+	root, off, strides, ok = p.stridedView(v)
+	if !ok || !rowsContiguous(p.Shapes[v], strides) {
+		return root, 0, nil, false
 	}
-	off, strides, ok = p.compose(root, chain)
-	return root, off, strides, ok
+	return root, off, strides, true
 }
 
-// compose applies chain (last node first, as walked back from a value) to
-// root's contiguous layout: the offset and strides of the chain's result.
+// compose is composeAny for an attention operand: its rows contiguous.
 func (p *Plan) compose(root *mir.Value, chain []*mir.Node) (off int64, strides []int64, ok bool) {
+	off, strides, ok = p.composeAny(root, chain)
+	shape := p.Shapes[root]
+	if len(chain) > 0 {
+		shape = p.Shapes[chain[0].Results[0]]
+	}
+	if !ok || !rowsContiguous(shape, strides) {
+		return 0, nil, false
+	}
+	return off, strides, true
+}
+
+// rowsContiguous reports a strided layout of rank 2 or more whose last
+// dim is contiguous (or of length 1): rows an attention kernel reads.
+func rowsContiguous(shape, strides []int64) bool {
+	r := len(strides)
+	return r >= 2 && (strides[r-1] == 1 || shape[r-1] <= 1)
+}
+
+// composeAny applies chain (last node first, as walked back from a value)
+// to root's contiguous layout: the offset and strides of the chain's
+// result, which must all be non-negative.
+func (p *Plan) composeAny(root *mir.Value, chain []*mir.Node) (off int64, strides []int64, ok bool) {
 	shape := p.Shapes[root]
 	strides = tensor.Strides(shape)
 	for i := len(chain) - 1; i >= 0; i-- {
@@ -72,10 +90,6 @@ func (p *Plan) compose(root *mir.Value, chain []*mir.Node) (off int64, strides [
 			return 0, nil, false
 		}
 		shape = out
-	}
-	r := len(strides)
-	if r < 2 || (strides[r-1] != 1 && shape[r-1] > 1) {
-		return 0, nil, false
 	}
 	for _, st := range strides {
 		if st < 0 {

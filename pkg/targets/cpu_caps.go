@@ -19,12 +19,14 @@ func cpuLayout() string { return gemm.PackedLayout() }
 
 // cpuCaps are the CPU kernels' capabilities: strided attention operands,
 // weights packed for the build machine, packed 1x1 convolutions,
-// channels-last stretches on small planes and concats in place.
+// channels-last stretches on small planes, concats in place and slices
+// read in place by elementwise regions.
 func cpuCaps() specialize.Caps {
 	return specialize.Caps{
-		StridedAttention: true,
-		InPlaceConcat:    true,
-		Packer:           cpuPacker{layout: cpuLayout()},
+		StridedAttention:   true,
+		InPlaceConcat:      true,
+		StridedElementwise: true,
+		Packer:             cpuPacker{layout: cpuLayout()},
 		PackedConv1x1: func(g lir.ConvGeom) bool {
 			return specialize.Pointwise(g) && g.H*g.W <= tuning.Conv1x1PackedMaxHW
 		},

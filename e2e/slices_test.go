@@ -1,0 +1,90 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rlx-project/rlx/pkg/driver"
+	"github.com/rlx-project/rlx/pkg/loader"
+	"github.com/rlx-project/rlx/pkg/specialize"
+)
+
+// slicesHIR slices a product's columns into gates (strided at batch 2),
+// takes every second column (a step of 2), slices an input and a weight,
+// each read only by elementwise regions (read in place), and one slice
+// that a product reads too (copied).
+const slicesHIR = `hir 1
+module slices_in_place
+
+dim batch
+
+param w : f32[8, 24]
+param b : f32[24]
+
+func main(x: f32[batch, 8]) -> (h: f32[batch, 6], e: f32[batch, 4], r: f32[batch, 6], m: f32[batch, 6]) {
+  g = matmul(x, w)
+  gi = slice(g, starts=[0], ends=[6], axes=[1])
+  gf = slice(g, starts=[6], ends=[12], axes=[1])
+  go = slice(g, starts=[12], ends=[18], axes=[1])
+  gc = slice(g, starts=[18], ends=[24], axes=[1])
+  bi = slice(b, starts=[6], ends=[12], axes=[0])
+  sf = sigmoid(gf)
+  tc = tanh(gc)
+  fc = mul(sf, tc)
+  c = add(fc, bi)
+  so = sigmoid(go)
+  ci = add(c, gi)
+  tci = tanh(ci)
+  h = mul(so, tci)
+  ev = slice(g, starts=[1], ends=[9], axes=[1], steps=[2])
+  xs = slice(x, starts=[2], ends=[6], axes=[1])
+  re = relu(ev)
+  e = add(re, xs)
+  r = neg(gi)
+  ws = slice(w, starts=[0, 0], ends=[6, 6], axes=[0, 1])
+  m = matmul(gi, ws)
+  return h, e, r, m
+}
+`
+
+// TestSlicesReadInPlace builds slicesHIR for the cpu target (portable and
+// each native level) at two bindings against the reference.
+func TestSlicesReadInPlace(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "slices.hir")
+	if err := os.WriteFile(file, []byte(slicesHIR), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := load(t, file)
+	bindings := []specialize.Binding{{"batch": 1}, {"batch": 3}}
+	seed := uint64(5)
+	for _, cpu := range cpuConfigs(t) {
+		t.Run(strings.Join(cpu, "+"), func(t *testing.T) {
+			out := filepath.Join(dir, cpu[0]+".rlx")
+			if _, err := build(t, file, []byte(slicesHIR), out, driver.Options{Target: "cpu", CPU: cpu, Bindings: bindings, RandomSeed: &seed, Compiler: "test"}); err != nil {
+				t.Fatalf("build: %v", err)
+			}
+			model, err := loader.Open(out, loader.Options{Threads: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer model.Close()
+			ref := newReference(t, file, m, seed)
+			for bi, b := range bindings {
+				inputs := modelInputs(t, model, b, uint64(bi+1))
+				got, err := model.Run(inputs)
+				if err != nil {
+					t.Fatalf("binding %s: %v", b, err)
+				}
+				want := ref.run(t, b, inputs)
+				for i := range want {
+					if msg := compare(got[i].Tensor, want[i]); msg != "" {
+						t.Errorf("binding %s, output %s: %s", b, got[i].Name, msg)
+					}
+				}
+			}
+		})
+	}
+}
