@@ -11,10 +11,11 @@ import (
 	"github.com/rlx-project/rlx/pkg/specialize"
 )
 
-// slicesHIR slices a product's columns into gates (strided at batch 2),
+// slicesHIR slices a product's columns into gates (strided at batch 3),
 // takes every second column (a step of 2), slices an input and a weight,
-// each read only by elementwise regions (read in place), and one slice
-// that a product reads too (copied).
+// each read only by elementwise regions (read in place); one slice that a
+// product reads too (copied, or at batch 1 a run read in place), and a
+// product of a slice of a slice (at batch 1 a run of a run).
 const slicesHIR = `hir 1
 module slices_in_place
 
@@ -44,7 +45,11 @@ func main(x: f32[batch, 8]) -> (h: f32[batch, 6], e: f32[batch, 4], r: f32[batch
   e = add(re, xs)
   r = neg(gi)
   ws = slice(w, starts=[0, 0], ends=[6, 6], axes=[0, 1])
-  m = matmul(gi, ws)
+  mm = matmul(gi, ws)
+  g1 = slice(g, starts=[4], ends=[20], axes=[1])
+  g2 = slice(g1, starts=[2], ends=[8], axes=[1])
+  m2 = matmul(g2, ws)
+  m = add(mm, m2)
   return h, e, r, m
 }
 `

@@ -29,7 +29,7 @@ const (
 type Store struct {
 	Kind   StoreKind
 	Root   *mir.Value // the value that owns the bytes
-	Offset int64      // arena offset (StoreArena); into the output (StoreOutput: a concat's guest)
+	Offset int64      // arena offset (StoreArena); else into the input, weight or output (a contiguous slice's run, a concat's guest)
 	Bytes  int64
 	Index  int // input or output slot
 }
@@ -57,6 +57,7 @@ type Plan struct {
 
 	views   map[*mir.Node]bool     // slices and transposes made views (views.go)
 	placed  map[*mir.Node][]bool   // a concat's operands computed in place (concat.go)
+	contig  map[*mir.Node]bool     // slice views whose store is a run of their source's (slices.go)
 	scratch map[*Store]*scratchUse // relayout scratch and when it is live
 	order   []*scratchUse          // the scratch in the order passes asked for it
 }
@@ -307,6 +308,13 @@ func (p *Plan) plan() {
 			}
 			if rt := root(r); rt != r {
 				s := *p.Stores[rt]
+				if base, off, ok := p.subrange(r); ok {
+					// Measured from the chain's first value, whose
+					// store is the whole of the bytes.
+					s = *p.Stores[base]
+					s.Offset += off
+					s.Bytes = p.Bytes(r)
+				}
 				p.Stores[r] = &s
 				continue
 			}

@@ -51,9 +51,9 @@ func (g *gen) buffer(v *mir.Value) lir.Buf {
 	case StoreArena:
 		b = lir.Buffer{Kind: lir.BufArena, Offset: s.Offset, Bytes: s.Bytes}
 	case StoreConst:
-		b = lir.Buffer{Kind: lir.BufWeight, Index: g.w.Add(s.Root), Bytes: s.Bytes}
+		b = lir.Buffer{Kind: lir.BufWeight, Index: g.w.Add(s.Root), Offset: s.Offset, Bytes: s.Bytes}
 	case StoreInput:
-		b = lir.Buffer{Kind: lir.BufInput, Index: s.Index, Bytes: s.Bytes}
+		b = lir.Buffer{Kind: lir.BufInput, Index: s.Index, Offset: s.Offset, Bytes: s.Bytes}
 	case StoreOutput:
 		b = lir.Buffer{Kind: lir.BufOutput, Index: s.Index, Offset: s.Offset, Bytes: s.Bytes}
 	}
