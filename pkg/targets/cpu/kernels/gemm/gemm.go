@@ -382,8 +382,7 @@ func gemm(p *parallel.Pool, kn gemmKernel, g *gemmArgs) {
 			fewRowsChains(p, &k2, g, d)
 			return
 		case pre != nil && kn.rows != nil && kn.nr == 16:
-			k2 := kn
-			gemmFewRows(p, &k2, g, pre)
+			gemmFewRows(p, &kn, g, pre)
 			return
 		}
 	}
@@ -1018,36 +1017,66 @@ func (mk *macro) tail(q0, q1, i, rows int) {
 // blocks, the same C updates), so Gemm and GemmPacked agree bit for bit
 // and the thread count does not matter.
 func gemmFewRows(p *parallel.Pool, kn *gemmKernel, g *gemmArgs, pre *packedB) {
-	m, n, k := g.m, g.n, g.k
 	const nr = 16
-	kc := kn.kc
-	nPanels, nFull := ceilDiv(n, nr), n/nr
-	grain := max(1, tuning.GemmFewRowsGrainBytes/(k*4*nr))
-	p.For(ceilDiv(nPanels, 4), grain, func(lo, hi int) {
-		q0, q1 := lo*4, min(hi*4, nPanels)
-		var tmp [2 * nr]float32
-		for pc := 0; pc < k; pc += kc {
-			kb := min(kc, k-pc)
-			acc := pc > 0 || g.accumulate
-			// Panel q of this k block: bsrc[q·ps:], rows nr apart.
-			bsrc, ps := pre.block(pc, 0), nr*kb
-			if q0 < nFull {
-				rowPanels(kn, kb, g.a[pc:], g.lda, m, bsrc, nr, ps, g.c, g.ldc, acc, q0, min(q1, nFull))
-			}
-			if q1 > nFull { // the partial panel (zero-padded), through tmp
-				q, w := nFull, n-nFull*nr
-				for i := 0; i < m; {
-					rows := min(2, m-i)
-					kn.rows(kb, g.a[i*g.lda+pc:], g.lda, bsrc[nFull*ps:], nr, nr, tmp[:], nr, false, rows, 1)
-					for r := 0; r < rows; r++ {
-						storeSums(g.c[(i+r)*g.ldc+q*nr:(i+r)*g.ldc+n], tmp[r*nr:r*nr+w], acc)
-					}
-					i += rows
+	w := fewRowsPool.Get().(*fewRowsWork)
+	defer fewRowsPool.Put(w)
+	w.kn, w.g, w.pre = *kn, *g, *pre
+	defer w.release()
+	w.nPanels, w.nFull = ceilDiv(g.n, nr), g.n/nr
+	grain := max(1, tuning.GemmFewRowsGrainBytes/(g.k*4*nr))
+	p.For(ceilDiv(w.nPanels, 4), grain, w.run)
+}
+
+// fewRowsWork is a gemmFewRows call's state, copied in so that the
+// caller's operands stay on its stack, and its task bound once: small
+// products (an unrolled recurrence's steps) ran a dozen allocations a
+// call before.
+type fewRowsWork struct {
+	kn             gemmKernel
+	g              gemmArgs
+	pre            packedB
+	nPanels, nFull int
+	run            func(lo, hi int) // task, bound once
+}
+
+var fewRowsPool = sync.Pool{New: func() any {
+	w := new(fewRowsWork)
+	w.run = w.task
+	return w
+}}
+
+// release drops the call's references to its operands.
+func (w *fewRowsWork) release() { *w = fewRowsWork{run: w.run} }
+
+// task computes the columns of panel groups [lo, hi) (4 panels a group).
+func (w *fewRowsWork) task(lo, hi int) {
+	const nr = 16
+	kn, g, pre := &w.kn, &w.g, &w.pre
+	m, n, k, kc := g.m, g.n, g.k, kn.kc
+	nPanels, nFull := w.nPanels, w.nFull
+	q0, q1 := lo*4, min(hi*4, nPanels)
+	var tmp [2 * nr]float32
+	for pc := 0; pc < k; pc += kc {
+		kb := min(kc, k-pc)
+		acc := pc > 0 || g.accumulate
+		// Panel q of this k block: bsrc[q·ps:], rows nr apart.
+		bsrc, ps := pre.block(pc, 0), nr*kb
+		if q0 < nFull {
+			rowPanels(kn, kb, g.a[pc:], g.lda, m, bsrc, nr, ps, g.c, g.ldc, acc, q0, min(q1, nFull))
+		}
+		if q1 > nFull { // the partial panel (zero-padded), through tmp
+			q, w := nFull, n-nFull*nr
+			for i := 0; i < m; {
+				rows := min(2, m-i)
+				kn.rows(kb, g.a[i*g.lda+pc:], g.lda, bsrc[nFull*ps:], nr, nr, tmp[:], nr, false, rows, 1)
+				for r := 0; r < rows; r++ {
+					storeSums(g.c[(i+r)*g.ldc+q*nr:(i+r)*g.ldc+n], tmp[r*nr:r*nr+w], acc)
 				}
+				i += rows
 			}
 		}
-		g.ep.apply(g.c, g.ldc, 0, q0*nr, m, min(q1*nr, n)-q0*nr)
-	})
+	}
+	g.ep.apply(g.c, g.ldc, 0, q0*nr, m, min(q1*nr, n)-q0*nr)
 }
 
 // fewRowsChains is the path for fewer rows than the micro-kernel's mr

@@ -101,7 +101,8 @@ func TestGemmAVX512MatchesAVX2(t *testing.T) {
 			}
 			acc := it%7 == 2
 			c0 := randSlice(r, m*ldc)
-			pre := unpackHeader("test", packB(16, blk[0].kc, k, n, b, ldb), k, n, &blk[0])
+			pre := new(packedB)
+			*pre = unpackHeader("test", packB(16, blk[0].kc, k, n, b, ldb), k, n, &blk[0])
 			for _, p := range ps {
 				for _, src := range []BSource{denseB{b, ldb}, pre} {
 					var outs [2][]float32
@@ -168,7 +169,8 @@ func BenchmarkGemmAVX512vsAVX2(b *testing.B) {
 			var src BSource = denseB{y, s.n}
 			ep := epi{}
 			if s.packed {
-				src = unpackHeader("bench", packB(16, kns[0].kc, s.k, s.n, y, s.n), s.k, s.n, &kns[0])
+				pb := unpackHeader("bench", packB(16, kns[0].kc, s.k, s.n, y, s.n), s.k, s.n, &kns[0])
+				src = &pb
 				if s.name[:5] == "model" {
 					ep = colEpi(&Epilogue{Bias: randSlice(r, s.n), Act: vec.ActRelu}, s.n)
 				}

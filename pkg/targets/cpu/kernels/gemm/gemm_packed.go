@@ -92,7 +92,7 @@ func (s *packedB) Pack(dst []float32, nr, p0, kb, j0, w int) {
 }
 
 // unpackHeader validates a packed B against k, n and the kernel's layout.
-func unpackHeader(fn string, packed []float32, k, n int, kn *gemmKernel) *packedB {
+func unpackHeader(fn string, packed []float32, k, n int, kn *gemmKernel) packedB {
 	var h [6]int
 	if len(packed) >= packedHeader {
 		for i := range h {
@@ -113,7 +113,7 @@ func unpackHeader(fn string, packed []float32, k, n int, kn *gemmKernel) *packed
 	if len(packed) < packedHeader+nPanels*kn.nr*k {
 		panic(fmt.Sprintf("kernels: %s: packed B has %d elements, want %d", fn, len(packed), packedHeader+nPanels*kn.nr*k))
 	}
-	return &packedB{data: packed[packedHeader : packedHeader+nPanels*kn.nr*k], k: k, nr: kn.nr, kc: kn.kc, nPanels: nPanels}
+	return packedB{data: packed[packedHeader : packedHeader+nPanels*kn.nr*k], k: k, nr: kn.nr, kc: kn.kc, nPanels: nPanels}
 }
 
 // GemmPacked is the GEMM with B pre-packed by PackBLayout (with
@@ -123,7 +123,7 @@ func unpackHeader(fn string, packed []float32, k, n int, kn *gemmKernel) *packed
 // packedB is not a k×n packing in this machine's layout.
 func GemmPacked(p *parallel.Pool, m, n, k int, a []float32, lda int, packedB []float32, c []float32, ldc int, ep Epilogue) {
 	kn := defaultKernel()
-	pb := unpackHeader("GemmPacked", packedB, k, n, &kn)
+	hdr := unpackHeader("GemmPacked", packedB, k, n, &kn)
 	checkMatrix("GemmPacked", "a", a, m, k, lda)
 	checkMatrix("GemmPacked", "c", c, m, n, ldc)
 	if ep.Bias != nil && len(ep.Bias) < n {
@@ -132,7 +132,18 @@ func GemmPacked(p *parallel.Pool, m, n, k int, a []float32, lda int, packedB []f
 	if ep.Residual != nil {
 		checkMatrix("GemmPacked", "residual", ep.Residual, m, n, ldc)
 	}
-	g := gemmArgs{m: m, n: n, k: k, a: a, lda: lda, b: pb, c: c, ldc: ldc, ep: colEpi(&ep, ldc)}
+	if m > 0 && n > 0 && k > 0 && m < kn.mr && kn.rows != nil && kn.nr == 16 {
+		// gemm's few-rows path, taken here so that nothing of the call
+		// escapes to the heap (an unrolled recurrence runs thousands).
+		if p.Threads() > 1 && m*n*k < gemmSerialWork {
+			p = nil
+		}
+		g := gemmArgs{m: m, n: n, k: k, a: a, lda: lda, c: c, ldc: ldc, ep: colEpi(&ep, ldc)}
+		gemmFewRows(p, &kn, &g, &hdr)
+		return
+	}
+	pb := hdr // escapes here alone, as gemm's B source
+	g := gemmArgs{m: m, n: n, k: k, a: a, lda: lda, b: &pb, c: c, ldc: ldc, ep: colEpi(&ep, ldc)}
 	gemm(p, kn, &g)
 }
 
@@ -165,7 +176,7 @@ func Conv1x1Packed(p *parallel.Pool, out, x []float32, packedW []float32, n, c, 
 	w.bp = grow(w.bp, hw*o) // the transposed result
 	t := w.bp[:hw*o]
 	for img := 0; img < n; img++ {
-		g := gemmArgs{m: hw, n: o, k: c, a: x[img*c*hw : (img+1)*c*hw], lda: hw, aT: true, b: pb, c: t, ldc: o, ep: colEpi(&ep, o)}
+		g := gemmArgs{m: hw, n: o, k: c, a: x[img*c*hw : (img+1)*c*hw], lda: hw, aT: true, b: &pb, c: t, ldc: o, ep: colEpi(&ep, o)}
 		gemm(p, kn, &g)
 		dst := out[img*o*hw : (img+1)*o*hw]
 		var r []float32
