@@ -1037,6 +1037,9 @@ type fewRowsWork struct {
 	pre            packedB
 	nPanels, nFull int
 	run            func(lo, hi int) // task, bound once
+	// tmp holds the partial panel's sums: only the task with the last
+	// panel group uses it.
+	tmp [2 * 16]float32
 }
 
 var fewRowsPool = sync.Pool{New: func() any {
@@ -1046,7 +1049,9 @@ var fewRowsPool = sync.Pool{New: func() any {
 }}
 
 // release drops the call's references to its operands.
-func (w *fewRowsWork) release() { *w = fewRowsWork{run: w.run} }
+func (w *fewRowsWork) release() {
+	w.g, w.pre = gemmArgs{}, packedB{}
+}
 
 // task computes the columns of panel groups [lo, hi) (4 panels a group).
 func (w *fewRowsWork) task(lo, hi int) {
@@ -1055,7 +1060,7 @@ func (w *fewRowsWork) task(lo, hi int) {
 	m, n, k, kc := g.m, g.n, g.k, kn.kc
 	nPanels, nFull := w.nPanels, w.nFull
 	q0, q1 := lo*4, min(hi*4, nPanels)
-	var tmp [2 * nr]float32
+	tmp := w.tmp[:]
 	for pc := 0; pc < k; pc += kc {
 		kb := min(kc, k-pc)
 		acc := pc > 0 || g.accumulate
@@ -1068,7 +1073,7 @@ func (w *fewRowsWork) task(lo, hi int) {
 			q, w := nFull, n-nFull*nr
 			for i := 0; i < m; {
 				rows := min(2, m-i)
-				kn.rows(kb, g.a[i*g.lda+pc:], g.lda, bsrc[nFull*ps:], nr, nr, tmp[:], nr, false, rows, 1)
+				kn.rows(kb, g.a[i*g.lda+pc:], g.lda, bsrc[nFull*ps:], nr, nr, tmp, nr, false, rows, 1)
 				for r := 0; r < rows; r++ {
 					storeSums(g.c[(i+r)*g.ldc+q*nr:(i+r)*g.ldc+n], tmp[r*nr:r*nr+w], acc)
 				}
