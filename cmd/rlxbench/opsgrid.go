@@ -363,6 +363,9 @@ func opsGrid(quick bool) []opCase {
 		convCase(1, 512, 1024, 14, 1, 1, 1, 1),
 		convCase(1, 1024, 512, 7, 1, 1, 1, 1),
 		convCase(1, 256, 512, 28, 1, 2, 1, 1),
+		convCase(1, 512, 1024, 28, 1, 2, 1, 1), // ResNet-50's shortcuts
+		convCase(1, 1024, 2048, 14, 1, 2, 1, 1),
+		convCase(1, 64, 128, 56, 1, 2, 1, 1), // ResNet-18's first
 		convCase(1, 32, 32, 56, 5, 1, 1, 1),
 		convCase(1, 64, 64, 28, 7, 1, 1, 1),
 		convCase(1, 256, 256, 28, 3, 1, 2, 1),  // dilation 2

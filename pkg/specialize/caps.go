@@ -47,6 +47,12 @@ type Caps struct {
 	// element size, so a slice only such regions read is a view of its
 	// source (slices.go).
 	StridedElementwise bool
+
+	// SubsampleStrided: a 1x1 convolution with a stride above 1 and no
+	// padding runs as a slice of every stride-th position and the
+	// convolution at stride 1 (subsample.go), where the backend's stride-1
+	// products are faster than its strided ones.
+	SubsampleStrided bool
 }
 
 // Packer lays out weights the way a backend's kernels read them.

@@ -89,6 +89,9 @@ func SpecializeWith(g *mir.Graph, b Binding, c Caps) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c.SubsampleStrided {
+		g = subsampleStrided(g)
+	}
 	p := &Plan{Graph: g, Binding: b, Shapes: map[*mir.Value][]int64{}, Stores: map[*mir.Value]*Store{}, Caps: c,
 		scratch: map[*Store]*scratchUse{}}
 	shape := func(v *mir.Value) error {

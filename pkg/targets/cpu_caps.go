@@ -26,6 +26,7 @@ func cpuCaps() specialize.Caps {
 		StridedAttention:   true,
 		InPlaceConcat:      true,
 		StridedElementwise: true,
+		SubsampleStrided:   tuning.SubsampleStrided1x1,
 		Packer:             cpuPacker{layout: cpuLayout()},
 		PackedConv1x1: func(g lir.ConvGeom) bool {
 			return specialize.Pointwise(g) && g.H*g.W <= tuning.Conv1x1PackedMaxHW

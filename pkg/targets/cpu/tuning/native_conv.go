@@ -61,6 +61,8 @@ type ConvShape struct {
 // 0.93x (64, 56x56), the 1x1 one 0.84x to 0.85x, the stem 1.03x to 1.12x;
 // with rows of 8 or fewer taken two a vector (cgen's row pairs) the
 // 256-channel 14x14 point went to 0.87x (docs/perf/ops.md, run 5).
+// Unpadded 1x1 ones no longer reach this rule: SubsampleStrided1x1 makes
+// them stride-1 products first, which ran faster from 256 channels up.
 // AVX2's masked loads cost a mask register's load each and its 12
 // accumulators share a shuffle among 6 channels: x86-64-v3 ran the 3x3
 // ones 0.5-1x and the stem 0.85-1.1x, so an artifact with an x86-64-v3

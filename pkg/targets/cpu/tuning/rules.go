@@ -23,3 +23,20 @@ const Conv1x1PackedMaxHW = 100
 // gain far more than the stretch's extra relayout costs, and leaves the
 // larger planes, whose NCHW rows are long enough, in NCHW.
 const ChannelsLastMaxPlane = 28 * 28
+
+// SubsampleStrided1x1 is whether a 1x1 convolution with a stride above 1
+// and no padding runs as a copy of every stride-th position and the
+// convolution at stride 1 (specialize's Caps.SubsampleStrided): every
+// such convolution, at every CPU level. The strided form reads its input
+// through gathers, or at x86-64-v4 through generated code whose rate fell
+// with the channel count (the even lanes of two loads per vector, a
+// broadcast weight shared by few positions); the subsampled one is a
+// plain product, which the packed and channels-last kernels run at their
+// full rate, for a copy of 1/O of its work. On the operator sweep (one
+// thread, Zen 4, 2026-11-28, ORT/rlx): 1024->2048 over 14x14 0.64 ->
+// 1.11, 512->1024 over 28x28 0.72 -> 1.06, 256->512 over 28x28 0.85 ->
+// 0.94, and 64->128 over 56x56 1.44 -> 1.11 (its product of 64 input
+// channels gains least from the full rate); ResNet-50 7% faster;
+// ResNet-18 about 1% slower at x86-64-v4 (its three small shortcuts) and
+// 3-7% faster portable and at x86-64-v3 (docs/perf/ops.md).
+const SubsampleStrided1x1 = true
