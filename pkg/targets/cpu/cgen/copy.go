@@ -177,7 +177,10 @@ func copyFunc(prog *lir.Program, op *lir.Copy) (function, bool) {
 	}
 	p, ok := planTranspose(op)
 	if !ok {
-		return interleaveFunc(op)
+		if f, ok := interleaveFunc(op); ok {
+			return f, true
+		}
+		return deinterleaveFunc(op)
 	}
 	outer, ok := product(p.sh)
 	if !ok {
@@ -420,6 +423,72 @@ func interleaveFunc(op *lir.Copy) (function, bool) {
 	return function{
 		body: b2.String(),
 		fn: lir.NativeFunc{N: outer * strips, Grain: max(1, tuning.NativeCopyGrain/(2*min(la, interleaveStrip))),
+			In: []int64{(srcReach + 1) * 4}, Out: []int64{(dstReach + 1) * 4}},
+		in:  []lir.Buf{op.Src},
+		out: []lir.Buf{op.Dst},
+	}, true
+}
+
+// deinterleaveFunc generates a copy that takes every step-th element of
+// a source row into a destination row (b, the destination's contiguous
+// dim; no dim contiguous in the source): a 1x1 strided convolution's
+// subsample, a slice with a step. A plain loop that clang vectorizes into
+// loads of whole source vectors and shuffles of their even lanes. False
+// where op is not such a copy or the rule (tuning.NativeDeinterleave)
+// leaves it.
+func deinterleaveFunc(op *lir.Copy) (function, bool) {
+	sh, ds, ss, ok := coalesceCopy(op)
+	if !ok {
+		return function{}, false
+	}
+	b := -1
+	for d := range sh {
+		if ss[d] == 1 {
+			return function{}, false // a transpose or a row copy: not this
+		}
+		if ds[d] == 1 {
+			b = d
+		}
+	}
+	if b < 0 || !tuning.NativeDeinterleave(ss[b], sh[b]) {
+		return function{}, false
+	}
+	var p transposePlan
+	p.lb, p.db = sh[b], ss[b]
+	for d := range sh {
+		if d != b {
+			p.sh, p.ds, p.ss = append(p.sh, sh[d]), append(p.ds, ds[d]), append(p.ss, ss[d])
+		}
+	}
+	lb, step := p.lb, p.db
+	outer, ok := product(p.sh)
+	if !ok {
+		return function{}, false
+	}
+	strips := (lb + interleaveStrip - 1) / interleaveStrip
+	if n, ok := product([]int64{outer, strips, interleaveStrip}); !ok || n > 1<<50 {
+		return function{}, false
+	}
+	srcReach, dstReach := op.SrcOff+(lb-1)*step, op.DstOff+lb-1
+	for d := range p.sh {
+		srcReach += (p.sh[d] - 1) * p.ss[d]
+		dstReach += (p.sh[d] - 1) * p.ds[d]
+	}
+	var b2 strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b2, format, args...) }
+	copyPrologue(w, op)
+	w("\t\tint64_t r = t / %d;\n", strips)
+	w("\t\tconst int64_t b0 = (t - r * %d) * %d;\n", strips, interleaveStrip)
+	w("\t\tconst uint32_t *s = x + %d * b0;\n", step)
+	w("\t\tuint32_t *d = y + b0;\n")
+	p.walkOuter(w)
+	w("\t\tconst int64_t n = %d - b0 < %d ? %d - b0 : %d;\n", lb, interleaveStrip, lb, interleaveStrip)
+	w("\t\tfor (int64_t i = 0; i < n; i++)\n")
+	w("\t\t\td[i] = s[%d * i];\n", step)
+	w("\t}\n}\n")
+	return function{
+		body: b2.String(),
+		fn: lir.NativeFunc{N: outer * strips, Grain: max(1, tuning.NativeCopyGrain/min(lb, interleaveStrip)),
 			In: []int64{(srcReach + 1) * 4}, Out: []int64{(dstReach + 1) * 4}},
 		in:  []lir.Buf{op.Src},
 		out: []lir.Buf{op.Dst},

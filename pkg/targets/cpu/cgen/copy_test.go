@@ -87,6 +87,18 @@ func copyCases() []copyCase {
 		permCase([]int64{6, 2, 2, 5, 9}, []int{0, 3, 1, 4, 2}, 0, 0),
 		permCase([]int64{3, 2, 2, 4, 1500}, []int{0, 3, 1, 4, 2}, 2, 0),
 	)
+	// Subsamples (every second element of a row, no dim contiguous in
+	// the source): a strided 1x1 convolution's input at odd and even
+	// widths, with offsets, rows of exactly 8 and rows longer than a strip.
+	sub := func(name string, c, h, w, srcOff, dstOff int64) copyCase {
+		oh, ow := (h+1)/2, (w+1)/2
+		shape, ss := []int64{c, oh, ow}, []int64{h * w, 2 * w, 2}
+		ds := rowMajor(shape)
+		return copyCase{name: name, shape: shape, ss: ss, ds: ds, srcOff: srcOff, dstOff: dstOff,
+			srcLen: reach(srcOff, shape, ss) + 2, dstLen: reach(dstOff, shape, ds) + 3}
+	}
+	cs = append(cs, sub("subsample 3x10x18", 3, 10, 18, 0, 0), sub("subsample 5x9x17 off", 5, 9, 17, 3, 1),
+		sub("subsample rows of 8", 4, 16, 16, 0, 0), sub("subsample long rows", 2, 3, 2600, 0, 0))
 	// A source read with a step: x[::2, :] of a 42x40 x, transposed.
 	cs = append(cs, copyCase{name: "strided source", shape: []int64{40, 21}, ss: []int64{1, 80}, ds: []int64{21, 1},
 		srcLen: 42 * 40, dstLen: 40 * 21})
@@ -233,6 +245,8 @@ func TestNativeTransposeDeclines(t *testing.T) {
 		permCase([]int64{3, 12}, []int{1, 0}, 0, 0),                     // a destination row of 3
 		with("contiguous", func(c *copyCase) { c.ss = []int64{12, 1} }), // a plain copy
 		with("no unit source stride", func(c *copyCase) { c.ss = []int64{2, 16}; c.srcLen = 200 }),
+		with("a step of 3", func(c *copyCase) { c.ss = []int64{30, 3}; c.srcLen = 400 }),
+		with("a subsample of rows of 7", func(c *copyCase) { c.shape = []int64{12, 7}; c.ss = []int64{30, 2}; c.ds = []int64{7, 1}; c.srcLen = 400 }),
 		with("negative stride", func(c *copyCase) { c.ss = []int64{-1, 8}; c.srcOff = 11 }),
 		with("dst writes twice", func(c *copyCase) { c.ds = []int64{1, 1} }),
 	}

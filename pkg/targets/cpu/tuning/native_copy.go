@@ -32,6 +32,15 @@ func NativeTranspose(la, lb int64) bool {
 // place so; the runtime's kernel moves them one element at a time.
 func NativeInterleave(la int64) bool { return la >= 8 }
 
+// NativeDeinterleave reports whether generated code runs a copy that
+// takes every step-th element of source rows into destination rows of lb
+// elements (no dim contiguous in the source, which the transposing tiles
+// need): a step of 2 (a stride-2 1x1 convolution's subsample,
+// SubsampleStrided1x1) and rows of 8 or more, where clang's loop loads
+// whole source vectors and shuffles their even lanes; the runtime's loop
+// moves one element at a time.
+func NativeDeinterleave(step, lb int64) bool { return step == 2 && lb >= 8 }
+
 // NativeCopyGrain is the fewest elements of a native transpose that a
 // worker takes as one call of its function: a copy moves an element in a
 // fraction of what an elementwise region computes one in, so one call

@@ -98,6 +98,14 @@ func copyRows[T any](dst []T, dstOff int, src []T, srcOff int, sh, ds, ss []int,
 		switch {
 		case di == 1 && si == 1:
 			copy(dst[do:do+inner], src[so:so+inner])
+		case di == 1 && si > 0:
+			// A destination row in order from a forward source (a
+			// subsample, a slice with a step): one bounds check an
+			// element, not two.
+			d, s := dst[do:do+inner], src[so:so+(inner-1)*si+1]
+			for j := range d {
+				d[j] = s[j*si]
+			}
 		case si == 0:
 			v := src[so]
 			for j, d := 0, do; j < inner; j, d = j+1, d+di {
