@@ -238,6 +238,25 @@ func channelsLast(p *Plan) {
 	for _, o := range p.Graph.Outputs {
 		delete(ok, o)
 	}
+	// A convolution runs channels last only where its input or result is
+	// stored so (below); one that does not reads its residual NCHW, so a
+	// residual it reads is not stored channels last either, which can
+	// leave another convolution without a channels-last input or result:
+	// repeat until nothing changes.
+	for changed := true; changed; {
+		changed = false
+		for _, n := range nodes {
+			if !conv[n] || ok[n.Args[0]] || ok[n.Results[0]] {
+				continue
+			}
+			for _, a := range n.Args[2:] {
+				if ok[a] {
+					delete(ok, a)
+					changed = true
+				}
+			}
+		}
+	}
 	p.ChannelsLast = ok
 
 	// The kernels, and the scratch of the stretches' edges.
