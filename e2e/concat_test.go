@@ -1,13 +1,8 @@
 package e2e
 
 import (
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/rlx-project/rlx/pkg/driver"
-	"github.com/rlx-project/rlx/pkg/loader"
 	"github.com/rlx-project/rlx/pkg/specialize"
 )
 
@@ -47,39 +42,5 @@ func main(x: f32[1, 4, h, 8]) -> (y: f32[1, 32, h, 8], z: f32[1, 12, h, 8], s: f
 // each native level) at two bindings and matches the reference: operands
 // computed in place of a concat's block must land where its copy would.
 func TestConcatInPlace(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, "concat.hir")
-	if err := os.WriteFile(file, []byte(concatHIR), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	m := load(t, file)
-	bindings := []specialize.Binding{{"h": 5}, {"h": 8}}
-	seed := uint64(3)
-	for _, cpu := range cpuConfigs(t) {
-		t.Run(strings.Join(cpu, "+"), func(t *testing.T) {
-			out := filepath.Join(dir, cpu[0]+".rlx")
-			if _, err := build(t, file, []byte(concatHIR), out, driver.Options{Target: "cpu", CPU: cpu, Bindings: bindings, RandomSeed: &seed, Compiler: "test"}); err != nil {
-				t.Fatalf("build: %v", err)
-			}
-			model, err := loader.Open(out, loader.Options{Threads: 2})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer model.Close()
-			ref := newReference(t, file, m, seed)
-			for bi, b := range bindings {
-				inputs := modelInputs(t, model, b, uint64(bi+1))
-				got, err := model.Run(inputs)
-				if err != nil {
-					t.Fatalf("binding %s: %v", b, err)
-				}
-				want := ref.run(t, b, inputs)
-				for i := range want {
-					if msg := compare(got[i].Tensor, want[i]); msg != "" {
-						t.Errorf("binding %s, output %s: %s", b, got[i].Name, msg)
-					}
-				}
-			}
-		})
-	}
+	checkHIR(t, "concat", concatHIR, []specialize.Binding{{"h": 5}, {"h": 8}}, 3)
 }

@@ -176,25 +176,53 @@ func modelsMatchReference(t *testing.T, cpu []string) {
 			if _, err := build(t, file, src, out, driver.Options{Target: "cpu", CPU: cpu, Bindings: bindings, RandomSeed: &seed, Compiler: "test"}); err != nil {
 				t.Fatalf("build: %v", err)
 			}
-			model, err := loader.Open(out, loader.Options{Threads: 2})
-			if err != nil {
-				t.Fatalf("open: %v", err)
+			matchReference(t, out, newReference(t, file, m, seed), bindings)
+		})
+	}
+}
+
+// matchReference opens an artifact built at bindings and runs each
+// variant on inputs seeded by its index against the reference.
+func matchReference(t *testing.T, artifact string, ref *reference, bindings []specialize.Binding) {
+	t.Helper()
+	model, err := loader.Open(artifact, loader.Options{Threads: 2})
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	defer model.Close()
+	for bi, b := range bindings {
+		inputs := modelInputs(t, model, b, uint64(bi+1))
+		got, err := model.Run(inputs)
+		if err != nil {
+			t.Fatalf("binding %s: run: %v", b, err)
+		}
+		want := ref.run(t, b, inputs)
+		for i := range want {
+			if msg := compare(got[i].Tensor, want[i]); msg != "" {
+				t.Errorf("binding %s, output %s: %s", b, got[i].Name, msg)
 			}
-			defer model.Close()
-			ref := newReference(t, file, m, seed)
-			for bi, b := range bindings {
-				inputs := modelInputs(t, model, b, uint64(bi+1))
-				got, err := model.Run(inputs)
-				if err != nil {
-					t.Fatalf("binding %s: run: %v", b, err)
-				}
-				want := ref.run(t, b, inputs)
-				for i := range want {
-					if msg := compare(got[i].Tensor, want[i]); msg != "" {
-						t.Errorf("binding %s, output %s: %s", b, got[i].Name, msg)
-					}
-				}
+		}
+	}
+}
+
+// checkHIR builds a HIR module written for a test (random weights from
+// seed) for the cpu target, portable and at each native level this
+// machine runs, and matches every binding against the reference.
+func checkHIR(t *testing.T, name, src string, bindings []specialize.Binding, seed uint64) {
+	t.Helper()
+	dir := t.TempDir()
+	file := filepath.Join(dir, name+".hir")
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := load(t, file)
+	for _, cpu := range cpuConfigs(t) {
+		t.Run(strings.Join(cpu, "+"), func(t *testing.T) {
+			out := filepath.Join(dir, cpu[0]+".rlx")
+			if _, err := build(t, file, []byte(src), out, driver.Options{Target: "cpu", CPU: cpu, Bindings: bindings, RandomSeed: &seed, Compiler: "test"}); err != nil {
+				t.Fatalf("build: %v", err)
 			}
+			matchReference(t, out, newReference(t, file, m, seed), bindings)
 		})
 	}
 }

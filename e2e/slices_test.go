@@ -1,13 +1,8 @@
 package e2e
 
 import (
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/rlx-project/rlx/pkg/driver"
-	"github.com/rlx-project/rlx/pkg/loader"
 	"github.com/rlx-project/rlx/pkg/specialize"
 )
 
@@ -57,39 +52,5 @@ func main(x: f32[batch, 8]) -> (h: f32[batch, 6], e: f32[batch, 4], r: f32[batch
 // TestSlicesReadInPlace builds slicesHIR for the cpu target (portable and
 // each native level) at two bindings against the reference.
 func TestSlicesReadInPlace(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, "slices.hir")
-	if err := os.WriteFile(file, []byte(slicesHIR), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	m := load(t, file)
-	bindings := []specialize.Binding{{"batch": 1}, {"batch": 3}}
-	seed := uint64(5)
-	for _, cpu := range cpuConfigs(t) {
-		t.Run(strings.Join(cpu, "+"), func(t *testing.T) {
-			out := filepath.Join(dir, cpu[0]+".rlx")
-			if _, err := build(t, file, []byte(slicesHIR), out, driver.Options{Target: "cpu", CPU: cpu, Bindings: bindings, RandomSeed: &seed, Compiler: "test"}); err != nil {
-				t.Fatalf("build: %v", err)
-			}
-			model, err := loader.Open(out, loader.Options{Threads: 2})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer model.Close()
-			ref := newReference(t, file, m, seed)
-			for bi, b := range bindings {
-				inputs := modelInputs(t, model, b, uint64(bi+1))
-				got, err := model.Run(inputs)
-				if err != nil {
-					t.Fatalf("binding %s: %v", b, err)
-				}
-				want := ref.run(t, b, inputs)
-				for i := range want {
-					if msg := compare(got[i].Tensor, want[i]); msg != "" {
-						t.Errorf("binding %s, output %s: %s", b, got[i].Name, msg)
-					}
-				}
-			}
-		})
-	}
+	checkHIR(t, "slices", slicesHIR, []specialize.Binding{{"batch": 1}, {"batch": 3}}, 5)
 }

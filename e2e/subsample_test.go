@@ -1,13 +1,8 @@
 package e2e
 
 import (
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/rlx-project/rlx/pkg/driver"
-	"github.com/rlx-project/rlx/pkg/loader"
 	"github.com/rlx-project/rlx/pkg/specialize"
 )
 
@@ -50,39 +45,5 @@ func main(x: f32[1, 8, h, 11], r: f32[1, 16, (h+1)/2, 6], v: f32[1, 32, h, h]) -
 // TestSubsampledConv builds subsampleHIR for the cpu target (portable and
 // each native level) at two bindings, odd and even, against the reference.
 func TestSubsampledConv(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, "subsample.hir")
-	if err := os.WriteFile(file, []byte(subsampleHIR), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	m := load(t, file)
-	bindings := []specialize.Binding{{"h": 9}, {"h": 12}}
-	seed := uint64(7)
-	for _, cpu := range cpuConfigs(t) {
-		t.Run(strings.Join(cpu, "+"), func(t *testing.T) {
-			out := filepath.Join(dir, cpu[0]+".rlx")
-			if _, err := build(t, file, []byte(subsampleHIR), out, driver.Options{Target: "cpu", CPU: cpu, Bindings: bindings, RandomSeed: &seed, Compiler: "test"}); err != nil {
-				t.Fatalf("build: %v", err)
-			}
-			model, err := loader.Open(out, loader.Options{Threads: 2})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer model.Close()
-			ref := newReference(t, file, m, seed)
-			for bi, b := range bindings {
-				inputs := modelInputs(t, model, b, uint64(bi+1))
-				got, err := model.Run(inputs)
-				if err != nil {
-					t.Fatalf("binding %s: %v", b, err)
-				}
-				want := ref.run(t, b, inputs)
-				for i := range want {
-					if msg := compare(got[i].Tensor, want[i]); msg != "" {
-						t.Errorf("binding %s, output %s: %s", b, got[i].Name, msg)
-					}
-				}
-			}
-		})
-	}
+	checkHIR(t, "subsample", subsampleHIR, []specialize.Binding{{"h": 9}, {"h": 12}}, 7)
 }

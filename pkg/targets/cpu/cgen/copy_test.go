@@ -246,7 +246,12 @@ func TestNativeTransposeDeclines(t *testing.T) {
 		with("contiguous", func(c *copyCase) { c.ss = []int64{12, 1} }), // a plain copy
 		with("no unit source stride", func(c *copyCase) { c.ss = []int64{2, 16}; c.srcLen = 200 }),
 		with("a step of 3", func(c *copyCase) { c.ss = []int64{30, 3}; c.srcLen = 400 }),
-		with("a subsample of rows of 7", func(c *copyCase) { c.shape = []int64{12, 7}; c.ss = []int64{30, 2}; c.ds = []int64{7, 1}; c.srcLen = 400 }),
+		with("a subsample of rows of 7", func(c *copyCase) {
+			c.shape = []int64{12, 7}
+			c.ss = []int64{30, 2}
+			c.ds = []int64{7, 1}
+			c.srcLen = 400
+		}),
 		with("negative stride", func(c *copyCase) { c.ss = []int64{-1, 8}; c.srcOff = 11 }),
 		with("dst writes twice", func(c *copyCase) { c.ds = []int64{1, 1} }),
 	}
