@@ -490,6 +490,10 @@ func gemm(p *parallel.Pool, kn gemmKernel, g *gemmArgs) {
 			// group: the threads finish within a group of each other, and
 			// 56×56 convolutions had 7 (a 3:4 split).
 			nGroups = max(nGroups, min(nPanels/8, 8*threads))
+			// And a group for every thread where the panels go round: a
+			// 1x1 convolution over a 14x14 plane (13 panels) was one task,
+			// run on one thread while the others waited.
+			nGroups = max(nGroups, min(nPanels, threads))
 		case threads > 1:
 			nGroups = min(nPanels, ceilDiv(16*threads, mBlocks))
 		}
