@@ -49,7 +49,12 @@ func concatInPlace(p *Plan) {
 		s := p.Stores[v]
 		return own(v) || s != nil && s.Kind == StoreOutput && s.Root == v && outputs[v] == 1
 	}
-	for _, n := range p.Graph.Nodes {
+	// Last concat first: a dense block's concats each take the operands
+	// of the one before and one more, so the block's last (largest)
+	// becomes the host and each earlier one a prefix of it (below).
+	nodes := p.Graph.Nodes
+	for i := len(nodes) - 1; i >= 0; i-- {
+		n := nodes[i]
 		if n.Op != mir.OpConcat || len(n.Results) != 1 {
 			continue
 		}
@@ -62,6 +67,18 @@ func concatInPlace(p *Plan) {
 		}
 		shape, ax := p.Shapes[out], int(n.Attrs.Int("axis"))
 		if ax < 0 || ax >= len(shape) || tensor.NumElements(shape[:ax]) != 1 {
+			continue
+		}
+		// A concat whose operands already lie one after another in a
+		// host, in its order, is that run of the host: a guest itself,
+		// with nothing to copy.
+		if h, off, ok := p.runOf(n); ok && own(out) {
+			p.Guests[out] = Guest{Host: h, Offset: off}
+			all := make([]bool, len(n.Args))
+			for i := range all {
+				all[i] = true
+			}
+			p.placed[n] = all
 			continue
 		}
 		// An operand that is a view of all of a value's bytes (an
@@ -97,4 +114,23 @@ func (p *Plan) sameOrder(v *mir.Value) *mir.Value {
 		v = v.Def.Args[0]
 	}
 	return v
+}
+
+// runOf reports a concat whose operands are guests of one host, each
+// starting where the one before ends, and where the first starts.
+func (p *Plan) runOf(n *mir.Node) (host *mir.Value, off int64, ok bool) {
+	next := int64(-1)
+	for _, a := range n.Args {
+		v := p.sameOrder(a)
+		gu, ok := p.Guests[v]
+		if !ok || p.Bytes(v) != p.Bytes(a) || v.Type.DType != n.Results[0].Type.DType ||
+			host != nil && (gu.Host != host || gu.Offset != next) {
+			return nil, 0, false
+		}
+		if host == nil {
+			host, off = gu.Host, gu.Offset
+		}
+		next = gu.Offset + p.Bytes(v)
+	}
+	return host, off, host != nil
 }
