@@ -101,6 +101,15 @@ func checkPlan(t *testing.T, p *specialize.Plan) {
 			t.Errorf("output %s lives in the arena", o)
 		}
 	}
+	// A value stored channels last is read only by kernels that read it
+	// so: channels-last convolutions (input or residual) and reductions.
+	for _, n := range g.Nodes {
+		for _, a := range n.Args {
+			if p.ChannelsLast[a] && p.Kernels[n] != specialize.KernelChannelsLast {
+				t.Errorf("%s is stored channels last, but %s (%s) reads it with kernel %d", a, n.Op, n.Src, p.Kernels[n])
+			}
+		}
+	}
 	// Every arena block with its lifetime: the values' and the relayout
 	// scratch of channels-last stretches (from its first reader to its
 	// last, or the one node that writes it).
@@ -261,4 +270,53 @@ func main(x: f32[batch, 6, 4]) -> (y: f32[batch, 4, 6]) {
 		}
 		checkPlan(t, p)
 	}
+}
+
+// TestChannelsLastResidual plans a ResNet-50 bottleneck whose shortcut,
+// a 1x1 convolution on a small plane, could run channels last while the
+// convolution reading it as a residual (its input from a 3x3 one) cannot:
+// the shortcut must then be stored NCHW (checkPlan).
+func TestChannelsLastResidual(t *testing.T) {
+	src := `hir 1
+module bneck
+
+param e1 : f32[8, 32, 1, 1]
+param e2 : f32[8, 8, 3, 3]
+param e3 : f32[64, 8, 1, 1]
+param d1 : f32[64, 32, 1, 1]
+
+func main(v: f32[1, 32, 6, 6]) -> (b: f32[1, 64, 6, 6]) {
+  v1 = conv2d(v, e1)
+  v1r = relu(v1)
+  v2 = conv2d(v1r, e2, pad=[1, 1, 1, 1])
+  v2r = relu(v2)
+  v3 = conv2d(v2r, e3)
+  vd = conv2d(v, d1)
+  vs = add(v3, vd)
+  b = relu(vs)
+  return b
+}
+`
+	m, err := hir.ParseFile("bneck.hir", []byte(src))
+	if err == nil {
+		err = hir.Check(m)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := &lower.Weights{Random: true, Seed: 1}
+	defer ws.Close()
+	g, err := lower.ToMIR(m, "main", ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fusion.Run(g); err != nil {
+		t.Fatal(err)
+	}
+	caps := specialize.Caps{StridedAttention: true, Packer: testPacker{}, PackedConv1x1: specialize.Pointwise, ChannelsLast: smallPlanes}
+	p, err := specialize.SpecializeWith(g, specialize.Binding{}, caps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPlan(t, p)
 }
