@@ -6,10 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/rlx-project/rlx/pkg/fusion"
-	"github.com/rlx-project/rlx/pkg/hir"
 	"github.com/rlx-project/rlx/pkg/lir"
-	"github.com/rlx-project/rlx/pkg/lower"
 	"github.com/rlx-project/rlx/pkg/mir"
 	"github.com/rlx-project/rlx/pkg/specialize"
 )
@@ -22,22 +19,7 @@ func bundled(t *testing.T, name string) *mir.Graph {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := hir.ParseFile(file, src)
-	if err == nil {
-		err = hir.Check(m)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws := &lower.Weights{Dir: filepath.Dir(file), Random: true, Seed: 1}
-	t.Cleanup(func() { ws.Close() })
-	g, err := lower.ToMIR(m, "main", ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := fusion.Run(g); err != nil {
-		t.Fatal(err)
-	}
+	_, g := lowerSource(t, file, src, true)
 	return g
 }
 

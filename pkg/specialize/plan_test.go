@@ -23,22 +23,7 @@ func TestArenaPlanIsSafe(t *testing.T) {
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			src, _ := os.ReadFile(file)
-			m, err := hir.ParseFile(file, src)
-			if err == nil {
-				err = hir.Check(m)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			ws := &lower.Weights{Dir: filepath.Dir(file), Random: true, Seed: 1}
-			defer ws.Close()
-			g, err := lower.ToMIR(m, "main", ws)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := fusion.Run(g); err != nil {
-				t.Fatal(err)
-			}
+			m, g := lowerSource(t, file, src, true)
 			b := specialize.Binding{}
 			for i, n := range m.DimNames() {
 				iv := m.Bounds[n]
@@ -175,6 +160,31 @@ func checkPlan(t *testing.T, p *specialize.Plan) {
 	}
 }
 
+// lowerSource parses, checks and lowers a module (params get random
+// weights, files beside it theirs), then runs the fusion passes if fuse.
+func lowerSource(t *testing.T, file string, src []byte, fuse bool) (*hir.Module, *mir.Graph) {
+	t.Helper()
+	m, err := hir.ParseFile(file, src)
+	if err == nil {
+		err = hir.Check(m)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := &lower.Weights{Dir: filepath.Dir(file), Random: true, Seed: 1}
+	t.Cleanup(ws.Close)
+	g, err := lower.ToMIR(m, "main", ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fuse {
+		if _, err := fusion.Run(g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return m, g
+}
+
 func alignUp(n int64) int64 { return (n + specialize.Align - 1) / specialize.Align * specialize.Align }
 
 // TestArenaReuse: a chain of same-sized ops needs two live blocks, not one
@@ -192,17 +202,7 @@ func main(x: f32[1024]) -> (y: f32[1024]) {
   return y
 }
 `
-	m, err := hir.ParseFile("chain.hir", []byte(src))
-	if err == nil {
-		err = hir.Check(m)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := lower.ToMIR(m, "main", &lower.Weights{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, g := lowerSource(t, "chain.hir", []byte(src), false)
 	p, err := specialize.Specialize(g, specialize.Binding{})
 	if err != nil {
 		t.Fatal(err)
@@ -297,22 +297,7 @@ func main(v: f32[1, 32, 6, 6]) -> (b: f32[1, 64, 6, 6]) {
   return b
 }
 `
-	m, err := hir.ParseFile("bneck.hir", []byte(src))
-	if err == nil {
-		err = hir.Check(m)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws := &lower.Weights{Random: true, Seed: 1}
-	defer ws.Close()
-	g, err := lower.ToMIR(m, "main", ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := fusion.Run(g); err != nil {
-		t.Fatal(err)
-	}
+	_, g := lowerSource(t, "bneck.hir", []byte(src), true)
 	caps := specialize.Caps{StridedAttention: true, Packer: testPacker{}, PackedConv1x1: specialize.Pointwise, ChannelsLast: smallPlanes}
 	p, err := specialize.SpecializeWith(g, specialize.Binding{}, caps)
 	if err != nil {

@@ -453,8 +453,7 @@ func deinterleaveFunc(op *lir.Copy) (function, bool) {
 	if b < 0 || !tuning.NativeDeinterleave(ss[b], sh[b]) {
 		return function{}, false
 	}
-	var p transposePlan
-	p.lb, p.db = sh[b], ss[b]
+	p := transposePlan{la: 1, lb: sh[b], db: ss[b]} // no a: rows along b alone
 	for d := range sh {
 		if d != b {
 			p.sh, p.ds, p.ss = append(p.sh, sh[d]), append(p.ds, ds[d]), append(p.ss, ss[d])
@@ -469,11 +468,7 @@ func deinterleaveFunc(op *lir.Copy) (function, bool) {
 	if n, ok := product([]int64{outer, strips, interleaveStrip}); !ok || n > 1<<50 {
 		return function{}, false
 	}
-	srcReach, dstReach := op.SrcOff+(lb-1)*step, op.DstOff+lb-1
-	for d := range p.sh {
-		srcReach += (p.sh[d] - 1) * p.ss[d]
-		dstReach += (p.sh[d] - 1) * p.ds[d]
-	}
+	srcReach, dstReach := p.reach(op)
 	var b2 strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b2, format, args...) }
 	copyPrologue(w, op)
