@@ -69,9 +69,13 @@ const (
 	// the calling goroutine: waking a worker costs more than the work.
 	GemmSerialWork = 1 << 15
 
-	// GemmPackGrain is the B panels packed per parallel chunk when a B
-	// block is packed in one pass before the tasks run.
-	GemmPackGrain = 32
+	// GemmPackGrain is the floats of B packed per parallel chunk when a
+	// B block is packed in one pass before the tasks run (128 KiB: four
+	// panels of 16 columns over a k block of 512). It was 32 panels
+	// whatever their length: a 3x3 stride-2 convolution's 49 panels over
+	// k = 512 were one chunk, packed on one thread while the others
+	// waited, a serial seventh of the product at 2 threads.
+	GemmPackGrain = 1 << 15
 
 	// GemmJitPanels is the B panels a task packs and runs at a time when
 	// tasks pack their own (one A block on several threads): packed just
@@ -85,8 +89,13 @@ const (
 	GemmWideBWork = 1 << 16
 
 	// GemmSmallAWork bounds m·kc for putting a small A (convolution
-	// weights with few taps) in one block, for the per-task B packing.
-	GemmSmallAWork = 1 << 15
+	// weights) in one block, for the per-task B packing. 256 KiB of A:
+	// with its B panels it stays in the L2 of every x86 core we target
+	// (512 KiB and up). At 1<<15 a 3x3 stride-2 convolution of 64 -> 128
+	// channels (m·kc = 1<<16) ran as two A blocks of 96 and 32 rows with
+	// all of B packed in one pass beforehand, and scaled 1.5x on 2
+	// threads where one block scales 1.7x (docs/perf/scheduling.md).
+	GemmSmallAWork = 1 << 16
 
 	// GemmRowsTailMax is the most rows of a partial row panel the row
 	// kernels take instead of a full tile: two rows against two panels

@@ -83,7 +83,7 @@ func Conv2D(p *parallel.Pool, out, x, w []float32, g ConvGeom, ep gemm.Epilogue)
 	// unless every panel is built straight from the input (convS2Packs).
 	var phases []float32
 	if !pointwise && g.StrideW == 2 && g.DilW == 1 && !(convS2Asm && convS2Packs(&g, cg)) {
-		buf := splitPhases(x[:g.N*g.C*hw], g.N*g.C, g.H, g.W)
+		buf := splitPhases(p, x[:g.N*g.C*hw], g.N*g.C, g.H, g.W)
 		defer phasePool.Put(buf)
 		phases = *buf
 	}
@@ -165,23 +165,27 @@ func phaseWidth(w int) int { return (w+1)/2 + 2*phaseBorder }
 // splitPhases makes the stride-2 column phases of x's planes into a buffer
 // from phasePool: [plane][phase][row][phaseWidth], phase index i (column
 // 2i+phase) at i+phaseBorder, every slot that is no input column zero.
-// Put it back when done.
-func splitPhases(x []float32, planes, h, w int) *[]float32 {
+// Put it back when done. The planes are split across p's threads: done
+// on one, the split was a serial part of every stride-2 convolution, a
+// fifth of ResNet-18's 3x3/2 ones at 2 threads and more at 16.
+func splitPhases(p *parallel.Pool, x []float32, planes, h, w int) *[]float32 {
 	pw, pb := (w+1)/2, phaseWidth(w)
 	buf := phasePool.Get().(*[]float32)
 	*buf = grow(*buf, planes*2*h*pb)
 	out := *buf
-	for c := 0; c < planes; c++ {
-		for ih := 0; ih < h; ih++ {
-			even := out[((c*2)*h+ih)*pb : ((c*2)*h+ih+1)*pb]
-			odd := out[((c*2+1)*h+ih)*pb : ((c*2+1)*h+ih+1)*pb]
-			clear(even[:phaseBorder])
-			clear(odd[:phaseBorder])
-			deinterleave2(even[phaseBorder:phaseBorder+pw], odd[phaseBorder:phaseBorder+pw], x[(c*h+ih)*w:(c*h+ih+1)*w])
-			clear(even[phaseBorder+pw:])
-			clear(odd[phaseBorder+w/2:]) // an odd width leaves the slot of column w
+	p.For(planes, max(1, tuning.GrainWork/(h*w)), func(lo, hi int) {
+		for c := lo; c < hi; c++ {
+			for ih := 0; ih < h; ih++ {
+				even := out[((c*2)*h+ih)*pb : ((c*2)*h+ih+1)*pb]
+				odd := out[((c*2+1)*h+ih)*pb : ((c*2+1)*h+ih+1)*pb]
+				clear(even[:phaseBorder])
+				clear(odd[:phaseBorder])
+				deinterleave2(even[phaseBorder:phaseBorder+pw], odd[phaseBorder:phaseBorder+pw], x[(c*h+ih)*w:(c*h+ih+1)*w])
+				clear(even[phaseBorder+pw:])
+				clear(odd[phaseBorder+w/2:]) // an odd width leaves the slot of column w
+			}
 		}
-	}
+	})
 	return buf
 }
 

@@ -114,6 +114,9 @@ func TestConv2D(t *testing.T) {
 		{"depthwise s1 in place 112", convGeom(1, 2, 112, 112, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, false)},
 		{"stride 2 panels from the input", convGeom(1, 3, 64, 64, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, false)},
 		{"stride 2 panels mixed", convGeom(2, 2, 46, 40, 7, 3, 3, 2, 2, 2, 1, 0, 1, 1, 1, 1, false)},
+		// 100 rows over k = 576: one A block on several threads, the
+		// input's column phases split across them.
+		{"stride 2 one A block, phases", convGeom(1, 64, 30, 30, 100, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, false)},
 		{"depthwise large s1 (row kernel)", convGeom(1, 2, 130, 131, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, false)},
 		{"depthwise large s2 (row kernel)", convGeom(1, 2, 131, 130, 2, 3, 3, 2, 2, 1, 0, 1, 1, 1, 1, 2, false)},
 		{"depthwise channels-last s1", convGeom(2, 16, 7, 7, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 16, false)},

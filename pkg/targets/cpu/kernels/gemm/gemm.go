@@ -40,7 +40,7 @@ const (
 	gemmNC = tuning.GemmPortableNC
 	// Below this many multiply-adds a Gemm runs on the calling goroutine.
 	gemmSerialWork = tuning.GemmSerialWork
-	// Panels of B packed per parallel chunk.
+	// Floats of B packed per parallel chunk.
 	gemmPackGrain = tuning.GemmPackGrain
 )
 
@@ -522,7 +522,7 @@ func gemm(p *parallel.Pool, kn gemmKernel, g *gemmArgs) {
 					g.b.Pack(bp[q*nr*kb:], nr, pc, kb, jc+q*nr, nb-q*nr)
 				}
 			case !jit:
-				p.For(nPanels, gemmPackGrain, packB)
+				p.For(nPanels, max(1, gemmPackGrain/(kb*nr)), packB)
 			}
 			if last {
 				mk.flags, mk.fused = flags, &st.fused
