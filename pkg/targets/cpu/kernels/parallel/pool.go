@@ -186,11 +186,15 @@ func (p *Pool) next() (*forJob, bool) {
 	return j, ok
 }
 
-// spin calls done until it reports true or spinFor has passed, yielding to
-// the Go scheduler every spinYield calls.
+// spin calls done until it reports true or spinFor has passed, with a
+// spin hint after each call (pause) and a yield to the Go scheduler every
+// spinYield calls. Where two hardware threads share a core, a thread
+// polling without the hint takes issue slots from the one working on the
+// sibling (Intel's optimization manual, on spin-wait loops).
 func spin(done func() bool) {
 	deadline := time.Now().Add(spinFor)
 	for i := 1; !done(); i++ {
+		pause()
 		if i%spinYield == 0 {
 			if time.Now().After(deadline) {
 				return
