@@ -8,6 +8,9 @@ interleaved per count. Prints one JSON object (p50 ms) and writes it to
 $OUT/scaling.json when OUT is set. With PROFILE=8,16 (thread counts) it
 also appends each model's per-kernel profile at those counts to
 $OUT/profiles.txt: where the time goes when adding threads stops paying.
+With PREBUILT=DIR, DIR/<model>.rlx is timed instead of a build made there:
+gpu-check.sh prepare builds native artifacts where clang is (with zeroed
+weights, which cost the kernels the same time), since that host has none.
 
     python3 cpu_scaling.py BIN_DIR MANIFEST_DIR [threads, default 1,2,4,8,16]
 """
@@ -32,12 +35,16 @@ for name, m in man["models"].items():
     case = m["cases"]["b1"]
     onnx = os.path.join(mdir, m["file"])
     art = os.path.join(tmp, name + ".rlx")
-    binds = [f"--bind={k}={v}" for k, v in case["binding"].items()]
-    p = subprocess.run([rlxc, "build", onnx, "--target", "cpu", "-o", art, "--no-cache"] + binds, capture_output=True, text=True)
-    r = {"build_note": p.stderr.strip()[:300]}
-    if p.returncode:
-        res[name] = r
-        continue
+    pre = os.path.join(os.environ.get("PREBUILT", ""), name + ".rlx")
+    if os.environ.get("PREBUILT") and os.path.exists(pre):
+        art, r = pre, {"build_note": "prebuilt " + pre}
+    else:
+        binds = [f"--bind={k}={v}" for k, v in case["binding"].items()]
+        p = subprocess.run([rlxc, "build", onnx, "--target", "cpu", "-o", art, "--no-cache"] + binds, capture_output=True, text=True)
+        r = {"build_note": p.stderr.strip()[:300]}
+        if p.returncode:
+            res[name] = r
+            continue
     feeds = {k: np.load(os.path.join(mdir, f["file"])) for k, f in case["inputs"].items()}
     inputs = [f"--input={k}=@{os.path.join(mdir, f['file'])}" for k, f in case["inputs"].items()]
     for th in threads:
