@@ -43,7 +43,9 @@ prepare() {
 }
 
 # native_artifacts builds each shared model's b1 case for the cpu target
-# with native code for x86-64-v3 and -v4 (the loader picks by the CPU),
+# with native code, one set for x86-64-v4 and one for x86-64-v3 (run
+# takes the best the host runs: one artifact of both levels would leave
+# stride-2 convolutions to the runtime, since its program serves both),
 # for SCALING: that host has no clang. The weights are zeroed: a kernel
 # costs the same whatever its weights hold (checked here: the LIR is the
 # same), and zeros pack 100 MB of artifacts into a few hundred KB that
@@ -53,22 +55,38 @@ native_artifacts() {
 		echo "no clang: SCALING will time the portable build there" >&2
 		return
 	}
-	local t
+	local t level
 	t=$(mktemp -d)
 	python3 - ../shared/models/manifest.json >"$t/cases" <<-'PY'
 		import json, sys
 		for name, m in json.load(open(sys.argv[1]))["models"].items():
 		    print(name, m["file"], " ".join(f"--bind={k}={v}" for k, v in m["cases"]["b1"]["binding"].items()))
 	PY
-	mkdir -p "$t/out"
 	while read -r name file binds; do
-		# shellcheck disable=SC2086 # binds is a word list
 		"$D/bin/rlxc" import "../shared/models/$file" -o "$t/$name.hir" >/dev/null &&
-			python3 scripts/gpu/zero_weights.py "$t/$name.safetensors" &&
-			"$D/bin/rlxc" build "$t/$name.hir" --target cpu --cpu x86-64-v3,x86-64-v4 $binds -o "$t/out/$name.rlx" --no-cache
+			python3 scripts/gpu/zero_weights.py "$t/$name.safetensors" || return
+		for level in x86-64-v4 x86-64-v3; do
+			mkdir -p "$t/$level"
+			# shellcheck disable=SC2086 # binds is a word list
+			"$D/bin/rlxc" build "$t/$name.hir" --target cpu --cpu $level $binds -o "$t/$level/$name.rlx" --no-cache || return
+		done
 	done <"$t/cases"
-	tar -C "$t/out" -czf "$D/native.tar.gz" .
+	for level in x86-64-v4 x86-64-v3; do
+		tar -C "$t/$level" -czf "$D/native-$level.tar.gz" .
+	done
 	rm -rf "$t"
+}
+
+# native_level prints the best CPU level this host runs native code for.
+native_level() {
+	local f
+	for f in avx512f avx512bw avx512cd avx512dq avx512vl; do
+		grep -qw "$f" /proc/cpuinfo || {
+			echo x86-64-v3
+			return
+		}
+	done
+	echo x86-64-v4
 }
 
 run() {
@@ -103,8 +121,11 @@ json.dump(d, open(sys.argv[1], "w"), indent=1)' "$shm/manifest.json" "$D/shared/
 
 	if [ "${SCALING:-0}" = 1 ]; then
 		echo "== cpu thread scaling"
-		if [ -f "$D/native.tar.gz" ]; then
-			mkdir -p /tmp/native && tar -C /tmp/native -xzf "$D/native.tar.gz" && export PREBUILT=/tmp/native
+		local level
+		level=$(native_level)
+		if [ -f "$D/native-$level.tar.gz" ]; then
+			echo "native code for $level, built where clang is"
+			mkdir -p /tmp/native && tar -C /tmp/native -xzf "$D/native-$level.tar.gz" && export PREBUILT=/tmp/native
 		fi
 		timeout 240 python3 scripts/gpu/cpu_scaling.py "$B" "$shm" >"$out/scaling.txt" 2>&1 || rc=1
 		grep -v '^{' "$out/scaling.txt"
