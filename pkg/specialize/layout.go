@@ -28,7 +28,7 @@ func (g *gen) scratch(s *Store) lir.Buf {
 // channelsLast returns the buffer holding v channels last: v's own, or
 // the scratch block it is relaid into here (Plan.Relaid).
 func (g *gen) channelsLast(n *mir.Node, v *mir.Value) lir.Buf {
-	if g.p.ChannelsLast[v] {
+	if g.p.ChannelsLast[v] || g.p.layoutFree(v) {
 		return g.buffer(v)
 	}
 	if b, ok := g.relaid[v]; ok {
@@ -69,7 +69,8 @@ func (g *gen) convNHWC(n *mir.Node, bias, res *mir.Value, epi lir.Epilogue) erro
 		epi.Residual = g.channelsLast(n, res)
 	}
 	ob := g.buffer(out)
-	if !g.p.ChannelsLast[out] {
+	relayOut := !g.p.ChannelsLast[out] && !g.p.layoutFree(out)
+	if relayOut {
 		ob = g.scratch(g.p.OutScratch[n])
 	}
 	if ws[2] == 1 && ws[3] == 1 {
@@ -77,7 +78,7 @@ func (g *gen) convNHWC(n *mir.Node, bias, res *mir.Value, epi lir.Epilogue) erro
 	} else {
 		g.emit(n, &lir.DepthwiseNHWC{X: xb, W: wb, Out: ob, Geom: ConvGeom(n, xs, ws, os), Epilogue: epi})
 	}
-	if !g.p.ChannelsLast[out] {
+	if relayOut {
 		g.emit(n, &lir.Relayout{Src: ob, Dst: g.buffer(out), N: os[0], C: os[1], HW: os[2] * os[3]})
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rlx-project/rlx/pkg/fusion"
 	"github.com/rlx-project/rlx/pkg/hir"
+	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/lower"
 	"github.com/rlx-project/rlx/pkg/mir"
 	"github.com/rlx-project/rlx/pkg/specialize"
@@ -304,4 +305,49 @@ func main(v: f32[1, 32, 6, 6]) -> (b: f32[1, 64, 6, 6]) {
 		t.Fatal(err)
 	}
 	checkPlan(t, p)
+}
+
+// TestChannelsLastPooled plans a squeeze-and-excitation block: a global
+// pool, two 1x1 convolutions over its [1, C, 1, 1] result, channels last,
+// and a product with the input. A one-position plane is the same bytes
+// in either order, so nothing is relaid: the convolutions read the pool's
+// result and write theirs in place.
+func TestChannelsLastPooled(t *testing.T) {
+	src := `hir 1
+module se
+
+param w1 : f32[8, 32, 1, 1]
+param w2 : f32[32, 8, 1, 1]
+
+func main(x: f32[1, 32, 6, 6]) -> (y: f32[1, 32, 6, 6]) {
+  p = global_avgpool(x)
+  s1 = conv2d(p, w1)
+  s1r = relu(s1)
+  s2 = conv2d(s1r, w2)
+  g = sigmoid(s2)
+  y = mul(x, g)
+  return y
+}
+`
+	_, gr := lowerSource(t, "se.hir", []byte(src), true)
+	caps := specialize.Caps{StridedAttention: true, Packer: testPacker{}, PackedConv1x1: specialize.Pointwise, ChannelsLast: smallPlanes}
+	p, err := specialize.SpecializeWith(gr, specialize.Binding{}, caps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPlan(t, p)
+	prog, err := specialize.Schedule(p, specialize.NewWeights("test", caps.Packer))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := prog.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[lir.Kind]int{}
+	for _, s := range prog.Steps {
+		kinds[s.Op.Kind()]++
+	}
+	if kinds["matmul_packed"] != 2 || kinds["nchw_to_nhwc"]+kinds["nhwc_to_nchw"] != 0 {
+		t.Errorf("steps %v: want two channels-last products and no relayout", kinds)
+	}
 }
