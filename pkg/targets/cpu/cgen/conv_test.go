@@ -167,6 +167,10 @@ func convSweep() []convCase {
 		{sq(2, 32, 13, 16, 1, 2, 0), epiNone},
 		{sq(1, 3, 56, 64, 7, 2, 3), epiBiasRelu},
 		{sq(2, 3, 33, 16, 7, 2, 3), epiBiasRelu},
+		// 3x3 over few channels on small planes (NativeConvFewChannelsPlane).
+		{sq(2, 3, 29, 16, 3, 2, 1), epiBiasRelu},
+		{sq(1, 4, 30, 12, 3, 2, 0), epiClamp},
+		{sq(1, 3, 24, 8, 3, 1, 1), epiBiasRes},
 		{sq(1, 8, 20, 12, 7, 1, 3), epiBiasResRelu},
 		{sq(1, 16, 18, 24, 5, 1, 2), epiBias},
 		{sq(2, 10, 11, 7, 5, 2, 2), epiClamp},
@@ -321,7 +325,10 @@ func checkNativeConvRule(t *testing.T, opts Options) {
 		}
 		if want == "native" {
 			took++
-			if g.Groups == 1 && g.StrideW > 1 {
+			// Few channels on a small plane take generated code at any
+			// level (tuning.NativeConvFewChannelsPlane).
+			few := g.C < tuning.NativeConvMinChannels && g.OH*g.OW <= tuning.NativeConvFewChannelsPlane
+			if g.Groups == 1 && g.StrideW > 1 && !few {
 				strided++
 			}
 		} else {
@@ -354,6 +361,8 @@ func BenchmarkConv2DSweep(b *testing.B) {
 		add(fmt.Sprintf("3x3s1_c%d_%d", c.ch, c.hw), sq(1, c.ch, c.hw, c.ch, 3, 1, 1))
 	}
 	add("3x3s1_c3o32_112", sq(1, 3, 112, 32, 3, 1, 1))
+	add("3x3s1_c3o16_32", sq(1, 3, 32, 16, 3, 1, 1))
+	add("3x3s1_c3o64_56", sq(1, 3, 56, 64, 3, 1, 1))
 	add("3x3s1_c8o16_56", sq(1, 8, 56, 16, 3, 1, 1))
 	add("3x3s1_c64o16_28", sq(1, 64, 28, 16, 3, 1, 1))
 	add("3x3s1_c16o64_28", sq(1, 16, 28, 64, 3, 1, 1))
@@ -374,6 +383,9 @@ func BenchmarkConv2DSweep(b *testing.B) {
 	add("1x1s1p1_c64o64_56", sq(1, 64, 56, 64, 1, 1, 1))
 	add("3x3s2_c32_112", sq(1, 32, 112, 64, 3, 2, 1))
 	add("3x3s2_c3o32_224", sq(1, 3, 224, 32, 3, 2, 1))
+	add("3x3s2_c3o32_112", sq(1, 3, 112, 32, 3, 2, 1))
+	add("3x3s2_c3o16_56", sq(1, 3, 56, 16, 3, 2, 1))
+	add("3x3s2_c3o16_28", sq(1, 3, 28, 16, 3, 2, 1))
 	add("3x3s2_c512_14", sq(1, 512, 14, 512, 3, 2, 1))
 	add("5x5s2_c64_28", sq(1, 64, 28, 64, 5, 2, 2))
 	add("1x1s2_c256_28", sq(1, 256, 28, 512, 1, 2, 0))

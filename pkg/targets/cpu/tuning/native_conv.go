@@ -34,7 +34,8 @@ type ConvShape struct {
 // (where every level the code is built for has AVX-512) steps of 2, no
 // dilation and either NativeConvMinChannels input channels or a row of
 // more than 3 taps (a stem's 7x7 over 3 channels), 1x1 kernels
-// included.
+// included; and, at any level, kernels of several taps over few
+// channels at stride 1 or 2 on small planes (NativeConvFewChannelsPlane).
 //
 // Stride 1: on the sweep (3x3, 5x5, 7x7, 3x1, 1x3 and dilated 3x3
 // kernels; planes of 2x2 to 112x112; 8 to 1024 channels) these ran 1.2x
@@ -101,12 +102,26 @@ func NativeConv(s ConvShape) bool {
 	if s.Groups != 1 {
 		return nativeGrouped(s)
 	}
+	small := s.C < NativeConvMinChannels && s.KH*s.KW > 1 && s.OH*s.OW <= NativeConvFewChannelsPlane
 	if s.StrideH == 1 && s.StrideW == 1 {
-		return (s.KH*s.KW > 1 || s.Padded && s.AVX512) && s.C >= NativeConvMinChannels
+		return (s.KH*s.KW > 1 || s.Padded && s.AVX512) && s.C >= NativeConvMinChannels || small
 	}
-	return s.AVX512 && s.StrideH == 2 && s.StrideW == 2 && s.DilH == 1 && s.DilW == 1 &&
-		(s.C >= NativeConvMinChannels || s.KW > 3)
+	stride2 := s.StrideH == 2 && s.StrideW == 2 && s.DilH == 1 && s.DilW == 1
+	return stride2 && (s.AVX512 && (s.C >= NativeConvMinChannels || s.KW > 3) || small)
 }
+
+// NativeConvFewChannelsPlane is the largest output plane (positions) on
+// which a convolution over fewer than NativeConvMinChannels input
+// channels runs as generated code anyway: the runtime's implicit GEMM
+// packs its im2col panels row run by row run, which costs most per
+// multiply-add where rows are short and the reduction (C·KH·KW) small.
+// BenchmarkConv2DSweep (one thread, Zen 4, 2026-11-28), generated code
+// against the runtime, 3x3 kernels over 3 channels: stride 1 at 32x32
+// 1.5x (x86-64-v3) and 3x (x86-64-v4), at 56x56 0.7x and 1.05x; stride 2
+// into 14x14 2.9x and 4.4x, into 28x28 2.1x and 3.5x, into 56x56 0.7x
+// and 1.05x. Tiny images (CIFAR's 32x32) and downscaled inputs have
+// these planes; full-size stems stay on the rule above.
+const NativeConvFewChannelsPlane = 32 * 32
 
 // nativeGrouped reports whether generated code runs a grouped
 // convolution that is not depthwise (ResNeXt's 3x3 with 4-8 channels a
