@@ -352,6 +352,8 @@ func opsGrid(quick bool) []opCase {
 	g = append(g,
 		convCase(1, 3, 64, 224, 7, 2, 1, 1), // ResNet stem
 		convCase(1, 3, 32, 224, 3, 2, 1, 1), // MobileNet stem
+		convCase(1, 3, 16, 32, 3, 1, 1, 1),  // CIFAR-size stems
+		convCase(1, 3, 16, 56, 3, 2, 1, 1),
 		convCase(1, 64, 64, 56, 3, 1, 1, 1),
 		convCase(1, 128, 128, 28, 3, 1, 1, 1),
 		convCase(1, 256, 256, 14, 3, 1, 1, 1),
