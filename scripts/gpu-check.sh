@@ -16,7 +16,9 @@
 # graphs, torch.compile; ONNX Runtime and rlx cpu at 1, 4, 16 threads), and
 # SCALING=1 the cpu target against ONNX Runtime at 1, 2, 4, 8 and 16 threads
 # (PROFILE=8,16 adds per-kernel profiles at those counts): native code
-# built here (see native_artifacts) where this machine has clang.
+# built here (see native_artifacts) where this machine has clang; with
+# VARIANTS="name=ref ..." at prepare, rlxrun built from each git ref
+# races on those artifacts at 1, 4, 8 and 16 threads (variants.py).
 # Results go to $OUT (the device tool's folder) or /tmp/gpu-check.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -39,7 +41,30 @@ prepare() {
 	mkdir -p "$D/shared"
 	cp -r ../shared/models/encoder.onnx ../shared/models/encoder ../shared/models/manifest.json "$D/shared/"
 	native_artifacts
+	variant_builds
 	du -sh "$D"
+}
+
+# variant_builds builds rlxrun from each git ref of VARIANTS ("name=ref
+# ..."; "name=." is the working tree) into $D/variants, for run's
+# comparison of scheduling changes across thread counts on that host.
+variant_builds() {
+	[ -n "${VARIANTS:-}" ] || return 0
+	local v name ref wt
+	mkdir -p "$D/variants"
+	for v in $VARIANTS; do
+		name=${v%%=*} ref=${v#*=}
+		if [ "$ref" = . ]; then
+			go build -ldflags='-s -w' -o "$D/variants/rlxrun-$name" ./cmd/rlxrun || return
+			continue
+		fi
+		wt=$(mktemp -d)
+		git worktree add -q --detach "$wt" "$ref" &&
+			(cd "$wt" && go build -ldflags='-s -w' -o "$OLDPWD/$D/variants/rlxrun-$name" ./cmd/rlxrun)
+		local rc=$?
+		git worktree remove --force "$wt"
+		[ $rc -eq 0 ] || return $rc
+	done
 }
 
 # native_artifacts builds each shared model's b1 case for the cpu target
@@ -129,6 +154,10 @@ json.dump(d, open(sys.argv[1], "w"), indent=1)' "$shm/manifest.json" "$D/shared/
 		fi
 		timeout 240 python3 scripts/gpu/cpu_scaling.py "$B" "$shm" >"$out/scaling.txt" 2>&1 || rc=1
 		grep -v '^{' "$out/scaling.txt"
+		if [ -d "$D/variants" ] && [ -n "${PREBUILT:-}" ]; then
+			echo "== rlxrun variants"
+			timeout 300 python3 scripts/gpu/variants.py "$D/variants" "$PREBUILT" "$shm" || rc=1
+		fi
 	fi
 
 	echo "== e2e: bundled and shared models on cuda"
