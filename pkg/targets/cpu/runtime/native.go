@@ -10,6 +10,7 @@ import (
 	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/native"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/tuning"
 )
 
 // LevelError is a program whose native code is built for no CPU level
@@ -130,6 +131,18 @@ func (st *runState) release() {
 	clear(st.args[:cap(st.args)])
 }
 
+// chunkGrain is the grain a native function's range of n items is split
+// by on threads: its own (work enough that a call through purego costs
+// about 1% of a chunk), or, where that leaves threads without a chunk, as
+// little as a 1/tuning.NativeGrainFloor of it, so that each thread gets
+// one.
+func chunkGrain(n, grain, threads int) int {
+	if threads <= 1 || grain <= 0 || n/grain >= threads {
+		return grain
+	}
+	return max(1, grain/tuning.NativeGrainFloor, (n+threads-1)/threads)
+}
+
 // call runs one NativeCall step: its function over its range, in chunks
 // on the pool's workers. The argument arrays live on the Go heap (they
 // do not move) and hold the buffers' base addresses and sizes; all stay
@@ -148,7 +161,7 @@ func (st *runState) call(pool *parallel.Pool, f *lir.NativeFunc, fn uintptr, op 
 	st.args, st.sizes = append(st.args, nil), append(st.sizes, 0) // never empty
 	st.fn = fn
 	st.refused.Store(false)
-	pool.ForCoarse(int(f.N), int(f.Grain), st.chunk)
+	pool.ForCoarse(int(f.N), chunkGrain(int(f.N), int(f.Grain), pool.Threads()), st.chunk)
 	goruntime.KeepAlive(bufs)
 	if st.refused.Load() {
 		return fmt.Errorf("native function %s refused its buffers (%v bytes): they are smaller than it was compiled for", f.Name, st.sizes[:n])

@@ -218,6 +218,15 @@ const (
 	PoolSpinYield = 1 << 7
 )
 
+// NativeGrainFloor is how far below its own grain the runtime splits a
+// native function's range where the grain leaves threads without a
+// chunk: to a quarter, where a call through purego costs about 4% of a
+// chunk instead of 1%, paid only by kernels that would otherwise run on
+// fewer threads than the pool has. DenseNet-121's growth convolutions
+// over 14x14 and 7x7 planes (their Winograd steps' ranges were 1-2 of
+// their grains) ran on one of 2 threads.
+const NativeGrainFloor = 4
+
 // NativeEwGrain is the fewest elements of a fused elementwise region that
 // a worker takes as one call of its native function: one call through
 // purego costs about as much as computing a few hundred elements, so a
