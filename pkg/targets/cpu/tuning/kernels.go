@@ -157,6 +157,16 @@ const (
 	// each panel feeds; with more, packing paid for itself.
 	ConvPointwiseDirectRows = 64
 
+	// ConvPointwiseDirectK is the fewest input channels (per group) from
+	// which a 1×1 convolution reads its input in place whatever its
+	// output channels: a long reduction's strided rows cost the tiles
+	// less than packing them did. conv.Conv2D alone (Zen 4, best of 3,
+	// docs/perf/kernels.md): from 64 input channels on, in place ran
+	// 1.0-1.1x packed at 1 thread and 1.06-1.31x at 2 (512 -> 256 at
+	// 28x28: 146 -> 191 GFLOP/s); 16 and 24 input channels ran 0.9x in
+	// place, so they keep packing.
+	ConvPointwiseDirectK = 64
+
 	// DwSmallPlane is the largest input plane (H·W) the padded-copy
 	// depthwise kernel (dwSmall) takes; larger planes go row by row, so
 	// that the padded copy does not double their memory traffic.

@@ -110,9 +110,11 @@ func Conv2D(p *parallel.Pool, out, x, w []float32, g ConvGeom, ep gemm.Epilogue)
 		// A pointwise convolution with few output channels reads the
 		// input in place: packing it cost as much as the few tiles each
 		// panel feeds (32->16 channels at 112x112 ran faster in place,
-		// 24->144 at 56x56 slightly slower, so 64 rows is the cut).
+		// 24->144 at 56x56 slightly slower, so 64 rows is the cut). So
+		// does one with a long reduction, whatever its output channels
+		// (tuning.ConvPointwiseDirectK).
 		args := gemm.Args{M: og, N: s, K: kg, A: w[gi*og*kg : (gi+1)*og*kg], Lda: kg, B: src,
-			C: out[o0 : o0+og*s], Ldc: s, Ep: e, DirectB: pointwise && og <= pointwiseDirectRows}
+			C: out[o0 : o0+og*s], Ldc: s, Ep: e, DirectB: pointwise && (og <= pointwiseDirectRows || kg >= tuning.ConvPointwiseDirectK)}
 		gemm.Run(q, &args)
 	}
 	tasks := g.N * g.Groups

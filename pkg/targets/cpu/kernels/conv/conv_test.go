@@ -133,6 +133,10 @@ func TestConv2D(t *testing.T) {
 		{"single input channel", convGeom(2, 1, 8, 8, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, false)},
 		{"1x1", convGeom(2, 8, 5, 7, 6, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, false)},
 		{"1x1 groups 2", convGeom(1, 8, 5, 5, 4, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 2, false)},
+		// 1x1 over 64 or more channels reads its input in place
+		// (ConvPointwiseDirectK) whatever its output channels.
+		{"1x1 long reduction", convGeom(2, 70, 9, 11, 80, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, false)},
+		{"1x1 long reduction groups 2", convGeom(1, 140, 7, 13, 160, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 2, false)},
 		{"1x1 stride 2", convGeom(1, 4, 9, 9, 3, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, false)},
 		{"1x1 padded", convGeom(1, 4, 5, 5, 3, 1, 1, 1, 1, 1, 2, 1, 0, 1, 1, 1, false)},
 		{"kernel larger than input", convGeom(1, 2, 3, 2, 3, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 1, false)},
