@@ -273,21 +273,28 @@ func TestWinogradPass(t *testing.T) {
 			if convs == 0 {
 				t.Fatal("cnn has no 3x3 stride-1 convolution")
 			}
-			w := specialize.NewWeights("test", tc.caps.Packer)
-			prog, err := specialize.Schedule(p, w)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := prog.Verify(); err != nil {
-				t.Fatal(err)
-			}
-			kinds := map[lir.Kind]int{}
-			for _, s := range prog.Steps {
-				kinds[s.Op.Kind()]++
-			}
+			kinds := stepKinds(t, p, tc.caps)
 			if tc.want == 0 && kinds["winograd_product"] != 0 || tc.want != 0 && (kinds["winograd_input"] != convs || kinds["winograd_product"] != convs || kinds["winograd_output"] != convs) {
 				t.Errorf("steps %v for %d convolutions", kinds, convs)
 			}
 		})
 	}
+}
+
+// stepKinds schedules p with caps's packer, verifies the program and
+// counts its steps by kind.
+func stepKinds(t *testing.T, p *specialize.Plan, caps specialize.Caps) map[lir.Kind]int {
+	t.Helper()
+	prog, err := specialize.Schedule(p, specialize.NewWeights("test", caps.Packer))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := prog.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[lir.Kind]int{}
+	for _, s := range prog.Steps {
+		kinds[s.Op.Kind()]++
+	}
+	return kinds
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/rlx-project/rlx/pkg/fusion"
 	"github.com/rlx-project/rlx/pkg/hir"
-	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/lower"
 	"github.com/rlx-project/rlx/pkg/mir"
 	"github.com/rlx-project/rlx/pkg/specialize"
@@ -336,18 +335,7 @@ func main(x: f32[1, 32, 6, 6]) -> (y: f32[1, 32, 6, 6]) {
 		t.Fatal(err)
 	}
 	checkPlan(t, p)
-	prog, err := specialize.Schedule(p, specialize.NewWeights("test", caps.Packer))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := prog.Verify(); err != nil {
-		t.Fatal(err)
-	}
-	kinds := map[lir.Kind]int{}
-	for _, s := range prog.Steps {
-		kinds[s.Op.Kind()]++
-	}
-	if kinds["matmul_packed"] != 2 || kinds["nchw_to_nhwc"]+kinds["nhwc_to_nchw"] != 0 {
+	if kinds := stepKinds(t, p, caps); kinds["matmul_packed"] != 2 || kinds["nchw_to_nhwc"]+kinds["nhwc_to_nchw"] != 0 {
 		t.Errorf("steps %v: want two channels-last products and no relayout", kinds)
 	}
 }
