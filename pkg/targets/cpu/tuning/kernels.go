@@ -163,8 +163,8 @@ const (
 	// less than packing them did. conv.Conv2D alone (Zen 4, best of 3,
 	// docs/perf/kernels.md): from 64 input channels on, in place ran
 	// 1.0-1.1x packed at 1 thread and 1.06-1.31x at 2 (512 -> 256 at
-	// 28x28: 146 -> 191 GFLOP/s); 16 and 24 input channels ran 0.9x in
-	// place, so they keep packing.
+	// 28x28: 1.3x); 16 and 24 input channels ran 0.9x in place, so they
+	// keep packing.
 	ConvPointwiseDirectK = 64
 
 	// DwSmallPlane is the largest input plane (H·W) the padded-copy
@@ -220,7 +220,8 @@ const (
 
 	// PoolSpinYield is how many polls a spinning thread makes between
 	// yields to the Go scheduler (a few microseconds of polling: each poll
-	// ends in a spin hint, PAUSE on x86, which takes 25-50 ns).
+	// ends in a spin hint, PAUSE on x86, which is slow by design;
+	// docs/perf/scheduling.md has its cost).
 	// Yielding on every poll cost each parallel kernel microseconds:
 	// runtime.Gosched goes through the scheduler's global run queue and
 	// its lock, which both spinning threads took in turn, so a thread saw
