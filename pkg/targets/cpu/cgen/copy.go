@@ -395,38 +395,14 @@ func interleaveFunc(op *lir.Copy) (function, bool) {
 	if !ok || p.lb != 2 || p.sa != 2 || !tuning.NativeInterleave(p.la) {
 		return function{}, false
 	}
-	la, db := p.la, p.db
-	outer, ok := product(p.sh)
-	if !ok {
-		return function{}, false
-	}
-	strips := (la + interleaveStrip - 1) / interleaveStrip
-	if n, ok := product([]int64{outer, strips, interleaveStrip}); !ok || n > 1<<50 {
-		return function{}, false
-	}
-	srcReach, dstReach := p.reach(op)
-	var b2 strings.Builder
-	w := func(format string, args ...any) { fmt.Fprintf(&b2, format, args...) }
-	copyPrologue(w, op)
-	w("\t\tint64_t r = t / %d;\n", strips)
-	w("\t\tconst int64_t a0 = (t - r * %d) * %d;\n", strips, interleaveStrip)
-	w("\t\tconst uint32_t *s = x + a0;\n")
-	w("\t\tuint32_t *d = y + 2 * a0;\n")
-	p.walkOuter(w)
-	w("\t\tconst int64_t n = %d - a0 < %d ? %d - a0 : %d;\n", la, interleaveStrip, la, interleaveStrip)
-	w("\t\tconst uint32_t *s1 = s + %d;\n", db)
-	w("\t\tfor (int64_t i = 0; i < n; i++) {\n")
-	w("\t\t\td[2 * i] = s[i];\n")
-	w("\t\t\td[2 * i + 1] = s1[i];\n")
-	w("\t\t}\n")
-	w("\t}\n}\n")
-	return function{
-		body: b2.String(),
-		fn: lir.NativeFunc{N: outer * strips, Grain: max(1, tuning.NativeCopyGrain/(2*min(la, interleaveStrip))),
-			In: []int64{(srcReach + 1) * 4}, Out: []int64{(dstReach + 1) * 4}},
-		in:  []lir.Buf{op.Src},
-		out: []lir.Buf{op.Dst},
-	}, true
+	db := p.db
+	return p.stripCopy(op, p.la, "j0", "2 * j0", 2, func(w func(string, ...any)) {
+		w("\t\tconst uint32_t *s1 = s + %d;\n", db)
+		w("\t\tfor (int64_t i = 0; i < n; i++) {\n")
+		w("\t\t\td[2 * i] = s[i];\n")
+		w("\t\t\td[2 * i + 1] = s1[i];\n")
+		w("\t\t}\n")
+	})
 }
 
 // deinterleaveFunc generates a copy that takes every step-th element of
@@ -459,31 +435,44 @@ func deinterleaveFunc(op *lir.Copy) (function, bool) {
 			p.sh, p.ds, p.ss = append(p.sh, sh[d]), append(p.ds, ds[d]), append(p.ss, ss[d])
 		}
 	}
-	lb, step := p.lb, p.db
+	step := p.db
+	return p.stripCopy(op, p.lb, fmt.Sprintf("%d * j0", step), "j0", 1, func(w func(string, ...any)) {
+		w("\t\tfor (int64_t i = 0; i < n; i++)\n")
+		w("\t\t\td[i] = s[%d * i];\n", step)
+	})
+}
+
+// stripCopy generates a copy that walks p's outer dims and, in each, a
+// run of the given length in strips of interleaveStrip elements: item t
+// is (outer row, strip), the strip's first run element j0. srcAt and
+// dstAt are C expressions (in j0) of the strip's first source and
+// destination element; body writes the strip's loop over its n elements.
+// moved is the elements the copy moves per run element, the grain's
+// unit. False where the range does not fit.
+func (p *transposePlan) stripCopy(op *lir.Copy, run int64, srcAt, dstAt string, moved int64, body func(w func(string, ...any))) (function, bool) {
 	outer, ok := product(p.sh)
 	if !ok {
 		return function{}, false
 	}
-	strips := (lb + interleaveStrip - 1) / interleaveStrip
+	strips := (run + interleaveStrip - 1) / interleaveStrip
 	if n, ok := product([]int64{outer, strips, interleaveStrip}); !ok || n > 1<<50 {
 		return function{}, false
 	}
 	srcReach, dstReach := p.reach(op)
-	var b2 strings.Builder
-	w := func(format string, args ...any) { fmt.Fprintf(&b2, format, args...) }
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	copyPrologue(w, op)
 	w("\t\tint64_t r = t / %d;\n", strips)
-	w("\t\tconst int64_t b0 = (t - r * %d) * %d;\n", strips, interleaveStrip)
-	w("\t\tconst uint32_t *s = x + %d * b0;\n", step)
-	w("\t\tuint32_t *d = y + b0;\n")
+	w("\t\tconst int64_t j0 = (t - r * %d) * %d;\n", strips, interleaveStrip)
+	w("\t\tconst uint32_t *s = x + %s;\n", srcAt)
+	w("\t\tuint32_t *d = y + %s;\n", dstAt)
 	p.walkOuter(w)
-	w("\t\tconst int64_t n = %d - b0 < %d ? %d - b0 : %d;\n", lb, interleaveStrip, lb, interleaveStrip)
-	w("\t\tfor (int64_t i = 0; i < n; i++)\n")
-	w("\t\t\td[i] = s[%d * i];\n", step)
+	w("\t\tconst int64_t n = %d - j0 < %d ? %d - j0 : %d;\n", run, interleaveStrip, run, interleaveStrip)
+	body(w)
 	w("\t}\n}\n")
 	return function{
-		body: b2.String(),
-		fn: lir.NativeFunc{N: outer * strips, Grain: max(1, tuning.NativeCopyGrain/min(lb, interleaveStrip)),
+		body: b.String(),
+		fn: lir.NativeFunc{N: outer * strips, Grain: max(1, tuning.NativeCopyGrain/(moved*min(run, interleaveStrip))),
 			In: []int64{(srcReach + 1) * 4}, Out: []int64{(dstReach + 1) * 4}},
 		in:  []lir.Buf{op.Src},
 		out: []lir.Buf{op.Dst},
