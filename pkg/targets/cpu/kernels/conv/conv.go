@@ -168,8 +168,9 @@ func phaseWidth(w int) int { return (w+1)/2 + 2*phaseBorder }
 // from phasePool: [plane][phase][row][phaseWidth], phase index i (column
 // 2i+phase) at i+phaseBorder, every slot that is no input column zero.
 // Put it back when done. The planes are split across p's threads: done
-// on one, the split was a serial part of every stride-2 convolution, a
-// fifth of ResNet-18's 3x3/2 ones at 2 threads and more at 16.
+// on one, the split was a serial part of every stride-2 convolution
+// (with the packing of B, a fifth of ResNet-18's 3x3/2 ones at 2
+// threads).
 func splitPhases(p *parallel.Pool, x []float32, planes, h, w int) *[]float32 {
 	pw, pb := (w+1)/2, phaseWidth(w)
 	buf := phasePool.Get().(*[]float32)
