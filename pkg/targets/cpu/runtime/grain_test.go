@@ -17,6 +17,7 @@ func TestChunkGrain(t *testing.T) {
 		{1000, 10, 16, 10},   // 100 chunks for 16 threads
 		{32, 21, 1, 21},      // one thread
 		{32, 21, 2, 16},      // one chunk at the grain: one a thread
+		{13, 8, 2, 6},        // 13/6 = 2 chunks (of 6 and 7 items)
 		{32, 21, 16, 21 / f}, // not below the floor
 		{2, 8, 2, 8 / f},     // two items: the floor's grain
 		{24576, 16384, 2, 12288},

@@ -140,7 +140,9 @@ func chunkGrain(n, grain, threads int) int {
 	if threads <= 1 || grain <= 0 || n/grain >= threads {
 		return grain
 	}
-	return max(1, grain/tuning.NativeGrainFloor, (n+threads-1)/threads)
+	// n/threads, not rounded up: ForCoarse makes n/grain chunks, so a
+	// grain of ceil(13/2) = 7 would make one.
+	return max(1, grain/tuning.NativeGrainFloor, n/threads)
 }
 
 // call runs one NativeCall step: its function over its range, in chunks
