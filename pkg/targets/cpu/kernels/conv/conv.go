@@ -261,6 +261,7 @@ func (s convB) packRuns(dst []float32, nr, p0, kb, j0, w int) {
 	khw := g.KH * g.KW
 	pw0 := phaseWidth(g.W)
 	runs := g.DilW == 1 && (g.StrideW == 1 || (g.StrideW == 2 && s.phases != nil))
+	var buf [64]float32 // a gathered block of a strided row's taps
 	for p := 0; p < kb; p++ {
 		pp := p0 + p
 		ci, rem := pp/khw, pp%khw
@@ -306,6 +307,21 @@ func (s convB) packRuns(dst []float32, nr, p0, kb, j0, w int) {
 			default:
 				row := plane[ih*g.W : (ih+1)*g.W]
 				iw := ow*g.StrideW + iwOff
+				if iw >= 0 && iw+(span-1)*g.StrideW < len(row) {
+					// Every tap inside the row (a patchify stem's, say):
+					// gather blocks of it and copy them into the panels
+					// as runs, not element by element.
+					for t := 0; t < span; {
+						k := min(span-t, len(buf))
+						for i := range buf[:k] {
+							buf[i] = row[iw]
+							iw += g.StrideW
+						}
+						out.copy(buf[:k])
+						t += k
+					}
+					break
+				}
 				for t := 0; t < span; t++ {
 					var v float32
 					if uint(iw) < uint(len(row)) {

@@ -145,6 +145,10 @@ func TestConv2D(t *testing.T) {
 		{"ceil mode past padding", convGeom(1, 3, 8, 8, 2, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, true)},
 		{"ceil mode no padding", convGeom(1, 3, 8, 7, 2, 3, 3, 2, 2, 0, 0, 0, 0, 1, 1, 1, true)},
 		{"row 1xK", convGeom(2, 3, 1, 17, 4, 1, 5, 1, 2, 0, 2, 0, 2, 1, 1, 1, false)},
+		// Patchify stems (kernel = stride, every tap inside its row):
+		// taps gathered in blocks, one row longer than a block.
+		{"patchify 4x4/4", convGeom(2, 3, 16, 20, 8, 4, 4, 4, 4, 0, 0, 0, 0, 1, 1, 1, false)},
+		{"patchify long row", convGeom(1, 2, 3, 300, 4, 1, 4, 1, 4, 0, 0, 0, 0, 1, 1, 1, false)},
 		{"wide 17x33", convGeom(1, 16, 17, 33, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, false)},
 		{"many channels", convGeom(1, 70, 6, 6, 65, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, false)},
 		{"batch of small", convGeom(6, 2, 4, 4, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, false)},
