@@ -175,6 +175,18 @@ func convCase(n, cin, cout, h, k, stride, dil, groups int64) opCase {
 		flop:   2 * float64(n*cout*ho*ho*(cin/groups)*k*k)}
 }
 
+// patchCase is a patchify convolution with bias (kernel = stride, no
+// padding): a ConvNeXt or ViT stem.
+func patchCase(n, cin, cout, h, k int64) opCase {
+	c := convCase(n, cin, cout, h, k, k, 1, 1)
+	ho := h / k
+	c.Attrs += " p0"
+	c.node = node("Conv", []string{"x", "w", "b"}, attrInts("kernel_shape", k, k), attrInts("strides", k, k),
+		attrInts("dilations", 1, 1), attrInts("pads", 0, 0, 0, 0), attrI("group", 1))
+	c.flop = 2 * float64(n*cout*ho*ho*cin*k*k)
+	return c
+}
+
 // convTCase is a ConvTranspose with bias.
 func convTCase(cin, cout, h, k, stride, pad, outPad int64) opCase {
 	s := 1 / float32(math.Sqrt(float64(cin*k*k/(stride*stride))))
@@ -354,6 +366,7 @@ func opsGrid(quick bool) []opCase {
 		convCase(1, 3, 32, 224, 3, 2, 1, 1), // MobileNet stem
 		convCase(1, 3, 16, 32, 3, 1, 1, 1),  // CIFAR-size stems
 		convCase(1, 3, 16, 56, 3, 2, 1, 1),
+		patchCase(1, 3, 96, 224, 4), // ConvNeXt's stem
 		convCase(1, 64, 64, 56, 3, 1, 1, 1),
 		convCase(1, 128, 128, 28, 3, 1, 1, 1),
 		convCase(1, 256, 256, 14, 3, 1, 1, 1),
