@@ -73,7 +73,7 @@ func TestStridedAttentionPass(t *testing.T) {
 		}
 		checkPlan(t, p)
 		views := 0
-		for _, n := range g.Nodes {
+		for _, n := range p.Graph.Nodes {
 			if n.Op == mir.OpAttention {
 				for _, a := range n.Args[:3] {
 					if a.Def != nil && a.Def.Op == mir.OpTranspose && p.IsView(a.Def) {

@@ -89,6 +89,12 @@ func SpecializeWith(g *mir.Graph, b Binding, c Caps) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if g, err = foldBound(g, b); err != nil {
+		return nil, err
+	}
+	if g, err = cropDeadTaps(g, b); err != nil {
+		return nil, err
+	}
 	if c.SubsampleStrided {
 		g = subsampleStrided(g)
 	}

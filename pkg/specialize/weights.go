@@ -20,6 +20,10 @@ type Weights struct {
 	packedT map[*mir.Value]int
 	taps    map[*mir.Value]int
 	wino    map[winoKey]int
+	// byParam is the first value registered under each weight name:
+	// variants that derive a weight alike (a cropped kernel, taps.go)
+	// each make their own value of it, and share one copy.
+	byParam map[string]*mir.Value
 
 	// Packer lays out packed weights (the backend's, the same as its
 	// Caps.Packer); nil packs nothing.
@@ -33,12 +37,13 @@ type Weights struct {
 // packer (nil: none).
 func NewWeights(target string, packer Packer) *Weights {
 	return &Weights{index: map[*mir.Value]int{}, packed: map[*mir.Value]int{}, packedT: map[*mir.Value]int{}, taps: map[*mir.Value]int{},
-		wino: map[winoKey]int{}, Packer: packer, Target: target}
+		wino: map[winoKey]int{}, byParam: map[string]*mir.Value{}, Packer: packer, Target: target}
 }
 
 // AddPacked registers a [K, N] weight packed into the micro-kernel's panel
 // layout and returns its index.
 func (w *Weights) AddPacked(v *mir.Value) (int, error) {
+	v = w.canonical(v)
 	if i, ok := w.packed[v]; ok {
 		return i, nil
 	}
@@ -49,6 +54,7 @@ func (w *Weights) AddPacked(v *mir.Value) (int, error) {
 // AddPackedT registers the [O, C, 1, 1] weight of a 1x1 convolution packed
 // as the [C, O] matrix Wᵀ, and returns its index.
 func (w *Weights) AddPackedT(v *mir.Value, c, o int64) (int, error) {
+	v = w.canonical(v)
 	if i, ok := w.packedT[v]; ok {
 		return i, nil
 	}
@@ -78,6 +84,7 @@ func (w *Weights) addPacked(v *mir.Value, seen map[*mir.Value]int, tag string, k
 // AddTaps registers the [C, 1, KH, KW] weight of a depthwise convolution
 // tap-major, as [KH·KW, C] (Packer.DepthwiseTaps), and returns its index.
 func (w *Weights) AddTaps(v *mir.Value) (int, error) {
+	v = w.canonical(v)
 	if i, ok := w.taps[v]; ok {
 		return i, nil
 	}
@@ -95,6 +102,7 @@ func (w *Weights) AddTaps(v *mir.Value) (int, error) {
 // weight itself and the loader transforms it (artifact.DeriveWinograd),
 // since U is up to 4x the weight's size.
 func (w *Weights) AddWinograd(v *mir.Value, m int64) (int, error) {
+	v = w.canonical(v)
 	key := winoKey{v, m}
 	if i, ok := w.wino[key]; ok {
 		return i, nil
@@ -135,8 +143,22 @@ func (w *Weights) addDerived(v *mir.Value, seen map[*mir.Value]int, tag string, 
 	return len(w.Refs) - 1
 }
 
+// canonical is the value registered first under v's weight name, or v
+// (a named weight's value is its data: the same name, the same bytes).
+func (w *Weights) canonical(v *mir.Value) *mir.Value {
+	if v.Param == "" {
+		return v
+	}
+	if c, ok := w.byParam[v.Param]; ok {
+		return c
+	}
+	w.byParam[v.Param] = v
+	return v
+}
+
 // Add registers a constant and returns its index.
 func (w *Weights) Add(v *mir.Value) int {
+	v = w.canonical(v)
 	if i, ok := w.index[v]; ok {
 		return i
 	}
