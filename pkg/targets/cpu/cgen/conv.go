@@ -870,6 +870,15 @@ func genConvTile(b *strings.Builder, pl *convPlan, ep lir.Epilogue, isa, vi *con
 	}
 	w(ind+"for (int kh = 0; kh < %d; kh++) {\n", g.KH)
 	if pl.flat {
+		if loads != loadsPlain && g.KH > 1 {
+			// A kernel row none of the tile's positions reads in the
+			// input (a dilation as large as the plane) adds nothing.
+			rows := make([]string, nv)
+			for v := range nv {
+				rows[v] = fmt.Sprintf("rb[kh][%d]", v)
+			}
+			w(ind+"\tif (!(%s)) continue;\n", strings.Join(rows, " | "))
+		}
 		if loads != loadsPlain {
 			for kw := range g.KW {
 				for v := range nv {
