@@ -30,8 +30,7 @@ func (im *importer) constOf(name string) (*tensor.Tensor, bool) {
 	case v.konst != nil:
 		return v.konst, true
 	case v.sym != nil && v.fdt == tensor.InvalidDType:
-		t, _, ok := symData(v.sym, v.scal)
-		return t, ok
+		return v.symTensor()
 	}
 	return nil, false
 }

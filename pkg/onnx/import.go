@@ -97,6 +97,7 @@ type val struct {
 	konst *tensor.Tensor // data known at import (initializer, Constant)
 	sym   []dim.Expr     // integer values known symbolically (shape arithmetic)
 	scal  bool           // sym is a scalar (rank 0) rather than 1-D
+	nd    []int64        // sym's shape where it has two dims or more (symnd.go), row-major; nil: scal says
 	fdt   tensor.DType   // a float dtype when sym was cast to it (Cast(seq, FLOAT)); 0 for integers
 	typ   *hir.Type      // known type (inputs); otherwise asked of the checker
 }
@@ -107,6 +108,8 @@ type importer struct {
 	opset int64
 	vals  map[string]*val
 	used  map[string]bool // HIR names taken
+
+	read map[string]bool // the values some node reads or the graph returns (isRead), once asked
 
 	dims    []string
 	dimSeen map[string]bool
@@ -389,6 +392,9 @@ func (im *importer) typeOf(name string) (hir.Type, error) {
 		if v.scal {
 			return hir.Type{DType: dt}, nil
 		}
+		if v.nd != nil {
+			return hir.Type{DType: dt, Shape: constDims(v.nd)}, nil
+		}
 		return hir.Type{DType: dt, Shape: []dim.Expr{dim.Const(int64(len(v.sym)))}}, nil
 	}
 	if im.checked == nil || im.checkedAt != len(im.stmts) {
@@ -458,7 +464,7 @@ func (im *importer) runtime(name string) (string, error) {
 	if v.konst == nil && v.sym != nil {
 		// Shape arithmetic used as data: a constant when every value is
 		// known, else computed at run time from the dims (positions, masks).
-		t, _, ok := symData(v.sym, v.scal)
+		t, ok := v.symTensor()
 		if !ok || v.fdt != tensor.InvalidDType {
 			return im.symRuntime(name, v), nil
 		}
@@ -602,6 +608,9 @@ func (im *importer) symOf(name string) ([]dim.Expr, bool, error) {
 		if v.fdt != tensor.InvalidDType {
 			return nil, false, fmt.Errorf("value %q is %s, an integer tensor was expected", name, v.fdt)
 		}
+		if v.nd != nil {
+			return nil, false, fmt.Errorf("value %q has rank %d, a scalar or 1-D integer tensor was expected", name, len(v.nd))
+		}
 		return v.sym, v.scal, nil
 	}
 	if t := v.konst; t != nil {
@@ -624,13 +633,30 @@ func (im *importer) symOf(name string) ([]dim.Expr, bool, error) {
 	return nil, false, fmt.Errorf("value %q is computed at run time, but it must be known at import time (a shape, axes or sizes)", name)
 }
 
+// isRead reports whether a node of the graph reads the value name, or
+// the graph returns it.
+func (im *importer) isRead(name string) bool {
+	if im.read == nil {
+		im.read = map[string]bool{}
+		for _, n := range im.m.Graph.Nodes {
+			for _, in := range n.Inputs {
+				im.read[in] = true
+			}
+		}
+		for _, o := range im.m.Graph.Outputs {
+			im.read[o.Name] = true
+		}
+	}
+	return im.read[name]
+}
+
 func (im *importer) isKnownInt(name string) bool {
 	v := im.vals[name]
 	if v == nil || name == "" {
 		return false
 	}
 	if v.sym != nil {
-		return v.fdt == tensor.InvalidDType // float(seq) is not shape arithmetic
+		return v.fdt == tensor.InvalidDType && v.nd == nil // float(seq) is not shape arithmetic
 	}
 	t := v.konst
 	return t != nil && (t.DType == tensor.I64 || t.DType == tensor.I32) && len(t.Shape) <= 1 && t.Len() <= 64

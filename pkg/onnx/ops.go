@@ -54,7 +54,7 @@ var converters = map[string]converter{
 
 	// Lowered to existing HIR ops (ops_lowered.go).
 	"Trilu": convTrilu, "InstanceNormalization": convInstanceNorm, "ConvTranspose": convConvTranspose,
-	"Resize": convResize,
+	"Resize": convResize, "ScatterND": convScatterND,
 
 	// Recurrent layers (rnn.go).
 	"LSTM": convRNN("lstm"), "GRU": convRNN("gru"),
@@ -147,8 +147,40 @@ func convWhere(im *importer, n *onnxpb.Node) error {
 	return im.emit(n.Outputs[:1], "where", args)
 }
 
+// convDropout imports Dropout as the identity it is at inference. A
+// model exported in training mode (training_mode true, opset 12 on) is
+// still the identity where its ratio is 0 (Swin's attention dropout);
+// with a ratio above 0 it would drop at random, which no deployed model
+// means: the error says to export in eval mode. The mask output is
+// refused only where something reads it.
 func convDropout(im *importer, n *onnxpb.Node) error {
-	if len(n.Outputs) > 1 && n.Outputs[1] != "" {
+	scalar := func(i int, what string) (float64, bool, error) {
+		if i >= len(n.Inputs) || n.Inputs[i] == "" {
+			return 0, false, nil
+		}
+		t, ok := im.constOf(n.Inputs[i])
+		if !ok || t.Len() != 1 {
+			return 0, false, fmt.Errorf("Dropout's %s must be a constant scalar", what)
+		}
+		return t.Float64s()[0], true, nil
+	}
+	training, _, err := scalar(2, "training_mode")
+	if err != nil {
+		return err
+	}
+	if training != 0 {
+		ratio, given, err := scalar(1, "ratio")
+		if err != nil {
+			return err
+		}
+		if !given {
+			ratio = 0.5
+		}
+		if ratio != 0 {
+			return fmt.Errorf("Dropout in training mode with ratio %g drops at random; export the model in eval mode (model.eval())", ratio)
+		}
+	}
+	if len(n.Outputs) > 1 && n.Outputs[1] != "" && im.isRead(n.Outputs[1]) {
 		return fmt.Errorf("Dropout's mask output is not supported (inference only)")
 	}
 	im.alias(n.Outputs[0], n.Inputs[0])

@@ -1297,3 +1297,83 @@ func (im *importer) resizeAxisStatic(sp resizeSpec, x, hint string, ax int, in, 
 	}
 	return im.lerp(x, hint, ax, idx0, idx1, ws[0], ws[1]), nil
 }
+
+// convScatterND imports ScatterND where its data, indices and updates are
+// all known at import: Swin's shifted-window attention mask is written
+// region by region into zeros, from the shapes alone, and a fold is all it
+// needs. rlx has no scatter kernel: with an operand computed at run time
+// the error says which one.
+func convScatterND(im *importer, n *onnxpb.Node) error {
+	if len(n.Inputs) != 3 {
+		return fmt.Errorf("takes 3 inputs (data, indices, updates), found %d", len(n.Inputs))
+	}
+	if r := attrString(n, "reduction", "none"); r != "none" {
+		return fmt.Errorf("reduction %q is not supported (only none)", r)
+	}
+	var ts [3]*tensor.Tensor
+	for i, what := range []string{"data", "indices", "updates"} {
+		t, ok := im.constOf(n.Inputs[i])
+		if !ok {
+			return fmt.Errorf("its %s %q is computed at run time: ScatterND is supported only where every operand is known at import (a mask built from the shapes)", what, n.Inputs[i])
+		}
+		ts[i] = t
+	}
+	out, err := scatterND(ts[0], ts[1], ts[2])
+	if err != nil {
+		return err
+	}
+	im.vals[n.Outputs[0]] = &val{konst: out}
+	return nil
+}
+
+// scatterND is ONNX ScatterND without reduction: a copy of data with
+// the slice data[indices[i]] replaced by updates[i] for each index tuple
+// i, in order (a later tuple wins where two are equal).
+func scatterND(data, indices, updates *tensor.Tensor) (*tensor.Tensor, error) {
+	if indices.DType != tensor.I64 && indices.DType != tensor.I32 {
+		return nil, fmt.Errorf("indices are %s, want i64 or i32", indices.DType)
+	}
+	if updates.DType != data.DType {
+		return nil, fmt.Errorf("updates are %s, data %s", updates.DType, data.DType)
+	}
+	is := indices.Shape
+	if len(is) == 0 {
+		return nil, fmt.Errorf("indices are a scalar, want rank 1 or more")
+	}
+	k := is[len(is)-1]
+	if k < 1 || k > int64(len(data.Shape)) {
+		return nil, fmt.Errorf("index tuples of %d for data of rank %d", k, len(data.Shape))
+	}
+	want := append(append([]int64{}, is[:len(is)-1]...), data.Shape[k:]...)
+	if tensor.ShapeString(updates.Shape) != tensor.ShapeString(want) {
+		return nil, fmt.Errorf("updates are %s, want %s", tensor.ShapeString(updates.Shape), tensor.ShapeString(want))
+	}
+	var idx []int64
+	if indices.DType == tensor.I64 {
+		idx = indices.I64()
+	} else {
+		for _, v := range indices.I32() {
+			idx = append(idx, int64(v))
+		}
+	}
+	size := int64(data.DType.Size())
+	slice := tensor.NumElements(data.Shape[k:]) * size // bytes one tuple replaces
+	out := &tensor.Tensor{DType: data.DType, Shape: append([]int64(nil), data.Shape...), Data: append([]byte(nil), data.Data...)}
+	strides := rowMajorStrides(data.Shape)
+	for t := int64(0); t*k < int64(len(idx)); t++ {
+		at := int64(0)
+		for j := range k {
+			v := idx[t*k+j]
+			d := data.Shape[j]
+			if v < -d || v >= d {
+				return nil, fmt.Errorf("index %d of tuple %d is out of range for dim %d of size %d", v, t, j, d)
+			}
+			if v < 0 {
+				v += d
+			}
+			at += v * strides[j]
+		}
+		copy(out.Data[at*size:at*size+slice], updates.Data[t*slice:(t+1)*slice])
+	}
+	return out, nil
+}

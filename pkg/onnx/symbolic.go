@@ -56,6 +56,11 @@ func (im *importer) symbolic(n *onnxpb.Node) (bool, error) {
 	if n.OpType == "Where" {
 		return im.symWhere(n)
 	}
+	if len(n.Inputs) > 0 {
+		if v := im.vals[n.Inputs[0]]; v != nil && v.sym != nil && v.nd != nil {
+			return im.symND(n, v)
+		}
+	}
 	if n.OpType == "Cast" && len(n.Inputs) == 1 {
 		if v := im.vals[n.Inputs[0]]; v != nil && v.sym != nil {
 			return im.symCast(n, v)
@@ -132,6 +137,9 @@ func (im *importer) symbolic(n *onnxpb.Node) (bool, error) {
 		}
 		if len(shape) == 0 && len(v) == 1 {
 			return set(v, true)
+		}
+		if len(shape) > 1 {
+			return im.symReshape(n, v, nil)
 		}
 		return set(v, false)
 	case "Concat":
@@ -363,13 +371,13 @@ func (im *importer) symCast(n *onnxpb.Node, v *val) (bool, error) {
 	}
 	switch {
 	case to == tensor.I64 || to == tensor.I32:
-		im.vals[n.Outputs[0]] = &val{sym: v.sym, scal: v.scal}
+		im.vals[n.Outputs[0]] = &val{sym: v.sym, scal: v.scal, nd: v.nd}
 		return true, nil
 	case to.IsFloat():
 		if _, _, ok := symData(v.sym, v.scal); ok && v.fdt == tensor.InvalidDType {
 			return false, nil // every value known: folded
 		}
-		im.vals[n.Outputs[0]] = &val{sym: v.sym, scal: v.scal, fdt: to}
+		im.vals[n.Outputs[0]] = &val{sym: v.sym, scal: v.scal, nd: v.nd, fdt: to}
 		return true, nil
 	}
 	return false, nil

@@ -46,6 +46,9 @@ func (im *importer) symRuntime(name string, v *val) string {
 			out = im.emitTmp(name+"_list", "concat", ups, "axis=0")
 		}
 	}
+	if v.nd != nil {
+		out = im.emitTmp(name+"_nd", "reshape", []string{out}, "shape="+intList(v.nd))
+	}
 	if v.fdt != tensor.InvalidDType {
 		out = im.emitTmp(name+"_"+v.fdt.String(), "cast", []string{out}, "to="+v.fdt.String())
 	}
