@@ -10,6 +10,7 @@ import (
 	"math"
 
 	"github.com/rlx-project/rlx/pkg/dim"
+	"github.com/rlx-project/rlx/pkg/hir"
 	"github.com/rlx-project/rlx/pkg/onnx/onnxpb"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
@@ -222,6 +223,9 @@ func convConvAny(im *importer, n *onnxpb.Node) error {
 	t, err := im.typeOf(n.Inputs[0])
 	if err != nil {
 		return err
+	}
+	if t.Rank() == 5 {
+		return conv3D(im, n, t)
 	}
 	if t.Rank() != 3 {
 		return convConv(im, n)
@@ -1376,4 +1380,159 @@ func scatterND(data, indices, updates *tensor.Tensor) (*tensor.Tensor, error) {
 		copy(out.Data[at*size:at*size+slice], updates.Data[t*slice:(t+1)*slice])
 	}
 	return out, nil
+}
+
+// conv3D imports a 3-D Conv (x [N, C, T, H, W], a video model's) as KT
+// 2-D convolutions over the frames, one per temporal tap, summed: the
+// input padded along T and transposed to [N, T, C, H, W]; for tap kt its
+// frames kt·DT, kt·DT + ST, ... (OT of them) as a batch of N·OT images
+// through conv2d with the weight's plane kt (W[:, :, kt], sliced by
+// weight-only ops that rlxc folds at build time), the bias with tap 0;
+// the sum reshaped to [N, OT, O, OH, OW] and transposed back. Every
+// multiply-add is the 3-D convolution's (a tap reads only the frames its
+// outputs need); the cost beyond it is the two transposes and one strided
+// copy of the input per tap. Each later tap's add is a residual epilogue of
+// its conv2d.
+func conv3D(im *importer, n *onnxpb.Node, t hir.Type) error {
+	if len(n.Inputs) < 2 || n.Inputs[1] == "" {
+		return fmt.Errorf("Conv needs a weight input")
+	}
+	wt, err := im.typeOf(n.Inputs[1])
+	if err != nil {
+		return err
+	}
+	if wt.Rank() != 5 {
+		return fmt.Errorf("3-D Conv with a weight %s, want [O, C/group, kt, kh, kw]", wt)
+	}
+	var k [3]int64
+	for i := range k {
+		c, ok := wt.Shape[2+i].Const()
+		if !ok {
+			return fmt.Errorf("3-D Conv with a symbolic kernel size %s", wt.Shape[2+i])
+		}
+		k[i] = c
+	}
+	if ks, ok := attrInts(n, "kernel_shape"); ok && (len(ks) != 3 || ks[0] != k[0] || ks[1] != k[1] || ks[2] != k[2]) {
+		return fmt.Errorf("attribute kernel_shape=%v does not match the weight %s", ks, wt)
+	}
+	ints := func(name string, def []int64) ([]int64, error) {
+		v, ok := attrInts(n, name)
+		if !ok {
+			return def, nil
+		}
+		if len(v) != len(def) {
+			return nil, fmt.Errorf("3-D Conv: attribute %s=%v, want %d values", name, v, len(def))
+		}
+		for _, x := range v {
+			if x < 0 || x == 0 && name != "pads" {
+				return nil, fmt.Errorf("3-D Conv: attribute %s=%v out of range", name, v)
+			}
+		}
+		return v, nil
+	}
+	st, err := ints("strides", []int64{1, 1, 1})
+	if err != nil {
+		return err
+	}
+	dl, err := ints("dilations", []int64{1, 1, 1})
+	if err != nil {
+		return err
+	}
+	pd, err := ints("pads", []int64{0, 0, 0, 0, 0, 0})
+	if err != nil {
+		return err
+	}
+	switch ap := attrString(n, "auto_pad", "NOTSET"); ap {
+	case "NOTSET":
+	case "VALID":
+		pd = []int64{0, 0, 0, 0, 0, 0}
+	default:
+		return fmt.Errorf("3-D Conv: auto_pad %q is not supported (NOTSET or VALID)", ap)
+	}
+	nd, c, td, h, w := t.Shape[0], t.Shape[1], t.Shape[2], t.Shape[3], t.Shape[4]
+	ot, err := windowOut(td, k[0], st[0], pd[0], pd[3], dl[0])
+	if err != nil {
+		return err
+	}
+	oh, err := windowOut(h, k[1], st[1], pd[1], pd[4], dl[1])
+	if err != nil {
+		return err
+	}
+	ow, err := windowOut(w, k[2], st[2], pd[2], pd[5], dl[2])
+	if err != nil {
+		return err
+	}
+	for _, d := range []dim.Expr{ot, oh, ow} {
+		if v, ok := d.Const(); ok && v < 1 {
+			return fmt.Errorf("3-D Conv: the output would be empty (%s by %s by %s)", ot, oh, ow)
+		}
+	}
+	out := n.Outputs[0]
+	x, err := im.rt(0)
+	if err != nil {
+		return err
+	}
+	wv, err := im.rt(1)
+	if err != nil {
+		return err
+	}
+	bias := ""
+	if len(n.Inputs) > 2 && n.Inputs[2] != "" {
+		if bias, err = im.rt(2); err != nil {
+			return err
+		}
+	}
+	if pd[0] != 0 || pd[3] != 0 {
+		x = im.emitTmp(out+"_padt", "pad", []string{x}, fmt.Sprintf("pads=[0, 0, %d, 0, 0, 0, 0, %d, 0, 0]", pd[0], pd[3]))
+	}
+	frames := im.emitTmp(out+"_frames", "transpose", []string{x}, "perm=[0, 2, 1, 3, 4]")
+	// The last frame tap kt reads: kt·DT + (OT-1)·ST, one past it the end.
+	last, err := dim.Sub(ot, dim.Const(1))
+	if err != nil {
+		return err
+	}
+	span, err := dim.Mul(last, dim.Const(st[0]))
+	if err != nil {
+		return err
+	}
+	var acc string
+	for kt := range k[0] {
+		end, err := dim.Add(span, dim.Const(kt*dl[0]+1))
+		if err != nil {
+			return err
+		}
+		xs := im.emitTmp(fmt.Sprintf("%s_t%d", out, kt), "slice", []string{frames},
+			fmt.Sprintf("starts=[%d]", kt*dl[0]), "ends=["+end.String()+"]", "axes=[1]", fmt.Sprintf("steps=[%d]", st[0]))
+		x4 := im.emitTmp(fmt.Sprintf("%s_x%d", out, kt), "reshape", []string{xs}, "shape="+dimList([]dim.Expr{dim.Const(-1), c, h, w}))
+		ws := im.emitTmp(fmt.Sprintf("%s_wk%d", out, kt), "slice", []string{wv}, fmt.Sprintf("starts=[%d]", kt), fmt.Sprintf("ends=[%d]", kt+1), "axes=[2]")
+		w4 := im.emitTmp(fmt.Sprintf("%s_w%d", out, kt), "squeeze", []string{ws}, "axes=[2]")
+		args := []string{x4, w4}
+		if kt == 0 && bias != "" {
+			args = append(args, bias)
+		}
+		y := im.emitTmp(fmt.Sprintf("%s_y%d", out, kt), "conv2d", args, fmt.Sprintf("stride=[%d, %d]", st[1], st[2]),
+			fmt.Sprintf("pad=[%d, %d, %d, %d]", pd[1], pd[2], pd[4], pd[5]), fmt.Sprintf("dilation=[%d, %d]", dl[1], dl[2]),
+			fmt.Sprintf("groups=%d", attrInt(n, "group", 1)))
+		if acc == "" {
+			acc = y
+		} else {
+			acc = im.emitTmp(fmt.Sprintf("%s_sum%d", out, kt), "add", []string{acc, y})
+		}
+	}
+	y5 := im.emitTmp(out+"_5d", "reshape", []string{acc}, "shape="+dimList([]dim.Expr{nd, ot, wt.Shape[0], oh, ow}))
+	return im.emit(n.Outputs[:1], "transpose", []string{y5}, "perm=[0, 2, 1, 3, 4]")
+}
+
+// windowOut is the output length of a window of k taps, dilation d and
+// stride s over a length in padded by pb and pe: (in + pb + pe -
+// d·(k-1) - 1) / s + 1, as a dim expression.
+func windowOut(in dim.Expr, k, s, pb, pe, d int64) (dim.Expr, error) {
+	e, err := dim.Add(in, dim.Const(pb+pe-d*(k-1)-1))
+	if err != nil {
+		return dim.Expr{}, err
+	}
+	if e, err = dim.FloorDiv(e, dim.Const(s)); err != nil {
+		return dim.Expr{}, err
+	}
+	return dim.Add(e, dim.Const(1))
 }
