@@ -60,6 +60,37 @@ def vit_b_16():
     return m
 
 
+class SegmentationOut(torch.nn.Module):
+    """A torchvision segmentation model's "out" map alone (it returns a dict)."""
+
+    def __init__(self, m):
+        super().__init__()
+        self.m = m
+
+    def forward(self, x):
+        return self.m(x)["out"]
+
+
+def segmentation(make, note):
+    """A segmentation model: logits per pixel at the input's size."""
+    spec = cnn(lambda: SegmentationOut(make(weights=None, weights_backbone=None, num_classes=21)), note,
+               sizes=((224, 224), (160, 192)))
+    spec["outputs"] = {"out": ["batch", 21, "height", "width"]}
+    return spec
+
+
+def video(make, note):
+    """A video classifier over [batch, 3, frames, 112, 112] clips."""
+    return dict(make=lambda: make(weights=None), opset=17, inputs={"x": ["batch", 3, "frames", 112, 112]},
+                outputs={"logits": ["batch", 400]}, bn=True, trace=dict(batch=2, frames=8),
+                cases=dict(b1=dict(batch=1, frames=16), alt=dict(batch=2, frames=8)),
+                feed=lambda rng, b: {"x": base.signal(rng, (b["batch"], 3, b["frames"], 112, 112))}, note=note)
+
+
+def eval_inception_v3():
+    return tvm.inception_v3(weights=None, aux_logits=False, init_weights=True)
+
+
 def eval_googlenet():
     return tvm.googlenet(weights=None, aux_logits=False, init_weights=True)
 
@@ -79,6 +110,18 @@ SPECS = {
                        "(not foldable into the previous conv), AveragePool 2x2 transitions"),
     "regnet_y_400mf": cnn(tvm.regnet_y_400mf, "RegNetY-400MF: grouped 3x3 convs (group width 8), SE"),
     "googlenet": cnn(eval_googlenet, "GoogLeNet: inception blocks, MaxPool ceil_mode, 5x5-as-3x3 branches"),
+    "swin_t": fixed(tvm.swin_t, "Swin-T: shifted-window attention (roll as Slice+Concat, window partition "
+                    "by Reshape/Transpose), relative position bias, patch merging"),
+    "resnext50_32x4d": cnn(tvm.resnext50_32x4d, "ResNeXt-50 32x4d: grouped 3x3 convs (32 groups of 4-32 channels)"),
+    "inception_v3": cnn(eval_inception_v3, "Inception-v3: 1x7/7x1 factorized convs, AvgPool 3x3/1 branches",
+                        sizes=((299, 299), (224, 256))),
+    "mnasnet1_0": cnn(tvm.mnasnet1_0, "MNASNet 1.0: inverted residuals with 5x5 depthwise, no SE"),
+    "deeplabv3_mbv3": segmentation(tvm.segmentation.deeplabv3_mobilenet_v3_large,
+                                   "DeepLabV3 on MobileNetV3-Large: dilated depthwise, ASPP (dilated 3x3, "
+                                   "global pool branch), bilinear Resize to the input"),
+    "lraspp_mbv3": segmentation(tvm.segmentation.lraspp_mobilenet_v3_large,
+                                "LR-ASPP on MobileNetV3-Large: sigmoid gate from a global pool, two Resizes"),
+    "r3d_18": video(tvm.video.r3d_18, "R3D-18: 3x3x3 Conv3d, BatchNorm3d, adaptive 3-D average pool"),
     "vit_b_16": fixed(vit_b_16, "ViT-B/16: 16x16 patchify conv, 12 encoder layers (MultiheadAttention), "
                       "class token"),
 }
