@@ -53,6 +53,12 @@ type Caps struct {
 	// convolution at stride 1 (subsample.go), where the backend's stride-1
 	// products are faster than its strided ones.
 	SubsampleStrided bool
+
+	// SparseTaps reports whether a convolution of whose total (tap,
+	// output position) pairs only live read the input, not the padding,
+	// runs split into rectangles of the same live taps (sparsetaps.go):
+	// more, smaller steps that multiply no padding. nil: never.
+	SparseTaps func(live, total int64) bool
 }
 
 // Packer lays out weights the way a backend's kernels read them.

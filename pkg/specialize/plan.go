@@ -95,6 +95,11 @@ func SpecializeWith(g *mir.Graph, b Binding, c Caps) (*Plan, error) {
 	if g, err = cropDeadTaps(g, b); err != nil {
 		return nil, err
 	}
+	if c.SparseTaps != nil {
+		if g, err = splitSparseTaps(g, b, c.SparseTaps); err != nil {
+			return nil, err
+		}
+	}
 	if c.SubsampleStrided {
 		g = subsampleStrided(g)
 	}

@@ -116,12 +116,18 @@ func (cr *tapCrop) pads(ws, pad, dil []int64) []int64 {
 		pad[2] - (ws[2]-cr.h1)*dil[0], pad[3] - (ws[3]-cr.w1)*dil[1]}
 }
 
-// apply rewrites convolution n of g to the cropped kernel: a new constant
-// of the live taps' weights, named after the weight and the window (so
-// that the variants cropping a weight alike share one copy, Weights.Add)
-// and the padding shrunk.
+// apply rewrites convolution n of g to the cropped kernel and shrinks its
+// padding.
 func (cr *tapCrop) apply(g *mir.Graph, n *mir.Node) {
-	w := n.Args[1]
+	ws := n.Args[1].Const.Shape
+	n.Args[1] = cr.weight(g, n.Args[1])
+	n.Attrs["pad"] = cr.pads(ws, n.Attrs.Ints("pad"), n.Attrs.Ints("dilation"))
+}
+
+// weight is a new constant of the window's taps of the weight w, named
+// after the weight and the window (so that the variants cropping a
+// weight alike share one copy, Weights.Add).
+func (cr *tapCrop) weight(g *mir.Graph, w *mir.Value) *mir.Value {
 	ws := w.Const.Shape
 	kh, kw := cr.h1-cr.h0, cr.w1-cr.w0
 	size := int64(w.Const.DType.Size())
@@ -138,6 +144,5 @@ func (cr *tapCrop) apply(g *mir.Graph, n *mir.Node) {
 	if w.Param != "" {
 		v.Param = fmt.Sprintf("%s#taps[%d:%d,%d:%d]", w.Param, cr.h0, cr.h1, cr.w0, cr.w1)
 	}
-	n.Args[1] = v
-	n.Attrs["pad"] = cr.pads(ws, n.Attrs.Ints("pad"), n.Attrs.Ints("dilation"))
+	return v
 }

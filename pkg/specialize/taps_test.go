@@ -52,6 +52,12 @@ func outDim(in string, add, stride int64) string {
 // output's largest magnitude.
 func runPlan(t *testing.T, name string, g *mir.Graph, b specialize.Binding, tol float64) *specialize.Plan {
 	t.Helper()
+	return runPlanWith(t, name, g, b, specialize.Caps{}, tol)
+}
+
+// runPlanWith is runPlan for a backend with caps c.
+func runPlanWith(t *testing.T, name string, g *mir.Graph, b specialize.Binding, c specialize.Caps, tol float64) *specialize.Plan {
+	t.Helper()
 	var ins []*tensor.Tensor
 	for k, v := range g.Inputs {
 		s, err := specialize.Concrete(v.Type.Shape, b)
@@ -70,7 +76,7 @@ func runPlan(t *testing.T, name string, g *mir.Graph, b specialize.Binding, tol 
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	p, err := specialize.Specialize(g, b)
+	p, err := specialize.SpecializeWith(g, b, c)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -254,5 +260,82 @@ func TestFoldBound(t *testing.T) {
 	}
 	if g.String() != before {
 		t.Error("specialization changed the template")
+	}
+}
+
+// TestSplitSparseTaps: a convolution split into rectangles of the same
+// live taps (every one the backend allows here) computes what it did,
+// for random dilated, strided and padded geometries with bias and
+// activation; DeepLabV3's ASPP at dilation 12 over 14x14 becomes its 9
+// rectangles, and a convolution no output of which reads through fewer
+// taps than another stays whole.
+func TestSplitSparseTaps(t *testing.T) {
+	always := specialize.Caps{SparseTaps: func(live, total int64) bool { return true }}
+	convs := func(p *specialize.Plan) int {
+		n := 0
+		for _, x := range p.Graph.Nodes {
+			if x.Op == mir.OpConv2D {
+				n++
+			}
+		}
+		return n
+	}
+	r := rand.New(rand.NewPCG(3, 11))
+	split := 0
+	for i := range 40 {
+		kh, kw := 1+r.Int64N(4), 1+r.Int64N(4)
+		sh, sw := 1+r.Int64N(2), 1+r.Int64N(2)
+		dh, dw := 1+r.Int64N(6), 1+r.Int64N(6)
+		pads := [4]int64{r.Int64N(dh*(kh-1) + 1), r.Int64N(dw*(kw-1) + 1), r.Int64N(dh*(kh-1) + 1), r.Int64N(dw*(kw-1) + 1)}
+		src := fmt.Sprintf(`hir 1
+module m
+dim h
+param k : f32[5, 3, %d, %d]
+param b : f32[5]
+func main(x: f32[2, 3, h, h]) -> (y: f32[2, 5, %s, %s]) {
+  c = conv2d(x, k, b, stride=[%d, %d], pad=[%d, %d, %d, %d], dilation=[%d, %d])
+  y = relu(c)
+  return y
+}
+`, kh, kw, outDim("h", pads[0]+pads[2]-dh*(kh-1)-1, sh), outDim("h", pads[1]+pads[3]-dw*(kw-1)-1, sw),
+			sh, sw, pads[0], pads[1], pads[2], pads[3], dh, dw)
+		_, g := lowerSource(t, "m.hir", []byte(src), true)
+		for _, h := range []int64{3 + r.Int64N(8), 16} {
+			if (h+pads[0]+pads[2]-dh*(kh-1)-1) < 0 || (h+pads[1]+pads[3]-dw*(kw-1)-1) < 0 {
+				continue
+			}
+			p := runPlanWith(t, fmt.Sprintf("case %d at h=%d", i, h), g, specialize.Binding{"h": h}, always, 1e-5)
+			if convs(p) > 1 {
+				split++
+			}
+		}
+	}
+	if split < 10 {
+		t.Errorf("only %d cases split: the test no longer exercises the pass", split)
+	}
+	const aspp = `hir 1
+module m
+param k : f32[8, 16, 3, 3]
+func main(x: f32[1, 16, 14, 14]) -> (y: f32[1, 8, 14, 14]) {
+  y = conv2d(x, k, pad=[12, 12, 12, 12], dilation=[12, 12])
+  return y
+}
+`
+	_, g := lowerSource(t, "aspp.hir", []byte(aspp), true)
+	if n := convs(runPlanWith(t, "aspp", g, specialize.Binding{}, always, 1e-5)); n != 9 {
+		t.Errorf("the ASPP convolution split into %d, want 9", n)
+	}
+	const same = `hir 1
+module m
+param k : f32[8, 16, 3, 3]
+func main(x: f32[1, 16, 14, 14]) -> (y: f32[1, 8, 14, 14]) {
+  y = conv2d(x, k, pad=[1, 1, 1, 1])
+  return y
+}
+`
+	_, g = lowerSource(t, "same.hir", []byte(same), true)
+	never := specialize.Caps{SparseTaps: func(live, total int64) bool { return 2*live <= total }}
+	if n := convs(runPlanWith(t, "same", g, specialize.Binding{}, never, 1e-5)); n != 1 {
+		t.Errorf("a same-padded 3x3 split into %d under the half rule", n)
 	}
 }

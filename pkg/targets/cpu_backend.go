@@ -163,7 +163,8 @@ func (*cpu) KernelSources() bool { return false }
 
 func (c *cpu) Caps() specialize.Caps {
 	if c.cross() {
-		return specialize.Caps{StridedAttention: true, InPlaceConcat: true, StridedElementwise: true, SubsampleStrided: tuning.SubsampleStrided1x1}
+		return specialize.Caps{StridedAttention: true, InPlaceConcat: true, StridedElementwise: true, SubsampleStrided: tuning.SubsampleStrided1x1,
+			SparseTaps: tuning.SplitSparseTaps}
 	}
 	caps := cpuCaps()
 	if len(c.levels) > 0 {

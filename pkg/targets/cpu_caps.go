@@ -27,6 +27,7 @@ func cpuCaps() specialize.Caps {
 		InPlaceConcat:      true,
 		StridedElementwise: true,
 		SubsampleStrided:   tuning.SubsampleStrided1x1,
+		SparseTaps:         tuning.SplitSparseTaps,
 		Packer:             cpuPacker{layout: cpuLayout()},
 		PackedConv1x1: func(g lir.ConvGeom) bool {
 			return specialize.Pointwise(g) && g.H*g.W <= tuning.Conv1x1PackedMaxHW

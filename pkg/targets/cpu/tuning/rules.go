@@ -40,3 +40,14 @@ const ChannelsLastMaxPlane = 28 * 28
 // ResNet-18 about 1% slower at x86-64-v4 (its three small shortcuts) and
 // 3-7% faster portable and at x86-64-v3 (docs/perf/ops.md).
 const SubsampleStrided1x1 = true
+
+// SplitSparseTaps reports whether a convolution of whose total (tap,
+// output position) pairs only live read the input runs split into
+// rectangles of the same live taps (specialize's sparsetaps.go): at most
+// half. The kernels vectorize over output positions, so on a plane
+// narrower than a vector each masked tap costs as much as a live one,
+// while each rectangle costs a slice of its input, a step and its part of
+// a concat. DeepLabV3's ASPP 3x3 at dilation 12 over 14x14 (960 -> 256
+// channels, 18% live) is the case; a "same" 3x3 over 7x7 is 73% live and
+// stays whole.
+func SplitSparseTaps(live, total int64) bool { return 2*live <= total }
