@@ -68,6 +68,12 @@ func Copy[T any](p *parallel.Pool, dst []T, dstOff int, dstStrides []int, src []
 	p.For(outer, grain, func(lo, hi int) { copyRows(dst, dstOff, src, srcOff, shP, dsP, ssP, lo, hi) })
 }
 
+// shortRow is the longest contiguous row copyRows moves element by
+// element rather than by copy: a window of a small plane (2 to 10 columns
+// of a 14x14 one, specialize's sparse-tap rectangles) is thousands of
+// such rows, where memmove's call cost more than the bytes.
+const shortRow = 8
+
 // copyRank is the most dims (after coalescing) Copy keeps on the stack.
 const copyRank = 8
 
@@ -96,6 +102,11 @@ func copyRows[T any](dst []T, dstOff int, src []T, srcOff int, sh, ds, ss []int,
 	}
 	for o := lo; o < hi; o++ {
 		switch {
+		case di == 1 && si == 1 && inner <= shortRow:
+			d, s := dst[do:do+inner], src[so:so+inner]
+			for j := range d {
+				d[j] = s[j]
+			}
 		case di == 1 && si == 1:
 			copy(dst[do:do+inner], src[so:so+inner])
 		case di == 1 && si > 0:
