@@ -187,6 +187,19 @@ func patchCase(n, cin, cout, h, k int64) opCase {
 	return c
 }
 
+// rectCase is a stride-1 Conv with bias and a kh×kw kernel padded to
+// keep the plane: Inception's factorized 1x7 and 7x1.
+func rectCase(n, cin, cout, h, kh, kw int64) opCase {
+	c := convCase(n, cin, cout, h, 1, 1, 1, 1)
+	s := 1 / float32(math.Sqrt(float64(cin*kh*kw)))
+	c.Attrs = fmt.Sprintf("k%dx%d s1", kh, kw)
+	c.node = node("Conv", []string{"x", "w", "b"}, attrInts("kernel_shape", kh, kw), attrInts("strides", 1, 1),
+		attrInts("dilations", 1, 1), attrInts("pads", kh/2, kw/2, kh/2, kw/2), attrI("group", 1))
+	c.inits = []tensorGen{randIn("w", -s, s, cout, cin, kh, kw), randIn("b", -0.1, 0.1, cout)}
+	c.flop = 2 * float64(n*cout*h*h*cin*kh*kw)
+	return c
+}
+
 // convTCase is a ConvTranspose with bias.
 func convTCase(cin, cout, h, k, stride, pad, outPad int64) opCase {
 	s := 1 / float32(math.Sqrt(float64(cin*k*k/(stride*stride))))
@@ -384,6 +397,9 @@ func opsGrid(quick bool) []opCase {
 		convCase(1, 32, 32, 56, 5, 1, 1, 1),
 		convCase(1, 64, 64, 28, 7, 1, 1, 1),
 		convCase(1, 256, 256, 28, 3, 1, 2, 1),  // dilation 2
+		convCase(1, 960, 256, 14, 3, 1, 12, 1), // DeepLabV3's ASPP
+		rectCase(1, 192, 192, 17, 1, 7),        // Inception-v3's factorized 7x7
+		rectCase(1, 192, 192, 17, 7, 1),
 		convCase(1, 128, 128, 56, 3, 1, 1, 32), // ResNeXt
 		convCase(1, 256, 256, 28, 3, 2, 1, 32),
 		convCase(1, 32, 32, 112, 3, 1, 1, 32), // depthwise
