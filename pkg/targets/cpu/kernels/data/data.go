@@ -59,6 +59,10 @@ func Copy[T any](p *parallel.Pool, dst []T, dstOff int, dstStrides []int, src []
 	outer := prod(sh[:n])
 	grain := max(1, tuning.GrainWork/sh[n])
 	if p == nil || p.Threads() == 1 || outer <= grain {
+		if n == 2 && ds[2] == 1 && ss[2] == 1 && sh[2] <= shortRow {
+			copyShortRows(dst, dstOff, src, srcOff, sh, ds, ss)
+			return
+		}
 		copyRows(dst, dstOff, src, srcOff, sh, ds, ss, 0, outer)
 		return
 	}
@@ -80,6 +84,26 @@ const copyRank = 8
 // clone is a copy of v: what escapes (to the workers, into a panic) so
 // that v need not.
 func clone(v []int) []int { return append([]int(nil), v...) }
+
+// copyShortRows copies a coalesced view of three dims whose rows (the
+// last) are short and contiguous on both sides, as two plain loops: a
+// small plane's window (specialize's sparse-tap rectangles) is thousands
+// of rows of 2-10 elements, where copyRows' index walk per row cost as
+// much as the row.
+func copyShortRows[T any](dst []T, dstOff int, src []T, srcOff int, sh, ds, ss []int) {
+	inner := sh[2]
+	for a := range sh[0] {
+		do, so := dstOff+a*ds[0], srcOff+a*ss[0]
+		for range sh[1] {
+			d, s := dst[do:do+inner], src[so:so+inner]
+			for j := range d {
+				d[j] = s[j]
+			}
+			do += ds[1]
+			so += ss[1]
+		}
+	}
+}
 
 // copyRows copies rows [lo, hi) of a coalesced view: a row is the
 // innermost dim, the rows the others in order.

@@ -62,6 +62,9 @@ func TestCopy(t *testing.T) {
 		{"swap last two, chunks", []int{64, 50, 40}, 0, []int{2000, 1, 50}, 128000, 0, []int{2000, 40, 1}},
 		{"tiles into a window", []int{20, 30}, 0, []int{1, 20}, 40 * 35, 2*35 + 3, []int{35, 1}},
 		{"rows, chunks", []int{12000, 3}, 1, []int{4, 1}, 36000, 0, []int{3, 1}},
+		// Windows of a plane: three dims, short contiguous rows.
+		{"window of planes", []int{5, 2, 3}, 7, []int{196, 14, 1}, 30, 0, []int{6, 3, 1}},
+		{"window into a window", []int{4, 3, 2}, 30, []int{196, 14, 1}, 4 * 50, 12, []int{50, 10, 1}},
 	}
 	for _, c := range cases {
 		want := make([]int32, c.dstLen)
