@@ -1363,7 +1363,7 @@ func scatterND(data, indices, updates *tensor.Tensor) (*tensor.Tensor, error) {
 	size := int64(data.DType.Size())
 	slice := tensor.NumElements(data.Shape[k:]) * size // bytes one tuple replaces
 	out := &tensor.Tensor{DType: data.DType, Shape: append([]int64(nil), data.Shape...), Data: append([]byte(nil), data.Data...)}
-	strides := rowMajorStrides(data.Shape)
+	strides := tensor.Strides(data.Shape)
 	for t := int64(0); t*k < int64(len(idx)); t++ {
 		at := int64(0)
 		for j := range k {

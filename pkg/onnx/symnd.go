@@ -154,22 +154,13 @@ func (im *importer) symTranspose(n *onnxpb.Node, v *val) (bool, error) {
 		seen[p] = true
 		out[i] = in[p]
 	}
-	inStrides := rowMajorStrides(in)
-	data := make([]dim.Expr, len(v.sym))
-	idx := make([]int64, r) // the output's index, counted row-major
-	for k := range data {
-		src := int64(0)
+	inStrides := tensor.Strides(in)
+	data := symGather(v.sym, out, func(idx []int64) (src int64) {
 		for i, p := range perm {
 			src += idx[i] * inStrides[p]
 		}
-		data[k] = v.sym[src]
-		for i := r - 1; i >= 0; i-- {
-			if idx[i]++; idx[i] < out[i] {
-				break
-			}
-			idx[i] = 0
-		}
-	}
+		return src
+	})
 	return im.setSym(n, data, out, v.fdt)
 }
 
@@ -235,32 +226,29 @@ func (im *importer) symSlice(n *onnxpb.Node, v *val) (bool, error) {
 		first[a], out[a] = tensor.SliceRange(starts[i], ends[i], steps[i], in[a])
 		step[a] = steps[i]
 	}
-	inStrides := rowMajorStrides(in)
-	data := make([]dim.Expr, tensor.NumElements(out))
-	idx := make([]int64, r)
-	for k := range data {
-		src := int64(0)
+	inStrides := tensor.Strides(in)
+	data := symGather(v.sym, out, func(idx []int64) (src int64) {
 		for i := range idx {
 			src += (first[i] + idx[i]*step[i]) * inStrides[i]
 		}
-		data[k] = v.sym[src]
-		for i := r - 1; i >= 0; i-- {
+		return src
+	})
+	return im.setSym(n, data, out, v.fdt)
+}
+
+// symGather is the values of shape out, in row-major order, whose element
+// at index idx is data[at(idx)].
+func symGather(data []dim.Expr, out []int64, at func(idx []int64) int64) []dim.Expr {
+	res := make([]dim.Expr, tensor.NumElements(out))
+	idx := make([]int64, len(out))
+	for k := range res {
+		res[k] = data[at(idx)]
+		for i := len(out) - 1; i >= 0; i-- {
 			if idx[i]++; idx[i] < out[i] {
 				break
 			}
 			idx[i] = 0
 		}
 	}
-	return im.setSym(n, data, out, v.fdt)
-}
-
-// rowMajorStrides are the element strides of a row-major shape.
-func rowMajorStrides(shape []int64) []int64 {
-	st := make([]int64, len(shape))
-	s := int64(1)
-	for i := len(shape) - 1; i >= 0; i-- {
-		st[i] = s
-		s *= shape[i]
-	}
-	return st
+	return res
 }

@@ -74,28 +74,15 @@ func splitSparseTaps(g *mir.Graph, b Binding, sparse func(live, total int64) boo
 	}
 	plans := map[int]split{}
 	for i, n := range g.Nodes {
-		if n.Op != mir.OpConv2D || len(n.Args) < 2 || len(n.Results) != 1 || !n.Args[1].IsConst() || n.Attrs.Bool("residual") ||
-			n.Attrs.Int("groups") != 1 || n.Args[1].Const.DType != tensor.F32 {
-			continue
-		}
-		ws := n.Args[1].Const.Shape
-		st, pad, dl := n.Attrs.Ints("stride"), n.Attrs.Ints("pad"), n.Attrs.Ints("dilation")
-		if len(ws) != 4 || len(st) != 2 || len(pad) != 4 || len(dl) != 2 {
-			continue
-		}
-		xs, err := Concrete(n.Args[0].Type.Shape, b)
+		geom, ok, err := boundConv(n, b)
 		if err != nil {
 			return nil, err
 		}
-		os, err := Concrete(n.Results[0].Type.Shape, b)
-		if err != nil {
-			return nil, err
-		}
-		if len(xs) != 4 || len(os) != 4 {
+		if !ok || geom.Groups != 1 || n.Attrs.Bool("residual") || n.Args[1].Const.DType != tensor.F32 {
 			continue
 		}
-		rows := tapRuns(xs[2], os[2], ws[2], st[0], pad[0], dl[0])
-		cols := tapRuns(xs[3], os[3], ws[3], st[1], pad[1], dl[1])
+		rows := tapRuns(geom.H, geom.OH, geom.KH, geom.StrideH, geom.PadT, geom.DilH)
+		cols := tapRuns(geom.W, geom.OW, geom.KW, geom.StrideW, geom.PadL, geom.DilW)
 		if len(rows)*len(cols) <= 1 || len(rows)*len(cols) > maxTapRegions {
 			continue
 		}
@@ -105,7 +92,7 @@ func splitSparseTaps(g *mir.Graph, b Binding, sparse func(live, total int64) boo
 				live += (r.o1 - r.o0) * (c.o1 - c.o0) * (r.t1 - r.t0) * (c.t1 - c.t0)
 			}
 		}
-		if sparse(live, os[2]*os[3]*ws[2]*ws[3]) {
+		if sparse(live, geom.OH*geom.OW*geom.KH*geom.KW) {
 			plans[i] = split{rows, cols}
 		}
 	}

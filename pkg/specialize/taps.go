@@ -3,6 +3,7 @@ package specialize
 import (
 	"fmt"
 
+	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/mir"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
@@ -37,7 +38,7 @@ func cropDeadTaps(g *mir.Graph, b Binding) (*mir.Graph, error) {
 		if c == nil {
 			c = g.Clone()
 		}
-		crop.apply(c, c.Nodes[i])
+		crop.apply(c, c.Nodes[i], b)
 	}
 	if c == nil {
 		return g, nil
@@ -54,37 +55,47 @@ type tapCrop struct{ h0, h1, w0, w1 int64 }
 // is (its output is its bias alone: left as it is), or cropping would
 // need a negative padding.
 func deadTaps(n *mir.Node, b Binding) (*tapCrop, error) {
-	if n.Op != mir.OpConv2D || len(n.Args) < 2 || len(n.Results) != 1 || !n.Args[1].IsConst() {
-		return nil, nil
-	}
-	ws := n.Args[1].Const.Shape
-	st, pad, dil := n.Attrs.Ints("stride"), n.Attrs.Ints("pad"), n.Attrs.Ints("dilation")
-	if len(ws) != 4 || len(st) != 2 || len(pad) != 4 || len(dil) != 2 || ws[2]*ws[3] == 1 {
-		return nil, nil
-	}
-	xs, err := Concrete(n.Args[0].Type.Shape, b)
-	if err != nil {
+	g, ok, err := boundConv(n, b)
+	if !ok || err != nil || g.KH*g.KW == 1 {
 		return nil, err
 	}
-	os, err := Concrete(n.Results[0].Type.Shape, b)
-	if err != nil {
-		return nil, err
-	}
-	if len(xs) != 4 || len(os) != 4 {
-		return nil, nil
-	}
-	h0, h1 := liveTaps(xs[2], os[2], ws[2], st[0], pad[0], dil[0])
-	w0, w1 := liveTaps(xs[3], os[3], ws[3], st[1], pad[1], dil[1])
-	if h0 >= h1 || w0 >= w1 || h0 == 0 && h1 == ws[2] && w0 == 0 && w1 == ws[3] {
+	h0, h1 := liveTaps(g.H, g.OH, g.KH, g.StrideH, g.PadT, g.DilH)
+	w0, w1 := liveTaps(g.W, g.OW, g.KW, g.StrideW, g.PadL, g.DilW)
+	if h0 >= h1 || w0 >= w1 || h0 == 0 && h1 == g.KH && w0 == 0 && w1 == g.KW {
 		return nil, nil
 	}
 	cr := &tapCrop{h0, h1, w0, w1}
-	for _, p := range cr.pads(ws, pad, dil) {
+	for _, p := range cr.pads(g) {
 		if p < 0 {
 			return nil, nil
 		}
 	}
 	return cr, nil
+}
+
+// boundConv is the geometry under b of convolution n with constant 4-D
+// weights; false for any other node.
+func boundConv(n *mir.Node, b Binding) (lir.ConvGeom, bool, error) {
+	if n.Op != mir.OpConv2D || len(n.Args) < 2 || len(n.Results) != 1 || !n.Args[1].IsConst() {
+		return lir.ConvGeom{}, false, nil
+	}
+	ws := n.Args[1].Const.Shape
+	st, pad, dil := n.Attrs.Ints("stride"), n.Attrs.Ints("pad"), n.Attrs.Ints("dilation")
+	if len(ws) != 4 || len(st) != 2 || len(pad) != 4 || len(dil) != 2 {
+		return lir.ConvGeom{}, false, nil
+	}
+	xs, err := Concrete(n.Args[0].Type.Shape, b)
+	if err != nil {
+		return lir.ConvGeom{}, false, err
+	}
+	os, err := Concrete(n.Results[0].Type.Shape, b)
+	if err != nil {
+		return lir.ConvGeom{}, false, err
+	}
+	if len(xs) != 4 || len(os) != 4 {
+		return lir.ConvGeom{}, false, nil
+	}
+	return ConvGeom(n, xs, ws, os), true, nil
 }
 
 // liveTaps is the first live tap of a kernel axis of k taps and one past
@@ -109,19 +120,19 @@ func liveTaps(in, out, k, stride, pad, dil int64) (lo, hi int64) {
 	return lo, hi
 }
 
-// pads is the padding [top, left, bottom, right] of the cropped kernel:
-// each output position reads the same input positions as before.
-func (cr *tapCrop) pads(ws, pad, dil []int64) []int64 {
-	return []int64{pad[0] - cr.h0*dil[0], pad[1] - cr.w0*dil[1],
-		pad[2] - (ws[2]-cr.h1)*dil[0], pad[3] - (ws[3]-cr.w1)*dil[1]}
+// pads is the padding [top, left, bottom, right] of the cropped kernel
+// of a convolution of geometry g: each output position reads the same
+// input positions as before.
+func (cr *tapCrop) pads(g lir.ConvGeom) []int64 {
+	return []int64{g.PadT - cr.h0*g.DilH, g.PadL - cr.w0*g.DilW, g.PadB - (g.KH-cr.h1)*g.DilH, g.PadR - (g.KW-cr.w1)*g.DilW}
 }
 
 // apply rewrites convolution n of g to the cropped kernel and shrinks its
-// padding.
-func (cr *tapCrop) apply(g *mir.Graph, n *mir.Node) {
-	ws := n.Args[1].Const.Shape
+// padding (n's geometry under b is deadTaps').
+func (cr *tapCrop) apply(g *mir.Graph, n *mir.Node, b Binding) {
+	geom, _, _ := boundConv(n, b)
 	n.Args[1] = cr.weight(g, n.Args[1])
-	n.Attrs["pad"] = cr.pads(ws, n.Attrs.Ints("pad"), n.Attrs.Ints("dilation"))
+	n.Attrs["pad"] = cr.pads(geom)
 }
 
 // weight is a new constant of the window's taps of the weight w, named
