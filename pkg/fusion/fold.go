@@ -7,8 +7,9 @@ import (
 	"github.com/rlx-project/rlx/pkg/mir/eval"
 )
 
-// maxFoldBytes caps a folded constant: folding an expand of a scalar into a
-// huge tensor would bloat the artifact for no speed.
+// maxFoldBytes caps a folded constant that is larger than its operands:
+// folding an expand of a scalar into a huge tensor would bloat the
+// artifact for no speed.
 const maxFoldBytes = 64 << 20
 
 // FoldConstants evaluates, at build time, every node whose operands are all
@@ -46,14 +47,22 @@ func FoldConstants(g *mir.Graph) (string, error) {
 	return fmt.Sprintf("computed %d nodes at build time", folded), nil
 }
 
+// foldable reports a node whose operands are all constants and whose
+// results are static and at most maxFoldBytes each, or no larger than its
+// largest operand: a transpose, reshape or slice of a weight reorders it
+// and bloats nothing, and left to run time it would move the whole weight
+// on every run (AlexNet's first classifier layer, a 151 MB Gemm weight
+// with transB, was transposed per run).
 func foldable(n *mir.Node) bool {
 	if n.Op == mir.OpCopy {
 		return false // copies exist to give outputs their own buffer
 	}
+	largest := int64(0)
 	for _, a := range n.Args {
 		if !a.IsConst() {
 			return false
 		}
+		largest = max(largest, int64(len(a.Const.Data)))
 	}
 	for _, r := range n.Results {
 		if !r.Type.IsStatic() {
@@ -64,7 +73,7 @@ func foldable(n *mir.Node) bool {
 			v, _ := d.Const()
 			size *= v
 		}
-		if size > maxFoldBytes {
+		if size > maxFoldBytes && size > largest {
 			return false
 		}
 	}
