@@ -122,6 +122,16 @@ SPECS = {
     "lraspp_mbv3": segmentation(tvm.segmentation.lraspp_mobilenet_v3_large,
                                 "LR-ASPP on MobileNetV3-Large: sigmoid gate from a global pool, two Resizes"),
     "r3d_18": video(tvm.video.r3d_18, "R3D-18: 3x3x3 Conv3d, BatchNorm3d, adaptive 3-D average pool"),
+    "efficientnet_v2_s": cnn(tvm.efficientnet_v2_s, "EfficientNetV2-S: fused MBConv (3x3 expand convs), SiLU, SE",
+                             sizes=((224, 224), (192, 160))),
+    "mobilenet_v3_large": cnn(tvm.mobilenet_v3_large, "MobileNetV3-Large: hardswish, SE, 5x5 depthwise"),
+    "regnet_x_400mf": cnn(tvm.regnet_x_400mf, "RegNetX-400MF: grouped 3x3 (group width 16), no SE"),
+    # torch.onnx exports adaptive_avg_pool2d to 6x6 only for a static input size.
+    "alexnet": fixed(tvm.alexnet, "AlexNet: 11x11/4 stem, MaxPool 3x3/2, adaptive average pool to 6x6, large Gemms"),
+    "fcn_resnet50": segmentation(tvm.segmentation.fcn_resnet50,
+                                 "FCN on a dilated ResNet-50: 3x3 at dilations 2 and 4, Resize to the input"),
+    "r2plus1d_18": video(tvm.video.r2plus1d_18, "R(2+1)D-18: 3-D convolutions factorized as 1x3x3 then 3x1x1"),
+    "mc3_18": video(tvm.video.mc3_18, "MC3-18: 3-D convolutions in the first stages, 2-D-like (1x3x3) after"),
     "vit_b_16": fixed(vit_b_16, "ViT-B/16: 16x16 patchify conv, 12 encoder layers (MultiheadAttention), "
                       "class token"),
 }
