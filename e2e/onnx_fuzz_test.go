@@ -1,0 +1,86 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+)
+
+// The importer turns a panic on a malformed model into an error naming
+// the node ("malformed node: ..."); these fuzz targets build models
+// around the shape-value and constant-only operators with attributes and
+// shapes drawn by the fuzzer and fail on such an error: every bad value
+// must be refused by a check that says what is wrong, not by a recovered
+// index or slice error.
+func noRecoveredPanic(t *testing.T, e string) {
+	t.Helper()
+	if strings.Contains(e, "malformed node") || strings.Contains(e, "malformed model") {
+		t.Fatalf("import recovered a panic: %s", e)
+	}
+}
+
+// FuzzONNXShapeValueND: a shape value of 1-6 elements reshaped to a
+// fuzzed target, transposed by a fuzzed permutation, sliced and
+// reshaped back, then used as Pad's pads.
+func FuzzONNXShapeValueND(f *testing.F) {
+	f.Add(int64(8), int64(-1), int64(2), int64(1), int64(0), int64(-1), int64(-9223372036854775807), int64(0), int64(-1))
+	f.Add(int64(4), int64(2), int64(2), int64(0), int64(1), int64(0), int64(5), int64(1), int64(2))
+	f.Add(int64(6), int64(3), int64(-1), int64(1), int64(1), int64(7), int64(-3), int64(-2), int64(0))
+	f.Fuzz(func(t *testing.T, n, r0, r1, p0, p1, start, end, axis, step int64) {
+		n = 1 + (n%8+8)%8
+		g := &graph{outs: []string{"y"}}
+		g.input("x", 1, 2, "h", "w")
+		vals := make([]int64, n)
+		for i := range vals {
+			vals[i] = int64(i % 3)
+		}
+		g.initI64("v", []int64{n}, vals)
+		g.initI64("shape", []int64{2}, []int64{r0, r1})
+		g.initI64("st", []int64{1}, []int64{start})
+		g.initI64("en", []int64{1}, []int64{end})
+		g.initI64("ax", []int64{1}, []int64{axis})
+		g.initI64("sp", []int64{1}, []int64{step})
+		g.initI64("flat", []int64{1}, []int64{-1})
+		g.node("Reshape", []string{"v", "shape"}, []string{"r"})
+		g.node("Transpose", []string{"r"}, []string{"t"}, ais("perm", p0, p1))
+		g.node("Slice", []string{"t", "st", "en", "ax", "sp"}, []string{"s"})
+		g.node("Reshape", []string{"s", "flat"}, []string{"f"})
+		g.node("Pad", []string{"x", "f"}, []string{"y"})
+		noRecoveredPanic(t, importErr(g, 17))
+	})
+}
+
+// FuzzONNXScatterND: ScatterND over constants of fuzzed shapes and
+// indices.
+func FuzzONNXScatterND(f *testing.F) {
+	f.Add(int64(3), int64(4), int64(1), int64(2), int64(-1), int64(0))
+	f.Add(int64(2), int64(2), int64(2), int64(1), int64(1), int64(5))
+	f.Fuzz(func(t *testing.T, d0, d1, k, i0, i1, upd int64) {
+		d0, d1 = 1+(d0%5+5)%5, 1+(d1%5+5)%5
+		k = (k%4 + 4) % 4
+		g := &graph{outs: []string{"y"}}
+		g.input("x", 1)
+		g.init("data", []int64{d0, d1}, make([]float32, d0*d1))
+		g.initI64("idx", []int64{1, k}, []int64{i0, i1, 0}[:k])
+		un := (upd%4 + 4) % 4
+		g.init("upd", []int64{1, un}, make([]float32, un))
+		g.node("ScatterND", []string{"data", "idx", "upd"}, []string{"y"})
+		noRecoveredPanic(t, importErr(g, 17))
+	})
+}
+
+// FuzzONNXConv3D: a 3-D Conv with fuzzed kernel, strides, dilations,
+// pads and groups over a symbolic number of frames.
+func FuzzONNXConv3D(f *testing.F) {
+	f.Add(int64(3), int64(3), int64(3), int64(1), int64(2), int64(1), int64(1), int64(0), int64(1))
+	f.Add(int64(1), int64(0), int64(2), int64(0), int64(-1), int64(3), int64(9), int64(-2), int64(2))
+	f.Fuzz(func(t *testing.T, kt, kh, kw, st, dl, pt, ph, pw, groups int64) {
+		kt, kh, kw = 1+(kt%4+4)%4, 1+(kh%4+4)%4, 1+(kw%4+4)%4
+		g := &graph{outs: []string{"y"}}
+		g.input("x", 1, 4, "t", 5, 6)
+		cg := 4 / max(1, (groups%4+4)%4)
+		g.init("w", []int64{4, cg, kt, kh, kw}, make([]float32, 4*cg*kt*kh*kw))
+		g.node("Conv", []string{"x", "w"}, []string{"y"}, ais("strides", st, st, st), ais("dilations", dl, dl, dl),
+			ais("pads", pt, ph, pw, pt, ph, pw), ai("group", groups))
+		noRecoveredPanic(t, importErr(g, 17))
+	})
+}
