@@ -5,6 +5,7 @@ import (
 
 	"github.com/rlx-project/rlx/pkg/mir"
 	"github.com/rlx-project/rlx/pkg/mir/eval"
+	"github.com/rlx-project/rlx/pkg/tensor"
 )
 
 // maxFoldBytes caps a folded constant that is larger than its operands:
@@ -28,8 +29,7 @@ func FoldConstants(g *mir.Graph) (string, error) {
 			kept = append(kept, n)
 			continue
 		}
-		sub := &mir.Graph{Name: "fold", Nodes: []*mir.Node{n}, Outputs: n.Results}
-		outs, err := eval.Run(sub, nil, nil)
+		outs, err := foldNode(n)
 		if err != nil {
 			return "", fmt.Errorf("%s: folding %s: %v", n.Src, n.Op, err)
 		}
@@ -45,6 +45,23 @@ func FoldConstants(g *mir.Graph) (string, error) {
 		return "", nil
 	}
 	return fmt.Sprintf("computed %d nodes at build time", folded), nil
+}
+
+// foldNode computes the results of n, whose operands are constants. A
+// transpose moves its operand's bytes (tensor.Transpose): a large weight's
+// through the reference interpreter would be converted to float64 and
+// back, three times its bytes held at once (AlexNet's 151 MB Gemm weight:
+// 0.35 GB more peak memory). Everything else runs in the interpreter.
+func foldNode(n *mir.Node) ([]*tensor.Tensor, error) {
+	if perm := n.Attrs.Ints("perm"); n.Op == mir.OpTranspose && len(n.Args) == 1 && len(n.Results) == 1 && len(perm) == len(n.Args[0].Const.Shape) {
+		t, err := tensor.Transpose(n.Args[0].Const, perm)
+		if err != nil {
+			return nil, err
+		}
+		return []*tensor.Tensor{t}, nil
+	}
+	sub := &mir.Graph{Name: "fold", Nodes: []*mir.Node{n}, Outputs: n.Results}
+	return eval.Run(sub, nil, nil)
 }
 
 // foldable reports a node whose operands are all constants and whose

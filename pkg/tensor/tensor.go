@@ -182,3 +182,48 @@ func SliceRange(start, end, step, d int64) (first, count int64) {
 	}
 	return s, (s - e - step - 1) / -step
 }
+
+// Transpose is t with its dims permuted, result dim i being t's dim
+// perm[i]; the elements move as bytes (no conversion, so every dtype and
+// every bit pattern comes through).
+func Transpose(t *Tensor, perm []int64) (*Tensor, error) {
+	r := len(t.Shape)
+	if len(perm) != r {
+		return nil, fmt.Errorf("tensor: perm %v for rank %d", perm, r)
+	}
+	seen := make([]bool, r)
+	shape := make([]int64, r)
+	for i, p := range perm {
+		if p < 0 || p >= int64(r) || seen[p] {
+			return nil, fmt.Errorf("tensor: perm %v is no permutation of %d dims", perm, r)
+		}
+		seen[p] = true
+		shape[i] = t.Shape[p]
+	}
+	size := int64(t.DType.Size())
+	n := NumElements(t.Shape)
+	if int64(len(t.Data)) != n*size {
+		return nil, fmt.Errorf("tensor: %d bytes for %s%s", len(t.Data), t.DType, ShapeString(t.Shape))
+	}
+	in := Strides(t.Shape)
+	step := make([]int64, r) // t's element stride along each result dim
+	for i, p := range perm {
+		step[i] = in[p]
+	}
+	out := &Tensor{DType: t.DType, Shape: shape, Data: make([]byte, len(t.Data))}
+	idx := make([]int64, r)
+	src := int64(0)
+	for k := int64(0); k < n; k++ {
+		copy(out.Data[k*size:(k+1)*size], t.Data[src*size:(src+1)*size])
+		for i := r - 1; i >= 0; i-- {
+			idx[i]++
+			src += step[i]
+			if idx[i] < shape[i] {
+				break
+			}
+			src -= idx[i] * step[i]
+			idx[i] = 0
+		}
+	}
+	return out, nil
+}
