@@ -84,3 +84,22 @@ func FuzzONNXConv3D(f *testing.F) {
 		noRecoveredPanic(t, importErr(g, 17))
 	})
 }
+
+// TestONNXShapeValueReshapeOverflow: a reshape target whose dims multiply
+// past int64 (wrapping to a divisor of the value count) is refused, not
+// taken for a negative dim.
+func TestONNXShapeValueReshapeOverflow(t *testing.T) {
+	g := &graph{outs: []string{"y"}}
+	g.input("x", 1, 2, 3, 4)
+	g.initI64("v", []int64{8}, make([]int64, 8))
+	g.initI64("shape", []int64{3}, []int64{1<<63 - 1, 2, -1})
+	g.node("Reshape", []string{"v", "shape"}, []string{"r"})
+	g.initI64("flat", []int64{1}, []int64{-1})
+	g.node("Reshape", []string{"r", "flat"}, []string{"f"})
+	g.node("Pad", []string{"x", "f"}, []string{"y"})
+	e := importErr(g, 17)
+	noRecoveredPanic(t, e)
+	if !strings.Contains(e, "cannot reshape") {
+		t.Errorf("error %q, want a reshape error", e)
+	}
+}

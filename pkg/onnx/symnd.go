@@ -118,6 +118,10 @@ func reshapeTarget(in, target []int64, allowZero bool) ([]int64, error) {
 		case d < 0:
 			return nil, fmt.Errorf("shape %v has a negative entry %d", target, d)
 		}
+		if out[i] > 0 && known > total/out[i] {
+			// More values than the input has (and no overflow below).
+			return nil, fmt.Errorf("cannot reshape %v (%d values) to %v", in, total, target)
+		}
 		known *= out[i]
 	}
 	if infer >= 0 {
