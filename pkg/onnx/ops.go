@@ -56,6 +56,12 @@ var converters = map[string]converter{
 	"Trilu": convTrilu, "InstanceNormalization": convInstanceNorm, "ConvTranspose": convConvTranspose,
 	"Resize": convResize, "ScatterND": convScatterND,
 
+	// Composed of HIR ops (ops_composed.go).
+	"PRelu": convPRelu, "Elu": convElu, "Selu": convSelu, "Celu": convCelu,
+	"ThresholdedRelu": convThresholdedRelu, "Shrink": convShrink, "IsNaN": convIsNaN, "IsInf": convIsInf,
+	"Mean": convMean, "ReduceL1": normReduce, "ReduceL2": normReduce, "ReduceSumSquare": normReduce,
+	"ReduceLogSumExp": normReduce, "DepthToSpace": convDepthToSpace, "SpaceToDepth": convSpaceToDepth,
+
 	// Recurrent layers (rnn.go).
 	"LSTM": convRNN("lstm"), "GRU": convRNN("gru"),
 }

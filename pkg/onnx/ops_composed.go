@@ -1,0 +1,314 @@
+package onnx
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/rlx-project/rlx/pkg/onnx/onnxpb"
+	"github.com/rlx-project/rlx/pkg/tensor"
+)
+
+// Operators composed of HIR ops, as ops_lowered.go's: the activations
+// older exports and other frameworks write (PRelu, Elu, Selu, Celu,
+// ThresholdedRelu, Shrink), IsNaN and IsInf, Mean, the norm reductions
+// (ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSumExp) and the pixel
+// shuffles (DepthToSpace, SpaceToDepth). Each follows the ONNX definition
+// op by op, so every target runs it and fusion fuses the elementwise ones.
+
+// floatIn is input i's HIR name and dtype, which must be a float.
+func (im *importer) floatIn(n *onnxpb.Node, i int) (string, tensor.DType, error) {
+	t, err := im.typeOf(n.Inputs[i])
+	if err != nil {
+		return "", 0, err
+	}
+	if !t.DType.IsFloat() {
+		return "", 0, fmt.Errorf("%s of %s: a float dtype is needed", n.OpType, t.DType)
+	}
+	x, err := im.rt(i)
+	return x, t.DType, err
+}
+
+// convPRelu is x where x >= 0, slope·x elsewhere (slope broadcast to x).
+func convPRelu(im *importer, n *onnxpb.Node) error {
+	x, dt, err := im.floatIn(n, 0)
+	if err != nil {
+		return err
+	}
+	slope, err := im.rt(1)
+	if err != nil {
+		return err
+	}
+	out := n.Outputs[0]
+	neg := im.emitTmp(out+"_neg", "lt", []string{x, im.scalar(out+"_zero", 0, dt)})
+	return im.emit(n.Outputs[:1], "where", []string{neg, im.emitTmp(out+"_scaled", "mul", []string{x, slope}), x})
+}
+
+// expBelow is where(x > 0, x, alpha·(e^x − 1)), Elu's form (Selu's with
+// its alpha), named after out.
+func (im *importer) expBelow(x, out string, alpha float64, dt tensor.DType) string {
+	pos := im.emitTmp(out+"_pos", "gt", []string{x, im.scalar(out+"_zero", 0, dt)})
+	e := im.emitTmp(out+"_exp", "exp", []string{x})
+	e = im.emitTmp(out+"_em1", "sub", []string{e, im.scalar(out+"_one", 1, dt)})
+	e = im.emitTmp(out+"_neg", "mul", []string{e, im.scalar(out+"_alpha", alpha, dt)})
+	return im.emitTmp(out+"_elu", "where", []string{pos, x, e})
+}
+
+func convElu(im *importer, n *onnxpb.Node) error {
+	x, dt, err := im.floatIn(n, 0)
+	if err != nil {
+		return err
+	}
+	y := im.expBelow(x, n.Outputs[0], attrFloat(n, "alpha", 1), dt)
+	im.vals[n.Outputs[0]] = &val{name: y}
+	return nil
+}
+
+// convSelu is gamma·Elu(x) with Selu's alpha; the defaults are the
+// float32 constants the ONNX definition gives.
+func convSelu(im *importer, n *onnxpb.Node) error {
+	x, dt, err := im.floatIn(n, 0)
+	if err != nil {
+		return err
+	}
+	out := n.Outputs[0]
+	e := im.expBelow(x, out, attrFloat(n, "alpha", 1.67326319217681884765625), dt)
+	return im.emit(n.Outputs[:1], "mul", []string{e, im.scalar(out+"_gamma", attrFloat(n, "gamma", 1.05070102214813232421875), dt)})
+}
+
+// convCelu is max(0, x) + min(0, alpha·(e^(x/alpha) − 1)).
+func convCelu(im *importer, n *onnxpb.Node) error {
+	x, dt, err := im.floatIn(n, 0)
+	if err != nil {
+		return err
+	}
+	out := n.Outputs[0]
+	alpha := attrFloat(n, "alpha", 1)
+	if alpha == 0 {
+		return fmt.Errorf("Celu with alpha 0")
+	}
+	zero := im.scalar(out+"_zero", 0, dt)
+	a := im.scalar(out+"_alpha", alpha, dt)
+	e := im.emitTmp(out+"_exp", "exp", []string{im.emitTmp(out+"_scaled", "div", []string{x, a})})
+	e = im.emitTmp(out+"_em1", "sub", []string{e, im.scalar(out+"_one", 1, dt)})
+	e = im.emitTmp(out+"_neg", "min", []string{im.emitTmp(out+"_a", "mul", []string{e, a}), zero})
+	return im.emit(n.Outputs[:1], "add", []string{im.emitTmp(out+"_pos", "max", []string{x, zero}), e})
+}
+
+// convThresholdedRelu is x where x > alpha, else 0.
+func convThresholdedRelu(im *importer, n *onnxpb.Node) error {
+	x, dt, err := im.floatIn(n, 0)
+	if err != nil {
+		return err
+	}
+	out := n.Outputs[0]
+	above := im.emitTmp(out+"_above", "gt", []string{x, im.scalar(out+"_alpha", attrFloat(n, "alpha", 1), dt)})
+	return im.emit(n.Outputs[:1], "where", []string{above, x, im.scalar(out+"_zero", 0, dt)})
+}
+
+// convShrink is x + bias below −lambd, x − bias above lambd, 0 between.
+func convShrink(im *importer, n *onnxpb.Node) error {
+	x, dt, err := im.floatIn(n, 0)
+	if err != nil {
+		return err
+	}
+	out := n.Outputs[0]
+	lambd, bias := attrFloat(n, "lambd", 0.5), attrFloat(n, "bias", 0)
+	below := im.emitTmp(out+"_below", "lt", []string{x, im.scalar(out+"_nl", -lambd, dt)})
+	above := im.emitTmp(out+"_above", "gt", []string{x, im.scalar(out+"_l", lambd, dt)})
+	b := im.scalar(out+"_bias", bias, dt)
+	hi := im.emitTmp(out+"_hi", "where", []string{above, im.emitTmp(out+"_sub", "sub", []string{x, b}), im.scalar(out+"_zero", 0, dt)})
+	return im.emit(n.Outputs[:1], "where", []string{below, im.emitTmp(out+"_add", "add", []string{x, b}), hi})
+}
+
+// convIsNaN is x ≠ x.
+func convIsNaN(im *importer, n *onnxpb.Node) error {
+	x, _, err := im.floatIn(n, 0)
+	if err != nil {
+		return err
+	}
+	return im.emit(n.Outputs[:1], "ne", []string{x, x})
+}
+
+// convIsInf compares x with ±infinity, as detect_positive and
+// detect_negative ask.
+func convIsInf(im *importer, n *onnxpb.Node) error {
+	x, dt, err := im.floatIn(n, 0)
+	if err != nil {
+		return err
+	}
+	out := n.Outputs[0]
+	pos, neg := attrInt(n, "detect_positive", 1) != 0, attrInt(n, "detect_negative", 1) != 0
+	switch {
+	case pos && neg:
+		return im.emit(n.Outputs[:1], "eq", []string{im.emitTmp(out+"_abs", "abs", []string{x}), im.scalar(out+"_inf", math.Inf(1), dt)})
+	case pos:
+		return im.emit(n.Outputs[:1], "eq", []string{x, im.scalar(out+"_inf", math.Inf(1), dt)})
+	case neg:
+		return im.emit(n.Outputs[:1], "eq", []string{x, im.scalar(out+"_ninf", math.Inf(-1), dt)})
+	}
+	// Neither: all false (|x| < −1 holds for no x, NaN included).
+	return im.emit(n.Outputs[:1], "lt", []string{im.emitTmp(out+"_abs", "abs", []string{x}), im.scalar(out+"_m1", -1, dt)})
+}
+
+// convMean is the sum of its inputs (broadcast) divided by their count.
+func convMean(im *importer, n *onnxpb.Node) error {
+	if len(n.Inputs) == 0 {
+		return fmt.Errorf("Mean needs an input")
+	}
+	acc, dt, err := im.floatIn(n, 0)
+	if err != nil {
+		return err
+	}
+	out := n.Outputs[0]
+	for i := 1; i < len(n.Inputs); i++ {
+		x, err := im.rt(i)
+		if err != nil {
+			return err
+		}
+		acc = im.emitTmp(fmt.Sprintf("%s_sum%d", out, i), "add", []string{acc, x})
+	}
+	return im.emit(n.Outputs[:1], "div", []string{acc, im.scalar(out+"_n", float64(len(n.Inputs)), dt)})
+}
+
+// reduceAttrs are a Reduce* node's HIR attributes (keepdims and axes, from
+// the attribute or, from opset 18, the input), or noop where the node
+// reduces nothing (empty axes with noop_with_empty_axes).
+func (im *importer) reduceAttrs(n *onnxpb.Node, keepdims bool) (attrs []string, noop bool, err error) {
+	axes, hasAxes := attrInts(n, "axes")
+	if !hasAxes && len(n.Inputs) > 1 {
+		if axes, hasAxes, err = im.constInts(1); err != nil {
+			return nil, false, err
+		}
+	}
+	attrs = []string{fmt.Sprintf("keepdims=%v", keepdims)}
+	if hasAxes && len(axes) > 0 {
+		attrs = append(attrs, "axes="+intList(axes))
+	} else if attrInt(n, "noop_with_empty_axes", 0) != 0 {
+		return nil, true, nil
+	}
+	return attrs, false, nil
+}
+
+// normReduce is a reduction of f(x): ReduceL1 sums |x|, ReduceSumSquare
+// x², ReduceL2 is the square root of that, ReduceLogSumExp is
+// m + log Σ e^(x − m) with m the maximum (so that no term overflows).
+func normReduce(im *importer, n *onnxpb.Node) error {
+	x, _, err := im.floatIn(n, 0)
+	if err != nil {
+		return err
+	}
+	keep := attrInt(n, "keepdims", 1) != 0
+	attrs, noop, err := im.reduceAttrs(n, keep)
+	if err != nil {
+		return err
+	}
+	out := n.Outputs[0]
+	switch n.OpType {
+	case "ReduceL1":
+		a := im.emitTmp(out+"_abs", "abs", []string{x})
+		if noop {
+			im.vals[out] = &val{name: a}
+			return nil
+		}
+		return im.emit(n.Outputs[:1], "reduce_sum", []string{a}, attrs...)
+	case "ReduceSumSquare", "ReduceL2":
+		sq := im.emitTmp(out+"_sq", "mul", []string{x, x})
+		if noop && n.OpType == "ReduceSumSquare" {
+			im.vals[out] = &val{name: sq}
+			return nil
+		}
+		if noop {
+			im.vals[out] = &val{name: im.emitTmp(out+"_abs", "abs", []string{x})}
+			return nil
+		}
+		if n.OpType == "ReduceSumSquare" {
+			return im.emit(n.Outputs[:1], "reduce_sum", []string{sq}, attrs...)
+		}
+		s := im.emitTmp(out+"_sum", "reduce_sum", []string{sq}, attrs...)
+		return im.emit(n.Outputs[:1], "sqrt", []string{s})
+	case "ReduceLogSumExp":
+		if noop {
+			im.alias(out, n.Inputs[0])
+			return nil
+		}
+		kept, _, err := im.reduceAttrs(n, true)
+		if err != nil {
+			return err
+		}
+		m := im.emitTmp(out+"_max", "reduce_max", []string{x}, kept...)
+		e := im.emitTmp(out+"_exp", "exp", []string{im.emitTmp(out+"_shift", "sub", []string{x, m})})
+		s := im.emitTmp(out+"_log", "log", []string{im.emitTmp(out+"_sum", "reduce_sum", []string{e}, attrs...)})
+		if !keep {
+			m = im.emitTmp(out+"_maxk", "reduce_max", []string{x}, attrs...)
+		}
+		return im.emit(n.Outputs[:1], "add", []string{s, m})
+	}
+	return fmt.Errorf("internal: normReduce of %s", n.OpType)
+}
+
+// convDepthToSpace moves blocks of channels into b×b spatial blocks
+// (pixel shuffle): [N, C, H, W] to [N, C/b², H·b, W·b], channel index
+// (i·b + j)·C' + c in DCR mode, c·b² + i·b + j in CRD mode, by a reshape,
+// a transpose and a reshape.
+func convDepthToSpace(im *importer, n *onnxpb.Node) error {
+	return im.pixelShuffle(n, true)
+}
+
+// convSpaceToDepth is DepthToSpace's inverse in DCR order.
+func convSpaceToDepth(im *importer, n *onnxpb.Node) error {
+	return im.pixelShuffle(n, false)
+}
+
+func (im *importer) pixelShuffle(n *onnxpb.Node, toSpace bool) error {
+	t, err := im.typeOf(n.Inputs[0])
+	if err != nil {
+		return err
+	}
+	if t.Rank() != 4 {
+		return fmt.Errorf("%s needs a 4-D input [N, C, H, W], found rank %d", n.OpType, t.Rank())
+	}
+	b := attrInt(n, "blocksize", 0)
+	if b < 1 {
+		return fmt.Errorf("%s needs a blocksize of 1 or more, found %d", n.OpType, b)
+	}
+	c, ok := t.Shape[1].Const()
+	if !ok {
+		return fmt.Errorf("%s needs a static channel count, found %s", n.OpType, t.Shape[1])
+	}
+	x, err := im.rt(0)
+	if err != nil {
+		return err
+	}
+	out := n.Outputs[0]
+	N, H, W := t.Shape[0].String(), t.Shape[2].String(), t.Shape[3].String()
+	shape := func(dims ...string) string { return "shape=[" + strings.Join(dims, ", ") + "]" }
+	if toSpace {
+		if c%(b*b) != 0 {
+			return fmt.Errorf("DepthToSpace of %d channels by blocksize %d: not a multiple of %d", c, b, b*b)
+		}
+		cc := fmt.Sprint(c / (b * b))
+		bs := fmt.Sprint(b)
+		var r, perm string
+		switch mode := attrString(n, "mode", "DCR"); mode {
+		case "DCR":
+			r, perm = shape(N, bs, bs, cc, H, W), "perm=[0, 3, 4, 1, 5, 2]"
+		case "CRD":
+			r, perm = shape(N, cc, bs, bs, H, W), "perm=[0, 1, 4, 2, 5, 3]"
+		default:
+			return fmt.Errorf("DepthToSpace mode %q is not supported (DCR or CRD)", mode)
+		}
+		y := im.emitTmp(out+"_blocks", "reshape", []string{x}, r)
+		y = im.emitTmp(out+"_moved", "transpose", []string{y}, perm)
+		return im.emit(n.Outputs[:1], "reshape", []string{y}, shape(N, cc, "("+H+")*"+bs, "("+W+")*"+bs))
+	}
+	h, okH := t.Shape[2].Const()
+	w, okW := t.Shape[3].Const()
+	if okH && okW && (h%b != 0 || w%b != 0) {
+		return fmt.Errorf("SpaceToDepth of %dx%d by blocksize %d: not a multiple", h, w, b)
+	}
+	bs := fmt.Sprint(b)
+	y := im.emitTmp(out+"_blocks", "reshape", []string{x}, shape(N, fmt.Sprint(c), "("+H+")/"+bs, bs, "("+W+")/"+bs, bs))
+	y = im.emitTmp(out+"_moved", "transpose", []string{y}, "perm=[0, 3, 5, 1, 2, 4]")
+	return im.emit(n.Outputs[:1], "reshape", []string{y}, shape(N, fmt.Sprint(c*b*b), "("+H+")/"+bs, "("+W+")/"+bs))
+}
