@@ -238,3 +238,41 @@ func maxAbs(v []float64) float64 {
 	}
 	return m
 }
+
+// TestONNXLpNormalization: x over its L1 or L2 norm along an axis.
+func TestONNXLpNormalization(t *testing.T) {
+	x := seq(12, 2)
+	for _, p := range []int64{1, 2} {
+		for _, axis := range []int64{-1, 0} {
+			g := &graph{outs: []string{"y"}}
+			g.input("x", 3, 4)
+			g.node("LpNormalization", []string{"x"}, []string{"y"}, ai("axis", axis), ai("p", p))
+			out, _ := runONNX(t, g, specialize.Binding{}, map[string]*tensor.Tensor{"x": tensor.FromF32([]int64{3, 4}, x)})
+			norm := func(r, c int) float64 { // over the row (axis -1) or the column (axis 0)
+				var s float64
+				for k := range 4 - int(axis+1) { // 4 along axis -1, 3 along axis 0
+					v := float64(x[r*4+k])
+					if axis == 0 {
+						v = float64(x[k*4+c])
+					}
+					if p == 1 {
+						s += math.Abs(v)
+					} else {
+						s += v * v
+					}
+				}
+				if p == 2 {
+					s = math.Sqrt(s)
+				}
+				return s
+			}
+			want := make([]float64, 12)
+			for r := range 3 {
+				for c := range 4 {
+					want[r*4+c] = float64(x[r*4+c]) / norm(r, c)
+				}
+			}
+			nearTol(t, fmt.Sprintf("LpNormalization p=%d axis=%d", p, axis), out[0].F32(), want, 2e-6)
+		}
+	}
+}

@@ -312,3 +312,25 @@ func (im *importer) pixelShuffle(n *onnxpb.Node, toSpace bool) error {
 	y = im.emitTmp(out+"_moved", "transpose", []string{y}, "perm=[0, 3, 5, 1, 2, 4]")
 	return im.emit(n.Outputs[:1], "reshape", []string{y}, shape(N, fmt.Sprint(c*b*b), "("+H+")/"+bs, "("+W+")/"+bs))
 }
+
+// convLpNormalization is x divided by its L1 (p = 1) or L2 (p = 2) norm
+// along axis, the norm kept as a dim of 1 to broadcast.
+func convLpNormalization(im *importer, n *onnxpb.Node) error {
+	x, _, err := im.floatIn(n, 0)
+	if err != nil {
+		return err
+	}
+	out := n.Outputs[0]
+	axes := fmt.Sprintf("axes=[%d]", attrInt(n, "axis", -1))
+	var norm string
+	switch p := attrInt(n, "p", 2); p {
+	case 1:
+		norm = im.emitTmp(out+"_l1", "reduce_sum", []string{im.emitTmp(out+"_abs", "abs", []string{x})}, "keepdims=true", axes)
+	case 2:
+		s := im.emitTmp(out+"_ss", "reduce_sum", []string{im.emitTmp(out+"_sq", "mul", []string{x, x})}, "keepdims=true", axes)
+		norm = im.emitTmp(out+"_l2", "sqrt", []string{s})
+	default:
+		return fmt.Errorf("LpNormalization with p=%d (1 or 2)", p)
+	}
+	return im.emit(n.Outputs[:1], "div", []string{x, norm})
+}
