@@ -146,17 +146,9 @@ func (im *importer) symTranspose(n *onnxpb.Node, v *val) (bool, error) {
 			perm[i] = int64(r - 1 - i)
 		}
 	}
-	if len(perm) != r {
-		return true, fmt.Errorf("perm %v for a value of rank %d", perm, r)
-	}
-	out := make([]int64, r)
-	seen := make([]bool, r)
-	for i, p := range perm {
-		if p < 0 || p >= int64(r) || seen[p] {
-			return true, fmt.Errorf("perm %v is no permutation of %d dims", perm, r)
-		}
-		seen[p] = true
-		out[i] = in[p]
+	out, err := tensor.PermutedShape(in, perm)
+	if err != nil {
+		return true, err
 	}
 	inStrides := tensor.Strides(in)
 	data := symGather(v.sym, out, func(idx []int64) (src int64) {

@@ -183,22 +183,34 @@ func SliceRange(start, end, step, d int64) (first, count int64) {
 	return s, (s - e - step - 1) / -step
 }
 
+// PermutedShape is shape with its dims permuted (dim i of the result is
+// shape's dim perm[i]), or an error where perm is no permutation of its
+// dims.
+func PermutedShape(shape, perm []int64) ([]int64, error) {
+	r := len(shape)
+	if len(perm) != r {
+		return nil, fmt.Errorf("perm %v for rank %d", perm, r)
+	}
+	seen := make([]bool, r)
+	out := make([]int64, r)
+	for i, p := range perm {
+		if p < 0 || p >= int64(r) || seen[p] {
+			return nil, fmt.Errorf("perm %v is no permutation of %d dims", perm, r)
+		}
+		seen[p] = true
+		out[i] = shape[p]
+	}
+	return out, nil
+}
+
 // Transpose is t with its dims permuted, result dim i being t's dim
 // perm[i]; the elements move as bytes (no conversion, so every dtype and
 // every bit pattern comes through).
 func Transpose(t *Tensor, perm []int64) (*Tensor, error) {
 	r := len(t.Shape)
-	if len(perm) != r {
-		return nil, fmt.Errorf("tensor: perm %v for rank %d", perm, r)
-	}
-	seen := make([]bool, r)
-	shape := make([]int64, r)
-	for i, p := range perm {
-		if p < 0 || p >= int64(r) || seen[p] {
-			return nil, fmt.Errorf("tensor: perm %v is no permutation of %d dims", perm, r)
-		}
-		seen[p] = true
-		shape[i] = t.Shape[p]
+	shape, err := PermutedShape(t.Shape, perm)
+	if err != nil {
+		return nil, fmt.Errorf("tensor: %v", err)
 	}
 	size := int64(t.DType.Size())
 	n := NumElements(t.Shape)
