@@ -276,3 +276,45 @@ func TestONNXLpNormalization(t *testing.T) {
 		}
 	}
 }
+
+// TestONNXOneHot: each axis, negative indices counted from depth's end,
+// and indices out of range all off.
+func TestONNXOneHot(t *testing.T) {
+	idx := []int64{0, 3, -1, 2, 7, -5}
+	const depth = 4
+	for _, axis := range []int64{-1, 0, 1} {
+		g := &graph{outs: []string{"y"}}
+		g.inputs = append(g.inputs, &onnxpb.ValueInfo{Name: "i", ElemType: 7, HasShape: true,
+			Shape: []onnxpb.Dim{{Value: 2, Known: true}, {Value: 3, Known: true}}})
+		g.initI64("depth", nil, []int64{depth})
+		g.init("values", []int64{2}, []float32{0.5, 2})
+		g.node("OneHot", []string{"i", "depth", "values"}, []string{"y"}, ai("axis", axis))
+		out, _ := runONNX(t, g, specialize.Binding{}, map[string]*tensor.Tensor{"i": tensor.FromI64([]int64{2, 3}, idx)})
+		a := axis
+		if a < 0 {
+			a += 3
+		}
+		shape := []int{2, 3}
+		shape = append(shape[:a], append([]int{depth}, shape[a:]...)...)
+		shapeIs(t, "OneHot", out[0], shape...)
+		want := make([]float64, 2*3*depth)
+		for p := range 2 * 3 {
+			r, c := p/3, p%3
+			k := idx[p]
+			if k < 0 {
+				k += depth
+			}
+			for d := range int64(depth) {
+				pos := []int64{int64(r), int64(c)}
+				pos = append(pos[:a], append([]int64{d}, pos[a:]...)...)
+				v := 0.5
+				if d == k {
+					v = 2
+				}
+				at := (pos[0]*int64(shape[1])+pos[1])*int64(shape[2]) + pos[2]
+				want[at] = v
+			}
+		}
+		near(t, fmt.Sprintf("OneHot axis=%d", axis), out[0].F32(), want)
+	}
+}

@@ -61,7 +61,7 @@ var converters = map[string]converter{
 	"ThresholdedRelu": convThresholdedRelu, "Shrink": convShrink, "IsNaN": convIsNaN, "IsInf": convIsInf,
 	"Mean": convMean, "ReduceL1": normReduce, "ReduceL2": normReduce, "ReduceSumSquare": normReduce,
 	"ReduceLogSumExp": normReduce, "DepthToSpace": convDepthToSpace, "SpaceToDepth": convSpaceToDepth,
-	"LpNormalization": convLpNormalization,
+	"LpNormalization": convLpNormalization, "OneHot": convOneHot,
 
 	// Recurrent layers (rnn.go).
 	"LSTM": convRNN("lstm"), "GRU": convRNN("gru"),

@@ -334,3 +334,71 @@ func convLpNormalization(im *importer, n *onnxpb.Node) error {
 	}
 	return im.emit(n.Outputs[:1], "div", []string{x, norm})
 }
+
+// convOneHot compares the indices, unsqueezed at axis, with an iota over
+// depth shaped to broadcast along it: values[1] where they match, values[0]
+// elsewhere. Negative indices count from depth's end, as ONNX says; an
+// index outside [-depth, depth) matches nothing (all off). depth must be
+// known at import.
+func convOneHot(im *importer, n *onnxpb.Node) error {
+	if len(n.Inputs) != 3 {
+		return fmt.Errorf("OneHot takes indices, depth and values, found %d inputs", len(n.Inputs))
+	}
+	it, err := im.typeOf(n.Inputs[0])
+	if err != nil {
+		return err
+	}
+	if it.DType != tensor.I64 && it.DType != tensor.I32 {
+		return fmt.Errorf("OneHot indices of %s: int64 or int32 are supported", it.DType)
+	}
+	dt, ok := im.constOf(n.Inputs[1])
+	if !ok || dt.Len() != 1 {
+		return fmt.Errorf("OneHot's depth must be a constant scalar known at import")
+	}
+	depth := int64(dt.Float64s()[0])
+	if depth < 1 {
+		return fmt.Errorf("OneHot depth %d: must be at least 1", depth)
+	}
+	vt, err := im.typeOf(n.Inputs[2])
+	if err != nil {
+		return err
+	}
+	if vt.Rank() != 1 {
+		return fmt.Errorf("OneHot values must be [off, on], found %s", vt)
+	}
+	r := int64(it.Rank()) + 1
+	axis := attrInt(n, "axis", -1)
+	if axis < -r || axis >= r {
+		return fmt.Errorf("OneHot axis %d for a result of rank %d", axis, r)
+	}
+	if axis < 0 {
+		axis += r
+	}
+	idx, err := im.rt(0)
+	if err != nil {
+		return err
+	}
+	values, err := im.rt(2)
+	if err != nil {
+		return err
+	}
+	out := n.Outputs[0]
+	idt := it.DType
+	d := im.scalar(out+"_depth", float64(depth), idt)
+	neg := im.emitTmp(out+"_neg", "lt", []string{idx, im.scalar(out+"_zero", 0, idt)})
+	idx = im.emitTmp(out+"_wrapped", "where", []string{neg, im.emitTmp(out+"_plus", "add", []string{idx, d}), idx})
+	idx = im.emitTmp(out+"_at", "unsqueeze", []string{idx}, fmt.Sprintf("axes=[%d]", axis))
+	pos := im.emitTmp(out+"_pos", "iota", nil, fmt.Sprintf("n=%d", depth), "dtype="+idt.String())
+	shape := make([]string, r-axis)
+	shape[0] = fmt.Sprint(depth)
+	for i := 1; i < len(shape); i++ {
+		shape[i] = "1"
+	}
+	pos = im.emitTmp(out+"_posr", "reshape", []string{pos}, "shape=["+strings.Join(shape, ", ")+"]")
+	hit := im.emitTmp(out+"_hit", "eq", []string{idx, pos})
+	off := im.emitTmp(out+"_off", "slice", []string{values}, "starts=[0]", "ends=[1]", "axes=[0]")
+	on := im.emitTmp(out+"_on", "slice", []string{values}, "starts=[1]", "ends=[2]", "axes=[0]")
+	off = im.emitTmp(out+"_off0", "squeeze", []string{off}, "axes=[0]")
+	on = im.emitTmp(out+"_on0", "squeeze", []string{on}, "axes=[0]")
+	return im.emit(n.Outputs[:1], "where", []string{hit, on, off})
+}
