@@ -185,20 +185,14 @@ func (im *importer) symSlice(n *onnxpb.Node, v *val) (bool, error) {
 		return false, nil
 	}
 	if !hasAxes {
-		axes = make([]int64, len(starts))
-		for i := range axes {
-			axes[i] = int64(i)
-		}
+		axes = filled(len(starts), func(i int) int64 { return int64(i) })
 	}
 	steps, hasSteps, err := im.constInts(4)
 	if err != nil {
 		return false, nil
 	}
 	if !hasSteps {
-		steps = make([]int64, len(starts))
-		for i := range steps {
-			steps[i] = 1
-		}
+		steps = filled(len(starts), func(int) int64 { return 1 })
 	}
 	if len(axes) != len(starts) || len(steps) != len(starts) {
 		return true, fmt.Errorf("slice with %d starts, %d ends, %d axes and %d steps", len(starts), len(ends), len(axes), len(steps))
@@ -247,4 +241,13 @@ func symGather(data []dim.Expr, out []int64, at func(idx []int64) int64) []dim.E
 		}
 	}
 	return res
+}
+
+// filled is n values, f(i) the i-th: an omitted Slice input's default.
+func filled(n int, f func(i int) int64) []int64 {
+	v := make([]int64, n)
+	for i := range v {
+		v[i] = f(i)
+	}
+	return v
 }
