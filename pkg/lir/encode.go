@@ -15,6 +15,7 @@ var kinds = map[Kind]func() Op{
 	"conv1x1_packed":   func() Op { return new(PackedConv1x1) },
 	"conv2d":           func() Op { return new(Conv2D) },
 	"dwconv_nhwc_taps": func() Op { return new(DepthwiseNHWC) },
+	"conv2d_taps":      func() Op { return new(TapConv2D) },
 	"winograd_input":   func() Op { return new(WinogradInput) },
 	"winograd_product": func() Op { return new(WinogradProduct) },
 	"winograd_output":  func() Op { return new(WinogradOutput) },

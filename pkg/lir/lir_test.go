@@ -25,6 +25,7 @@ func samples() []Op {
 		&PackedConv1x1{X: 0, W: 1, Out: 2, N: 1, C: 2, HW: 3, O: 4, Epilogue: NoEpilogue()},
 		&Conv2D{X: 0, W: 1, Out: 2, Geom: conv, Epilogue: epi},
 		&DepthwiseNHWC{X: 0, W: 1, Out: 2, Geom: conv, Epilogue: epi},
+		&TapConv2D{X: 0, W: 1, Out: 2, Geom: conv, Epilogue: epi},
 		&WinogradInput{X: 0, V: 3, Geom: conv, Tile: 4},
 		&WinogradProduct{V: 3, U: 1, M: 5, P: 36, C: 3, O: 4, TP: 16},
 		&WinogradOutput{M: 5, Out: 2, Geom: conv, Tile: 2, Epilogue: epi},

@@ -122,6 +122,42 @@ type Conv2D struct {
 	Epilogue  Epilogue
 }
 
+// TapConv2D is a convolution over NCHW tensors with one group, its
+// weights stored tap-major, [KH·KW, C, OP]: OP is O rounded up to a
+// multiple of TapConvBlock, zeros past O. A kernel vectorized over output
+// channels reads the weights of one tap and input channel as whole
+// vectors, and visits each output position's live taps alone (those that
+// read the input, not the padding), so convolutions of mostly padding
+// (DeepLabV3's atrous pyramid) do only their live work.
+type TapConv2D struct {
+	X, W, Out Buf
+	Geom      ConvGeom
+	Epilogue  Epilogue
+}
+
+// TapConvBlock is the multiple TapConv2D's weights round the output
+// channels up to: a vector of any CPU level's lanes divides it.
+const TapConvBlock = 16
+
+// TapConvOP is the row length of a TapConv2D's weights for o output
+// channels.
+func TapConvOP(o int64) int64 { return (o + TapConvBlock - 1) / TapConvBlock * TapConvBlock }
+
+// TapMajor lays out the [o, c, KH, KW] weights w (taps = KH·KW) as a
+// TapConv2D reads them: [taps, c, TapConvOP(o)], zeros past o.
+func TapMajor(w []float32, o, c, taps int64) []float32 {
+	op := TapConvOP(o)
+	out := make([]float32, taps*c*op)
+	for oc := range o {
+		for ic := range c {
+			for t := range taps {
+				out[(t*c+ic)*op+oc] = w[(oc*c+ic)*taps+t]
+			}
+		}
+	}
+	return out
+}
+
 // Winograd convolutions. A 3x3, stride-1, undilated, ungrouped
 // convolution runs as Winograd's F(m×m, 3×3) (Tile = m, 2 or 4) in three
 // steps: the input transform of every tile, one product per point of the
@@ -364,6 +400,7 @@ func (*PackedMatMul) Kind() Kind    { return "matmul_packed" }
 func (*PackedConv1x1) Kind() Kind   { return "conv1x1_packed" }
 func (*Conv2D) Kind() Kind          { return "conv2d" }
 func (*DepthwiseNHWC) Kind() Kind   { return "dwconv_nhwc_taps" }
+func (*TapConv2D) Kind() Kind       { return "conv2d_taps" }
 func (*WinogradInput) Kind() Kind   { return "winograd_input" }
 func (*WinogradProduct) Kind() Kind { return "winograd_product" }
 func (*WinogradOutput) Kind() Kind  { return "winograd_output" }
@@ -407,6 +444,7 @@ func (o *PackedMatMul) Refs() []Ref    { return writes(o.Epilogue.refs(reads(o.A
 func (o *PackedConv1x1) Refs() []Ref   { return writes(o.Epilogue.refs(reads(o.X, o.W)), o.Out) }
 func (o *Conv2D) Refs() []Ref          { return writes(o.Epilogue.refs(reads(o.X, o.W)), o.Out) }
 func (o *DepthwiseNHWC) Refs() []Ref   { return writes(o.Epilogue.refs(reads(o.X, o.W)), o.Out) }
+func (o *TapConv2D) Refs() []Ref       { return writes(o.Epilogue.refs(reads(o.X, o.W)), o.Out) }
 func (o *WinogradInput) Refs() []Ref   { return writes(reads(o.X), o.V) }
 func (o *WinogradProduct) Refs() []Ref { return writes(reads(o.V, o.U), o.M) }
 func (o *WinogradOutput) Refs() []Ref  { return writes(o.Epilogue.refs(reads(o.M)), o.Out) }

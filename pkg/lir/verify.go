@@ -327,6 +327,20 @@ func (o *Conv2D) verify(v *verifier) {
 	v.epilogue(&o.Epilogue, o.Geom.O, out)
 }
 
+func (o *TapConv2D) verify(v *verifier) {
+	x, _, out := v.conv(&o.Geom)
+	if v.err != nil {
+		return
+	}
+	if o.Geom.Groups > 1 {
+		v.failf("geom.groups", "%d groups: a tap-major convolution has one", o.Geom.Groups)
+	}
+	v.f32("x", o.X, x)
+	v.f32("w", o.W, v.dims("geom", o.Geom.KH, o.Geom.KW, o.Geom.C, TapConvOP(o.Geom.O)))
+	v.f32("out", o.Out, out)
+	v.epilogue(&o.Epilogue, o.Geom.O, out)
+}
+
 // winograd checks the geometry of a Winograd step (3x3, stride 1, no
 // dilation, one group; tile 2 or 4) and returns its element counts and
 // P, TP.

@@ -59,6 +59,13 @@ type Caps struct {
 	// runs split into rectangles of the same live taps (sparsetaps.go):
 	// more, smaller steps that multiply no padding. nil: never.
 	SparseTaps func(live, total int64) bool
+
+	// TapConv reports whether a one-group convolution of geometry g runs
+	// as conv2d_taps (lir.TapConv2D, its weights laid out tap-major at
+	// build time): kernels vectorized over output channels that visit
+	// each output position's live taps alone. It is decided after
+	// SparseTaps' split, which a backend with it leaves nil. nil: never.
+	TapConv func(g lir.ConvGeom) bool
 }
 
 // Packer lays out weights the way a backend's kernels read them.

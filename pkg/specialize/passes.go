@@ -32,6 +32,7 @@ func Passes() []Pass {
 		{"slice-views", func(c Caps) bool { return c.StridedElementwise }, sliceViews},
 		{"channels-last", func(c Caps) bool { return c.Packer != nil && c.ChannelsLast != nil }, channelsLast},
 		{"pack-weights", func(c Caps) bool { return c.Packer != nil }, packWeights},
+		{"tap-major", func(c Caps) bool { return c.TapConv != nil }, tapMajor},
 		{"winograd", func(c Caps) bool { return c.Packer != nil && c.WinogradTile != nil }, winograd},
 		{"concat-in-place", func(c Caps) bool { return c.InPlaceConcat }, concatInPlace},
 	}
@@ -57,6 +58,9 @@ const (
 	// KernelWinograd: a 3x3 stride-1 convolution as Winograd's F(m×m,
 	// 3×3), three steps through scratch (Plan.Winograd).
 	KernelWinograd
+	// KernelTapMajor: a one-group convolution as conv2d_taps, its weights
+	// laid out tap-major at build time (Caps.TapConv).
+	KernelTapMajor
 )
 
 // WinogradPlan is how a convolution runs as F(m×m, 3×3): its tile m and
@@ -158,6 +162,23 @@ func winograd(p *Plan) {
 		p.addScratch(wp.M, i)
 		p.Winograd[n] = wp
 		p.Kernels[n] = KernelWinograd
+	}
+}
+
+// tapMajor runs as conv2d_taps the one-group f32 convolutions with
+// constant weights that no earlier pass took and that the backend runs so
+// (Caps.TapConv).
+func tapMajor(p *Plan) {
+	for _, n := range p.Graph.Nodes {
+		if n.Op != mir.OpConv2D || p.Kernels[n] != KernelDefault || len(n.Args) < 2 || !n.Args[1].IsConst() {
+			continue
+		}
+		if n.Args[0].Type.DType != tensor.F32 || n.Args[1].Type.DType != tensor.F32 || n.Results[0].Type.DType != tensor.F32 {
+			continue
+		}
+		if g, ok := p.convGeomOK(n); ok && g.Groups == 1 && p.Caps.TapConv(g) {
+			p.Kernels[n] = KernelTapMajor
+		}
 	}
 }
 

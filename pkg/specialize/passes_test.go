@@ -50,7 +50,7 @@ func TestPassTable(t *testing.T) {
 	for _, p := range specialize.Passes() {
 		names = append(names, p.Name)
 	}
-	want := []string{"strided-attention", "slice-views", "channels-last", "pack-weights", "winograd", "concat-in-place"}
+	want := []string{"strided-attention", "slice-views", "channels-last", "pack-weights", "tap-major", "winograd", "concat-in-place"}
 	if !slices.Equal(names, want) {
 		t.Errorf("passes %v, want %v", names, want)
 	}

@@ -296,6 +296,14 @@ func (g *gen) conv(n *mir.Node) error {
 	if g.p.Kernels[n] == KernelWinograd {
 		return g.convWinograd(n, bias, res, epi)
 	}
+	if g.p.Kernels[n] == KernelTapMajor {
+		idx := g.w.AddTapMajor(x[1])
+		op := &lir.TapConv2D{X: g.buffer(x[0]), W: g.weightBuffer(idx), Geom: ConvGeom(n, xs, ws, os), Epilogue: epi}
+		op.Epilogue.Bias, op.Epilogue.Residual = g.optBuffer(bias), g.optBuffer(res)
+		op.Out = g.buffer(out)
+		g.emit(n, op)
+		return nil
+	}
 	if hw := xs[2] * xs[3]; g.p.Kernels[n] == KernelPacked {
 		// A 1x1 convolution over a small plane: the transposed product
 		// with Wᵀ packed here (packWeights).

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/rlx-project/rlx/pkg/dim"
+	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/mir"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
@@ -64,6 +65,38 @@ func tapRuns(in, out, k, stride, pad, dil int64) []tapRun {
 	return runs
 }
 
+// livePairs counts the (tap, output position) pairs of the runs of a
+// kernel's rows and columns that read the input.
+func livePairs(rows, cols []tapRun) int64 {
+	live := int64(0)
+	for _, r := range rows {
+		for _, c := range cols {
+			live += (r.o1 - r.o0) * (c.o1 - c.o0) * (r.t1 - r.t0) * (c.t1 - c.t0)
+		}
+	}
+	return live
+}
+
+// LiveTapPairs returns how many of g's (tap, output position) pairs read
+// the input, not the padding, and how many there are (per image and
+// channel pair): the sparsity Caps.SparseTaps and Caps.TapConv judge. A
+// pair is live where its kernel row reads an input row and its column an
+// input column, so the count is the product of the two axes' counts.
+func LiveTapPairs(g lir.ConvGeom) (live, total int64) {
+	axis := func(in, out, k, stride, pad, dil int64) int64 {
+		n := int64(0)
+		for o := range out {
+			for t := range k {
+				if i := o*max(stride, 1) + t*max(dil, 1) - pad; i >= 0 && i < in {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	return axis(g.H, g.OH, g.KH, g.StrideH, g.PadT, g.DilH) * axis(g.W, g.OW, g.KW, g.StrideW, g.PadL, g.DilW), g.OH * g.OW * g.KH * g.KW
+}
+
 // splitSparseTaps rewrites every convolution that sparse says to split
 // (live of its total tap-position pairs read the input) into its
 // rectangles of constant live taps. It works on a copy, as cropDeadTaps
@@ -86,13 +119,7 @@ func splitSparseTaps(g *mir.Graph, b Binding, sparse func(live, total int64) boo
 		if len(rows)*len(cols) <= 1 || len(rows)*len(cols) > maxTapRegions {
 			continue
 		}
-		live := int64(0)
-		for _, r := range rows {
-			for _, c := range cols {
-				live += (r.o1 - r.o0) * (c.o1 - c.o0) * (r.t1 - r.t0) * (c.t1 - c.t0)
-			}
-		}
-		if sparse(live, geom.OH*geom.OW*geom.KH*geom.KW) {
+		if sparse(livePairs(rows, cols), geom.OH*geom.OW*geom.KH*geom.KW) {
 			plans[i] = split{rows, cols}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/mir"
 	"github.com/rlx-project/rlx/pkg/mir/eval"
 	"github.com/rlx-project/rlx/pkg/specialize"
@@ -337,5 +338,112 @@ func main(x: f32[1, 16, 14, 14]) -> (y: f32[1, 8, 14, 14]) {
 	never := specialize.Caps{SparseTaps: func(live, total int64) bool { return 2*live <= total }}
 	if n := convs(runPlanWith(t, "same", g, specialize.Binding{}, never, 1e-5)); n != 1 {
 		t.Errorf("a same-padded 3x3 split into %d under the half rule", n)
+	}
+}
+
+// TestLiveTapPairs counts live (tap, position) pairs pair by pair over
+// random geometries: padding that covers whole rows and columns,
+// strides, dilations.
+func TestLiveTapPairs(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 13))
+	for range 200 {
+		g := lir.ConvGeom{N: 1, C: 1, O: 1, H: 1 + r.Int64N(16), W: 1 + r.Int64N(16), KH: 1 + r.Int64N(5), KW: 1 + r.Int64N(5),
+			StrideH: 1 + r.Int64N(3), StrideW: 1 + r.Int64N(3), DilH: 1 + r.Int64N(8), DilW: 1 + r.Int64N(8), Groups: 1}
+		g.PadT, g.PadB = r.Int64N(g.DilH*(g.KH-1)+2), r.Int64N(g.DilH*(g.KH-1)+2)
+		g.PadL, g.PadR = r.Int64N(g.DilW*(g.KW-1)+2), r.Int64N(g.DilW*(g.KW-1)+2)
+		g.OH = (g.H+g.PadT+g.PadB-g.DilH*(g.KH-1)-1)/g.StrideH + 1
+		g.OW = (g.W+g.PadL+g.PadR-g.DilW*(g.KW-1)-1)/g.StrideW + 1
+		if g.OH < 1 || g.OW < 1 {
+			continue
+		}
+		want := int64(0)
+		for oh := range g.OH {
+			for ow := range g.OW {
+				for kh := range g.KH {
+					for kw := range g.KW {
+						ih, iw := oh*g.StrideH+kh*g.DilH-g.PadT, ow*g.StrideW+kw*g.DilW-g.PadL
+						if ih >= 0 && ih < g.H && iw >= 0 && iw < g.W {
+							want++
+						}
+					}
+				}
+			}
+		}
+		live, total := specialize.LiveTapPairs(g)
+		if live != want || total != g.OH*g.OW*g.KH*g.KW {
+			t.Fatalf("%+v: %d of %d live, want %d of %d", g, live, total, want, g.OH*g.OW*g.KH*g.KW)
+		}
+	}
+}
+
+// TestTapMajorPass: where the backend takes a convolution tap-major
+// (Caps.TapConv) it is scheduled as conv2d_taps over its weights laid
+// out tap-major, and its values stay the reference's; a grouped one
+// stays conv2d whatever the backend says.
+func TestTapMajorPass(t *testing.T) {
+	const src = `hir 1
+module m
+param k : f32[20, 16, 3, 3]
+param b : f32[20]
+param kg : f32[8, 4, 3, 3]
+func main(x: f32[1, 16, 14, 14]) -> (y: f32[1, 20, 14, 14], z: f32[1, 8, 14, 14]) {
+  c = conv2d(x, k, b, pad=[12, 12, 12, 12], dilation=[12, 12])
+  y = relu(c)
+  z = conv2d(x, kg, pad=[1, 1, 1, 1], groups=4)
+  return y, z
+}
+`
+	_, g := lowerSource(t, "aspp.hir", []byte(src), true)
+	var seen []lir.ConvGeom
+	caps := specialize.Caps{TapConv: func(g lir.ConvGeom) bool { seen = append(seen, g); return true }}
+	p := runPlanWith(t, "aspp", g, specialize.Binding{}, caps, 1e-5)
+	if len(seen) != 1 || seen[0].Groups != 1 || seen[0].DilH != 12 {
+		t.Fatalf("the rule was asked about %+v, want the dilated convolution alone", seen)
+	}
+	w := specialize.NewWeights("test", nil)
+	prog, err := specialize.Schedule(p, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := prog.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	var tc *lir.TapConv2D
+	convs := 0
+	for _, s := range prog.Steps {
+		switch op := s.Op.(type) {
+		case *lir.TapConv2D:
+			tc = op
+		case *lir.Conv2D:
+			convs++
+		}
+	}
+	if tc == nil || convs != 1 {
+		t.Fatalf("%d conv2d steps and conv2d_taps %v, want one of each", convs, tc)
+	}
+	if tc.Epilogue.Act != lir.ActRelu || tc.Epilogue.Bias == lir.NoBuf {
+		t.Errorf("conv2d_taps epilogue %+v, want the bias and the ReLU", tc.Epilogue)
+	}
+	buf := prog.Buffers[tc.W]
+	if buf.Kind != lir.BufWeight {
+		t.Fatalf("conv2d_taps reads its weights from a %v buffer", buf.Kind)
+	}
+	var k *mir.Value
+	for _, n := range p.Graph.Nodes {
+		if n.Op == mir.OpConv2D && n.Args[1].Param == "k" {
+			k = n.Args[1]
+		}
+	}
+	if k == nil {
+		t.Fatal("no convolution by k")
+	}
+	got, want := w.Data[buf.Index].F32(), lir.TapMajor(k.Const.F32(), 20, 16, 9)
+	if len(got) != 9*16*32 || len(got) != len(want) {
+		t.Fatalf("tap-major weights of %d floats, want %d", len(got), 9*16*32)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("tap-major weight %d: %g, want %g", i, got[i], want[i])
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/rlx-project/rlx/pkg/artifact"
+	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/mir"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
@@ -13,13 +14,14 @@ import (
 // backend's Packer lays out at build time or the loader derives (Data nil:
 // no bytes in the artifact).
 type Weights struct {
-	Refs    []artifact.WeightRef
-	Data    []*tensor.Tensor
-	index   map[*mir.Value]int
-	packed  map[*mir.Value]int
-	packedT map[*mir.Value]int
-	taps    map[*mir.Value]int
-	wino    map[winoKey]int
+	Refs     []artifact.WeightRef
+	Data     []*tensor.Tensor
+	index    map[*mir.Value]int
+	packed   map[*mir.Value]int
+	packedT  map[*mir.Value]int
+	taps     map[*mir.Value]int
+	tapMajor map[*mir.Value]int
+	wino     map[winoKey]int
 	// byParam is the first value registered under each weight name:
 	// variants that derive a weight alike (a cropped kernel, taps.go)
 	// each make their own value of it, and share one copy.
@@ -36,7 +38,7 @@ type Weights struct {
 // NewWeights returns an empty table for target that packs weights with
 // packer (nil: none).
 func NewWeights(target string, packer Packer) *Weights {
-	return &Weights{index: map[*mir.Value]int{}, packed: map[*mir.Value]int{}, packedT: map[*mir.Value]int{}, taps: map[*mir.Value]int{},
+	return &Weights{index: map[*mir.Value]int{}, packed: map[*mir.Value]int{}, packedT: map[*mir.Value]int{}, taps: map[*mir.Value]int{}, tapMajor: map[*mir.Value]int{},
 		wino: map[winoKey]int{}, byParam: map[string]*mir.Value{}, Packer: packer, Target: target}
 }
 
@@ -93,6 +95,18 @@ func (w *Weights) AddTaps(v *mir.Value) (int, error) {
 	}
 	s := v.Const.Shape
 	return w.addDerived(v, w.taps, "#taps", w.Packer.DepthwiseTaps(v.Const.F32(), int(s[0]), int(s[2]*s[3]))), nil
+}
+
+// AddTapMajor registers the [O, C, KH, KW] weight of a convolution laid
+// out tap-major, as conv2d_taps reads it (lir.TapMajor), and returns its
+// index. The layout is the same on every CPU, so it needs no packer.
+func (w *Weights) AddTapMajor(v *mir.Value) int {
+	v = w.canonical(v)
+	if i, ok := w.tapMajor[v]; ok {
+		return i
+	}
+	s := v.Const.Shape
+	return w.addDerived(v, w.tapMajor, "#tapmajor", lir.TapMajor(v.Const.F32(), s[0], s[1], s[2]*s[3]))
 }
 
 // AddWinograd registers the [O, C, 3, 3] weight of a convolution run as

@@ -164,10 +164,13 @@ func (*cpu) KernelSources() bool { return false }
 func (c *cpu) Caps() specialize.Caps {
 	if c.cross() {
 		return specialize.Caps{StridedAttention: true, InPlaceConcat: true, StridedElementwise: true, SubsampleStrided: tuning.SubsampleStrided1x1,
-			SparseTaps: tuning.SplitSparseTaps}
+			TapConv: c.tapConv}
 	}
 	caps := cpuCaps()
 	if len(c.levels) > 0 {
+		// Generated code runs convolutions of mostly padding in place,
+		// tap-major; the split into rectangles is the portable route.
+		caps.SparseTaps, caps.TapConv = nil, c.tapConv
 		// Only generated code runs Winograd convolutions fast: the
 		// runtime's kernels for them are the plain reference.
 		avx512 := cgen.Options{Levels: c.levels}.AllHave("avx512f")
@@ -180,6 +183,13 @@ func (c *cpu) Caps() specialize.Caps {
 		}
 	}
 	return caps
+}
+
+// tapConv is the rule for conv2d_taps (tuning.NativeTapConv).
+func (c *cpu) tapConv(g lir.ConvGeom) bool {
+	live, total := specialize.LiveTapPairs(g)
+	return tuning.NativeTapConv(tuning.ConvShape{KH: g.KH, KW: g.KW, StrideH: g.StrideH, StrideW: g.StrideW, DilH: g.DilH, DilW: g.DilW,
+		Groups: g.Groups, C: g.C, O: g.O, OH: g.OH, OW: g.OW}, live, total)
 }
 
 func (c *cpu) NewWeights() *specialize.Weights {

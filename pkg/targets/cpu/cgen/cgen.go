@@ -138,6 +138,8 @@ func kernelFor(prog *lir.Program, op lir.Op, opts Options) (function, bool) {
 		return pool2d(prog, op, opts)
 	case *lir.Conv2D:
 		return conv2d(prog, op, opts)
+	case *lir.TapConv2D:
+		return tapConv(prog, op)
 	case *lir.Softmax:
 		return softmax(prog, op)
 	case *lir.Reduce:

@@ -275,11 +275,16 @@ func planConv(prog *lir.Program, op *lir.Conv2D) (convPlan, bool) {
 // overflow, and an output that shares no bytes with what it reads (but
 // the residual, which it may replace exactly: restrictYR false).
 func checkConv(prog *lir.Program, op *lir.Conv2D) (g lir.ConvGeom, restrictYR, ok bool) {
-	g = normConv(op.Geom)
-	ep := op.Epilogue
+	g, restrictYR, ok = convOperands(prog, op.Geom, op.X, op.W, op.Out, op.Epilogue)
+	return g, restrictYR, ok && g.StrideW <= 2
+}
+
+// convOperands is what any generated convolution needs: checkConv's
+// conditions but the column stride's.
+func convOperands(prog *lir.Program, geom lir.ConvGeom, x, wt, out lir.Buf, ep lir.Epilogue) (g lir.ConvGeom, restrictYR, ok bool) {
+	g = normConv(geom)
 	switch {
-	case g.StrideW > 2,
-		min(g.N, g.C, g.H, g.W, g.O, g.KH, g.KW, g.OH, g.OW) < 1,
+	case min(g.N, g.C, g.H, g.W, g.O, g.KH, g.KW, g.OH, g.OW) < 1,
 		min(g.PadT, g.PadL, g.PadB, g.PadR) < 0:
 		return g, false, false
 	}
@@ -293,16 +298,16 @@ func checkConv(prog *lir.Program, op *lir.Conv2D) (g lir.ConvGeom, restrictYR, o
 			return g, false, false
 		}
 	}
-	for _, b := range []lir.Buf{op.X, op.W, ep.Bias} {
-		if b != lir.NoBuf && sameBytes(prog, op.Out, b) {
+	for _, b := range []lir.Buf{x, wt, ep.Bias} {
+		if b != lir.NoBuf && sameBytes(prog, out, b) {
 			return g, false, false
 		}
 	}
 	restrictYR = true
-	if ep.Residual != lir.NoBuf && sameBytes(prog, op.Out, ep.Residual) {
+	if ep.Residual != lir.NoBuf && sameBytes(prog, out, ep.Residual) {
 		// Each element of the residual is read just before the same
 		// element of the output is written: exact aliasing is fine.
-		if prog.Buffers[op.Out].Offset != prog.Buffers[ep.Residual].Offset {
+		if prog.Buffers[out].Offset != prog.Buffers[ep.Residual].Offset {
 			return g, false, false
 		}
 		restrictYR = false

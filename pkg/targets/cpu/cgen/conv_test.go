@@ -443,14 +443,30 @@ func benchConvs(b *testing.B, cs []benchConv) {
 			continue
 		}
 		prog, ok := nativeConv(interp)
-		if !ok {
+		if ok {
+			for _, l := range native.Levels() {
+				if l.Runs() == nil {
+					b.Run("layer="+c.name+"/code="+l.Name, func(b *testing.B) { runProg(b, withObject(b, prog, l)) })
+				}
+			}
+		}
+		if max(g.Groups, 1) != 1 {
 			continue
 		}
+		// The same layer tap-major (tapconv.go), its weights laid out so.
+		taps, err := Generate(tapProgram(g, c.e), Options{})
+		if err != nil || taps.Native == nil {
+			b.Fatalf("%s: conv2d_taps not generated (%v)", c.name, err)
+		}
+		tapIns := append([]*tensor.Tensor(nil), ins...)
+		tapIns[1] = tensor.FromF32([]int64{g.KH * g.KW * g.C * lir.TapConvOP(g.O)}, lir.TapMajor(ins[1].F32(), g.O, g.C, g.KH*g.KW))
 		for _, l := range native.Levels() {
-			if l.Runs() != nil {
-				continue
+			if l.Runs() == nil {
+				b.Run("layer="+c.name+"/code=taps-"+l.Name, func(b *testing.B) {
+					benchRuns(b, pool, withObject(b, taps, l), tapIns)
+					b.ReportMetric(float64(flops)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				})
 			}
-			b.Run("layer="+c.name+"/code="+l.Name, func(b *testing.B) { runProg(b, withObject(b, prog, l)) })
 		}
 	}
 }

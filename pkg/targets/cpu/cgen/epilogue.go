@@ -52,6 +52,9 @@ func splitActivation(prog *lir.Program, op lir.Op, opts Options) (lir.Op, *lir.E
 	case *lir.Conv2D:
 		c := *o
 		ep, out, n, kernel = &c.Epilogue, c.Out, c.Geom.N*c.Geom.O*c.Geom.OH*c.Geom.OW, &c
+	case *lir.TapConv2D:
+		c := *o
+		ep, out, n, kernel = &c.Epilogue, c.Out, c.Geom.N*c.Geom.O*c.Geom.OH*c.Geom.OW, &c
 	case *lir.DepthwiseNHWC:
 		c := *o
 		ep, out, n, kernel = &c.Epilogue, c.Out, c.Geom.N*c.Geom.O*c.Geom.OH*c.Geom.OW, &c

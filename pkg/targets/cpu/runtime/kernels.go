@@ -79,6 +79,8 @@ func run(pool *parallel.Pool, s *lir.Step, bufs [][]byte) error {
 		gemm.Conv1x1Packed(pool, f32(op.Out), f32(op.X), f32(op.W), int(op.N), int(op.C), int(op.HW), int(op.O), epilogue(op.Epilogue, bufs))
 	case *lir.Conv2D:
 		conv.Conv2D(pool, f32(op.Out), f32(op.X), f32(op.W), conv.GeomOf(op.Geom), epilogue(op.Epilogue, bufs))
+	case *lir.TapConv2D:
+		conv.TapConv2D(pool, f32(op.Out), f32(op.X), f32(op.W), conv.GeomOf(op.Geom), int(lir.TapConvOP(op.Geom.O)), epilogue(op.Epilogue, bufs))
 	case *lir.DepthwiseNHWC:
 		// conv2d's geometry and epilogue over channels-last x and out, the
 		// weights tap-major [9, C].

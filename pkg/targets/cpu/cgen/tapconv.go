@@ -1,0 +1,286 @@
+package cgen
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rlx-project/rlx/pkg/lir"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/tuning"
+)
+
+// Tap-major convolutions (lir.TapConv2D): a direct convolution
+// vectorized over output channels, as ONNX Runtime's NCHWc kernels are,
+// for convolutions of mostly padding. The generated conv2d vectorizes
+// over output positions, and a vector spans whole rows of a small plane,
+// so it runs a tap wherever one lane of a vector reads the input; here
+// each register tile is a few positions of one output row that read the
+// input through the same taps (a run of tapRuns' columns) by a block of
+// output channels, and it visits those taps alone: DeepLabV3's ASPP 3x3
+// at dilation 12 over 14x14 does 1.65 taps per position, not 9.
+//
+// An item of the function's range is (image, block of
+// tuning.TapConvItemChannels output channels, output row), rows
+// innermost, so consecutive items read the same block of weights. A tile
+// accumulates, over its live taps and the input channels, each input
+// value (one broadcast) times the weights of its tap and channel (whole
+// vectors: the weights are [KH·KW, C, OP], OP a multiple of 16); the
+// epilogue then stores each channel's positions, out = act(acc + bias)
+// + residual, as scalars: a tile's few positions are contiguous in the
+// output row, its channels a plane apart.
+
+// tapISA is one CPU level's register tile.
+type tapISA struct {
+	cond string // the preprocessor condition; "" for the fallback
+	vl   int64  // lanes of a vector
+	nv   int64  // vectors of channels in a tile at most
+	np   int64  // positions in a tile at most
+}
+
+// tapISAs are the levels, best first. AVX-512: 4 vectors of 16 channels
+// by 6 positions, 24 of the 32 registers accumulate, 4 hold weights;
+// AVX2: 2 by 6 in 12 of 16; NEON (and any other machine): 4 vectors of 4
+// by 5 in 20 of 32.
+var tapISAs = []tapISA{
+	{cond: "defined(__AVX512F__)", vl: 16, nv: 4, np: 6},
+	{cond: "defined(__AVX2__) && defined(__FMA__)", vl: 8, nv: 2, np: 6},
+	{vl: 4, nv: 4, np: 5},
+}
+
+// tapTile is one register tile of an output row: positions [ox, ox+n)
+// read the input through kernel columns [kx0, kx1).
+type tapTile struct{ ox, n, kx0, kx1 int64 }
+
+// tapTiles splits an output row into tiles of at most np positions that
+// read the input through the same kernel columns, each run into tiles as
+// equal as can be.
+func tapTiles(g lir.ConvGeom, np int64) []tapTile {
+	var tiles []tapTile
+	for _, r := range colRuns(g) {
+		n := r.o1 - r.o0
+		k := (n + np - 1) / np
+		for i := range k {
+			a, b := r.o0+n*i/k, r.o0+n*(i+1)/k
+			tiles = append(tiles, tapTile{a, b - a, r.t0, r.t1})
+		}
+	}
+	return tiles
+}
+
+// tapRun is a run of output columns [o0, o1) whose live kernel columns
+// are [t0, t1).
+type tapRun struct{ o0, o1, t0, t1 int64 }
+
+// colRuns splits g's output columns into runs of the same live kernel
+// columns (none, [0, 0), for a column that reads only padding).
+func colRuns(g lir.ConvGeom) []tapRun {
+	var runs []tapRun
+	for o := range g.OW {
+		t0, t1 := int64(-1), int64(-1)
+		for t := range g.KW {
+			if i := o*g.StrideW + t*g.DilW - g.PadL; i >= 0 && i < g.W {
+				if t0 < 0 {
+					t0 = t
+				}
+				t1 = t + 1
+			}
+		}
+		if t0 < 0 {
+			t0, t1 = 0, 0 // the output is the bias alone
+		}
+		if n := len(runs); n > 0 && runs[n-1].t0 == t0 && runs[n-1].t1 == t1 {
+			runs[n-1].o1 = o + 1
+			continue
+		}
+		runs = append(runs, tapRun{o, o + 1, t0, t1})
+	}
+	return runs
+}
+
+// tapConv generates the function of a tap-major convolution, false for
+// one it does not handle: more than one group, an activation other than
+// the piecewise-linear ones, empty or overflowing sizes, an output
+// sharing bytes with what it reads.
+func tapConv(prog *lir.Program, op *lir.TapConv2D) (function, bool) {
+	g, restrictYR, ok := convOperands(prog, op.Geom, op.X, op.W, op.Out, op.Epilogue)
+	if !ok || g.Groups != 1 {
+		return function{}, false
+	}
+	ep := op.Epilogue
+	bias, res := ep.Bias != lir.NoBuf, ep.Residual != lir.NoBuf
+	oc := int64(tuning.TapConvItemChannels)
+	nob := (g.O + oc - 1) / oc
+	opad := lir.TapConvOP(g.O)
+	p := g.OH * g.OW
+	// An item's work, counting every tap of its row as live: the grain
+	// errs toward more chunks.
+	itemFlops := 2 * oc * g.OW * g.C * g.KH * g.KW
+	f := function{fn: lir.NativeFunc{N: g.N * nob * g.OH, Grain: max(1, tuning.NativeConvChunkFlops/itemFlops)}}
+	f.in = []lir.Buf{op.X, op.W}
+	f.fn.In = []int64{g.N * g.C * g.H * g.W * 4, g.KH * g.KW * g.C * opad * 4}
+	if bias {
+		f.in = append(f.in, ep.Bias)
+		f.fn.In = append(f.fn.In, g.O*4)
+	}
+	if res {
+		f.in = append(f.in, ep.Residual)
+		f.fn.In = append(f.fn.In, g.N*g.O*p*4)
+	}
+	f.out = []lir.Buf{op.Out}
+	f.fn.Out = []int64{g.N * g.O * p * 4}
+
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	w("{\n")
+	w("\t/* conv2d_taps: N=%d C=%d %dx%d -> O=%d %dx%d, kernel %dx%d, stride %dx%d, dilation %dx%d, pad %d,%d,%d,%d, act %s */\n",
+		g.N, g.C, g.H, g.W, g.O, g.OH, g.OW, g.KH, g.KW, g.StrideH, g.StrideW, g.DilH, g.DilW, g.PadT, g.PadL, g.PadB, g.PadR, ep.Act)
+	w("\tconst float *restrict x = (const float *)args[0];\n")
+	w("\tconst float *restrict wt = (const float *)args[1];\n")
+	arg := 2
+	if bias {
+		w("\tconst float *restrict bias = (const float *)args[%d];\n", arg)
+		arg++
+	}
+	yr := "restrict "
+	if !restrictYR {
+		yr = ""
+	}
+	if res {
+		w("\tconst float *%sres = (const float *)args[%d];\n", yr, arg)
+		arg++
+	}
+	w("\tfloat *%sy = (float *)args[%d];\n", yr, arg)
+	for i, isa := range tapISAs {
+		b.WriteString(levelCond(i, isa.cond))
+		genTapLevel(&b, g, ep, isa, nob, opad)
+	}
+	w("#endif\n}\n")
+	f.body = b.String()
+	return f, true
+}
+
+// genTapLevel writes one level's loop over the items of [lo, hi).
+func genTapLevel(b *strings.Builder, g lir.ConvGeom, ep lir.Epilogue, isa tapISA, nob, opad int64) {
+	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	oc := int64(tuning.TapConvItemChannels)
+	sub := isa.vl * isa.nv // channels of a full tile
+	tiles := tapTiles(g, isa.np)
+	w("\t{\n")
+	w("\ttypedef float tv __attribute__((vector_size(%d), unused));\n", 4*isa.vl)
+	rows := make([]int64, 0, 4*len(tiles))
+	for _, t := range tiles {
+		rows = append(rows, t.ox, t.n, t.kx0, t.kx1)
+	}
+	writeTable(w, "tt", rows, 4)
+	w("\tfor (int64_t it = lo; it < hi; it++) {\n")
+	w("\t\tint64_t oy = it %% %d, r_ = it / %d;\n", g.OH, g.OH)
+	w("\t\tint64_t ob = (r_ %% %d) * %d, n = r_ / %d;\n", nob, oc, nob)
+	w("\t\tint64_t oe = ob + %d < %d ? ob + %d : %d;\n", oc, opad, oc, opad)
+	w("\t\tconst float *xn = x + n * %d;\n", g.C*g.H*g.W)
+	w("\t\tfloat *yn = y + n * %d + oy * %d;\n", g.O*g.OH*g.OW, g.OW)
+	if ep.Residual != lir.NoBuf {
+		w("\t\tconst float *rn = res + n * %d + oy * %d;\n", g.O*g.OH*g.OW, g.OW)
+	}
+	w("\t\tfor (int64_t o0 = ob; o0 < oe; o0 += %d) {\n", sub)
+	w("\t\t\tint64_t nv = (oe - o0 < %d ? oe - o0 : %d) / %d;\n", sub, sub, isa.vl)
+	w("\t\t\tconst float *wb = wt + o0;\n")
+	w("\t\t\tfor (int t = 0; t < %d; t++) {\n", len(tiles))
+	w("\t\t\t\tint64_t ox0 = tt[4 * t], np = tt[4 * t + 1], kx0 = tt[4 * t + 2], kx1 = tt[4 * t + 3];\n")
+	w("\t\t\t\tconst float *xb = xn + ox0 * %d - %d;\n", g.StrideW, g.PadL)
+	w("\t\t\t\tswitch (np * 8 + nv) {\n")
+	// The channel counts a tile may have: full, and the last block's rest.
+	nvs := []int64{isa.nv}
+	if r := ((opad - (nob-1)*oc) % sub) / isa.vl; r != 0 {
+		nvs = append(nvs, r)
+	}
+	for np := int64(1); np <= isa.np; np++ {
+		for _, nv := range nvs {
+			w("\t\t\t\tcase %d: {\n", np*8+nv)
+			genTapTile(b, g, ep, isa, np, nv, opad)
+			w("\t\t\t\t\tbreak;\n\t\t\t\t}\n")
+		}
+	}
+	w("\t\t\t\t}\n")
+	w("\t\t\t}\n")
+	w("\t\t}\n")
+	w("\t}\n")
+	w("\t}\n")
+}
+
+// genTapTile writes one register tile: np positions by nv vectors of
+// channels from o0, accumulated over the live taps of row oy and columns
+// [kx0, kx1), then stored through the epilogue.
+func genTapTile(b *strings.Builder, g lir.ConvGeom, ep lir.Epilogue, isa tapISA, np, nv, opad int64) {
+	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	const ind = "\t\t\t\t\t"
+	vl := isa.vl
+	w(ind + "tv")
+	for p := range np {
+		for v := range nv {
+			if p+v > 0 {
+				w(",")
+			}
+			w(" a%d_%d = {0}", p, v)
+		}
+	}
+	w(";\n")
+	w(ind+"for (int64_t ky = 0; ky < %d; ky++) {\n", g.KH)
+	w(ind+"\tint64_t iy = oy * %d + ky * %d - %d;\n", g.StrideH, g.DilH, g.PadT)
+	w(ind+"\tif ((uint64_t)iy >= %du) continue;\n", g.H)
+	w(ind + "\tfor (int64_t kx = kx0; kx < kx1; kx++) {\n")
+	w(ind+"\t\tconst float *xp = xb + iy * %d + kx * %d;\n", g.W, g.DilW)
+	w(ind+"\t\tconst float *wp = wb + (ky * %d + kx) * %d;\n", g.KW, g.C*opad)
+	w(ind+"\t\tfor (int64_t c = 0; c < %d; c++, xp += %d, wp += %d) {\n", g.C, g.H*g.W, opad)
+	for v := range nv {
+		w(ind+"\t\t\ttv w%d; __builtin_memcpy(&w%d, wp + %d, %d);\n", v, v, v*vl, 4*vl)
+	}
+	for p := range np {
+		w(ind+"\t\t\t{ const float s = xp[%d];", p*g.StrideW)
+		for v := range nv {
+			w(" a%d_%d += s * w%d;", p, v, v)
+		}
+		w(" }\n")
+	}
+	w(ind + "\t\t}\n")
+	w(ind + "\t}\n")
+	w(ind + "}\n")
+	// The epilogue: the accumulators through memory, then each channel's
+	// positions, contiguous in its output row.
+	w(ind+"float acc[%d] __attribute__((aligned(64)));\n", np*nv*vl)
+	for p := range np {
+		for v := range nv {
+			w(ind+"__builtin_memcpy(acc + %d, &a%d_%d, %d);\n", (p*nv+v)*vl, p, v, 4*vl)
+		}
+	}
+	w(ind+"for (int64_t j = 0; j < %d && o0 + j < %d; j++) {\n", nv*vl, g.O)
+	w(ind+"\tfloat *yo = yn + (o0 + j) * %d + ox0;\n", g.OH*g.OW)
+	if ep.Residual != lir.NoBuf {
+		w(ind+"\tconst float *ro = rn + (o0 + j) * %d + ox0;\n", g.OH*g.OW)
+	}
+	w(ind+"\tfor (int p = 0; p < %d; p++) {\n", np)
+	w(ind+"\t\tfloat s = acc[p * %d + j];\n", nv*vl)
+	if ep.Bias != lir.NoBuf {
+		w(ind + "\t\ts += bias[o0 + j];\n")
+	}
+	genScalarAct(b, ind+"\t\t", ep)
+	if ep.Residual != lir.NoBuf {
+		w(ind + "\t\ts += ro[p];\n")
+	}
+	w(ind + "\t\tyo[p] = s;\n")
+	w(ind + "\t}\n")
+	w(ind + "}\n")
+}
+
+// genScalarAct writes the epilogue's piecewise-linear activation of the
+// float s, as the runtime's kernels apply it (NaN stays NaN).
+func genScalarAct(b *strings.Builder, ind string, ep lir.Epilogue) {
+	switch ep.Act {
+	case lir.ActRelu:
+		fmt.Fprintf(b, "%sif (s < 0) s = 0;\n", ind)
+	case lir.ActLeakyRelu:
+		fmt.Fprintf(b, "%sif (s < 0) s *= %s;\n", ind, literal(ep.Alpha, computeFloat))
+	case lir.ActClamp:
+		// The runtime's order: below lo is lo, else above hi is hi.
+		fmt.Fprintf(b, "%sif (s < %s) s = %s; else if (s > %s) s = %s;\n", ind,
+			literal(ep.Min, computeFloat), literal(ep.Min, computeFloat), literal(ep.Max, computeFloat), literal(ep.Max, computeFloat))
+	}
+}

@@ -1,0 +1,136 @@
+package cgen
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/rlx-project/rlx/pkg/lir"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
+	"github.com/rlx-project/rlx/pkg/tensor"
+)
+
+// tapSweep is the geometries the tap-major tests compile: DeepLabV3's
+// atrous pyramid (dilation 12 over 14x14, every kernel row and column
+// live somewhere, most positions the centre tap alone) and its small
+// twins, output channels that fill no tile (5, 17, 80: AVX-512's last
+// item one vector), strides 1 to 3, uneven padding, a column that reads
+// only padding, 1x1 and 1xK kernels, batch 2, and every epilogue.
+func tapSweep() []convCase {
+	type c = convCase
+	return []c{
+		{geom(1, 96, 14, 14, 64, 3, 3, 1, 1, 12, 12, 12, 12, 12, 12), epiBiasRelu},
+		{geom(2, 24, 14, 14, 80, 3, 3, 1, 1, 12, 12, 12, 12, 12, 12), epiBiasResRelu},
+		{geom(1, 16, 9, 11, 17, 3, 3, 1, 1, 6, 6, 6, 6, 6, 6), epiBiasRes},
+		{geom(1, 8, 7, 7, 5, 3, 3, 1, 1, 4, 4, 4, 4, 5, 5), epiLeaky},
+		{geom(2, 32, 10, 13, 48, 3, 3, 2, 2, 3, 3, 3, 3, 4, 4), epiClamp},
+		{geom(1, 16, 12, 12, 33, 3, 3, 3, 3, 1, 0, 2, 1, 1, 1), epiBias},
+		{geom(1, 20, 6, 8, 16, 3, 3, 1, 1, 1, 5, 1, 5, 1, 2), epiNone},
+		{geom(1, 12, 5, 5, 128, 5, 5, 1, 1, 6, 6, 6, 6, 3, 3), epiBiasRelu},
+		{geom(1, 64, 7, 7, 96, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1), epiBias},
+		{geom(2, 16, 9, 9, 40, 1, 7, 1, 1, 0, 6, 0, 6, 1, 2), epiBiasRes},
+		{sq(1, 40, 14, 72, 3, 2, 1), epiBiasResRelu},
+		{sq(1, 3, 1, 20, 3, 1, 1), epiBiasRelu},
+	}
+}
+
+// tapProgram is convProgram's convolution as conv2d_taps: the same
+// inputs, the weights laid out tap-major by the caller.
+func tapProgram(g lir.ConvGeom, e convEpi) *lir.Program {
+	p := convProgram(g, e)
+	c := p.Steps[0].Op.(*lir.Conv2D)
+	p.Buffers[c.W].Bytes = g.KH * g.KW * g.C * lir.TapConvOP(g.O) * 4
+	p.Inputs[1].Shape = []int64{g.KH * g.KW * g.C * lir.TapConvOP(g.O)}
+	p.Steps[0].Op = &lir.TapConv2D{X: c.X, W: c.W, Out: c.Out, Geom: c.Geom, Epilogue: c.Epilogue}
+	return p
+}
+
+// TestTapConv compiles every geometry of tapSweep for every level this
+// CPU runs (and NEON's code on x86-64, as TestNativeConv does) and
+// compares it, and the runtime's fallback for the step, with the
+// runtime's Conv2D on the weights as they were.
+func TestTapConv(t *testing.T) {
+	needToolchain(t)
+	levels := runnableLevels(t)
+	for _, l := range levels {
+		if l.Name == "x86-64-v3" {
+			fallback := l
+			fallback.Clang = []string{"--target=x86_64-linux-gnu", "-march=x86-64-v2", "-mfma"}
+			levels = append(levels, fallback)
+		}
+	}
+	sweep := tapSweep()
+	taps := make([]*lir.Program, len(sweep))
+	progs := make([]*lir.Program, len(sweep))
+	unit := &lir.Native{}
+	for i, c := range sweep {
+		taps[i] = tapProgram(c.g, c.e)
+		prog, err := Generate(taps[i], Options{})
+		if err != nil || prog.Native == nil {
+			t.Fatalf("%+v: the generator does not handle it (%v)", c.g, err)
+		}
+		call := *prog.Steps[0].Op.(*lir.NativeCall)
+		call.Func = len(unit.Funcs)
+		prog.Steps = []lir.Step{{Op: &call, Src: prog.Steps[0].Src}}
+		unit.Funcs = append(unit.Funcs, prog.Native.Funcs[0])
+		progs[i] = prog
+	}
+	objects := compileUnit(t, unit, levels)
+	pool := parallel.NewPool(3)
+	defer pool.Close()
+	r := rand.New(rand.NewPCG(5, 6))
+	for i, c := range sweep {
+		g := c.g
+		name := fmt.Sprintf("n%d_c%d_%dx%d_o%d_k%dx%d_s%dx%d_p%d%d%d%d_d%dx%d_%s", g.N, g.C, g.H, g.W, g.O, g.KH, g.KW, g.StrideH, g.StrideW,
+			g.PadT, g.PadL, g.PadB, g.PadR, g.DilH, g.DilW, c.e.name)
+		t.Run(name, func(t *testing.T) {
+			interp := convProgram(g, c.e)
+			ins := convInputs(r, interp)
+			want := run(t, pool, interp, ins)
+			tapIns := append([]*tensor.Tensor(nil), ins...)
+			tapIns[1] = tensor.FromF32([]int64{g.KH * g.KW * g.C * lir.TapConvOP(g.O)}, lir.TapMajor(ins[1].F32(), g.O, g.C, g.KH*g.KW))
+			if err := taps[i].Verify(); err != nil {
+				t.Fatal(err)
+			}
+			compareConv(t, "runtime conv2d_taps", run(t, pool, taps[i], tapIns)[0], want[0])
+			for li, l := range levels {
+				prog := *progs[i]
+				prog.Native = &lir.Native{Funcs: unit.Funcs, Objects: []lir.NativeObject{objects[li]}}
+				if err := prog.Verify(); err != nil {
+					t.Fatal(err)
+				}
+				compareConv(t, l.Name+" "+strings.Join(l.Clang, " "), run(t, pool, &prog, tapIns)[0], want[0])
+			}
+		})
+	}
+}
+
+// TestTapTiles: the tiles of a row cover its positions once, in order,
+// at most np each, with the kernel columns each position reads the input
+// through.
+func TestTapTiles(t *testing.T) {
+	for _, c := range tapSweep() {
+		g := normConv(c.g)
+		for _, np := range []int64{1, 5, 6} {
+			next := int64(0)
+			for _, tl := range tapTiles(g, np) {
+				if tl.ox != next || tl.n < 1 || tl.n > np {
+					t.Fatalf("%+v np %d: tile %+v after position %d", g, np, tl, next)
+				}
+				for ox := tl.ox; ox < tl.ox+tl.n; ox++ {
+					for kx := range g.KW {
+						iw := ox*g.StrideW + kx*g.DilW - g.PadL
+						if live, in := iw >= 0 && iw < g.W, kx >= tl.kx0 && kx < tl.kx1; live != in {
+							t.Fatalf("%+v np %d: tile %+v: column %d tap %d live %v, in the tile's taps %v", g, np, tl, ox, kx, live, in)
+						}
+					}
+				}
+				next += tl.n
+			}
+			if next != g.OW {
+				t.Fatalf("%+v np %d: tiles cover %d of %d positions", g, np, next, g.OW)
+			}
+		}
+	}
+}
