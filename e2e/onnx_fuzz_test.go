@@ -85,6 +85,32 @@ func FuzzONNXConv3D(f *testing.F) {
 	})
 }
 
+// FuzzONNXNorms: GroupNormalization, LRN and Hardmax with fuzzed group
+// counts, sizes, axes, ranks and opsets.
+func FuzzONNXNorms(f *testing.F) {
+	f.Add(int64(3), int64(3), int64(-1), int64(4), int64(18))
+	f.Add(int64(0), int64(-2), int64(5), int64(2), int64(11))
+	f.Add(int64(7), int64(1<<40), int64(-9), int64(1), int64(21))
+	f.Fuzz(func(t *testing.T, groups, size, axis, rank, opset int64) {
+		rank = 1 + (rank%5+5)%5
+		dims := []any{2, 6, "h", 3, 2}[:rank]
+		opset = []int64{11, 13, 18, 21}[(opset%4+4)%4]
+		for _, op := range []string{"GroupNormalization", "LRN", "Hardmax"} {
+			g := &graph{outs: []string{"y"}}
+			g.input("x", dims...)
+			ins := []string{"x"}
+			if op == "GroupNormalization" {
+				n := (groups%8 + 8) % 8
+				g.init("s", []int64{n}, make([]float32, n))
+				g.init("b", []int64{n}, make([]float32, n))
+				ins = append(ins, "s", "b")
+			}
+			g.node(op, ins, []string{"y"}, ai("num_groups", groups), ai("size", size), ai("axis", axis))
+			noRecoveredPanic(t, importErr(g, opset))
+		}
+	})
+}
+
 // TestONNXShapeValueReshapeOverflow: a reshape target whose dims multiply
 // past int64 (wrapping to a divisor of the value count) is refused, not
 // taken for a negative dim.

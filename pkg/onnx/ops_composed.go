@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/rlx-project/rlx/pkg/dim"
 	"github.com/rlx-project/rlx/pkg/onnx/onnxpb"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
@@ -12,8 +13,9 @@ import (
 // Operators composed of HIR ops, as ops_lowered.go's: the activations
 // older exports and other frameworks write (PRelu, Elu, Selu, Celu,
 // ThresholdedRelu, Shrink), IsNaN and IsInf, Mean, the norm reductions
-// (ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSumExp) and the pixel
-// shuffles (DepthToSpace, SpaceToDepth). Each follows the ONNX definition
+// (ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSumExp), the pixel
+// shuffles (DepthToSpace, SpaceToDepth), GroupNormalization, LRN and
+// Hardmax. Each follows the ONNX definition
 // op by op, so every target runs it and fusion fuses the elementwise ones.
 
 // floatIn is input i's HIR name and dtype, which must be a float.
@@ -401,4 +403,180 @@ func convOneHot(im *importer, n *onnxpb.Node) error {
 	off = im.emitTmp(out+"_off0", "squeeze", []string{off}, "axes=[0]")
 	on = im.emitTmp(out+"_on0", "squeeze", []string{on}, "axes=[0]")
 	return im.emit(n.Outputs[:1], "where", []string{hit, on, off})
+}
+
+// convGroupNorm imports GroupNormalization (opset 18 and 21): X [N, C,
+// D...] in num_groups groups of channels, each normalized over its
+// channels and spatial positions (a layernorm over the last axis of
+// [N, G, C/G·D...], no scale), then scaled and shifted: per group
+// ([G], opset 18) or per channel ([C], opset 21).
+func convGroupNorm(im *importer, n *onnxpb.Node) error {
+	if len(n.Inputs) != 3 {
+		return fmt.Errorf("GroupNormalization takes X, scale and bias, found %d inputs", len(n.Inputs))
+	}
+	t, err := im.typeOf(n.Inputs[0])
+	if err != nil {
+		return err
+	}
+	if t.Rank() < 3 {
+		return fmt.Errorf("GroupNormalization needs an input [N, C, D1, ...] of rank >= 3, found rank %d", t.Rank())
+	}
+	groups := attrInt(n, "num_groups", 0)
+	c, ok := t.Shape[1].Const()
+	if !ok {
+		return fmt.Errorf("GroupNormalization needs a static channel count, found %s", t.Shape[1])
+	}
+	if groups < 1 || c%groups != 0 {
+		return fmt.Errorf("GroupNormalization num_groups=%d does not divide %d channels", groups, c)
+	}
+	perChannel := im.opset >= 21
+	want := groups
+	if perChannel {
+		want = c
+	}
+	x, err := im.rt(0)
+	if err != nil {
+		return err
+	}
+	out := n.Outputs[0]
+	grouped := im.emitTmp(out+"_groups", "reshape", []string{x}, fmt.Sprintf("shape=[%s, %d, -1]", t.Shape[0], groups))
+	norm := im.emitTmp(out+"_norm", "layernorm", []string{grouped}, "axis=2", "eps="+floatLit(attrFloat(n, "epsilon", 1e-5), 32))
+	norm = im.emitTmp(out+"_ungroup", "reshape", []string{norm}, "shape="+dimList(t.Shape))
+	var vecs [2]string
+	for i := range vecs {
+		vt, err := im.typeOf(n.Inputs[1+i])
+		if err != nil {
+			return err
+		}
+		if vt.Rank() != 1 || !dim.Equal(vt.Shape[0], dim.Const(want)) {
+			return fmt.Errorf("GroupNormalization input %d is %s, want [%d] (opset %d: one per %s)", 1+i, vt, want, im.opset,
+				map[bool]string{true: "channel", false: "group"}[perChannel])
+		}
+		v, err := im.rt(1 + i)
+		if err != nil {
+			return err
+		}
+		if !perChannel {
+			// One value per group: repeated over its channels.
+			v = im.emitTmp(fmt.Sprintf("%s_g%d", out, i), "reshape", []string{v}, fmt.Sprintf("shape=[%d, 1]", groups))
+			v = im.emitTmp(fmt.Sprintf("%s_e%d", out, i), "expand", []string{v}, fmt.Sprintf("shape=[%d, %d]", groups, c/groups))
+		}
+		shape := []dim.Expr{dim.Const(c)}
+		for range t.Shape[2:] {
+			shape = append(shape, dim.Const(1))
+		}
+		vecs[i] = im.emitTmp(fmt.Sprintf("%s_v%d", out, i), "reshape", []string{v}, "shape="+dimList(shape))
+	}
+	scaled := im.emitTmp(out+"_scaled", "mul", []string{norm, vecs[0]})
+	return im.emit(n.Outputs[:1], "add", []string{scaled, vecs[1]})
+}
+
+// convLRN imports LRN (AlexNet's and GoogLeNet's local response
+// normalization across channels): y = x / (bias + alpha/size · Σ x²)^beta,
+// the sum over channels [c − ⌊(size−1)/2⌋, c + ⌈(size−1)/2⌉] within the
+// input. The sum is size times an average pool of x² over [N, 1, C, H·W]
+// with a size x 1 window that counts the padding.
+func convLRN(im *importer, n *onnxpb.Node) error {
+	t, err := im.typeOf(n.Inputs[0])
+	if err != nil {
+		return err
+	}
+	if t.Rank() < 3 {
+		return fmt.Errorf("LRN needs an input [N, C, D1, ...] of rank >= 3, found rank %d", t.Rank())
+	}
+	size := attrInt(n, "size", 0)
+	if size < 1 {
+		return fmt.Errorf("LRN needs size >= 1, found %d", size)
+	}
+	alpha, beta, bias := attrFloat(n, "alpha", 1e-4), attrFloat(n, "beta", 0.75), attrFloat(n, "bias", 1)
+	x, err := im.rt(0)
+	if err != nil {
+		return err
+	}
+	out := n.Outputs[0]
+	// A window wider than 2C−1 holds every channel wherever it is: the
+	// pool takes 2C−1 (the same sum), not a kernel of size taps.
+	k := size
+	if c, ok := t.Shape[1].Const(); ok && size > 2*c-1 {
+		k = 2*c - 1
+	}
+	sq := im.emitTmp(out+"_sq", "mul", []string{x, x})
+	sq = im.emitTmp(out+"_planes", "reshape", []string{sq}, fmt.Sprintf("shape=[%s, 1, %s, -1]", t.Shape[0], t.Shape[1]))
+	avg := im.emitTmp(out+"_avg", "avgpool2d", []string{sq}, fmt.Sprintf("kernel=[%d, 1]", k), "stride=[1, 1]",
+		fmt.Sprintf("pad=[%d, 0, %d, 0]", (k-1)/2, k/2), "dilation=[1, 1]", "ceil_mode=false", "count_include_pad=true")
+	avg = im.emitTmp(out+"_avgr", "reshape", []string{avg}, "shape="+dimList(t.Shape))
+	// alpha/size · Σ = alpha·k/size · the average over the k-wide window.
+	scaled := im.emitTmp(out+"_scaled", "mul", []string{avg, im.scalar(out+"_alpha", alpha*float64(k)/float64(size), t.DType)})
+	base := im.emitTmp(out+"_base", "add", []string{scaled, im.scalar(out+"_bias", bias, t.DType)})
+	den := im.emitTmp(out+"_den", "pow", []string{base, im.scalar(out+"_beta", beta, t.DType)})
+	return im.emit(n.Outputs[:1], "div", []string{x, den})
+}
+
+// convHardmax imports Hardmax: 1 at the first maximum along axis, 0
+// elsewhere (opset 13; before 13 the input is taken as 2-D, the axes from
+// axis on flattened into one). It is argmax along the axis compared with
+// an iota of the axis.
+func convHardmax(im *importer, n *onnxpb.Node) error {
+	t, err := im.typeOf(n.Inputs[0])
+	if err != nil {
+		return err
+	}
+	r := int64(t.Rank())
+	axis := attrInt(n, "axis", -1)
+	if im.opset < 13 {
+		axis = attrInt(n, "axis", 1)
+	}
+	if axis < -r || axis >= r || r == 0 {
+		return fmt.Errorf("Hardmax axis %d for an input of rank %d", axis, r)
+	}
+	if axis < 0 {
+		axis += r
+	}
+	x, err := im.rt(0)
+	if err != nil {
+		return err
+	}
+	out := n.Outputs[0]
+	shape := t.Shape
+	flat := im.opset < 13
+	if flat {
+		// [d0·…·d(axis−1), d(axis)·…]: the maximum over the axes from
+		// axis on, which the iota numbers as one.
+		x = im.emitTmp(out+"_flat", "flatten", []string{x}, fmt.Sprintf("axis=%d", axis))
+		rows, err := dimProduct(t.Shape[:axis])
+		if err != nil {
+			return err
+		}
+		cols, err := dimProduct(t.Shape[axis:])
+		if err != nil {
+			return err
+		}
+		t.Shape, axis = []dim.Expr{rows, cols}, 1
+	}
+	at := im.emitTmp(out+"_at", "argmax", []string{x}, fmt.Sprintf("axis=%d", axis), "keepdims=true")
+	pos := im.emitTmp(out+"_pos", "iota", nil, "n="+t.Shape[axis].String(), "dtype=i64")
+	ps := []string{t.Shape[axis].String()}
+	for range t.Shape[axis+1:] {
+		ps = append(ps, "1")
+	}
+	pos = im.emitTmp(out+"_posr", "reshape", []string{pos}, "shape=["+strings.Join(ps, ", ")+"]")
+	hit := im.emitTmp(out+"_hit", "eq", []string{at, pos})
+	one, zero := im.scalar(out+"_one", 1, t.DType), im.scalar(out+"_zero", 0, t.DType)
+	if flat {
+		y := im.emitTmp(out+"_y", "where", []string{hit, one, zero})
+		return im.emit(n.Outputs[:1], "reshape", []string{y}, "shape="+dimList(shape))
+	}
+	return im.emit(n.Outputs[:1], "where", []string{hit, one, zero})
+}
+
+// dimProduct is the product of ds (1 for none).
+func dimProduct(ds []dim.Expr) (dim.Expr, error) {
+	p := dim.Const(1)
+	for _, d := range ds {
+		var err error
+		if p, err = dim.Mul(p, d); err != nil {
+			return dim.Expr{}, err
+		}
+	}
+	return p, nil
 }
