@@ -111,6 +111,23 @@ func FuzzONNXNorms(f *testing.F) {
 	})
 }
 
+// FuzzONNXEinsum: Einsum with a fuzzed equation over two operands of
+// fuzzed ranks.
+func FuzzONNXEinsum(f *testing.F) {
+	f.Add("ij,jk->ik", int64(2), int64(2))
+	f.Add("...ij,...jk", int64(4), int64(3))
+	f.Add("b...d,nd->b...n", int64(3), int64(2))
+	f.Add("ii,->", int64(2), int64(0))
+	f.Fuzz(func(t *testing.T, eq string, ra, rb int64) {
+		dims := []any{2, "s", 2, 3, 2}
+		g := &graph{outs: []string{"y"}}
+		g.input("a", dims[:(ra%6+6)%6]...)
+		g.input("b", dims[:(rb%6+6)%6]...)
+		g.node("Einsum", []string{"a", "b"}, []string{"y"}, as("equation", eq))
+		noRecoveredPanic(t, importErr(g, 17))
+	})
+}
+
 // TestONNXShapeValueReshapeOverflow: a reshape target whose dims multiply
 // past int64 (wrapping to a divisor of the value count) is refused, not
 // taken for a negative dim.

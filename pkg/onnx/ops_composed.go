@@ -14,8 +14,8 @@ import (
 // older exports and other frameworks write (PRelu, Elu, Selu, Celu,
 // ThresholdedRelu, Shrink), IsNaN and IsInf, Mean, the norm reductions
 // (ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSumExp), the pixel
-// shuffles (DepthToSpace, SpaceToDepth), GroupNormalization, LRN and
-// Hardmax. Each follows the ONNX definition
+// shuffles (DepthToSpace, SpaceToDepth), GroupNormalization, LRN,
+// Hardmax and CumSum (Einsum: einsum.go). Each follows the ONNX definition
 // op by op, so every target runs it and fusion fuses the elementwise ones.
 
 // floatIn is input i's HIR name and dtype, which must be a float.
@@ -579,4 +579,73 @@ func dimProduct(ds []dim.Expr) (dim.Expr, error) {
 		}
 	}
 	return p, nil
+}
+
+// convCumSum imports CumSum (opset 11, 14): the running sum along a
+// constant axis, `exclusive` (each element's sum stops before it) and
+// `reverse` (from the end). Sum i is Σ_j x_j·[j ≤ i] (< for exclusive,
+// ≥ and > reversed), the mask an iota comparison over the axis (which
+// may be symbolic): f32 as one product with the mask, the axis moved
+// last (x·M), and every other dtype exactly in its own type, as a
+// reduce_sum of the masked [..., L, L] broadcast.
+func convCumSum(im *importer, n *onnxpb.Node) error {
+	if len(n.Inputs) != 2 {
+		return fmt.Errorf("CumSum takes x and axis, found %d inputs", len(n.Inputs))
+	}
+	t, err := im.typeOf(n.Inputs[0])
+	if err != nil {
+		return err
+	}
+	r := int64(t.Rank())
+	at, ok := im.constOf(n.Inputs[1])
+	if !ok || at.Len() != 1 {
+		return fmt.Errorf("CumSum's axis must be a constant scalar known at import")
+	}
+	axis := int64(at.Float64s()[0])
+	if r == 0 || axis < -r || axis >= r {
+		return fmt.Errorf("CumSum axis %d for an input of rank %d", axis, r)
+	}
+	if axis < 0 {
+		axis += r
+	}
+	x, err := im.rt(0)
+	if err != nil {
+		return err
+	}
+	out := n.Outputs[0]
+	l := t.Shape[axis].String()
+	// perm moves the axis last (and back: it is its own inverse only
+	// for a swap, so the way back is computed).
+	perm, back := make([]int64, 0, r), make([]int64, r)
+	for i := range r {
+		if i != axis {
+			perm = append(perm, i)
+		}
+	}
+	perm = append(perm, axis)
+	for i, p := range perm {
+		back[p] = int64(i)
+	}
+	moved := axis != r-1
+	if moved {
+		x = im.emitTmp(out+"_last", "transpose", []string{x}, "perm="+intList(perm))
+	}
+	cmp := map[[2]bool]string{{false, false}: "le", {true, false}: "lt", {false, true}: "ge", {true, true}: "gt"}[[2]bool{attrInt(n, "exclusive", 0) != 0, attrInt(n, "reverse", 0) != 0}]
+	j := im.emitTmp(out+"_j", "iota", nil, "n="+l, "dtype=i64")
+	j = im.emitTmp(out+"_jc", "reshape", []string{j}, "shape=["+l+", 1]")
+	i := im.emitTmp(out+"_i", "iota", nil, "n="+l, "dtype=i64")
+	mask := im.emitTmp(out+"_mask", cmp, []string{j, i})
+	op, args, attrs := "matmul", []string{x, ""}, []string(nil)
+	if t.DType == tensor.F32 {
+		args[1] = im.emitTmp(out+"_m", "where", []string{mask, im.scalar(out+"_one", 1, t.DType), im.scalar(out+"_zero", 0, t.DType)})
+	} else {
+		xe := im.emitTmp(out+"_col", "unsqueeze", []string{x}, fmt.Sprintf("axes=[%d]", r))
+		op, attrs = "reduce_sum", []string{fmt.Sprintf("axes=[%d]", r-1)}
+		args = []string{im.emitTmp(out+"_masked", "where", []string{mask, xe, im.scalar(out+"_zero", 0, t.DType)})}
+	}
+	if !moved {
+		return im.emit(n.Outputs[:1], op, args, attrs...)
+	}
+	y := im.emitTmp(out+"_sum", op, args, attrs...)
+	return im.emit(n.Outputs[:1], "transpose", []string{y}, "perm="+intList(back))
 }
