@@ -68,8 +68,9 @@ func FuzzONNXScatterND(f *testing.F) {
 	})
 }
 
-// FuzzONNXConv3D: a 3-D Conv with fuzzed kernel, strides, dilations,
-// pads and groups over a symbolic number of frames.
+// FuzzONNXConv3D: a 3-D Conv, MaxPool and AveragePool with fuzzed
+// kernel, strides, dilations, pads, groups and ceil_mode over a symbolic
+// number of frames.
 func FuzzONNXConv3D(f *testing.F) {
 	f.Add(int64(3), int64(3), int64(3), int64(1), int64(2), int64(1), int64(1), int64(0), int64(1))
 	f.Add(int64(1), int64(0), int64(2), int64(0), int64(-1), int64(3), int64(9), int64(-2), int64(2))
@@ -82,6 +83,14 @@ func FuzzONNXConv3D(f *testing.F) {
 		g.node("Conv", []string{"x", "w"}, []string{"y"}, ais("strides", st, st, st), ais("dilations", dl, dl, dl),
 			ais("pads", pt, ph, pw, pt, ph, pw), ai("group", groups))
 		noRecoveredPanic(t, importErr(g, 17))
+		// The 3-D pools with the same window.
+		for _, op := range []string{"MaxPool", "AveragePool"} {
+			g := &graph{outs: []string{"y"}}
+			g.input("x", 1, 4, "t", 5, 6)
+			g.node(op, []string{"x"}, []string{"y"}, ais("kernel_shape", kt, kh, kw), ais("strides", st, st, st),
+				ais("dilations", dl, dl, dl), ais("pads", pt, ph, pw, pt, ph, pw), ai("ceil_mode", groups%2))
+			noRecoveredPanic(t, importErr(g, 19))
+		}
 	})
 }
 

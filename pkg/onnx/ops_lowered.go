@@ -280,6 +280,9 @@ func poolAny(op string) converter {
 		if err != nil {
 			return err
 		}
+		if t.Rank() == 5 {
+			return pool3D(im, n, t, op)
+		}
 		if t.Rank() != 3 {
 			return pool2D(im, n)
 		}
@@ -1535,4 +1538,116 @@ func windowOut(in dim.Expr, k, s, pb, pe, d int64) (dim.Expr, error) {
 		return dim.Expr{}, err
 	}
 	return dim.Add(e, dim.Const(1))
+}
+
+// pool3D imports a 3-D MaxPool or AveragePool ([N, C, T, H, W], video
+// models) as two 2-D pools, which is exact because both are separable: a
+// box's maximum is the maximum over frames of each frame's window
+// maximum, and its average the average of averages (the divisor, the
+// window's cells or only those inside the input, is a product of the
+// axes' counts). The spatial pool runs over [N, C·T, H, W], then the
+// temporal one over [N, C, T, H'·W'] with a kt x 1 window.
+func pool3D(im *importer, n *onnxpb.Node, t hir.Type, op string) error {
+	if len(n.Outputs) > 1 && n.Outputs[1] != "" {
+		return fmt.Errorf("MaxPool's Indices output is not supported")
+	}
+	if attrInt(n, "storage_order", 0) != 0 {
+		return fmt.Errorf("attribute storage_order=1 is not supported")
+	}
+	ints := func(name string, def []int64, least int64) ([]int64, error) {
+		v, ok := attrInts(n, name)
+		if !ok {
+			if def == nil {
+				return nil, fmt.Errorf("3-D %s needs attribute %s", n.OpType, name)
+			}
+			return def, nil
+		}
+		if len(v) != len(def) && !(def == nil && len(v) == 3) {
+			return nil, fmt.Errorf("3-D %s: attribute %s=%v, want %d values", n.OpType, name, v, max(len(def), 3))
+		}
+		for _, x := range v {
+			if x < least {
+				return nil, fmt.Errorf("3-D %s: attribute %s=%v out of range", n.OpType, name, v)
+			}
+		}
+		return v, nil
+	}
+	k, err := ints("kernel_shape", nil, 1)
+	if err != nil {
+		return err
+	}
+	st, err := ints("strides", []int64{1, 1, 1}, 1)
+	if err != nil {
+		return err
+	}
+	dl, err := ints("dilations", []int64{1, 1, 1}, 1)
+	if err != nil {
+		return err
+	}
+	pd, err := ints("pads", []int64{0, 0, 0, 0, 0, 0}, 0)
+	if err != nil {
+		return err
+	}
+	switch ap := attrString(n, "auto_pad", "NOTSET"); ap {
+	case "NOTSET":
+	case "VALID":
+		pd = []int64{0, 0, 0, 0, 0, 0}
+	default:
+		return fmt.Errorf("3-D %s: auto_pad %q is not supported (NOTSET or VALID)", n.OpType, ap)
+	}
+	ceil := attrInt(n, "ceil_mode", 0) != 0
+	var outs [3]dim.Expr
+	for i := range 3 {
+		if pd[i] >= k[i] || pd[3+i] >= k[i] {
+			return fmt.Errorf("3-D %s: attribute pads=%v: pads must be smaller than the kernel %v", n.OpType, pd, k)
+		}
+		if outs[i], err = poolOut(t.Shape[2+i], k[i], st[i], pd[i], pd[3+i], dl[i], ceil); err != nil {
+			return fmt.Errorf("3-D %s: %v", n.OpType, err)
+		}
+		if v, ok := outs[i].Const(); ok && v < 1 {
+			return fmt.Errorf("3-D %s: the output would be empty along axis %d", n.OpType, 2+i)
+		}
+	}
+	x, err := im.rt(0)
+	if err != nil {
+		return err
+	}
+	out := n.Outputs[0]
+	nd, c, td, h, w := t.Shape[0], t.Shape[1], t.Shape[2], t.Shape[3], t.Shape[4]
+	extra := func() []string {
+		if op == "avgpool2d" {
+			return []string{fmt.Sprintf("count_include_pad=%v", attrInt(n, "count_include_pad", 0) != 0)}
+		}
+		return nil
+	}
+	frames := im.emitTmp(out+"_frames", "reshape", []string{x}, fmt.Sprintf("shape=[%s, -1, %s, %s]", nd, h, w))
+	sp := im.emitTmp(out+"_hw", op, []string{frames}, append([]string{fmt.Sprintf("kernel=[%d, %d]", k[1], k[2]),
+		fmt.Sprintf("stride=[%d, %d]", st[1], st[2]), fmt.Sprintf("pad=[%d, %d, %d, %d]", pd[1], pd[2], pd[4], pd[5]),
+		fmt.Sprintf("dilation=[%d, %d]", dl[1], dl[2]), fmt.Sprintf("ceil_mode=%v", ceil)}, extra()...)...)
+	sp = im.emitTmp(out+"_planes", "reshape", []string{sp}, fmt.Sprintf("shape=[%s, %s, %s, -1]", nd, c, td))
+	tp := im.emitTmp(out+"_t", op, []string{sp}, append([]string{fmt.Sprintf("kernel=[%d, 1]", k[0]),
+		fmt.Sprintf("stride=[%d, 1]", st[0]), fmt.Sprintf("pad=[%d, 0, %d, 0]", pd[0], pd[3]),
+		fmt.Sprintf("dilation=[%d, 1]", dl[0]), fmt.Sprintf("ceil_mode=%v", ceil)}, extra()...)...)
+	return im.emit(n.Outputs[:1], "reshape", []string{tp}, "shape="+dimList([]dim.Expr{nd, c, outs[0], outs[1], outs[2]}))
+}
+
+// poolOut is a pool's output length along an axis of length in. With
+// ceil_mode the last window must start inside the input or its leading
+// padding; a symbolic length is taken where that always holds (stride
+// at most the window's span less the end pad), as the 2-D pools do.
+func poolOut(in dim.Expr, k, s, pb, pe, d int64, ceil bool) (dim.Expr, error) {
+	if !ceil {
+		return windowOut(in, k, s, pb, pe, d)
+	}
+	if v, ok := in.Const(); ok {
+		o := (v+pb+pe-d*(k-1)-1+s-1)/s + 1
+		if (o-1)*s >= v+pb {
+			o--
+		}
+		return dim.Const(o), nil
+	}
+	if s > d*(k-1)+1-pe {
+		return dim.Expr{}, fmt.Errorf("ceil_mode over a symbolic length %s with stride %d needs a static length", in, s)
+	}
+	return windowOut(in, k, s, pb, pe+s-1, d)
 }
