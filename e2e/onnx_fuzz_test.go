@@ -137,6 +137,22 @@ func FuzzONNXEinsum(f *testing.F) {
 	})
 }
 
+// FuzzONNXGridSample: GridSample with fuzzed modes, padding, ranks and
+// grid shapes.
+func FuzzONNXGridSample(f *testing.F) {
+	f.Add("bilinear", "zeros", int64(0), int64(4), int64(2))
+	f.Add("nearest", "border", int64(1), int64(3), int64(3))
+	f.Add("bicubic", "reflection", int64(7), int64(5), int64(0))
+	f.Fuzz(func(t *testing.T, mode, pad string, align, rank, last int64) {
+		dims := []any{2, 3, "h", 5, 4}
+		g := &graph{outs: []string{"y"}}
+		g.input("x", dims[:(rank%6+6)%6]...)
+		g.input("grid", 2, 4, 6, int((last%4+4)%4))
+		g.node("GridSample", []string{"x", "grid"}, []string{"y"}, as("mode", mode), as("padding_mode", pad), ai("align_corners", align))
+		noRecoveredPanic(t, importErr(g, 16))
+	})
+}
+
 // TestONNXShapeValueReshapeOverflow: a reshape target whose dims multiply
 // past int64 (wrapping to a divisor of the value count) is refused, not
 // taken for a negative dim.

@@ -62,7 +62,7 @@ var converters = map[string]converter{
 	"Mean": convMean, "ReduceL1": normReduce, "ReduceL2": normReduce, "ReduceSumSquare": normReduce,
 	"ReduceLogSumExp": normReduce, "DepthToSpace": convDepthToSpace, "SpaceToDepth": convSpaceToDepth,
 	"LpNormalization": convLpNormalization, "OneHot": convOneHot,
-	"GroupNormalization": convGroupNorm, "LRN": convLRN, "Hardmax": convHardmax, "CumSum": convCumSum, "Einsum": convEinsum,
+	"GroupNormalization": convGroupNorm, "LRN": convLRN, "Hardmax": convHardmax, "CumSum": convCumSum, "Einsum": convEinsum, "GridSample": convGridSample,
 
 	// Recurrent layers (rnn.go).
 	"LSTM": convRNN("lstm"), "GRU": convRNN("gru"),
