@@ -98,6 +98,31 @@ def video224(make, note, dynamic_frames=True):
                 feed=lambda rng, b: {"x": base.signal(rng, (b["batch"], 3, b.get("frames", 16), 224, 224))}, note=note)
 
 
+class LastFlow(torch.nn.Module):
+    """RAFT's last flow estimate alone (it returns one per update)."""
+
+    def __init__(self, m):
+        super().__init__()
+        self.m = m
+
+    def forward(self, a, b):
+        return self.m(a, b)[-1]
+
+
+def raft_small():
+    m = tvm.optical_flow.raft_small(weights=None)
+    return LastFlow(m)
+
+
+RAFT = dict(make=raft_small, opset=17, inputs={"a": IMG["x"], "b": IMG["x"]},
+            outputs={"flow": ["batch", 2, "height", "width"]}, bn=True,
+            trace=dict(batch=2, height=128, width=160),
+            cases=dict(b1=dict(batch=1, height=224, width=224), alt=dict(batch=2, height=160, width=192)),
+            feed=lambda rng, b: {k: base.signal(rng, (b["batch"], 3, b["height"], b["width"])) for k in "ab"},
+            note="RAFT-small: all-pairs correlation (a batched product), its pyramid by average pools, "
+                 "lookups by GridSample (align_corners), a ConvGRU unrolled over 12 updates")
+
+
 def eval_inception_v3():
     return tvm.inception_v3(weights=None, aux_logits=False, init_weights=True)
 
@@ -151,6 +176,7 @@ SPECS = {
                     "AvgPool3d 2x7x7, inception blocks"),
     "mvit_v2_s": video224(tvm.video.mvit_v2_s, "MViTv2-S: pooling attention (3-D convolutions of Q, K, V), "
                           "decomposed relative position bias, 16x224x224 clips", dynamic_frames=False),
+    "raft_small": RAFT,
     "vit_b_16": fixed(vit_b_16, "ViT-B/16: 16x16 patchify conv, 12 encoder layers (MultiheadAttention), "
                       "class token"),
 }

@@ -369,12 +369,9 @@ func convOneHot(im *importer, n *onnxpb.Node) error {
 		return fmt.Errorf("OneHot values must be [off, on], found %s", vt)
 	}
 	r := int64(it.Rank()) + 1
-	axis := attrInt(n, "axis", -1)
-	if axis < -r || axis >= r {
-		return fmt.Errorf("OneHot axis %d for a result of rank %d", axis, r)
-	}
-	if axis < 0 {
-		axis += r
+	axis, err := axisIn(attrInt(n, "axis", -1), r, "OneHot", "a result")
+	if err != nil {
+		return err
 	}
 	idx, err := im.rt(0)
 	if err != nil {
@@ -522,15 +519,13 @@ func convHardmax(im *importer, n *onnxpb.Node) error {
 		return err
 	}
 	r := int64(t.Rank())
-	axis := attrInt(n, "axis", -1)
+	def := int64(-1)
 	if im.opset < 13 {
-		axis = attrInt(n, "axis", 1)
+		def = 1
 	}
-	if axis < -r || axis >= r || r == 0 {
-		return fmt.Errorf("Hardmax axis %d for an input of rank %d", axis, r)
-	}
-	if axis < 0 {
-		axis += r
+	axis, err := axisIn(attrInt(n, "axis", def), r, "Hardmax", "an input")
+	if err != nil {
+		return err
 	}
 	x, err := im.rt(0)
 	if err != nil {
@@ -601,12 +596,9 @@ func convCumSum(im *importer, n *onnxpb.Node) error {
 	if !ok || at.Len() != 1 {
 		return fmt.Errorf("CumSum's axis must be a constant scalar known at import")
 	}
-	axis := int64(at.Float64s()[0])
-	if r == 0 || axis < -r || axis >= r {
-		return fmt.Errorf("CumSum axis %d for an input of rank %d", axis, r)
-	}
-	if axis < 0 {
-		axis += r
+	axis, err := axisIn(int64(at.Float64s()[0]), r, "CumSum", "an input")
+	if err != nil {
+		return err
 	}
 	x, err := im.rt(0)
 	if err != nil {
@@ -648,4 +640,17 @@ func convCumSum(im *importer, n *onnxpb.Node) error {
 	}
 	y := im.emitTmp(out+"_sum", op, args, attrs...)
 	return im.emit(n.Outputs[:1], "transpose", []string{y}, "perm="+intList(back))
+}
+
+// axisIn is axis counted from 0 in a tensor of rank r (negative: from
+// the end), or an error naming op and what (the tensor) where it is out
+// of range.
+func axisIn(axis, r int64, op, what string) (int64, error) {
+	if r == 0 || axis < -r || axis >= r {
+		return 0, fmt.Errorf("%s axis %d for %s of rank %d", op, axis, what, r)
+	}
+	if axis < 0 {
+		axis += r
+	}
+	return axis, nil
 }

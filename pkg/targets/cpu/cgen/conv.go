@@ -369,6 +369,17 @@ func convFunc(prog *lir.Program, op *lir.Conv2D) (function, bool) {
 // qualified unless they share bytes), and each CPU level's code from
 // level under that level's #if.
 func convBody(b *strings.Builder, kind string, g lir.ConvGeom, act lir.Activation, bias, res, restrictYR bool, level func(isa *convISA)) {
+	convHeader(b, kind, g, act, bias, res, restrictYR)
+	for i, isa := range convISAs {
+		b.WriteString(levelCond(i, isa.cond))
+		level(isa)
+	}
+	b.WriteString("#endif\n}\n")
+}
+
+// convHeader opens a convolution function's body: the comment and the
+// operands convBody describes.
+func convHeader(b *strings.Builder, kind string, g lir.ConvGeom, act lir.Activation, bias, res, restrictYR bool) {
 	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	w("{\n")
 	w("\t/* %s: N=%d C=%d %dx%d -> O=%d %dx%d, kernel %dx%d, stride %dx%d, dilation %dx%d, pad %d,%d,%d,%d, act %s */\n",
@@ -390,11 +401,6 @@ func convBody(b *strings.Builder, kind string, g lir.ConvGeom, act lir.Activatio
 		arg++
 	}
 	w("\tfloat *%sy = (float *)args[%d];\n", yr, arg)
-	for i, isa := range convISAs {
-		b.WriteString(levelCond(i, isa.cond))
-		level(isa)
-	}
-	w("#endif\n}\n")
 }
 
 // genConvLevel writes one level's loop over the items of [lo, hi).

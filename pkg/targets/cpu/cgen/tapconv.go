@@ -129,31 +129,12 @@ func tapConv(prog *lir.Program, op *lir.TapConv2D) (function, bool) {
 	f.fn.Out = []int64{g.N * g.O * p * 4}
 
 	var b strings.Builder
-	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
-	w("{\n")
-	w("\t/* conv2d_taps: N=%d C=%d %dx%d -> O=%d %dx%d, kernel %dx%d, stride %dx%d, dilation %dx%d, pad %d,%d,%d,%d, act %s */\n",
-		g.N, g.C, g.H, g.W, g.O, g.OH, g.OW, g.KH, g.KW, g.StrideH, g.StrideW, g.DilH, g.DilW, g.PadT, g.PadL, g.PadB, g.PadR, ep.Act)
-	w("\tconst float *restrict x = (const float *)args[0];\n")
-	w("\tconst float *restrict wt = (const float *)args[1];\n")
-	arg := 2
-	if bias {
-		w("\tconst float *restrict bias = (const float *)args[%d];\n", arg)
-		arg++
-	}
-	yr := "restrict "
-	if !restrictYR {
-		yr = ""
-	}
-	if res {
-		w("\tconst float *%sres = (const float *)args[%d];\n", yr, arg)
-		arg++
-	}
-	w("\tfloat *%sy = (float *)args[%d];\n", yr, arg)
+	convHeader(&b, "conv2d_taps", g, ep.Act, bias, res, restrictYR)
 	for i, isa := range tapISAs {
 		b.WriteString(levelCond(i, isa.cond))
 		genTapLevel(&b, g, ep, isa, nob, opad)
 	}
-	w("#endif\n}\n")
+	b.WriteString("#endif\n}\n")
 	f.body = b.String()
 	return f, true
 }
