@@ -87,40 +87,13 @@ def video(make, note):
                 feed=lambda rng, b: {"x": base.signal(rng, (b["batch"], 3, b["frames"], 112, 112))}, note=note)
 
 
-def video224(make, note, dynamic_frames=True):
-    """A video classifier over [batch, 3, frames, 224, 224] clips (16
-    frames where the model fixes them)."""
-    frames = "frames" if dynamic_frames else 16
-    alt = dict(batch=1, frames=24) if dynamic_frames else dict(batch=2)
-    return dict(make=lambda: make(weights=None), opset=17, inputs={"x": ["batch", 3, frames, 224, 224]},
+def video224(make, note):
+    """A video classifier over [batch, 3, frames, 224, 224] clips."""
+    alt = dict(batch=1, frames=24)
+    return dict(make=lambda: make(weights=None), opset=17, inputs={"x": ["batch", 3, "frames", 224, 224]},
                 outputs={"logits": ["batch", 400]}, bn=True, trace=dict(batch=2, frames=16),
                 cases=dict(b1=dict(batch=1, frames=16), alt=alt),
-                feed=lambda rng, b: {"x": base.signal(rng, (b["batch"], 3, b.get("frames", 16), 224, 224))}, note=note)
-
-
-class LastFlow(torch.nn.Module):
-    """RAFT's last flow estimate alone (it returns one per update)."""
-
-    def __init__(self, m):
-        super().__init__()
-        self.m = m
-
-    def forward(self, a, b):
-        return self.m(a, b)[-1]
-
-
-def raft_small():
-    m = tvm.optical_flow.raft_small(weights=None)
-    return LastFlow(m)
-
-
-RAFT = dict(make=raft_small, opset=17, inputs={"a": IMG["x"], "b": IMG["x"]},
-            outputs={"flow": ["batch", 2, "height", "width"]}, bn=True,
-            trace=dict(batch=2, height=128, width=160),
-            cases=dict(b1=dict(batch=1, height=224, width=224), alt=dict(batch=2, height=160, width=192)),
-            feed=lambda rng, b: {k: base.signal(rng, (b["batch"], 3, b["height"], b["width"])) for k in "ab"},
-            note="RAFT-small: all-pairs correlation (a batched product), its pyramid by average pools, "
-                 "lookups by GridSample (align_corners), a ConvGRU unrolled over 12 updates")
+                feed=lambda rng, b: {"x": base.signal(rng, (b["batch"], 3, b["frames"], 224, 224))}, note=note)
 
 
 def eval_inception_v3():
@@ -168,15 +141,10 @@ SPECS = {
                                  "FCN on a dilated ResNet-50: 3x3 at dilations 2 and 4, Resize to the input"),
     "r2plus1d_18": video(tvm.video.r2plus1d_18, "R(2+1)D-18: 3-D convolutions factorized as 1x3x3 then 3x1x1"),
     "mc3_18": video(tvm.video.mc3_18, "MC3-18: 3-D convolutions in the first stages, 2-D-like (1x3x3) after"),
-    "swin_v2_t": fixed(tvm.swin_v2_t, "Swin-V2-T: cosine attention with a clamped logit scale, log-spaced "
-                       "continuous position bias (an MLP over a coordinate table), post-norm"),
     "maxvit_t": fixed(tvm.maxvit_t, "MaxViT-T: MBConv with SE, block and grid attention (window partitions by "
                       "reshape/permute), relative position bias"),
     "s3d": video224(tvm.video.s3d, "S3D: separable 3-D convolutions (1x3x3 then 3x1x1), MaxPool3d, "
                     "AvgPool3d 2x7x7, inception blocks"),
-    "mvit_v2_s": video224(tvm.video.mvit_v2_s, "MViTv2-S: pooling attention (3-D convolutions of Q, K, V), "
-                          "decomposed relative position bias, 16x224x224 clips", dynamic_frames=False),
-    "raft_small": RAFT,
     "vit_b_16": fixed(vit_b_16, "ViT-B/16: 16x16 patchify conv, 12 encoder layers (MultiheadAttention), "
                       "class token"),
 }
