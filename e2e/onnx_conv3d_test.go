@@ -62,10 +62,11 @@ func conv3DRef(x []float32, xs [5]int64, w []float32, ws [5]int64, bias []float3
 // TestONNXConv3D: a 3-D Conv (a video model's) imports as 2-D
 // convolutions over the frames and computes the direct convolution, for
 // random kernels, strides, dilations, padding and groups, at two frame
-// counts of a symbolic T.
+// counts of a symbolic T; the last cases have kernels along T alone
+// (kt x 1 x 1, one 2-D convolution over the [T, H·W] plane).
 func TestONNXConv3D(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 9))
-	for i := range 12 {
+	for i := range 16 {
 		var k, st, dl [3]int64
 		var pd [6]int64
 		for j := range 3 {
@@ -73,6 +74,12 @@ func TestONNXConv3D(t *testing.T) {
 			st[j] = 1 + r.Int64N(2)
 			dl[j] = 1 + r.Int64N(2)
 			pd[j], pd[3+j] = r.Int64N(2), r.Int64N(2)
+			if i >= 12 && j > 0 {
+				k[j], st[j], pd[j], pd[3+j] = 1, 1, 0, 0
+			}
+		}
+		if i == 15 {
+			k[0] = 1 // 1 x 1 x 1
 		}
 		g := int64(1)
 		if i%3 == 2 {

@@ -1485,6 +1485,24 @@ func conv3D(im *importer, n *onnxpb.Node, t hir.Type) error {
 			return err
 		}
 	}
+	if k[1] == 1 && k[2] == 1 && st[1] == 1 && st[2] == 1 && pd[1] == 0 && pd[2] == 0 && pd[4] == 0 && pd[5] == 0 {
+		// A kernel along T alone (S3D's and R(2+1)D's kt x 1 x 1, every
+		// 1 x 1 x 1) is a 2-D convolution over the plane [T, H·W] with a
+		// kt x 1 kernel: no frames to move, one step.
+		hw, err := dim.Mul(h, w)
+		if err != nil {
+			return err
+		}
+		x4 := im.emitTmp(out+"_thw", "reshape", []string{x}, "shape="+dimList([]dim.Expr{nd, c, td, hw}))
+		w4 := im.emitTmp(out+"_wt", "reshape", []string{wv}, "shape="+dimList([]dim.Expr{wt.Shape[0], wt.Shape[1], dim.Const(k[0]), dim.Const(1)}))
+		args := []string{x4, w4}
+		if bias != "" {
+			args = append(args, bias)
+		}
+		y := im.emitTmp(out+"_2d", "conv2d", args, fmt.Sprintf("stride=[%d, 1]", st[0]), fmt.Sprintf("pad=[%d, 0, %d, 0]", pd[0], pd[3]),
+			fmt.Sprintf("dilation=[%d, 1]", dl[0]), fmt.Sprintf("groups=%d", attrInt(n, "group", 1)))
+		return im.emit(n.Outputs[:1], "reshape", []string{y}, "shape="+dimList([]dim.Expr{nd, wt.Shape[0], ot, oh, ow}))
+	}
 	if pd[0] != 0 || pd[3] != 0 {
 		x = im.emitTmp(out+"_padt", "pad", []string{x}, fmt.Sprintf("pads=[0, 0, %d, 0, 0, 0, 0, %d, 0, 0]", pd[0], pd[3]))
 	}

@@ -84,6 +84,8 @@ type ConvShape struct {
 //     the generated code ran 0.9-1.4x the runtime's packed GEMM at
 //     x86-64-v4 and 0.6-1x at x86-64-v3;
 //   - other strides, and dilated stride-2 kernels (not measured);
+//   - column kernels (KH x 1) over large planes with many channels
+//     (NativeConvColumnMaxPlane);
 //   - grouped 1x1 convolutions at x86-64-v3 (nativeGrouped); depthwise
 //     ones are NativeDepthwise's;
 //   - at stride 1, fewer input channels than NativeConvMinChannels (an
@@ -103,12 +105,37 @@ func NativeConv(s ConvShape) bool {
 		return nativeGrouped(s)
 	}
 	small := s.C < NativeConvMinChannels && s.KH*s.KW > 1 && s.OH*s.OW <= NativeConvFewChannelsPlane
+	if s.KW == 1 && s.KH > 1 && s.C >= NativeConvColumnChannels && s.OH*s.OW > NativeConvColumnMaxPlane {
+		return false
+	}
 	if s.StrideH == 1 && s.StrideW == 1 {
 		return (s.KH*s.KW > 1 || s.Padded && s.AVX512) && s.C >= NativeConvMinChannels || small
 	}
 	stride2 := s.StrideH == 2 && s.StrideW == 2 && s.DilH == 1 && s.DilW == 1
 	return stride2 && (s.AVX512 && (s.C >= NativeConvMinChannels || s.KW > 3) || small)
 }
+
+// NativeConvColumnMaxPlane and NativeConvColumnChannels bound the
+// column kernels (KH x 1: a video model's temporal kt x 1 x 1 convolution
+// imported as one over the plane [T, H·W]) that generated code runs: at
+// least NativeConvColumnChannels input channels over more than
+// NativeConvColumnMaxPlane output positions stay on the runtime's
+// implicit GEMM. A column kernel reuses no input across taps within a
+// row, so a tile's loads per multiply-add are a 1x1's over C·KH channels,
+// and like the unpadded 1x1s (left to the runtime above) the GEMM's
+// packed panels won on large planes. BenchmarkConv2D's harness (one
+// thread, Zen 4, 2026-11-28), runtime against x86-64-v4, GFLOP/s: 3x1
+// over [8, 3136] with 192 channels 97 against 73, 96 channels 90 against
+// 72, 64 channels 84 against 73, 32 channels 68 against 74; over
+// [32, 784] with 192 channels 95 against 77; over [8, 784] 87 against 93
+// and over [4, 784] with 480 channels 102 against 110 (smaller planes:
+// generated code). Row kernels (1x3 over [3136, 8]: 54 against 98) and
+// square ones on large planes (3x3 over 64x224x224: 55 against 90) keep
+// generated code.
+const (
+	NativeConvColumnMaxPlane = 16384
+	NativeConvColumnChannels = 64
+)
 
 // NativeConvFewChannelsPlane is the largest output plane (positions) on
 // which a convolution over fewer than NativeConvMinChannels input
