@@ -16,9 +16,38 @@ package tuning
 // Split into rectangles of the same live taps (the portable build's
 // route) it spent a fifth of its time on window copies and ran the
 // corners' products at 4 rows.
+//
+// Dense stride-2 convolutions too, where every level has AVX-512, with
+// at least TapConvStride2MinChannels input channels and an item's
+// weights (its 64 output channels by every tap and input channel) within
+// TapConvItemWeightBytes: the generated conv2d's stride-2 tiles shuffle
+// the even lanes out of two loads per tap, while tap-major tiles
+// broadcast each input once for 64 channels. BenchmarkConv2D's harness
+// (one thread, Zen 4, best of 3 at 30 runs, 2026-11-28), 3x3 stride 2,
+// GFLOP/s of the generated conv2d against tap-major: 128 -> 256 channels
+// onto 14x14 94 / 106, 160 -> 160 onto 7x7 89 / 100, 256 -> 512 onto 7x7
+// 90 / 95, 400 -> 400 onto 7x7 78 / 88, 64 -> 128 onto 28x28 93 / 103;
+// 512 -> 512 onto 7x7 (item weights 1.2 MB) 76 / 75, and over 3 or 32
+// channels (stems) tap-major lost (0.7-0.95x).
 func NativeTapConv(s ConvShape, live, total int64) bool {
-	return s.Groups <= 1 && SplitSparseTaps(live, total)
+	if s.Groups > 1 {
+		return false
+	}
+	if SplitSparseTaps(live, total) {
+		return true
+	}
+	return s.AVX512 && s.StrideH == 2 && s.StrideW == 2 && s.DilH == 1 && s.DilW == 1 &&
+		s.C >= TapConvStride2MinChannels && s.KH*s.KW*s.C*TapConvItemChannels*4 <= TapConvItemWeightBytes
 }
+
+// TapConvStride2MinChannels and TapConvItemWeightBytes bound the dense
+// stride-2 convolutions NativeTapConv takes: an item reads its block of
+// weights once per output row, which stays in a 1 MiB L2 (Zen 4's; Intel's
+// since Ice Lake hold 1.25-2 MiB) only up to about its size.
+const (
+	TapConvStride2MinChannels = 64
+	TapConvItemWeightBytes    = 1 << 20
+)
 
 // TapConvItemChannels is the output channels of one item of a tap-major
 // convolution's range (a multiple of every level's tile): with the
