@@ -108,7 +108,11 @@ tensors, as a serving loop that reuses them does.`,
 			var lat []time.Duration
 			kernelTime := map[kernelKey]loader.StepTime{}
 			prof := func(step int, s *lir.Step, t loader.StepTime) {
-				k := kernelKey{s.Kind(), s.Src}
+				k := kernelKey{string(s.Kind()), s.Src}
+				if t.Generated != "" {
+					// native code: named by what it computes
+					k.kind = "native " + t.Generated
+				}
 				kt := kernelTime[k]
 				kt.Wall += t.Wall
 				kt.Busy += t.Busy
@@ -170,13 +174,13 @@ tensors, as a serving loop that reuses them does.`,
 				// threads: the step's busy thread-time over its wall time,
 				// how many of the pool's threads it kept busy on average;
 				// "-" where it split no work over the pool.
-				fmt.Fprintf(w, "  %7s  %16s  %7s  %-12s %s\n", "share", "time", "threads", "kind", "source")
+				fmt.Fprintf(w, "  %7s  %16s  %7s  %-24s %s\n", "share", "time", "threads", "kind", "source")
 				for _, r := range res.Profile {
 					th := "-"
 					if r.Threads > 0 {
 						th = fmt.Sprintf("%.2f", r.Threads)
 					}
-					fmt.Fprintf(w, "  %6.2f%%  %9.3f ms/run  %7s  %-12s %s\n", r.Percent, r.MSPerRun, th, r.Kind, r.Src)
+					fmt.Fprintf(w, "  %6.2f%%  %9.3f ms/run  %7s  %-24s %s\n", r.Percent, r.MSPerRun, th, r.Kind, r.Src)
 				}
 			} else {
 				for _, r := range res.Profile {

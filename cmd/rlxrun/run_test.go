@@ -343,6 +343,10 @@ func TestJSONSchemas(t *testing.T) {
 		if p.Threads > 0 {
 			busy++
 		}
+		// Generated code is named by the step it replaced.
+		if p.Kind == "native" || strings.HasPrefix(p.Kind, "native ") && len(p.Kind) == len("native ") {
+			t.Errorf("profile row %+v: native code without the kind it computes", p)
+		}
 	}
 	if busy == 0 {
 		t.Errorf("no profile row has its threads' busy time: %+v", b.Profile)

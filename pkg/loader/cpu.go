@@ -3,6 +3,7 @@ package loader
 import (
 	"errors"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/rlx-project/rlx/pkg/lir"
@@ -40,7 +41,7 @@ func (r *cpuRuntime) Prepare(p *lir.Program) (Executor, error) {
 		}
 		return nil, err
 	}
-	return &cpuExecutor{exec: e, pool: r.pool}, nil
+	return &cpuExecutor{exec: e, pool: r.pool, prog: p}, nil
 }
 
 func (r *cpuRuntime) Close() { r.pool.Close() }
@@ -48,12 +49,15 @@ func (r *cpuRuntime) Close() { r.pool.Close() }
 type cpuExecutor struct {
 	exec *cpurt.Exec
 	pool *parallel.Pool
+	prog *lir.Program
 }
 
 func (e *cpuExecutor) Run(inputs, reuse []*tensor.Tensor, prof Profile) ([]*tensor.Tensor, error) {
 	var p cpurt.Profile
 	if prof != nil {
-		p = func(i int, s *lir.Step, wall, busy time.Duration) { prof(i, s, StepTime{Wall: wall, Busy: busy}) }
+		p = func(i int, s *lir.Step, wall, busy time.Duration) {
+			prof(i, s, StepTime{Wall: wall, Busy: busy, Generated: generatedKind(e.prog, s)})
+		}
 	}
 	return e.exec.RunInto(e.pool, reuse, inputs, p)
 }
@@ -67,4 +71,19 @@ func (e *cpuExecutor) Code() string {
 		return "native " + l
 	}
 	return "portable"
+}
+
+// generatedKind is the kind of the step a native call replaced, read from
+// its function's name (rlx_<kind>_<digest>, cgen's naming), or "" for any
+// other step.
+func generatedKind(p *lir.Program, s *lir.Step) string {
+	call, ok := s.Op.(*lir.NativeCall)
+	if !ok || p.Native == nil || call.Func < 0 || call.Func >= len(p.Native.Funcs) {
+		return ""
+	}
+	name := strings.TrimPrefix(p.Native.Funcs[call.Func].Name, "rlx_")
+	if i := strings.LastIndexByte(name, '_'); i > 0 {
+		return name[:i]
+	}
+	return ""
 }

@@ -22,6 +22,10 @@ type StepTime struct {
 	// step kept busy on average. It is 0 for a step that split no work
 	// over the worker pool, and on GPUs.
 	Busy time.Duration
+	// Generated is, for a cpu step that calls generated code, the kind of
+	// the step the code replaced (conv2d_taps, ew, maxpool2d, ...); ""
+	// otherwise.
+	Generated string
 }
 
 // Executor runs one variant's program on its target's device, many times
