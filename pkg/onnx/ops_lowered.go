@@ -1418,39 +1418,9 @@ func conv3D(im *importer, n *onnxpb.Node, t hir.Type) error {
 	if ks, ok := attrInts(n, "kernel_shape"); ok && (len(ks) != 3 || ks[0] != k[0] || ks[1] != k[1] || ks[2] != k[2]) {
 		return fmt.Errorf("attribute kernel_shape=%v does not match the weight %s", ks, wt)
 	}
-	ints := func(name string, def []int64) ([]int64, error) {
-		v, ok := attrInts(n, name)
-		if !ok {
-			return def, nil
-		}
-		if len(v) != len(def) {
-			return nil, fmt.Errorf("3-D Conv: attribute %s=%v, want %d values", name, v, len(def))
-		}
-		for _, x := range v {
-			if x < 0 || x == 0 && name != "pads" {
-				return nil, fmt.Errorf("3-D Conv: attribute %s=%v out of range", name, v)
-			}
-		}
-		return v, nil
-	}
-	st, err := ints("strides", []int64{1, 1, 1})
+	st, dl, pd, err := window3D(n)
 	if err != nil {
 		return err
-	}
-	dl, err := ints("dilations", []int64{1, 1, 1})
-	if err != nil {
-		return err
-	}
-	pd, err := ints("pads", []int64{0, 0, 0, 0, 0, 0})
-	if err != nil {
-		return err
-	}
-	switch ap := attrString(n, "auto_pad", "NOTSET"); ap {
-	case "NOTSET":
-	case "VALID":
-		pd = []int64{0, 0, 0, 0, 0, 0}
-	default:
-		return fmt.Errorf("3-D Conv: auto_pad %q is not supported (NOTSET or VALID)", ap)
 	}
 	nd, c, td, h, w := t.Shape[0], t.Shape[1], t.Shape[2], t.Shape[3], t.Shape[4]
 	ot, err := windowOut(td, k[0], st[0], pd[0], pd[3], dl[0])
@@ -1572,46 +1542,13 @@ func pool3D(im *importer, n *onnxpb.Node, t hir.Type, op string) error {
 	if attrInt(n, "storage_order", 0) != 0 {
 		return fmt.Errorf("attribute storage_order=1 is not supported")
 	}
-	ints := func(name string, def []int64, least int64) ([]int64, error) {
-		v, ok := attrInts(n, name)
-		if !ok {
-			if def == nil {
-				return nil, fmt.Errorf("3-D %s needs attribute %s", n.OpType, name)
-			}
-			return def, nil
-		}
-		if len(v) != len(def) && !(def == nil && len(v) == 3) {
-			return nil, fmt.Errorf("3-D %s: attribute %s=%v, want %d values", n.OpType, name, v, max(len(def), 3))
-		}
-		for _, x := range v {
-			if x < least {
-				return nil, fmt.Errorf("3-D %s: attribute %s=%v out of range", n.OpType, name, v)
-			}
-		}
-		return v, nil
+	k, ok := attrInts(n, "kernel_shape")
+	if !ok || len(k) != 3 || min(k[0], k[1], k[2]) < 1 {
+		return fmt.Errorf("3-D %s: attribute kernel_shape=%v, want three positive values", n.OpType, k)
 	}
-	k, err := ints("kernel_shape", nil, 1)
+	st, dl, pd, err := window3D(n)
 	if err != nil {
 		return err
-	}
-	st, err := ints("strides", []int64{1, 1, 1}, 1)
-	if err != nil {
-		return err
-	}
-	dl, err := ints("dilations", []int64{1, 1, 1}, 1)
-	if err != nil {
-		return err
-	}
-	pd, err := ints("pads", []int64{0, 0, 0, 0, 0, 0}, 0)
-	if err != nil {
-		return err
-	}
-	switch ap := attrString(n, "auto_pad", "NOTSET"); ap {
-	case "NOTSET":
-	case "VALID":
-		pd = []int64{0, 0, 0, 0, 0, 0}
-	default:
-		return fmt.Errorf("3-D %s: auto_pad %q is not supported (NOTSET or VALID)", n.OpType, ap)
 	}
 	ceil := attrInt(n, "ceil_mode", 0) != 0
 	var outs [3]dim.Expr
@@ -1668,4 +1605,42 @@ func poolOut(in dim.Expr, k, s, pb, pe, d int64, ceil bool) (dim.Expr, error) {
 		return dim.Expr{}, fmt.Errorf("ceil_mode over a symbolic length %s with stride %d needs a static length", in, s)
 	}
 	return windowOut(in, k, s, pb, pe+s-1, d)
+}
+
+// window3D reads a 3-D Conv's or pool's strides, dilations (three
+// positive values each, default 1), pads (six non-negative, default 0)
+// and auto_pad (NOTSET, or VALID: no padding).
+func window3D(n *onnxpb.Node) (st, dl, pd []int64, err error) {
+	ints := func(name string, def []int64, least int64) ([]int64, error) {
+		v, ok := attrInts(n, name)
+		if !ok {
+			return def, nil
+		}
+		if len(v) != len(def) {
+			return nil, fmt.Errorf("3-D %s: attribute %s=%v, want %d values", n.OpType, name, v, len(def))
+		}
+		for _, x := range v {
+			if x < least {
+				return nil, fmt.Errorf("3-D %s: attribute %s=%v out of range", n.OpType, name, v)
+			}
+		}
+		return v, nil
+	}
+	if st, err = ints("strides", []int64{1, 1, 1}, 1); err != nil {
+		return
+	}
+	if dl, err = ints("dilations", []int64{1, 1, 1}, 1); err != nil {
+		return
+	}
+	if pd, err = ints("pads", []int64{0, 0, 0, 0, 0, 0}, 0); err != nil {
+		return
+	}
+	switch ap := attrString(n, "auto_pad", "NOTSET"); ap {
+	case "NOTSET":
+	case "VALID":
+		pd = []int64{0, 0, 0, 0, 0, 0}
+	default:
+		return nil, nil, nil, fmt.Errorf("3-D %s: auto_pad %q is not supported (NOTSET or VALID)", n.OpType, ap)
+	}
+	return st, dl, pd, nil
 }
