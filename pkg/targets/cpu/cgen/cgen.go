@@ -242,6 +242,23 @@ type function struct {
 	in, out []lir.Buf
 }
 
+// epilogueOut adds a convolution's epilogue operands to f's inputs (the
+// bias of o channels, then the residual of n floats, where ep has them)
+// and out, of n floats, as its output: the order the convolution
+// functions take their arguments in (convHeader).
+func (f *function) epilogueOut(ep lir.Epilogue, out lir.Buf, o, n int64) {
+	if ep.Bias != lir.NoBuf {
+		f.in = append(f.in, ep.Bias)
+		f.fn.In = append(f.fn.In, o*4)
+	}
+	if ep.Residual != lir.NoBuf {
+		f.in = append(f.in, ep.Residual)
+		f.fn.In = append(f.fn.In, n*4)
+	}
+	f.out = []lir.Buf{out}
+	f.fn.Out = []int64{n * 4}
+}
+
 // compute is the type a region computes in: float for regions whose
 // operands and results are all f32 and whose instructions all have a
 // float form (as PyTorch computes them), double otherwise — the two

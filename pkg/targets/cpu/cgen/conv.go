@@ -335,16 +335,7 @@ func convFunc(prog *lir.Program, op *lir.Conv2D) (function, bool) {
 	f := function{fn: lir.NativeFunc{N: pl.items, Grain: max(1, tuning.NativeConvChunkFlops/itemFlops)}}
 	f.in = []lir.Buf{op.X, op.W}
 	f.fn.In = []int64{g.N * g.C * g.H * g.W * 4, g.O * pl.cpg * kk * 4}
-	if pl.bias {
-		f.in = append(f.in, op.Epilogue.Bias)
-		f.fn.In = append(f.fn.In, g.O*4)
-	}
-	if pl.res {
-		f.in = append(f.in, op.Epilogue.Residual)
-		f.fn.In = append(f.fn.In, g.N*g.O*pl.p*4)
-	}
-	f.out = []lir.Buf{op.Out}
-	f.fn.Out = []int64{g.N * g.O * pl.p * 4}
+	f.epilogueOut(op.Epilogue, op.Out, g.O, g.N*g.O*pl.p)
 
 	var b strings.Builder
 	mode := "rows"

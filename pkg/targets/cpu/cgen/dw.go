@@ -78,16 +78,7 @@ func dwFunc(prog *lir.Program, op *lir.Conv2D) (function, bool) {
 	f := function{fn: lir.NativeFunc{N: pl.items, Grain: max(1, tuning.NativeDwChunkFlops/itemFlops)}}
 	f.in = []lir.Buf{op.X, op.W}
 	f.fn.In = []int64{g.N * g.C * g.H * g.W * 4, g.O * kk * 4}
-	if pl.bias {
-		f.in = append(f.in, op.Epilogue.Bias)
-		f.fn.In = append(f.fn.In, g.O*4)
-	}
-	if pl.res {
-		f.in = append(f.in, op.Epilogue.Residual)
-		f.fn.In = append(f.fn.In, g.N*g.O*g.OH*g.OW*4)
-	}
-	f.out = []lir.Buf{op.Out}
-	f.fn.Out = []int64{g.N * g.O * g.OH * g.OW * 4}
+	f.epilogueOut(op.Epilogue, op.Out, g.O, g.N*g.O*g.OH*g.OW)
 
 	var b strings.Builder
 	convBody(&b, "depthwise conv2d", g, op.Epilogue.Act, pl.bias, pl.res, pl.restrictYR, func(isa *convISA) {

@@ -117,16 +117,7 @@ func tapConv(prog *lir.Program, op *lir.TapConv2D) (function, bool) {
 	f := function{fn: lir.NativeFunc{N: g.N * nob * g.OH, Grain: max(1, tuning.NativeConvChunkFlops/itemFlops)}}
 	f.in = []lir.Buf{op.X, op.W}
 	f.fn.In = []int64{g.N * g.C * g.H * g.W * 4, g.KH * g.KW * g.C * opad * 4}
-	if bias {
-		f.in = append(f.in, ep.Bias)
-		f.fn.In = append(f.fn.In, g.O*4)
-	}
-	if res {
-		f.in = append(f.in, ep.Residual)
-		f.fn.In = append(f.fn.In, g.N*g.O*p*4)
-	}
-	f.out = []lir.Buf{op.Out}
-	f.fn.Out = []int64{g.N * g.O * p * 4}
+	f.epilogueOut(ep, op.Out, g.O, g.N*g.O*p)
 
 	var b strings.Builder
 	convHeader(&b, "conv2d_taps", g, ep.Act, bias, res, restrictYR)

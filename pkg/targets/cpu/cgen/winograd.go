@@ -256,16 +256,7 @@ func winogradOutput(prog *lir.Program, op *lir.WinogradOutput) (function, bool) 
 	f := function{fn: lir.NativeFunc{N: groups * no, Grain: max(1, tuning.WinogradChunkLanes/(16*ob))}}
 	f.in = []lir.Buf{op.M}
 	f.fn.In = []int64{a * a * g.O * tp * 4}
-	if bias {
-		f.in = append(f.in, ep.Bias)
-		f.fn.In = append(f.fn.In, g.O*4)
-	}
-	if res {
-		f.in = append(f.in, ep.Residual)
-		f.fn.In = append(f.fn.In, g.N*g.O*plane*4)
-	}
-	f.out = []lir.Buf{op.Out}
-	f.fn.Out = []int64{g.N * g.O * plane * 4}
+	f.epilogueOut(ep, op.Out, g.O, g.N*g.O*plane)
 
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
