@@ -226,14 +226,7 @@ func TestNativeConv(t *testing.T) { checkNativeConvs(t, convSweep()) }
 // checkNativeConvs is TestNativeConv over the given sweep.
 func checkNativeConvs(t *testing.T, sweep []convCase) {
 	needToolchain(t)
-	levels := runnableLevels(t)
-	for _, l := range levels {
-		if l.Name == "x86-64-v3" {
-			fallback := l
-			fallback.Clang = []string{"--target=x86_64-linux-gnu", "-march=x86-64-v2", "-mfma"}
-			levels = append(levels, fallback)
-		}
-	}
+	levels := withFallback(runnableLevels(t))
 	// Every geometry's function in one unit, compiled once per level.
 	interps := make([]*lir.Program, len(sweep))
 	progs := make([]*lir.Program, len(sweep))

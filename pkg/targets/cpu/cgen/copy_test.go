@@ -159,9 +159,7 @@ func copyLevels() []copyTestLevel {
 	}
 	for _, l := range levels {
 		if l.Name == "x86-64-v3" {
-			fallback := l
-			fallback.Clang = []string{"--target=x86_64-linux-gnu", "-march=x86-64-v2", "-mfma"}
-			fallback.label = "x86-64-v2"
+			fallback := copyTestLevel{fallbackLevel(l.Level), "x86-64-v2"}
 			levels = append(levels, fallback)
 		}
 	}

@@ -158,6 +158,25 @@ func compileFor(t *testing.T, p *lir.Program, l native.Level) {
 	p.Native.Objects = []lir.NativeObject{{Level: l.Name, ELF: elf}}
 }
 
+// fallbackLevel is x86-64-v3's level compiled for x86-64-v2 with FMA
+// (the math header needs it): the code the fallback (NEON's 4-lane
+// vectors, masks applied with an and) runs, on an x86-64 machine.
+func fallbackLevel(v3 native.Level) native.Level {
+	v3.Clang = []string{"--target=x86_64-linux-gnu", "-march=x86-64-v2", "-mfma"}
+	return v3
+}
+
+// withFallback is levels and, where x86-64-v3 is among them, its
+// fallbackLevel.
+func withFallback(levels []native.Level) []native.Level {
+	for _, l := range levels {
+		if l.Name == "x86-64-v3" {
+			levels = append(levels, fallbackLevel(l))
+		}
+	}
+	return levels
+}
+
 // runnableLevels are the levels this machine runs, each tested.
 func runnableLevels(t *testing.T) []native.Level {
 	var ls []native.Level

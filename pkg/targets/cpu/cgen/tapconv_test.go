@@ -52,14 +52,7 @@ func tapProgram(g lir.ConvGeom, e convEpi) *lir.Program {
 // runtime's Conv2D on the weights as they were.
 func TestTapConv(t *testing.T) {
 	needToolchain(t)
-	levels := runnableLevels(t)
-	for _, l := range levels {
-		if l.Name == "x86-64-v3" {
-			fallback := l
-			fallback.Clang = []string{"--target=x86_64-linux-gnu", "-march=x86-64-v2", "-mfma"}
-			levels = append(levels, fallback)
-		}
-	}
+	levels := withFallback(runnableLevels(t))
 	sweep := tapSweep()
 	taps := make([]*lir.Program, len(sweep))
 	progs := make([]*lir.Program, len(sweep))

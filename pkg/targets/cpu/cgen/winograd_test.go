@@ -90,9 +90,7 @@ func TestNativeWinograd(t *testing.T) {
 	for i, l := range levels {
 		labels[i] = l.Name
 		if l.Name == "x86-64-v3" {
-			fallback := l
-			fallback.Clang = []string{"--target=x86_64-linux-gnu", "-march=x86-64-v2", "-mfma"}
-			levels = append(levels, fallback)
+			levels = append(levels, fallbackLevel(l))
 			labels = append(labels, "fallback")
 		}
 	}
