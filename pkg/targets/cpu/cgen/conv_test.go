@@ -226,24 +226,17 @@ func TestNativeConv(t *testing.T) { checkNativeConvs(t, convSweep()) }
 // checkNativeConvs is TestNativeConv over the given sweep.
 func checkNativeConvs(t *testing.T, sweep []convCase) {
 	needToolchain(t)
-	levels := withFallback(runnableLevels(t))
-	// Every geometry's function in one unit, compiled once per level.
 	interps := make([]*lir.Program, len(sweep))
 	progs := make([]*lir.Program, len(sweep))
-	unit := &lir.Native{}
 	for i, c := range sweep {
 		interps[i] = convProgram(c.g, c.e)
 		prog, ok := nativeConv(interps[i])
 		if !ok {
 			t.Fatalf("%+v: the generator does not handle it", c.g)
 		}
-		call := *prog.Steps[0].Op.(*lir.NativeCall)
-		call.Func = len(unit.Funcs)
-		prog.Steps = []lir.Step{{Op: &call, Src: prog.Steps[0].Src}}
-		unit.Funcs = append(unit.Funcs, prog.Native.Funcs[0])
 		progs[i] = prog
 	}
-	objects := compileUnit(t, unit, levels)
+	u := newConvUnit(t, progs)
 	pool := parallel.NewPool(3)
 	defer pool.Close()
 	r := rand.New(rand.NewPCG(3, 4))
@@ -253,17 +246,46 @@ func checkNativeConvs(t *testing.T, sweep []convCase) {
 			g.PadT, g.PadL, g.PadB, g.PadR, g.DilH, g.Groups, c.e.name)
 		t.Run(name, func(t *testing.T) {
 			ins := convInputs(r, interps[i])
-			want := run(t, pool, interps[i], ins)
-			for li, l := range levels {
-				prog := *progs[i]
-				prog.Native = &lir.Native{Funcs: unit.Funcs, Objects: []lir.NativeObject{objects[li]}}
-				if err := prog.Verify(); err != nil {
-					t.Fatal(err)
-				}
-				got := run(t, pool, &prog, ins)
-				compareConv(t, l.Name+" "+strings.Join(l.Clang, " "), got[0], want[0])
-			}
+			u.check(t, pool, progs[i], ins, run(t, pool, interps[i], ins)[0])
 		})
+	}
+}
+
+// convUnit is the one-convolution programs of a test with their
+// functions in one unit, compiled once for each level this CPU runs and
+// for the fallback's code (withFallback).
+type convUnit struct {
+	funcs   []lir.NativeFunc
+	levels  []native.Level
+	objects []lir.NativeObject
+}
+
+// newConvUnit renumbers each program's one native call into the unit
+// and compiles it.
+func newConvUnit(t *testing.T, progs []*lir.Program) *convUnit {
+	t.Helper()
+	u := &convUnit{levels: withFallback(runnableLevels(t))}
+	for _, prog := range progs {
+		call := *prog.Steps[0].Op.(*lir.NativeCall)
+		call.Func = len(u.funcs)
+		prog.Steps = []lir.Step{{Op: &call, Src: prog.Steps[0].Src}}
+		u.funcs = append(u.funcs, prog.Native.Funcs[0])
+	}
+	u.objects = compileUnit(t, &lir.Native{Funcs: u.funcs}, u.levels)
+	return u
+}
+
+// check runs prog (one of the unit's) at every level on ins and compares
+// its output with want (compareConv).
+func (u *convUnit) check(t *testing.T, pool *parallel.Pool, prog *lir.Program, ins []*tensor.Tensor, want *tensor.Tensor) {
+	t.Helper()
+	for li, l := range u.levels {
+		p := *prog
+		p.Native = &lir.Native{Funcs: u.funcs, Objects: []lir.NativeObject{u.objects[li]}}
+		if err := p.Verify(); err != nil {
+			t.Fatal(err)
+		}
+		compareConv(t, l.Name+" "+strings.Join(l.Clang, " "), run(t, pool, &p, ins)[0], want)
 	}
 }
 
@@ -451,8 +473,7 @@ func benchConvs(b *testing.B, cs []benchConv) {
 		if err != nil || taps.Native == nil {
 			b.Fatalf("%s: conv2d_taps not generated (%v)", c.name, err)
 		}
-		tapIns := append([]*tensor.Tensor(nil), ins...)
-		tapIns[1] = tensor.FromF32([]int64{g.KH * g.KW * g.C * lir.TapConvOP(g.O)}, lir.TapMajor(ins[1].F32(), g.O, g.C, g.KH*g.KW))
+		tapIns := tapInputs(g, ins)
 		for _, l := range native.Levels() {
 			if l.Runs() == nil {
 				b.Run("layer="+c.name+"/code=taps-"+l.Name, func(b *testing.B) {

@@ -3,7 +3,6 @@ package cgen
 import (
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"testing"
 
 	"github.com/rlx-project/rlx/pkg/lir"
@@ -46,30 +45,32 @@ func tapProgram(g lir.ConvGeom, e convEpi) *lir.Program {
 	return p
 }
 
+// tapInputs is a test convolution's inputs with its weights (input 1)
+// laid out tap-major.
+func tapInputs(g lir.ConvGeom, ins []*tensor.Tensor) []*tensor.Tensor {
+	out := append([]*tensor.Tensor(nil), ins...)
+	out[1] = tensor.FromF32([]int64{g.KH * g.KW * g.C * lir.TapConvOP(g.O)}, lir.TapMajor(ins[1].F32(), g.O, g.C, g.KH*g.KW))
+	return out
+}
+
 // TestTapConv compiles every geometry of tapSweep for every level this
 // CPU runs (and NEON's code on x86-64, as TestNativeConv does) and
 // compares it, and the runtime's fallback for the step, with the
 // runtime's Conv2D on the weights as they were.
 func TestTapConv(t *testing.T) {
 	needToolchain(t)
-	levels := withFallback(runnableLevels(t))
 	sweep := tapSweep()
 	taps := make([]*lir.Program, len(sweep))
 	progs := make([]*lir.Program, len(sweep))
-	unit := &lir.Native{}
 	for i, c := range sweep {
 		taps[i] = tapProgram(c.g, c.e)
 		prog, err := Generate(taps[i], Options{})
 		if err != nil || prog.Native == nil {
 			t.Fatalf("%+v: the generator does not handle it (%v)", c.g, err)
 		}
-		call := *prog.Steps[0].Op.(*lir.NativeCall)
-		call.Func = len(unit.Funcs)
-		prog.Steps = []lir.Step{{Op: &call, Src: prog.Steps[0].Src}}
-		unit.Funcs = append(unit.Funcs, prog.Native.Funcs[0])
 		progs[i] = prog
 	}
-	objects := compileUnit(t, unit, levels)
+	u := newConvUnit(t, progs)
 	pool := parallel.NewPool(3)
 	defer pool.Close()
 	r := rand.New(rand.NewPCG(5, 6))
@@ -81,20 +82,12 @@ func TestTapConv(t *testing.T) {
 			interp := convProgram(g, c.e)
 			ins := convInputs(r, interp)
 			want := run(t, pool, interp, ins)
-			tapIns := append([]*tensor.Tensor(nil), ins...)
-			tapIns[1] = tensor.FromF32([]int64{g.KH * g.KW * g.C * lir.TapConvOP(g.O)}, lir.TapMajor(ins[1].F32(), g.O, g.C, g.KH*g.KW))
+			tapIns := tapInputs(g, ins)
 			if err := taps[i].Verify(); err != nil {
 				t.Fatal(err)
 			}
 			compareConv(t, "runtime conv2d_taps", run(t, pool, taps[i], tapIns)[0], want[0])
-			for li, l := range levels {
-				prog := *progs[i]
-				prog.Native = &lir.Native{Funcs: unit.Funcs, Objects: []lir.NativeObject{objects[li]}}
-				if err := prog.Verify(); err != nil {
-					t.Fatal(err)
-				}
-				compareConv(t, l.Name+" "+strings.Join(l.Clang, " "), run(t, pool, &prog, tapIns)[0], want[0])
-			}
+			u.check(t, pool, progs[i], tapIns, want[0])
 		})
 	}
 }
