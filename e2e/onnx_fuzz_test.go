@@ -171,3 +171,26 @@ func TestONNXShapeValueReshapeOverflow(t *testing.T) {
 		t.Errorf("error %q, want a reshape error", e)
 	}
 }
+
+// FuzzONNXTopK: TopK with a fuzzed K (an initializer or opset 1's
+// attribute), axis and rank.
+func FuzzONNXTopK(f *testing.F) {
+	f.Add(int64(2), int64(-1), int64(3), int64(1), false)
+	f.Add(int64(0), int64(1), int64(2), int64(0), true)
+	f.Add(int64(1<<40), int64(-7), int64(5), int64(1), false)
+	f.Fuzz(func(t *testing.T, k, axis, rank, largest int64, attr bool) {
+		rank = 1 + (rank%5+5)%5
+		dims := []any{2, "s", 3, 1, 2}[:rank]
+		g := &graph{outs: []string{"v", "i"}}
+		g.input("x", dims...)
+		opset := int64(17)
+		if attr {
+			opset = 9
+			g.node("TopK", []string{"x"}, []string{"v", "i"}, ai("k", k), ai("axis", axis))
+		} else {
+			g.initI64("k", []int64{1}, []int64{k})
+			g.node("TopK", []string{"x", "k"}, []string{"v", "i"}, ai("axis", axis), ai("largest", largest))
+		}
+		noRecoveredPanic(t, importErr(g, opset))
+	})
+}

@@ -21,6 +21,7 @@ type opCase struct {
 	inits                    []tensorGen
 	inputs                   []tensorGen
 	outType                  int32   // the output's ONNX element type
+	outTypes                 []int32 // per output, where they differ (TopK)
 	flop                     float64 // multiply-adds count 2; 0 for memory-bound ops (GB/s)
 }
 
@@ -91,8 +92,12 @@ func (c *opCase) model(seed uint64) (*onnxpb.Model, map[string]*tensor.Tensor, e
 		g.Inputs = append(g.Inputs, vi)
 		ins[in.name] = in.make(rng)
 	}
-	for _, o := range c.node.Outputs {
-		g.Outputs = append(g.Outputs, &onnxpb.ValueInfo{Name: o, ElemType: c.outType})
+	for i, o := range c.node.Outputs {
+		et := c.outType
+		if i < len(c.outTypes) {
+			et = c.outTypes[i]
+		}
+		g.Outputs = append(g.Outputs, &onnxpb.ValueInfo{Name: o, ElemType: et})
 	}
 	return &onnxpb.Model{IRVersion: 8, ProducerName: "rlxbench", Opsets: map[string]int64{"": c.opset}, Graph: g}, ins, nil
 }
@@ -342,6 +347,15 @@ func reduceCase(op string, axes []int64, dims ...int64) opCase {
 	return c
 }
 
+// topKCase selects k along axis: a classifier's top-5, a detector's
+// score cut, a middle axis.
+func topKCase(k, axis int64, dims ...int64) opCase {
+	return opCase{Family: "reduce", Op: "TopK", opset: 17, outType: onnxpb.DTFloat, outTypes: []int32{onnxpb.DTFloat, onnxpb.DTInt64},
+		Shape: shapeStr(dims...), Attrs: fmt.Sprintf("k=%d axis=%d", k, axis),
+		node:  &onnxpb.Node{Name: "TopK", OpType: "TopK", Inputs: []string{"x", "k"}, Outputs: []string{"values", "indices"}, Attrs: []*onnxpb.Attr{attrI("axis", axis)}},
+		inits: []tensorGen{{name: "k", dims: []int64{1}, i64: []int64{k}}}, inputs: []tensorGen{x(dims...)}}
+}
+
 func softmaxCase(op string, axis int64, dims ...int64) opCase {
 	return opCase{Family: "softmax", Op: op, opset: 17, outType: onnxpb.DTFloat, Shape: shapeStr(dims...),
 		Attrs: fmt.Sprintf("axis=%d", axis), node: node(op, []string{"x"}, attrI("axis", axis)),
@@ -482,7 +496,8 @@ func opsGrid(quick bool) []opCase {
 	}
 	g = append(g, reduceCase("ReduceProd", []int64{2}, 32, 128, 16),
 		reduceCase("ArgMax", []int64{2}, 32, 128, 256), reduceCase("ArgMax", []int64{1}, 32, 128, 256),
-		reduceCase("ArgMin", []int64{0}, 32, 128, 256))
+		reduceCase("ArgMin", []int64{0}, 32, 128, 256),
+		topKCase(5, -1, 64, 1000), topKCase(1000, -1, 1, 100000), topKCase(16, 1, 8, 128, 256))
 	g = append(g,
 		softmaxCase("Softmax", -1, 64, 1000),
 		softmaxCase("Softmax", -1, 96, 128, 128),

@@ -137,6 +137,13 @@ var inferCases = []inferCase{
 	{sig: "x: f32[4, 5]", body: "y = reduce_sum(x, axes=[2])", err: "axis 2 is out of range for rank 2"},
 	{sig: "x: f32[batch, seq, 512]", body: "y = argmax(x, axis=-1)", want: "i64[batch, seq]"},
 	{sig: "x: f32[4, 5]", body: "y = argmin(x, axis=0, keepdims=true)", want: "i64[1, 5]"},
+	{sig: "x: f32[batch, 1000]", body: "v, i = topk(x, k=5)", want: "f32[batch, 5]; i64[batch, 5]", noCon: true},
+	{sig: "x: i32[seq, 8]", body: "v, i = topk(x, k=2, axis=0, largest=false)", want: "i32[2, 8]; i64[2, 8]", cons: "seq >= 2 (topk: k 2 is within axis 0 (seq))"},
+	{sig: "x: f32[4, seq]", body: "v, i = topk(x, k=seq/2)", want: "f32[4, seq/2]; i64[4, seq/2]", cons: "seq/2 >= 1"},
+	{sig: "x: f32[4, 5]", body: "v, i = topk(x, k=6)", err: "k 6 is larger than axis 1 of x (5)"},
+	{sig: "x: f32[4, 5]", body: "v, i = topk(x, k=0)", err: "k must be at least 1, found 0"},
+	{sig: "x: bool[4, 5]", body: "v, i = topk(x, k=1)", err: "must be a numeric type"},
+	{sig: "x: f32[4, 5]", body: "v = topk(x, k=1)", err: "topk gives 2 results, found 1 name"},
 
 	// normalization
 	{sig: "x: f32[batch, seq, 256]", body: "y = softmax(x)", want: "f32[batch, seq, 256]"},

@@ -97,6 +97,9 @@ func buildOps() map[string]*opSpec {
 	for _, n := range []string{"argmax", "argmin"} {
 		add(&opSpec{name: n, minArgs: 1, maxArgs: 1, argNames: x1, attrs: argAttrs, infer: inferArg})
 	}
+	add(&opSpec{name: "topk", minArgs: 1, maxArgs: 1, argNames: x1, results: 2,
+		attrs: []attrSpec{{name: "k", kind: aDim, required: true}, {name: "axis", kind: aInt, def: int64(-1)}, {name: "largest", kind: aBool, def: true}},
+		infer: inferTopK})
 
 	for _, n := range []string{"softmax", "log_softmax"} {
 		add(&opSpec{name: n, minArgs: 1, maxArgs: 1, argNames: x1, attrs: []attrSpec{{name: "axis", kind: aInt, def: int64(-1)}}, infer: inferSoftmax})
@@ -301,6 +304,32 @@ func inferArg(x *opCtx) ([]Type, bool) {
 	}
 	x.attrs["axis"] = int64(ax)
 	return one(Type{DType: I64, Shape: reduceShape(x.args[0].Shape, []int{ax}, x.attrs.Bool("keepdims"))})
+}
+
+// inferTopK: values (x's dtype) and indices (i64), each x's shape with
+// the axis cut to k; 1 <= k <= the axis, checked at binding where the
+// dims leave it open.
+func inferTopK(x *opCtx) ([]Type, bool) {
+	if !x.dtypeIn(0, DType.IsNumeric, "a numeric type") {
+		return nil, false
+	}
+	ax, ok := x.axis("axis", x.attrs.Int("axis"), x.args[0].Rank())
+	if !ok {
+		return nil, false
+	}
+	x.attrs["axis"] = int64(ax)
+	k, d := x.attrs.Dim("k"), x.args[0].Shape[ax]
+	if !x.atLeast(k, dim.Const(1), fmt.Sprintf("k %s is at least 1", k)) {
+		x.attrErrorf("k", "k must be at least 1, found %s", k)
+		return nil, false
+	}
+	if !x.atLeast(d, k, fmt.Sprintf("k %s is within axis %d (%s)", k, ax, d)) {
+		x.attrErrorf("k", "k %s is larger than axis %d of %s (%s)", k, ax, x.argName(0), d)
+		return nil, false
+	}
+	shape := append([]dim.Expr(nil), x.args[0].Shape...)
+	shape[ax] = k
+	return []Type{{DType: x.args[0].DType, Shape: shape}, {DType: I64, Shape: shape}}, true
 }
 
 // --- normalization ---

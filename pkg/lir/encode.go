@@ -25,6 +25,7 @@ var kinds = map[Kind]func() Op{
 	"avgpool2d":        func() Op { return new(Pool2D) },
 	"reduce":           func() Op { return new(Reduce) },
 	"argreduce":        func() Op { return new(ArgReduce) },
+	"topk":             func() Op { return new(TopK) },
 	"softmax":          func() Op { return new(Softmax) },
 	"layernorm":        func() Op { return new(LayerNorm) },
 	"add_layernorm":    func() Op { return new(AddLayerNorm) },

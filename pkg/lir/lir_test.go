@@ -35,6 +35,7 @@ func samples() []Op {
 		&Pool2D{X: 0, Out: 2, Geom: pool, CountIncludePad: true},
 		&Reduce{X: 0, Out: 2, Fn: ReduceProd, DType: tensor.I64, Shape: []int64{2, 3}, Axes: []int64{1}},
 		&ArgReduce{X: 0, Out: 2, Max: true, Outer: 1, Axis: 2, Inner: 3, DType: tensor.F16},
+		&TopK{X: 0, Values: 2, Indices: 3, Outer: 1, Axis: 2, Inner: 3, K: 2, Largest: true, DType: tensor.F16},
 		&Softmax{X: 0, Out: 2, Outer: 1, Axis: 2, Inner: 3, Log: true},
 		&LayerNorm{X: 0, Scale: 1, Bias: NoBuf, Out: 2, Rows: 3, Cols: 4, RMS: true, Eps: 1e-5},
 		&AddLayerNorm{A: 0, B: 1, Scale: 3, Bias: 4, Out: 2, Sum: 5, Rows: 3, Cols: 4, Eps: 1e-6},

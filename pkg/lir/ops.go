@@ -287,6 +287,19 @@ type ArgReduce struct {
 	DType              tensor.DType
 }
 
+// TopK selects, along the middle dim of X viewed as [Outer, Axis, Inner],
+// the K largest (Largest) or smallest elements of each line, in order:
+// Values (X's dtype) and Indices (i64), both [Outer, K, Inner]. The order
+// is total: equal values by lower index first, and a NaN ranks above every
+// number (PyTorch's topk), so it leads the largest and trails the
+// smallest.
+type TopK struct {
+	X, Values, Indices    Buf
+	Outer, Axis, Inner, K int64
+	Largest               bool
+	DType                 tensor.DType
+}
+
 // Softmax normalizes X viewed as [Outer, Axis, Inner] along Axis (its log
 // when Log).
 type Softmax struct {
@@ -406,6 +419,7 @@ func (*WinogradProduct) Kind() Kind { return "winograd_product" }
 func (*WinogradOutput) Kind() Kind  { return "winograd_output" }
 func (*Reduce) Kind() Kind          { return "reduce" }
 func (*ArgReduce) Kind() Kind       { return "argreduce" }
+func (*TopK) Kind() Kind            { return "topk" }
 func (*Softmax) Kind() Kind         { return "softmax" }
 func (*LayerNorm) Kind() Kind       { return "layernorm" }
 func (*AddLayerNorm) Kind() Kind    { return "add_layernorm" }
@@ -452,6 +466,7 @@ func (o *Relayout) Refs() []Ref        { return writes(reads(o.Src), o.Dst) }
 func (o *Pool2D) Refs() []Ref          { return writes(reads(o.X), o.Out) }
 func (o *Reduce) Refs() []Ref          { return writes(reads(o.X), o.Out) }
 func (o *ArgReduce) Refs() []Ref       { return writes(reads(o.X), o.Out) }
+func (o *TopK) Refs() []Ref            { return writes(reads(o.X), o.Values, o.Indices) }
 func (o *Softmax) Refs() []Ref         { return writes(reads(o.X), o.Out) }
 func (o *LayerNorm) Refs() []Ref {
 	return writes(opt(reads(o.X), false, o.Scale, o.Bias), o.Out)

@@ -444,6 +444,18 @@ func (o *ArgReduce) verify(v *verifier) {
 	v.bytes("out", o.Out, v.dims("inner", o.Outer, o.Inner), 8)
 }
 
+func (o *TopK) verify(v *verifier) {
+	v.dtype("dtype", o.DType)
+	if o.K < 1 || o.K > o.Axis {
+		v.failf("k", "%d outside [1, axis %d]", o.K, o.Axis)
+	}
+	size := int64(o.DType.Size())
+	v.bytes("x", o.X, v.dims("axis", o.Outer, o.Axis, o.Inner), size)
+	n := v.dims("k", o.Outer, o.K, o.Inner)
+	v.bytes("values", o.Values, n, size)
+	v.bytes("indices", o.Indices, n, 8)
+}
+
 func (o *Softmax) verify(v *verifier) {
 	n := v.dims("axis", o.Outer, o.Axis, o.Inner)
 	v.f32("x", o.X, n)

@@ -173,6 +173,8 @@ func (l *lowerer) stmt(s *hir.Stmt) error {
 		one(l.emit(mir.OpReduce, args, mir.Attrs{"kind": op[len("reduce_"):], "axes": a.Ints("axes"), "keepdims": a.Bool("keepdims")}, src, t))
 	case op == "argmax" || op == "argmin":
 		one(l.emit(mir.OpArgReduce, args, mir.Attrs{"max": op == "argmax", "axis": a.Int("axis"), "keepdims": a.Bool("keepdims")}, src, t))
+	case op == "topk":
+		res = l.g.Add(mir.OpTopK, args, mir.Attrs{"k": a.Dim("k"), "axis": a.Int("axis"), "largest": a.Bool("largest")}, src, s.Types...).Results
 	case op == "softmax" || op == "log_softmax":
 		one(l.emit(mir.OpSoftmax, args, mir.Attrs{"axis": a.Int("axis"), "log": op == "log_softmax"}, src, t))
 	case op == "layernorm" || op == "rmsnorm":

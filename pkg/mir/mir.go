@@ -55,6 +55,7 @@ const (
 	OpAvgPool2D    Op = "avgpool2d"     // attrs as HIR
 	OpReduce       Op = "reduce"        // attrs: kind (sum mean max min prod), axes, keepdims
 	OpArgReduce    Op = "argreduce"     // attrs: max (bool), axis, keepdims
+	OpTopK         Op = "topk"          // attrs: k, axis, largest; results: values, indices (i64)
 	OpSoftmax      Op = "softmax"       // attrs: axis, log
 	OpLayerNorm    Op = "layernorm"     // args x, [scale], [bias]; attrs: axis, eps, rms
 	OpAttention    Op = "attention"     // args q, k, v, [mask]; attrs: causal, scale

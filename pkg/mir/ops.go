@@ -67,6 +67,7 @@ func buildOpTable() map[Op]OpInfo {
 		{Op: OpAddLayerNorm, Class: ClassNorm, MinArgs: 2, MaxArgs: 4, Attrs: []string{"axis", "eps", "rms", "scale", "bias"}},
 		{Op: OpReduce, Class: ClassReduce, MinArgs: 1, MaxArgs: 1, Attrs: []string{"kind", "axes", "keepdims"}},
 		{Op: OpArgReduce, Class: ClassReduce, MinArgs: 1, MaxArgs: 1, Attrs: []string{"max", "axis", "keepdims"}},
+		{Op: OpTopK, Class: ClassReduce, MinArgs: 1, MaxArgs: 1, Attrs: []string{"k", "axis", "largest"}},
 		{Op: OpMaxPool2D, Class: ClassReduce, MinArgs: 1, MaxArgs: 1, Attrs: []string{"kernel", "stride", "pad", "dilation", "ceil_mode"}},
 		{Op: OpAvgPool2D, Class: ClassReduce, MinArgs: 1, MaxArgs: 1, Attrs: []string{"kernel", "stride", "pad", "dilation", "ceil_mode", "count_include_pad"}},
 		{Op: OpReshape, Class: ClassMovement, MinArgs: 1, MaxArgs: 1},

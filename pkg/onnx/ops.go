@@ -43,6 +43,7 @@ var converters = map[string]converter{
 	"ReduceMean": reduce("reduce_mean"), "ReduceSum": reduce("reduce_sum"), "ReduceMax": reduce("reduce_max"),
 	"ReduceMin": reduce("reduce_min"), "ReduceProd": reduce("reduce_prod"),
 	"ArgMax": argReduce("argmax"), "ArgMin": argReduce("argmin"),
+	"TopK": topK,
 
 	"Conv": convConvAny, "MaxPool": poolAny("maxpool2d"), "AveragePool": poolAny("avgpool2d"),
 	"GlobalAveragePool": convGlobalAvgPool, "GlobalMaxPool": convGlobalMaxPool, "Flatten": convFlatten,
@@ -559,6 +560,38 @@ func argReduce(op string) converter {
 		}
 		return im.emit(n.Outputs[:1], op, []string{x}, fmt.Sprintf("axis=%d", attrInt(n, "axis", 0)), fmt.Sprintf("keepdims=%v", attrInt(n, "keepdims", 1) != 0))
 	}
+}
+
+// topK imports TopK: k from the attribute (opset 1) or the K input, which
+// must be known at import: a constant or a dim computed from the shapes.
+// sorted=0 allows any order, so the sorted one serves it too.
+func topK(im *importer, n *onnxpb.Node) error {
+	if len(n.Outputs) != 2 {
+		return fmt.Errorf("TopK has %d outputs, want 2 (Values, Indices)", len(n.Outputs))
+	}
+	x, err := im.rt(0)
+	if err != nil {
+		return err
+	}
+	var k dim.Expr
+	if len(n.Inputs) > 1 {
+		ks, _, err := im.symOf(n.Inputs[1])
+		if err != nil {
+			return fmt.Errorf("K: %v (rlx needs K known at import: a constant, or computed from the shapes)", err)
+		}
+		if len(ks) != 1 {
+			return fmt.Errorf("K has %d elements, want 1", len(ks))
+		}
+		k = ks[0]
+	} else {
+		kv := attrInt(n, "k", -1)
+		if kv < 1 {
+			return fmt.Errorf("TopK needs k (the attribute, opset 1) or the K input")
+		}
+		k = dim.Const(kv)
+	}
+	return im.emit(n.Outputs[:2], "topk", []string{x}, fmt.Sprintf("k=%s", k), fmt.Sprintf("axis=%d", attrInt(n, "axis", -1)),
+		fmt.Sprintf("largest=%v", attrInt(n, "largest", 1) != 0))
 }
 
 // windowAttrs reads kernel, strides, pads and dilations of a 2-D Conv or

@@ -179,6 +179,15 @@ func (g *gen) node(n *mir.Node) error {
 	case mir.OpArgReduce:
 		o, a, i := outerAxisInner(g.shape(x[0]), n.Attrs.Int("axis"))
 		g.emit(n, &lir.ArgReduce{X: g.buffer(x[0]), Out: g.buffer(out), Max: n.Attrs.Bool("max"), Outer: o, Axis: a, Inner: i, DType: x[0].Type.DType})
+	case mir.OpTopK:
+		ax := n.Attrs.Int("axis")
+		o, a, i := outerAxisInner(g.shape(x[0]), ax)
+		k := g.shape(n.Results[0])[ax]
+		if k < 1 || k > a {
+			return fmt.Errorf("topk: k %d outside [1, %d] (axis %d of the operand)", k, a, ax)
+		}
+		g.emit(n, &lir.TopK{X: g.buffer(x[0]), Values: g.buffer(n.Results[0]), Indices: g.buffer(n.Results[1]),
+			Outer: o, Axis: a, Inner: i, K: k, Largest: n.Attrs.Bool("largest"), DType: x[0].Type.DType})
 	case mir.OpSoftmax:
 		if err := g.requireF32(n, x[0]); err != nil {
 			return err

@@ -28,6 +28,8 @@
 //   - reductions over no elements give the identity: sum 0, prod 1, max
 //     -inf (integer: the dtype's minimum), min +inf (the maximum), mean
 //     NaN; argmax over an empty axis is an error.
+//   - topk orders equal values by lower index and ranks a NaN above every
+//     number (PyTorch's topk): NaNs lead the largest, trail the smallest.
 //   - softmax of a row that is all -inf, and attention for a query whose
 //     every key is masked (or that has no keys), give NaN, as PyTorch.
 //   - add_layernorm rounds s = a + b to the dtype (it is results[1]) and
@@ -272,6 +274,8 @@ func (ev *evaluator) node(n *mir.Node, args []*array) ([]*array, error) {
 			res, err = one(reduce(n.Attrs, x))
 		case mir.OpArgReduce:
 			res, err = one(argreduce(n.Attrs, x))
+		case mir.OpTopK:
+			res, err = topk(n.Attrs, x, shapes[0])
 		case mir.OpSoftmax:
 			res, err = one(softmax(n.Attrs, x))
 		case mir.OpReshape:

@@ -3,6 +3,7 @@ package eval
 import (
 	"fmt"
 	"math"
+	"sort"
 
 	"github.com/rlx-project/rlx/pkg/mir"
 	"github.com/rlx-project/rlx/pkg/tensor"
@@ -295,4 +296,61 @@ func layernorm(attrs mir.Attrs, x, scale, bias *array) (*array, error) {
 		}
 	}
 	return res, nil
+}
+
+// topk is the k first elements of each line along "axis" in descending
+// order ("largest") or ascending, and their indices (i64); k is the
+// results' length along the axis. The order is total: equal values by
+// lower index first, and a NaN ranks above every number (PyTorch's topk),
+// so NaNs lead the largest and trail the smallest. Each line is sorted
+// whole: the reference spends time to be obviously right.
+func topk(attrs mir.Attrs, x *array, resShape []int64) ([]*array, error) {
+	ax, err := normAxis(attrs.Int("axis"), len(x.shape))
+	if err != nil {
+		return nil, err
+	}
+	outer, d, inner := split3(x.shape, ax)
+	k := int(resShape[ax])
+	if k < 1 || k > d {
+		return nil, fmt.Errorf("k %d outside [1, %d] (axis %d)", k, d, ax)
+	}
+	largest := attrs.Bool("largest")
+	vals, idx := newArray(x.dt, resShape), newArray(tensor.I64, resShape)
+	// above reports whether value a ranks above value b (NaN highest).
+	above := func(a, b float64) bool {
+		return math.IsNaN(a) && !math.IsNaN(b) || a > b
+	}
+	line := make([]int, d)
+	for o := 0; o < outer; o++ {
+		for in := 0; in < inner; in++ {
+			at := func(j int) int { return (o*d+j)*inner + in }
+			for j := range line {
+				line[j] = j
+			}
+			sort.SliceStable(line, func(p, q int) bool {
+				a, b := line[p], line[q]
+				if x.isFloat() {
+					va, vb := x.f[at(a)], x.f[at(b)]
+					if largest {
+						return above(va, vb)
+					}
+					return above(vb, va)
+				}
+				if largest {
+					return x.i[at(a)] > x.i[at(b)]
+				}
+				return x.i[at(a)] < x.i[at(b)]
+			})
+			for r := 0; r < k; r++ {
+				dst := (o*k+r)*inner + in
+				idx.i[dst] = int64(line[r])
+				if x.isFloat() {
+					vals.f[dst] = x.f[at(line[r])]
+				} else {
+					vals.i[dst] = x.i[at(line[r])]
+				}
+			}
+		}
+	}
+	return []*array{vals, idx}, nil
 }

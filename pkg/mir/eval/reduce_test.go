@@ -58,6 +58,32 @@ func TestArgReduce(t *testing.T) {
 	check(t, "argmax i32", a(true, 0, false, ty(tensor.I64), i), sh(), []float64{1}, 0)
 }
 
+func TestTopK(t *testing.T) {
+	x := mk(tensor.F32, sh(2, 5), 3, 7, nan, 7, -1, 0, 2, 2, -4, 2)
+	k := func(largest bool, axis int64, out mir.Type, in *tensor.Tensor) (vals, idx *tensor.Tensor) {
+		t.Helper()
+		types := []mir.Type{out, {DType: tensor.I64, Shape: out.Shape}}
+		res, err := Run(opGraph(mir.OpTopK, mir.Attrs{"k": out.Shape[axis], "axis": axis, "largest": largest}, types, in), nil, []*tensor.Tensor{in})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res[0], res[1]
+	}
+	// the largest: NaN first, then equal values by lower index
+	v, i := k(true, 1, ty(tensor.F32, 2, 3), x)
+	check(t, "topk values", v, sh(2, 3), []float64{nan, 7, 7, 2, 2, 2}, 0)
+	check(t, "topk indices", i, sh(2, 3), []float64{2, 1, 3, 1, 2, 4}, 0)
+	// the smallest: NaN last
+	v, i = k(false, 1, ty(tensor.F32, 2, 5), x)
+	check(t, "topk smallest values", v, sh(2, 5), []float64{-1, 3, 7, 7, nan, -4, 0, 2, 2, 2}, 0)
+	check(t, "topk smallest indices", i, sh(2, 5), []float64{4, 0, 1, 3, 2, 3, 0, 1, 2, 4}, 0)
+	// along axis 0, integers
+	n := mk(tensor.I32, sh(2, 2), 5, -3, 5, 8)
+	v, i = k(true, 0, ty(tensor.I32, 1, 2), n)
+	check(t, "topk axis 0", v, sh(1, 2), []float64{5, 8}, 0)
+	check(t, "topk axis 0 indices", i, sh(1, 2), []float64{0, 1}, 0)
+}
+
 func TestSoftmax(t *testing.T) {
 	ln2 := math.Ln2
 	x := mk(tensor.F64, sh(1, 2), 0, ln2)

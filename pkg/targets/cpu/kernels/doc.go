@@ -8,7 +8,7 @@
 //   - conv: Conv2D (implicit GEMM, direct, depthwise), channels-last paths
 //   - attention: fused scaled dot-product attention
 //   - norm: Softmax, LayerNorm, AddLayerNorm, RMSNorm
-//   - reduce: Reduce, ArgReduce, 2-D pools
+//   - reduce: Reduce, ArgReduce, TopK, 2-D pools
 //   - data: Copy, Gather
 //
 // The kernels are plain functions over float32 slices (and data movement

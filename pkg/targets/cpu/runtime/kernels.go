@@ -122,6 +122,8 @@ func run(pool *parallel.Pool, s *lir.Step, bufs [][]byte) error {
 		} else {
 			argReduceGeneric(tensor.AsI64(bufs[op.Out]), bufs[op.X], op.DType, outer, axis, inner, op.Max)
 		}
+	case *lir.TopK:
+		topK(pool, op, bufs)
 	case *lir.Softmax:
 		norm.Softmax(pool, f32(op.Out), f32(op.X), int(op.Outer), int(op.Axis), int(op.Inner), op.Log)
 	case *lir.LayerNorm:
@@ -291,6 +293,39 @@ func argReduceGeneric(out []int64, x []byte, dt tensor.DType, outer, axis, inner
 				}
 			}
 			out[o*inner+in] = int64(bi)
+		}
+	}
+}
+
+// topK runs a TopK step: f32, i64 and i32 in place; any other dtype
+// through exact float64 copies, its values then copied as bytes by index.
+func topK(pool *parallel.Pool, op *lir.TopK, bufs [][]byte) {
+	outer, axis, inner, k := int(op.Outer), int(op.Axis), int(op.Inner), int(op.K)
+	idx := tensor.AsI64(bufs[op.Indices])
+	switch op.DType {
+	case tensor.F32:
+		reduce.TopK(pool, tensor.AsF32(bufs[op.Values]), idx, tensor.AsF32(bufs[op.X]), outer, axis, inner, k, op.Largest)
+	case tensor.I64:
+		reduce.TopK(pool, tensor.AsI64(bufs[op.Values]), idx, tensor.AsI64(bufs[op.X]), outer, axis, inner, k, op.Largest)
+	case tensor.I32:
+		reduce.TopK(pool, tensor.AsI32(bufs[op.Values]), idx, tensor.AsI32(bufs[op.X]), outer, axis, inner, k, op.Largest)
+	default:
+		n := outer * axis * inner
+		x := make([]float64, n)
+		for e := range x {
+			x[e] = elemAt(bufs[op.X], op.DType, int64(e))
+		}
+		reduce.TopK(pool, make([]float64, outer*k*inner), idx, x, outer, axis, inner, k, op.Largest)
+		size := op.DType.Size()
+		src, dst := bufs[op.X], bufs[op.Values]
+		for o := range outer {
+			for r := range k {
+				for in := range inner {
+					out := (o*k+r)*inner + in
+					from := (o*axis+int(idx[out]))*inner + in
+					copy(dst[out*size:(out+1)*size], src[from*size:(from+1)*size])
+				}
+			}
 		}
 	}
 }

@@ -373,6 +373,8 @@ func (g *gen) lower() error {
 		return g.reduce(op)
 	case *lir.ArgReduce:
 		return g.argreduce(op)
+	case *lir.TopK:
+		return g.topk(op)
 	case *lir.Softmax:
 		return g.softmax(op)
 	case *lir.LayerNorm:

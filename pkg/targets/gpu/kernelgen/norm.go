@@ -319,6 +319,89 @@ func (g *gen) argreduce(op *lir.ArgReduce) error {
 	return nil
 }
 
+// topk lowers a TopK step: one invocation per line, k passes over it, the
+// r-th pass keeping the first element in the order that ranks after the
+// one the pass before chose. O(k·axis) per line and no scratch memory:
+// for the small k of classifiers' top-5 and detectors' score cuts. The
+// order is the CPU kernels': equal values by lower index, a NaN above
+// every number.
+func (g *gen) topk(op *lir.TopK) error {
+	outer, axis, inner, k, dt := op.Outer, op.Axis, op.Inner, op.K, op.DType
+	et, err := g.elemType(dt)
+	if err != nil {
+		return err
+	}
+	g.begin([3]int{256, 1, 1})
+	x, err := g.param(op.X, et, false, "x")
+	if err != nil {
+		return err
+	}
+	vals, err := g.param(op.Values, et, true, "values")
+	if err != nil {
+		return err
+	}
+	idx, err := g.param(op.Indices, kir.I64, true, "indices")
+	if err != nil {
+		return err
+	}
+	ct := computeOf(dt)
+	if ct == kir.Bool {
+		return g.unsupported("topk of bool tensors")
+	}
+	I := kir.Int
+	VI := func(n string) *kir.Expr { return kir.Var(n, kir.I32) }
+	V := func(n string) *kir.Expr { return kir.Var(n, ct) }
+	float := ct == kir.F32
+	// above: value a ranks above value b (a NaN above every number).
+	above := func(a, b *kir.Expr) *kir.Expr {
+		if !float {
+			return kir.Gt(a, b)
+		}
+		return kir.Or(kir.Gt(a, b), kir.And(kir.IsNaN(a), kir.Not(kir.IsNaN(b))))
+	}
+	same := func(a, b *kir.Expr) *kir.Expr {
+		if !float {
+			return kir.Eq(a, b)
+		}
+		return kir.Or(kir.Eq(a, b), kir.And(kir.IsNaN(a), kir.IsNaN(b)))
+	}
+	// before: element (av, ai) comes before (bv, bi) in the output.
+	before := func(av, ai, bv, bi *kir.Expr) *kir.Expr {
+		first := above(av, bv)
+		if !op.Largest {
+			first = above(bv, av)
+		}
+		return kir.Or(first, kir.And(same(av, bv), kir.Lt(ai, bi)))
+	}
+	grid, body := g.gridStride(outer*inner, func(i *kir.Expr) []*kir.Stmt {
+		at := func(a *kir.Expr) *kir.Expr {
+			return kir.Add(kir.Mul(kir.Add(kir.Mul(kir.Div(i, I(inner)), I(axis)), a), I(inner)), kir.Rem(i, I(inner)))
+		}
+		dst := func(r *kir.Expr) *kir.Expr {
+			return kir.Add(kir.Mul(kir.Add(kir.Mul(kir.Div(i, I(inner)), I(k)), r), I(inner)), kir.Rem(i, I(inner)))
+		}
+		candidate := kir.And(
+			kir.Or(kir.Lt(VI("pi"), I(0)), before(V("pv"), VI("pi"), V("xv"), VI("a"))),
+			kir.Or(kir.Lt(VI("bi"), I(0)), before(V("xv"), VI("a"), V("best"), VI("bi"))))
+		return []*kir.Stmt{
+			kir.Decl("pv", x.load(at(I(0)))),
+			kir.Decl("pi", I(-1)),
+			kir.For("r", I(0), I(k), I(1),
+				kir.Decl("best", V("pv")),
+				kir.Decl("bi", I(-1)),
+				kir.For("a", I(0), I(axis), I(1),
+					kir.Decl("xv", x.load(at(VI("a")))),
+					kir.If(candidate, []*kir.Stmt{kir.Assign("best", V("xv")), kir.Assign("bi", VI("a"))})),
+				vals.store(dst(VI("r")), V("best")),
+				idx.store(dst(VI("r")), kir.Convert(kir.I64, VI("bi"))),
+				kir.Assign("pv", V("best")),
+				kir.Assign("pi", VI("bi"))),
+		}
+	})
+	g.end(grid, body...)
+	return nil
+}
+
 // pool2d lowers max and average pooling (ONNX semantics, as the CPU
 // target's kernels): one invocation per output element.
 func (g *gen) pool2d(op *lir.Pool2D) error {
