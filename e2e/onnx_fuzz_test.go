@@ -3,6 +3,8 @@ package e2e
 import (
 	"strings"
 	"testing"
+
+	"github.com/rlx-project/rlx/pkg/onnx/onnxpb"
 )
 
 // The importer turns a panic on a malformed model into an error naming
@@ -192,5 +194,33 @@ func FuzzONNXTopK(f *testing.F) {
 			g.node("TopK", []string{"x", "k"}, []string{"v", "i"}, ai("axis", axis), ai("largest", largest))
 		}
 		noRecoveredPanic(t, importErr(g, opset))
+	})
+}
+
+// FuzzONNXGatherElements: GatherElements with fuzzed ranks, axis and
+// indices dims (static, symbolic, larger than the data's).
+func FuzzONNXGatherElements(f *testing.F) {
+	f.Add(int64(1), int64(3), int64(3), uint8(0))
+	f.Add(int64(-1), int64(2), int64(2), uint8(5))
+	f.Add(int64(7), int64(1), int64(4), uint8(255))
+	f.Fuzz(func(t *testing.T, axis, rd, ri int64, pick uint8) {
+		dims := []any{2, "s", 3, 1}
+		g := &graph{outs: []string{"y"}}
+		g.input("x", dims[:(rd%5+5)%5]...)
+		var id []any
+		for k := range int((ri%5 + 5) % 5) {
+			id = append(id, []any{1, 2, 4, "s", "t"}[(int(pick)>>k+k)%5])
+		}
+		vi := &onnxpb.ValueInfo{Name: "i", ElemType: 7, HasShape: true}
+		for _, d := range id {
+			if s, ok := d.(string); ok {
+				vi.Shape = append(vi.Shape, onnxpb.Dim{Param: s})
+			} else {
+				vi.Shape = append(vi.Shape, onnxpb.Dim{Value: int64(d.(int)), Known: true})
+			}
+		}
+		g.inputs = append(g.inputs, vi)
+		g.node("GatherElements", []string{"x", "i"}, []string{"y"}, ai("axis", axis))
+		noRecoveredPanic(t, importErr(g, 13))
 	})
 }

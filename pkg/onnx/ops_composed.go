@@ -15,7 +15,7 @@ import (
 // ThresholdedRelu, Shrink), IsNaN and IsInf, Mean, the norm reductions
 // (ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSumExp), the pixel
 // shuffles (DepthToSpace, SpaceToDepth), GroupNormalization, LRN,
-// Hardmax and CumSum (Einsum: einsum.go). Each follows the ONNX definition
+// Hardmax, CumSum and GatherElements (Einsum: einsum.go). Each follows the ONNX definition
 // op by op, so every target runs it and fusion fuses the elementwise ones.
 
 // floatIn is input i's HIR name and dtype, which must be a float.
@@ -653,4 +653,113 @@ func axisIn(axis, r int64, op, what string) (int64, error) {
 		axis += r
 	}
 	return axis, nil
+}
+
+// convGatherElements imports GatherElements (opset 11, 13; torch.gather):
+// out[p] = data[p with p[axis] replaced by indices[p]], out shaped as
+// indices. The data is flattened and one gather reads it at the flat
+// index Σ_d coord_d·stride_d, coord being the output position (an iota
+// per dim, broadcast) except along axis, where it is the index (negative
+// counts from the end). An index outside the axis (or a position outside
+// another of the data's dims, where the dims leave that open until the
+// binding) becomes one past any flat index, so the gather fails at run
+// time as ONNX says it must, instead of reading the next row.
+func convGatherElements(im *importer, n *onnxpb.Node) error {
+	if len(n.Inputs) != 2 {
+		return fmt.Errorf("GatherElements takes data and indices, found %d inputs", len(n.Inputs))
+	}
+	dt, err := im.typeOf(n.Inputs[0])
+	if err != nil {
+		return err
+	}
+	it, err := im.typeOf(n.Inputs[1])
+	if err != nil {
+		return err
+	}
+	r := int64(dt.Rank())
+	if int64(it.Rank()) != r {
+		return fmt.Errorf("GatherElements indices of rank %d for data of rank %d: the ranks must match", it.Rank(), r)
+	}
+	if it.DType != tensor.I64 && it.DType != tensor.I32 {
+		return fmt.Errorf("GatherElements indices of %s: int64 or int32 are supported", it.DType)
+	}
+	axis, err := axisIn(attrInt(n, "axis", 0), r, "GatherElements", "data")
+	if err != nil {
+		return err
+	}
+	// checked[d]: the indices' dim d may pass the data's, which only the
+	// binding tells; its positions are then checked at run time.
+	checked := make([]bool, r)
+	for d := range r {
+		if d == axis || dim.Equal(it.Shape[d], dt.Shape[d]) {
+			continue
+		}
+		i, iok := it.Shape[d].Const()
+		x, xok := dt.Shape[d].Const()
+		switch {
+		case iok && xok && i > x:
+			return fmt.Errorf("GatherElements: indices dim %d (%d) must be at most data's (%d)", d, i, x)
+		case !(iok && (i == 1 || xok)):
+			checked[d] = true
+		}
+	}
+	data, err := im.rt(0)
+	if err != nil {
+		return err
+	}
+	idx, err := im.rt(1)
+	if err != nil {
+		return err
+	}
+	out := n.Outputs[0]
+	if it.DType == tensor.I32 {
+		idx = im.emitTmp(out+"_i64", "cast", []string{idx}, "to=i64")
+	}
+	stride := func(d int64) (dim.Expr, error) { return dimProduct(dt.Shape[d+1:]) }
+	// times multiplies v by the dim e, skipping a factor of 1.
+	times := func(v string, e dim.Expr) string {
+		if c, ok := e.Const(); ok && c == 1 {
+			return v
+		}
+		return im.emitTmp(out+"_scaled", "mul", []string{v, im.dimScalar(e)})
+	}
+	size := im.dimScalar(dt.Shape[axis])
+	zero := im.scalar(out+"_zero", 0, tensor.I64)
+	neg := im.emitTmp(out+"_neg", "lt", []string{idx, zero})
+	idx = im.emitTmp(out+"_wrapped", "where", []string{neg, im.emitTmp(out+"_plus", "add", []string{idx, size}), idx})
+	bad := im.emitTmp(out+"_bad", "or", []string{
+		im.emitTmp(out+"_below", "lt", []string{idx, zero}),
+		im.emitTmp(out+"_above", "ge", []string{idx, size})})
+	st, err := stride(axis)
+	if err != nil {
+		return err
+	}
+	flat := times(idx, st)
+	for d := range r {
+		if c, ok := it.Shape[d].Const(); d == axis || ok && c == 1 {
+			continue
+		}
+		pos := im.emitTmp(out+"_pos", "iota", nil, "n="+it.Shape[d].String(), "dtype=i64")
+		shape := make([]string, r)
+		for k := range shape {
+			shape[k] = "1"
+		}
+		shape[d] = it.Shape[d].String()
+		pos = im.emitTmp(out+"_posr", "reshape", []string{pos}, "shape=["+strings.Join(shape, ", ")+"]")
+		if st, err = stride(d); err != nil {
+			return err
+		}
+		flat = im.emitTmp(out+"_flat", "add", []string{flat, times(pos, st)})
+		if checked[d] {
+			past := im.emitTmp(out+"_past", "ge", []string{pos, im.dimScalar(dt.Shape[d])})
+			bad = im.emitTmp(out+"_bad", "or", []string{bad, past})
+		}
+	}
+	total, err := dimProduct(dt.Shape)
+	if err != nil {
+		return err
+	}
+	flat = im.emitTmp(out+"_checked", "where", []string{bad, im.dimScalar(total), flat})
+	flatData := im.emitTmp(out+"_data", "reshape", []string{data}, "shape=["+total.String()+"]")
+	return im.emit(n.Outputs[:1], "gather", []string{flatData, flat}, "axis=0")
 }
