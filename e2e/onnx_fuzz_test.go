@@ -224,3 +224,38 @@ func FuzzONNXGatherElements(f *testing.F) {
 		noRecoveredPanic(t, importErr(g, 13))
 	})
 }
+
+// FuzzONNXUpsample: Upsample and opset 10's Resize with fuzzed scales
+// (as opset 7's attribute or an input), modes and ranks.
+func FuzzONNXUpsample(f *testing.F) {
+	f.Add(float32(2), float32(2), "nearest", int64(4), uint8(7))
+	f.Add(float32(0), float32(-1), "bilinear", int64(3), uint8(9))
+	f.Add(float32(1e30), float32(0.5), "linear", int64(4), uint8(10))
+	f.Fuzz(func(t *testing.T, sh, sw float32, mode string, rank int64, opset uint8) {
+		rank = 1 + (rank%5+5)%5
+		dims := []any{1, 2, "h", 3, 2}[:rank]
+		scales := make([]float32, rank)
+		for i := range scales {
+			scales[i] = 1
+		}
+		scales[rank-1] = sw
+		if rank > 1 {
+			scales[rank-2] = sh
+		}
+		ops := []int64{7, 9, 10}
+		o := ops[int(opset)%len(ops)]
+		g := &graph{outs: []string{"y"}}
+		g.input("x", dims...)
+		op := "Upsample"
+		if o == 10 {
+			op = "Resize"
+		}
+		if o == 7 {
+			g.node(op, []string{"x"}, []string{"y"}, as("mode", mode), &onnxpb.Attr{Name: "scales", Type: onnxpb.AttrFloats, Floats: scales})
+		} else {
+			g.init("scales", []int64{rank}, scales)
+			g.node(op, []string{"x", "scales"}, []string{"y"}, as("mode", mode))
+		}
+		noRecoveredPanic(t, importErr(g, o))
+	})
+}

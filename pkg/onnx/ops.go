@@ -3,6 +3,7 @@ package onnx
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/rlx-project/rlx/pkg/dim"
 	"github.com/rlx-project/rlx/pkg/hir"
@@ -33,13 +34,13 @@ var converters = map[string]converter{
 	"Floor": unary("floor"), "Ceil": unary("ceil"), "Round": unary("round"), "Sign": unary("sign"),
 	"Softsign":  unary("softsign"),
 	"Not":       unary("not"),
-	"LeakyRelu": convLeakyRelu, "Clip": convClip, "Cast": convCast, "Gelu": convGelu,
+	"LeakyRelu": convLeakyRelu, "Clip": convClip, "Cast": convCast, "CastLike": convCastLike, "Gelu": convGelu,
 	"HardSigmoid": convHardSigmoid, "HardSwish": unary("hardswish"), "Mish": unary("mish"),
 	"Softplus": convSoftplus,
 
 	"MatMul": convMatMul, "Gemm": convGemm,
 	"Softmax": convSoftmax("softmax"), "LogSoftmax": convSoftmax("log_softmax"),
-	"LayerNormalization": convLayerNorm, "BatchNormalization": convBatchNorm,
+	"LayerNormalization": convLayerNorm, "RMSNormalization": convRMSNorm, "BatchNormalization": convBatchNorm,
 	"ReduceMean": reduce("reduce_mean"), "ReduceSum": reduce("reduce_sum"), "ReduceMax": reduce("reduce_max"),
 	"ReduceMin": reduce("reduce_min"), "ReduceProd": reduce("reduce_prod"),
 	"ArgMax": argReduce("argmax"), "ArgMin": argReduce("argmin"),
@@ -55,7 +56,7 @@ var converters = map[string]converter{
 
 	// Lowered to existing HIR ops (ops_lowered.go).
 	"Trilu": convTrilu, "InstanceNormalization": convInstanceNorm, "ConvTranspose": convConvTranspose,
-	"Resize": convResize, "ScatterND": convScatterND,
+	"Resize": convResize, "Upsample": convUpsample, "ScatterND": convScatterND,
 
 	// Composed of HIR ops (ops_composed.go).
 	"PRelu": convPRelu, "Elu": convElu, "Selu": convSelu, "Celu": convCelu,
@@ -287,6 +288,23 @@ func convCast(im *importer, n *onnxpb.Node) error {
 	return im.emit(n.Outputs[:1], "cast", []string{x}, "to="+dt.String())
 }
 
+// convCastLike imports CastLike (opset 15): a cast to the dtype of
+// input 1, whose values are not read.
+func convCastLike(im *importer, n *onnxpb.Node) error {
+	if len(n.Inputs) != 2 {
+		return fmt.Errorf("CastLike takes input and target_type, found %d inputs", len(n.Inputs))
+	}
+	x, err := im.rt(0)
+	if err != nil {
+		return err
+	}
+	t, err := im.typeOf(n.Inputs[1])
+	if err != nil {
+		return err
+	}
+	return im.emit(n.Outputs[:1], "cast", []string{x}, "to="+t.DType.String())
+}
+
 func convGelu(im *importer, n *onnxpb.Node) error {
 	x, err := im.rt(0)
 	if err != nil {
@@ -508,6 +526,40 @@ func convLayerNorm(im *importer, n *onnxpb.Node) error {
 		args = append(args, a)
 	}
 	return im.emit(n.Outputs[:1], "layernorm", args, fmt.Sprintf("axis=%d", attrInt(n, "axis", -1)), "eps="+floatLit(attrFloat(n, "epsilon", 1e-5), 32))
+}
+
+// convRMSNorm imports RMSNormalization (opset 23): x / sqrt(mean(x², over
+// the axes from axis on) + epsilon) * scale, HIR's rmsnorm. A scale that
+// only broadcasts to the normalized shape is expanded to it.
+func convRMSNorm(im *importer, n *onnxpb.Node) error {
+	if len(n.Inputs) != 2 {
+		return fmt.Errorf("RMSNormalization takes X and scale, found %d inputs", len(n.Inputs))
+	}
+	t, err := im.typeOf(n.Inputs[0])
+	if err != nil {
+		return err
+	}
+	st, err := im.typeOf(n.Inputs[1])
+	if err != nil {
+		return err
+	}
+	axis, err := axisIn(attrInt(n, "axis", -1), int64(t.Rank()), "RMSNormalization", "X")
+	if err != nil {
+		return err
+	}
+	x, err := im.rt(0)
+	if err != nil {
+		return err
+	}
+	scale, err := im.rt(1)
+	if err != nil {
+		return err
+	}
+	norm := t.Shape[axis:]
+	if len(st.Shape) != len(norm) || !slices.EqualFunc(st.Shape, norm, dim.Equal) {
+		scale = im.emitTmp(n.Outputs[0]+"_scale", "expand", []string{scale}, "shape="+dimList(norm))
+	}
+	return im.emit(n.Outputs[:1], "rmsnorm", []string{x, scale}, fmt.Sprintf("axis=%d", axis), "eps="+floatLit(attrFloat(n, "epsilon", 1e-5), 32))
 }
 
 func convBatchNorm(im *importer, n *onnxpb.Node) error {

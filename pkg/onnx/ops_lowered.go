@@ -789,8 +789,48 @@ type resizeSpec struct {
 // they are computed from iota by ONNX's formulas.
 func convResize(im *importer, n *onnxpb.Node) error {
 	if im.opset < 11 {
-		return fmt.Errorf("Resize before opset 11 (scales as input 1) is not supported")
+		return convUpsample(im, n)
 	}
+	return im.resize(n)
+}
+
+// convUpsample imports Upsample (opsets 7 and 9) and opset 10's Resize,
+// which mean the same: scales (an attribute before opset 9, else input
+// 1), mode nearest or linear, the source coordinate x / scale
+// (asymmetric), and nearest its floor (ONNX's Upsample:
+// input(floor(y / scale))). Each becomes the opset-11 Resize that says
+// so.
+func convUpsample(im *importer, n *onnxpb.Node) error {
+	scales := ""
+	switch {
+	case len(n.Inputs) > 1 && n.Inputs[1] != "":
+		scales = n.Inputs[1]
+	case n.Attr("scales") != nil:
+		s := n.Attr("scales").Floats
+		scales = "\x00" + n.Name + "_scales" // a vals key no ONNX name has
+		im.vals[scales] = &val{konst: tensor.FromF32([]int64{int64(len(s))}, s)}
+	default:
+		return fmt.Errorf("%s needs scales (the attribute before opset 9, else input 1)", n.OpType)
+	}
+	mode := attrString(n, "mode", "nearest")
+	switch mode {
+	case "nearest", "linear":
+	case "bilinear": // opset 7's spelling for 4-D linear
+		mode = "linear"
+	default:
+		return fmt.Errorf("%s mode=%q is not supported (nearest and linear are)", n.OpType, mode)
+	}
+	r := &onnxpb.Node{Name: n.Name, OpType: "Resize", Inputs: []string{n.Inputs[0], "", scales}, Outputs: n.Outputs,
+		Attrs: []*onnxpb.Attr{
+			{Name: "mode", Type: onnxpb.AttrString, S: []byte(mode)},
+			{Name: "coordinate_transformation_mode", Type: onnxpb.AttrString, S: []byte("asymmetric")},
+			{Name: "nearest_mode", Type: onnxpb.AttrString, S: []byte("floor")},
+		}}
+	return im.resize(r)
+}
+
+// resize imports a Resize of opset 11 or later.
+func (im *importer) resize(n *onnxpb.Node) error {
 	sp := resizeSpec{
 		mode:        attrString(n, "mode", "nearest"),
 		ctm:         attrString(n, "coordinate_transformation_mode", "half_pixel"),
