@@ -108,7 +108,8 @@ FUZZ_TARGETS = ./pkg/hir:FuzzParseCheck ./pkg/dim:FuzzParse ./pkg/artifact:FuzzO
                ./pkg/targets/gpu/runtime:FuzzNew ./pkg/loader:FuzzProgram ./pkg/targets/cpu/native:FuzzLoad \
                ./e2e:FuzzONNXShapeValueND ./e2e:FuzzONNXScatterND ./e2e:FuzzONNXConv3D ./e2e:FuzzONNXNorms \
                ./e2e:FuzzONNXEinsum ./e2e:FuzzONNXGridSample ./e2e:FuzzONNXTopK \
-               ./e2e:FuzzONNXGatherElements ./e2e:FuzzONNXUpsample
+               ./e2e:FuzzONNXGatherElements ./e2e:FuzzONNXUpsample \
+               ./e2e:FuzzONNXAttention
 
 fuzz:
 	@for t in $(FUZZ_TARGETS); do scripts/fuzz.sh $${t%%:*} $${t##*:} $(FUZZTIME) || exit 1; done

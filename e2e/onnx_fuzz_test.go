@@ -259,3 +259,38 @@ func FuzzONNXUpsample(f *testing.F) {
 		noRecoveredPanic(t, importErr(g, o))
 	})
 }
+
+// FuzzONNXAttention: Attention with fuzzed ranks, head counts, masks and
+// a past.
+func FuzzONNXAttention(f *testing.F) {
+	f.Add(int64(4), int64(2), int64(3), int64(0), int64(1), false)
+	f.Add(int64(3), int64(4), int64(1), int64(2), int64(0), true)
+	f.Add(int64(4), int64(0), int64(-3), int64(5), int64(1), true)
+	f.Fuzz(func(t *testing.T, rank, hq, hkv, maskRank, causal int64, past bool) {
+		rank = 3 + (rank%2+2)%2
+		g := &graph{outs: []string{"y"}}
+		attrs := []*onnxpb.Attr{ai("is_causal", causal)}
+		if rank == 3 {
+			g.input("q", 2, "s", 8)
+			g.input("k", 2, "t", 8)
+			g.input("v", 2, "t", 4)
+			attrs = append(attrs, ai("q_num_heads", hq), ai("kv_num_heads", hkv))
+		} else {
+			g.input("q", 2, 4, "s", 8)
+			g.input("k", 2, 2, "t", 8)
+			g.input("v", 2, 2, "t", 4)
+		}
+		ins := []string{"q", "k", "v", ""}
+		if m := (maskRank%6 + 6) % 6; m > 0 {
+			g.input("m", []any{2, 4, "s", "t", 1}[5-m:]...)
+			ins[3] = "m"
+		}
+		if past {
+			g.input("pk", 2, 2, "p", 8)
+			g.input("pv", 2, 2, "p", 4)
+			ins = append(ins, "pk", "pv")
+		}
+		g.node("Attention", ins, []string{"y"}, attrs...)
+		noRecoveredPanic(t, importErr(g, 23))
+	})
+}

@@ -56,7 +56,7 @@ var converters = map[string]converter{
 
 	// Lowered to existing HIR ops (ops_lowered.go).
 	"Trilu": convTrilu, "InstanceNormalization": convInstanceNorm, "ConvTranspose": convConvTranspose,
-	"Resize": convResize, "Upsample": convUpsample, "ScatterND": convScatterND,
+	"Resize": convResize, "Upsample": convUpsample, "Attention": convAttention, "ScatterND": convScatterND,
 
 	// Composed of HIR ops (ops_composed.go).
 	"PRelu": convPRelu, "Elu": convElu, "Selu": convSelu, "Celu": convCelu,
