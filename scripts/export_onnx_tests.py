@@ -396,6 +396,46 @@ class Encoder(nn.Module):
         return self.enc(x)
 
 
+class PostProc(nn.Module):
+    """Detection-style post-processing: per-anchor class scores (Linear,
+    Sigmoid), the best class's score per anchor (ReduceMax), the 8 best
+    anchors (TopK) and their boxes (torch.gather: GatherElements)."""
+
+    def __init__(self, feat=16, ncls=5, k=8):
+        super().__init__()
+        self.cls = nn.Linear(feat, ncls)
+        self.k = k
+
+    def forward(self, feats, boxes):
+        best = self.cls(feats).sigmoid().amax(-1)  # [B, A]
+        top, idx = torch.topk(best, self.k, dim=1)  # [B, k], sorted
+        sel = torch.gather(boxes, 1, idx.unsqueeze(-1).expand(-1, -1, 4))  # [B, k, 4]
+        return top, idx, sel
+
+
+class Upsample9(nn.Module):
+    """An opset-9 export: nearest 2x upsampling becomes Upsample (scales
+    as an input), between two convolutions."""
+
+    def __init__(self, c=6):
+        super().__init__()
+        self.a = nn.Conv2d(3, c, 3, padding=1)
+        self.b = nn.Conv2d(c, 4, 3, padding=1)
+
+    def forward(self, x):
+        y = F.interpolate(torch.relu(self.a(x)), scale_factor=2, mode="nearest")
+        return self.b(y)
+
+
+def postproc_inputs(rng, bind):
+    """Features, and boxes as corners; the scores' 9 best per row are
+    checked to be apart (1e-4), so the selection does not hang on rounding."""
+    b, a = bind["batch"], bind["anchors"]
+    feats = f32(rng, (b, a, 16))
+    boxes = np.sort(rng.uniform(0, 1, size=(b, a, 4)).astype(np.float32), axis=-1)
+    return {"feats": feats, "boxes": boxes}
+
+
 # ---------------------------------------------------------------- specs
 
 
@@ -535,7 +575,29 @@ SPECS = {
         note="the shared encoder's layers with activation='gelu' (Erf form) and norm_first=True "
              "plus a final LayerNorm, d_model 64, 4 heads, ff 128, opset 13 (LayerNorm "
              "decomposed)"),
+    "postproc": dict(
+        make=PostProc, opset=13, inputs={"feats": ["batch", "anchors", 16], "boxes": ["batch", "anchors", 4]},
+        outputs={"scores": ["batch", 8], "indices": ["batch", 8], "boxes_out": ["batch", 8, 4]},
+        output_dtypes={"indices": "int64"},
+        trace=dict(batch=3, anchors=50), cases=dict(b1=dict(batch=1, anchors=40), alt=dict(batch=2, anchors=64)),
+        feed=postproc_inputs, check=lambda outs: min_gap(outs[0]) > 1e-4,
+        note="detection-style post-processing: Linear + Sigmoid class scores, ReduceMax over "
+             "classes, TopK (k=8) over a dynamic number of anchors, GatherElements of the "
+             "boxes by the indices (torch.gather of an Unsqueeze + Expand); three outputs, one "
+             "int64"),
+    "upsample9": dict(
+        make=Upsample9, opset=9, inputs=IMG, outputs={"y": ["batch", 4, "h2", "w2"]},
+        trace=dict(batch=3, height=10, width=14),
+        cases=dict(b1=dict(batch=1, height=16, width=16), alt=dict(batch=2, height=12, width=20)),
+        feed=img_inputs,
+        note="opset 9: Conv, ReLU, nearest 2x Upsample (scales as an input), Conv; nearest "
+             "is exact against PyTorch (floor of the scaled index)"),
 }
+
+
+def min_gap(top):
+    """The smallest difference between consecutive selected scores."""
+    return float(np.min(top[:, :-1] - top[:, 1:])) if top.shape[1] > 1 else 1.0
 
 
 # ---------------------------------------------------------------- export
@@ -615,6 +677,8 @@ def export(name, spec, seed):
     for ci, (cname, bind) in enumerate(spec["cases"].items()):
         feeds = spec["feed"](np.random.default_rng(seed * 10 + ci), bind)
         outs = run(model, feeds)
+        if "check" in spec:
+            assert spec["check"](outs), (name, cname, "inputs fail the spec's check: pick another seed")
         # how much the outputs depend on the input: std(f(x) - f(x')) / std(f(x))
         # for another draw x' at the same binding
         other = run(model, spec["feed"](np.random.default_rng(seed * 10 + ci + 5), bind))
@@ -648,7 +712,8 @@ def export(name, spec, seed):
         "params": int(sum(p.numel() for p in model.parameters())),
         "input_dims": spec["inputs"][in_names[0]],
         "inputs": [{"name": n, "dtype": dtypes.get(n, "float32"), "shape": d} for n, d in spec["inputs"].items()],
-        "outputs": [{"name": n, "dtype": "float32", "shape": d} for n, d in spec["outputs"].items()],
+        "outputs": [{"name": n, "dtype": spec.get("output_dtypes", {}).get(n, "float32"), "shape": d}
+                    for n, d in spec["outputs"].items()],
         "dynamic_dims": sorted({d for ds in spec["inputs"].values() for d in ds if isinstance(d, str)}),
         "traced_binding": spec["trace"],
         "ops": sorted(counts),
