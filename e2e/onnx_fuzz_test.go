@@ -294,3 +294,40 @@ func FuzzONNXAttention(f *testing.F) {
 		noRecoveredPanic(t, importErr(g, 23))
 	})
 }
+
+// FuzzONNXQuant: QuantizeLinear, DequantizeLinear and QLinearMatMul with
+// fuzzed axes, parameter ranks, lengths and dtypes.
+func FuzzONNXQuant(f *testing.F) {
+	f.Add(int64(1), int64(1), int64(4), int32(2), uint8(0))
+	f.Add(int64(-1), int64(0), int64(0), int32(3), uint8(1))
+	f.Add(int64(5), int64(2), int64(3), int32(7), uint8(2))
+	f.Fuzz(func(t *testing.T, axis, prank, plen int64, zdt int32, op uint8) {
+		g := &graph{outs: []string{"y"}}
+		g.input("x", 2, 4, "s")
+		dims := []int64{}
+		if r := (prank%3 + 3) % 3; r > 0 {
+			dims = append(dims, (plen%6+6)%6)
+			if r == 2 {
+				dims = append(dims, 2)
+			}
+		}
+		n := int64(1)
+		for _, d := range dims {
+			n *= d
+		}
+		g.init("sc", dims, make([]float32, n))
+		raw := make([]byte, n*8)
+		g.inits = append(g.inits, &onnxpb.Tensor{Name: "zp", DataType: zdt, Dims: dims, RawData: raw})
+		switch op % 3 {
+		case 0:
+			g.node("QuantizeLinear", []string{"x", "sc", "zp"}, []string{"y"}, ai("axis", axis))
+		case 1:
+			g.node("Cast", []string{"x"}, []string{"xi"}, ai("to", int64(zdt)))
+			g.node("DequantizeLinear", []string{"xi", "sc", "zp"}, []string{"y"}, ai("axis", axis))
+		default:
+			g.node("Cast", []string{"x"}, []string{"xi"}, ai("to", 2))
+			g.node("QLinearMatMul", []string{"xi", "sc", "zp", "xi", "sc", "zp", "sc", "zp"}, []string{"y"})
+		}
+		noRecoveredPanic(t, importErr(g, 13))
+	})
+}

@@ -44,7 +44,9 @@ var converters = map[string]converter{
 	"ReduceMean": reduce("reduce_mean"), "ReduceSum": reduce("reduce_sum"), "ReduceMax": reduce("reduce_max"),
 	"ReduceMin": reduce("reduce_min"), "ReduceProd": reduce("reduce_prod"),
 	"ArgMax": argReduce("argmax"), "ArgMin": argReduce("argmin"),
-	"TopK": topK,
+	"TopK":           topK,
+	"QuantizeLinear": convQuantizeLinear, "DequantizeLinear": convDequantizeLinear,
+	"QLinearMatMul": convQLinearMatMul, "QLinearConv": convQLinearConv,
 
 	"Conv": convConvAny, "MaxPool": poolAny("maxpool2d"), "AveragePool": poolAny("avgpool2d"),
 	"GlobalAveragePool": convGlobalAvgPool, "GlobalMaxPool": convGlobalMaxPool, "Flatten": convFlatten,

@@ -1,0 +1,184 @@
+package e2e
+
+import (
+	"math"
+	"testing"
+
+	"github.com/rlx-project/rlx/pkg/onnx/onnxpb"
+	"github.com/rlx-project/rlx/pkg/specialize"
+	"github.com/rlx-project/rlx/pkg/tensor"
+)
+
+// Quantized operators against their definitions, computed here with
+// ONNX Runtime's arithmetic: integer accumulation, the f32 multiplier
+// a_scale·b_scale/y_scale, f32 products, rounding half to even.
+
+// quantize is saturate(round(x / s) + zp) in f32.
+func quantize(x, s float32, zp, lo, hi float64) float64 {
+	return math.Max(lo, math.Min(hi, math.RoundToEven(float64(x/s))+zp))
+}
+
+func (g *graph) initU8(name string, dims []int64, v []uint8) {
+	g.inits = append(g.inits, &onnxpb.Tensor{Name: name, DataType: 2, Dims: dims, RawData: v})
+}
+
+func (g *graph) initI8(name string, dims []int64, v []int8) {
+	raw := make([]byte, len(v))
+	for i, x := range v {
+		raw[i] = byte(x)
+	}
+	g.inits = append(g.inits, &onnxpb.Tensor{Name: name, DataType: 3, Dims: dims, RawData: raw})
+}
+
+func (g *graph) initI32(name string, dims []int64, v []int32) {
+	g.inits = append(g.inits, &onnxpb.Tensor{Name: name, DataType: 6, Dims: dims, Int32Data: v})
+}
+
+// ints reads an integer tensor as float64s.
+func ints(t *tensor.Tensor) []float64 { return t.Float64s() }
+
+// TestONNXQuantizeDequantize: QuantizeLinear then DequantizeLinear (a QDQ
+// pair), per tensor into uint8 and per channel into int8, over a symbolic
+// dim, both outputs checked exactly.
+func TestONNXQuantizeDequantize(t *testing.T) {
+	for _, perAxis := range []bool{false, true} {
+		g := &graph{outs: []string{"q", "y"}}
+		g.input("x", 2, 4, "s")
+		var scales []float32
+		var zps []float64
+		if perAxis {
+			scales, zps = []float32{0.05, 0.11, 0.02, 0.3}, []float64{-3, 0, 5, 1}
+			g.init("sc", []int64{4}, scales)
+			g.initI8("zp", []int64{4}, []int8{-3, 0, 5, 1})
+		} else {
+			scales, zps = []float32{0.07}, []float64{128}
+			g.init("sc", nil, scales)
+			g.initU8("zp", nil, []uint8{128})
+		}
+		g.node("QuantizeLinear", []string{"x", "sc", "zp"}, []string{"q"}, ai("axis", 1))
+		g.node("DequantizeLinear", []string{"q", "sc", "zp"}, []string{"y"}, ai("axis", 1))
+		for _, s := range []int64{3, 7} {
+			n := 2 * 4 * s
+			x := seq(int(n), 9)
+			x[0], x[1] = 1000, -1000 // saturate
+			x[2] = 0.035             // 0.5 of a 0.07 quantum: a tie
+			out := runONNXAt(t, g, 13, specialize.Binding{"s": s}, map[string]*tensor.Tensor{"x": tensor.FromF32([]int64{2, 4, s}, x)})
+			lo, hi := 0.0, 255.0
+			if perAxis {
+				lo, hi = -128, 127
+			}
+			q, y := ints(out[0]), out[1].F32()
+			for e := range x {
+				c := 0
+				if perAxis {
+					c = e / int(s) % 4
+				}
+				wq := quantize(x[e], scales[c], zps[c], lo, hi)
+				wy := float32(wq-zps[c]) * scales[c]
+				if q[e] != wq || y[e] != wy {
+					t.Fatalf("per axis %v s=%d element %d (x %g): q %v y %v, want %v %v", perAxis, s, e, x[e], q[e], y[e], wq, wy)
+				}
+			}
+		}
+	}
+}
+
+// TestONNXQLinearMatMul: uint8 a times int8 b with per-column scales and
+// zero points into uint8, a's rows symbolic.
+func TestONNXQLinearMatMul(t *testing.T) {
+	const k, n = 8, 5
+	g := &graph{outs: []string{"y"}}
+	g.inputs = append(g.inputs, &onnxpb.ValueInfo{Name: "a", ElemType: 2, HasShape: true,
+		Shape: []onnxpb.Dim{{Param: "m"}, {Value: k, Known: true}}})
+	bv := make([]int8, k*n)
+	for i := range bv {
+		bv[i] = int8((i*37)%255 - 127)
+	}
+	bs := []float32{0.01, 0.02, 0.005, 0.03, 0.015}
+	bzp := []int8{0, 2, -1, 0, 3}
+	g.init("as", nil, []float32{0.04})
+	g.initU8("azp", nil, []uint8{120})
+	g.initI8("b", []int64{k, n}, bv)
+	g.init("bs", []int64{n}, bs)
+	g.initI8("bzp", []int64{n}, bzp)
+	g.init("ys", nil, []float32{0.09})
+	g.initU8("yzp", nil, []uint8{100})
+	g.node("QLinearMatMul", []string{"a", "as", "azp", "b", "bs", "bzp", "ys", "yzp"}, []string{"y"})
+	for _, m := range []int64{1, 6} {
+		a := tensor.New(tensor.U8, m, k)
+		for i := range a.Data {
+			a.Data[i] = byte(i * 53 % 256)
+		}
+		out := runONNXAt(t, g, 13, specialize.Binding{"m": m}, map[string]*tensor.Tensor{"a": a})
+		got := ints(out[0])
+		for i := range int(m) {
+			for j := range n {
+				var acc int64
+				for c := range k {
+					acc += (int64(a.Data[i*k+c]) - 120) * (int64(bv[c*n+j]) - int64(bzp[j]))
+				}
+				mult := float32(0.04) * bs[j] / float32(0.09)
+				want := quantize(float32(acc)*mult, 1, 100, 0, 255)
+				if got[i*n+j] != want {
+					t.Fatalf("m=%d y[%d][%d] = %v, want %v (acc %d)", m, i, j, got[i*n+j], want, acc)
+				}
+			}
+		}
+	}
+}
+
+// TestONNXQLinearConv: uint8 input, int8 weights with a scale per output
+// channel, an int32 bias, padding, into int8, over a symbolic height.
+func TestONNXQLinearConv(t *testing.T) {
+	const c, o, kh, w = 3, 4, 3, 6
+	g := &graph{outs: []string{"y"}}
+	g.inputs = append(g.inputs, &onnxpb.ValueInfo{Name: "x", ElemType: 2, HasShape: true,
+		Shape: []onnxpb.Dim{{Value: 1, Known: true}, {Value: c, Known: true}, {Param: "h"}, {Value: w, Known: true}}})
+	wv := make([]int8, o*c*kh*kh)
+	for i := range wv {
+		wv[i] = int8((i*29)%200 - 100)
+	}
+	ws := []float32{0.02, 0.01, 0.05, 0.03}
+	bias := []int32{100, -2000, 0, 555}
+	g.init("xs", nil, []float32{0.03})
+	g.initU8("xzp", nil, []uint8{10})
+	g.initI8("w", []int64{o, c, kh, kh}, wv)
+	g.init("ws", []int64{o}, ws)
+	g.initI8("wzp", []int64{o}, make([]int8, o))
+	g.init("ys", nil, []float32{0.25})
+	g.initI8("yzp", nil, []int8{-5})
+	g.initI32("b", []int64{o}, bias)
+	g.node("QLinearConv", []string{"x", "xs", "xzp", "w", "ws", "wzp", "ys", "yzp", "b"}, []string{"y"}, ais("pads", 1, 1, 1, 1))
+	for _, h := range []int64{4, 7} {
+		x := tensor.New(tensor.U8, 1, c, h, w)
+		for i := range x.Data {
+			x.Data[i] = byte(i * 71 % 256)
+		}
+		out := runONNXAt(t, g, 13, specialize.Binding{"h": h}, map[string]*tensor.Tensor{"x": x})
+		got := ints(out[0])
+		for oc := range o {
+			for y := range int(h) {
+				for xx := range w {
+					acc := int64(bias[oc])
+					for ic := range c {
+						for dy := range kh {
+							for dx := range kh {
+								iy, ix := y+dy-1, xx+dx-1
+								if iy < 0 || iy >= int(h) || ix < 0 || ix >= w {
+									continue
+								}
+								acc += (int64(x.Data[(ic*int(h)+iy)*w+ix]) - 10) * int64(wv[((oc*c+ic)*kh+dy)*kh+dx])
+							}
+						}
+					}
+					mult := float32(0.03) * ws[oc] / float32(0.25)
+					want := quantize(float32(acc)*mult, 1, -5, -128, 127)
+					at := (oc*int(h)+y)*w + xx
+					if got[at] != want {
+						t.Fatalf("h=%d y[%d][%d][%d] = %v, want %v (acc %d)", h, oc, y, xx, got[at], want, acc)
+					}
+				}
+			}
+		}
+	}
+}

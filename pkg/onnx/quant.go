@@ -1,0 +1,336 @@
+package onnx
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rlx-project/rlx/pkg/onnx/onnxpb"
+	"github.com/rlx-project/rlx/pkg/tensor"
+)
+
+// Quantized models (QDQ: QuantizeLinear and DequantizeLinear around float
+// operators; QOperator: QLinearMatMul, QLinearConv) run in float32 with
+// the quantization's arithmetic spelled out: a quantized value is cast to
+// f32 and its zero point subtracted, which is exact; products of such
+// integer values are exact in f32 while a sum stays below 2^24 (255·255·K:
+// K up to 258 without rounding, and beyond that an error of one part in
+// 2^24 before the requantization's rounding); requantization is ONNX
+// Runtime's: multiplier a_scale·b_scale/y_scale in f32, the accumulator
+// times it rounded half to even, plus the zero point, saturated, cast.
+// So results equal ONNX Runtime's integer kernels except where an
+// accumulator past 2^24, or a Winograd convolution's rounding, lands a
+// value on the other side of a rounding boundary: one quantum.
+// Weight-only dequantization of an initializer folds at build time.
+
+// quantRange is the saturation range of a quantized dtype.
+func quantRange(dt tensor.DType) (lo, hi float64, ok bool) {
+	switch dt {
+	case tensor.U8:
+		return 0, 255, true
+	case tensor.I8:
+		return -128, 127, true
+	case tensor.I16:
+		return -32768, 32767, true
+	case tensor.I32:
+		return -2147483648, 2147483647, true
+	}
+	return 0, 0, false
+}
+
+// qParam returns input i (a scale or zero point) as an f32 operand that
+// broadcasts along axis of a rank-r tensor: a scalar as it is, a 1-D one
+// of more than one element reshaped to [C, 1, ..., 1].
+func (im *importer) qParam(hint string, i int, r, axis int64) (string, error) {
+	n := im.node
+	t, err := im.typeOf(n.Inputs[i])
+	if err != nil {
+		return "", err
+	}
+	v, err := im.rt(i)
+	if err != nil {
+		return "", err
+	}
+	if t.DType != tensor.F32 {
+		v = im.emitTmp(hint+"_f32", "cast", []string{v}, "to=f32")
+	}
+	switch {
+	case t.Rank() == 0:
+		return v, nil
+	case t.Rank() == 1:
+		if c, ok := t.Shape[0].Const(); ok && c == 1 {
+			return im.emitTmp(hint+"_scalar", "reshape", []string{v}, "shape=[]"), nil
+		}
+		shape := []string{t.Shape[0].String()}
+		for range r - 1 - axis {
+			shape = append(shape, "1")
+		}
+		return im.emitTmp(hint+"_axis", "reshape", []string{v}, "shape=["+strings.Join(shape, ", ")+"]"), nil
+	}
+	return "", fmt.Errorf("%s input %d has rank %d: a scalar or 1-D (per-axis) is supported (not blocked quantization)", n.OpType, i, t.Rank())
+}
+
+// dequant emits (cast(x) - zero point) as f32 for input x of the node with
+// the zero point at input zp (absent: 0), along axis.
+func (im *importer) dequant(hint string, x, zp int, axis int64) (string, error) {
+	n := im.node
+	t, err := im.typeOf(n.Inputs[x])
+	if err != nil {
+		return "", err
+	}
+	if _, _, ok := quantRange(t.DType); !ok {
+		return "", fmt.Errorf("%s input %d is %s: int8, uint8, int16 or int32 are supported", n.OpType, x, t.DType)
+	}
+	v, err := im.rt(x)
+	if err != nil {
+		return "", err
+	}
+	v = im.emitTmp(hint+"_f32", "cast", []string{v}, "to=f32")
+	if zp < len(n.Inputs) && n.Inputs[zp] != "" {
+		z, err := im.qParam(hint+"_zp", zp, int64(t.Rank()), axis)
+		if err != nil {
+			return "", err
+		}
+		v = im.emitTmp(hint+"_centered", "sub", []string{v, z})
+	}
+	return v, nil
+}
+
+// requant emits y = saturate(round(acc · multiplier) + zero point) cast to
+// the zero point's dtype; multiplier is an f32 operand.
+func (im *importer) requant(out []string, acc, multiplier string, zp int, r, axis int64) error {
+	n := im.node
+	zt, err := im.typeOf(n.Inputs[zp])
+	if err != nil {
+		return err
+	}
+	lo, hi, ok := quantRange(zt.DType)
+	if !ok || zt.DType == tensor.I32 {
+		return fmt.Errorf("%s output zero point is %s: int8, uint8 or int16 are supported", n.OpType, zt.DType)
+	}
+	hint := out[0]
+	q := im.emitTmp(hint+"_q", "round", []string{im.emitTmp(hint+"_scaled", "mul", []string{acc, multiplier})})
+	z, err := im.qParam(hint+"_zp", zp, r, axis)
+	if err != nil {
+		return err
+	}
+	q = im.emitTmp(hint+"_shifted", "add", []string{q, z})
+	q = im.emitTmp(hint+"_sat", "clamp", []string{q}, "min="+floatLit(lo, 64), "max="+floatLit(hi, 64))
+	return im.emit(out, "cast", []string{q}, "to="+zt.DType.String())
+}
+
+// convDequantizeLinear imports DequantizeLinear (opsets 10, 13, 19, 21):
+// y = (x - x_zero_point) · x_scale, per tensor or per axis.
+func convDequantizeLinear(im *importer, n *onnxpb.Node) error {
+	if attrInt(n, "block_size", 0) != 0 {
+		return fmt.Errorf("DequantizeLinear with block_size (blocked quantization) is not supported")
+	}
+	if len(n.Inputs) < 2 {
+		return fmt.Errorf("DequantizeLinear takes x, x_scale and an optional x_zero_point, found %d inputs", len(n.Inputs))
+	}
+	xt, err := im.typeOf(n.Inputs[0])
+	if err != nil {
+		return err
+	}
+	st, err := im.typeOf(n.Inputs[1])
+	if err != nil {
+		return err
+	}
+	if st.DType != tensor.F32 {
+		return fmt.Errorf("DequantizeLinear with a %s scale: float32 scales are supported", st.DType)
+	}
+	r := int64(xt.Rank())
+	axis := int64(0)
+	if st.Rank() == 1 && r > 0 {
+		if axis, err = axisIn(attrInt(n, "axis", 1), r, "DequantizeLinear", "x"); err != nil {
+			return err
+		}
+	}
+	x, err := im.dequant(n.Outputs[0], 0, 2, axis)
+	if err != nil {
+		return err
+	}
+	s, err := im.qParam(n.Outputs[0]+"_scale", 1, r, axis)
+	if err != nil {
+		return err
+	}
+	return im.emit(n.Outputs[:1], "mul", []string{x, s})
+}
+
+// convQuantizeLinear imports QuantizeLinear (opsets 10, 13, 19, 21):
+// y = saturate(round(x / y_scale) + y_zero_point), rounding half to even,
+// in the zero point's dtype (uint8 without one, or opset 21's
+// output_dtype).
+func convQuantizeLinear(im *importer, n *onnxpb.Node) error {
+	if attrInt(n, "block_size", 0) != 0 {
+		return fmt.Errorf("QuantizeLinear with block_size (blocked quantization) is not supported")
+	}
+	if len(n.Inputs) < 2 {
+		return fmt.Errorf("QuantizeLinear takes x, y_scale and an optional y_zero_point, found %d inputs", len(n.Inputs))
+	}
+	xt, err := im.typeOf(n.Inputs[0])
+	if err != nil {
+		return err
+	}
+	if xt.DType != tensor.F32 {
+		return fmt.Errorf("QuantizeLinear of a %s input: float32 is supported", xt.DType)
+	}
+	st, err := im.typeOf(n.Inputs[1])
+	if err != nil {
+		return err
+	}
+	r := int64(xt.Rank())
+	axis := int64(0)
+	if st.Rank() == 1 && r > 0 {
+		if axis, err = axisIn(attrInt(n, "axis", 1), r, "QuantizeLinear", "x"); err != nil {
+			return err
+		}
+	}
+	to := tensor.U8
+	hasZP := len(n.Inputs) > 2 && n.Inputs[2] != ""
+	if hasZP {
+		zt, err := im.typeOf(n.Inputs[2])
+		if err != nil {
+			return err
+		}
+		to = zt.DType
+	} else if od := attrInt(n, "output_dtype", 0); od != 0 {
+		if to, err = dtypeOf(int32(od)); err != nil {
+			return err
+		}
+	}
+	lo, hi, ok := quantRange(to)
+	if !ok || to == tensor.I32 {
+		return fmt.Errorf("QuantizeLinear to %s: int8, uint8 and int16 are supported", to)
+	}
+	x, err := im.rt(0)
+	if err != nil {
+		return err
+	}
+	out := n.Outputs[0]
+	s, err := im.qParam(out+"_scale", 1, r, axis)
+	if err != nil {
+		return err
+	}
+	q := im.emitTmp(out+"_q", "round", []string{im.emitTmp(out+"_div", "div", []string{x, s})})
+	if hasZP {
+		z, err := im.qParam(out+"_zp", 2, r, axis)
+		if err != nil {
+			return err
+		}
+		q = im.emitTmp(out+"_shifted", "add", []string{q, z})
+	}
+	q = im.emitTmp(out+"_sat", "clamp", []string{q}, "min="+floatLit(lo, 64), "max="+floatLit(hi, 64))
+	return im.emit(n.Outputs[:1], "cast", []string{q}, "to="+to.String())
+}
+
+// multiplier emits a_scale·b_scale/y_scale in f32 (ONNX Runtime's
+// requantization multiplier) from the node's scale inputs, b's along
+// axis bAxis of a rank-r result.
+func (im *importer) multiplier(hint string, as, bs, ys int, r, bAxis int64) (string, error) {
+	a, err := im.qParam(hint+"_as", as, r, r-1)
+	if err != nil {
+		return "", err
+	}
+	b, err := im.qParam(hint+"_bs", bs, r, bAxis)
+	if err != nil {
+		return "", err
+	}
+	y, err := im.qParam(hint+"_ys", ys, r, r-1)
+	if err != nil {
+		return "", err
+	}
+	ab := im.emitTmp(hint+"_ab", "mul", []string{a, b})
+	return im.emitTmp(hint+"_mult", "div", []string{ab, y}), nil
+}
+
+// convQLinearMatMul imports QLinearMatMul (opsets 10, 21): the product of
+// the centered operands, requantized. a's scale and zero point are per
+// tensor; b's per tensor or per column (1-D over N).
+func convQLinearMatMul(im *importer, n *onnxpb.Node) error {
+	if len(n.Inputs) != 8 {
+		return fmt.Errorf("QLinearMatMul takes 8 inputs, found %d", len(n.Inputs))
+	}
+	bt, err := im.typeOf(n.Inputs[3])
+	if err != nil {
+		return err
+	}
+	at, err := im.typeOf(n.Inputs[0])
+	if err != nil {
+		return err
+	}
+	if at.Rank() < 2 || bt.Rank() < 2 {
+		return fmt.Errorf("QLinearMatMul of ranks %d and %d: both at least 2 are supported", at.Rank(), bt.Rank())
+	}
+	for _, i := range []int{1, 2} {
+		if t, err := im.typeOf(n.Inputs[i]); err != nil || t.Rank() > 1 || t.Rank() == 1 && !isOne(t.Shape[0]) {
+			return fmt.Errorf("QLinearMatMul's a_scale and a_zero_point must be per tensor")
+		}
+	}
+	out := n.Outputs[0]
+	a, err := im.dequant(out+"_a", 0, 2, int64(at.Rank())-1)
+	if err != nil {
+		return err
+	}
+	b, err := im.dequant(out+"_b", 3, 5, int64(bt.Rank())-1)
+	if err != nil {
+		return err
+	}
+	acc := im.emitTmp(out+"_acc", "matmul", []string{a, b})
+	r := int64(max(at.Rank(), bt.Rank()))
+	mult, err := im.multiplier(out, 1, 4, 6, r, r-1)
+	if err != nil {
+		return err
+	}
+	return im.requant(n.Outputs[:1], acc, mult, 7, r, r-1)
+}
+
+// convQLinearConv imports QLinearConv (opset 10): Conv over the centered
+// input and weights (per tensor, or per output channel), plus the int32
+// bias, requantized per output channel.
+func convQLinearConv(im *importer, n *onnxpb.Node) error {
+	if len(n.Inputs) < 8 {
+		return fmt.Errorf("QLinearConv takes 8 or 9 inputs, found %d", len(n.Inputs))
+	}
+	xt, err := im.typeOf(n.Inputs[0])
+	if err != nil {
+		return err
+	}
+	r := int64(xt.Rank())
+	out := n.Outputs[0]
+	x, err := im.dequant(out+"_x", 0, 2, 1)
+	if err != nil {
+		return err
+	}
+	w, err := im.dequant(out+"_w", 3, 5, 0)
+	if err != nil {
+		return err
+	}
+	// The float Conv of the two, through Conv's own importer.
+	key := func(s string) string { return "\x00" + out + "_" + s } // vals keys no ONNX name has
+	im.vals[key("x")], im.vals[key("w")] = &val{name: x}, &val{name: w}
+	conv := &onnxpb.Node{Name: n.Name, OpType: "Conv", Inputs: []string{key("x"), key("w")}, Outputs: []string{key("acc")}, Attrs: n.Attrs}
+	if len(n.Inputs) > 8 && n.Inputs[8] != "" {
+		bias, err := im.rt(8)
+		if err != nil {
+			return err
+		}
+		im.vals[key("b")] = &val{name: im.emitTmp(out+"_bias", "cast", []string{bias}, "to=f32")}
+		conv.Inputs = append(conv.Inputs, key("b"))
+	}
+	outer := im.node
+	im.node = conv
+	err = convConvAny(im, conv)
+	im.node = outer
+	if err != nil {
+		return err
+	}
+	acc, err := im.runtime(key("acc"))
+	if err != nil {
+		return err
+	}
+	mult, err := im.multiplier(out, 1, 4, 6, r, 1)
+	if err != nil {
+		return err
+	}
+	return im.requant(n.Outputs[:1], acc, mult, 7, r, 1)
+}
