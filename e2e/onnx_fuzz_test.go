@@ -295,8 +295,9 @@ func FuzzONNXAttention(f *testing.F) {
 	})
 }
 
-// FuzzONNXQuant: QuantizeLinear, DequantizeLinear and QLinearMatMul with
-// fuzzed axes, parameter ranks, lengths and dtypes.
+// FuzzONNXQuant: QuantizeLinear, DequantizeLinear, QLinearMatMul and
+// MatMulInteger with fuzzed axes, parameter ranks, lengths and dtypes, and
+// DynamicQuantizeLinear.
 func FuzzONNXQuant(f *testing.F) {
 	f.Add(int64(1), int64(1), int64(4), int32(2), uint8(0))
 	f.Add(int64(-1), int64(0), int64(0), int32(3), uint8(1))
@@ -318,15 +319,20 @@ func FuzzONNXQuant(f *testing.F) {
 		g.init("sc", dims, make([]float32, n))
 		raw := make([]byte, n*8)
 		g.inits = append(g.inits, &onnxpb.Tensor{Name: "zp", DataType: zdt, Dims: dims, RawData: raw})
-		switch op % 3 {
+		switch op % 5 {
 		case 0:
 			g.node("QuantizeLinear", []string{"x", "sc", "zp"}, []string{"y"}, ai("axis", axis))
 		case 1:
 			g.node("Cast", []string{"x"}, []string{"xi"}, ai("to", int64(zdt)))
 			g.node("DequantizeLinear", []string{"xi", "sc", "zp"}, []string{"y"}, ai("axis", axis))
-		default:
+		case 2:
 			g.node("Cast", []string{"x"}, []string{"xi"}, ai("to", 2))
 			g.node("QLinearMatMul", []string{"xi", "sc", "zp", "xi", "sc", "zp", "sc", "zp"}, []string{"y"})
+		case 3:
+			g.node("Cast", []string{"x"}, []string{"xi"}, ai("to", int64(zdt)))
+			g.node("MatMulInteger", []string{"xi", "xi", "zp", "zp"}, []string{"y"})
+		default:
+			g.node("DynamicQuantizeLinear", []string{"x"}, []string{"y", "ys", "yz"})
 		}
 		noRecoveredPanic(t, importErr(g, 13))
 	})

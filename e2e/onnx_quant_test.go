@@ -182,3 +182,108 @@ func TestONNXQLinearConv(t *testing.T) {
 		}
 	}
 }
+
+// TestONNXDynamicQuantMatMul: ONNX Runtime's dynamic quantization of a
+// product, DynamicQuantizeLinear then MatMulInteger with per-column
+// weight zero points, every output exactly, over a symbolic row count;
+// one binding's input is all zeros (the flat range).
+func TestONNXDynamicQuantMatMul(t *testing.T) {
+	const k, n = 8, 5
+	g := &graph{outs: []string{"xq", "xs", "xzp", "acc"}}
+	g.input("x", "m", k)
+	wv := make([]int8, k*n)
+	for i := range wv {
+		wv[i] = int8((i*41)%255 - 127)
+	}
+	wzp := []int8{0, 1, -2, 0, 5}
+	g.initI8("w", []int64{k, n}, wv)
+	g.initI8("wzp", []int64{n}, wzp)
+	g.node("DynamicQuantizeLinear", []string{"x"}, []string{"xq", "xs", "xzp"})
+	g.node("MatMulInteger", []string{"xq", "w", "xzp", "wzp"}, []string{"acc"})
+	for _, m := range []int64{1, 4} {
+		x := seq(int(m*k), 3)
+		if m == 1 {
+			x = make([]float32, k)
+		}
+		out := runONNXAt(t, g, 13, specialize.Binding{"m": m}, map[string]*tensor.Tensor{"x": tensor.FromF32([]int64{m, k}, x)})
+		mx, mn := float32(0), float32(0)
+		for _, v := range x {
+			mx, mn = max(mx, v), min(mn, v)
+		}
+		span := mx - mn
+		if mx == mn {
+			span = 1
+		}
+		scale := span / 255
+		zp := math.RoundToEven(math.Max(0, math.Min(255, float64(-(mn / scale)))))
+		if got := out[1].F32()[0]; got != scale {
+			t.Fatalf("m=%d scale %v, want %v", m, got, scale)
+		}
+		if got := ints(out[2])[0]; got != zp {
+			t.Fatalf("m=%d zero point %v, want %v", m, got, zp)
+		}
+		q := ints(out[0])
+		for e, v := range x {
+			if want := quantize(v, scale, zp, 0, 255); q[e] != want {
+				t.Fatalf("m=%d xq[%d] = %v, want %v", m, e, q[e], want)
+			}
+		}
+		acc := ints(out[3])
+		for i := range int(m) {
+			for j := range n {
+				var want int64
+				for c := range k {
+					want += (int64(q[i*k+c]) - int64(zp)) * (int64(wv[c*n+j]) - int64(wzp[j]))
+				}
+				if acc[i*n+j] != float64(want) {
+					t.Fatalf("m=%d acc[%d][%d] = %v, want %d", m, i, j, acc[i*n+j], want)
+				}
+			}
+		}
+	}
+}
+
+// TestONNXConvInteger: uint8 input and weights, a zero point per output
+// channel, stride 2, into int32.
+func TestONNXConvInteger(t *testing.T) {
+	const c, o, w = 2, 3, 7
+	g := &graph{outs: []string{"y"}}
+	g.inputs = append(g.inputs, &onnxpb.ValueInfo{Name: "x", ElemType: 2, HasShape: true,
+		Shape: []onnxpb.Dim{{Value: 1, Known: true}, {Value: c, Known: true}, {Param: "h"}, {Value: w, Known: true}}})
+	wv := make([]uint8, o*c*9)
+	for i := range wv {
+		wv[i] = uint8(i * 83 % 256)
+	}
+	wzp := []uint8{128, 100, 0}
+	g.initU8("w", []int64{o, c, 3, 3}, wv)
+	g.initU8("xzp", nil, []uint8{7})
+	g.initU8("wzp", []int64{o}, wzp)
+	g.node("ConvInteger", []string{"x", "w", "xzp", "wzp"}, []string{"y"}, ais("strides", 2, 2))
+	for _, h := range []int64{5, 9} {
+		x := tensor.New(tensor.U8, 1, c, h, w)
+		for i := range x.Data {
+			x.Data[i] = byte(i * 59 % 256)
+		}
+		out := runONNXAt(t, g, 13, specialize.Binding{"h": h}, map[string]*tensor.Tensor{"x": x})
+		oh, ow := (int(h)-3)/2+1, (w-3)/2+1
+		got := ints(out[0])
+		for oc := range o {
+			for y := range oh {
+				for xx := range ow {
+					var want int64
+					for ic := range c {
+						for dy := range 3 {
+							for dx := range 3 {
+								xv := int64(x.Data[(ic*int(h)+2*y+dy)*w+2*xx+dx]) - 7
+								want += xv * (int64(wv[((oc*c+ic)*3+dy)*3+dx]) - int64(wzp[oc]))
+							}
+						}
+					}
+					if g := got[(oc*oh+y)*ow+xx]; g != float64(want) {
+						t.Fatalf("h=%d y[%d][%d][%d] = %v, want %d", h, oc, y, xx, g, want)
+					}
+				}
+			}
+		}
+	}
+}

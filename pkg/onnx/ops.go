@@ -47,6 +47,7 @@ var converters = map[string]converter{
 	"TopK":           topK,
 	"QuantizeLinear": convQuantizeLinear, "DequantizeLinear": convDequantizeLinear,
 	"QLinearMatMul": convQLinearMatMul, "QLinearConv": convQLinearConv,
+	"DynamicQuantizeLinear": convDynamicQuantizeLinear, "MatMulInteger": convMatMulInteger, "ConvInteger": convConvInteger,
 
 	"Conv": convConvAny, "MaxPool": poolAny("maxpool2d"), "AveragePool": poolAny("avgpool2d"),
 	"GlobalAveragePool": convGlobalAvgPool, "GlobalMaxPool": convGlobalMaxPool, "Flatten": convFlatten,

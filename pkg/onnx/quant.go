@@ -305,26 +305,15 @@ func convQLinearConv(im *importer, n *onnxpb.Node) error {
 	if err != nil {
 		return err
 	}
-	// The float Conv of the two, through Conv's own importer.
-	key := func(s string) string { return "\x00" + out + "_" + s } // vals keys no ONNX name has
-	im.vals[key("x")], im.vals[key("w")] = &val{name: x}, &val{name: w}
-	conv := &onnxpb.Node{Name: n.Name, OpType: "Conv", Inputs: []string{key("x"), key("w")}, Outputs: []string{key("acc")}, Attrs: n.Attrs}
+	bias := ""
 	if len(n.Inputs) > 8 && n.Inputs[8] != "" {
-		bias, err := im.rt(8)
+		b, err := im.rt(8)
 		if err != nil {
 			return err
 		}
-		im.vals[key("b")] = &val{name: im.emitTmp(out+"_bias", "cast", []string{bias}, "to=f32")}
-		conv.Inputs = append(conv.Inputs, key("b"))
+		bias = im.emitTmp(out+"_bias", "cast", []string{b}, "to=f32")
 	}
-	outer := im.node
-	im.node = conv
-	err = convConvAny(im, conv)
-	im.node = outer
-	if err != nil {
-		return err
-	}
-	acc, err := im.runtime(key("acc"))
+	acc, err := im.floatConv(n, out, x, w, bias)
 	if err != nil {
 		return err
 	}
@@ -333,4 +322,116 @@ func convQLinearConv(im *importer, n *onnxpb.Node) error {
 		return err
 	}
 	return im.requant(n.Outputs[:1], acc, mult, 7, r, 1)
+}
+
+// convDynamicQuantizeLinear imports DynamicQuantizeLinear (opset 11): x
+// into uint8 by a scale and zero point computed from x's range (extended
+// to include 0), the three outputs as ONNX's definition: scale (max -
+// min) / 255 (1/255 when max = min), zero point round(clamp(-min /
+// scale, 0, 255)), y saturate(round(x / scale) + zero point).
+func convDynamicQuantizeLinear(im *importer, n *onnxpb.Node) error {
+	xt, err := im.typeOf(n.Inputs[0])
+	if err != nil {
+		return err
+	}
+	if xt.DType != tensor.F32 {
+		return fmt.Errorf("DynamicQuantizeLinear of a %s input: float32 is supported", xt.DType)
+	}
+	if len(n.Outputs) != 3 {
+		return fmt.Errorf("DynamicQuantizeLinear has %d outputs, want 3 (y, y_scale, y_zero_point)", len(n.Outputs))
+	}
+	x, err := im.rt(0)
+	if err != nil {
+		return err
+	}
+	out := n.Outputs[0]
+	zero := im.scalar(out+"_zero", 0, tensor.F32)
+	mx := im.emitTmp(out+"_max", "max", []string{im.emitTmp(out+"_rmax", "reduce_max", []string{x}), zero})
+	mn := im.emitTmp(out+"_min", "min", []string{im.emitTmp(out+"_rmin", "reduce_min", []string{x}), zero})
+	span := im.emitTmp(out+"_span", "where", []string{im.emitTmp(out+"_flat", "eq", []string{mx, mn}),
+		im.scalar(out+"_one", 1, tensor.F32), im.emitTmp(out+"_range", "sub", []string{mx, mn})})
+	scale := im.emitTmp(out+"_scale", "div", []string{span, im.scalar(out+"_levels", 255, tensor.F32)})
+	zp := im.emitTmp(out+"_zp0", "neg", []string{im.emitTmp(out+"_minsc", "div", []string{mn, scale})})
+	zp = im.emitTmp(out+"_zpf", "round", []string{im.emitTmp(out+"_zpc", "clamp", []string{zp}, "min=0", "max=255")})
+	q := im.emitTmp(out+"_q", "round", []string{im.emitTmp(out+"_div", "div", []string{x, scale})})
+	q = im.emitTmp(out+"_sat", "clamp", []string{im.emitTmp(out+"_shifted", "add", []string{q, zp})}, "min=0", "max=255")
+	if err := im.emit(n.Outputs[:1], "cast", []string{q}, "to=u8"); err != nil {
+		return err
+	}
+	if n.Outputs[1] != "" {
+		im.vals[n.Outputs[1]] = &val{name: scale}
+	}
+	if n.Outputs[2] != "" {
+		return im.emit(n.Outputs[2:3], "cast", []string{zp}, "to=u8")
+	}
+	return nil
+}
+
+// convMatMulInteger imports MatMulInteger (opset 10): the int32 product
+// of the operands less their zero points (a's per tensor or per row, b's
+// per tensor or per column), computed in float32: exact while a sum stays
+// below 2^24, within f32 rounding of the integer beyond.
+func convMatMulInteger(im *importer, n *onnxpb.Node) error {
+	at, err := im.typeOf(n.Inputs[0])
+	if err != nil {
+		return err
+	}
+	bt, err := im.typeOf(n.Inputs[1])
+	if err != nil {
+		return err
+	}
+	if at.Rank() < 2 || bt.Rank() < 2 {
+		return fmt.Errorf("MatMulInteger of ranks %d and %d: both at least 2 are supported", at.Rank(), bt.Rank())
+	}
+	out := n.Outputs[0]
+	a, err := im.dequant(out+"_a", 0, 2, int64(at.Rank())-2)
+	if err != nil {
+		return err
+	}
+	b, err := im.dequant(out+"_b", 1, 3, int64(bt.Rank())-1)
+	if err != nil {
+		return err
+	}
+	acc := im.emitTmp(out+"_acc", "matmul", []string{a, b})
+	return im.emit(n.Outputs[:1], "cast", []string{acc}, "to=i32")
+}
+
+// convConvInteger imports ConvInteger (opset 10): the int32 Conv of the
+// input and weights less their zero points (the weights' per tensor or
+// per output channel), in float32 like MatMulInteger.
+func convConvInteger(im *importer, n *onnxpb.Node) error {
+	out := n.Outputs[0]
+	x, err := im.dequant(out+"_x", 0, 2, 1)
+	if err != nil {
+		return err
+	}
+	w, err := im.dequant(out+"_w", 1, 3, 0)
+	if err != nil {
+		return err
+	}
+	acc, err := im.floatConv(n, out, x, w, "")
+	if err != nil {
+		return err
+	}
+	return im.emit(n.Outputs[:1], "cast", []string{acc}, "to=i32")
+}
+
+// floatConv runs Conv's importer, with n's attributes, over the HIR values
+// x and w (and bias, "" for none), and returns the result's HIR name.
+func (im *importer) floatConv(n *onnxpb.Node, hint, x, w, bias string) (string, error) {
+	key := func(s string) string { return "\x00" + hint + "_" + s } // vals keys no ONNX name has
+	im.vals[key("x")], im.vals[key("w")] = &val{name: x}, &val{name: w}
+	conv := &onnxpb.Node{Name: n.Name, OpType: "Conv", Inputs: []string{key("x"), key("w")}, Outputs: []string{key("acc")}, Attrs: n.Attrs}
+	if bias != "" {
+		im.vals[key("b")] = &val{name: bias}
+		conv.Inputs = append(conv.Inputs, key("b"))
+	}
+	outer := im.node
+	im.node = conv
+	err := convConvAny(im, conv)
+	im.node = outer
+	if err != nil {
+		return "", err
+	}
+	return im.runtime(key("acc"))
 }
