@@ -215,7 +215,7 @@ func TestONNXDynamicQuantMatMul(t *testing.T) {
 			span = 1
 		}
 		scale := span / 255
-		zp := math.RoundToEven(math.Max(0, math.Min(255, float64(-(mn / scale)))))
+		zp := math.RoundToEven(math.Max(0, math.Min(255, float64(-(mn/scale)))))
 		if got := out[1].F32()[0]; got != scale {
 			t.Fatalf("m=%d scale %v, want %v", m, got, scale)
 		}

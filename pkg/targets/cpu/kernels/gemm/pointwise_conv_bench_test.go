@@ -33,7 +33,7 @@ func BenchmarkPointwiseConv(b *testing.B) {
 // BenchmarkConv1x1Packed times MobileNetV2's 7×7-stage 1×1 convolutions
 // with build-time packed weights.
 func BenchmarkConv1x1Packed(b *testing.B) {
-	for _, c := range []struct{ O, C, HW int }{{960, 160, 49}, {160, 960, 49}, {320, 960, 49}, {1280, 320, 49}, {576, 96, 196}} {
+	for _, c := range []struct{ O, C, HW int }{{960, 160, 49}, {160, 960, 49}, {320, 960, 49}, {1280, 320, 49}, {576, 96, 196}, {400, 400, 49}, {512, 1024, 49}} {
 		r := newRand(1)
 		x, w := randSlice(r, c.C*c.HW), randSlice(r, c.O*c.C)
 		wt := make([]float32, c.C*c.O)
