@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/rlx-project/rlx/pkg/hir"
 	"github.com/rlx-project/rlx/pkg/onnx/onnxpb"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
@@ -118,32 +119,39 @@ func (im *importer) requant(out []string, acc, multiplier string, zp int, r, axi
 	return im.emit(out, "cast", []string{q}, "to="+zt.DType.String())
 }
 
-// convDequantizeLinear imports DequantizeLinear (opsets 10, 13, 19, 21):
-// y = (x - x_zero_point) · x_scale, per tensor or per axis.
-func convDequantizeLinear(im *importer, n *onnxpb.Node) error {
+// qdqShape checks a QuantizeLinear or DequantizeLinear node's inputs (x,
+// a float32 scale, an optional zero point; no block_size) and returns x's
+// type and rank and the axis the parameters run along (0 for per tensor).
+func (im *importer) qdqShape(n *onnxpb.Node) (xt hir.Type, r, axis int64, err error) {
 	if attrInt(n, "block_size", 0) != 0 {
-		return fmt.Errorf("DequantizeLinear with block_size (blocked quantization) is not supported")
+		return xt, 0, 0, fmt.Errorf("%s with block_size (blocked quantization) is not supported", n.OpType)
 	}
 	if len(n.Inputs) < 2 {
-		return fmt.Errorf("DequantizeLinear takes x, x_scale and an optional x_zero_point, found %d inputs", len(n.Inputs))
+		return xt, 0, 0, fmt.Errorf("%s takes x, a scale and an optional zero point, found %d inputs", n.OpType, len(n.Inputs))
 	}
-	xt, err := im.typeOf(n.Inputs[0])
-	if err != nil {
-		return err
+	if xt, err = im.typeOf(n.Inputs[0]); err != nil {
+		return xt, 0, 0, err
 	}
 	st, err := im.typeOf(n.Inputs[1])
 	if err != nil {
-		return err
+		return xt, 0, 0, err
 	}
 	if st.DType != tensor.F32 {
-		return fmt.Errorf("DequantizeLinear with a %s scale: float32 scales are supported", st.DType)
+		return xt, 0, 0, fmt.Errorf("%s with a %s scale: float32 scales are supported", n.OpType, st.DType)
 	}
-	r := int64(xt.Rank())
-	axis := int64(0)
+	r = int64(xt.Rank())
 	if st.Rank() == 1 && r > 0 {
-		if axis, err = axisIn(attrInt(n, "axis", 1), r, "DequantizeLinear", "x"); err != nil {
-			return err
-		}
+		axis, err = axisIn(attrInt(n, "axis", 1), r, n.OpType, "x")
+	}
+	return xt, r, axis, err
+}
+
+// convDequantizeLinear imports DequantizeLinear (opsets 10, 13, 19, 21):
+// y = (x - x_zero_point) · x_scale, per tensor or per axis.
+func convDequantizeLinear(im *importer, n *onnxpb.Node) error {
+	_, r, axis, err := im.qdqShape(n)
+	if err != nil {
+		return err
 	}
 	x, err := im.dequant(n.Outputs[0], 0, 2, axis)
 	if err != nil {
@@ -161,29 +169,12 @@ func convDequantizeLinear(im *importer, n *onnxpb.Node) error {
 // in the zero point's dtype (uint8 without one, or opset 21's
 // output_dtype).
 func convQuantizeLinear(im *importer, n *onnxpb.Node) error {
-	if attrInt(n, "block_size", 0) != 0 {
-		return fmt.Errorf("QuantizeLinear with block_size (blocked quantization) is not supported")
-	}
-	if len(n.Inputs) < 2 {
-		return fmt.Errorf("QuantizeLinear takes x, y_scale and an optional y_zero_point, found %d inputs", len(n.Inputs))
-	}
-	xt, err := im.typeOf(n.Inputs[0])
+	xt, r, axis, err := im.qdqShape(n)
 	if err != nil {
 		return err
 	}
 	if xt.DType != tensor.F32 {
 		return fmt.Errorf("QuantizeLinear of a %s input: float32 is supported", xt.DType)
-	}
-	st, err := im.typeOf(n.Inputs[1])
-	if err != nil {
-		return err
-	}
-	r := int64(xt.Rank())
-	axis := int64(0)
-	if st.Rank() == 1 && r > 0 {
-		if axis, err = axisIn(attrInt(n, "axis", 1), r, "QuantizeLinear", "x"); err != nil {
-			return err
-		}
 	}
 	to := tensor.U8
 	hasZP := len(n.Inputs) > 2 && n.Inputs[2] != ""

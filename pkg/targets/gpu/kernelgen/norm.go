@@ -296,9 +296,7 @@ func (g *gen) argreduce(op *lir.ArgReduce) error {
 	I := kir.Int
 	VI := func(n string) *kir.Expr { return kir.Var(n, kir.I32) }
 	grid, body := g.gridStride(outer*inner, func(i *kir.Expr) []*kir.Stmt {
-		at := func(a *kir.Expr) *kir.Expr {
-			return kir.Add(kir.Mul(kir.Add(kir.Mul(kir.Div(i, I(inner)), I(axis)), a), I(inner)), kir.Rem(i, I(inner)))
-		}
+		at := lineElem(i, axis, inner)
 		better := kir.Gt(kir.Var("xv", ct), kir.Var("best", ct))
 		if !isMax {
 			better = kir.Lt(kir.Var("xv", ct), kir.Var("best", ct))
@@ -374,12 +372,7 @@ func (g *gen) topk(op *lir.TopK) error {
 		return kir.Or(first, kir.And(same(av, bv), kir.Lt(ai, bi)))
 	}
 	grid, body := g.gridStride(outer*inner, func(i *kir.Expr) []*kir.Stmt {
-		at := func(a *kir.Expr) *kir.Expr {
-			return kir.Add(kir.Mul(kir.Add(kir.Mul(kir.Div(i, I(inner)), I(axis)), a), I(inner)), kir.Rem(i, I(inner)))
-		}
-		dst := func(r *kir.Expr) *kir.Expr {
-			return kir.Add(kir.Mul(kir.Add(kir.Mul(kir.Div(i, I(inner)), I(k)), r), I(inner)), kir.Rem(i, I(inner)))
-		}
+		at, dst := lineElem(i, axis, inner), lineElem(i, k, inner)
 		candidate := kir.And(
 			kir.Or(kir.Lt(VI("pi"), I(0)), before(V("pv"), VI("pi"), V("xv"), VI("a"))),
 			kir.Or(kir.Lt(VI("bi"), I(0)), before(V("xv"), VI("a"), V("best"), VI("bi"))))
@@ -400,6 +393,15 @@ func (g *gen) topk(op *lir.TopK) error {
 	})
 	g.end(grid, body...)
 	return nil
+}
+
+// lineElem returns, for line i of a tensor viewed as [outer, n, inner]
+// (i = o·inner + in), the index of its element a: (o·n + a)·inner + in.
+func lineElem(i *kir.Expr, n, inner int64) func(a *kir.Expr) *kir.Expr {
+	return func(a *kir.Expr) *kir.Expr {
+		o, in := kir.Div(i, kir.Int(inner)), kir.Rem(i, kir.Int(inner))
+		return kir.Add(kir.Mul(kir.Add(kir.Mul(o, kir.Int(n)), a), kir.Int(inner)), in)
+	}
 }
 
 // pool2d lowers max and average pooling (ONNX semantics, as the CPU
