@@ -326,3 +326,60 @@ func ParseEwOp(s string) (EwOp, bool) {
 	}
 	return EwInvalid, false
 }
+
+// Narrowing lists, per instruction of the region's code, the dtype its
+// result is rounded to when the region computes in float64 (the
+// interpreter's general path, native code's double regions): F32, F16 or
+// BF16 for an arithmetic result of that type; InvalidDType for none
+// (loads, immediates, casts and stores, integer, bool and f64 results).
+// An f32 chain is so rounded after every step, as the reference
+// interpreter and f32 arithmetic round it: double precision kept across
+// steps changed discrete results downstream, round(x / s) at a tie of
+// the f32 quotient (QuantizeLinear against ONNX Runtime).
+//
+// A register's type follows the code: a load has its operand's dtype, a
+// cast its target's, a comparison or logical op bool, an immediate none
+// of its own (it takes the other operand's), anything else its first
+// typed operand's.
+func (o *Elementwise) Narrowing() []tensor.DType {
+	regs := make([]tensor.DType, MaxRegisters)
+	reg := func(r int) tensor.DType {
+		if r < 0 || r >= len(regs) {
+			return tensor.InvalidDType
+		}
+		return regs[r]
+	}
+	out := make([]tensor.DType, len(o.Code))
+	for k, in := range o.Code {
+		var t tensor.DType
+		info := in.Op.Info()
+		switch {
+		case in.Op == EwStore:
+			continue
+		case in.Op == EwLoad:
+			if in.A >= 0 && in.A < len(o.In) {
+				t = o.In[in.A].DType
+			}
+		case in.Op == EwImm:
+		case in.Op == EwCast:
+			t = tensor.DType(in.Imm)
+		case info.BoolResult || info.Operands == EwBool:
+			t = tensor.Bool
+		case in.Op == EwWhere:
+			if t = reg(in.B); t == tensor.InvalidDType {
+				t = reg(in.C)
+			}
+		default:
+			if t = reg(in.A); t == tensor.InvalidDType && info.Arity > 1 {
+				t = reg(in.B)
+			}
+			if t == tensor.F32 || t == tensor.F16 || t == tensor.BF16 {
+				out[k] = t
+			}
+		}
+		if in.Dst >= 0 && in.Dst < len(regs) {
+			regs[in.Dst] = t
+		}
+	}
+	return out
+}

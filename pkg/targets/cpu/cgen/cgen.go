@@ -480,10 +480,16 @@ func elementwise(prog *lir.Program, ew *lir.Elementwise, opts Options) (function
 		b.WriteString(";\n")
 	}
 	imms := map[int]float64{} // registers holding a constant, for pow
-	for _, in := range ew.Code {
+	narrow := ew.Narrowing()
+	for k, in := range ew.Code {
 		line, ok := instr(ew, in, ct, imms, strides, rank)
 		if !ok {
 			return function{}, false
+		}
+		if ct == computeDouble && narrow[k] == tensor.F32 {
+			// an f32 result in a double region: rounded as f32 math
+			// rounds it (lir.Elementwise.Narrowing)
+			line += fmt.Sprintf(" r%d = (double)(float)r%d;", in.Dst, in.Dst)
 		}
 		fmt.Fprintf(&b, "\t\t\t%s\n", line)
 		if in.Op == lir.EwImm {

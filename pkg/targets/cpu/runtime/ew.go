@@ -48,6 +48,7 @@ func runElementwise(pool *parallel.Pool, op *lir.Elementwise, bufs [][]byte) err
 		outs[i] = bufs[out.Buf]
 	}
 	grain := max(1, int(16384/inner))
+	narrow := op.Narrowing()
 	if allF32(op) {
 		runElementwise32(pool, op, ins, outs, rows, inner, nregs, grain)
 		return nil
@@ -73,7 +74,7 @@ func runElementwise(pool *parallel.Pool, op *lir.Elementwise, bufs [][]byte) err
 			}
 			for c0 := int64(0); c0 < inner; c0 += ewChunk {
 				n := min(inner-c0, ewChunk)
-				if err := evalChunk(op.Code, regs, n, func(i int, dst []float64) {
+				if err := evalChunk(op.Code, narrow, regs, n, func(i int, dst []float64) {
 					in := &op.In[i]
 					st := in.Strides
 					off := c0 * st[rank-1]
@@ -97,9 +98,10 @@ func runElementwise(pool *parallel.Pool, op *lir.Elementwise, bufs [][]byte) err
 	return firstErr
 }
 
-// evalChunk runs the bytecode over n elements.
-func evalChunk(code []lir.Instr, regs [][]float64, n int64, loadOp func(int, []float64), storeOp func(int, []float64)) error {
-	for _, in := range code {
+// evalChunk runs the bytecode over n elements, rounding each result that
+// narrow names to its dtype (lir.Elementwise.Narrowing).
+func evalChunk(code []lir.Instr, narrow []tensor.DType, regs [][]float64, n int64, loadOp func(int, []float64), storeOp func(int, []float64)) error {
+	for k, in := range code {
 		d := regs[in.Dst][:n]
 		a := func() []float64 { return regs[in.A][:n] }
 		switch in.Op {
@@ -133,21 +135,23 @@ func evalChunk(code []lir.Instr, regs [][]float64, n int64, loadOp func(int, []f
 			}
 		default:
 			info := in.Op.Info()
-			if f := info.Unary; f != nil {
+			switch {
+			case info.Unary != nil:
 				x := a()
 				for i := range d {
-					d[i] = f(x[i])
+					d[i] = info.Unary(x[i])
 				}
-				continue
-			}
-			if f := info.Binary; f != nil {
+			case info.Binary != nil:
 				x, y := a(), regs[in.B][:n]
 				for i := range d {
-					d[i] = f(x[i], y[i])
+					d[i] = info.Binary(x[i], y[i])
 				}
-				continue
+			default:
+				return fmt.Errorf("unknown elementwise instruction %s", in.Op)
 			}
-			return fmt.Errorf("unknown elementwise instruction %s", in.Op)
+		}
+		if k < len(narrow) && narrow[k] != tensor.InvalidDType {
+			castTo(d, d, narrow[k])
 		}
 	}
 	return nil

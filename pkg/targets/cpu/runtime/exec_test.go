@@ -301,6 +301,8 @@ func runEw(t *testing.T, op lir.EwOp, args [][]float64, in, out tensor.DType, im
 			switch in {
 			case tensor.F32:
 				tensor.AsF32(ins[i].Data)[j] = float32(v)
+			case tensor.F64:
+				tensor.AsU64(ins[i].Data)[j] = math.Float64bits(v)
 			case tensor.I64:
 				tensor.AsI64(ins[i].Data)[j] = int64(v)
 			}
@@ -415,8 +417,10 @@ func TestElementwiseOps(t *testing.T) {
 			for j := range want {
 				want[j] = ref(column(floats, j), imm)
 			}
-			// The float64 path: results kept in float64.
-			if got := runEw(t, op, floats, tensor.F32, tensor.F64, imm); got != nil {
+			// The float64 path: f64 operands, results kept in float64 (an
+			// f32 operand's result is rounded to f32 first, as the
+			// reference does: TestElementwiseRoundsF32Steps).
+			if got := runEw(t, op, floats, tensor.F64, tensor.F64, imm); got != nil {
 				for j := range want {
 					w, g := want[j], got[j]
 					if !(w == g || w != w && g != g || math.Abs(w-g) <= 1e-12*math.Abs(w)+1e-15) {
@@ -500,5 +504,44 @@ func TestElementwiseNeverWritesOperands(t *testing.T) {
 		if got := outs[0].F32()[i]; got != -2*v {
 			t.Errorf("y[%d] = %v, want %v", i, got, -2*v)
 		}
+	}
+}
+
+// TestElementwiseRoundsF32Steps: a region that computes in float64 (its
+// result is u8) rounds each f32 step to f32, as f32 arithmetic and the
+// reference do: round(x / s) at a tie of the f32 quotient. 2.1875 /
+// 0.025f is 87.4999999 in float64 but 87.5 in float32, which rounds half
+// to even to 88.
+func TestElementwiseRoundsF32Steps(t *testing.T) {
+	const n = 3
+	p := &lir.Program{
+		Inputs:  []lir.Slot{{Name: "x", DType: "f32", Shape: []int64{n}, Buffer: 0}},
+		Outputs: []lir.Slot{{Name: "y", DType: "u8", Shape: []int64{n}, Buffer: 1}},
+		Buffers: []lir.Buffer{{Kind: lir.BufInput, Bytes: 4 * n}, {Kind: lir.BufOutput, Bytes: n}},
+	}
+	s := float32(0.025)
+	e := &lir.Elementwise{Shape: []int64{n},
+		In:  []lir.EwIn{{Buf: 0, DType: tensor.F32, Strides: []int64{1}}},
+		Out: []lir.EwOut{{Buf: 1, DType: tensor.U8}},
+		Code: []lir.Instr{{Op: lir.EwLoad, Dst: 0, A: 0}, {Op: lir.EwImm, Dst: 1, Imm: float64(s)},
+			{Op: lir.EwDiv, Dst: 2, A: 0, B: 1}, {Op: lir.EwRound, Dst: 3, A: 2}, {Op: lir.EwStore, Dst: 3, A: 0}}}
+	p.Steps = []lir.Step{{Op: e, Src: "t"}}
+	ex, err := New(p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := tensor.FromF32([]int64{n}, []float32{2.1875, 1.9375, 0.0125})
+	outs, err := ex.Run(nil, []*tensor.Tensor{x}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range x.F32() {
+		want := byte(math.RoundToEven(float64(v / s)))
+		if got := outs[0].Data[i]; got != want {
+			t.Errorf("round(%g / %g) = %d, want %d (the f32 quotient %g)", v, s, got, want, v/s)
+		}
+	}
+	if got := e.Narrowing(); got[2] != tensor.F32 || got[3] != tensor.F32 || got[0] != tensor.InvalidDType || got[1] != tensor.InvalidDType {
+		t.Errorf("Narrowing = %v, want f32 for the div and the round only", got)
 	}
 }
