@@ -97,7 +97,11 @@ func (im *importer) dequant(hint string, x, zp int, axis int64) (string, error) 
 }
 
 // requant emits y = saturate(round(acc · multiplier) + zero point) cast to
-// the zero point's dtype; multiplier is an f32 operand.
+// the zero point's dtype; multiplier is an f32 operand. acc is rounded to
+// an integer first: it is one (a sum of integer products), so that
+// recovers it from a float path's small error, and a conv's result then
+// feeds a round, not a multiply, which fusion would fold into the
+// weights (FoldConvAffine: conv(x, w)·a = conv(x, w·a), inexact here).
 func (im *importer) requant(out []string, acc, multiplier string, zp int, r, axis int64) error {
 	n := im.node
 	zt, err := im.typeOf(n.Inputs[zp])
@@ -109,6 +113,7 @@ func (im *importer) requant(out []string, acc, multiplier string, zp int, r, axi
 		return fmt.Errorf("%s output zero point is %s: int8, uint8 or int16 are supported", n.OpType, zt.DType)
 	}
 	hint := out[0]
+	acc = im.emitTmp(hint+"_int", "round", []string{acc})
 	q := im.emitTmp(hint+"_q", "round", []string{im.emitTmp(hint+"_scaled", "mul", []string{acc, multiplier})})
 	z, err := im.qParam(hint+"_zp", zp, r, axis)
 	if err != nil {
@@ -384,7 +389,7 @@ func convMatMulInteger(im *importer, n *onnxpb.Node) error {
 		return err
 	}
 	acc := im.emitTmp(out+"_acc", "matmul", []string{a, b})
-	return im.emit(n.Outputs[:1], "cast", []string{acc}, "to=i32")
+	return im.emit(n.Outputs[:1], "cast", []string{im.emitTmp(out+"_int", "round", []string{acc})}, "to=i32")
 }
 
 // convConvInteger imports ConvInteger (opset 10): the int32 Conv of the
@@ -404,7 +409,7 @@ func convConvInteger(im *importer, n *onnxpb.Node) error {
 	if err != nil {
 		return err
 	}
-	return im.emit(n.Outputs[:1], "cast", []string{acc}, "to=i32")
+	return im.emit(n.Outputs[:1], "cast", []string{im.emitTmp(out+"_int", "round", []string{acc})}, "to=i32")
 }
 
 // floatConv runs Conv's importer, with n's attributes, over the HIR values

@@ -4,6 +4,7 @@ import (
 	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/mir"
 	"github.com/rlx-project/rlx/pkg/tensor"
+	"math"
 )
 
 // Decision passes.
@@ -132,7 +133,11 @@ func packWeights(p *Plan) {
 
 // winograd runs as Winograd's F(m×m, 3×3) the 3x3, stride-1, undilated,
 // ungrouped f32 convolutions with constant weights that no earlier pass
-// took and where the backend picks a tile (Caps.WinogradTile).
+// took and where the backend picks a tile (Caps.WinogradTile). Weights
+// that are all integers are a quantized model's (QLinearConv,
+// ConvInteger: integer data in f32), whose sums every other kernel
+// computes exactly; Winograd's fractional transforms do not (errors of a
+// few units on sums near 10^6), so those stay direct.
 func winograd(p *Plan) {
 	for i, n := range p.Graph.Nodes {
 		if n.Op != mir.OpConv2D || p.Kernels[n] != KernelDefault || len(n.Args) < 2 || !n.Args[1].IsConst() {
@@ -142,7 +147,7 @@ func winograd(p *Plan) {
 			continue
 		}
 		g, ok := p.convGeomOK(n)
-		if !ok || !Winograd3x3(g) {
+		if !ok || !Winograd3x3(g) || integerValued(n.Args[1].Const) {
 			continue
 		}
 		act, ok := lir.ParseActivation(n.Attrs.String("act"))
@@ -180,6 +185,19 @@ func tapMajor(p *Plan) {
 			p.Kernels[n] = KernelTapMajor
 		}
 	}
+}
+
+// integerValued reports an f32 tensor whose every element is an integer.
+func integerValued(t *tensor.Tensor) bool {
+	if t == nil || t.DType != tensor.F32 {
+		return false
+	}
+	for _, v := range t.F32() {
+		if v != float32(math.Trunc(float64(v))) {
+			return false
+		}
+	}
+	return true
 }
 
 // Winograd3x3 reports whether g is a convolution Winograd's F(m×m, 3×3)

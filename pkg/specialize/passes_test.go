@@ -1,6 +1,7 @@
 package specialize_test
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/mir"
 	"github.com/rlx-project/rlx/pkg/specialize"
+	"github.com/rlx-project/rlx/pkg/tensor"
 )
 
 // bundled lowers and fuses a bundled model with random weights.
@@ -278,6 +280,50 @@ func TestWinogradPass(t *testing.T) {
 				t.Errorf("steps %v for %d convolutions", kinds, convs)
 			}
 		})
+	}
+}
+
+// TestWinogradSkipsIntegerWeights: a 3x3 convolution whose weights are
+// all integers (a quantized model's, computed in f32) stays direct, where
+// sums are exact; Winograd's transforms are not.
+func TestWinogradSkipsIntegerWeights(t *testing.T) {
+	g := bundled(t, "cnn")
+	caps := specialize.Caps{Packer: testPacker{}, WinogradTile: func(lir.ConvGeom, lir.Activation) int64 { return 4 }}
+	var rounded *mir.Node
+	for _, n := range g.Nodes {
+		if n.Op == mir.OpConv2D && n.Args[1].IsConst() && n.Args[1].Const.DType == tensor.F32 {
+			w := *n.Args[1].Const
+			w.Data = append([]byte(nil), w.Data...)
+			for i, v := range w.F32() {
+				w.F32()[i] = float32(math.Round(float64(v * 100)))
+			}
+			n.Args[1] = g.NewConst(n.Args[1].Name+".int", &w)
+			rounded = n
+			break
+		}
+	}
+	if rounded == nil {
+		t.Fatal("cnn has no convolution with constant f32 weights")
+	}
+	p, err := specialize.SpecializeWith(g, specialize.Binding{"batch": 2}, caps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gm := specialize.ConvGeom(rounded, p.Shapes[rounded.Args[0]], p.Shapes[rounded.Args[1]], p.Shapes[rounded.Results[0]])
+	if !specialize.Winograd3x3(gm) {
+		t.Skipf("cnn's first convolution is %dx%d stride %d", gm.KH, gm.KW, gm.StrideH)
+	}
+	if p.Kernels[rounded] == specialize.KernelWinograd {
+		t.Errorf("a convolution with integer weights runs as Winograd")
+	}
+	others := 0
+	for _, n := range g.Nodes {
+		if n != rounded && p.Kernels[n] == specialize.KernelWinograd {
+			others++
+		}
+	}
+	if others == 0 {
+		t.Errorf("no other convolution runs as Winograd: the test shows nothing")
 	}
 }
 
