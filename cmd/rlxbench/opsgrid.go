@@ -26,18 +26,48 @@ type opCase struct {
 }
 
 // tensorGen makes an input or an initializer: fixed values (f32 or i64),
-// or uniform random floats in [lo, hi), or random integers in [0, imax).
+// or uniform random floats in [lo, hi), or random integers in [0, imax);
+// with dt (u8, i8, i32) integers of that dtype, fixed (i64) or uniform in
+// [ilo, ihi].
 type tensorGen struct {
-	name   string
-	dims   []int64
-	f32    []float32
-	i64    []int64
-	lo, hi float32
-	imax   int64 // > 0: random int64 indices
+	name     string
+	dims     []int64
+	f32      []float32
+	i64      []int64
+	lo, hi   float32
+	imax     int64 // > 0: random int64 indices
+	dt       tensor.DType
+	ilo, ihi int64
+}
+
+// quantIn is a quantized tensor of dtype dt, uniform over [lo, hi].
+func quantIn(name string, dt tensor.DType, lo, hi int64, dims ...int64) tensorGen {
+	return tensorGen{name: name, dims: dims, dt: dt, ilo: lo, ihi: hi}
+}
+
+// quantConst is a quantized tensor of dtype dt with the given values.
+func quantConst(name string, dt tensor.DType, v []int64, dims ...int64) tensorGen {
+	return tensorGen{name: name, dims: dims, dt: dt, i64: v}
 }
 
 func (g tensorGen) make(rng *rand.Rand) *tensor.Tensor {
 	n := tensor.NumElements(g.dims)
+	if g.dt == tensor.U8 || g.dt == tensor.I8 || g.dt == tensor.I32 {
+		t := tensor.New(g.dt, g.dims...)
+		for i := range n {
+			v := g.ilo + rng.Int64N(g.ihi-g.ilo+1)
+			if g.i64 != nil {
+				v = g.i64[i]
+			}
+			switch g.dt {
+			case tensor.I32:
+				binary.LittleEndian.PutUint32(t.Data[4*i:], uint32(int32(v)))
+			default:
+				t.Data[i] = byte(v)
+			}
+		}
+		return t
+	}
 	switch {
 	case g.i64 != nil:
 		return tensor.FromI64(g.dims, g.i64)
@@ -58,6 +88,14 @@ func (g tensorGen) make(rng *rand.Rand) *tensor.Tensor {
 }
 
 func (g tensorGen) onnxType() int32 {
+	switch g.dt {
+	case tensor.U8:
+		return onnxpb.DTUint8
+	case tensor.I8:
+		return onnxpb.DTInt8
+	case tensor.I32:
+		return onnxpb.DTInt32
+	}
 	if g.i64 != nil || g.imax > 0 {
 		return onnxpb.DTInt64
 	}
@@ -65,6 +103,9 @@ func (g tensorGen) onnxType() int32 {
 }
 
 func (g tensorGen) bytes() float64 {
+	if g.dt != tensor.InvalidDType {
+		return float64(tensor.NumElements(g.dims) * int64(g.dt.Size()))
+	}
 	return 4 * float64(tensor.NumElements(g.dims)) * float64(1+boolInt(g.onnxType() == onnxpb.DTInt64))
 }
 
@@ -112,6 +153,8 @@ func rawLE(t *tensor.Tensor) []byte {
 			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
 		}
 		return b
+	case tensor.U8, tensor.I8, tensor.I32:
+		return t.Data // little-endian already
 	default: // I64
 		v := t.I64()
 		b := make([]byte, 8*len(v))
@@ -600,7 +643,64 @@ func opsGrid(quick bool) []opCase {
 		resize("linear", []int64{1, 256, 28, 28}, attrS("coordinate_transformation_mode", "align_corners")),
 		resize("cubic", []int64{1, 64, 28, 28}),
 	)
-	return g
+	return append(g, quantCases()...)
+}
+
+// quantCases are quantized operators as ONNX Runtime's quantizer writes
+// them: uint8 activations (zero point 128), int8 weights (zero point 0,
+// per output channel for convolutions), scales that keep the outputs
+// mostly inside the uint8 range. rlx runs them in float32 with the
+// integer arithmetic spelled out (docs/onnx.md); ORT's integer kernels
+// are the check, which for uint8 outputs passes only on equal values.
+func quantCases() []opCase {
+	u8, i8, i32 := tensor.U8, tensor.I8, tensor.I32
+	f := func(name string, v float32) tensorGen { return tensorGen{name: name, f32: []float32{v}} }
+	zp := func(name string, dt tensor.DType, v int64, n int64) tensorGen {
+		if n == 0 {
+			return quantConst(name, dt, []int64{v})
+		}
+		vs := make([]int64, n)
+		for i := range vs {
+			vs[i] = v
+		}
+		return quantConst(name, dt, vs, n)
+	}
+	act := func(dims ...int64) tensorGen { return quantIn("x", u8, 0, 255, dims...) }
+	qconv := func(c, o, h, k int64, ys float32) opCase {
+		pad := (k - 1) / 2
+		return opCase{Family: "quant", Op: "QLinearConv", opset: 13, outType: onnxpb.DTUint8,
+			Shape: fmt.Sprintf("%s -> %d", shapeStr(1, c, h, h), o), Attrs: fmt.Sprintf("k%d u8 x i8 per-channel", k),
+			node: node("QLinearConv", []string{"x", "xs", "xzp", "w", "ws", "wzp", "ys", "yzp", "b"},
+				attrInts("kernel_shape", k, k), attrInts("pads", pad, pad, pad, pad)),
+			inits: []tensorGen{f("xs", 0.02), zp("xzp", u8, 128, 0), quantIn("w", i8, -127, 127, o, c, k, k),
+				randIn("ws", 0.002, 0.004, o), zp("wzp", i8, 0, o), f("ys", ys), zp("yzp", u8, 128, 0), quantIn("b", i32, -5000, 5000, o)},
+			inputs: []tensorGen{act(1, c, h, h)},
+			flop:   2 * float64(o*c*k*k*h*h)}
+	}
+	const m, k, n = 128, 768, 768
+	return []opCase{
+		{Family: "quant", Op: "QuantizeLinear", opset: 13, outType: onnxpb.DTUint8, Shape: shapeStr(1, 256, 56, 56), Attrs: "u8",
+			node: node("QuantizeLinear", []string{"x", "s", "zp"}), inits: []tensorGen{f("s", 0.025), zp("zp", u8, 128, 0)},
+			inputs: []tensorGen{randIn("x", -3, 3, 1, 256, 56, 56)}},
+		{Family: "quant", Op: "DequantizeLinear", opset: 13, outType: onnxpb.DTFloat, Shape: shapeStr(1, 256, 56, 56), Attrs: "u8",
+			node: node("DequantizeLinear", []string{"x", "s", "zp"}), inits: []tensorGen{f("s", 0.025), zp("zp", u8, 128, 0)},
+			inputs: []tensorGen{act(1, 256, 56, 56)}},
+		qconv(64, 64, 56, 3, 0.2),
+		qconv(256, 64, 28, 1, 0.15),
+		{Family: "quant", Op: "QLinearMatMul", opset: 13, outType: onnxpb.DTUint8, Shape: fmt.Sprintf("%dx%d @ %dx%d", m, k, k, n), Attrs: "u8 x i8",
+			node: node("QLinearMatMul", []string{"x", "as", "azp", "b", "bs", "bzp", "ys", "yzp"}),
+			inits: []tensorGen{f("as", 0.02), zp("azp", u8, 128, 0), quantIn("b", i8, -127, 127, k, n), f("bs", 0.003), zp("bzp", i8, 0, 0),
+				f("ys", 0.25), zp("yzp", u8, 128, 0)},
+			inputs: []tensorGen{act(m, k)}, flop: 2 * m * k * n},
+		{Family: "quant", Op: "MatMulInteger", opset: 13, outType: onnxpb.DTInt32, Shape: fmt.Sprintf("%dx%d @ %dx%d", m, k, k, n), Attrs: "u8 x i8 -> i32",
+			node:   node("MatMulInteger", []string{"x", "b", "azp", "bzp"}),
+			inits:  []tensorGen{quantIn("b", i8, -127, 127, k, n), zp("azp", u8, 128, 0), zp("bzp", i8, 0, 0)},
+			inputs: []tensorGen{act(m, k)}, flop: 2 * m * k * n},
+		{Family: "quant", Op: "ConvInteger", opset: 13, outType: onnxpb.DTInt32, Shape: fmt.Sprintf("%s -> 64", shapeStr(1, 64, 56, 56)), Attrs: "k3 u8 x u8 -> i32",
+			node:   node("ConvInteger", []string{"x", "w", "xzp", "wzp"}, attrInts("kernel_shape", 3, 3), attrInts("pads", 1, 1, 1, 1)),
+			inits:  []tensorGen{quantIn("w", u8, 0, 255, 64, 64, 3, 3), zp("xzp", u8, 128, 0), zp("wzp", u8, 128, 0)},
+			inputs: []tensorGen{act(1, 64, 56, 56)}, flop: 2 * 64 * 64 * 9 * 56 * 56},
+	}
 }
 
 // seqIdx is 0, step, 2*step, ... (n values).
