@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/rlx-project/rlx/pkg/onnx"
 	"github.com/rlx-project/rlx/pkg/onnx/onnxpb"
 	"github.com/rlx-project/rlx/pkg/specialize"
 	"github.com/rlx-project/rlx/pkg/tensor"
@@ -34,6 +35,30 @@ func (g *graph) initI32(name string, dims []int64, v []int32) {
 	g.inits = append(g.inits, &onnxpb.Tensor{Name: name, DataType: 6, Dims: dims, Int32Data: v})
 }
 
+// eachTarget runs a quantized test on the cpu target and on vulkan (where
+// this machine has a Vulkan device; CI installs llvmpipe): the integer
+// arithmetic must come out the same on both.
+func eachTarget(t *testing.T, test func(t *testing.T, target string)) {
+	for _, target := range []string{"cpu", "vulkan"} {
+		t.Run(target, func(t *testing.T) {
+			if target == "vulkan" {
+				needVulkan(t)
+			}
+			test(t, target)
+		})
+	}
+}
+
+// runONNXOn imports an opset's model and runs it on target at b.
+func runONNXOn(t *testing.T, g *graph, opset int64, target string, b specialize.Binding, inputs map[string]*tensor.Tensor) []*tensor.Tensor {
+	t.Helper()
+	res, err := onnx.Import(g.model(opset), onnx.Options{Module: "t", Source: "t.onnx"})
+	if err != nil {
+		t.Fatalf("import: %v", err)
+	}
+	return runImported(t, res, target, b, inputs)
+}
+
 // ints reads an integer tensor as float64s.
 func ints(t *tensor.Tensor) []float64 { return t.Float64s() }
 
@@ -41,148 +66,154 @@ func ints(t *tensor.Tensor) []float64 { return t.Float64s() }
 // pair), per tensor into uint8 and per channel into int8, over a symbolic
 // dim, both outputs checked exactly.
 func TestONNXQuantizeDequantize(t *testing.T) {
-	for _, perAxis := range []bool{false, true} {
-		g := &graph{outs: []string{"q", "y"}}
-		g.input("x", 2, 4, "s")
-		var scales []float32
-		var zps []float64
-		if perAxis {
-			scales, zps = []float32{0.05, 0.11, 0.02, 0.3}, []float64{-3, 0, 5, 1}
-			g.init("sc", []int64{4}, scales)
-			g.initI8("zp", []int64{4}, []int8{-3, 0, 5, 1})
-		} else {
-			scales, zps = []float32{0.07}, []float64{128}
-			g.init("sc", nil, scales)
-			g.initU8("zp", nil, []uint8{128})
-		}
-		g.node("QuantizeLinear", []string{"x", "sc", "zp"}, []string{"q"}, ai("axis", 1))
-		g.node("DequantizeLinear", []string{"q", "sc", "zp"}, []string{"y"}, ai("axis", 1))
-		for _, s := range []int64{3, 7} {
-			n := 2 * 4 * s
-			x := seq(int(n), 9)
-			x[0], x[1] = 1000, -1000 // saturate
-			for k := 2; k < 22; k++ { // ties of the f32 quotient: x / s is k + 0.5 in f32 arithmetic
-				x[k] = float32(k) * 0.5 * scales[0] // (not always in f64: round in f32, as ONNX Runtime)
-			}
-			out := runONNXAt(t, g, 13, specialize.Binding{"s": s}, map[string]*tensor.Tensor{"x": tensor.FromF32([]int64{2, 4, s}, x)})
-			lo, hi := 0.0, 255.0
+	eachTarget(t, func(t *testing.T, target string) {
+		for _, perAxis := range []bool{false, true} {
+			g := &graph{outs: []string{"q", "y"}}
+			g.input("x", 2, 4, "s")
+			var scales []float32
+			var zps []float64
 			if perAxis {
-				lo, hi = -128, 127
+				scales, zps = []float32{0.05, 0.11, 0.02, 0.3}, []float64{-3, 0, 5, 1}
+				g.init("sc", []int64{4}, scales)
+				g.initI8("zp", []int64{4}, []int8{-3, 0, 5, 1})
+			} else {
+				scales, zps = []float32{0.07}, []float64{128}
+				g.init("sc", nil, scales)
+				g.initU8("zp", nil, []uint8{128})
 			}
-			q, y := ints(out[0]), out[1].F32()
-			for e := range x {
-				c := 0
-				if perAxis {
-					c = e / int(s) % 4
+			g.node("QuantizeLinear", []string{"x", "sc", "zp"}, []string{"q"}, ai("axis", 1))
+			g.node("DequantizeLinear", []string{"q", "sc", "zp"}, []string{"y"}, ai("axis", 1))
+			for _, s := range []int64{3, 7} {
+				n := 2 * 4 * s
+				x := seq(int(n), 9)
+				x[0], x[1] = 1000, -1000  // saturate
+				for k := 2; k < 22; k++ { // ties of the f32 quotient: x / s is k + 0.5 in f32 arithmetic
+					x[k] = float32(k) * 0.5 * scales[0] // (not always in f64: round in f32, as ONNX Runtime)
 				}
-				wq := quantize(x[e], scales[c], zps[c], lo, hi)
-				wy := float32(wq-zps[c]) * scales[c]
-				if q[e] != wq || y[e] != wy {
-					t.Fatalf("per axis %v s=%d element %d (x %g): q %v y %v, want %v %v", perAxis, s, e, x[e], q[e], y[e], wq, wy)
+				out := runONNXOn(t, g, 13, target, specialize.Binding{"s": s}, map[string]*tensor.Tensor{"x": tensor.FromF32([]int64{2, 4, s}, x)})
+				lo, hi := 0.0, 255.0
+				if perAxis {
+					lo, hi = -128, 127
+				}
+				q, y := ints(out[0]), out[1].F32()
+				for e := range x {
+					c := 0
+					if perAxis {
+						c = e / int(s) % 4
+					}
+					wq := quantize(x[e], scales[c], zps[c], lo, hi)
+					wy := float32(wq-zps[c]) * scales[c]
+					if q[e] != wq || y[e] != wy {
+						t.Fatalf("per axis %v s=%d element %d (x %g): q %v y %v, want %v %v", perAxis, s, e, x[e], q[e], y[e], wq, wy)
+					}
 				}
 			}
 		}
-	}
+	})
 }
 
 // TestONNXQLinearMatMul: uint8 a times int8 b with per-column scales and
 // zero points into uint8, a's rows symbolic.
 func TestONNXQLinearMatMul(t *testing.T) {
-	const k, n = 8, 5
-	g := &graph{outs: []string{"y"}}
-	g.inputs = append(g.inputs, &onnxpb.ValueInfo{Name: "a", ElemType: 2, HasShape: true,
-		Shape: []onnxpb.Dim{{Param: "m"}, {Value: k, Known: true}}})
-	bv := make([]int8, k*n)
-	for i := range bv {
-		bv[i] = int8((i*37)%255 - 127)
-	}
-	bs := []float32{0.01, 0.02, 0.005, 0.03, 0.015}
-	bzp := []int8{0, 2, -1, 0, 3}
-	g.init("as", nil, []float32{0.04})
-	g.initU8("azp", nil, []uint8{120})
-	g.initI8("b", []int64{k, n}, bv)
-	g.init("bs", []int64{n}, bs)
-	g.initI8("bzp", []int64{n}, bzp)
-	g.init("ys", nil, []float32{0.09})
-	g.initU8("yzp", nil, []uint8{100})
-	g.node("QLinearMatMul", []string{"a", "as", "azp", "b", "bs", "bzp", "ys", "yzp"}, []string{"y"})
-	for _, m := range []int64{1, 6} {
-		a := tensor.New(tensor.U8, m, k)
-		for i := range a.Data {
-			a.Data[i] = byte(i * 53 % 256)
+	eachTarget(t, func(t *testing.T, target string) {
+		const k, n = 8, 5
+		g := &graph{outs: []string{"y"}}
+		g.inputs = append(g.inputs, &onnxpb.ValueInfo{Name: "a", ElemType: 2, HasShape: true,
+			Shape: []onnxpb.Dim{{Param: "m"}, {Value: k, Known: true}}})
+		bv := make([]int8, k*n)
+		for i := range bv {
+			bv[i] = int8((i*37)%255 - 127)
 		}
-		out := runONNXAt(t, g, 13, specialize.Binding{"m": m}, map[string]*tensor.Tensor{"a": a})
-		got := ints(out[0])
-		for i := range int(m) {
-			for j := range n {
-				var acc int64
-				for c := range k {
-					acc += (int64(a.Data[i*k+c]) - 120) * (int64(bv[c*n+j]) - int64(bzp[j]))
-				}
-				mult := float32(0.04) * bs[j] / float32(0.09)
-				want := quantize(float32(acc)*mult, 1, 100, 0, 255)
-				if got[i*n+j] != want {
-					t.Fatalf("m=%d y[%d][%d] = %v, want %v (acc %d)", m, i, j, got[i*n+j], want, acc)
+		bs := []float32{0.01, 0.02, 0.005, 0.03, 0.015}
+		bzp := []int8{0, 2, -1, 0, 3}
+		g.init("as", nil, []float32{0.04})
+		g.initU8("azp", nil, []uint8{120})
+		g.initI8("b", []int64{k, n}, bv)
+		g.init("bs", []int64{n}, bs)
+		g.initI8("bzp", []int64{n}, bzp)
+		g.init("ys", nil, []float32{0.09})
+		g.initU8("yzp", nil, []uint8{100})
+		g.node("QLinearMatMul", []string{"a", "as", "azp", "b", "bs", "bzp", "ys", "yzp"}, []string{"y"})
+		for _, m := range []int64{1, 6} {
+			a := tensor.New(tensor.U8, m, k)
+			for i := range a.Data {
+				a.Data[i] = byte(i * 53 % 256)
+			}
+			out := runONNXOn(t, g, 13, target, specialize.Binding{"m": m}, map[string]*tensor.Tensor{"a": a})
+			got := ints(out[0])
+			for i := range int(m) {
+				for j := range n {
+					var acc int64
+					for c := range k {
+						acc += (int64(a.Data[i*k+c]) - 120) * (int64(bv[c*n+j]) - int64(bzp[j]))
+					}
+					mult := float32(0.04) * bs[j] / float32(0.09)
+					want := quantize(float32(acc)*mult, 1, 100, 0, 255)
+					if got[i*n+j] != want {
+						t.Fatalf("m=%d y[%d][%d] = %v, want %v (acc %d)", m, i, j, got[i*n+j], want, acc)
+					}
 				}
 			}
 		}
-	}
+	})
 }
 
 // TestONNXQLinearConv: uint8 input, int8 weights with a scale per output
 // channel, an int32 bias, padding, into int8, over a symbolic height.
 func TestONNXQLinearConv(t *testing.T) {
-	const c, o, kh, w = 3, 4, 3, 6
-	g := &graph{outs: []string{"y"}}
-	g.inputs = append(g.inputs, &onnxpb.ValueInfo{Name: "x", ElemType: 2, HasShape: true,
-		Shape: []onnxpb.Dim{{Value: 1, Known: true}, {Value: c, Known: true}, {Param: "h"}, {Value: w, Known: true}}})
-	wv := make([]int8, o*c*kh*kh)
-	for i := range wv {
-		wv[i] = int8((i*29)%200 - 100)
-	}
-	ws := []float32{0.02, 0.01, 0.05, 0.03}
-	bias := []int32{100, -2000, 0, 555}
-	g.init("xs", nil, []float32{0.03})
-	g.initU8("xzp", nil, []uint8{10})
-	g.initI8("w", []int64{o, c, kh, kh}, wv)
-	g.init("ws", []int64{o}, ws)
-	g.initI8("wzp", []int64{o}, make([]int8, o))
-	g.init("ys", nil, []float32{0.25})
-	g.initI8("yzp", nil, []int8{-5})
-	g.initI32("b", []int64{o}, bias)
-	g.node("QLinearConv", []string{"x", "xs", "xzp", "w", "ws", "wzp", "ys", "yzp", "b"}, []string{"y"}, ais("pads", 1, 1, 1, 1))
-	for _, h := range []int64{4, 7} {
-		x := tensor.New(tensor.U8, 1, c, h, w)
-		for i := range x.Data {
-			x.Data[i] = byte(i * 71 % 256)
+	eachTarget(t, func(t *testing.T, target string) {
+		const c, o, kh, w = 3, 4, 3, 6
+		g := &graph{outs: []string{"y"}}
+		g.inputs = append(g.inputs, &onnxpb.ValueInfo{Name: "x", ElemType: 2, HasShape: true,
+			Shape: []onnxpb.Dim{{Value: 1, Known: true}, {Value: c, Known: true}, {Param: "h"}, {Value: w, Known: true}}})
+		wv := make([]int8, o*c*kh*kh)
+		for i := range wv {
+			wv[i] = int8((i*29)%200 - 100)
 		}
-		out := runONNXAt(t, g, 13, specialize.Binding{"h": h}, map[string]*tensor.Tensor{"x": x})
-		got := ints(out[0])
-		for oc := range o {
-			for y := range int(h) {
-				for xx := range w {
-					acc := int64(bias[oc])
-					for ic := range c {
-						for dy := range kh {
-							for dx := range kh {
-								iy, ix := y+dy-1, xx+dx-1
-								if iy < 0 || iy >= int(h) || ix < 0 || ix >= w {
-									continue
+		ws := []float32{0.02, 0.01, 0.05, 0.03}
+		bias := []int32{100, -2000, 0, 555}
+		g.init("xs", nil, []float32{0.03})
+		g.initU8("xzp", nil, []uint8{10})
+		g.initI8("w", []int64{o, c, kh, kh}, wv)
+		g.init("ws", []int64{o}, ws)
+		g.initI8("wzp", []int64{o}, make([]int8, o))
+		g.init("ys", nil, []float32{0.25})
+		g.initI8("yzp", nil, []int8{-5})
+		g.initI32("b", []int64{o}, bias)
+		g.node("QLinearConv", []string{"x", "xs", "xzp", "w", "ws", "wzp", "ys", "yzp", "b"}, []string{"y"}, ais("pads", 1, 1, 1, 1))
+		for _, h := range []int64{4, 7} {
+			x := tensor.New(tensor.U8, 1, c, h, w)
+			for i := range x.Data {
+				x.Data[i] = byte(i * 71 % 256)
+			}
+			out := runONNXOn(t, g, 13, target, specialize.Binding{"h": h}, map[string]*tensor.Tensor{"x": x})
+			got := ints(out[0])
+			for oc := range o {
+				for y := range int(h) {
+					for xx := range w {
+						acc := int64(bias[oc])
+						for ic := range c {
+							for dy := range kh {
+								for dx := range kh {
+									iy, ix := y+dy-1, xx+dx-1
+									if iy < 0 || iy >= int(h) || ix < 0 || ix >= w {
+										continue
+									}
+									acc += (int64(x.Data[(ic*int(h)+iy)*w+ix]) - 10) * int64(wv[((oc*c+ic)*kh+dy)*kh+dx])
 								}
-								acc += (int64(x.Data[(ic*int(h)+iy)*w+ix]) - 10) * int64(wv[((oc*c+ic)*kh+dy)*kh+dx])
 							}
 						}
-					}
-					mult := float32(0.03) * ws[oc] / float32(0.25)
-					want := quantize(float32(acc)*mult, 1, -5, -128, 127)
-					at := (oc*int(h)+y)*w + xx
-					if got[at] != want {
-						t.Fatalf("h=%d y[%d][%d][%d] = %v, want %v (acc %d)", h, oc, y, xx, got[at], want, acc)
+						mult := float32(0.03) * ws[oc] / float32(0.25)
+						want := quantize(float32(acc)*mult, 1, -5, -128, 127)
+						at := (oc*int(h)+y)*w + xx
+						if got[at] != want {
+							t.Fatalf("h=%d y[%d][%d][%d] = %v, want %v (acc %d)", h, oc, y, xx, got[at], want, acc)
+						}
 					}
 				}
 			}
 		}
-	}
+	})
 }
 
 // TestONNXDynamicQuantMatMul: ONNX Runtime's dynamic quantization of a
@@ -190,102 +221,106 @@ func TestONNXQLinearConv(t *testing.T) {
 // weight zero points, every output exactly, over a symbolic row count;
 // one binding's input is all zeros (the flat range).
 func TestONNXDynamicQuantMatMul(t *testing.T) {
-	const k, n = 8, 5
-	g := &graph{outs: []string{"xq", "xs", "xzp", "acc"}}
-	g.input("x", "m", k)
-	wv := make([]int8, k*n)
-	for i := range wv {
-		wv[i] = int8((i*41)%255 - 127)
-	}
-	wzp := []int8{0, 1, -2, 0, 5}
-	g.initI8("w", []int64{k, n}, wv)
-	g.initI8("wzp", []int64{n}, wzp)
-	g.node("DynamicQuantizeLinear", []string{"x"}, []string{"xq", "xs", "xzp"})
-	g.node("MatMulInteger", []string{"xq", "w", "xzp", "wzp"}, []string{"acc"})
-	for _, m := range []int64{1, 4} {
-		x := seq(int(m*k), 3)
-		if m == 1 {
-			x = make([]float32, k)
+	eachTarget(t, func(t *testing.T, target string) {
+		const k, n = 8, 5
+		g := &graph{outs: []string{"xq", "xs", "xzp", "acc"}}
+		g.input("x", "m", k)
+		wv := make([]int8, k*n)
+		for i := range wv {
+			wv[i] = int8((i*41)%255 - 127)
 		}
-		out := runONNXAt(t, g, 13, specialize.Binding{"m": m}, map[string]*tensor.Tensor{"x": tensor.FromF32([]int64{m, k}, x)})
-		mx, mn := float32(0), float32(0)
-		for _, v := range x {
-			mx, mn = max(mx, v), min(mn, v)
-		}
-		span := mx - mn
-		if mx == mn {
-			span = 1
-		}
-		scale := span / 255
-		zp := math.RoundToEven(math.Max(0, math.Min(255, float64(-(mn/scale)))))
-		if got := out[1].F32()[0]; got != scale {
-			t.Fatalf("m=%d scale %v, want %v", m, got, scale)
-		}
-		if got := ints(out[2])[0]; got != zp {
-			t.Fatalf("m=%d zero point %v, want %v", m, got, zp)
-		}
-		q := ints(out[0])
-		for e, v := range x {
-			if want := quantize(v, scale, zp, 0, 255); q[e] != want {
-				t.Fatalf("m=%d xq[%d] = %v, want %v", m, e, q[e], want)
+		wzp := []int8{0, 1, -2, 0, 5}
+		g.initI8("w", []int64{k, n}, wv)
+		g.initI8("wzp", []int64{n}, wzp)
+		g.node("DynamicQuantizeLinear", []string{"x"}, []string{"xq", "xs", "xzp"})
+		g.node("MatMulInteger", []string{"xq", "w", "xzp", "wzp"}, []string{"acc"})
+		for _, m := range []int64{1, 4} {
+			x := seq(int(m*k), 3)
+			if m == 1 {
+				x = make([]float32, k)
 			}
-		}
-		acc := ints(out[3])
-		for i := range int(m) {
-			for j := range n {
-				var want int64
-				for c := range k {
-					want += (int64(q[i*k+c]) - int64(zp)) * (int64(wv[c*n+j]) - int64(wzp[j]))
-				}
-				if acc[i*n+j] != float64(want) {
-					t.Fatalf("m=%d acc[%d][%d] = %v, want %d", m, i, j, acc[i*n+j], want)
+			out := runONNXOn(t, g, 13, target, specialize.Binding{"m": m}, map[string]*tensor.Tensor{"x": tensor.FromF32([]int64{m, k}, x)})
+			mx, mn := float32(0), float32(0)
+			for _, v := range x {
+				mx, mn = max(mx, v), min(mn, v)
+			}
+			span := mx - mn
+			if mx == mn {
+				span = 1
+			}
+			scale := span / 255
+			zp := math.RoundToEven(math.Max(0, math.Min(255, float64(-(mn/scale)))))
+			if got := out[1].F32()[0]; got != scale {
+				t.Fatalf("m=%d scale %v, want %v", m, got, scale)
+			}
+			if got := ints(out[2])[0]; got != zp {
+				t.Fatalf("m=%d zero point %v, want %v", m, got, zp)
+			}
+			q := ints(out[0])
+			for e, v := range x {
+				if want := quantize(v, scale, zp, 0, 255); q[e] != want {
+					t.Fatalf("m=%d xq[%d] = %v, want %v", m, e, q[e], want)
 				}
 			}
+			acc := ints(out[3])
+			for i := range int(m) {
+				for j := range n {
+					var want int64
+					for c := range k {
+						want += (int64(q[i*k+c]) - int64(zp)) * (int64(wv[c*n+j]) - int64(wzp[j]))
+					}
+					if acc[i*n+j] != float64(want) {
+						t.Fatalf("m=%d acc[%d][%d] = %v, want %d", m, i, j, acc[i*n+j], want)
+					}
+				}
+			}
 		}
-	}
+	})
 }
 
 // TestONNXConvInteger: uint8 input and weights, a zero point per output
 // channel, stride 2, into int32.
 func TestONNXConvInteger(t *testing.T) {
-	const c, o, w = 2, 3, 7
-	g := &graph{outs: []string{"y"}}
-	g.inputs = append(g.inputs, &onnxpb.ValueInfo{Name: "x", ElemType: 2, HasShape: true,
-		Shape: []onnxpb.Dim{{Value: 1, Known: true}, {Value: c, Known: true}, {Param: "h"}, {Value: w, Known: true}}})
-	wv := make([]uint8, o*c*9)
-	for i := range wv {
-		wv[i] = uint8(i * 83 % 256)
-	}
-	wzp := []uint8{128, 100, 0}
-	g.initU8("w", []int64{o, c, 3, 3}, wv)
-	g.initU8("xzp", nil, []uint8{7})
-	g.initU8("wzp", []int64{o}, wzp)
-	g.node("ConvInteger", []string{"x", "w", "xzp", "wzp"}, []string{"y"}, ais("strides", 2, 2))
-	for _, h := range []int64{5, 9} {
-		x := tensor.New(tensor.U8, 1, c, h, w)
-		for i := range x.Data {
-			x.Data[i] = byte(i * 59 % 256)
+	eachTarget(t, func(t *testing.T, target string) {
+		const c, o, w = 2, 3, 7
+		g := &graph{outs: []string{"y"}}
+		g.inputs = append(g.inputs, &onnxpb.ValueInfo{Name: "x", ElemType: 2, HasShape: true,
+			Shape: []onnxpb.Dim{{Value: 1, Known: true}, {Value: c, Known: true}, {Param: "h"}, {Value: w, Known: true}}})
+		wv := make([]uint8, o*c*9)
+		for i := range wv {
+			wv[i] = uint8(i * 83 % 256)
 		}
-		out := runONNXAt(t, g, 13, specialize.Binding{"h": h}, map[string]*tensor.Tensor{"x": x})
-		oh, ow := (int(h)-3)/2+1, (w-3)/2+1
-		got := ints(out[0])
-		for oc := range o {
-			for y := range oh {
-				for xx := range ow {
-					var want int64
-					for ic := range c {
-						for dy := range 3 {
-							for dx := range 3 {
-								xv := int64(x.Data[(ic*int(h)+2*y+dy)*w+2*xx+dx]) - 7
-								want += xv * (int64(wv[((oc*c+ic)*3+dy)*3+dx]) - int64(wzp[oc]))
+		wzp := []uint8{128, 100, 0}
+		g.initU8("w", []int64{o, c, 3, 3}, wv)
+		g.initU8("xzp", nil, []uint8{7})
+		g.initU8("wzp", []int64{o}, wzp)
+		g.node("ConvInteger", []string{"x", "w", "xzp", "wzp"}, []string{"y"}, ais("strides", 2, 2))
+		for _, h := range []int64{5, 9} {
+			x := tensor.New(tensor.U8, 1, c, h, w)
+			for i := range x.Data {
+				x.Data[i] = byte(i * 59 % 256)
+			}
+			out := runONNXOn(t, g, 13, target, specialize.Binding{"h": h}, map[string]*tensor.Tensor{"x": x})
+			oh, ow := (int(h)-3)/2+1, (w-3)/2+1
+			got := ints(out[0])
+			for oc := range o {
+				for y := range oh {
+					for xx := range ow {
+						var want int64
+						for ic := range c {
+							for dy := range 3 {
+								for dx := range 3 {
+									xv := int64(x.Data[(ic*int(h)+2*y+dy)*w+2*xx+dx]) - 7
+									want += xv * (int64(wv[((oc*c+ic)*3+dy)*3+dx]) - int64(wzp[oc]))
+								}
 							}
 						}
-					}
-					if g := got[(oc*oh+y)*ow+xx]; g != float64(want) {
-						t.Fatalf("h=%d y[%d][%d][%d] = %v, want %d", h, oc, y, xx, g, want)
+						if g := got[(oc*oh+y)*ow+xx]; g != float64(want) {
+							t.Fatalf("h=%d y[%d][%d][%d] = %v, want %d", h, oc, y, xx, g, want)
+						}
 					}
 				}
 			}
 		}
-	}
+	})
 }
