@@ -95,11 +95,10 @@ func convAttention(im *importer, n *onnxpb.Node) error {
 		if v, vs, err = heads(v, vs, hkv, "v"); err != nil {
 			return err
 		}
-	} else if in4 := attrInt(n, "q_num_heads", 0) != 0 || attrInt(n, "kv_num_heads", 0) != 0; in4 {
+	} else if attrInt(n, "q_num_heads", 0) != 0 || attrInt(n, "kv_num_heads", 0) != 0 {
 		return fmt.Errorf("4-D Attention takes its heads from the shapes: q_num_heads and kv_num_heads must be absent")
 	}
 	sq, sk := qs[2], ks[2]
-	past := dim.Const(0)
 	if in(4) {
 		pk, err := im.typeOf(n.Inputs[4])
 		if err != nil {
@@ -108,7 +107,7 @@ func convAttention(im *importer, n *onnxpb.Node) error {
 		if pk.Rank() != 4 {
 			return fmt.Errorf("Attention's past_key must be 4-D [B, Hkv, P, D], found %s", pk)
 		}
-		past = pk.Shape[2]
+		past := pk.Shape[2]
 		pkn, err := im.rt(4)
 		if err != nil {
 			return err
