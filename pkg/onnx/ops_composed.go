@@ -383,9 +383,7 @@ func convOneHot(im *importer, n *onnxpb.Node) error {
 	}
 	out := n.Outputs[0]
 	idt := it.DType
-	d := im.scalar(out+"_depth", float64(depth), idt)
-	neg := im.emitTmp(out+"_neg", "lt", []string{idx, im.scalar(out+"_zero", 0, idt)})
-	idx = im.emitTmp(out+"_wrapped", "where", []string{neg, im.emitTmp(out+"_plus", "add", []string{idx, d}), idx})
+	idx = im.wrapIndex(out, idx, im.scalar(out+"_depth", float64(depth), idt), im.scalar(out+"_zero", 0, idt))
 	idx = im.emitTmp(out+"_at", "unsqueeze", []string{idx}, fmt.Sprintf("axes=[%d]", axis))
 	pos := im.emitTmp(out+"_pos", "iota", nil, fmt.Sprintf("n=%d", depth), "dtype="+idt.String())
 	shape := make([]string, r-axis)
@@ -642,6 +640,13 @@ func convCumSum(im *importer, n *onnxpb.Node) error {
 	return im.emit(n.Outputs[:1], "transpose", []string{y}, "perm="+intList(back))
 }
 
+// wrapIndex counts a negative index from the end: idx + size where idx <
+// zero (zero, a scalar of idx's dtype).
+func (im *importer) wrapIndex(hint, idx, size, zero string) string {
+	neg := im.emitTmp(hint+"_neg", "lt", []string{idx, zero})
+	return im.emitTmp(hint+"_wrapped", "where", []string{neg, im.emitTmp(hint+"_plus", "add", []string{idx, size}), idx})
+}
+
 // axisIn is axis counted from 0 in a tensor of rank r (negative: from
 // the end), or an error naming op and what (the tensor) where it is out
 // of range.
@@ -725,8 +730,7 @@ func convGatherElements(im *importer, n *onnxpb.Node) error {
 	}
 	size := im.dimScalar(dt.Shape[axis])
 	zero := im.scalar(out+"_zero", 0, tensor.I64)
-	neg := im.emitTmp(out+"_neg", "lt", []string{idx, zero})
-	idx = im.emitTmp(out+"_wrapped", "where", []string{neg, im.emitTmp(out+"_plus", "add", []string{idx, size}), idx})
+	idx = im.wrapIndex(out, idx, size, zero)
 	bad := im.emitTmp(out+"_bad", "or", []string{
 		im.emitTmp(out+"_below", "lt", []string{idx, zero}),
 		im.emitTmp(out+"_above", "ge", []string{idx, size})})
