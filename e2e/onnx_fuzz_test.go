@@ -51,8 +51,9 @@ func FuzzONNXShapeValueND(f *testing.F) {
 	})
 }
 
-// FuzzONNXScatterND: ScatterND over constants of fuzzed shapes and
-// indices.
+// FuzzONNXScatterND: ScatterND of fuzzed shapes and indices over
+// constants (folded at import) and, for a negative upd, over run-time
+// data (a scatter).
 func FuzzONNXScatterND(f *testing.F) {
 	f.Add(int64(3), int64(4), int64(1), int64(2), int64(-1), int64(0))
 	f.Add(int64(2), int64(2), int64(2), int64(1), int64(1), int64(5))
@@ -61,7 +62,11 @@ func FuzzONNXScatterND(f *testing.F) {
 		k = (k%4 + 4) % 4
 		g := &graph{outs: []string{"y"}}
 		g.input("x", 1)
-		g.init("data", []int64{d0, d1}, make([]float32, d0*d1))
+		if upd < 0 { // run-time data: the scatter lowering
+			g.input("data", d0, "s")
+		} else {
+			g.init("data", []int64{d0, d1}, make([]float32, d0*d1))
+		}
 		g.initI64("idx", []int64{1, k}, []int64{i0, i1, 0}[:k])
 		un := (upd%4 + 4) % 4
 		g.init("upd", []int64{1, un}, make([]float32, un))
@@ -197,8 +202,9 @@ func FuzzONNXTopK(f *testing.F) {
 	})
 }
 
-// FuzzONNXGatherElements: GatherElements with fuzzed ranks, axis and
-// indices dims (static, symbolic, larger than the data's).
+// FuzzONNXGatherElements: GatherElements and ScatterElements with fuzzed
+// ranks, axis and indices dims (static, symbolic, larger than the
+// data's).
 func FuzzONNXGatherElements(f *testing.F) {
 	f.Add(int64(1), int64(3), int64(3), uint8(0))
 	f.Add(int64(-1), int64(2), int64(2), uint8(5))
@@ -220,8 +226,15 @@ func FuzzONNXGatherElements(f *testing.F) {
 			}
 		}
 		g.inputs = append(g.inputs, vi)
-		g.node("GatherElements", []string{"x", "i"}, []string{"y"}, ai("axis", axis))
-		noRecoveredPanic(t, importErr(g, 13))
+		if pick%2 == 0 {
+			g.node("GatherElements", []string{"x", "i"}, []string{"y"}, ai("axis", axis))
+		} else {
+			u := *vi
+			u.Name, u.ElemType = "u", 1
+			g.inputs = append(g.inputs, &u)
+			g.node("ScatterElements", []string{"x", "i", "u"}, []string{"y"}, ai("axis", axis))
+		}
+		noRecoveredPanic(t, importErr(g, 16))
 	})
 }
 

@@ -144,6 +144,12 @@ var inferCases = []inferCase{
 	{sig: "x: f32[4, 5]", body: "v, i = topk(x, k=0)", err: "k must be at least 1, found 0"},
 	{sig: "x: bool[4, 5]", body: "v, i = topk(x, k=1)", err: "must be a numeric type"},
 	{sig: "x: f32[4, 5]", body: "v = topk(x, k=1)", err: "topk gives 2 results, found 1 name"},
+	{sig: "x: f32[n], i: i64[m], u: f32[m]", body: "y = scatter(x, i, u)", want: "f32[n]", noCon: true},
+	{sig: "x: i32[10], i: i32[seq], u: i32[m]", body: "y = scatter(x, i, u)", want: "i32[10]", cons: "seq == m"},
+	{sig: "x: f32[10], i: i64[3], u: f32[4]", body: "y = scatter(x, i, u)", err: "i has 3 indices but u has 4 updates"},
+	{sig: "x: f32[10], i: f32[3], u: f32[3]", body: "y = scatter(x, i, u)", err: "must be i32 or i64"},
+	{sig: "x: f32[2, 5], i: i64[3], u: f32[3]", body: "y = scatter(x, i, u)", err: "must have rank 1"},
+	{sig: "x: f32[10], i: i64[3], u: f16[3]", body: "y = scatter(x, i, u)", err: "use cast"},
 
 	// normalization
 	{sig: "x: f32[batch, seq, 256]", body: "y = softmax(x)", want: "f32[batch, seq, 256]"},

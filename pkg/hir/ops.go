@@ -153,6 +153,7 @@ func buildOps() map[string]*opSpec {
 			{name: "axes", kind: aInts},
 			{name: "steps", kind: aInts},
 		}, infer: inferSlice})
+	add(&opSpec{name: "scatter", minArgs: 3, maxArgs: 3, argNames: []string{"x", "idx", "updates"}, infer: inferScatter})
 	add(&opSpec{name: "gather", minArgs: 2, maxArgs: 2, argNames: []string{"x", "idx"},
 		attrs: []attrSpec{{name: "axis", kind: aInt, def: int64(0)}}, infer: inferGather})
 	add(&opSpec{name: "expand", minArgs: 1, maxArgs: 1, argNames: x1, attrs: []attrSpec{{name: "shape", kind: aDims, required: true}}, infer: inferExpand})
@@ -1047,6 +1048,24 @@ func inferGather(x *opCtx) ([]Type, bool) {
 	x.attrs["axis"] = int64(ax)
 	out := append(append(append([]dim.Expr(nil), xs[:ax]...), x.args[1].Shape...), xs[ax+1:]...)
 	return one(Type{DType: x.args[0].DType, Shape: out})
+}
+
+// inferScatter: x [N] with updates [M] written at indices [M] (i32 or
+// i64); the result is x's type.
+func inferScatter(x *opCtx) ([]Type, bool) {
+	for i, what := range []string{"x", "idx", "updates"} {
+		if !x.rankIs(i, 1, "["+map[string]string{"x": "N", "idx": "M", "updates": "M"}[what]+"]") {
+			return nil, false
+		}
+	}
+	if !x.dtypeIn(1, func(d DType) bool { return d == I32 || d == I64 }, "i32 or i64") || !x.sameDType(0, 2) {
+		return nil, false
+	}
+	if !x.same(x.args[1].Shape[0], x.args[2].Shape[0], "as many updates as indices") {
+		x.errorf("%s has %s indices but %s has %s updates", x.names[1], x.args[1].Shape[0], x.names[2], x.args[2].Shape[0])
+		return nil, false
+	}
+	return one(x.args[0])
 }
 
 func inferExpand(x *opCtx) ([]Type, bool) {

@@ -26,6 +26,7 @@ var kinds = map[Kind]func() Op{
 	"reduce":           func() Op { return new(Reduce) },
 	"argreduce":        func() Op { return new(ArgReduce) },
 	"topk":             func() Op { return new(TopK) },
+	"scatter":          func() Op { return new(Scatter) },
 	"softmax":          func() Op { return new(Softmax) },
 	"layernorm":        func() Op { return new(LayerNorm) },
 	"add_layernorm":    func() Op { return new(AddLayerNorm) },

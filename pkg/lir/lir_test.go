@@ -46,6 +46,7 @@ func samples() []Op {
 		&Copy{Src: 0, Dst: 2, ElemSize: 4, Shape: []int64{2, 3}, DstOff: 1, SrcOff: 2, DstStrides: []int64{3, 1}, SrcStrides: []int64{1, 2}},
 		&Fill{Dst: 2, DType: tensor.Bool, Value: -3.5},
 		&Gather{X: 0, Idx: 1, Out: 2, Outer: 1, AxisLen: 2, Inner: 3, ElemSize: 8, IdxDType: tensor.I32},
+		&Scatter{Out: 2, Idx: 1, Upd: 0, N: 5, M: 3, ElemSize: 4, IdxDType: tensor.I64},
 		&Iota{Out: 2, N: 7, DType: tensor.I64},
 		&Dispatch{Kernel: 1, Groups: [3]int64{4, 5, 6}, Args: []Buf{0, 2}},
 		&Dispatch{Kernel: 1, Groups: [3]int64{4, 5, 6}, Args: []Buf{0, 2}, Offsets: []int64{16, 0}},

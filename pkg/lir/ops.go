@@ -376,6 +376,17 @@ type Gather struct {
 	IdxDType              tensor.DType
 }
 
+// Scatter writes, in place, Upd's M elements into Out [N] at the indices
+// Idx (IdxDType), in order: of two updates of one index the later wins;
+// negative indices count from the end. Out already holds the data (a
+// Memcpy before it), elements of ElemSize bytes moved as bits.
+type Scatter struct {
+	Out, Idx, Upd Buf
+	N, M          int64
+	ElemSize      int64
+	IdxDType      tensor.DType
+}
+
 // Iota writes 0, 1, ..., N-1.
 type Iota struct {
 	Out   Buf
@@ -428,6 +439,7 @@ func (*Memcpy) Kind() Kind          { return "memcpy" }
 func (*Copy) Kind() Kind            { return "copy" }
 func (*Fill) Kind() Kind            { return "fill" }
 func (*Gather) Kind() Kind          { return "gather" }
+func (*Scatter) Kind() Kind         { return "scatter" }
 func (*Iota) Kind() Kind            { return "iota" }
 func (*Elementwise) Kind() Kind     { return "ew" }
 func (*NativeCall) Kind() Kind      { return "native" }
@@ -481,7 +493,10 @@ func (o *Memcpy) Refs() []Ref { return writes(reads(o.Src), o.Dst) }
 func (o *Copy) Refs() []Ref   { return writes(reads(o.Src), o.Dst) }
 func (o *Fill) Refs() []Ref   { return writes(nil, o.Dst) }
 func (o *Gather) Refs() []Ref { return writes(reads(o.X, o.Idx), o.Out) }
-func (o *Iota) Refs() []Ref   { return writes(nil, o.Out) }
+
+// Refs: Out is read (the data it holds) and written.
+func (o *Scatter) Refs() []Ref { return writes(reads(o.Out, o.Idx, o.Upd), o.Out) }
+func (o *Iota) Refs() []Ref    { return writes(nil, o.Out) }
 
 // Refs of a dispatch are all reads: which parameters a kernel writes is in
 // its Kernel entry, which the GPU runtime checks.

@@ -548,6 +548,21 @@ func (o *Gather) verify(v *verifier) {
 	v.bytes("out", o.Out, v.dims("inner", o.Outer, nIdx, o.Inner), o.ElemSize)
 }
 
+func (o *Scatter) verify(v *verifier) {
+	if o.ElemSize != 1 && o.ElemSize != 2 && o.ElemSize != 4 && o.ElemSize != 8 {
+		v.failf("elem_size", "%d, want 1, 2, 4 or 8", o.ElemSize)
+		return
+	}
+	if o.IdxDType != tensor.I32 && o.IdxDType != tensor.I64 {
+		v.failf("idx_dtype", "%s, want i32 or i64", o.IdxDType)
+		return
+	}
+	v.bytes("out", o.Out, v.dims("n", o.N), o.ElemSize)
+	m := v.dims("m", o.M)
+	v.bytes("idx", o.Idx, m, int64(o.IdxDType.Size()))
+	v.bytes("upd", o.Upd, m, o.ElemSize)
+}
+
 func (o *Iota) verify(v *verifier) {
 	v.dtype("dtype", o.DType)
 	v.bytes("out", o.Out, v.dims("n", o.N), int64(o.DType.Size()))

@@ -231,6 +231,8 @@ func (l *lowerer) stmt(s *hir.Stmt) error {
 		}
 	case op == "slice":
 		one(l.emit(mir.OpSlice, args, mir.Attrs{"starts": a.Dims("starts"), "ends": a.Dims("ends"), "axes": a.Ints("axes"), "steps": a.Ints("steps")}, src, t))
+	case op == "scatter":
+		one(l.emit(mir.OpScatter, args, nil, src, t))
 	case op == "gather":
 		one(l.emit(mir.OpGather, args, mir.Attrs{"axis": a.Int("axis")}, src, t))
 	case op == "expand":

@@ -66,6 +66,7 @@ const (
 	OpPad          Op = "pad"           // attrs: pads, value
 	OpExpand       Op = "expand"        // broadcast to the result shape
 	OpGather       Op = "gather"        // attrs: axis
+	OpScatter      Op = "scatter"       // args x [N], idx [M], updates [M]: x with the updates written at idx, in order
 	OpIota         Op = "iota"          // attrs: n
 	OpCopy         Op = "copy"          // materializes a value (an output that would alias an input)
 	OpFused        Op = "fused"         // an elementwise region: Node.Region

@@ -77,6 +77,7 @@ func buildOpTable() map[Op]OpInfo {
 		{Op: OpPad, Class: ClassMovement, MinArgs: 1, MaxArgs: 1, Attrs: []string{"pads", "value"}},
 		{Op: OpExpand, Class: ClassMovement, MinArgs: 1, MaxArgs: 1},
 		{Op: OpGather, Class: ClassMovement, MinArgs: 2, MaxArgs: 2, Attrs: []string{"axis"}},
+		{Op: OpScatter, Class: ClassMovement, MinArgs: 3, MaxArgs: 3},
 		{Op: OpCopy, Class: ClassMovement, MinArgs: 1, MaxArgs: 1},
 		{Op: OpIota, Class: ClassCreate, MinArgs: 0, MaxArgs: 0, Attrs: []string{"n"}},
 		{Op: OpFused, Class: ClassRegion, MinArgs: 0, MaxArgs: -1},

@@ -53,7 +53,7 @@ var converters = map[string]converter{
 	"GlobalAveragePool": convGlobalAvgPool, "GlobalMaxPool": convGlobalMaxPool, "Flatten": convFlatten,
 
 	"Reshape": convReshape, "Transpose": convTranspose, "Concat": convConcat, "Split": convSplit,
-	"Slice": convSlice, "Gather": convGather, "GatherElements": convGatherElements, "Squeeze": convSqueeze, "Unsqueeze": convUnsqueeze,
+	"Slice": convSlice, "Gather": convGather, "GatherElements": convGatherElements, "ScatterElements": convScatterElements, "Squeeze": convSqueeze, "Unsqueeze": convUnsqueeze,
 	"Expand": convExpand, "Pad": convPad, "Range": convRange, "ConstantOfShape": convConstantOfShape,
 	"Tile": convTile,
 

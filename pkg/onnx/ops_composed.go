@@ -3,6 +3,7 @@ package onnx
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/rlx-project/rlx/pkg/dim"
@@ -15,7 +16,7 @@ import (
 // ThresholdedRelu, Shrink), IsNaN and IsInf, Mean, the norm reductions
 // (ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSumExp), the pixel
 // shuffles (DepthToSpace, SpaceToDepth), GroupNormalization, LRN,
-// Hardmax, CumSum and GatherElements (Einsum: einsum.go). Each follows the ONNX definition
+// Hardmax, CumSum, GatherElements and ScatterElements (Einsum: einsum.go). Each follows the ONNX definition
 // op by op, so every target runs it and fusion fuses the elementwise ones.
 
 // floatIn is input i's HIR name and dtype, which must be a float.
@@ -673,24 +674,49 @@ func convGatherElements(im *importer, n *onnxpb.Node) error {
 	if len(n.Inputs) != 2 {
 		return fmt.Errorf("GatherElements takes data and indices, found %d inputs", len(n.Inputs))
 	}
-	dt, err := im.typeOf(n.Inputs[0])
+	e, err := im.elementsIndex(n)
 	if err != nil {
 		return err
+	}
+	return im.emit(n.Outputs[:1], "gather", []string{e.data, e.flat}, "axis=0")
+}
+
+// elementsIndexing is GatherElements' and ScatterElements' addressing:
+// the data flattened to [total] and, shaped as the indices, the flat index
+// of each element they address.
+type elementsIndexing struct {
+	data, flat string
+	total      dim.Expr
+}
+
+// elementsIndex computes the flat index Σ_d coord_d·stride_d of node n's
+// indices (input 1) into its data (input 0) along attribute axis: coord
+// is the index itself along axis (negative counts from the end) and the
+// indices' own position on the other axes. An index outside the axis (or
+// a position outside another of the data's dims, where the dims leave
+// that open until the binding) becomes total, one past any flat index,
+// so the gather or scatter fails at run time as ONNX says it must,
+// instead of reaching the next row.
+func (im *importer) elementsIndex(n *onnxpb.Node) (elementsIndexing, error) {
+	var e elementsIndexing
+	dt, err := im.typeOf(n.Inputs[0])
+	if err != nil {
+		return e, err
 	}
 	it, err := im.typeOf(n.Inputs[1])
 	if err != nil {
-		return err
+		return e, err
 	}
 	r := int64(dt.Rank())
 	if int64(it.Rank()) != r {
-		return fmt.Errorf("GatherElements indices of rank %d for data of rank %d: the ranks must match", it.Rank(), r)
+		return e, fmt.Errorf("%s indices of rank %d for data of rank %d: the ranks must match", n.OpType, it.Rank(), r)
 	}
 	if it.DType != tensor.I64 && it.DType != tensor.I32 {
-		return fmt.Errorf("GatherElements indices of %s: int64 or int32 are supported", it.DType)
+		return e, fmt.Errorf("%s indices of %s: int64 or int32 are supported", n.OpType, it.DType)
 	}
-	axis, err := axisIn(attrInt(n, "axis", 0), r, "GatherElements", "data")
+	axis, err := axisIn(attrInt(n, "axis", 0), r, n.OpType, "data")
 	if err != nil {
-		return err
+		return e, err
 	}
 	// checked[d]: the indices' dim d may pass the data's, which only the
 	// binding tells; its positions are then checked at run time.
@@ -703,31 +729,24 @@ func convGatherElements(im *importer, n *onnxpb.Node) error {
 		x, xok := dt.Shape[d].Const()
 		switch {
 		case iok && xok && i > x:
-			return fmt.Errorf("GatherElements: indices dim %d (%d) must be at most data's (%d)", d, i, x)
+			return e, fmt.Errorf("%s: indices dim %d (%d) must be at most data's (%d)", n.OpType, d, i, x)
 		case !(iok && (i == 1 || xok)):
 			checked[d] = true
 		}
 	}
 	data, err := im.rt(0)
 	if err != nil {
-		return err
+		return e, err
 	}
 	idx, err := im.rt(1)
 	if err != nil {
-		return err
+		return e, err
 	}
 	out := n.Outputs[0]
 	if it.DType == tensor.I32 {
 		idx = im.emitTmp(out+"_i64", "cast", []string{idx}, "to=i64")
 	}
 	stride := func(d int64) (dim.Expr, error) { return dimProduct(dt.Shape[d+1:]) }
-	// times multiplies v by the dim e, skipping a factor of 1.
-	times := func(v string, e dim.Expr) string {
-		if c, ok := e.Const(); ok && c == 1 {
-			return v
-		}
-		return im.emitTmp(out+"_scaled", "mul", []string{v, im.dimScalar(e)})
-	}
 	size := im.dimScalar(dt.Shape[axis])
 	zero := im.scalar(out+"_zero", 0, tensor.I64)
 	idx = im.wrapIndex(out, idx, size, zero)
@@ -736,9 +755,9 @@ func convGatherElements(im *importer, n *onnxpb.Node) error {
 		im.emitTmp(out+"_above", "ge", []string{idx, size})})
 	st, err := stride(axis)
 	if err != nil {
-		return err
+		return e, err
 	}
-	flat := times(idx, st)
+	flat := im.timesDim(out, idx, st)
 	for d := range r {
 		if c, ok := it.Shape[d].Const(); d == axis || ok && c == 1 {
 			continue
@@ -751,19 +770,73 @@ func convGatherElements(im *importer, n *onnxpb.Node) error {
 		shape[d] = it.Shape[d].String()
 		pos = im.emitTmp(out+"_posr", "reshape", []string{pos}, "shape=["+strings.Join(shape, ", ")+"]")
 		if st, err = stride(d); err != nil {
-			return err
+			return e, err
 		}
-		flat = im.emitTmp(out+"_flat", "add", []string{flat, times(pos, st)})
+		flat = im.emitTmp(out+"_flat", "add", []string{flat, im.timesDim(out, pos, st)})
 		if checked[d] {
 			past := im.emitTmp(out+"_past", "ge", []string{pos, im.dimScalar(dt.Shape[d])})
 			bad = im.emitTmp(out+"_bad", "or", []string{bad, past})
 		}
 	}
-	total, err := dimProduct(dt.Shape)
+	if e.total, err = dimProduct(dt.Shape); err != nil {
+		return e, err
+	}
+	e.flat = im.emitTmp(out+"_checked", "where", []string{bad, im.dimScalar(e.total), flat})
+	e.data = im.emitTmp(out+"_data", "reshape", []string{data}, "shape=["+e.total.String()+"]")
+	return e, nil
+}
+
+// timesDim multiplies the i64 value v by the dim d, skipping a factor of
+// 1.
+func (im *importer) timesDim(hint, v string, d dim.Expr) string {
+	if c, ok := d.Const(); ok && c == 1 {
+		return v
+	}
+	return im.emitTmp(hint+"_scaled", "mul", []string{v, im.dimScalar(d)})
+}
+
+// convScatterElements imports ScatterElements (opsets 11, 13, 16, 18;
+// torch.scatter): data with updates[p] written at the element
+// GatherElements would read for indices[p], in order (of two updates of
+// one element the later wins). One scatter into the flattened data at the
+// flat indices (elementsIndex). reduction none only.
+func convScatterElements(im *importer, n *onnxpb.Node) error {
+	if len(n.Inputs) != 3 {
+		return fmt.Errorf("ScatterElements takes data, indices and updates, found %d inputs", len(n.Inputs))
+	}
+	if r := attrString(n, "reduction", "none"); r != "none" {
+		return fmt.Errorf("ScatterElements with reduction %q is not supported (only none)", r)
+	}
+	dt, err := im.typeOf(n.Inputs[0])
 	if err != nil {
 		return err
 	}
-	flat = im.emitTmp(out+"_checked", "where", []string{bad, im.dimScalar(total), flat})
-	flatData := im.emitTmp(out+"_data", "reshape", []string{data}, "shape=["+total.String()+"]")
-	return im.emit(n.Outputs[:1], "gather", []string{flatData, flat}, "axis=0")
+	it, err := im.typeOf(n.Inputs[1])
+	if err != nil {
+		return err
+	}
+	ut, err := im.typeOf(n.Inputs[2])
+	if err != nil {
+		return err
+	}
+	if len(ut.Shape) != len(it.Shape) || !slices.EqualFunc(ut.Shape, it.Shape, dim.Equal) {
+		return fmt.Errorf("ScatterElements updates %s and indices %s must have one shape", ut, it)
+	}
+	e, err := im.elementsIndex(n)
+	if err != nil {
+		return err
+	}
+	upd, err := im.rt(2)
+	if err != nil {
+		return err
+	}
+	out := n.Outputs[0]
+	m, err := dimProduct(it.Shape)
+	if err != nil {
+		return err
+	}
+	flatIdx := im.emitTmp(out+"_idx", "reshape", []string{e.flat}, "shape=["+m.String()+"]")
+	flatUpd := im.emitTmp(out+"_upd", "reshape", []string{upd}, "shape=["+m.String()+"]")
+	y := im.emitTmp(out+"_scattered", "scatter", []string{e.data, flatIdx, flatUpd})
+	return im.emit(n.Outputs[:1], "reshape", []string{y}, "shape="+dimList(dt.Shape))
 }

@@ -1358,10 +1358,10 @@ func convScatterND(im *importer, n *onnxpb.Node) error {
 		return fmt.Errorf("reduction %q is not supported (only none)", r)
 	}
 	var ts [3]*tensor.Tensor
-	for i, what := range []string{"data", "indices", "updates"} {
+	for i := range ts {
 		t, ok := im.constOf(n.Inputs[i])
 		if !ok {
-			return fmt.Errorf("its %s %q is computed at run time: ScatterND is supported only where every operand is known at import (a mask built from the shapes)", what, n.Inputs[i])
+			return im.scatterND(n)
 		}
 		ts[i] = t
 	}
@@ -1371,6 +1371,92 @@ func convScatterND(im *importer, n *onnxpb.Node) error {
 	}
 	im.vals[n.Outputs[0]] = &val{konst: out}
 	return nil
+}
+
+// scatterND imports a ScatterND with an operand computed at run time:
+// the k-tuples of indices [..., k] address slices of S = the product of
+// data's dims from k on; each tuple's flat start Σ_j idx_j·stride_j (a
+// negative component counted from the end; one outside its dim makes the
+// start one past the data, so the scatter fails at run time as ONNX
+// requires), plus 0..S-1, is one scatter of the flattened updates into
+// the flattened data.
+func (im *importer) scatterND(n *onnxpb.Node) error {
+	dt, err := im.typeOf(n.Inputs[0])
+	if err != nil {
+		return err
+	}
+	it, err := im.typeOf(n.Inputs[1])
+	if err != nil {
+		return err
+	}
+	if it.DType != tensor.I64 && it.DType != tensor.I32 {
+		return fmt.Errorf("ScatterND indices of %s: int64 or int32 are supported", it.DType)
+	}
+	if it.Rank() == 0 {
+		return fmt.Errorf("ScatterND indices are a scalar, want rank 1 or more")
+	}
+	k, ok := it.Shape[it.Rank()-1].Const()
+	if !ok || k < 1 || k > int64(dt.Rank()) {
+		return fmt.Errorf("ScatterND index tuples of %s for data of rank %d", it.Shape[it.Rank()-1], dt.Rank())
+	}
+	q, err := dimProduct(it.Shape[:it.Rank()-1])
+	if err != nil {
+		return err
+	}
+	slice, err := dimProduct(dt.Shape[k:])
+	if err != nil {
+		return err
+	}
+	total, err := dimProduct(dt.Shape)
+	if err != nil {
+		return err
+	}
+	out := n.Outputs[0]
+	var names [3]string
+	for i := range names {
+		if names[i], err = im.rt(i); err != nil {
+			return err
+		}
+	}
+	idx := im.emitTmp(out+"_tuples", "reshape", []string{names[1]}, "shape="+dimList([]dim.Expr{q, dim.Const(k)}))
+	if it.DType == tensor.I32 {
+		idx = im.emitTmp(out+"_i64", "cast", []string{idx}, "to=i64")
+	}
+	zero := im.scalar(out+"_zero", 0, tensor.I64)
+	start, bad := "", ""
+	for j := range k {
+		c := im.emitTmp(out+"_c", "slice", []string{idx}, fmt.Sprintf("starts=[%d]", j), fmt.Sprintf("ends=[%d]", j+1), "axes=[1]")
+		c = im.emitTmp(out+"_comp", "reshape", []string{c}, "shape=["+q.String()+"]")
+		size := im.dimScalar(dt.Shape[j])
+		c = im.wrapIndex(out, c, size, zero)
+		b := im.emitTmp(out+"_bad", "or", []string{
+			im.emitTmp(out+"_below", "lt", []string{c, zero}),
+			im.emitTmp(out+"_above", "ge", []string{c, size})})
+		st, err := dimProduct(dt.Shape[j+1:])
+		if err != nil {
+			return err
+		}
+		term := im.timesDim(out, c, st)
+		if j == 0 {
+			start, bad = term, b
+			continue
+		}
+		start = im.emitTmp(out+"_start", "add", []string{start, term})
+		bad = im.emitTmp(out+"_bad", "or", []string{bad, b})
+	}
+	start = im.emitTmp(out+"_checked", "where", []string{bad, im.dimScalar(total), start})
+	start = im.emitTmp(out+"_col", "reshape", []string{start}, "shape="+dimList([]dim.Expr{q, dim.Const(1)}))
+	within := im.emitTmp(out+"_within", "iota", nil, "n="+slice.String(), "dtype=i64")
+	within = im.emitTmp(out+"_row", "reshape", []string{within}, "shape="+dimList([]dim.Expr{dim.Const(1), slice}))
+	m, err := dim.Mul(q, slice)
+	if err != nil {
+		return err
+	}
+	elems := im.emitTmp(out+"_elems", "reshape", []string{im.emitTmp(out+"_addr", "add", []string{start, within})}, "shape=["+m.String()+"]")
+	upd := im.emitTmp(out+"_upd", "reshape", []string{names[2]}, "shape=["+m.String()+"]")
+	data := im.emitTmp(out+"_data", "reshape", []string{names[0]}, "shape=["+total.String()+"]")
+	y := im.emitTmp(out+"_scattered", "scatter", []string{data, elems, upd})
+	return im.emit(n.Outputs[:1], "reshape", []string{y}, "shape="+dimList(dt.Shape))
 }
 
 // scatterND is ONNX ScatterND without reduction: a copy of data with

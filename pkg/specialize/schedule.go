@@ -250,6 +250,14 @@ func (g *gen) node(n *mir.Node) error {
 		o, a, i := outerAxisInner(g.shape(x[0]), n.Attrs.Int("axis"))
 		g.emit(n, &lir.Gather{X: g.buffer(x[0]), Idx: g.buffer(x[1]), Out: g.buffer(out), Outer: o, AxisLen: a, Inner: i,
 			ElemSize: int64(x[0].Type.DType.Size()), IdxDType: x[1].Type.DType})
+	case mir.OpScatter:
+		// The data first (unless the plan put the result in its bytes),
+		// then the updates written over it in place.
+		if g.p.Stores[out].Root != g.p.Stores[x[0]].Root {
+			g.emit(n, &lir.Memcpy{Src: g.buffer(x[0]), Dst: g.buffer(out)})
+		}
+		g.emit(n, &lir.Scatter{Out: g.buffer(out), Idx: g.buffer(x[1]), Upd: g.buffer(x[2]), N: g.shape(out)[0], M: g.shape(x[1])[0],
+			ElemSize: int64(out.Type.DType.Size()), IdxDType: x[1].Type.DType})
 	case mir.OpIota:
 		g.emit(n, &lir.Iota{Out: g.buffer(out), N: g.shape(out)[0], DType: out.Type.DType})
 	default:

@@ -28,6 +28,8 @@
 //   - reductions over no elements give the identity: sum 0, prod 1, max
 //     -inf (integer: the dtype's minimum), min +inf (the maximum), mean
 //     NaN; argmax over an empty axis is an error.
+//   - scatter writes its updates in order, so of two at one index the
+//     later wins; an index outside the axis is an error.
 //   - topk orders equal values by lower index and ranks a NaN above every
 //     number (PyTorch's topk): NaNs lead the largest, trail the smallest.
 //   - softmax of a row that is all -inf, and attention for a query whose
@@ -258,6 +260,13 @@ func (ev *evaluator) node(n *mir.Node, args []*array) ([]*array, error) {
 				return nil, fmt.Errorf("takes x and indices, found %d operands", len(args))
 			}
 			res, err = one(gather(n.Attrs, args[0], args[1]))
+			break
+		}
+		if n.Op == mir.OpScatter {
+			if len(args) != 3 {
+				return nil, fmt.Errorf("takes x, indices and updates, found %d operands", len(args))
+			}
+			res, err = one(scatter(args[0], args[1], args[2]))
 			break
 		}
 		if n.Op == mir.OpConcat {

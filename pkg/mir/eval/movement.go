@@ -265,6 +265,36 @@ func gather(attrs mir.Attrs, x, idx *array) (*array, error) {
 	return res, nil
 }
 
+// scatter is x [N] with updates[k] written at idx[k] for k in order (a
+// later update of an index wins); negative indices count from the end.
+func scatter(x, idx, upd *array) (*array, error) {
+	if idx.dt != tensor.I32 && idx.dt != tensor.I64 {
+		return nil, fmt.Errorf("indices are %s, want i32 or i64", idx.dt)
+	}
+	if len(x.shape) != 1 || len(idx.shape) != 1 || len(upd.shape) != 1 || idx.shape[0] != upd.shape[0] || x.dt != upd.dt {
+		return nil, fmt.Errorf("scatter of %s%s updates at %s indices into %s%s: want [M] updates of x's dtype at [M] indices into [N]",
+			upd.dt, tensor.ShapeString(upd.shape), tensor.ShapeString(idx.shape), x.dt, tensor.ShapeString(x.shape))
+	}
+	n := int64(x.shape[0])
+	res := newArray(x.dt, x.shape)
+	copy(res.f, x.f)
+	copy(res.i, x.i)
+	for k, v := range idx.i {
+		if v < -n || v >= n {
+			return nil, fmt.Errorf("index %d at position %d of the indices is out of range for %d elements (valid: %d to %d)", v, k, n, -n, n-1)
+		}
+		if v < 0 {
+			v += n
+		}
+		if x.isFloat() {
+			res.f[v] = upd.f[k]
+		} else {
+			res.i[v] = upd.i[k]
+		}
+	}
+	return res, nil
+}
+
 // position prints the multi-index of flat element k of shape: [1, 0, 2].
 func position(shape []int64, k int) string {
 	idx := make([]int64, len(shape))

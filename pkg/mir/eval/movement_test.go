@@ -100,6 +100,15 @@ func TestConcatPad(t *testing.T) {
 	check(t, "pad i32", eval1(t, mir.OpPad, mir.Attrs{"pads": dims(2, 1), "value": 9.0}, ty(tensor.I32, 5), i), sh(5), []float64{9, 9, 7, 8, 9}, 0)
 }
 
+func TestScatter(t *testing.T) {
+	x := mk(tensor.F32, sh(5), 10, 11, 12, 13, 14)
+	idx := mk(tensor.I64, sh(4), 1, -1, 1, 0)
+	upd := mk(tensor.F32, sh(4), 100, 101, 102, 103)
+	check(t, "scatter", eval1(t, mir.OpScatter, nil, ty(tensor.F32, 5), x, idx, upd), sh(5), []float64{103, 102, 12, 13, 101}, 0)
+	bad := mk(tensor.I32, sh(4), 0, 1, 5, 2)
+	wantErr(t, evalErr(t, mir.OpScatter, nil, ty(tensor.F32, 5), x, bad, upd), "index 5", "position 2")
+}
+
 func TestGatherIota(t *testing.T) {
 	x := mk(tensor.F32, sh(3, 2), 1, 2, 3, 4, 5, 6)
 	idx := mk(tensor.I64, sh(2, 2), 2, 0, -1, 1)

@@ -9,7 +9,7 @@
 //   - attention: fused scaled dot-product attention
 //   - norm: Softmax, LayerNorm, AddLayerNorm, RMSNorm
 //   - reduce: Reduce, ArgReduce, TopK, 2-D pools
-//   - data: Copy, Gather
+//   - data: Copy, Gather, Scatter
 //
 // The kernels are plain functions over float32 slices (and data movement
 // over any element type) with explicit shapes, called by the runtime

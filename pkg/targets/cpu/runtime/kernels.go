@@ -152,6 +152,8 @@ func run(pool *parallel.Pool, s *lir.Step, bufs [][]byte) error {
 		fill(bufs[op.Dst], op.DType, op.Value)
 	case *lir.Gather:
 		return runGather(pool, op, bufs)
+	case *lir.Scatter:
+		return runScatter(op, bufs)
 	case *lir.Iota:
 		v := make([]float64, 1)
 		for i := int64(0); i < op.N; i++ {
@@ -172,17 +174,40 @@ func optF32(b lir.Buf, bufs [][]byte) []float32 {
 	return tensor.AsF32(bufs[b])
 }
 
+// indices reads a gather's or scatter's indices as int64.
+func indices(b []byte, dt tensor.DType) []int64 {
+	if dt != tensor.I32 {
+		return tensor.AsI64(b)
+	}
+	var idx []int64
+	for _, v := range tensor.AsI32(b) {
+		idx = append(idx, int64(v))
+	}
+	return idx
+}
+
+// runScatter dispatches data.Scatter on the element size.
+func runScatter(op *lir.Scatter, bufs [][]byte) error {
+	n, m, size := int(op.N), int(op.M), int(op.ElemSize)
+	out, upd := bufs[op.Out][:n*size], bufs[op.Upd][:m*size]
+	idx := indices(bufs[op.Idx], op.IdxDType)[:m]
+	switch size {
+	case 1:
+		return data.Scatter(out, upd, idx)
+	case 2:
+		return data.Scatter(tensor.AsU16(out), tensor.AsU16(upd), idx)
+	case 4:
+		return data.Scatter(tensor.AsU32(out), tensor.AsU32(upd), idx)
+	case 8:
+		return data.Scatter(tensor.AsU64(out), tensor.AsU64(upd), idx)
+	}
+	return fmt.Errorf("scatter of %d-byte elements", size)
+}
+
 func runGather(pool *parallel.Pool, op *lir.Gather, bufs [][]byte) error {
 	outer, axisLen, inner, size := int(op.Outer), int(op.AxisLen), int(op.Inner), int(op.ElemSize)
-	x, idxB, out := bufs[op.X], bufs[op.Idx], bufs[op.Out]
-	var idx []int64
-	if op.IdxDType == tensor.I32 {
-		for _, v := range tensor.AsI32(idxB) {
-			idx = append(idx, int64(v))
-		}
-	} else {
-		idx = tensor.AsI64(idxB)
-	}
+	x, out := bufs[op.X], bufs[op.Out]
+	idx := indices(bufs[op.Idx], op.IdxDType)
 	switch size {
 	case 1:
 		return data.Gather(pool, out, x, outer, axisLen, inner, idx)

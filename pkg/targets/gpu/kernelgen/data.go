@@ -168,6 +168,52 @@ func (g *gen) gather(op *lir.Gather) error {
 	return nil
 }
 
+// scatter writes the updates over out in order, in one invocation: the
+// order is the meaning (of two updates of one index the later wins, as on
+// the cpu target), and a scatter's updates are few (a cache row, a mask's
+// cells). An index out of range is skipped: a kernel cannot stop the run
+// (the cpu target reports it).
+func (g *gen) scatter(op *lir.Scatter) error {
+	n, m, size, idt := op.N, op.M, op.ElemSize, op.IdxDType
+	wt, words, err := wordType(size)
+	if err != nil {
+		return err
+	}
+	it, err := g.elemType(idt)
+	if err != nil {
+		return err
+	}
+	g.begin([3]int{1, 1, 1})
+	out, err := g.param(op.Out, wt, true, "out")
+	if err != nil {
+		return err
+	}
+	idx, err := g.param(op.Idx, it, false, "idx")
+	if err != nil {
+		return err
+	}
+	upd, err := g.param(op.Upd, wt, false, "upd")
+	if err != nil {
+		return err
+	}
+	I := kir.Int
+	VI := func(n string) *kir.Expr { return kir.Var(n, kir.I32) }
+	var moves []*kir.Stmt
+	for w := range words {
+		moves = append(moves, out.store(kir.Add(kir.Mul(VI("j"), I(words)), I(w)), upd.load(kir.Add(kir.Mul(VI("k"), I(words)), I(w)))))
+	}
+	body := []*kir.Stmt{
+		kir.If(kir.Eq(kir.GlobalID(0), I(0)), []*kir.Stmt{
+			kir.For("k", I(0), I(m), I(1),
+				kir.Decl("j", kir.Convert(kir.I32, idx.load(VI("k")))),
+				kir.Assign("j", kir.Select(kir.Lt(VI("j"), I(0)), kir.Add(VI("j"), I(n)), VI("j"))),
+				kir.If(kir.And(kir.Ge(VI("j"), I(0)), kir.Lt(VI("j"), I(n))), moves)),
+		}),
+	}
+	g.end([3]int{1, 1, 1}, body...)
+	return nil
+}
+
 // iota writes 0, 1, ..., n-1.
 func (g *gen) iota(op *lir.Iota) error {
 	n, dt := op.N, op.DType

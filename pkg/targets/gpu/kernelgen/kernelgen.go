@@ -375,6 +375,8 @@ func (g *gen) lower() error {
 		return g.argreduce(op)
 	case *lir.TopK:
 		return g.topk(op)
+	case *lir.Scatter:
+		return g.scatter(op)
 	case *lir.Softmax:
 		return g.softmax(op)
 	case *lir.LayerNorm:

@@ -143,6 +143,7 @@ func gpuKinds() []lir.Op {
 		&lir.Reduce{X: 0, Out: 1, Fn: lir.ReduceMean, DType: tensor.F32, Shape: []int64{2, 3, 4}, Axes: []int64{0, 2}},
 		&lir.ArgReduce{X: 0, Out: 1, Max: true, Outer: 2, Axis: 3, Inner: 4, DType: tensor.F32},
 		&lir.TopK{X: 0, Values: 1, Indices: 2, Outer: 2, Axis: 3, Inner: 4, K: 2, Largest: true, DType: tensor.F32},
+		&lir.Scatter{Out: 0, Idx: 1, Upd: 2, N: 10, M: 3, ElemSize: 8, IdxDType: tensor.I64},
 		&lir.Softmax{X: 0, Out: 1, Outer: 2, Axis: 30, Inner: 3, Log: true},
 		&lir.LayerNorm{X: 0, Scale: 8, Bias: lir.NoBuf, Out: 1, Rows: 3, Cols: 100, Eps: 1e-5},
 		&lir.AddLayerNorm{A: 0, B: 2, Scale: 8, Bias: 3, Out: 1, Sum: 4, Rows: 3, Cols: 100, Eps: 1e-5},

@@ -330,3 +330,27 @@ func prod(s []int) int {
 	}
 	return n
 }
+
+// Scatter writes upd[k] into out at idx[k] for k in order, so of two
+// updates of one index the later wins; negative indices count from the
+// end. Every index is checked before anything is written: one outside
+// [-len(out), len(out)) returns an error naming it. It runs on one
+// thread: the order is the meaning, and an update is one store.
+func Scatter[T any](out, upd []T, idx []int64) error {
+	if len(upd) < len(idx) {
+		return fmt.Errorf("kernels: Scatter: %d updates for %d indices", len(upd), len(idx))
+	}
+	n := int64(len(out))
+	for k, v := range idx {
+		if v < -n || v >= n {
+			return fmt.Errorf("kernels: Scatter: index %d (position %d) out of range [-%d, %d)", v, k, n, n)
+		}
+	}
+	for k, v := range idx {
+		if v < 0 {
+			v += n
+		}
+		out[v] = upd[k]
+	}
+	return nil
+}

@@ -172,3 +172,25 @@ func TestGatherOutOfRange(t *testing.T) {
 		t.Errorf("short output: no error")
 	}
 }
+
+// TestScatter: updates land in order (of two at one index the later
+// wins), negative indices count from the end, and an index out of range
+// is reported before anything is written.
+func TestScatter(t *testing.T) {
+	out := []int64{10, 11, 12, 13, 14}
+	if err := Scatter(out, []int64{100, 101, 102, 103}, []int64{1, -1, 1, 0}); err != nil {
+		t.Fatal(err)
+	}
+	checkEqual(t, "Scatter", out, []int64{103, 102, 12, 13, 101})
+	before := append([]int64(nil), out...)
+	for _, bad := range [][]int64{{0, 5}, {-6}} {
+		err := Scatter(out, []int64{7, 7}, bad)
+		if err == nil || !strings.Contains(err.Error(), "out of range") {
+			t.Errorf("indices %v: got %v, want an out-of-range error", bad, err)
+		}
+		checkEqual(t, "Scatter after an error", out, before)
+	}
+	if err := Scatter(out, []int64{1}, []int64{0, 1}); err == nil {
+		t.Errorf("fewer updates than indices: no error")
+	}
+}

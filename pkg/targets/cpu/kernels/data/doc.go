@@ -1,3 +1,3 @@
 // Package data moves tensor elements without arithmetic, for any element
-// type: strided Copy (transposes and slices as views) and Gather.
+// type: strided Copy (transposes and slices as views), Gather and Scatter.
 package data
