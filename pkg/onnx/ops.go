@@ -332,6 +332,9 @@ func (im *importer) hardSigmoid(x, hint string, alpha, beta float64) string {
 }
 
 func (im *importer) dtype(hirName string) string {
+	if t, ok := im.typed[hirName]; ok {
+		return t.DType.String()
+	}
 	for name, v := range im.vals {
 		if v.name == hirName {
 			if t, err := im.typeOf(name); err == nil {
