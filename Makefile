@@ -109,7 +109,7 @@ FUZZ_TARGETS = ./pkg/hir:FuzzParseCheck ./pkg/dim:FuzzParse ./pkg/artifact:FuzzO
                ./e2e:FuzzONNXShapeValueND ./e2e:FuzzONNXScatterND ./e2e:FuzzONNXConv3D ./e2e:FuzzONNXNorms \
                ./e2e:FuzzONNXEinsum ./e2e:FuzzONNXGridSample ./e2e:FuzzONNXTopK \
                ./e2e:FuzzONNXGatherElements ./e2e:FuzzONNXUpsample \
-               ./e2e:FuzzONNXAttention ./e2e:FuzzONNXQuant
+               ./e2e:FuzzONNXAttention ./e2e:FuzzONNXQuant ./e2e:FuzzONNXIf
 
 fuzz:
 	@for t in $(FUZZ_TARGETS); do scripts/fuzz.sh $${t%%:*} $${t##*:} $(FUZZTIME) || exit 1; done

@@ -350,3 +350,29 @@ func FuzzONNXQuant(f *testing.F) {
 		noRecoveredPanic(t, importErr(g, 13))
 	})
 }
+
+// FuzzONNXIf: If with a fuzzed condition (dtype, length, value, known or
+// not) and branches of fuzzed output counts.
+func FuzzONNXIf(f *testing.F) {
+	f.Add(int32(9), uint8(1), uint8(1), uint8(1), false)
+	f.Add(int32(7), uint8(0), uint8(2), uint8(1), true)
+	f.Add(int32(1), uint8(3), uint8(0), uint8(0), false)
+	f.Fuzz(func(t *testing.T, dt int32, n, thenOuts, elseOuts uint8, runtime bool) {
+		g := &graph{outs: []string{"y"}}
+		g.input("x", 2, 3)
+		if runtime {
+			g.input("c", int(n%3)+1)
+		} else {
+			g.inits = append(g.inits, &onnxpb.Tensor{Name: "c", DataType: dt, Dims: []int64{int64(n % 3)}, RawData: make([]byte, 8*int(n%3))})
+		}
+		branch := func(name string, outs uint8) *onnxpb.Attr {
+			b := &onnxpb.Graph{Name: name, Nodes: []*onnxpb.Node{{OpType: "Relu", Inputs: []string{"x"}, Outputs: []string{name + "_y"}}}}
+			for range outs % 3 {
+				b.Outputs = append(b.Outputs, &onnxpb.ValueInfo{Name: name + "_y"})
+			}
+			return &onnxpb.Attr{Name: name + "_branch", Type: onnxpb.AttrGraph, HasGraph: true, G: b}
+		}
+		g.node("If", []string{"c"}, []string{"y"}, branch("then", thenOuts), branch("else", elseOuts))
+		noRecoveredPanic(t, importErr(g, 17))
+	})
+}

@@ -29,8 +29,9 @@ func TestDocsListEveryOperator(t *testing.T) {
 			}
 		}
 	}
-	// Shape and Size have no converter: symbolic resolves them at import.
-	importers := map[string]bool{"Shape": true, "Size": true}
+	// Shape and Size have no converter: symbolic resolves them at import;
+	// If imports its branch's nodes itself (importNode calls convIf).
+	importers := map[string]bool{"Shape": true, "Size": true, "If": true}
 	for op := range converters {
 		importers[op] = true
 	}

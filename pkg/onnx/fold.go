@@ -61,7 +61,7 @@ func symData(sym []dim.Expr, scalar bool) (*tensor.Tensor, dim.Expr, bool) {
 // operator the converter table has.
 func (im *importer) fold(n *onnxpb.Node) (bool, error) {
 	conv, ok := converters[n.OpType]
-	if !ok || n.OpType == "Constant" {
+	if !ok || n.OpType == "Constant" || n.OpType == "If" { // an If imports its branch in place
 		return false, nil
 	}
 	known := 0

@@ -724,14 +724,23 @@ func (im *importer) symOf(name string) ([]dim.Expr, bool, error) {
 func (im *importer) isRead(name string) bool {
 	if im.read == nil {
 		im.read = map[string]bool{}
-		for _, n := range im.m.Graph.Nodes {
-			for _, in := range n.Inputs {
-				im.read[in] = true
+		var walk func(g *onnxpb.Graph)
+		walk = func(g *onnxpb.Graph) { // an If's branches read outer values too
+			for _, n := range g.Nodes {
+				for _, in := range n.Inputs {
+					im.read[in] = true
+				}
+				for _, a := range n.Attrs {
+					if a.G != nil {
+						walk(a.G)
+					}
+				}
+			}
+			for _, o := range g.Outputs {
+				im.read[o.Name] = true
 			}
 		}
-		for _, o := range im.m.Graph.Outputs {
-			im.read[o.Name] = true
-		}
+		walk(im.m.Graph)
 	}
 	return im.read[name]
 }

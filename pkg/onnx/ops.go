@@ -80,16 +80,74 @@ func (im *importer) importNode(n *onnxpb.Node) error {
 	if handled, err := im.fold(n); handled || err != nil {
 		return err
 	}
+	if n.OpType == "If" {
+		return convIf(im, n) // not in converters: it imports nodes itself
+	}
 	c, ok := converters[n.OpType]
 	if !ok {
 		return im.errf("operator %s is not supported; docs/onnx.md lists the supported operators", n.OpType)
 	}
 	for _, a := range n.Attrs {
-		if a.HasGraph {
-			return im.errf("attribute %s holds a subgraph; control flow (If, Loop, Scan) is not supported", a.Name)
+		if a.HasGraph && n.OpType != "If" {
+			return im.errf("attribute %s holds a subgraph; control flow (Loop, Scan) is not supported", a.Name)
 		}
 	}
 	return c(im, n)
+}
+
+// convIf imports an If whose condition is known at import (a constant,
+// or computed from static shapes, as TorchScript exports of shape checks
+// are): the taken branch's initializers and nodes are imported in place
+// and its outputs become the If's. HIR has no control flow, so a
+// condition computed at run time is refused, naming it.
+func convIf(im *importer, n *onnxpb.Node) error {
+	if len(n.Inputs) != 1 {
+		return fmt.Errorf("If takes one input (cond), found %d", len(n.Inputs))
+	}
+	c, ok := im.constOf(n.Inputs[0])
+	if !ok || c.Len() != 1 {
+		return fmt.Errorf("its condition %q is computed at run time: only an If whose condition is known at import (a constant, or computed from static shapes) is supported (HIR has no control flow)", n.Inputs[0])
+	}
+	branch := "else_branch"
+	if c.Float64s()[0] != 0 {
+		branch = "then_branch"
+	}
+	a := n.Attr(branch)
+	if a == nil || a.G == nil {
+		return fmt.Errorf("If has no %s graph", branch)
+	}
+	g := a.G
+	if len(g.Outputs) != len(n.Outputs) {
+		return fmt.Errorf("If's %s has %d outputs for the node's %d", branch, len(g.Outputs), len(n.Outputs))
+	}
+	for _, t := range g.Initializers {
+		data, err := t.ToTensor()
+		if err != nil {
+			return fmt.Errorf("%s initializer %q: %v", branch, t.Name, err)
+		}
+		im.vals[t.Name] = &val{konst: data}
+	}
+	outer := im.node
+	defer func() { im.node = outer }()
+	for i, bn := range g.Nodes {
+		im.node = bn
+		if len(bn.Outputs) == 0 {
+			return fmt.Errorf("%s node %d %q has no outputs", branch, i, bn.Name)
+		}
+		if err := im.importNode(bn); err != nil {
+			return fmt.Errorf("%s node %d %q (%s): %v", branch, i, bn.Name, bn.OpType, err)
+		}
+	}
+	for i, o := range g.Outputs {
+		v := im.vals[o.Name]
+		if v == nil {
+			return fmt.Errorf("If's %s output %q is not produced by any node", branch, o.Name)
+		}
+		if n.Outputs[i] != "" {
+			im.vals[n.Outputs[i]] = v
+		}
+	}
+	return nil
 }
 
 func unary(op string) converter {

@@ -270,7 +270,7 @@ func decodeModel(b []byte, m *Model) error {
 			if m.Graph == nil {
 				m.Graph = &Graph{}
 			}
-			return decodeGraph(p, m.Graph)
+			return decodeGraph(p, m.Graph, 0)
 		case 8: // opset_import
 			var p []byte
 			if p, err = f.bytes(); err != nil {
@@ -309,7 +309,14 @@ func decodeOpset(b []byte) (domain string, version int64, err error) {
 // op_type, and initializers, value infos and attributes need names (as
 // onnx.proto requires): this also keeps a crafted stream of empty messages
 // from allocating much more than its size.
-func decodeGraph(b []byte, g *Graph) error {
+// maxGraphDepth bounds subgraph nesting (If inside If...), so a crafted
+// file cannot exhaust the stack.
+const maxGraphDepth = 32
+
+func decodeGraph(b []byte, g *Graph, depth int) error {
+	if depth > maxGraphDepth {
+		return fmt.Errorf("subgraphs nested more than %d deep", maxGraphDepth)
+	}
 	return eachField(b, func(f field) error {
 		switch f.num {
 		case 1: // node
@@ -318,7 +325,7 @@ func decodeGraph(b []byte, g *Graph) error {
 				return err
 			}
 			n := &Node{}
-			err = decodeNode(p, n)
+			err = decodeNode(p, n, depth)
 			if err == nil && n.OpType == "" {
 				err = errors.New("no op_type")
 			}
@@ -381,7 +388,7 @@ func quoteName(name string) string {
 }
 
 // NodeProto fields.
-func decodeNode(b []byte, n *Node) error {
+func decodeNode(b []byte, n *Node, depth int) error {
 	return eachField(b, func(f field) (err error) {
 		var s string
 		switch f.num {
@@ -407,7 +414,7 @@ func decodeNode(b []byte, n *Node) error {
 				return err
 			}
 			a := &Attr{}
-			err = decodeAttr(p, a)
+			err = decodeAttr(p, a, depth)
 			if err == nil && a.Name == "" {
 				err = errors.New("no name")
 			}
@@ -421,7 +428,7 @@ func decodeNode(b []byte, n *Node) error {
 }
 
 // AttributeProto fields.
-func decodeAttr(b []byte, a *Attr) error {
+func decodeAttr(b []byte, a *Attr, depth int) error {
 	var seen AttrType // the last value field present, for an untyped attribute
 	err := eachField(b, func(f field) (err error) {
 		switch f.num {
@@ -455,8 +462,15 @@ func decodeAttr(b []byte, a *Attr) error {
 			}
 			seen = AttrTensor
 		case 6: // g
-			_, err = f.bytes()
+			var p []byte
+			if p, err = f.bytes(); err != nil {
+				return err
+			}
 			a.HasGraph = true
+			a.G = &Graph{}
+			if err := decodeGraph(p, a.G, depth+1); err != nil {
+				return fmt.Errorf("graph%s: %w", quoteName(a.G.Name), err)
+			}
 			seen = AttrGraph
 		case 7: // floats
 			a.Floats, err = appendFixed32s(a.Floats, f)

@@ -159,7 +159,9 @@ func TestAttributes(t *testing.T) {
 		x, err := a.T.ToTensor()
 		return err == nil && x.DType == tensor.I64 && slices.Equal(x.I64(), []int64{-1, 5})
 	})
-	check("g", AttrGraph, func(a *Attr) bool { return a.HasGraph })
+	check("g", AttrGraph, func(a *Attr) bool {
+		return a.HasGraph && a.G != nil && a.G.Name == "body" && len(a.G.Nodes) == 1 && a.G.Nodes[0].OpType == "Relu"
+	})
 	check("floats", AttrFloats, func(a *Attr) bool { return slices.Equal(a.Floats, []float32{1, 2, 3}) })
 	check("ints_packed", AttrInts, func(a *Attr) bool { return slices.Equal(a.Ints, []int64{1, -2, 1 << 40}) })
 	check("ints", AttrInts, func(a *Attr) bool { return slices.Equal(a.Ints, []int64{-1, 0, 7}) })
@@ -656,5 +658,25 @@ func checkValues(t *testing.T, what string, got []*ValueInfo, want []manifestVal
 				t.Errorf("%s %s: dim %d is %+v, want %v", what, w.Name, j, g.Shape[j], d)
 			}
 		}
+	}
+}
+
+// TestDecodeSubgraphDepth: If branches nested past maxGraphDepth are
+// refused with a message, not decoded until the stack runs out.
+func TestDecodeSubgraphDepth(t *testing.T) {
+	nest := func(depth int) msg {
+		g := msg(nil).sub(1, nodeMsg("leaf", "Relu", []string{"x"}, []string{"y"}))
+		for range depth {
+			branch := msg(nil).str(1, "then_branch").int(20, int64(AttrGraph)).sub(6, g)
+			g = msg(nil).sub(1, nodeMsg("if", "If", []string{"c"}, []string{"y"}, branch))
+		}
+		return modelMsg(g, opsetMsg("", 17))
+	}
+	m := mustDecode(t, nest(maxGraphDepth))
+	if a := m.Graph.Nodes[0].Attr("then_branch"); a == nil || a.G == nil || len(a.G.Nodes) != 1 {
+		t.Fatalf("a branch %d deep was not decoded", maxGraphDepth)
+	}
+	if _, err := Decode(nest(maxGraphDepth + 1)); err == nil || !strings.Contains(err.Error(), "nested more than") {
+		t.Errorf("a branch %d deep: got %v", maxGraphDepth+1, err)
 	}
 }

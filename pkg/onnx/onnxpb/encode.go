@@ -14,7 +14,8 @@ import (
 // attributes, initializers, inputs, outputs and value infos), so that
 // Decode(Encode(m)) gives m back. Repeated numbers are written packed,
 // tensors' data in the fields they are held in (RawData as raw_data).
-// Subgraph attributes (GRAPH, GRAPHS) are written as empty graphs and
+// A GRAPH attribute's graph is written when it has one (G), GRAPHS as
+// empty graphs, and
 // TENSORS, SPARSE_TENSOR(S) and TYPE_PROTO(S) are refused: Decode keeps
 // no more of them. Encode checks what Decode checks: a graph, nodes with
 // an op_type, and names on initializers, value infos and attributes.
@@ -198,7 +199,14 @@ func encodeAttr(a *Attr) (msg, error) {
 		}
 		b = b.sub(5, encodeTensor(a.T))
 	case AttrGraph:
-		b = b.sub(6, nil)
+		var g msg
+		if a.G != nil {
+			var err error
+			if g, err = encodeGraph(a.G); err != nil {
+				return nil, fmt.Errorf("graph: %w", err)
+			}
+		}
+		b = b.sub(6, g)
 	case AttrFloats:
 		if len(a.Floats) > 0 {
 			b = b.packedFloats(7, a.Floats...)

@@ -120,8 +120,9 @@ type Attr struct {
 	Ints    []int64
 	Strings [][]byte
 	// HasGraph reports a subgraph value (g or graphs, as in If/Loop
-	// bodies). Subgraphs are not decoded.
+	// bodies); G is a GRAPH attribute's graph, decoded (GRAPHS are not).
 	HasGraph bool
+	G        *Graph
 }
 
 // Dim is one dimension of a value's shape: a number (Known), a symbol
