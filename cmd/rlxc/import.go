@@ -17,10 +17,11 @@ func newImportCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "import MODEL.onnx -o MODEL.hir",
 		Short: "Convert an ONNX model to HIR plus a safetensors file of its weights",
-		Long: `import reads an ONNX model (opsets 13 to 17 are tested; 7 and newer are
-read) and writes a HIR module and, beside it, a safetensors file with the
-weights, which the HIR's params reference by name. Named dynamic dims
-(dim_param) become HIR dims; unnamed ones get generated names and a warning.
+		Long: `import reads an ONNX model (opset 7 and newer; whole models are tested
+at opsets 13 to 17, single operators from 7 to 24) and writes a HIR
+module and, beside it, a safetensors file with the weights, which the
+HIR's params reference by name. Named dynamic dims (dim_param) become
+HIR dims; unnamed ones get generated names and a warning.
 Shape arithmetic (Shape, Gather, Concat, Reshape chains, Slice with computed
 ends, Range) is resolved into symbolic attributes. docs/onnx.md lists the
 supported operators. Nothing is written when the model has an unsupported
