@@ -107,16 +107,12 @@ func TestONNXGatherElements(t *testing.T) {
 	}
 }
 
-// TestONNXGatherElementsOutOfRange: an index past the axis is a run-time
-// error, not a read of the next row; indices larger than the data on
-// another dim are refused at import.
-func TestONNXGatherElementsOutOfRange(t *testing.T) {
-	g := &graph{outs: []string{"y"}}
-	g.input("x", 2, 3)
-	g.inputs = append(g.inputs, &onnxpb.ValueInfo{Name: "i", ElemType: 7, HasShape: true,
-		Shape: []onnxpb.Dim{{Value: 2, Known: true}, {Value: 1, Known: true}}})
-	g.node("GatherElements", []string{"x", "i"}, []string{"y"}, ai("axis", 1))
-	res, err := onnx.Import(g.model(13), onnx.Options{Module: "t", Source: "t.onnx"})
+// openImported imports g at opset, builds it for the cpu target and
+// opens it (closed when the test ends), for tests that look at Run's
+// errors.
+func openImported(t *testing.T, g *graph, opset int64) *loader.Model {
+	t.Helper()
+	res, err := onnx.Import(g.model(opset), onnx.Options{Module: "t", Source: "t.onnx"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +124,20 @@ func TestONNXGatherElementsOutOfRange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.Close()
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+// TestONNXGatherElementsOutOfRange: an index past the axis is a run-time
+// error, not a read of the next row; indices larger than the data on
+// another dim are refused at import.
+func TestONNXGatherElementsOutOfRange(t *testing.T) {
+	g := &graph{outs: []string{"y"}}
+	g.input("x", 2, 3)
+	g.inputs = append(g.inputs, &onnxpb.ValueInfo{Name: "i", ElemType: 7, HasShape: true,
+		Shape: []onnxpb.Dim{{Value: 2, Known: true}, {Value: 1, Known: true}}})
+	g.node("GatherElements", []string{"x", "i"}, []string{"y"}, ai("axis", 1))
+	m := openImported(t, g, 13)
 	x := tensor.FromF32([]int64{2, 3}, []float32{1, 2, 3, 4, 5, 6})
 	for _, bad := range [][]int64{{0, 3}, {-4, 0}} {
 		_, err := m.Run(map[string]*tensor.Tensor{"x": x, "i": tensor.FromI64([]int64{2, 1}, bad)})

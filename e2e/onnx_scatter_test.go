@@ -2,13 +2,9 @@ package e2e
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/rlx-project/rlx/pkg/driver"
-	"github.com/rlx-project/rlx/pkg/loader"
-	"github.com/rlx-project/rlx/pkg/onnx"
 	"github.com/rlx-project/rlx/pkg/onnx/onnxpb"
 	"github.com/rlx-project/rlx/pkg/specialize"
 	"github.com/rlx-project/rlx/pkg/tensor"
@@ -152,19 +148,7 @@ func TestONNXScatterOutOfRange(t *testing.T) {
 		Shape: []onnxpb.Dim{{Value: 2, Known: true}, {Value: 1, Known: true}}})
 	g.input("u", 2, 1)
 	g.node("ScatterElements", []string{"x", "i", "u"}, []string{"y"}, ai("axis", 1))
-	res, err := onnx.Import(g.model(16), onnx.Options{Module: "t", Source: "t.onnx"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(t.TempDir(), "t.rlx")
-	if _, err := build(t, "t.hir", res.HIR, out, driver.Options{Target: "cpu", Params: res.Weights, Compiler: "test"}); err != nil {
-		t.Fatal(err)
-	}
-	m, err := loader.Open(out, loader.Options{Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := openImported(t, g, 16)
 	x, u := tensor.FromF32([]int64{2, 3}, make([]float32, 6)), tensor.FromF32([]int64{2, 1}, []float32{1, 2})
 	for _, bad := range [][]int64{{0, 3}, {-4, 0}} {
 		_, err := m.Run(map[string]*tensor.Tensor{"x": x, "i": tensor.FromI64([]int64{2, 1}, bad), "u": u})
