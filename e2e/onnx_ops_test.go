@@ -324,15 +324,25 @@ func TestONNXCausalMask(t *testing.T) {
 }
 
 // TestONNXErrors: an unsupported operator or dtype is one error naming the
-// node, its op type and the opset; an unnamed dynamic dim gets a name and a
+// node, its op type and the opset (and every other operator the model
+// uses that does not import); an unnamed dynamic dim gets a name and a
 // warning.
 func TestONNXErrors(t *testing.T) {
 	g := &graph{outs: []string{"y"}}
 	g.input("x", 2, 2)
 	g.node("NonMaxSuppression", []string{"x"}, []string{"y"})
 	_, err := onnx.Import(g.model(17), onnx.Options{Source: "t.onnx"})
-	if err == nil || !strings.Contains(err.Error(), `node 0 "/NonMaxSuppression_y" (NonMaxSuppression, opset 17): operator NonMaxSuppression is not supported`) {
+	if err == nil || !strings.Contains(err.Error(), `node 0 "/NonMaxSuppression_y" (NonMaxSuppression, opset 17): operator NonMaxSuppression is not supported; docs/onnx.md`) {
 		t.Errorf("unsupported op: %v", err)
+	}
+	// Every other unsupported operator is listed in the one error.
+	g.node("RoiAlign", []string{"y"}, []string{"r1"})
+	g.node("RoiAlign", []string{"r1"}, []string{"r2"})
+	g.node("Bernoulli", []string{"r2"}, []string{"r3"})
+	g.node("NonMaxSuppression", []string{"r3"}, []string{"r4"})
+	_, err = onnx.Import(g.model(17), onnx.Options{Source: "t.onnx"})
+	if err == nil || !strings.Contains(err.Error(), "operator NonMaxSuppression is not supported; the model also uses Bernoulli (1 node), RoiAlign (2 nodes); docs/onnx.md") {
+		t.Errorf("several unsupported ops: %v", err)
 	}
 	g = &graph{outs: []string{"y"}}
 	g.input("x", 2)

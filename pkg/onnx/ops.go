@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/rlx-project/rlx/pkg/dim"
 	"github.com/rlx-project/rlx/pkg/hir"
@@ -85,7 +86,11 @@ func (im *importer) importNode(n *onnxpb.Node) error {
 	}
 	c, ok := converters[n.OpType]
 	if !ok {
-		return im.errf("operator %s is not supported; docs/onnx.md lists the supported operators", n.OpType)
+		msg := fmt.Sprintf("operator %s is not supported", n.OpType)
+		if others := im.unsupported(n.OpType); others != "" {
+			msg += "; the model also uses " + others
+		}
+		return im.errf("%s; docs/onnx.md lists the supported operators", msg)
 	}
 	for _, a := range n.Attrs {
 		if a.HasGraph && n.OpType != "If" {
@@ -93,6 +98,38 @@ func (im *importer) importNode(n *onnxpb.Node) error {
 		}
 	}
 	return c(im, n)
+}
+
+// unsupported lists the model's other operators that do not import, with
+// their node counts ("RoiAlign (2 nodes), TopK (1 node)"), so that one
+// error tells what a model needs; "" when there are none. If branches
+// are searched too.
+func (im *importer) unsupported(except string) string {
+	counts := map[string]int{}
+	var walk func(g *onnxpb.Graph)
+	walk = func(g *onnxpb.Graph) {
+		for _, n := range g.Nodes {
+			_, ok := converters[n.OpType]
+			if !ok && n.OpType != except && n.OpType != "If" && n.OpType != "Shape" && n.OpType != "Size" {
+				counts[n.OpType]++
+			}
+			for _, a := range n.Attrs {
+				if a.G != nil {
+					walk(a.G)
+				}
+			}
+		}
+	}
+	walk(im.m.Graph)
+	ops := make([]string, 0, len(counts))
+	for op := range counts {
+		ops = append(ops, op)
+	}
+	slices.Sort(ops)
+	for i, op := range ops {
+		ops[i] = fmt.Sprintf("%s (%d node%s)", op, counts[op], map[bool]string{true: "s"}[counts[op] > 1])
+	}
+	return strings.Join(ops, ", ")
 }
 
 // convIf imports an If whose condition is known at import (a constant,
