@@ -342,7 +342,11 @@ func ParseEwOp(s string) (EwOp, bool) {
 // of its own (it takes the other operand's), anything else its first
 // typed operand's.
 func (o *Elementwise) Narrowing() []tensor.DType {
-	regs := make([]tensor.DType, MaxRegisters)
+	nregs := 0
+	for _, in := range o.Code {
+		nregs = max(nregs, in.Dst+1)
+	}
+	regs := make([]tensor.DType, min(nregs, MaxRegisters))
 	reg := func(r int) tensor.DType {
 		if r < 0 || r >= len(regs) {
 			return tensor.InvalidDType

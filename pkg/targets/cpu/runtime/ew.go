@@ -48,11 +48,11 @@ func runElementwise(pool *parallel.Pool, op *lir.Elementwise, bufs [][]byte) err
 		outs[i] = bufs[out.Buf]
 	}
 	grain := max(1, int(16384/inner))
-	narrow := op.Narrowing()
 	if allF32(op) {
 		runElementwise32(pool, op, ins, outs, rows, inner, nregs, grain)
 		return nil
 	}
+	narrow := op.Narrowing() // the float64 path only: f32 math rounds itself
 	// Chunks run on several threads: the first error is kept under a lock
 	// (an erroring program raced on a plain variable).
 	var (
