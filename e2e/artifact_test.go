@@ -79,6 +79,7 @@ func TestRuntimeLinksNoCompiler(t *testing.T) {
 		"pkg/tensor/npy":                    true,
 		"pkg/targets/cpu/runtime":           true,
 		"pkg/targets/cpu/kernels/gemm":      true,
+		"pkg/targets/cpu/kernels/qgemm":     true,
 		"pkg/targets/cpu/kernels/conv":      true,
 		"pkg/targets/cpu/kernels/attention": true,
 		"pkg/targets/cpu/kernels/vec":       true,

@@ -7,6 +7,8 @@ import (
 	"github.com/rlx-project/rlx/pkg/onnx"
 	"github.com/rlx-project/rlx/pkg/onnx/onnxpb"
 	"github.com/rlx-project/rlx/pkg/specialize"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/qgemm"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/tuning"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
 
@@ -323,4 +325,59 @@ func TestONNXConvInteger(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestONNXMatMulIntegerExact: a MatMulInteger whose running sums pass
+// 2^24 (half of K adds 127·127 to each, the other half takes it away),
+// where f32 sums round and the integer products (matmul_i8) stay exact,
+// as ONNX Runtime's int32 accumulation does. On a CPU without the
+// integer kernels (tuning.Int8Products) the product runs in f32 and the
+// test has nothing to show.
+func TestONNXMatMulIntegerExact(t *testing.T) {
+	if !tuning.Int8Products(qgemm.VNNI()) {
+		t.Skip("this CPU runs quantized products in f32 (no AVX-512 VNNI)")
+	}
+	const m, k, n = 3, 4096, 5
+	g := &graph{outs: []string{"y"}}
+	g.inputs = append(g.inputs, &onnxpb.ValueInfo{Name: "a", ElemType: 2, HasShape: true,
+		Shape: []onnxpb.Dim{{Param: "m"}, {Value: k, Known: true}}})
+	bv := make([]int8, k*n)
+	for p := range k {
+		for j := range n {
+			bv[p*n+j] = 127
+			if p >= k/2 {
+				bv[p*n+j] = int8(-(127 - j))
+			}
+		}
+	}
+	g.initI8("b", []int64{k, n}, bv)
+	g.initU8("azp", nil, []uint8{128})
+	g.node("MatMulInteger", []string{"a", "b", "azp"}, []string{"y"})
+	a := tensor.New(tensor.U8, m, k)
+	for p := range k {
+		// Row 0 near 127 (up to about 127·127·k/2, then back down to
+		// about 127·j·k/2), row 1 its negation, row 2 a ramp. The
+		// uneven steps keep partial sums from being multiples of a
+		// power of two, which f32 would hold exactly.
+		d := byte(5*b2i(p%3 == 0) + b2i(p%7 == 0))
+		a.Data[p] = 255 - d
+		a.Data[k+p] = 1 + d
+		a.Data[2*k+p] = byte(1 + p%255)
+	}
+	out := runONNXOn(t, g, 13, "cpu", specialize.Binding{"m": m}, map[string]*tensor.Tensor{"a": a})
+	got := ints(out[0])
+	for i := range m {
+		for j := range n {
+			var want int64
+			for p := range k {
+				want += (int64(a.Data[i*k+p]) - 128) * int64(bv[p*n+j])
+			}
+			if math.Abs(float64(want)) >= 1<<24 {
+				t.Fatalf("y[%d][%d] = %d: past 2^24, where the f32 result itself rounds", i, j, want)
+			}
+			if got[i*n+j] != float64(want) {
+				t.Fatalf("y[%d][%d] = %v, want %d", i, j, got[i*n+j], want)
+			}
+		}
+	}
 }

@@ -95,6 +95,30 @@ type PackedMatMul struct {
 	Epilogue  Epilogue
 }
 
+// QMatMul is Out[M, N] = (A[M, K] − Zero)·B[K, N] over 8-bit integers,
+// summed exactly in int32 and stored as f32: A uint8 (Signed: int8), B an
+// int8 weight packed at build time (the CPU's qgemm layout, the same on
+// every CPU: QMatMulPackedBytes long). It runs the products of quantized
+// models, whose f32 forms spell out the same integer arithmetic.
+type QMatMul struct {
+	A, B, Out Buf
+	M, N, K   int64
+	Zero      int64
+	Signed    bool
+}
+
+// QMatMulMaxK is the longest K whose sums QMatMul computes exactly: every
+// term is at most 255·128 in magnitude and the sum must fit in int32.
+const QMatMulMaxK = (1<<31 - 1) / (255 * 128)
+
+// QMatMulPackedBytes is the length of B [k, n] packed for QMatMul: panels
+// of 16 columns, each k rounded up to groups of 4 rows (64 bytes a group),
+// then the int32 column sums of every pair of panels.
+func QMatMulPackedBytes(k, n int64) int64 {
+	panels, groups := (n+15)/16, (k+3)/4
+	return panels*groups*64 + (panels+1)/2*2*16*4
+}
+
 // PackedConv1x1 is a 1x1 convolution of X [N, C, HW] as the transposed
 // product Out[n] = Wᵀ·X[n] with Wᵀ [C, O] packed at build time.
 type PackedConv1x1 struct {
@@ -422,6 +446,7 @@ type NativeCall struct {
 func (*MatMul) Kind() Kind          { return "matmul" }
 func (*PackedMatMul) Kind() Kind    { return "matmul_packed" }
 func (*PackedConv1x1) Kind() Kind   { return "conv1x1_packed" }
+func (*QMatMul) Kind() Kind         { return "matmul_i8" }
 func (*Conv2D) Kind() Kind          { return "conv2d" }
 func (*DepthwiseNHWC) Kind() Kind   { return "dwconv_nhwc_taps" }
 func (*TapConv2D) Kind() Kind       { return "conv2d_taps" }
@@ -467,6 +492,7 @@ func (o *Pool2D) Kind() Kind {
 
 func (o *MatMul) Refs() []Ref          { return writes(o.Epilogue.refs(reads(o.A, o.B)), o.Out) }
 func (o *PackedMatMul) Refs() []Ref    { return writes(o.Epilogue.refs(reads(o.A, o.B)), o.Out) }
+func (o *QMatMul) Refs() []Ref         { return writes(reads(o.A, o.B), o.Out) }
 func (o *PackedConv1x1) Refs() []Ref   { return writes(o.Epilogue.refs(reads(o.X, o.W)), o.Out) }
 func (o *Conv2D) Refs() []Ref          { return writes(o.Epilogue.refs(reads(o.X, o.W)), o.Out) }
 func (o *DepthwiseNHWC) Refs() []Ref   { return writes(o.Epilogue.refs(reads(o.X, o.W)), o.Out) }

@@ -281,6 +281,22 @@ func (o *PackedMatMul) verify(v *verifier) {
 	v.epilogue(&o.Epilogue, o.N, out)
 }
 
+func (o *QMatMul) verify(v *verifier) {
+	if o.Signed && (o.Zero < -128 || o.Zero > 127) || !o.Signed && (o.Zero < 0 || o.Zero > 255) {
+		v.failf("zero", "%d outside the range of the operand's type", o.Zero)
+	}
+	if o.K > QMatMulMaxK {
+		v.failf("k", "%d past %d, the longest sum exact in int32", o.K, QMatMulMaxK)
+	}
+	a := v.dims("k", o.M, o.K)
+	v.dims("n", o.K, o.N)
+	if v.err == nil {
+		v.bytes("b", o.B, QMatMulPackedBytes(o.K, o.N), 1)
+	}
+	v.bytes("a", o.A, a, 1)
+	v.f32("out", o.Out, v.dims("m", o.M, o.N))
+}
+
 func (o *PackedConv1x1) verify(v *verifier) {
 	out := v.dims("o", o.N, o.O, o.HW)
 	v.f32("x", o.X, v.dims("c", o.N, o.C, o.HW))

@@ -75,6 +75,11 @@ const (
 	// says its operands, attributes and results); specialization expands
 	// it into primitive nodes once the sequence length is bound.
 	OpRecurrent Op = "recurrent"
+	// OpMatMulI8 is (x − zero)·w of 8-bit x (u8 or i8, [..., M, K]) and a
+	// constant i8 w [K, N], summed exactly, as f32; attrs: zero. Only
+	// specialization makes it (int8.go), for backends with integer
+	// products.
+	OpMatMulI8 Op = "matmul_i8"
 )
 
 // Node is one operation.

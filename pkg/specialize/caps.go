@@ -14,6 +14,10 @@ type Caps struct {
 	// feeding it can be views (views.go).
 	StridedAttention bool
 
+	// Int8Products: products of quantized values run as integer products
+	// (matmul_i8, int8.go), their int8 weights packed by Packer.PackInt8.
+	Int8Products bool
+
 	// Packer packs weights into the kernels' layouts at build time; nil
 	// packs nothing, which also turns off every kernel that reads packed
 	// weights (matmul_packed, conv1x1_packed, channels-last stretches).
@@ -78,6 +82,9 @@ type Packer interface {
 	// DepthwiseTaps lays out the [c, 1, KH, KW] weights of a depthwise
 	// convolution (taps = KH·KW) tap-major, as [taps, c].
 	DepthwiseTaps(w []float32, c, taps int) []float32
+	// PackInt8 packs the row-major int8 [k, n] weight b of an integer
+	// product (lir.QMatMul): the layout is the same on every CPU.
+	PackInt8(k, n int, b []int8) []byte
 	// WinogradLen is the length of F(m×m, 3×3)'s U for the [o, c, 3, 3]
 	// weights of a convolution, which the loader derives from them
 	// (artifact.DeriveWinograd).

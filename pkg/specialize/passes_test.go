@@ -34,6 +34,10 @@ func (testPacker) PackB(k, n int, b []float32) ([]float32, error) { return b, ni
 func (testPacker) DepthwiseTaps(w []float32, c, taps int) []float32 {
 	return w
 }
+func (testPacker) PackInt8(k, n int, b []int8) []byte {
+	return make([]byte, lir.QMatMulPackedBytes(int64(k), int64(n)))
+}
+
 func (testPacker) WinogradLen(o, c, m int) (int, error) {
 	return (m + 2) * (m + 2) * (o + 3) / 4 * 4 * c, nil
 }

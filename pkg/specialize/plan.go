@@ -103,6 +103,9 @@ func SpecializeWith(g *mir.Graph, b Binding, c Caps) (*Plan, error) {
 	if c.SubsampleStrided {
 		g = subsampleStrided(g)
 	}
+	if c.Int8Products && c.Packer != nil {
+		g = int8Products(g)
+	}
 	p := &Plan{Graph: g, Binding: b, Shapes: map[*mir.Value][]int64{}, Stores: map[*mir.Value]*Store{}, Caps: c,
 		scratch: map[*Store]*scratchUse{}}
 	shape := func(v *mir.Value) error {

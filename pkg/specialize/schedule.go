@@ -152,6 +152,8 @@ func (g *gen) node(n *mir.Node) error {
 	switch n.Op {
 	case mir.OpMatMul:
 		return g.matmul(n)
+	case mir.OpMatMulI8:
+		return g.matmulI8(n)
 	case mir.OpConv2D:
 		return g.conv(n)
 	case mir.OpMaxPool2D, mir.OpAvgPool2D:
@@ -294,6 +296,19 @@ func (g *gen) matmul(n *mir.Node) error {
 	op.Epilogue.Bias, op.Epilogue.Residual = g.optBuffer(bias), g.optBuffer(res)
 	op.Out = g.buffer(out)
 	g.emit(n, op)
+	return nil
+}
+
+// matmulI8 is an integer product (int8.go) over its weight packed here.
+func (g *gen) matmulI8(n *mir.Node) error {
+	x, out := n.Args, n.Results[0]
+	as, ws := g.shape(x[0]), g.shape(x[1])
+	idx, err := g.w.AddInt8(x[1])
+	if err != nil {
+		return err
+	}
+	g.emit(n, &lir.QMatMul{A: g.buffer(x[0]), B: g.weightBuffer(idx), Out: g.buffer(out),
+		M: tensor.NumElements(as[:len(as)-1]), N: ws[1], K: ws[0], Zero: n.Attrs.Int("zero"), Signed: x[0].Type.DType == tensor.I8})
 	return nil
 }
 

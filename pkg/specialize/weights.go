@@ -19,6 +19,7 @@ type Weights struct {
 	index    map[*mir.Value]int
 	packed   map[*mir.Value]int
 	packedT  map[*mir.Value]int
+	int8     map[*mir.Value]int
 	taps     map[*mir.Value]int
 	tapMajor map[*mir.Value]int
 	wino     map[winoKey]int
@@ -38,7 +39,7 @@ type Weights struct {
 // NewWeights returns an empty table for target that packs weights with
 // packer (nil: none).
 func NewWeights(target string, packer Packer) *Weights {
-	return &Weights{index: map[*mir.Value]int{}, packed: map[*mir.Value]int{}, packedT: map[*mir.Value]int{}, taps: map[*mir.Value]int{}, tapMajor: map[*mir.Value]int{},
+	return &Weights{index: map[*mir.Value]int{}, packed: map[*mir.Value]int{}, packedT: map[*mir.Value]int{}, int8: map[*mir.Value]int{}, taps: map[*mir.Value]int{}, tapMajor: map[*mir.Value]int{},
 		wino: map[winoKey]int{}, byParam: map[string]*mir.Value{}, Packer: packer, Target: target}
 }
 
@@ -51,6 +52,33 @@ func (w *Weights) AddPacked(v *mir.Value) (int, error) {
 	}
 	k, n := v.Const.Shape[0], v.Const.Shape[1]
 	return w.addPacked(v, w.packed, "#", k, n, v.Const.F32())
+}
+
+// AddInt8 registers the int8 [K, N] weight of an integer product packed
+// by Packer.PackInt8, and returns its index.
+func (w *Weights) AddInt8(v *mir.Value) (int, error) {
+	v = w.canonical(v)
+	if i, ok := w.int8[v]; ok {
+		return i, nil
+	}
+	if w.Packer == nil {
+		return 0, fmt.Errorf("internal: target %s packs no weights", w.Target)
+	}
+	k, n := v.Const.Shape[0], v.Const.Shape[1]
+	b := make([]int8, len(v.Const.Data))
+	for i, x := range v.Const.Data {
+		b[i] = int8(x)
+	}
+	t := &tensor.Tensor{DType: tensor.U8, Data: w.Packer.PackInt8(int(k), int(n), b)}
+	t.Shape = []int64{int64(len(t.Data))}
+	name := v.Param
+	if name == "" {
+		name = fmt.Sprintf("const/%d:%s", len(w.Refs), v.Name)
+	}
+	w.int8[v] = len(w.Refs)
+	w.Refs = append(w.Refs, artifact.WeightRef{Name: name + "#qgemm", DType: "u8", Shape: t.Shape, Bytes: int64(len(t.Data))})
+	w.Data = append(w.Data, t)
+	return len(w.Refs) - 1, nil
 }
 
 // AddPackedT registers the [O, C, 1, 1] weight of a 1x1 convolution packed

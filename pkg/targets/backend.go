@@ -76,6 +76,11 @@ type Options struct {
 	// the build machine's level where clang and lld are installed, else
 	// portable.
 	CPU []string
+	// Int8Products, when not nil, says whether the cpu target runs the
+	// products of quantized values as integer products (lir.QMatMul); nil:
+	// where the build machine's CPU has the integer kernels
+	// (tuning.Int8Products), as for the packed layout.
+	Int8Products *bool
 	// Objects, when not nil, keeps compiled native code by the digest of
 	// what it was compiled from (the AOT cache's objects).
 	Objects ObjectCache
@@ -94,7 +99,7 @@ func Lookup(name string, opts Options) (Backend, error) {
 	for _, b := range All() {
 		if b.Name() == name {
 			if _, ok := b.(*cpu); ok {
-				return newCPU(opts.CPU, opts.Objects)
+				return newCPU(opts.CPU, opts.Int8Products, opts.Objects)
 			}
 			if len(opts.CPU) > 0 {
 				return nil, fmt.Errorf("--cpu selects the cpu target's code; target %s does not take it", name)

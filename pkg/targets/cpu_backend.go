@@ -14,6 +14,7 @@ import (
 	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/specialize"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/cgen"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/qgemm"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/native"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/tuning"
 	"github.com/rlx-project/rlx/pkg/targets/toolchain"
@@ -34,6 +35,8 @@ type cpu struct {
 	// that cache.
 	clang   string
 	objects ObjectCache
+	// int8 runs quantized products as integer products (Options.Int8Products).
+	int8 bool
 }
 
 // portableLevel is the --cpu value for an artifact without native code.
@@ -42,13 +45,19 @@ const portableLevel = "portable"
 // defaultCPU is the cpu backend as a build without --cpu gets it: native
 // code for the build machine's level where clang and lld are installed.
 func defaultCPU() *cpu {
-	c, _ := newCPU(nil, nil)
+	c, _ := newCPU(nil, nil, nil)
 	return c
 }
 
 // newCPU configures the cpu backend for the levels named (Options.CPU).
-func newCPU(names []string, objects ObjectCache) (*cpu, error) {
+func newCPU(names []string, int8 *bool, objects ObjectCache) (*cpu, error) {
 	c, err := configureCPU(names)
+	if c != nil {
+		c.int8 = tuning.Int8Products(qgemm.VNNI())
+		if int8 != nil {
+			c.int8 = *int8
+		}
+	}
 	if err == nil && len(c.levels) > 0 {
 		c.clang, c.objects = toolchain.ClangIdentity(), objects
 	}
@@ -145,10 +154,14 @@ func (c *cpu) layout() string {
 }
 
 func (c *cpu) Tag() string {
-	if len(c.levels) == 0 {
-		return "cpu/" + c.layout()
+	tag := "cpu/" + c.layout()
+	if c.int8 && !c.cross() {
+		tag += "/int8"
 	}
-	return "cpu/" + c.layout() + "/native-" + c.levelList() + "/" + c.clang
+	if len(c.levels) == 0 {
+		return tag
+	}
+	return tag + "/native-" + c.levelList() + "/" + c.clang
 }
 
 func (c *cpu) Features() []string {
@@ -167,6 +180,7 @@ func (c *cpu) Caps() specialize.Caps {
 			TapConv: c.tapConv}
 	}
 	caps := cpuCaps()
+	caps.Int8Products = c.int8
 	if len(c.levels) > 0 {
 		// Generated code runs convolutions of mostly padding in place,
 		// tap-major; the split into rectangles is the portable route.

@@ -44,7 +44,7 @@ func TestCPUObjectCache(t *testing.T) {
 		t.Skip("needs hardware: no native level runs here")
 	}
 	objs := &memObjects{m: map[string][]byte{}}
-	c, err := newCPU([]string{best.Name}, objs)
+	c, err := newCPU([]string{best.Name}, nil, objs)
 	if err != nil {
 		t.Fatal(err)
 	}

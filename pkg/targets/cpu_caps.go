@@ -9,6 +9,7 @@ import (
 	"github.com/rlx-project/rlx/pkg/specialize"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/conv"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/gemm"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/qgemm"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/winograd"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/tuning"
 )
@@ -52,6 +53,8 @@ func (p cpuPacker) Layout() string { return p.layout }
 func (p cpuPacker) PackB(k, n int, b []float32) ([]float32, error) {
 	return gemm.PackBLayout(p.layout, k, n, b, n)
 }
+
+func (cpuPacker) PackInt8(k, n int, b []int8) []byte { return qgemm.Pack(k, n, b, n) }
 
 func (cpuPacker) WinogradLen(o, c, m int) (int, error) {
 	t, err := winograd.For(m)

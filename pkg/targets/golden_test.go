@@ -80,7 +80,10 @@ func goldenBackends(t *testing.T) []goldenBackend {
 	var out []goldenBackend
 	for _, b := range targets.All() {
 		if b.Name() == "cpu" {
-			portable, err := targets.Lookup("cpu", targets.Options{CPU: []string{"portable"}})
+			// Integer products on, as on a CPU with the kernels, so
+			// that the files are the same on every machine.
+			on := true
+			portable, err := targets.Lookup("cpu", targets.Options{CPU: []string{"portable"}, Int8Products: &on})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/gemm"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/norm"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/qgemm"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/reduce"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/winograd"
 	"github.com/rlx-project/rlx/pkg/tensor"
@@ -75,6 +76,9 @@ func run(pool *parallel.Pool, s *lir.Step, bufs [][]byte) error {
 	case *lir.PackedMatMul:
 		m, n, k := int(op.M), int(op.N), int(op.K)
 		gemm.GemmPacked(pool, m, n, k, f32(op.A), k, f32(op.B), f32(op.Out), n, epilogue(op.Epilogue, bufs))
+	case *lir.QMatMul:
+		m, n, k := int(op.M), int(op.N), int(op.K)
+		qgemm.Gemm(pool, m, n, k, bufs[op.A][:m*k], k, op.Signed, int32(op.Zero), bufs[op.B][:qgemm.PackedLen(k, n)], f32(op.Out), n)
 	case *lir.PackedConv1x1:
 		gemm.Conv1x1Packed(pool, f32(op.Out), f32(op.X), f32(op.W), int(op.N), int(op.C), int(op.HW), int(op.O), epilogue(op.Epilogue, bufs))
 	case *lir.Conv2D:

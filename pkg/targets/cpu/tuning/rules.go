@@ -51,3 +51,14 @@ const SubsampleStrided1x1 = true
 // channels, 18% live) is the case; a "same" 3x3 over 7x7 is 73% live and
 // stays whole.
 func SplitSparseTaps(live, total int64) bool { return 2*live <= total }
+
+// Int8Products reports whether products of quantized values (an 8-bit
+// operand minus its zero point times an int8 weight) run as integer
+// products (specialize's Caps.Int8Products, lir.QMatMul) on a build
+// machine whose CPU has, per vnni, AVX-512 VNNI: there vpdpbusd does four
+// times the multiply-adds of an f32 FMA and the products beat ONNX
+// Runtime's own integer kernels on the operator sweep (docs/perf/ops.md).
+// Without it the integer kernel is the pure-Go twin, far slower than the
+// f32 products (docs/perf/kernels.md), so those stay in f32; like the
+// packed f32 weights, the choice is the build machine's.
+func Int8Products(vnni bool) bool { return vnni }

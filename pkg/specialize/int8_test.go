@@ -1,0 +1,123 @@
+package specialize_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/rlx-project/rlx/pkg/lir"
+	"github.com/rlx-project/rlx/pkg/specialize"
+)
+
+// TestInt8Products: which products of quantized values become integer
+// products (matmul_i8) under Caps.Int8Products, and what they read.
+func TestInt8Products(t *testing.T) {
+	const base = `hir 1
+module q
+
+dim batch
+
+param w : i8[8, 4]
+
+func main(x: %s[batch, 8]) -> (%s) {
+%s
+%s
+%s
+  return %s
+}
+`
+	// The operands: A as a (from x), B as wc (from w), the result y.
+	sub := func(name, of, op, v string) string {
+		return fmt.Sprintf("  %s_c = const(%s, f32[])\n  %s = %s(%s, %s_c)", name, v, name, op, of, name)
+	}
+	aZero := func(z string) string { return "  xf = cast(x, to=f32)\n" + sub("a", "xf", "sub", z) }
+	aRaw := "  a = cast(x, to=f32)"
+	wRaw := "  wc = cast(w, to=f32)"
+	wOp := func(op, v string) string { return "  wf = cast(w, to=f32)\n" + sub("wc", "wf", op, v) }
+	y := "  y = matmul(a, wc)"
+	one := "y: f32[batch, 4]"
+	cases := []struct {
+		name                          string
+		dtype, outs, a, w, y, returns string
+		int8                          bool
+		zero                          int64
+		signed                        bool
+	}{
+		{"u8 minus zero point", "u8", one, aZero("128.0"), wRaw, y, "y", true, 128, false},
+		{"i8 without zero point", "i8", one, aRaw, wRaw, y, "y", true, 0, true},
+		{"weights folded at build time", "u8", one, aZero("3.0"), wOp("mul", "1.0"), y, "y", true, 3, false},
+		{"A also an output", "u8", one + ", a: f32[batch, 8]", aZero("7.0"), wRaw, y, "y, a", true, 7, false},
+		{"fractional zero point", "u8", one, aZero("127.5"), wRaw, y, "y", false, 0, false},
+		{"zero point outside u8", "u8", one, aZero("-1.0"), wRaw, y, "y", false, 0, false},
+		{"fractional weights", "u8", one, aZero("128.0"), wOp("mul", "0.5"), y, "y", false, 0, false},
+		{"weights past int8", "u8", one, aZero("128.0"), wOp("add", "200.0"), y, "y", false, 0, false},
+		{"scaled A", "u8", one, "  xf = cast(x, to=f32)\n" + sub("a", "xf", "mul", "0.5"), wRaw, y, "y", false, 0, false},
+		{"an epilogue", "u8", one, aZero("128.0"), wRaw, "  p = matmul(a, wc)\n  y = relu(p)", "y", false, 0, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			src := fmt.Sprintf(base, c.dtype, c.outs, c.a, c.w, c.y, c.returns)
+			_, g := lowerSource(t, "q.hir", []byte(src), true)
+			for _, on := range []bool{false, true} {
+				caps := specialize.Caps{Packer: testPacker{}, Int8Products: on}
+				p, err := specialize.SpecializeWith(g, specialize.Binding{"batch": 3}, caps)
+				if err != nil {
+					t.Fatal(err)
+				}
+				prog, err := specialize.Schedule(p, specialize.NewWeights("test", caps.Packer))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := prog.Verify(); err != nil {
+					t.Fatal(err)
+				}
+				var q *lir.QMatMul
+				for _, s := range prog.Steps {
+					if op, ok := s.Op.(*lir.QMatMul); ok {
+						q = op
+					}
+				}
+				if want := on && c.int8; (q != nil) != want {
+					t.Fatalf("Int8Products %v: integer product %v, want %v\n%s", on, q != nil, want, listing(prog))
+				}
+				if q == nil {
+					continue
+				}
+				if q.M != 3 || q.K != 8 || q.N != 4 || q.Zero != c.zero || q.Signed != c.signed {
+					t.Errorf("got %+v, want m=3 k=8 n=4 zero=%d signed=%v", *q, c.zero, c.signed)
+				}
+				if a := prog.Buffers[q.A]; a.Kind != lir.BufInput {
+					t.Errorf("A is a %s buffer, want the 8-bit input itself", a.Kind)
+				}
+				// A's f32 form is computed only where something else reads it.
+				if steps, want := len(prog.Steps), 1+len(prog.Outputs)-1; steps != want {
+					t.Errorf("%d steps, want %d:\n%s", steps, want, listing(prog))
+				}
+			}
+		})
+	}
+}
+
+// listing is p as rlxc inspect --lir prints it.
+func listing(p *lir.Program) string {
+	var b strings.Builder
+	if err := lir.Fprint(&b, p); err != nil {
+		return err.Error()
+	}
+	return b.String()
+}
+
+// TestBundledInt8Product: the bundled models' quantized product (in
+// ops_linalg.hir, which every target's end-to-end tests run) becomes an
+// integer product where the backend has them.
+func TestBundledInt8Product(t *testing.T) {
+	g := bundled(t, "ops_linalg")
+	caps := specialize.Caps{Packer: testPacker{}, Int8Products: true}
+	p, err := specialize.SpecializeWith(g, specialize.Binding{"batch": 2, "seq": 3}, caps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := stepKinds(t, p, caps)["matmul_i8"]; n != 1 {
+		t.Fatalf("%d integer products, want 1", n)
+	}
+}

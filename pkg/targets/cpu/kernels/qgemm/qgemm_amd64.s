@@ -1,0 +1,186 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// The AVX-512 VNNI micro-kernels of qgemm (declared in qgemm_amd64.go).
+// Row i's sums against the two panels are in Z(2i) and Z(2i+1); each
+// group of four rows of B is loaded once into Z24 and Z25 (16 columns ×
+// 4 int8 each), each row's four bytes of A broadcast to every lane, and
+// vpdpbusd adds the four products u8·s8 of each lane to its int32
+// accumulator. The epilogue subtracts zero·(the column sums of B) and
+// converts to float32 (round to nearest even, MXCSR's default), stored
+// under K1 (columns 0-15) and K2 (16-31).
+
+// func qdotN(g int, a *byte, lda int, b0, b1 *byte, sums *byte, zero int32, out *float32, ldo int, mask uint32)
+
+// One row: broadcast its group at addr into t and accumulate both panels.
+#define ROW(addr, t, z0, z1) \
+	VPBROADCASTD addr, t; \
+	VPDPBUSD Z24, t, z0; \
+	VPDPBUSD Z25, t, z1
+
+// Row z0, z1's epilogue: subtract the correction (Z28, Z29), convert,
+// store the masked columns at (CX) and step CX to the next row.
+#define STORE(z0, z1) \
+	VPSUBD Z28, z0, z0; \
+	VPSUBD Z29, z1, z1; \
+	VCVTDQ2PS z0, z0; \
+	VCVTDQ2PS z1, z1; \
+	VMOVUPS z0, K1, (CX); \
+	VMOVUPS z1, K2, 64(CX); \
+	ADDQ DX, CX
+
+// The epilogue's operands: the correction zero·sums in Z28, Z29, the
+// output pointer in CX and its row stride in bytes in DX, the masks.
+#define EPILOGUE_SETUP \
+	MOVQ sums+40(FP), BX; \
+	VPBROADCASTD zero+48(FP), Z30; \
+	VPMULLD (BX), Z30, Z28; \
+	VPMULLD 64(BX), Z30, Z29; \
+	MOVQ out+56(FP), CX; \
+	MOVQ ldo+64(FP), DX; \
+	SHLQ $2, DX; \
+	MOVL mask+72(FP), BX; \
+	KMOVW BX, K1; \
+	SHRL $16, BX; \
+	KMOVW BX, K2
+
+#define PROLOGUE \
+	MOVQ n+0(FP), AX; \
+	MOVQ a+8(FP), R8; \
+	MOVQ lda+16(FP), R9; \
+	MOVQ b0+24(FP), SI; \
+	MOVQ b1+32(FP), DI; \
+	LEAQ (R8)(R9*2), R10; \
+	ADDQ R9, R10; \
+	LEAQ (R10)(R9*2), R11; \
+	ADDQ R9, R11; \
+	LEAQ (R11)(R9*2), R12; \
+	ADDQ R9, R12
+
+
+// func qdot12(n int, a *byte, lda int, b0, b1 *byte, sums *byte, zero int32, out *float32, ldo int, mask uint32)
+TEXT ·qdot12(SB), NOSPLIT, $0-76
+	PROLOGUE
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	TESTQ AX, AX
+	JEQ qdot12_done
+qdot12_loop:
+	VMOVDQU32 (SI), Z24
+	VMOVDQU32 (DI), Z25
+	ROW((R8), Z26, Z0, Z1)
+	ROW((R8)(R9*1), Z27, Z2, Z3)
+	ROW((R8)(R9*2), Z26, Z4, Z5)
+	ROW((R10), Z27, Z6, Z7)
+	ROW((R10)(R9*1), Z26, Z8, Z9)
+	ROW((R10)(R9*2), Z27, Z10, Z11)
+	ROW((R11), Z26, Z12, Z13)
+	ROW((R11)(R9*1), Z27, Z14, Z15)
+	ROW((R11)(R9*2), Z26, Z16, Z17)
+	ROW((R12), Z27, Z18, Z19)
+	ROW((R12)(R9*1), Z26, Z20, Z21)
+	ROW((R12)(R9*2), Z27, Z22, Z23)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	ADDQ $4, R8
+	ADDQ $4, R10
+	ADDQ $4, R11
+	ADDQ $4, R12
+	DECQ AX
+	JNE qdot12_loop
+qdot12_done:
+	EPILOGUE_SETUP
+	STORE(Z0, Z1)
+	STORE(Z2, Z3)
+	STORE(Z4, Z5)
+	STORE(Z6, Z7)
+	STORE(Z8, Z9)
+	STORE(Z10, Z11)
+	STORE(Z12, Z13)
+	STORE(Z14, Z15)
+	STORE(Z16, Z17)
+	STORE(Z18, Z19)
+	STORE(Z20, Z21)
+	STORE(Z22, Z23)
+	VZEROUPPER
+	RET
+
+// func qdot4(n int, a *byte, lda int, b0, b1 *byte, sums *byte, zero int32, out *float32, ldo int, mask uint32)
+TEXT ·qdot4(SB), NOSPLIT, $0-76
+	PROLOGUE
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	TESTQ AX, AX
+	JEQ qdot4_done
+qdot4_loop:
+	VMOVDQU32 (SI), Z24
+	VMOVDQU32 (DI), Z25
+	ROW((R8), Z26, Z0, Z1)
+	ROW((R8)(R9*1), Z27, Z2, Z3)
+	ROW((R8)(R9*2), Z26, Z4, Z5)
+	ROW((R10), Z27, Z6, Z7)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	ADDQ $4, R8
+	ADDQ $4, R10
+	DECQ AX
+	JNE qdot4_loop
+qdot4_done:
+	EPILOGUE_SETUP
+	STORE(Z0, Z1)
+	STORE(Z2, Z3)
+	STORE(Z4, Z5)
+	STORE(Z6, Z7)
+	VZEROUPPER
+	RET
+
+// func qdot1(n int, a *byte, lda int, b0, b1 *byte, sums *byte, zero int32, out *float32, ldo int, mask uint32)
+TEXT ·qdot1(SB), NOSPLIT, $0-76
+	PROLOGUE
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	TESTQ AX, AX
+	JEQ qdot1_done
+qdot1_loop:
+	VMOVDQU32 (SI), Z24
+	VMOVDQU32 (DI), Z25
+	ROW((R8), Z26, Z0, Z1)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	ADDQ $4, R8
+	DECQ AX
+	JNE qdot1_loop
+qdot1_done:
+	EPILOGUE_SETUP
+	STORE(Z0, Z1)
+	VZEROUPPER
+	RET

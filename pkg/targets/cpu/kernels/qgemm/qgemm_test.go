@@ -1,0 +1,189 @@
+package qgemm
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/rlx-project/rlx/pkg/lir"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
+)
+
+// reference is the product written out: Σ (a − zero)·b in int64, then
+// rounded to float32.
+func reference(m, n, k int, a []byte, signed bool, zero int32, b []int8) []float32 {
+	out := make([]float32, m*n)
+	for i := range m {
+		for j := range n {
+			var s int64
+			for p := range k {
+				av := int64(a[i*k+p])
+				if signed {
+					av = int64(int8(a[i*k+p]))
+				}
+				s += (av - int64(zero)) * int64(b[p*n+j])
+			}
+			out[i*n+j] = float32(s)
+		}
+	}
+	return out
+}
+
+func randomOperands(r *rand.Rand, m, n, k int) ([]byte, []int8) {
+	a := make([]byte, m*k)
+	for i := range a {
+		a[i] = byte(r.IntN(256))
+	}
+	b := make([]int8, k*n)
+	for i := range b {
+		b[i] = int8(r.IntN(256) - 128)
+	}
+	return a, b
+}
+
+// TestGemm checks every kernel this CPU runs (and the driver over them)
+// against the reference: rows past each kernel's tile (12, 4, 1), columns
+// past a panel and a pair, K not a multiple of 4, int8 A, extreme values
+// (the largest terms, 255·−128), at 1 and 2 threads.
+func TestGemm(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	shapes := [][3]int{{1, 1, 1}, {1, 16, 4}, {3, 5, 7}, {12, 32, 64}, {13, 33, 65}, {17, 48, 3}, {29, 70, 130}, {48, 31, 256}, {128, 96, 768}, {50, 17, 1000}}
+	for _, threads := range []int{1, 2} {
+		pool := parallel.NewPool(threads)
+		defer pool.Close()
+		for name, kern := range kernels() {
+			for _, s := range shapes {
+				for _, signed := range []bool{false, true} {
+					m, n, k := s[0], s[1], s[2]
+					a, b := randomOperands(r, m, n, k)
+					zero := int32(r.IntN(256))
+					if signed {
+						zero -= 128
+					}
+					want := reference(m, n, k, a, signed, zero, b)
+					got := make([]float32, m*n)
+					gemmWith(kern, pool, m, n, k, a, k, signed, zero, Pack(k, n, b, n), got, n)
+					for i := range want {
+						if got[i] != want[i] {
+							t.Fatalf("%s threads=%d m=%d n=%d k=%d signed=%v zero=%d: out[%d] = %v, want %v", name, threads, m, n, k, signed, zero, i, got[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestGemmExtremes runs the largest terms over a long K: sums of
+// (0 − 255)·−128 past 2^24 (where float32 sums would round) up to MaxK.
+func TestGemmExtremes(t *testing.T) {
+	pool := parallel.NewPool(1)
+	defer pool.Close()
+	for name, kern := range kernels() {
+		for _, k := range []int{1024, 4096, MaxK} {
+			m, n := 2, 16
+			a := make([]byte, m*k)
+			b := make([]int8, k*n)
+			for i := range b {
+				b[i] = -128
+			}
+			for i := range a {
+				a[i] = byte(255 * (i % 2)) // row 0 all 0 (− zero 255: −255), row 1 all 255
+			}
+			for i := k; i < m*k; i++ {
+				a[i] = 0
+			}
+			for i := range k {
+				a[i] = 0
+			}
+			const zero = 255
+			want := reference(m, n, k, a, false, zero, b)
+			got := make([]float32, m*n)
+			gemmWith(kern, pool, m, n, k, a, k, false, zero, Pack(k, n, b, n), got, n)
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("%s k=%d: out[%d] = %v, want %v", name, k, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// TestGemmStrides checks row strides past the row length for A and out,
+// and that nothing past the columns or rows is written.
+func TestGemmStrides(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	pool := parallel.NewPool(2)
+	defer pool.Close()
+	for name, kern := range kernels() {
+		m, n, k, lda, ldo := 19, 21, 40, 45, 30
+		a := make([]byte, (m-1)*lda+k)
+		for i := range a {
+			a[i] = byte(r.IntN(256))
+		}
+		_, b := randomOperands(r, 1, n, k)
+		dense := make([]byte, m*k)
+		for i := range m {
+			copy(dense[i*k:], a[i*lda:i*lda+k])
+		}
+		want := reference(m, n, k, dense, false, 7, b)
+		out := make([]float32, m*ldo+8)
+		for i := range out {
+			out[i] = -1
+		}
+		gemmWith(kern, pool, m, n, k, a, lda, false, 7, Pack(k, n, b, n), out, ldo)
+		for i := range out {
+			row, col := i/ldo, i%ldo
+			if row < m && col < n {
+				if out[i] != want[row*n+col] {
+					t.Fatalf("%s: out[%d,%d] = %v, want %v", name, row, col, out[i], want[row*n+col])
+				}
+			} else if out[i] != -1 {
+				t.Fatalf("%s: wrote out[%d] past the matrix", name, i)
+			}
+		}
+	}
+}
+
+func TestPackedLen(t *testing.T) {
+	for _, c := range []struct{ k, n, want int }{{4, 16, 64 + 128}, {5, 16, 128 + 128}, {4, 17, 128 + 128}, {8, 33, 3*128 + 4*64}} {
+		if got := PackedLen(c.k, c.n); got != c.want {
+			t.Errorf("PackedLen(%d, %d) = %d, want %d", c.k, c.n, got, c.want)
+		}
+	}
+}
+
+func BenchmarkGemm(b *testing.B) {
+	for _, s := range [][3]int{{128, 768, 768}, {1, 768, 768}, {3136, 64, 576}} {
+		m, n, k := s[0], s[1], s[2]
+		r := rand.New(rand.NewPCG(5, 6))
+		a, bm := randomOperands(r, m, n, k)
+		packed := Pack(k, n, bm, n)
+		out := make([]float32, m*n)
+		for name, kern := range kernels() {
+			b.Run(fmt.Sprintf("%dx%dx%d/%s", m, n, k, name), func(b *testing.B) {
+				pool := parallel.NewPool(1)
+				defer pool.Close()
+				for b.Loop() {
+					gemmWith(kern, pool, m, n, k, a, k, false, 128, packed, out, n)
+				}
+				b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GOP/s")
+			})
+		}
+	}
+}
+
+// TestLayoutContract checks that the verifier's size of a packed weight
+// (lir.QMatMulPackedBytes) and its longest K are this package's.
+func TestLayoutContract(t *testing.T) {
+	for _, k := range []int{1, 3, 4, 5, 64, 767} {
+		for _, n := range []int{1, 15, 16, 17, 32, 33, 768} {
+			if got, want := lir.QMatMulPackedBytes(int64(k), int64(n)), int64(PackedLen(k, n)); got != want {
+				t.Fatalf("k=%d n=%d: lir says %d bytes, qgemm packs %d", k, n, got, want)
+			}
+		}
+	}
+	if lir.QMatMulMaxK != MaxK {
+		t.Fatalf("lir.QMatMulMaxK = %d, qgemm.MaxK = %d", lir.QMatMulMaxK, MaxK)
+	}
+}
