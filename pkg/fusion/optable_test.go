@@ -59,9 +59,10 @@ func TestOpTableCoversModels(t *testing.T) {
 			ws.Close()
 		}
 	}
-	// matmul_i8 is made by specialization alone (specialize/int8.go) from
-	// the quantized product in ops_linalg.hir (TestBundledInt8Product).
-	seen[mir.OpMatMulI8] = true
+	// matmul_i8 and conv2d_i8 are made by specialization alone
+	// (specialize/int8.go) from the quantized products in ops_linalg.hir
+	// and ops_conv.hir (TestBundledInt8Products).
+	seen[mir.OpMatMulI8], seen[mir.OpConv2DI8] = true, true
 	for _, info := range mir.Ops() {
 		if !seen[info.Op] {
 			t.Errorf("op %s occurs in no bundled model (testdata/models): add a use so every layer's end-to-end tests run it", info.Op)

@@ -107,6 +107,35 @@ type QMatMul struct {
 	Signed    bool
 }
 
+// QConv2D is a one-group convolution of 8-bit X (NCHW, uint8, or int8
+// where Signed) minus Zero by an int8 weight packed at build time (B
+// [KH·KW·C4, O] of QMatMul's layout, QConvPackedBytes long: C4 is C
+// rounded up to 4), plus Bias (int32 per output channel, or NoBuf),
+// summed exactly in int32 and stored as f32 NCHW Out, the padding adding
+// nothing. XPad (one image relaid channels last with its padding) and
+// OutT (one image's result channels last) are its scratch, of
+// QConvScratch's sizes.
+type QConv2D struct {
+	X, W, Bias, Out Buf
+	XPad, OutT      Buf
+	Geom            ConvGeom
+	Zero            int64
+	Signed          bool
+}
+
+// QConvC4 is a convolution's input channels rounded up to groups of 4.
+func QConvC4(g ConvGeom) int64 { return (g.C + 3) &^ 3 }
+
+// QConvPackedBytes is the length of a QConv2D's packed weight.
+func QConvPackedBytes(g ConvGeom) int64 {
+	return QMatMulPackedBytes(g.KH*g.KW*QConvC4(g), g.O)
+}
+
+// QConvScratch is the bytes of a QConv2D's scratch XPad and OutT.
+func QConvScratch(g ConvGeom) (xpad, outT int64) {
+	return (g.H + g.PadT + g.PadB) * (g.W + g.PadL + g.PadR) * QConvC4(g), g.OH * g.OW * g.O * 4
+}
+
 // QMatMulMaxK is the longest K whose sums QMatMul computes exactly: every
 // term is at most 255·128 in magnitude and the sum must fit in int32.
 const QMatMulMaxK = (1<<31 - 1) / (255 * 128)
@@ -447,6 +476,7 @@ func (*MatMul) Kind() Kind          { return "matmul" }
 func (*PackedMatMul) Kind() Kind    { return "matmul_packed" }
 func (*PackedConv1x1) Kind() Kind   { return "conv1x1_packed" }
 func (*QMatMul) Kind() Kind         { return "matmul_i8" }
+func (*QConv2D) Kind() Kind         { return "conv2d_i8" }
 func (*Conv2D) Kind() Kind          { return "conv2d" }
 func (*DepthwiseNHWC) Kind() Kind   { return "dwconv_nhwc_taps" }
 func (*TapConv2D) Kind() Kind       { return "conv2d_taps" }
@@ -490,9 +520,12 @@ func (o *Pool2D) Kind() Kind {
 	return "avgpool2d"
 }
 
-func (o *MatMul) Refs() []Ref          { return writes(o.Epilogue.refs(reads(o.A, o.B)), o.Out) }
-func (o *PackedMatMul) Refs() []Ref    { return writes(o.Epilogue.refs(reads(o.A, o.B)), o.Out) }
-func (o *QMatMul) Refs() []Ref         { return writes(reads(o.A, o.B), o.Out) }
+func (o *MatMul) Refs() []Ref       { return writes(o.Epilogue.refs(reads(o.A, o.B)), o.Out) }
+func (o *PackedMatMul) Refs() []Ref { return writes(o.Epilogue.refs(reads(o.A, o.B)), o.Out) }
+func (o *QMatMul) Refs() []Ref      { return writes(reads(o.A, o.B), o.Out) }
+func (o *QConv2D) Refs() []Ref {
+	return writes(opt(reads(o.X, o.W), false, o.Bias), o.Out, o.XPad, o.OutT)
+}
 func (o *PackedConv1x1) Refs() []Ref   { return writes(o.Epilogue.refs(reads(o.X, o.W)), o.Out) }
 func (o *Conv2D) Refs() []Ref          { return writes(o.Epilogue.refs(reads(o.X, o.W)), o.Out) }
 func (o *DepthwiseNHWC) Refs() []Ref   { return writes(o.Epilogue.refs(reads(o.X, o.W)), o.Out) }

@@ -297,6 +297,33 @@ func (o *QMatMul) verify(v *verifier) {
 	v.f32("out", o.Out, v.dims("m", o.M, o.N))
 }
 
+func (o *QConv2D) verify(v *verifier) {
+	if o.Signed && (o.Zero < -128 || o.Zero > 127) || !o.Signed && (o.Zero < 0 || o.Zero > 255) {
+		v.failf("zero", "%d outside the range of the operand's type", o.Zero)
+	}
+	x, _, out := v.conv(&o.Geom)
+	if v.err != nil {
+		return
+	}
+	if o.Geom.Groups != 1 {
+		v.failf("geom.groups", "%d: an integer convolution has one group", o.Geom.Groups)
+	}
+	if k := o.Geom.KH * o.Geom.KW * QConvC4(o.Geom); k > QMatMulMaxK {
+		v.failf("geom", "sums of %d terms: past %d, the longest exact in int32", k, QMatMulMaxK)
+	}
+	v.bytes("x", o.X, x, 1)
+	if v.err == nil {
+		v.bytes("w", o.W, QConvPackedBytes(o.Geom), 1)
+	}
+	v.bytes("bias", o.Bias, o.Geom.O, 4)
+	v.f32("out", o.Out, out)
+	if v.err == nil {
+		xpad, outT := QConvScratch(o.Geom)
+		v.bytes("xpad", o.XPad, xpad, 1)
+		v.bytes("outt", o.OutT, outT, 1)
+	}
+}
+
 func (o *PackedConv1x1) verify(v *verifier) {
 	out := v.dims("o", o.N, o.O, o.HW)
 	v.f32("x", o.X, v.dims("c", o.N, o.C, o.HW))

@@ -93,6 +93,7 @@ func TestVerifyRefuses(t *testing.T) {
 func TestVerifyKinds(t *testing.T) {
 	conv := ConvGeom{N: 1, C: 4, H: 5, W: 5, O: 4, KH: 3, KW: 3, StrideH: 2, StrideW: 2, PadT: 1, PadL: 1, PadB: 1, PadR: 1, DilH: 1, DilW: 1, Groups: 4, OH: 3, OW: 3}
 	f32 := func(elems int64) Buffer { return Buffer{Kind: BufArena, Bytes: elems * 4} }
+	b := func(bytes int64) Buffer { return Buffer{Kind: BufArena, Bytes: bytes} }
 	// A 3x3 stride-1 convolution: 5x5 out, 2x2 tiles of 4 (16 with the
 	// padding), 36 points.
 	wconv := ConvGeom{N: 1, C: 4, H: 5, W: 5, O: 4, KH: 3, KW: 3, StrideH: 1, StrideW: 1, PadT: 1, PadL: 1, PadB: 1, PadR: 1, DilH: 1, DilW: 1, Groups: 1, OH: 5, OW: 5}
@@ -114,6 +115,10 @@ func TestVerifyKinds(t *testing.T) {
 		{"winograd_output", []Buffer{f32(2304), f32(100), f32(4)}, &WinogradOutput{M: 0, Out: 1, Geom: wconv, Tile: 4, Epilogue: Epilogue{Bias: 2, Residual: 1}}, ""},
 		{"winograd_output short m", []Buffer{f32(1024), f32(100)}, &WinogradOutput{M: 0, Out: 1, Geom: wconv, Tile: 4, Epilogue: NoEpilogue()}, "m: buffer b0"},
 		{"conv2d", []Buffer{f32(100), f32(36), f32(36)}, &Conv2D{X: 0, W: 1, Out: 2, Geom: conv, Epilogue: NoEpilogue()}, ""},
+		{"conv2d_i8", []Buffer{b(100), b(704), f32(100), b(196), b(400), f32(4)}, &QConv2D{X: 0, W: 1, Bias: 5, Out: 2, XPad: 3, OutT: 4, Geom: wconv, Zero: 9}, ""},
+		{"conv2d_i8 short scratch", []Buffer{b(100), b(704), f32(100), b(195), b(400)}, &QConv2D{X: 0, W: 1, Bias: NoBuf, Out: 2, XPad: 3, OutT: 4, Geom: wconv}, "xpad: buffer b3 holds 195 bytes, needs 196"},
+		{"conv2d_i8 short weight", []Buffer{b(100), b(703), f32(100), b(196), b(400)}, &QConv2D{X: 0, W: 1, Bias: NoBuf, Out: 2, XPad: 3, OutT: 4, Geom: wconv}, "w: buffer b1 holds 703 bytes, needs 704"},
+		{"conv2d_i8 grouped", []Buffer{b(100), b(704), f32(100), b(196), b(400)}, &QConv2D{X: 0, W: 1, Bias: NoBuf, Out: 2, XPad: 3, OutT: 4, Geom: conv}, "geom.groups: 4: an integer convolution has one group"},
 		{"conv2d output dims", []Buffer{f32(100), f32(36), f32(36)}, &Conv2D{X: 0, W: 1, Out: 2, Geom: func() ConvGeom { g := conv; g.OH = 4; return g }(), Epilogue: NoEpilogue()}, "geom.oh: 4, the geometry gives 3"},
 		{"conv2d groups", []Buffer{f32(100), f32(36), f32(36)}, &Conv2D{X: 0, W: 1, Out: 2, Geom: func() ConvGeom { g := conv; g.Groups = 3; return g }(), Epilogue: NoEpilogue()}, "3 groups do not divide"},
 		{"conv2d zero stride", []Buffer{f32(100), f32(36), f32(36)}, &Conv2D{X: 0, W: 1, Out: 2, Geom: func() ConvGeom { g := conv; g.StrideH = 0; return g }(), Epilogue: NoEpilogue()}, "geom.stride: 0"},

@@ -80,6 +80,11 @@ const (
 	// specialization makes it (int8.go), for backends with integer
 	// products.
 	OpMatMulI8 Op = "matmul_i8"
+	// OpConv2DI8 is conv2d's integer twin, one group: (x − zero) of 8-bit
+	// x by a constant i8 w [O, C, KH, KW], plus an optional constant i32
+	// bias, summed exactly, as f32; attrs: stride, pad, dilation, groups
+	// (1), zero, bias. Made as OpMatMulI8 is.
+	OpConv2DI8 Op = "conv2d_i8"
 )
 
 // Node is one operation.

@@ -85,6 +85,9 @@ type Packer interface {
 	// PackInt8 packs the row-major int8 [k, n] weight b of an integer
 	// product (lir.QMatMul): the layout is the same on every CPU.
 	PackInt8(k, n int, b []int8) []byte
+	// PackInt8Conv packs the int8 [O, C, KH, KW] weight w of an integer
+	// convolution of geometry g (lir.QConv2D).
+	PackInt8Conv(w []int8, g lir.ConvGeom) []byte
 	// WinogradLen is the length of F(m×m, 3×3)'s U for the [o, c, 3, 3]
 	// weights of a convolution, which the loader derives from them
 	// (artifact.DeriveWinograd).

@@ -15,39 +15,50 @@ import (
 // The ONNX importer runs quantized products in f32 with the integer
 // arithmetic spelled out (docs/onnx.md): cast(x) − zero of 8-bit x times
 // an integer weight. int8Products finds those products and rewrites each
-// into one mir.OpMatMulI8 over x itself, for a backend whose kernels sum
-// 8-bit integers (Caps.Int8Products): a matmul
-//   - whose A is cast(x, f32), or cast(x, f32) − z with z an integer in
-//     x's range, for x of u8 or i8 (a fused region of exactly those, or
-//     the cast alone);
-//   - whose B is a constant [K, N] of integers in [−128, 127] (an int8
+// into one mir.OpMatMulI8 or mir.OpConv2DI8 over x itself, for a backend
+// whose kernels sum 8-bit integers (Caps.Int8Products): a matmul, or a
+// convolution of one group,
+//   - whose operand is cast(x, f32), or cast(x, f32) − z with z an
+//     integer in x's range, for x of u8 or i8 (a fused region of exactly
+//     those, or the cast alone);
+//   - whose weight is a constant of integers in [−128, 127] (an int8
 //     weight with its zero point folded in, or a uint8 one whose zero
-//     point is 128), K at most lir.QMatMulMaxK;
-//   - with no epilogue (a quantized product's requantization follows as
+//     point is 128): [K, N] for a matmul, [O, C, KH, KW] for a
+//     convolution, with sums of at most lir.QMatMulMaxK terms;
+//   - with no epilogue but a convolution's bias, a constant of integers
+//     in int32's range (a quantized product's requantization follows as
 //     an elementwise region).
 //
 // The f32 product sums the same integers exactly while they stay below
 // 2^24; the integer product is exact throughout, as ONNX Runtime's integer
-// kernels are, and reads a quarter of the bytes. A's producer is dropped
-// when the product was its only user. The rewrite works on a copy of g
-// (g.Clone) and returns g itself when nothing matches.
+// kernels are, and reads a quarter of the bytes. The operand's producer
+// is dropped when the product was its only user. The rewrite works on a
+// copy of g (g.Clone) and returns g itself when nothing matches.
 func int8Products(g *mir.Graph) *mir.Graph {
 	defs := producers(g)
-	if !slices.ContainsFunc(g.Nodes, func(n *mir.Node) bool { _, _, _, ok := int8Product(n, defs); return ok }) {
+	if !slices.ContainsFunc(g.Nodes, func(n *mir.Node) bool { _, ok := int8Product(n, defs); return ok }) {
 		return g
 	}
 	c := g.Clone()
 	defs = producers(c)
 	dropped := map[*mir.Node]bool{}
 	for _, n := range c.Nodes {
-		x, zero, w, ok := int8Product(n, defs)
+		r, ok := int8Product(n, defs)
 		if !ok {
 			continue
 		}
 		dropped[defs[n.Args[0]]] = true
-		n.Op = mir.OpMatMulI8
-		n.Args = []*mir.Value{x, c.NewConst(n.Args[1].Name, w)}
-		n.Attrs = mir.Attrs{"zero": zero}
+		args := []*mir.Value{r.x, c.NewConst(n.Args[1].Name, r.w)}
+		if n.Op == mir.OpMatMul {
+			n.Op, n.Args, n.Attrs = mir.OpMatMulI8, args, mir.Attrs{"zero": r.zero}
+			continue
+		}
+		attrs := mir.Attrs{"stride": n.Attrs.Ints("stride"), "pad": n.Attrs.Ints("pad"), "dilation": n.Attrs.Ints("dilation"), "groups": int64(1), "zero": r.zero}
+		if r.bias != nil {
+			args = append(args, c.NewConst(n.Args[2].Name, r.bias))
+			attrs["bias"] = true
+		}
+		n.Op, n.Args, n.Attrs = mir.OpConv2DI8, args, attrs
 	}
 	uses := c.Uses()
 	c.Nodes = slices.DeleteFunc(c.Nodes, func(n *mir.Node) bool { return dropped[n] && uses[n.Results[0]] == 0 })
@@ -66,26 +77,72 @@ func producers(g *mir.Graph) map[*mir.Value]*mir.Node {
 	return defs
 }
 
-// int8Product matches a matmul int8Products rewrites: its 8-bit operand
-// x, x's zero point and the weight as an i8 tensor.
-func int8Product(n *mir.Node, defs map[*mir.Value]*mir.Node) (x *mir.Value, zero int64, w *tensor.Tensor, ok bool) {
-	if n.Op != mir.OpMatMul || len(n.Args) != 2 || len(n.Results) != 1 || n.Results[0].Type.DType != tensor.F32 {
-		return nil, 0, nil, false
+// int8Rewrite is what a matched product becomes: its 8-bit operand x,
+// x's zero point, the weight as i8 and a convolution's bias as i32 (nil:
+// none).
+type int8Rewrite struct {
+	x       *mir.Value
+	zero    int64
+	w, bias *tensor.Tensor
+}
+
+// int8Product matches a product int8Products rewrites.
+func int8Product(n *mir.Node, defs map[*mir.Value]*mir.Node) (r int8Rewrite, ok bool) {
+	if n.Op != mir.OpMatMul && n.Op != mir.OpConv2D || len(n.Args) < 2 || len(n.Results) != 1 || n.Results[0].Type.DType != tensor.F32 {
+		return r, false
 	}
-	if act := n.Attrs.String("act"); act != "" && act != "none" {
-		return nil, 0, nil, false
+	if act := n.Attrs.String("act"); act != "" && act != "none" || n.Attrs.Bool("residual") {
+		return r, false
 	}
 	b := n.Args[1]
-	if !b.IsConst() || b.Const.DType != tensor.F32 || len(b.Const.Shape) != 2 || b.Const.Shape[0] > lir.QMatMulMaxK {
-		return nil, 0, nil, false
+	if !b.IsConst() || b.Const.DType != tensor.F32 {
+		return r, false
 	}
-	if x, zero, ok = quantized(n.Args[0], defs[n.Args[0]]); !ok || len(x.Type.Shape) < 2 {
-		return nil, 0, nil, false
+	s := b.Const.Shape
+	switch n.Op {
+	case mir.OpMatMul:
+		if len(n.Args) != 2 || len(s) != 2 || s[0] > lir.QMatMulMaxK {
+			return r, false
+		}
+	case mir.OpConv2D:
+		if len(s) != 4 || n.Attrs.Int("groups") != 1 || s[2]*s[3]*((s[1]+3)&^3) > lir.QMatMulMaxK {
+			return r, false
+		}
+		if n.Attrs.Bool("bias") {
+			if len(n.Args) != 3 || !n.Args[2].IsConst() {
+				return r, false
+			}
+			if r.bias, ok = int32Bias(n.Args[2].Const); !ok {
+				return r, false
+			}
+		} else if len(n.Args) != 2 {
+			return r, false
+		}
 	}
-	if w, ok = int8Weight(b.Const); !ok {
-		return nil, 0, nil, false
+	if r.x, r.zero, ok = quantized(n.Args[0], defs[n.Args[0]]); !ok || len(r.x.Type.Shape) < 2 {
+		return r, false
 	}
-	return x, zero, w, true
+	if r.w, ok = int8Weight(b.Const); !ok {
+		return r, false
+	}
+	return r, true
+}
+
+// int32Bias is b as int32 where every element of it is an integer in
+// int32's range.
+func int32Bias(b *tensor.Tensor) (*tensor.Tensor, bool) {
+	if b.DType != tensor.F32 {
+		return nil, false
+	}
+	out := tensor.New(tensor.I32, b.Shape...)
+	vs := out.I32()
+	for i, v := range b.F32() {
+		if v != float32(math.Trunc(float64(v))) || v < -(1<<31) || v >= 1<<31 {
+			return nil, false
+		}
+		vs[i] = int32(v)
+	}
+	return out, true
 }
 
 // quantized matches a = cast(x, f32) [− zero] for 8-bit x, computed by d.
@@ -142,4 +199,30 @@ func int8Weight(b *tensor.Tensor) (*tensor.Tensor, bool) {
 		w.Data[i] = byte(int8(v))
 	}
 	return w, true
+}
+
+// Int8ConvPlan is the scratch of an integer convolution (lir.QConv2D): one
+// image relaid channels last with its padding, and its result channels
+// last, live for the node alone.
+type Int8ConvPlan struct {
+	XPad, OutT *Store
+}
+
+// int8ConvScratch asks the arena planner for each integer convolution's
+// scratch.
+func int8ConvScratch(p *Plan) {
+	for i, n := range p.Graph.Nodes {
+		if n.Op != mir.OpConv2DI8 {
+			continue
+		}
+		xs, ws, os := p.Shapes[n.Args[0]], p.Shapes[n.Args[1]], p.Shapes[n.Results[0]]
+		if len(xs) != 4 || len(ws) != 4 || len(os) != 4 {
+			continue // Schedule reports it
+		}
+		xpad, outT := lir.QConvScratch(ConvGeom(n, xs, ws, os))
+		sp := Int8ConvPlan{XPad: &Store{Kind: StoreArena, Root: n.Args[0], Bytes: xpad}, OutT: &Store{Kind: StoreArena, Root: n.Results[0], Bytes: outT}}
+		p.addScratch(sp.XPad, i)
+		p.addScratch(sp.OutT, i)
+		p.Int8Conv[n] = sp
+	}
 }

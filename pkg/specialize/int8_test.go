@@ -107,17 +107,99 @@ func listing(p *lir.Program) string {
 	return b.String()
 }
 
-// TestBundledInt8Product: the bundled models' quantized product (in
-// ops_linalg.hir, which every target's end-to-end tests run) becomes an
-// integer product where the backend has them.
-func TestBundledInt8Product(t *testing.T) {
-	g := bundled(t, "ops_linalg")
-	caps := specialize.Caps{Packer: testPacker{}, Int8Products: true}
-	p, err := specialize.SpecializeWith(g, specialize.Binding{"batch": 2, "seq": 3}, caps)
-	if err != nil {
-		t.Fatal(err)
+// TestBundledInt8Products: the bundled models' quantized product and
+// convolution (in ops_linalg.hir and ops_conv.hir, which every target's
+// end-to-end tests run) become integer ones where the backend has them.
+func TestBundledInt8Products(t *testing.T) {
+	for _, c := range []struct {
+		model string
+		b     specialize.Binding
+		kind  lir.Kind
+	}{
+		{"ops_linalg", specialize.Binding{"batch": 2, "seq": 3}, "matmul_i8"},
+		{"ops_conv", specialize.Binding{"batch": 2, "h": 16, "w": 16}, "conv2d_i8"},
+	} {
+		g := bundled(t, c.model)
+		caps := specialize.Caps{Packer: testPacker{}, Int8Products: true}
+		p, err := specialize.SpecializeWith(g, c.b, caps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := stepKinds(t, p, caps)[c.kind]; n != 1 {
+			t.Fatalf("%s: %d %s steps, want 1", c.model, n, c.kind)
+		}
 	}
-	if n := stepKinds(t, p, caps)["matmul_i8"]; n != 1 {
-		t.Fatalf("%d integer products, want 1", n)
+}
+
+// TestInt8Convolutions: which convolutions of quantized values become
+// integer convolutions (conv2d_i8), with their scratch and bias.
+func TestInt8Convolutions(t *testing.T) {
+	const base = `hir 1
+module q
+
+param w : i8[8, %d, 3, 3]
+param b : i32[8]
+
+func main(x: u8[1, 8, 6, 6]) -> (y: f32[1, 8, 6, 6]) {
+  xf = cast(x, to=f32)
+  z = const(128.0, f32[])
+  a = sub(xf, z)
+  wf = cast(w, to=f32)
+  bf = cast(b, to=f32)
+  %s
+  return y
+}
+`
+	cases := []struct {
+		name string
+		in   int
+		y    string
+		int8 bool
+		bias bool
+	}{
+		{"with a bias", 8, "y = conv2d(a, wf, bf, pad=[1, 1, 1, 1])", true, true},
+		{"without", 8, "y = conv2d(a, wf, pad=[1, 1, 1, 1])", true, false},
+		{"fractional bias", 8, "half = const(0.5, f32[])\n  bh = mul(bf, half)\n  y = conv2d(a, wf, bh, pad=[1, 1, 1, 1])", false, false},
+		{"grouped", 4, "y = conv2d(a, wf, pad=[1, 1, 1, 1], groups=2)", false, false},
+		{"an activation", 8, "c = conv2d(a, wf, bf, pad=[1, 1, 1, 1])\n  y = relu(c)", false, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			src := fmt.Sprintf(base, c.in, c.y)
+			_, g := lowerSource(t, "q.hir", []byte(src), true)
+			caps := specialize.Caps{Packer: testPacker{}, Int8Products: true}
+			p, err := specialize.SpecializeWith(g, specialize.Binding{}, caps)
+			if err != nil {
+				t.Fatal(err)
+			}
+			prog, err := specialize.Schedule(p, specialize.NewWeights("test", caps.Packer))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := prog.Verify(); err != nil {
+				t.Fatal(err)
+			}
+			var q *lir.QConv2D
+			for _, s := range prog.Steps {
+				if op, ok := s.Op.(*lir.QConv2D); ok {
+					q = op
+				}
+			}
+			if (q != nil) != c.int8 {
+				t.Fatalf("integer convolution %v, want %v\n%s", q != nil, c.int8, listing(prog))
+			}
+			if q == nil {
+				return
+			}
+			if (q.Bias != lir.NoBuf) != c.bias || q.Zero != 128 || q.Signed || q.Geom.OH != 6 || q.Geom.PadT != 1 {
+				t.Errorf("got %+v", *q)
+			}
+			if x := prog.Buffers[q.X]; x.Kind != lir.BufInput {
+				t.Errorf("X is a %s buffer, want the 8-bit input itself", x.Kind)
+			}
+			if len(prog.Steps) != 1 {
+				t.Errorf("%d steps, want the convolution alone:\n%s", len(prog.Steps), listing(prog))
+			}
+		})
 	}
 }

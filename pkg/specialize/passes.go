@@ -36,6 +36,7 @@ func Passes() []Pass {
 		{"tap-major", func(c Caps) bool { return c.TapConv != nil }, tapMajor},
 		{"winograd", func(c Caps) bool { return c.Packer != nil && c.WinogradTile != nil }, winograd},
 		{"concat-in-place", func(c Caps) bool { return c.InPlaceConcat }, concatInPlace},
+		{"int8-conv-scratch", func(c Caps) bool { return c.Int8Products }, int8ConvScratch},
 	}
 }
 
@@ -79,6 +80,7 @@ func (p *Plan) runPasses() {
 	p.Relaid = map[*mir.Value]*Store{}
 	p.OutScratch = map[*mir.Node]*Store{}
 	p.Winograd = map[*mir.Node]WinogradPlan{}
+	p.Int8Conv = map[*mir.Node]Int8ConvPlan{}
 	for _, ps := range Passes() {
 		if ps.Enabled(p.Caps) {
 			ps.Run(p)

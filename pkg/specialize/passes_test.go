@@ -38,6 +38,10 @@ func (testPacker) PackInt8(k, n int, b []int8) []byte {
 	return make([]byte, lir.QMatMulPackedBytes(int64(k), int64(n)))
 }
 
+func (testPacker) PackInt8Conv(w []int8, g lir.ConvGeom) []byte {
+	return make([]byte, lir.QConvPackedBytes(g))
+}
+
 func (testPacker) WinogradLen(o, c, m int) (int, error) {
 	return (m + 2) * (m + 2) * (o + 3) / 4 * 4 * c, nil
 }
@@ -56,7 +60,7 @@ func TestPassTable(t *testing.T) {
 	for _, p := range specialize.Passes() {
 		names = append(names, p.Name)
 	}
-	want := []string{"strided-attention", "slice-views", "channels-last", "pack-weights", "tap-major", "winograd", "concat-in-place"}
+	want := []string{"strided-attention", "slice-views", "channels-last", "pack-weights", "tap-major", "winograd", "concat-in-place", "int8-conv-scratch"}
 	if !slices.Equal(names, want) {
 		t.Errorf("passes %v, want %v", names, want)
 	}

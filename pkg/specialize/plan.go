@@ -53,6 +53,7 @@ type Plan struct {
 	Relaid       map[*mir.Value]*Store // NCHW values relaid channels last: the scratch holding the copy
 	OutScratch   map[*mir.Node]*Store  // channels-last convolutions with an NCHW result: the scratch they write first
 	Winograd     map[*mir.Node]WinogradPlan
+	Int8Conv     map[*mir.Node]Int8ConvPlan
 	Guests       map[*mir.Value]Guest // values computed in place of a concat's operand (concat.go)
 
 	views   map[*mir.Node]bool     // slices and transposes made views (views.go)

@@ -154,6 +154,8 @@ func (g *gen) node(n *mir.Node) error {
 		return g.matmul(n)
 	case mir.OpMatMulI8:
 		return g.matmulI8(n)
+	case mir.OpConv2DI8:
+		return g.convI8(n)
 	case mir.OpConv2D:
 		return g.conv(n)
 	case mir.OpMaxPool2D, mir.OpAvgPool2D:
@@ -309,6 +311,29 @@ func (g *gen) matmulI8(n *mir.Node) error {
 	}
 	g.emit(n, &lir.QMatMul{A: g.buffer(x[0]), B: g.weightBuffer(idx), Out: g.buffer(out),
 		M: tensor.NumElements(as[:len(as)-1]), N: ws[1], K: ws[0], Zero: n.Attrs.Int("zero"), Signed: x[0].Type.DType == tensor.I8})
+	return nil
+}
+
+// convI8 is an integer convolution (int8.go) over its weight packed here
+// and the scratch int8ConvScratch placed.
+func (g *gen) convI8(n *mir.Node) error {
+	x, out := n.Args, n.Results[0]
+	xs, ws, os := g.shape(x[0]), g.shape(x[1]), g.shape(out)
+	sp, ok := g.p.Int8Conv[n]
+	if !ok || len(xs) != 4 || len(ws) != 4 || len(os) != 4 {
+		return fmt.Errorf("internal: integer convolution of %v by %v without its scratch", xs, ws)
+	}
+	geom := ConvGeom(n, xs, ws, os)
+	idx, err := g.w.AddInt8Conv(x[1], geom)
+	if err != nil {
+		return err
+	}
+	op := &lir.QConv2D{X: g.buffer(x[0]), W: g.weightBuffer(idx), Bias: lir.NoBuf, Geom: geom, Zero: n.Attrs.Int("zero"), Signed: x[0].Type.DType == tensor.I8}
+	if n.Attrs.Bool("bias") {
+		op.Bias = g.buffer(x[2])
+	}
+	op.Out, op.XPad, op.OutT = g.buffer(out), g.scratch(sp.XPad), g.scratch(sp.OutT)
+	g.emit(n, op)
 	return nil
 }
 

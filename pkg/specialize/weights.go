@@ -57,6 +57,22 @@ func (w *Weights) AddPacked(v *mir.Value) (int, error) {
 // AddInt8 registers the int8 [K, N] weight of an integer product packed
 // by Packer.PackInt8, and returns its index.
 func (w *Weights) AddInt8(v *mir.Value) (int, error) {
+	return w.addInt8(v, "#qgemm", func(b []int8) []byte {
+		return w.Packer.PackInt8(int(v.Const.Shape[0]), int(v.Const.Shape[1]), b)
+	})
+}
+
+// AddInt8Conv registers the int8 [O, C, KH, KW] weight of an integer
+// convolution of geometry g packed by Packer.PackInt8Conv, and returns its
+// index. The packing depends on the weight alone (the geometry's O, C, KH
+// and KW are its shape).
+func (w *Weights) AddInt8Conv(v *mir.Value, g lir.ConvGeom) (int, error) {
+	return w.addInt8(v, "#qconv", func(b []int8) []byte { return w.Packer.PackInt8Conv(b, g) })
+}
+
+// addInt8 registers the int8 constant v packed by pack under v's name
+// plus tag.
+func (w *Weights) addInt8(v *mir.Value, tag string, pack func([]int8) []byte) (int, error) {
 	v = w.canonical(v)
 	if i, ok := w.int8[v]; ok {
 		return i, nil
@@ -64,19 +80,18 @@ func (w *Weights) AddInt8(v *mir.Value) (int, error) {
 	if w.Packer == nil {
 		return 0, fmt.Errorf("internal: target %s packs no weights", w.Target)
 	}
-	k, n := v.Const.Shape[0], v.Const.Shape[1]
 	b := make([]int8, len(v.Const.Data))
 	for i, x := range v.Const.Data {
 		b[i] = int8(x)
 	}
-	t := &tensor.Tensor{DType: tensor.U8, Data: w.Packer.PackInt8(int(k), int(n), b)}
+	t := &tensor.Tensor{DType: tensor.U8, Data: pack(b)}
 	t.Shape = []int64{int64(len(t.Data))}
 	name := v.Param
 	if name == "" {
 		name = fmt.Sprintf("const/%d:%s", len(w.Refs), v.Name)
 	}
 	w.int8[v] = len(w.Refs)
-	w.Refs = append(w.Refs, artifact.WeightRef{Name: name + "#qgemm", DType: "u8", Shape: t.Shape, Bytes: int64(len(t.Data))})
+	w.Refs = append(w.Refs, artifact.WeightRef{Name: name + tag, DType: "u8", Shape: t.Shape, Bytes: int64(len(t.Data))})
 	w.Data = append(w.Data, t)
 	return len(w.Refs) - 1, nil
 }

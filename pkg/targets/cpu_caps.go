@@ -56,6 +56,10 @@ func (p cpuPacker) PackB(k, n int, b []float32) ([]float32, error) {
 
 func (cpuPacker) PackInt8(k, n int, b []int8) []byte { return qgemm.Pack(k, n, b, n) }
 
+func (cpuPacker) PackInt8Conv(w []int8, g lir.ConvGeom) []byte {
+	return qgemm.PackConv(w, conv.GeomOf(g))
+}
+
 func (cpuPacker) WinogradLen(o, c, m int) (int, error) {
 	t, err := winograd.For(m)
 	if err != nil {

@@ -79,6 +79,15 @@ func run(pool *parallel.Pool, s *lir.Step, bufs [][]byte) error {
 	case *lir.QMatMul:
 		m, n, k := int(op.M), int(op.N), int(op.K)
 		qgemm.Gemm(pool, m, n, k, bufs[op.A][:m*k], k, op.Signed, int32(op.Zero), bufs[op.B][:qgemm.PackedLen(k, n)], f32(op.Out), n)
+	case *lir.QConv2D:
+		geom := conv.GeomOf(op.Geom)
+		var bias []int32
+		if op.Bias != lir.NoBuf {
+			bias = tensor.AsI32(bufs[op.Bias])
+		}
+		xpad, outT := qgemm.ConvScratch(geom)
+		qgemm.Conv(pool, geom, bufs[op.X], op.Signed, int32(op.Zero), bufs[op.W][:qgemm.ConvPackedLen(geom)], bias,
+			bufs[op.XPad][:xpad], f32(op.OutT)[:outT], f32(op.Out))
 	case *lir.PackedConv1x1:
 		gemm.Conv1x1Packed(pool, f32(op.Out), f32(op.X), f32(op.W), int(op.N), int(op.C), int(op.HW), int(op.O), epilogue(op.Epilogue, bufs))
 	case *lir.Conv2D:

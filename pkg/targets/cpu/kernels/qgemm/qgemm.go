@@ -27,12 +27,21 @@ func PackedLen(k, n int) int {
 	return panels(n)*groups(k)*groupB + sumPanels(n)*panelCols*4
 }
 
+// MaxK is the longest sum Gemm and Conv compute exactly in int32: each
+// term is at most 255·128 in magnitude.
+const MaxK = (1<<31 - 1) / (255 * 128)
+
 // Pack lays out the row-major int8 matrix b [k, n] (row stride ldb) for
 // Gemm.
 func Pack(k, n int, b []int8, ldb int) []byte {
 	if k < 0 || n < 0 || ldb < n || (k > 0 && len(b) < (k-1)*ldb+n) {
 		panic(fmt.Sprintf("qgemm.Pack: b of %d elements is not [%d, %d] with row stride %d", len(b), k, n, ldb))
 	}
+	return pack(k, n, func(r, col int) int8 { return b[r*ldb+col] })
+}
+
+// pack lays out the [k, n] matrix whose element (r, col) is at(r, col).
+func pack(k, n int, at func(r, col int) int8) []byte {
 	np, g := panels(n), groups(k)
 	out := make([]byte, PackedLen(k, n))
 	sums := out[np*g*groupB:]
@@ -44,7 +53,7 @@ func Pack(k, n int, b []int8, ldb int) []byte {
 			}
 			var sum int32
 			for r := range k {
-				v := b[r*ldb+col]
+				v := at(r, col)
 				sum += int32(v)
 				out[(p*g+r/groupK)*groupB+j*groupK+r%groupK] = byte(v)
 			}
@@ -57,16 +66,16 @@ func Pack(k, n int, b []int8, ldb int) []byte {
 // Gemm computes out[i, j] = float32(Σ_k (a[i, k] − zero)·b[k, j]) for i <
 // m, j < n, with a uint8 (signed: int8, as bytes) in rows lda apart, b
 // packed by Pack for [k, n], and out rows ldo apart. The sums are exact
-// for k ≤ MaxK (each term is at most 255·128 in magnitude; partial sums
-// wrap in int32 and the result does not); the conversion to float32
-// rounds to nearest even as ONNX Runtime's does. A whose rows are not a multiple of 4 bytes long, or
-// int8 A, is first copied (the one allocation of a call).
+// for k ≤ MaxK (partial sums wrap in int32 and the result does not); the
+// conversion to float32 rounds to nearest even as ONNX Runtime's does. A
+// whose rows are not a multiple of 4 bytes long, or int8 A, is first
+// copied (the one allocation of a call).
 func Gemm(pool *parallel.Pool, m, n, k int, a []byte, lda int, signed bool, zero int32, b []byte, out []float32, ldo int) {
 	gemmWith(kernel(), pool, m, n, k, a, lda, signed, zero, b, out, ldo)
 }
 
 // gemmWith is Gemm on the tiles of kern.
-func gemmWith(kern func(tile), pool *parallel.Pool, m, n, k int, a []byte, lda int, signed bool, zero int32, b []byte, out []float32, ldo int) {
+func gemmWith(kern func(*tile), pool *parallel.Pool, m, n, k int, a []byte, lda int, signed bool, zero int32, b []byte, out []float32, ldo int) {
 	if m <= 0 || n <= 0 {
 		return
 	}
@@ -86,9 +95,7 @@ func gemmWith(kern func(tile), pool *parallel.Pool, m, n, k int, a []byte, lda i
 			row := c[i*w : i*w+k]
 			copy(row, a[i*lda:i*lda+k])
 			if signed {
-				for j := range row {
-					row[j] ^= 0x80
-				}
+				flip(row)
 			}
 		}
 		if signed {
@@ -100,67 +107,91 @@ func gemmWith(kern func(tile), pool *parallel.Pool, m, n, k int, a []byte, lda i
 	sums := b[np*g*groupB:]
 	pairs := (np + 1) / 2
 	rowBlocks := (m + blockRows - 1) / blockRows
+	offs := []int{0}
 	pool.For(pairs*rowBlocks, 1, func(lo, hi int) {
-		for t := lo; t < hi; t++ {
-			pr, rb := t/rowBlocks, t%rowBlocks
-			p0 := 2 * pr
-			p1 := p0 + 1
-			cols := min(2*panelCols, n-p0*panelCols)
-			if p1 >= np {
-				p1 = p0 // read, never stored: the mask keeps its columns out
-			}
+		var t tile
+		for task := lo; task < hi; task++ {
+			pr, rb := task/rowBlocks, task%rowBlocks
 			r0, r1 := rb*blockRows, min(m, (rb+1)*blockRows)
-			kern(tile{g: g, a: a[r0*lda:], lda: lda, b0: b[p0*g*groupB:], b1: b[p1*g*groupB:],
-				sums: sums[p0*panelCols*4:], zero: zero, out: out[r0*ldo+p0*panelCols:], ldo: ldo, rows: r1 - r0, cols: cols})
+			t.set(b, g, np, 2*pr, n, sums, zero, nil)
+			t.offs, t.n, t.a, t.lda, t.out, t.ldo, t.rows = offs, g, a[r0*lda:], lda, out[r0*ldo+2*pr*panelCols:], ldo, r1-r0
+			kern(&t)
 		}
 	})
 }
 
-// MaxK is the longest sum Gemm computes exactly in int32.
-const MaxK = (1<<31 - 1) / (255 * 128)
+// flip shifts int8 bytes into uint8 (x + 128).
+func flip(b []byte) {
+	for i := range b {
+		b[i] ^= 0x80
+	}
+}
 
 // blockRows is the rows one task computes against one pair of panels:
 // four 12-row tiles, which reuse the pair's 128·g bytes from L1 and leave
 // enough tasks for the threads on the sweep's smallest products (M = 128).
 const blockRows = 4 * tileRows
 
-// tile is rows ≤ blockRows by cols ≤ 32 of out against a pair of panels.
+// tile is rows by cols ≤ 32 of out against a pair of panels: for each
+// tap t, n groups of four bytes of each row of a from offs[t] on, rows
+// lda apart, against the panels' next n groups.
 type tile struct {
-	g      int    // groups of 4 rows of B (and of 4 bytes of each row of a)
-	a      []byte // the first row
+	offs   []int
+	n      int
+	a      []byte
 	lda    int
 	b0, b1 []byte // the two panels (b1 == b0 where only one exists)
-	sums   []byte // the pair's column sums, 32 int32
-	zero   int32
+	corr   [2 * panelCols]int32
 	out    []float32
 	ldo    int
 	rows   int
 	cols   int // valid columns, 1..32
 }
 
+// set points t at panels p0 and p0+1 of b (g groups each, np in all, n
+// columns), with the correction zero·sum − bias of their columns.
+func (t *tile) set(b []byte, g, np, p0, n int, sums []byte, zero int32, bias []int32) {
+	p1 := p0 + 1
+	if p1 >= np {
+		p1 = p0 // read, never stored: the mask keeps its columns out
+	}
+	t.b0, t.b1 = b[p0*g*groupB:(p0+1)*g*groupB], b[p1*g*groupB:(p1+1)*g*groupB]
+	t.cols = min(2*panelCols, n-p0*panelCols)
+	for j := range t.corr {
+		col := p0*panelCols + j
+		t.corr[j] = zero * int32(binary.LittleEndian.Uint32(sums[col*4:]))
+		if bias != nil && j < t.cols {
+			t.corr[j] -= bias[col]
+		}
+	}
+}
+
 // tileGo is the pure-Go twin of the assembly kernels: the same sums.
-func tileGo(t tile) {
+func tileGo(t *tile) {
 	var acc [2 * panelCols]int32
 	for i := range t.rows {
 		acc = [2 * panelCols]int32{}
-		row := t.a[i*t.lda:]
-		for gi := range t.g {
-			av := row[gi*groupK : gi*groupK+groupK]
-			for h, pb := range [2][]byte{t.b0, t.b1} {
-				pg := pb[gi*groupB : gi*groupB+groupB]
-				for j := range panelCols {
-					s := acc[h*panelCols+j]
-					for q := range groupK {
-						s += int32(av[q]) * int32(int8(pg[j*groupK+q]))
+		gb := 0 // B's group, across the taps
+		for _, off := range t.offs {
+			row := t.a[off+i*t.lda:]
+			for gi := range t.n {
+				av := row[gi*groupK : gi*groupK+groupK]
+				for h, pb := range [2][]byte{t.b0, t.b1} {
+					pg := pb[gb*groupB : gb*groupB+groupB]
+					for j := range panelCols {
+						s := acc[h*panelCols+j]
+						for q := range groupK {
+							s += int32(av[q]) * int32(int8(pg[j*groupK+q]))
+						}
+						acc[h*panelCols+j] = s
 					}
-					acc[h*panelCols+j] = s
 				}
+				gb++
 			}
 		}
 		o := t.out[i*t.ldo:]
 		for j := range t.cols {
-			sum := int32(binary.LittleEndian.Uint32(t.sums[j*4:]))
-			o[j] = float32(acc[j] - t.zero*sum)
+			o[j] = float32(acc[j] - t.corr[j])
 		}
 	}
 }

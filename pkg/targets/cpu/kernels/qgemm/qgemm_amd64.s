@@ -3,15 +3,16 @@
 #include "textflag.h"
 
 // The AVX-512 VNNI micro-kernels of qgemm (declared in qgemm_amd64.go).
-// Row i's sums against the two panels are in Z(2i) and Z(2i+1); each
-// group of four rows of B is loaded once into Z24 and Z25 (16 columns ×
-// 4 int8 each), each row's four bytes of A broadcast to every lane, and
-// vpdpbusd adds the four products u8·s8 of each lane to its int32
-// accumulator. The epilogue subtracts zero·(the column sums of B) and
-// converts to float32 (round to nearest even, MXCSR's default), stored
-// under K1 (columns 0-15) and K2 (16-31).
-
-// func qdotN(g int, a *byte, lda int, b0, b1 *byte, sums *byte, zero int32, out *float32, ldo int, mask uint32)
+// Row i's sums against the two panels are in Z(2i) and Z(2i+1). For each
+// tap (offs[t] bytes past a: a product has one tap at 0, a convolution
+// one per kernel position) and each of its n groups of four rows of B,
+// the group is loaded once into Z24 and Z25 (16 columns × 4 int8 each),
+// each row's four bytes of A are broadcast to every lane, and vpdpbusd
+// adds the four products u8·s8 of each lane to its int32 accumulator.
+// B's groups follow one another across the taps. The epilogue subtracts
+// the correction corr (32 int32: zero·column sum − bias), converts to
+// float32 (round to nearest even, MXCSR's default) and stores under K1
+// (columns 0-15) and K2 (16-31).
 
 // One row: broadcast its group at addr into t and accumulate both panels.
 #define ROW(addr, t, z0, z1) \
@@ -30,27 +31,34 @@
 	VMOVUPS z1, K2, 64(CX); \
 	ADDQ DX, CX
 
-// The epilogue's operands: the correction zero·sums in Z28, Z29, the
-// output pointer in CX and its row stride in bytes in DX, the masks.
+// The epilogue's operands: the correction in Z28, Z29, the output
+// pointer in CX and its row stride in bytes in DX, the masks in K1, K2.
 #define EPILOGUE_SETUP \
-	MOVQ sums+40(FP), BX; \
-	VPBROADCASTD zero+48(FP), Z30; \
-	VPMULLD (BX), Z30, Z28; \
-	VPMULLD 64(BX), Z30, Z29; \
-	MOVQ out+56(FP), CX; \
-	MOVQ ldo+64(FP), DX; \
+	MOVQ corr+56(FP), BX; \
+	VMOVDQU32 (BX), Z28; \
+	VMOVDQU32 64(BX), Z29; \
+	MOVQ out+64(FP), CX; \
+	MOVQ ldo+72(FP), DX; \
 	SHLQ $2, DX; \
-	MOVL mask+72(FP), BX; \
+	MOVL mask+80(FP), BX; \
 	KMOVW BX, K1; \
 	SHRL $16, BX; \
 	KMOVW BX, K2
 
+// The operands: taps in BX, the tap offsets at (CX), a in DX, lda in R9,
+// the panels in SI and DI.
 #define PROLOGUE \
-	MOVQ n+0(FP), AX; \
-	MOVQ a+8(FP), R8; \
-	MOVQ lda+16(FP), R9; \
-	MOVQ b0+24(FP), SI; \
-	MOVQ b1+32(FP), DI; \
+	MOVQ taps+0(FP), BX; \
+	MOVQ offs+8(FP), CX; \
+	MOVQ a+24(FP), DX; \
+	MOVQ lda+32(FP), R9; \
+	MOVQ b0+40(FP), SI; \
+	MOVQ b1+48(FP), DI
+
+// The rows of the tap at (CX): row 0 in R8, rows 3, 6 and 9 in R10-R12.
+#define TAP_ROWS \
+	MOVQ (CX), R8; \
+	ADDQ DX, R8; \
 	LEAQ (R8)(R9*2), R10; \
 	ADDQ R9, R10; \
 	LEAQ (R10)(R9*2), R11; \
@@ -59,8 +67,8 @@
 	ADDQ R9, R12
 
 
-// func qdot12(n int, a *byte, lda int, b0, b1 *byte, sums *byte, zero int32, out *float32, ldo int, mask uint32)
-TEXT ·qdot12(SB), NOSPLIT, $0-76
+// func qdot12(taps int, offs *int, n int, a *byte, lda int, b0, b1 *byte, corr *int32, out *float32, ldo int, mask uint32)
+TEXT ·qdot12(SB), NOSPLIT, $0-84
 	PROLOGUE
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
@@ -86,8 +94,13 @@ TEXT ·qdot12(SB), NOSPLIT, $0-76
 	VPXORD Z21, Z21, Z21
 	VPXORD Z22, Z22, Z22
 	VPXORD Z23, Z23, Z23
-	TESTQ AX, AX
+	TESTQ BX, BX
 	JEQ qdot12_done
+qdot12_tap:
+	TAP_ROWS
+	MOVQ n+16(FP), AX
+	TESTQ AX, AX
+	JEQ qdot12_next
 qdot12_loop:
 	VMOVDQU32 (SI), Z24
 	VMOVDQU32 (DI), Z25
@@ -111,6 +124,10 @@ qdot12_loop:
 	ADDQ $4, R12
 	DECQ AX
 	JNE qdot12_loop
+qdot12_next:
+	ADDQ $8, CX
+	DECQ BX
+	JNE qdot12_tap
 qdot12_done:
 	EPILOGUE_SETUP
 	STORE(Z0, Z1)
@@ -128,8 +145,8 @@ qdot12_done:
 	VZEROUPPER
 	RET
 
-// func qdot4(n int, a *byte, lda int, b0, b1 *byte, sums *byte, zero int32, out *float32, ldo int, mask uint32)
-TEXT ·qdot4(SB), NOSPLIT, $0-76
+// func qdot4(taps int, offs *int, n int, a *byte, lda int, b0, b1 *byte, corr *int32, out *float32, ldo int, mask uint32)
+TEXT ·qdot4(SB), NOSPLIT, $0-84
 	PROLOGUE
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
@@ -139,8 +156,13 @@ TEXT ·qdot4(SB), NOSPLIT, $0-76
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
 	VPXORD Z7, Z7, Z7
-	TESTQ AX, AX
+	TESTQ BX, BX
 	JEQ qdot4_done
+qdot4_tap:
+	TAP_ROWS
+	MOVQ n+16(FP), AX
+	TESTQ AX, AX
+	JEQ qdot4_next
 qdot4_loop:
 	VMOVDQU32 (SI), Z24
 	VMOVDQU32 (DI), Z25
@@ -154,6 +176,10 @@ qdot4_loop:
 	ADDQ $4, R10
 	DECQ AX
 	JNE qdot4_loop
+qdot4_next:
+	ADDQ $8, CX
+	DECQ BX
+	JNE qdot4_tap
 qdot4_done:
 	EPILOGUE_SETUP
 	STORE(Z0, Z1)
@@ -163,13 +189,18 @@ qdot4_done:
 	VZEROUPPER
 	RET
 
-// func qdot1(n int, a *byte, lda int, b0, b1 *byte, sums *byte, zero int32, out *float32, ldo int, mask uint32)
-TEXT ·qdot1(SB), NOSPLIT, $0-76
+// func qdot1(taps int, offs *int, n int, a *byte, lda int, b0, b1 *byte, corr *int32, out *float32, ldo int, mask uint32)
+TEXT ·qdot1(SB), NOSPLIT, $0-84
 	PROLOGUE
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
-	TESTQ AX, AX
+	TESTQ BX, BX
 	JEQ qdot1_done
+qdot1_tap:
+	TAP_ROWS
+	MOVQ n+16(FP), AX
+	TESTQ AX, AX
+	JEQ qdot1_next
 qdot1_loop:
 	VMOVDQU32 (SI), Z24
 	VMOVDQU32 (DI), Z25
@@ -179,6 +210,10 @@ qdot1_loop:
 	ADDQ $4, R8
 	DECQ AX
 	JNE qdot1_loop
+qdot1_next:
+	ADDQ $8, CX
+	DECQ BX
+	JNE qdot1_tap
 qdot1_done:
 	EPILOGUE_SETUP
 	STORE(Z0, Z1)

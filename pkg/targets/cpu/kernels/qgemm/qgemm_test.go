@@ -183,7 +183,135 @@ func TestLayoutContract(t *testing.T) {
 			}
 		}
 	}
+	for _, g := range []ConvGeom{geomOf(1, 3, 5, 7, 4, 3, 1, 1, 1), geomOf(2, 64, 14, 14, 33, 1, 2, 0, 1), geomOf(1, 5, 9, 9, 17, 3, 1, 2, 2)} {
+		lg := lir.ConvGeom{N: int64(g.N), C: int64(g.C), H: int64(g.H), W: int64(g.W), O: int64(g.O), KH: int64(g.KH), KW: int64(g.KW),
+			StrideH: int64(g.StrideH), StrideW: int64(g.StrideW), PadT: int64(g.PadT), PadL: int64(g.PadL), PadB: int64(g.PadB), PadR: int64(g.PadR),
+			DilH: int64(g.DilH), DilW: int64(g.DilW), Groups: 1, OH: int64(g.OH), OW: int64(g.OW)}
+		xpad, outT := ConvScratch(g)
+		lx, lo := lir.QConvScratch(lg)
+		if lir.QConvPackedBytes(lg) != int64(ConvPackedLen(g)) || lx != int64(xpad) || lo != 4*int64(outT) {
+			t.Fatalf("%+v: lir says %d, %d, %d bytes; qgemm %d, %d, %d", g, lir.QConvPackedBytes(lg), lx, lo, ConvPackedLen(g), xpad, 4*outT)
+		}
+	}
 	if lir.QMatMulMaxK != MaxK {
 		t.Fatalf("lir.QMatMulMaxK = %d, qgemm.MaxK = %d", lir.QMatMulMaxK, MaxK)
+	}
+}
+
+// convReference is the convolution written out in int64.
+func convReference(g ConvGeom, x []byte, signed bool, zero int32, w []int8, bias []int32) []float32 {
+	out := make([]float32, g.N*g.O*g.OH*g.OW)
+	for n := range g.N {
+		for o := range g.O {
+			for oh := range g.OH {
+				for ow := range g.OW {
+					var s int64
+					if bias != nil {
+						s = int64(bias[o])
+					}
+					for c := range g.C {
+						for kh := range g.KH {
+							for kw := range g.KW {
+								h, wi := oh*g.StrideH-g.PadT+kh*g.DilH, ow*g.StrideW-g.PadL+kw*g.DilW
+								if h < 0 || h >= g.H || wi < 0 || wi >= g.W {
+									continue
+								}
+								v := int64(x[((n*g.C+c)*g.H+h)*g.W+wi])
+								if signed {
+									v = int64(int8(x[((n*g.C+c)*g.H+h)*g.W+wi]))
+								}
+								s += (v - int64(zero)) * int64(w[((o*g.C+c)*g.KH+kh)*g.KW+kw])
+							}
+						}
+					}
+					out[((n*g.O+o)*g.OH+oh)*g.OW+ow] = float32(s)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func geomOf(n, c, h, w, o, k, stride, pad, dil int) ConvGeom {
+	g := ConvGeom{Groups: 1, N: n, C: c, H: h, W: w, O: o, KH: k, KW: k, StrideH: stride, StrideW: stride, PadT: pad, PadL: pad, PadB: pad, PadR: pad, DilH: dil, DilW: dil}
+	g.OH = (h+2*pad-dil*(k-1)-1)/stride + 1
+	g.OW = (w+2*pad-dil*(k-1)-1)/stride + 1
+	return g
+}
+
+// TestConv checks every kernel against the reference: 1x1 and 3x3,
+// strides, dilation, padding, channel counts not a multiple of 4, output
+// channels past a pair of panels, rows past each tile size, two images,
+// int8 input, a bias.
+func TestConv(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	geoms := []ConvGeom{geomOf(1, 3, 5, 5, 4, 3, 1, 1, 1), geomOf(2, 8, 7, 9, 33, 3, 1, 1, 1), geomOf(1, 16, 28, 28, 64, 1, 1, 0, 1),
+		geomOf(1, 5, 11, 13, 17, 3, 2, 1, 1), geomOf(1, 6, 15, 15, 7, 3, 1, 2, 2), geomOf(1, 4, 6, 30, 40, 5, 1, 2, 1), geomOf(1, 64, 14, 14, 32, 3, 1, 1, 1)}
+	pool := parallel.NewPool(2)
+	defer pool.Close()
+	for name, kern := range kernels() {
+		for _, g := range geoms {
+			for _, signed := range []bool{false, true} {
+				x := make([]byte, g.N*g.C*g.H*g.W)
+				for i := range x {
+					x[i] = byte(r.IntN(256))
+				}
+				w := make([]int8, g.O*g.C*g.KH*g.KW)
+				for i := range w {
+					w[i] = int8(r.IntN(256) - 128)
+				}
+				var bias []int32
+				if signed {
+					bias = make([]int32, g.O)
+					for i := range bias {
+						bias[i] = int32(r.IntN(20001) - 10000)
+					}
+				}
+				zero := int32(r.IntN(256))
+				if signed {
+					zero -= 128
+				}
+				want := convReference(g, x, signed, zero, w, bias)
+				xl, ol := ConvScratch(g)
+				got := make([]float32, len(want))
+				convWith(kern, pool, g, x, signed, zero, PackConv(w, g), bias, make([]byte, xl), make([]float32, ol), got)
+				for i := range want {
+					if got[i] != want[i] {
+						t.Fatalf("%s %+v signed=%v: out[%d] = %v, want %v", name, g, signed, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+func BenchmarkConv(b *testing.B) {
+	for _, g := range []ConvGeom{geomOf(1, 64, 56, 56, 64, 3, 1, 1, 1), geomOf(1, 256, 28, 28, 64, 1, 1, 0, 1)} {
+		r := rand.New(rand.NewPCG(9, 10))
+		x := make([]byte, g.N*g.C*g.H*g.W)
+		for i := range x {
+			x[i] = byte(r.IntN(256))
+		}
+		w := make([]int8, g.O*g.C*g.KH*g.KW)
+		for i := range w {
+			w[i] = int8(r.IntN(256) - 128)
+		}
+		packed := PackConv(w, g)
+		xl, ol := ConvScratch(g)
+		xpad, outT, out := make([]byte, xl), make([]float32, ol), make([]float32, g.N*g.O*g.OH*g.OW)
+		for name, kern := range kernels() {
+			if name == "go" {
+				continue
+			}
+			b.Run(fmt.Sprintf("%dx%dx%d->%d_k%d/%s", g.C, g.H, g.W, g.O, g.KH, name), func(b *testing.B) {
+				pool := parallel.NewPool(1)
+				defer pool.Close()
+				for b.Loop() {
+					convWith(kern, pool, g, x, false, 128, packed, nil, xpad, outT, out)
+				}
+				flop := 2 * float64(g.N*g.O*g.OH*g.OW*g.C*g.KH*g.KW)
+				b.ReportMetric(flop*float64(b.N)/b.Elapsed().Seconds()/1e9, "GOP/s")
+			})
+		}
 	}
 }

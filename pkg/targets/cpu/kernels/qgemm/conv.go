@@ -1,0 +1,213 @@
+package qgemm
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/conv"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/vec"
+)
+
+// Integer convolutions (one group) as the product of each output row's
+// positions by the weights, summed over the kernel's taps: the input is
+// relaid channels last with its padding (ConvScratch's xpad, rows of C
+// rounded up to 4 bytes, the padding holding the zero point, so that it
+// adds nothing), where for one tap the positions of an output row are
+// rows of a product a stride·C4 bytes apart; the kernels sum every tap
+// into one accumulator (each tap an offset past the row's start), into
+// the channels-last outT, which is then transposed into NCHW.
+
+// ConvGeom is a convolution's geometry (conv's; Groups is 1).
+type ConvGeom = conv.ConvGeom
+
+// c4 is C rounded up to whole groups of four channels.
+func c4(g *ConvGeom) int { return (g.C + groupK - 1) &^ (groupK - 1) }
+
+func padded(g *ConvGeom) (hp, wp int) { return g.H + g.PadT + g.PadB, g.W + g.PadL + g.PadR }
+
+// convK is the length of each output's sum, padding channels included.
+func convK(g *ConvGeom) int { return g.KH * g.KW * c4(g) }
+
+// ConvPackedLen is the length in bytes of the weights packed by PackConv.
+func ConvPackedLen(g ConvGeom) int { return PackedLen(convK(&g), g.O) }
+
+// ConvScratch is the scratch one Conv call needs: bytes of the relaid
+// input and floats of the channels-last output (one image's each).
+func ConvScratch(g ConvGeom) (xpad, outT int) {
+	hp, wp := padded(&g)
+	return hp * wp * c4(&g), g.OH * g.OW * g.O
+}
+
+// PackConv lays out int8 weights w [O, C, KH, KW] for Conv: B [K, O]
+// whose row (tap, c) holds the weights of tap kh·KW+kw and input channel
+// c (zero for the channels past C).
+func PackConv(w []int8, g ConvGeom) []byte {
+	taps, c4 := g.KH*g.KW, c4(&g)
+	if len(w) != g.O*g.C*taps {
+		panic(fmt.Sprintf("qgemm.PackConv: %d weights for [%d, %d, %d, %d]", len(w), g.O, g.C, g.KH, g.KW))
+	}
+	return pack(taps*c4, g.O, func(r, o int) int8 {
+		t, c := r/c4, r%c4
+		if c >= g.C {
+			return 0
+		}
+		return w[(o*g.C+c)*taps+t]
+	})
+}
+
+// Conv computes out [N, O, OH, OW] = float32(Σ (x − zero)·w + bias) over
+// x [N, C, H, W] uint8 (signed: int8), w packed by PackConv, bias int32
+// per output channel (nil: none), summed exactly in int32 (K ≤ MaxK), the
+// padding counting as zero. xpad and outT are scratch of ConvScratch's
+// lengths.
+func Conv(pool *parallel.Pool, g ConvGeom, x []byte, signed bool, zero int32, w []byte, bias []int32, xpad []byte, outT, out []float32) {
+	convWith(kernel(), pool, g, x, signed, zero, w, bias, xpad, outT, out)
+}
+
+func convWith(kern func(*tile), pool *parallel.Pool, g ConvGeom, x []byte, signed bool, zero int32, w []byte, bias []int32, xpad []byte, outT, out []float32) {
+	xl, ol := ConvScratch(g)
+	hw, p := g.H*g.W, g.OH*g.OW
+	if g.N <= 0 || p <= 0 || g.O <= 0 {
+		return
+	}
+	if len(x) < g.N*g.C*hw || len(out) < g.N*g.O*p || len(w) != ConvPackedLen(g) || len(xpad) < xl || len(outT) < ol ||
+		(bias != nil && len(bias) < g.O) || convK(&g) > MaxK || g.StrideH < 1 || g.StrideW < 1 || g.DilH < 1 || g.DilW < 1 {
+		panic(fmt.Sprintf("qgemm.Conv: operands do not fit %+v (x %d, w %d, out %d, scratch %d and %d)", g, len(x), len(w), len(out), len(xpad), len(outT)))
+	}
+	if hp, wp := padded(&g); (g.OH-1)*g.StrideH+(g.KH-1)*g.DilH >= hp || (g.OW-1)*g.StrideW+(g.KW-1)*g.DilW >= wp {
+		panic(fmt.Sprintf("qgemm.Conv: output %dx%d reads past the padded input %dx%d", g.OH, g.OW, hp, wp))
+	}
+	zu := zero // the zero point of the unsigned bytes the kernels read
+	if signed {
+		zu += 128
+	}
+	_, wp := padded(&g)
+	cp := c4(&g)
+	offs := make([]int, 0, g.KH*g.KW)
+	for kh := range g.KH {
+		for kw := range g.KW {
+			offs = append(offs, (kh*g.DilH*wp+kw*g.DilW)*cp)
+		}
+	}
+	np, gk := panels(g.O), groups(convK(&g))
+	sums := w[np*gk*groupB:]
+	pairs := (np + 1) / 2
+	for n := range g.N {
+		relayout(pool, g, x[n*g.C*hw:(n+1)*g.C*hw], signed, byte(zu), xpad)
+		pool.For(g.OH*pairs, 1, func(lo, hi int) {
+			var t tile
+			for task := lo; task < hi; task++ {
+				oh, pr := task/pairs, task%pairs
+				t.set(w, gk, np, 2*pr, g.O, sums, zu, bias)
+				t.offs, t.n = offs, cp/groupK
+				t.a, t.lda = xpad[oh*g.StrideH*wp*cp:], g.StrideW*cp
+				t.out, t.ldo, t.rows = outT[oh*g.OW*g.O+2*pr*panelCols:], g.O, g.OW
+				kern(&t)
+			}
+		})
+		dst := out[n*g.O*p : (n+1)*g.O*p]
+		pool.For((p+7)/8, 16, func(lo, hi int) {
+			r0, r1 := lo*8, min(p, hi*8)
+			vec.Transpose(dst[r0:], p, outT[r0*g.O:], g.O, r1-r0, g.O)
+		})
+	}
+}
+
+// relayout writes one image of x [C, H, W] into xpad [Hp, Wp, C4] with
+// z in the padding and the channels past C, int8 shifted into uint8.
+func relayout(pool *parallel.Pool, g ConvGeom, x []byte, signed bool, z byte, xpad []byte) {
+	hp, wp := padded(&g)
+	cp := c4(&g)
+	pool.For(hp, 4, func(lo, hi int) {
+		for ih := lo; ih < hi; ih++ {
+			row := xpad[ih*wp*cp : (ih+1)*wp*cp]
+			h := ih - g.PadT
+			if h < 0 || h >= g.H {
+				fill(row, z)
+				continue
+			}
+			fill(row[:g.PadL*cp], z)
+			fill(row[(g.PadL+g.W)*cp:], z)
+			in := row[g.PadL*cp : (g.PadL+g.W)*cp]
+			if cp != g.C {
+				for w := range g.W {
+					fill(in[w*cp+g.C:(w+1)*cp], z)
+				}
+			}
+			transposeBytes(in, cp, x[h*g.W:], g.H*g.W, g.C, g.W)
+			if signed {
+				for w := range g.W {
+					flip(in[w*cp : w*cp+g.C])
+				}
+			}
+		}
+	})
+}
+
+// transposeBytes writes dst[w·ldd + c] = src[c·lds + w] for c < rows, w
+// < cols: in blocks of 8×8 bytes transposed in registers (three rounds of
+// swapping halves), the last block of each dimension overlapping the one
+// before (it writes the same bytes again) where the size is not a
+// multiple of 8; byte by byte below 8.
+func transposeBytes(dst []byte, ldd int, src []byte, lds, rows, cols int) {
+	if rows < 8 || cols < 8 {
+		for c := range rows {
+			for w := range cols {
+				dst[w*ldd+c] = src[c*lds+w]
+			}
+		}
+		return
+	}
+	// Every block lies inside the operands (checked here once): the
+	// loads and stores go through pointers, without the eight bounds
+	// checks each and the spills they cost.
+	_ = src[(rows-1)*lds+cols-1]
+	_ = dst[(cols-1)*ldd+rows-1]
+	sp, dp := unsafe.Pointer(unsafe.SliceData(src)), unsafe.Pointer(unsafe.SliceData(dst))
+	ld := func(off int) uint64 { return *(*uint64)(unsafe.Add(sp, off)) }
+	st := func(off int, v uint64) { *(*uint64)(unsafe.Add(dp, off)) = v }
+	for c0 := 0; c0 < rows; c0 += 8 {
+		c := min(c0, rows-8)
+		for w0 := 0; w0 < cols; w0 += 8 {
+			w := min(w0, cols-8)
+			s := c*lds + w
+			r0, r1, r2, r3 := ld(s), ld(s+lds), ld(s+2*lds), ld(s+3*lds)
+			r4, r5, r6, r7 := ld(s+4*lds), ld(s+5*lds), ld(s+6*lds), ld(s+7*lds)
+			r0, r4 = swapBits(r0, r4, 32, 0x00000000ffffffff)
+			r1, r5 = swapBits(r1, r5, 32, 0x00000000ffffffff)
+			r2, r6 = swapBits(r2, r6, 32, 0x00000000ffffffff)
+			r3, r7 = swapBits(r3, r7, 32, 0x00000000ffffffff)
+			r0, r2 = swapBits(r0, r2, 16, 0x0000ffff0000ffff)
+			r1, r3 = swapBits(r1, r3, 16, 0x0000ffff0000ffff)
+			r4, r6 = swapBits(r4, r6, 16, 0x0000ffff0000ffff)
+			r5, r7 = swapBits(r5, r7, 16, 0x0000ffff0000ffff)
+			r0, r1 = swapBits(r0, r1, 8, 0x00ff00ff00ff00ff)
+			r2, r3 = swapBits(r2, r3, 8, 0x00ff00ff00ff00ff)
+			r4, r5 = swapBits(r4, r5, 8, 0x00ff00ff00ff00ff)
+			r6, r7 = swapBits(r6, r7, 8, 0x00ff00ff00ff00ff)
+			d := w*ldd + c
+			st(d, r0)
+			st(d+ldd, r1)
+			st(d+2*ldd, r2)
+			st(d+3*ldd, r3)
+			st(d+4*ldd, r4)
+			st(d+5*ldd, r5)
+			st(d+6*ldd, r6)
+			st(d+7*ldd, r7)
+		}
+	}
+}
+
+// swapBits exchanges the bits of a under mask<<k with the bits of b
+// under mask: one round of a transpose in registers.
+func swapBits(a, b uint64, k uint, mask uint64) (uint64, uint64) {
+	t := (a>>k ^ b) & mask
+	return a ^ t<<k, b ^ t
+}
+
+func fill(b []byte, v byte) {
+	for i := range b {
+		b[i] = v
+	}
+}
