@@ -145,12 +145,12 @@ func relayout(pool *parallel.Pool, g ConvGeom, x []byte, signed bool, z byte, xp
 	})
 }
 
-// transposeBytes writes dst[w·ldd + c] = src[c·lds + w] for c < rows, w
+// transposeBytesGo writes dst[w·ldd + c] = src[c·lds + w] for c < rows, w
 // < cols: in blocks of 8×8 bytes transposed in registers (three rounds of
 // swapping halves), the last block of each dimension overlapping the one
 // before (it writes the same bytes again) where the size is not a
 // multiple of 8; byte by byte below 8.
-func transposeBytes(dst []byte, ldd int, src []byte, lds, rows, cols int) {
+func transposeBytesGo(dst []byte, ldd int, src []byte, lds, rows, cols int) {
 	if rows < 8 || cols < 8 {
 		for c := range rows {
 			for w := range cols {

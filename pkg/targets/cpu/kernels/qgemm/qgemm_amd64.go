@@ -83,3 +83,30 @@ func tileVNNI(t *tile) {
 		qdot1(taps, offs, t.n, (*byte)(unsafe.Add(a, i*t.lda)), t.lda, b0, b1, corr, (*float32)(unsafe.Add(o, 4*i*t.ldo)), t.ldo, mask)
 	}
 }
+
+// transpose16 transposes blocks 16×16-byte blocks along a row: block b
+// reads 16 rows lds apart from src+16b and writes 16 rows ldd apart from
+// dst+16b·ldd (qgemm_amd64.s).
+//
+//go:noescape
+func transpose16(dst *byte, ldd int, src *byte, lds int, blocks int)
+
+// transposeBytes is transposeBytesGo in 16×16 blocks through xmm
+// registers where the CPU runs the VNNI kernels (AVX-512BW and VL), the
+// last block of each dimension overlapping the one before.
+func transposeBytes(dst []byte, ldd int, src []byte, lds, rows, cols int) {
+	if !vnni || rows < 16 || cols < 16 {
+		transposeBytesGo(dst, ldd, src, lds, rows, cols)
+		return
+	}
+	_ = src[(rows-1)*lds+cols-1]
+	_ = dst[(cols-1)*ldd+rows-1]
+	for c0 := 0; c0 < rows; c0 += 16 {
+		c := min(c0, rows-16)
+		transpose16(&dst[c], ldd, &src[c*lds], lds, cols/16)
+		if cols%16 != 0 {
+			w := cols - 16
+			transpose16(&dst[w*ldd+c], ldd, &src[c*lds+w], lds, 1)
+		}
+	}
+}

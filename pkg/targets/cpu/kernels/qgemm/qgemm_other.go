@@ -11,3 +11,7 @@ func kernels() map[string]func(*tile) { return map[string]func(*tile){"go": tile
 
 // VNNI reports that no VNNI kernel is built in.
 func VNNI() bool { return false }
+
+func transposeBytes(dst []byte, ldd int, src []byte, lds, rows, cols int) {
+	transposeBytesGo(dst, ldd, src, lds, rows, cols)
+}

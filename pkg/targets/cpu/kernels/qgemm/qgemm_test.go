@@ -315,3 +315,49 @@ func BenchmarkConv(b *testing.B) {
 		}
 	}
 }
+
+// TestTransposeBytes checks the relayout's transposes, the pure-Go one and
+// the one this CPU runs, against the definition: sizes below, at and past
+// the blocks, strides past the sizes, nothing else written.
+func TestTransposeBytes(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, fn := range []struct {
+		name string
+		f    func(dst []byte, ldd int, src []byte, lds, rows, cols int)
+	}{{"go", transposeBytesGo}, {"cpu", transposeBytes}} {
+		for _, s := range [][2]int{{3, 5}, {8, 8}, {9, 13}, {16, 16}, {17, 28}, {64, 56}, {256, 28}, {33, 100}} {
+			rows, cols := s[0], s[1]
+			lds, ldd := cols+3, rows+5
+			src := make([]byte, rows*lds)
+			for i := range src {
+				src[i] = byte(r.IntN(256))
+			}
+			dst := make([]byte, cols*ldd)
+			for i := range dst {
+				dst[i] = 0xee
+			}
+			fn.f(dst, ldd, src, lds, rows, cols)
+			for w := range cols {
+				for c := range ldd {
+					want := byte(0xee)
+					if c < rows {
+						want = src[c*lds+w]
+					}
+					if got := dst[w*ldd+c]; got != want {
+						t.Fatalf("%s %dx%d: dst[%d][%d] = %d, want %d", fn.name, rows, cols, w, c, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+func BenchmarkTransposeBytes(b *testing.B) {
+	src := make([]byte, 256*784)
+	dst := make([]byte, 28*256)
+	for b.Loop() {
+		for h := range 28 {
+			transposeBytes(dst, 256, src[h*28:], 784, 256, 28)
+		}
+	}
+}
