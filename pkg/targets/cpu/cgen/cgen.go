@@ -224,6 +224,13 @@ static inline int64_t rlx_trunc_i64(double v) {
 	return v != v ? 0 : v >= 9223372036854775807.0 ? INT64_MAX : v <= -9223372036854775808.0 ? INT64_MIN : (int64_t)v;
 }
 
+/* The low byte of rlx_trunc_i64(v) for a float v, in a form clang
+   vectorizes: floats of magnitude 2^31 and above are multiples of 256, so
+   their low byte is 0 but at int64's saturation, INT64_MAX's 255. */
+static inline int32_t rlx_f32_byte(float v) {
+	return (v >= -2147483648.0f && v < 2147483648.0f) ? (int32_t)v : v >= 9223372036854775807.0f ? 255 : 0;
+}
+
 /* Integer floor modulo (the divisor's sign); 0 for a zero divisor. */
 static inline double rlx_imod(double a, double b) {
 	int64_t x = rlx_trunc_i64(a), y = rlx_trunc_i64(b);
@@ -293,6 +300,59 @@ var doubleOps = [lir.NumEwOps]bool{
 	lir.EwAnd: true, lir.EwOr: true, lir.EwXor: true, lir.EwSoftsign: true, lir.EwHardSwish: true,
 }
 
+// smallInts are the integer dtypes whose every value a float holds
+// exactly.
+var smallInts = map[tensor.DType]bool{tensor.U8: true, tensor.I8: true, tensor.I16: true, tensor.Bool: true}
+
+// floatWithCasts reports an f32 region that computes in float up to casts
+// to small integers (a QuantizeLinear's round, clamp and cast to uint8):
+// f32 inputs, f32 or small-integer results, float instructions on f32
+// values alone, casts to f32 or a small integer type. The interpreter
+// computes it in double with every f32 step rounded to f32
+// (lir.Elementwise.Narrowing), which is float arithmetic; a cast's
+// integer is exact in a float register and converts as the double path
+// converts, so both give the same values.
+func floatWithCasts(ew *lir.Elementwise) bool {
+	for _, in := range ew.In {
+		if in.DType != tensor.F32 {
+			return false
+		}
+	}
+	for _, out := range ew.Out {
+		if out.DType != tensor.F32 && !smallInts[out.DType] {
+			return false
+		}
+	}
+	// The register types, as Narrowing types them: f32 from loads and
+	// float instructions, the target of a cast, none for an immediate.
+	regs := map[int]tensor.DType{}
+	f32 := func(r int) bool { t, ok := regs[r]; return !ok || t == tensor.F32 }
+	for _, in := range ew.Code {
+		switch {
+		case in.Op == lir.EwLoad:
+			regs[in.Dst] = tensor.F32
+		case in.Op == lir.EwImm:
+			delete(regs, in.Dst)
+		case in.Op == lir.EwStore:
+		case in.Op == lir.EwCast:
+			to := tensor.DType(in.Imm)
+			if to != tensor.F32 && !smallInts[to] {
+				return false
+			}
+			regs[in.Dst] = to
+		case floatOps[in.Op]:
+			info := in.Op.Info()
+			if !f32(in.A) || info.Arity > 1 && !f32(in.B) || info.Arity > 2 && !f32(in.C) {
+				return false
+			}
+			regs[in.Dst] = tensor.F32
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // cTypes are the C element types of the dtypes a region may load and
 // store (f16 and bf16 stay on the interpreter).
 var cTypes = map[tensor.DType]string{
@@ -323,7 +383,7 @@ func regionCompute(ew *lir.Elementwise) (compute, bool) {
 		}
 		float = float && floatOps[in.Op]
 	}
-	if float {
+	if float || floatWithCasts(ew) {
 		return computeFloat, true
 	}
 	for _, in := range ew.Code {
@@ -530,6 +590,16 @@ func instr(ew *lir.Elementwise, in lir.Instr, ct compute, imms map[int]float64, 
 		return set(literal(in.Imm, ct))
 	case lir.EwCast:
 		to := tensor.DType(in.Imm)
+		if ct == computeFloat {
+			// floatWithCasts: to f32 or a small integer, exact in float
+			switch to {
+			case tensor.F32:
+				return set(a)
+			case tensor.Bool:
+				return set("(float)(" + a + " != 0)")
+			}
+			return set("(float)" + convert(a, computeFloat, to))
+		}
 		switch {
 		case to == tensor.F32:
 			return set("(double)(float)" + a)
@@ -666,6 +736,10 @@ func convert(v string, ct compute, dt tensor.DType) string {
 		return "(double)" + v
 	case tensor.Bool:
 		return "(uint8_t)(" + v + " != 0)"
+	case tensor.U8, tensor.I8:
+		if ct == computeFloat {
+			return "(" + cTypes[dt] + ")rlx_f32_byte(" + v + ")"
+		}
 	}
 	return "(" + cTypes[dt] + ")rlx_trunc_i64((double)" + v + ")"
 }

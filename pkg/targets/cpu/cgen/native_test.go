@@ -37,6 +37,9 @@ type ewCase struct {
 	in    []lir.EwIn
 	out   []tensor.DType
 	code  []lir.Instr
+	// values, when set, are input 0's elements (repeated), in place of
+	// random ones.
+	values []float64
 }
 
 // ewProgram is a program of one region: operand i is input i (its
@@ -275,6 +278,21 @@ func TestNativeElementwise(t *testing.T) {
 			code: []lir.Instr{load(0, 0), {Op: lir.EwImm, Dst: 3, Imm: 40}, {Op: lir.EwMul, Dst: 0, A: 0, B: 3}, {Op: lir.EwCast, Dst: 1, A: 0, Imm: float64(to)}, store(1, 0),
 				{Op: lir.EwCast, Dst: 2, A: 1, Imm: float64(f32)}, store(2, 1)}})
 	}
+	// QuantizeLinear's region: f32 steps, then a cast to uint8 (computed
+	// in float, floatWithCasts), and a clamp into int8 after the cast.
+	cases = append(cases, ewCase{name: "quantize", shape: []int64{5, 37}, in: []lir.EwIn{cont(f32)}, out: []tensor.DType{tensor.U8, tensor.I8},
+		code: []lir.Instr{load(0, 0), {Op: lir.EwImm, Dst: 1, Imm: float64(float32(0.025))}, {Op: lir.EwDiv, Dst: 2, A: 0, B: 1}, {Op: lir.EwRound, Dst: 2, A: 2},
+			{Op: lir.EwImm, Dst: 3, Imm: 128}, {Op: lir.EwAdd, Dst: 2, A: 2, B: 3}, {Op: lir.EwImm, Dst: 4, Imm: 0}, {Op: lir.EwMax, Dst: 2, A: 2, B: 4},
+			{Op: lir.EwImm, Dst: 5, Imm: 255}, {Op: lir.EwMin, Dst: 2, A: 2, B: 5}, {Op: lir.EwCast, Dst: 6, A: 2, Imm: float64(tensor.U8)}, store(6, 0),
+			{Op: lir.EwCast, Dst: 7, A: 0, Imm: float64(tensor.I8)}, store(7, 1)}})
+	// Casts of floats to bytes at the edges of the conversion (NaN to 0,
+	// past int32, past int64's saturation), in the float path.
+	for _, to := range []tensor.DType{tensor.U8, tensor.I8} {
+		cases = append(cases, ewCase{name: "cast edges to " + to.String(), shape: []int64{5, 37}, in: []lir.EwIn{cont(f32)}, out: []tensor.DType{to, f32},
+			code: []lir.Instr{load(0, 0), {Op: lir.EwCast, Dst: 1, A: 0, Imm: float64(to)}, store(1, 0), {Op: lir.EwCast, Dst: 2, A: 1, Imm: float64(f32)}, store(2, 1)},
+			values: []float64{math.NaN(), math.Inf(1), math.Inf(-1), 1 << 31, -(1 << 31), -(1 << 31) - 256, 1<<31 + 256, 3e9 + 128, -3e9, 1e19, -1e19,
+				9.3e18, 9.2e18, 255.5, -0.7, 300, -129.5, 127.9, 1e10 + 1024, 65535.9, -200}})
+	}
 	cases = append(cases, ewCase{name: "gelu chain", shape: []int64{5, 37}, in: []lir.EwIn{cont(f32), bcastRow(f32), transposed(f32)}, out: []tensor.DType{f32, f32},
 		code: []lir.Instr{load(0, 0), load(1, 1), {Op: lir.EwAdd, Dst: 0, A: 0, B: 1}, {Op: lir.EwImm, Dst: 2, Imm: 0.7978845608}, {Op: lir.EwMul, Dst: 3, A: 0, B: 2},
 			{Op: lir.EwTanh, Dst: 3, A: 3}, {Op: lir.EwImm, Dst: 4, Imm: 1}, {Op: lir.EwAdd, Dst: 3, A: 3, B: 4}, {Op: lir.EwMul, Dst: 3, A: 3, B: 0}, store(3, 0),
@@ -338,6 +356,11 @@ func TestNativeElementwise(t *testing.T) {
 			for i, in := range c.in {
 				positive := strings.HasPrefix(c.name, "log") || strings.HasPrefix(c.name, "sqrt") || strings.HasPrefix(c.name, "rsqrt") || strings.HasPrefix(c.name, "pow")
 				ins[i] = randomInput(r, in.DType, interp.Inputs[i].Shape[0], positive)
+			}
+			for e := range interp.Inputs[0].Shape[0] {
+				if len(c.values) > 0 {
+					setFloat(ins[0], int(e), c.values[int(e)%len(c.values)])
+				}
 			}
 			want := run(t, pool, interp, ins)
 			for li, l := range levels {
