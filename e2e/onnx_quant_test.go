@@ -223,6 +223,15 @@ func TestONNXQLinearConv(t *testing.T) {
 // weight zero points, every output exactly, over a symbolic row count;
 // one binding's input is all zeros (the flat range).
 func TestONNXDynamicQuantMatMul(t *testing.T) {
+	// Weights' zero points per column that take some centered weights
+	// past int8 (an f32 product), and none (an integer product with the
+	// run-time zero point on CPUs with one: specialize/int8.go).
+	for _, wzp := range [][]int8{{0, 1, -2, 0, 5}, {0, 0, 0, 0, 0}} {
+		testDynamicQuantMatMul(t, wzp)
+	}
+}
+
+func testDynamicQuantMatMul(t *testing.T, wzp []int8) {
 	eachTarget(t, func(t *testing.T, target string) {
 		const k, n = 8, 5
 		g := &graph{outs: []string{"xq", "xs", "xzp", "acc"}}
@@ -231,7 +240,6 @@ func TestONNXDynamicQuantMatMul(t *testing.T) {
 		for i := range wv {
 			wv[i] = int8((i*41)%255 - 127)
 		}
-		wzp := []int8{0, 1, -2, 0, 5}
 		g.initI8("w", []int64{k, n}, wv)
 		g.initI8("wzp", []int64{n}, wzp)
 		g.node("DynamicQuantizeLinear", []string{"x"}, []string{"xq", "xs", "xzp"})

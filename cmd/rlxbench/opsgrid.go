@@ -18,6 +18,7 @@ type opCase struct {
 	Family, Op, Shape, Attrs string
 	opset                    int64
 	node                     *onnxpb.Node
+	pre                      []*onnxpb.Node // nodes before node, whose results it reads
 	inits                    []tensorGen
 	inputs                   []tensorGen
 	outType                  int32   // the output's ONNX element type
@@ -119,7 +120,7 @@ func boolInt(b bool) int {
 // model writes the case as an ONNX model and its inputs as tensors.
 func (c *opCase) model(seed uint64) (*onnxpb.Model, map[string]*tensor.Tensor, error) {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
-	g := &onnxpb.Graph{Name: c.Op, Nodes: []*onnxpb.Node{c.node}}
+	g := &onnxpb.Graph{Name: c.Op, Nodes: append(append([]*onnxpb.Node(nil), c.pre...), c.node)}
 	for _, it := range c.inits {
 		t := it.make(rng)
 		g.Initializers = append(g.Initializers, &onnxpb.Tensor{Name: it.name, DataType: it.onnxType(), Dims: it.dims, RawData: rawLE(t)})
@@ -696,6 +697,13 @@ func quantCases() []opCase {
 			node:   node("MatMulInteger", []string{"x", "b", "azp", "bzp"}),
 			inits:  []tensorGen{quantIn("b", i8, -127, 127, k, n), zp("azp", u8, 128, 0), zp("bzp", i8, 0, 0)},
 			inputs: []tensorGen{act(m, k)}, flop: 2 * m * k * n},
+		// dynamic quantization (ONNX Runtime's quantize_dynamic): the
+		// activation quantized at run time, its zero point an operand
+		{Family: "quant", Op: "MatMulInteger", opset: 13, outType: onnxpb.DTInt32, Shape: fmt.Sprintf("%dx%d @ %dx%d", m, k, k, n), Attrs: "dynamic u8 x i8 -> i32",
+			pre:    []*onnxpb.Node{{Name: "dq", OpType: "DynamicQuantizeLinear", Inputs: []string{"x"}, Outputs: []string{"xq", "xs", "xzp"}}},
+			node:   node("MatMulInteger", []string{"xq", "b", "xzp"}),
+			inits:  []tensorGen{quantIn("b", i8, -127, 127, k, n)},
+			inputs: []tensorGen{randIn("x", -3, 3, m, k)}, flop: 2 * m * k * n},
 		{Family: "quant", Op: "ConvInteger", opset: 13, outType: onnxpb.DTInt32, Shape: fmt.Sprintf("%s -> 64", shapeStr(1, 64, 56, 56)), Attrs: "k3 u8 x u8 -> i32",
 			node:   node("ConvInteger", []string{"x", "w", "xzp", "wzp"}, attrInts("kernel_shape", 3, 3), attrInts("pads", 1, 1, 1, 1)),
 			inits:  []tensorGen{quantIn("w", u8, 0, 255, 64, 64, 3, 3), zp("xzp", u8, 128, 0), zp("wzp", u8, 128, 0)},

@@ -104,7 +104,10 @@ type QMatMul struct {
 	A, B, Out Buf
 	M, N, K   int64
 	Zero      int64
-	Signed    bool
+	// ZeroAt, when not NoBuf, holds the zero point at run time (one
+	// element of A's dtype: dynamic quantization's), in place of Zero.
+	ZeroAt Buf
+	Signed bool
 }
 
 // QConv2D is a one-group convolution of 8-bit X (NCHW, uint8, or int8
@@ -522,7 +525,7 @@ func (o *Pool2D) Kind() Kind {
 
 func (o *MatMul) Refs() []Ref       { return writes(o.Epilogue.refs(reads(o.A, o.B)), o.Out) }
 func (o *PackedMatMul) Refs() []Ref { return writes(o.Epilogue.refs(reads(o.A, o.B)), o.Out) }
-func (o *QMatMul) Refs() []Ref      { return writes(reads(o.A, o.B), o.Out) }
+func (o *QMatMul) Refs() []Ref      { return writes(opt(reads(o.A, o.B), false, o.ZeroAt), o.Out) }
 func (o *QConv2D) Refs() []Ref {
 	return writes(opt(reads(o.X, o.W), false, o.Bias), o.Out, o.XPad, o.OutT)
 }

@@ -294,6 +294,7 @@ func (o *QMatMul) verify(v *verifier) {
 		v.bytes("b", o.B, QMatMulPackedBytes(o.K, o.N), 1)
 	}
 	v.bytes("a", o.A, a, 1)
+	v.bytes("zero_at", o.ZeroAt, 1, 1)
 	v.f32("out", o.Out, v.dims("m", o.M, o.N))
 }
 

@@ -76,7 +76,8 @@ const (
 	// it into primitive nodes once the sequence length is bound.
 	OpRecurrent Op = "recurrent"
 	// OpMatMulI8 is (x − zero)·w of 8-bit x (u8 or i8, [..., M, K]) and a
-	// constant i8 w [K, N], summed exactly, as f32; attrs: zero. Only
+	// constant i8 w [K, N], summed exactly, as f32; attrs: zero, or a
+	// third argument: the zero point at run time, a scalar of x's dtype. Only
 	// specialization makes it (int8.go), for backends with integer
 	// products.
 	OpMatMulI8 Op = "matmul_i8"

@@ -60,7 +60,7 @@ func buildOpTable() map[Op]OpInfo {
 	t["clamp"] = OpInfo{Op: "clamp", Class: ClassElementwise, MinArgs: 1, MaxArgs: 1, Attrs: []string{"min", "max"}}
 	for _, row := range []OpInfo{
 		{Op: OpMatMul, Class: ClassLinalg, MinArgs: 2, MaxArgs: 4, Attrs: epilogueAttrs},
-		{Op: OpMatMulI8, Class: ClassLinalg, MinArgs: 2, MaxArgs: 2, Attrs: []string{"zero"}},
+		{Op: OpMatMulI8, Class: ClassLinalg, MinArgs: 2, MaxArgs: 3, Attrs: []string{"zero"}},
 		{Op: OpConv2DI8, Class: ClassLinalg, MinArgs: 2, MaxArgs: 3, Attrs: []string{"stride", "pad", "dilation", "groups", "zero", "bias"}},
 		{Op: OpConv2D, Class: ClassLinalg, MinArgs: 2, MaxArgs: 4, Attrs: append([]string{"stride", "pad", "dilation", "groups"}, epilogueAttrs...)},
 		{Op: OpAttention, Class: ClassLinalg, MinArgs: 3, MaxArgs: 4, Attrs: []string{"causal", "scale"}},

@@ -20,7 +20,9 @@ import (
 // convolution of one group,
 //   - whose operand is cast(x, f32), or cast(x, f32) − z with z an
 //     integer in x's range, for x of u8 or i8 (a fused region of exactly
-//     those, or the cast alone);
+//     those, or the cast alone); a matmul's z may also be a run-time
+//     scalar of x's dtype cast to f32 (dynamic quantization's, from
+//     DynamicQuantizeLinear);
 //   - whose weight is a constant of integers in [−128, 127] (an int8
 //     weight with its zero point folded in, or a uint8 one whose zero
 //     point is 128): [K, N] for a matmul, [O, C, KH, KW] for a
@@ -36,10 +38,37 @@ import (
 // copy of g (g.Clone) and returns g itself when nothing matches.
 func int8Products(g *mir.Graph) *mir.Graph {
 	defs := producers(g)
-	if !slices.ContainsFunc(g.Nodes, func(n *mir.Node) bool { _, ok := int8Product(n, defs); return ok }) {
+	match := func(n *mir.Node) bool {
+		if _, ok := int8Product(n, defs); ok {
+			return true
+		}
+		_, ok := int8Weights(n)
+		return ok && (byteCastTail(defs[n.Args[0]]) >= 0)
+	}
+	if !slices.ContainsFunc(g.Nodes, match) {
 		return g
 	}
 	c := g.Clone()
+	// Regions that quantize and dequantize in one (DynamicQuantizeLinear
+	// fused with the cast back to f32 before a product) are split at the
+	// 8-bit value, which the integer product then reads.
+	defs = producers(c)
+	for _, n := range slices.Clone(c.Nodes) {
+		if _, ok := int8Weights(n); !ok {
+			continue
+		}
+		if d := defs[n.Args[0]]; splitByteCast(c, d) {
+			defs = producers(c)
+			// its zero point, a scalar quantized and cast back the same way
+			if s := defs[n.Args[0]]; s != nil && s.Op == mir.OpFused {
+				for _, a := range s.Args {
+					if z := defs[a]; scalar(a) && splitByteCast(c, z) {
+						defs = producers(c)
+					}
+				}
+			}
+		}
+	}
 	defs = producers(c)
 	dropped := map[*mir.Node]bool{}
 	for _, n := range c.Nodes {
@@ -47,9 +76,16 @@ func int8Products(g *mir.Graph) *mir.Graph {
 		if !ok {
 			continue
 		}
-		dropped[defs[n.Args[0]]] = true
+		a := defs[n.Args[0]]
+		dropped[a] = true
 		args := []*mir.Value{r.x, c.NewConst(n.Args[1].Name, r.w)}
 		if n.Op == mir.OpMatMul {
+			if r.zeroAt != nil {
+				// the run-time zero point's cast to f32, where the
+				// region was its only user
+				dropped[defs[a.Args[len(a.Args)-1]]] = true
+				args = append(args, r.zeroAt)
+			}
 			n.Op, n.Args, n.Attrs = mir.OpMatMulI8, args, mir.Attrs{"zero": r.zero}
 			continue
 		}
@@ -60,9 +96,16 @@ func int8Products(g *mir.Graph) *mir.Graph {
 		}
 		n.Op, n.Args, n.Attrs = mir.OpConv2DI8, args, attrs
 	}
-	uses := c.Uses()
-	c.Nodes = slices.DeleteFunc(c.Nodes, func(n *mir.Node) bool { return dropped[n] && uses[n.Results[0]] == 0 })
-	return c
+	// Drop the producers nothing reads any more (a run-time zero point's
+	// cast is read by the f32 operand's region until that goes).
+	for {
+		uses := c.Uses()
+		before := len(c.Nodes)
+		c.Nodes = slices.DeleteFunc(c.Nodes, func(n *mir.Node) bool { return dropped[n] && uses[n.Results[0]] == 0 })
+		if len(c.Nodes) == before {
+			return c
+		}
+	}
 }
 
 // producers maps each result of g's nodes to its node (a fused region's
@@ -78,16 +121,29 @@ func producers(g *mir.Graph) map[*mir.Value]*mir.Node {
 }
 
 // int8Rewrite is what a matched product becomes: its 8-bit operand x,
-// x's zero point, the weight as i8 and a convolution's bias as i32 (nil:
-// none).
+// x's zero point (a constant, or a matmul's run-time scalar), the weight
+// as i8 and a convolution's bias as i32 (nil: none).
 type int8Rewrite struct {
 	x       *mir.Value
 	zero    int64
+	zeroAt  *mir.Value // a run-time zero point (a matmul's), else nil
 	w, bias *tensor.Tensor
 }
 
 // int8Product matches a product int8Products rewrites.
 func int8Product(n *mir.Node, defs map[*mir.Value]*mir.Node) (r int8Rewrite, ok bool) {
+	if r, ok = int8Weights(n); !ok {
+		return r, false
+	}
+	if r.x, r.zero, r.zeroAt, ok = quantized(n.Args[0], defs[n.Args[0]], defs); !ok || len(r.x.Type.Shape) < 2 || r.zeroAt != nil && n.Op != mir.OpMatMul {
+		return r, false
+	}
+	return r, true
+}
+
+// int8Weights matches the rest of a product int8Products rewrites (all
+// but its 8-bit operand): its weight as i8, its bias as i32.
+func int8Weights(n *mir.Node) (r int8Rewrite, ok bool) {
 	if n.Op != mir.OpMatMul && n.Op != mir.OpConv2D || len(n.Args) < 2 || len(n.Results) != 1 || n.Results[0].Type.DType != tensor.F32 {
 		return r, false
 	}
@@ -119,13 +175,86 @@ func int8Product(n *mir.Node, defs map[*mir.Value]*mir.Node) (r int8Rewrite, ok 
 			return r, false
 		}
 	}
-	if r.x, r.zero, ok = quantized(n.Args[0], defs[n.Args[0]]); !ok || len(r.x.Type.Shape) < 2 {
-		return r, false
-	}
 	if r.w, ok = int8Weight(b.Const); !ok {
 		return r, false
 	}
 	return r, true
+}
+
+// byteCastTail is the index in fused region d of a cast to f32 of an
+// 8-bit value d computes (a cast to u8 or i8 among d's members), where
+// the members from it on read nothing else the members before it
+// compute, so that d splits there; -1 where there is none.
+func byteCastTail(d *mir.Node) int {
+	if d == nil || d.Op != mir.OpFused {
+		return -1
+	}
+	ms := d.Region.Nodes
+	at := map[*mir.Value]int{} // the member computing each value
+	for i, m := range ms {
+		at[m.Results[0]] = i
+	}
+	for ci := len(ms) - 1; ci > 0; ci-- {
+		m := ms[ci]
+		if m.Op != "cast" || len(m.Args) != 1 || m.Results[0].Type.DType != tensor.F32 {
+			continue
+		}
+		q := m.Args[0]
+		if qi, in := at[q]; !in || ms[qi].Op != "cast" || q.Type.DType != tensor.U8 && q.Type.DType != tensor.I8 {
+			continue
+		}
+		ok := true
+		for _, s := range ms[ci:] {
+			for _, a := range s.Args {
+				if i, in := at[a]; in && i < ci && a != q {
+					ok = false
+				}
+			}
+		}
+		if ok {
+			return ci
+		}
+	}
+	return -1
+}
+
+// splitByteCast splits fused region d of c at byteCastTail into the
+// members that compute the 8-bit value, and the rest, which read it:
+// each a region again, or its one node. It reports whether it split.
+func splitByteCast(c *mir.Graph, d *mir.Node) bool {
+	ci := byteCastTail(d)
+	if ci < 0 {
+		return false
+	}
+	ms := d.Region.Nodes
+	head, tail := regionOf(ms[:ci], ms[ci].Args[0], ms[ci-1].Src), regionOf(ms[ci:], d.Results[0], d.Src)
+	i := slices.Index(c.Nodes, d)
+	c.Nodes = slices.Replace(c.Nodes, i, i+1, head, tail)
+	return true
+}
+
+// regionOf is members as one node computing result: the member itself
+// when there is one, else a fused region over the values the members
+// read from outside (scalar constants stay inside, as fusion leaves
+// them).
+func regionOf(members []*mir.Node, result *mir.Value, src string) *mir.Node {
+	if len(members) == 1 {
+		return members[0]
+	}
+	inside := map[*mir.Value]bool{}
+	for _, m := range members {
+		inside[m.Results[0]] = true
+	}
+	var inputs []*mir.Value
+	for _, m := range members {
+		for _, a := range m.Args {
+			if !inside[a] && !slices.Contains(inputs, a) && !(a.IsConst() && a.Const.Len() == 1) {
+				inputs = append(inputs, a)
+			}
+		}
+	}
+	sub := &mir.Graph{Name: "region", Inputs: inputs, Outputs: []*mir.Value{result}, Nodes: members}
+	return &mir.Node{Op: mir.OpFused, Args: inputs, Results: []*mir.Value{result}, Region: sub, Attrs: mir.Attrs{}, Src: src}
 }
 
 // int32Bias is b as int32 where every element of it is an integer in
@@ -145,17 +274,19 @@ func int32Bias(b *tensor.Tensor) (*tensor.Tensor, bool) {
 	return out, true
 }
 
-// quantized matches a = cast(x, f32) [− zero] for 8-bit x, computed by d.
-func quantized(a *mir.Value, d *mir.Node) (x *mir.Value, zero int64, ok bool) {
+// quantized matches a = cast(x, f32) [− zero] for 8-bit x, computed by
+// d: the zero point a constant integer in x's range, or (zeroAt) a
+// run-time scalar of x's dtype cast to f32 (DynamicQuantizeLinear's).
+func quantized(a *mir.Value, d *mir.Node, defs map[*mir.Value]*mir.Node) (x *mir.Value, zero int64, zeroAt *mir.Value, ok bool) {
 	if d == nil || len(d.Results) != 1 {
-		return nil, 0, false
+		return nil, 0, nil, false
 	}
 	nodes := []*mir.Node{d}
 	if d.Op == mir.OpFused {
 		nodes = d.Region.Nodes
 	}
 	if len(nodes) > 2 || nodes[0].Op != "cast" || len(nodes[0].Args) != 1 {
-		return nil, 0, false
+		return nil, 0, nil, false
 	}
 	x = nodes[0].Args[0]
 	lo, hi := int64(0), int64(255)
@@ -164,27 +295,45 @@ func quantized(a *mir.Value, d *mir.Node) (x *mir.Value, zero int64, ok bool) {
 	case tensor.I8:
 		lo, hi = -128, 127
 	default:
-		return nil, 0, false
+		return nil, 0, nil, false
 	}
 	if len(nodes) == 2 {
 		s := nodes[1]
-		if s.Op != "sub" || len(s.Args) != 2 || s.Args[0] != nodes[0].Results[0] || !s.Args[1].IsConst() {
-			return nil, 0, false
+		if s.Op != "sub" || len(s.Args) != 2 || s.Args[0] != nodes[0].Results[0] {
+			return nil, 0, nil, false
 		}
-		z := s.Args[1].Const
-		if z.DType != tensor.F32 || z.Len() != 1 {
-			return nil, 0, false
+		switch z := s.Args[1]; {
+		case z.IsConst():
+			if z.Const.DType != tensor.F32 || z.Const.Len() != 1 {
+				return nil, 0, nil, false
+			}
+			v := float64(z.Const.F32()[0])
+			if v != math.Trunc(v) || v < float64(lo) || v > float64(hi) {
+				return nil, 0, nil, false
+			}
+			zero = int64(v)
+		default:
+			c := defs[z]
+			if c == nil || c.Op != "cast" || len(c.Args) != 1 || c.Args[0].Type.DType != x.Type.DType || !scalar(z) {
+				return nil, 0, nil, false
+			}
+			zeroAt = c.Args[0]
 		}
-		v := float64(z.F32()[0])
-		if v != math.Trunc(v) || v < float64(lo) || v > float64(hi) {
-			return nil, 0, false
-		}
-		zero = int64(v)
 	}
 	if a.Type.DType != tensor.F32 || !slices.EqualFunc(a.Type.Shape, x.Type.Shape, dim.Equal) {
-		return nil, 0, false
+		return nil, 0, nil, false
 	}
-	return x, zero, true
+	return x, zero, zeroAt, true
+}
+
+// scalar reports a value of one element.
+func scalar(v *mir.Value) bool {
+	for _, d := range v.Type.Shape {
+		if c, ok := d.Const(); !ok || c != 1 {
+			return false
+		}
+	}
+	return true
 }
 
 // int8Weight is b as int8 where every element of it is an integer in

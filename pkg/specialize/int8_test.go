@@ -7,6 +7,7 @@ import (
 
 	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/specialize"
+	"github.com/rlx-project/rlx/pkg/tensor"
 )
 
 // TestInt8Products: which products of quantized values become integer
@@ -201,5 +202,118 @@ func main(x: u8[1, 8, 6, 6]) -> (y: f32[1, 8, 6, 6]) {
 				t.Errorf("%d steps, want the convolution alone:\n%s", len(prog.Steps), listing(prog))
 			}
 		})
+	}
+}
+
+// TestInt8RunTimeZeroPoint: dynamic quantization's zero point, a scalar
+// computed at run time, becomes the integer product's third operand, and
+// its cast to f32 goes with the f32 operand.
+func TestInt8RunTimeZeroPoint(t *testing.T) {
+	const src = `hir 1
+module q
+
+dim batch
+
+param w : i8[8, 4]
+
+func main(x: u8[batch, 8], z: u8[]) -> (y: f32[batch, 4]) {
+  xf = cast(x, to=f32)
+  zf = cast(z, to=f32)
+  a = sub(xf, zf)
+  wf = cast(w, to=f32)
+  y = matmul(a, wf)
+  return y
+}
+`
+	_, g := lowerSource(t, "q.hir", []byte(src), true)
+	caps := specialize.Caps{Packer: testPacker{}, Int8Products: true}
+	p, err := specialize.SpecializeWith(g, specialize.Binding{"batch": 3}, caps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := specialize.Schedule(p, specialize.NewWeights("test", caps.Packer))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := prog.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	if len(prog.Steps) != 1 {
+		t.Fatalf("%d steps, want the integer product alone:\n%s", len(prog.Steps), listing(prog))
+	}
+	q, ok := prog.Steps[0].Op.(*lir.QMatMul)
+	if !ok {
+		t.Fatalf("step is %s, want matmul_i8", prog.Steps[0].Op.Kind())
+	}
+	if b := prog.Buffers[q.ZeroAt]; q.ZeroAt == lir.NoBuf || b.Kind != lir.BufInput || b.Index != 1 {
+		t.Errorf("zero point at %d (%+v), want input 1", q.ZeroAt, b)
+	}
+}
+
+// TestInt8SplitsQuantizeRegion: a region that quantizes to uint8 and
+// casts back to f32 before a product (DynamicQuantizeLinear's) is split
+// at the uint8 value, which the integer product reads, with the zero
+// point's region split the same way.
+func TestInt8SplitsQuantizeRegion(t *testing.T) {
+	const src = `hir 1
+module q
+
+dim batch
+
+param w : i8[8, 4]
+
+func main(x: f32[batch, 8], s: f32[], zp: f32[]) -> (y: f32[batch, 4]) {
+  d = div(x, s)
+  r = round(d)
+  zr = round(zp)
+  sh = add(r, zr)
+  c = clamp(sh, min=0, max=255)
+  q = cast(c, to=u8)
+  zq = cast(zr, to=u8)
+  qf = cast(q, to=f32)
+  zf = cast(zq, to=f32)
+  a = sub(qf, zf)
+  wf = cast(w, to=f32)
+  y = matmul(a, wf)
+  return y
+}
+`
+	_, g := lowerSource(t, "q.hir", []byte(src), true)
+	caps := specialize.Caps{Packer: testPacker{}, Int8Products: true}
+	p, err := specialize.SpecializeWith(g, specialize.Binding{"batch": 3}, caps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := specialize.Schedule(p, specialize.NewWeights("test", caps.Packer))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := prog.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	var q *lir.QMatMul
+	bytes := 0 // regions with a uint8 result
+	for _, s := range prog.Steps {
+		switch op := s.Op.(type) {
+		case *lir.QMatMul:
+			q = op
+		case *lir.Elementwise:
+			for _, o := range op.Out {
+				if o.DType == tensor.U8 {
+					bytes++
+				}
+			}
+		}
+	}
+	if q == nil || q.ZeroAt == lir.NoBuf {
+		t.Fatalf("no integer product with a run-time zero point:\n%s", listing(prog))
+	}
+	if bytes != 2 {
+		t.Errorf("%d regions with a uint8 result, want 2 (the operand and its zero point):\n%s", bytes, listing(prog))
+	}
+	for _, s := range prog.Steps {
+		if op, ok := s.Op.(*lir.Elementwise); ok && len(op.Shape) == 2 && op.Out[0].DType == tensor.F32 {
+			t.Errorf("the f32 operand is still computed:\n%s", listing(prog))
+		}
 	}
 }

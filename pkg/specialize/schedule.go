@@ -309,8 +309,12 @@ func (g *gen) matmulI8(n *mir.Node) error {
 	if err != nil {
 		return err
 	}
-	g.emit(n, &lir.QMatMul{A: g.buffer(x[0]), B: g.weightBuffer(idx), Out: g.buffer(out),
-		M: tensor.NumElements(as[:len(as)-1]), N: ws[1], K: ws[0], Zero: n.Attrs.Int("zero"), Signed: x[0].Type.DType == tensor.I8})
+	op := &lir.QMatMul{A: g.buffer(x[0]), B: g.weightBuffer(idx), Out: g.buffer(out), ZeroAt: lir.NoBuf,
+		M: tensor.NumElements(as[:len(as)-1]), N: ws[1], K: ws[0], Zero: n.Attrs.Int("zero"), Signed: x[0].Type.DType == tensor.I8}
+	if len(x) == 3 {
+		op.ZeroAt = g.buffer(x[2])
+	}
+	g.emit(n, op)
 	return nil
 }
 

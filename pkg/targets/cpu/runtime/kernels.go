@@ -78,7 +78,15 @@ func run(pool *parallel.Pool, s *lir.Step, bufs [][]byte) error {
 		gemm.GemmPacked(pool, m, n, k, f32(op.A), k, f32(op.B), f32(op.Out), n, epilogue(op.Epilogue, bufs))
 	case *lir.QMatMul:
 		m, n, k := int(op.M), int(op.N), int(op.K)
-		qgemm.Gemm(pool, m, n, k, bufs[op.A][:m*k], k, op.Signed, int32(op.Zero), bufs[op.B][:qgemm.PackedLen(k, n)], f32(op.Out), n)
+		zero := int32(op.Zero)
+		if op.ZeroAt != lir.NoBuf {
+			// dynamic quantization's zero point, of A's dtype
+			zero = int32(bufs[op.ZeroAt][0])
+			if op.Signed {
+				zero = int32(int8(bufs[op.ZeroAt][0]))
+			}
+		}
+		qgemm.Gemm(pool, m, n, k, bufs[op.A][:m*k], k, op.Signed, zero, bufs[op.B][:qgemm.PackedLen(k, n)], f32(op.Out), n)
 	case *lir.QConv2D:
 		geom := conv.GeomOf(op.Geom)
 		var bias []int32
