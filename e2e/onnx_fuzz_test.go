@@ -309,12 +309,14 @@ func FuzzONNXAttention(f *testing.F) {
 }
 
 // FuzzONNXQuant: QuantizeLinear, DequantizeLinear, QLinearMatMul and
-// MatMulInteger with fuzzed axes, parameter ranks, lengths and dtypes, and
-// DynamicQuantizeLinear.
+// MatMulInteger with fuzzed axes, parameter ranks, lengths and dtypes,
+// DynamicQuantizeLinear, and QDQ groups around MatMul and Conv.
 func FuzzONNXQuant(f *testing.F) {
 	f.Add(int64(1), int64(1), int64(4), int32(2), uint8(0))
 	f.Add(int64(-1), int64(0), int64(0), int32(3), uint8(1))
 	f.Add(int64(5), int64(2), int64(3), int32(7), uint8(2))
+	f.Add(int64(0), int64(1), int64(4), int32(3), uint8(4))
+	f.Add(int64(1), int64(2), int64(2), int32(2), uint8(5))
 	f.Fuzz(func(t *testing.T, axis, prank, plen int64, zdt int32, op uint8) {
 		g := &graph{outs: []string{"y"}}
 		g.input("x", 2, 4, "s")
@@ -332,7 +334,7 @@ func FuzzONNXQuant(f *testing.F) {
 		g.init("sc", dims, make([]float32, n))
 		raw := make([]byte, n*8)
 		g.inits = append(g.inits, &onnxpb.Tensor{Name: "zp", DataType: zdt, Dims: dims, RawData: raw})
-		switch op % 5 {
+		switch op % 7 {
 		case 0:
 			g.node("QuantizeLinear", []string{"x", "sc", "zp"}, []string{"y"}, ai("axis", axis))
 		case 1:
@@ -344,6 +346,17 @@ func FuzzONNXQuant(f *testing.F) {
 		case 3:
 			g.node("Cast", []string{"x"}, []string{"xi"}, ai("to", int64(zdt)))
 			g.node("MatMulInteger", []string{"xi", "xi", "zp", "zp"}, []string{"y"})
+		case 4, 5:
+			// a QDQ group (qdq.go), the fuzzed zero point its weights
+			prod := "MatMul"
+			if op%6 == 5 {
+				prod = "Conv"
+			}
+			g.node("Cast", []string{"x"}, []string{"xi"}, ai("to", int64(zdt)))
+			g.node("DequantizeLinear", []string{"xi", "sc", "zp"}, []string{"xf"}, ai("axis", axis))
+			g.node("DequantizeLinear", []string{"zp", "sc", "zp"}, []string{"wf"}, ai("axis", axis))
+			g.node(prod, []string{"xf", "wf", "wf"}, []string{"yf"})
+			g.node("QuantizeLinear", []string{"yf", "sc", "zp"}, []string{"y"}, ai("axis", axis))
 		default:
 			g.node("DynamicQuantizeLinear", []string{"x"}, []string{"y", "ys", "yz"})
 		}

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/rlx-project/rlx/pkg/onnx"
@@ -163,26 +164,87 @@ func TestONNXQLinearMatMul(t *testing.T) {
 // TestONNXQLinearConv: uint8 input, int8 weights with a scale per output
 // channel, an int32 bias, padding, into int8, over a symbolic height.
 func TestONNXQLinearConv(t *testing.T) {
+	testQConv(t, func(g *graph) {
+		g.node("QLinearConv", []string{"x", "xs", "xzp", "w", "ws", "wzp", "ys", "yzp", "b"}, []string{"y"}, ais("pads", 1, 1, 1, 1))
+	})
+}
+
+// TestONNXQDQConv: the same convolution as ONNX Runtime's quantizer
+// writes it in QDQ form (DequantizeLinear of the input, weights and bias,
+// a float Conv, QuantizeLinear), which imports as QLinearConv and so
+// gives its results exactly; a bias whose scale is not the input's times
+// the weights' keeps the float group.
+func TestONNXQDQConv(t *testing.T) {
+	qdq := func(biasScale float32) func(g *graph) {
+		return func(g *graph) {
+			bs := make([]float32, len(qconvWS))
+			for i, w := range qconvWS {
+				bs[i] = biasScale * w
+			}
+			g.init("bs", []int64{int64(len(bs))}, bs)
+			g.node("DequantizeLinear", []string{"x", "xs", "xzp"}, []string{"xf"})
+			g.node("DequantizeLinear", []string{"w", "ws", "wzp"}, []string{"wf"}, ai("axis", 0))
+			g.node("DequantizeLinear", []string{"b", "bs"}, []string{"bf"}, ai("axis", 0))
+			g.node("Conv", []string{"xf", "wf", "bf"}, []string{"yf"}, ais("pads", 1, 1, 1, 1))
+			g.node("QuantizeLinear", []string{"yf", "ys", "yzp"}, []string{"y"})
+		}
+	}
+	testQConv(t, qdq(0.03))
+	for _, c := range []struct {
+		scale float32
+		fused bool
+	}{{0.03, true}, {0.031, false}} {
+		g := &graph{outs: []string{"y"}}
+		qconvGraph(g)
+		qdq(c.scale)(g)
+		res, err := onnx.Import(g.model(13), onnx.Options{Module: "t", Source: "t.onnx"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fused := strings.Contains(string(res.HIR), "y_mult"); fused != c.fused {
+			t.Errorf("bias scale %g x the weights': imported as QLinearConv %v, want %v\n%s", c.scale, fused, c.fused, res.HIR)
+		}
+	}
+}
+
+// qconvWS are testQConv's weight scales, one per output channel.
+var qconvWS = []float32{0.02, 0.01, 0.05, 0.03}
+
+// qconvGraph declares testQConv's input and initializers.
+func qconvGraph(g *graph) {
+	const c, o, kh, w = 3, 4, 3, 6
+	g.inputs = append(g.inputs, &onnxpb.ValueInfo{Name: "x", ElemType: 2, HasShape: true,
+		Shape: []onnxpb.Dim{{Value: 1, Known: true}, {Value: c, Known: true}, {Param: "h"}, {Value: w, Known: true}}})
+	g.init("xs", nil, []float32{0.03})
+	g.initU8("xzp", nil, []uint8{10})
+	g.initI8("w", []int64{o, c, kh, kh}, qconvW())
+	g.init("ws", []int64{o}, qconvWS)
+	g.initI8("wzp", []int64{o}, make([]int8, o))
+	g.init("ys", nil, []float32{0.25})
+	g.initI8("yzp", nil, []int8{-5})
+	g.initI32("b", []int64{o}, qconvBias)
+}
+
+var qconvBias = []int32{100, -2000, 0, 555}
+
+func qconvW() []int8 {
+	wv := make([]int8, 4*3*3*3)
+	for i := range wv {
+		wv[i] = int8((i*29)%200 - 100)
+	}
+	return wv
+}
+
+// testQConv checks the convolution build writes (uint8 input, int8
+// weights with a scale per output channel, an int32 bias, padding, into
+// int8, over a symbolic height) against QLinearConv's definition.
+func testQConv(t *testing.T, build func(g *graph)) {
 	eachTarget(t, func(t *testing.T, target string) {
 		const c, o, kh, w = 3, 4, 3, 6
 		g := &graph{outs: []string{"y"}}
-		g.inputs = append(g.inputs, &onnxpb.ValueInfo{Name: "x", ElemType: 2, HasShape: true,
-			Shape: []onnxpb.Dim{{Value: 1, Known: true}, {Value: c, Known: true}, {Param: "h"}, {Value: w, Known: true}}})
-		wv := make([]int8, o*c*kh*kh)
-		for i := range wv {
-			wv[i] = int8((i*29)%200 - 100)
-		}
-		ws := []float32{0.02, 0.01, 0.05, 0.03}
-		bias := []int32{100, -2000, 0, 555}
-		g.init("xs", nil, []float32{0.03})
-		g.initU8("xzp", nil, []uint8{10})
-		g.initI8("w", []int64{o, c, kh, kh}, wv)
-		g.init("ws", []int64{o}, ws)
-		g.initI8("wzp", []int64{o}, make([]int8, o))
-		g.init("ys", nil, []float32{0.25})
-		g.initI8("yzp", nil, []int8{-5})
-		g.initI32("b", []int64{o}, bias)
-		g.node("QLinearConv", []string{"x", "xs", "xzp", "w", "ws", "wzp", "ys", "yzp", "b"}, []string{"y"}, ais("pads", 1, 1, 1, 1))
+		qconvGraph(g)
+		build(g)
+		wv, ws, bias := qconvW(), qconvWS, qconvBias
 		for _, h := range []int64{4, 7} {
 			x := tensor.New(tensor.U8, 1, c, h, w)
 			for i := range x.Data {

@@ -678,8 +678,44 @@ func quantCases() []opCase {
 			inputs: []tensorGen{act(1, c, h, h)},
 			flop:   2 * float64(o*c*k*k*h*h)}
 	}
+	// QDQ (ONNX Runtime's quantize_static default): float operators
+	// between DequantizeLinear and QuantizeLinear, weights and bias
+	// dequantized initializers, which ORT fuses into its integer kernels.
+	dq := func(name, q, s, zp string, axis int64) *onnxpb.Node {
+		return &onnxpb.Node{Name: name, OpType: "DequantizeLinear", Inputs: []string{q, s, zp}, Outputs: []string{name}, Attrs: []*onnxpb.Attr{attrI("axis", axis)}}
+	}
+	qdqConv := func(c, o, h, k int64, ys float32) opCase {
+		pad := (k - 1) / 2
+		// per-channel weight scales, the bias's their products with the
+		// input's (as the quantizer writes them, and ORT's fusion needs)
+		ws, bs := make([]float32, o), make([]float32, o)
+		for i := range ws {
+			ws[i] = 0.002 + 0.002*float32(i%13)/13
+			bs[i] = float32(0.02) * ws[i]
+		}
+		conv := &onnxpb.Node{Name: "conv", OpType: "Conv", Inputs: []string{"xf", "wf", "bf"}, Outputs: []string{"yf"},
+			Attrs: []*onnxpb.Attr{attrInts("kernel_shape", k, k), attrInts("pads", pad, pad, pad, pad)}}
+		return opCase{Family: "quant", Op: "QDQ Conv", opset: 13, outType: onnxpb.DTUint8,
+			Shape: fmt.Sprintf("%s -> %d", shapeStr(1, c, h, h), o), Attrs: fmt.Sprintf("k%d u8 x i8 per-channel", k),
+			pre:  []*onnxpb.Node{dq("xf", "x", "xs", "xzp", 1), dq("wf", "w", "ws", "wzp", 0), {Name: "bf", OpType: "DequantizeLinear", Inputs: []string{"b", "bs"}, Outputs: []string{"bf"}, Attrs: []*onnxpb.Attr{attrI("axis", 0)}}, conv},
+			node: node("QuantizeLinear", []string{"yf", "ys", "yzp"}),
+			inits: []tensorGen{f("xs", 0.02), zp("xzp", u8, 128, 0), quantIn("w", i8, -127, 127, o, c, k, k),
+				{name: "ws", dims: []int64{o}, f32: ws}, zp("wzp", i8, 0, o), quantIn("b", i32, -5000, 5000, o), {name: "bs", dims: []int64{o}, f32: bs},
+				f("ys", ys), zp("yzp", u8, 128, 0)},
+			inputs: []tensorGen{act(1, c, h, h)},
+			flop:   2 * float64(o*c*k*k*h*h)}
+	}
 	const m, k, n = 128, 768, 768
 	return []opCase{
+		qdqConv(64, 64, 56, 3, 0.2),
+		qdqConv(256, 64, 28, 1, 0.15),
+		{Family: "quant", Op: "QDQ MatMul", opset: 13, outType: onnxpb.DTUint8, Shape: fmt.Sprintf("%dx%d @ %dx%d", m, k, k, n), Attrs: "u8 x i8",
+			pre: []*onnxpb.Node{dq("af", "x", "as", "azp", 1), dq("bf", "b", "bs", "bzp", 1),
+				{Name: "mm", OpType: "MatMul", Inputs: []string{"af", "bf"}, Outputs: []string{"yf"}}},
+			node: node("QuantizeLinear", []string{"yf", "ys", "yzp"}),
+			inits: []tensorGen{f("as", 0.02), zp("azp", u8, 128, 0), quantIn("b", i8, -127, 127, k, n), f("bs", 0.003), zp("bzp", i8, 0, 0),
+				f("ys", 0.25), zp("yzp", u8, 128, 0)},
+			inputs: []tensorGen{act(m, k)}, flop: 2 * m * k * n},
 		{Family: "quant", Op: "QuantizeLinear", opset: 13, outType: onnxpb.DTUint8, Shape: shapeStr(1, 256, 56, 56), Attrs: "u8",
 			node: node("QuantizeLinear", []string{"x", "s", "zp"}), inits: []tensorGen{f("s", 0.025), zp("zp", u8, 128, 0)},
 			inputs: []tensorGen{randIn("x", -3, 3, 1, 256, 56, 56)}},

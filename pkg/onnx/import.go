@@ -174,6 +174,7 @@ func (im *importer) hirName(onnxName string) string {
 func (im *importer) run() (*Result, error) {
 	g := im.m.Graph
 	inits := map[string]bool{}
+	consts := map[string]*tensor.Tensor{}
 	for _, t := range g.Initializers {
 		data, err := t.ToTensor()
 		if err != nil {
@@ -181,6 +182,17 @@ func (im *importer) run() (*Result, error) {
 		}
 		im.vals[t.Name] = &val{konst: data}
 		inits[t.Name] = true
+		consts[t.Name] = data
+	}
+	if nodes, added := fuseQDQ(g, consts); added != nil {
+		// QDQ groups as their integer operators (qdq.go), on copies: the
+		// caller's model stays as it was.
+		gc, mc := *g, *im.m
+		gc.Nodes, mc.Graph = nodes, &gc
+		im.m, g = &mc, &gc
+		for name, t := range added {
+			im.vals[name] = &val{konst: t}
+		}
 	}
 	for _, in := range g.Inputs {
 		if inits[in.Name] {
