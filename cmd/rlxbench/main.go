@@ -57,6 +57,7 @@ type config struct {
 	// --ops: single-operator models (ops.go).
 	ops, quick bool
 	opsFilter  *regexp.Regexp
+	qdq        []string // --qdq: manifest models quantized (qdq.go), timed as grid points
 }
 
 // row is one line of the table: a case at a thread count.
@@ -185,6 +186,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.quick, "quick", false, "with --ops: a small grid, for a smoke test")
 	var filter string
 	fs.StringVar(&filter, "ops-filter", "", "with --ops: only the grid points whose family or ONNX op name matches this regular expression (case-insensitive)")
+	var qdq string
+	fs.StringVar(&qdq, "qdq", "", "with --ops: comma-separated manifest models (resnet18,mobilenet_v2) quantized to QDQ form here (int8 weights per channel, uint8 activations calibrated on the b1 input), timed as grid points of family qdq, rlx's outputs checked against ORT's")
 	fs.BoolVar(&c.keep, "keep", false, "keep the temp dir (artifacts, logs)")
 	fs.BoolVar(&c.noInstall, "no-install", false, "never install missing dependencies (onnxruntime-node, libopenblas-dev)")
 	fs.Usage = func() {
@@ -204,7 +207,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if c.gemmSizes, err = parseThreads(sizes); err != nil {
 		return c, fmt.Errorf("--gemm-sizes: %q", sizes)
 	}
-	c.models, c.cases = splitList(models), splitList(cases)
+	c.models, c.cases, c.qdq = splitList(models), splitList(cases), splitList(qdq)
 	if filter != "" {
 		if c.opsFilter, err = regexp.Compile("(?i)" + filter); err != nil {
 			return c, fmt.Errorf("--ops-filter: %v", err)
@@ -223,8 +226,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 			c.warmup = 3
 		}
 		c.skipGemm = true
-	} else if c.quick || c.opsFilter != nil {
-		return c, fmt.Errorf("--quick and --ops-filter go with --ops")
+	} else if c.quick || c.opsFilter != nil || len(c.qdq) > 0 {
+		return c, fmt.Errorf("--quick, --ops-filter and --qdq go with --ops")
 	}
 	if c.runs < 0 || c.rounds < 1 || c.warmup < 0 || c.dur <= 0 || c.gemmTime <= 0 {
 		return c, fmt.Errorf("--runs, --warmup must be >= 0, --rounds >= 1, --time and --gemm-time > 0")

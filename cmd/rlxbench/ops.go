@@ -108,7 +108,7 @@ func (d *driver) mainOps(stdout, stderr io.Writer) int {
 			grid = append(grid, &c)
 		}
 	}
-	if len(grid) == 0 {
+	if len(grid) == 0 && len(cfg.qdq) == 0 {
 		problems = append(problems, "--ops-filter selects no grid point")
 	}
 	if len(problems) > 0 {
@@ -133,6 +133,20 @@ func (d *driver) mainOps(stdout, stderr io.Writer) int {
 	if err := d.setupTools(needORTInstall); err != nil {
 		fmt.Fprintln(stderr, "rlxbench:", err)
 		return 2
+	}
+	if len(cfg.qdq) > 0 {
+		// quantized models, alone when no --ops-filter asks for the grid
+		if cfg.opsFilter == nil {
+			grid = nil
+		}
+		for _, name := range cfg.qdq {
+			c, err := d.qdqCase(name)
+			if err != nil {
+				fmt.Fprintln(stderr, "rlxbench:", err)
+				return 2
+			}
+			grid = append(grid, c)
+		}
 	}
 	d.logf("%d grid points, threads %v", len(grid), cfg.threads)
 	for i := 0; i < len(grid); i += opsChunk {

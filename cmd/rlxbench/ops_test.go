@@ -1,11 +1,13 @@
 package main
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -31,8 +33,9 @@ func TestOpsGridModels(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s %s: %v", c.Op, c.Shape, err)
 			}
-			if len(dm.Graph.Nodes) != 1 || dm.Graph.Nodes[0].OpType != c.Op {
-				t.Errorf("%s %s: nodes %v", c.Op, c.Shape, dm.Graph.Nodes)
+			nodes := dm.Graph.Nodes
+			if len(nodes) != len(c.pre)+1 || nodes[len(nodes)-1].OpType != c.node.OpType {
+				t.Errorf("%s %s: %d nodes, the last %s", c.Op, c.Shape, len(nodes), nodes[len(nodes)-1].OpType)
 			}
 			for _, vi := range dm.Graph.Inputs {
 				in := ins[vi.Name]
@@ -156,5 +159,93 @@ func TestOpsQuickNoORT(t *testing.T) {
 	txt := out.String()
 	if !strings.Contains(txt, "| Relu ") || strings.Contains(txt, "worst") || strings.Contains(txt, "ORT:") {
 		t.Errorf("table:\n%s", txt)
+	}
+}
+
+// TestQDQModel: a convolution quantized by qdqModel is a QDQ group
+// (DequantizeLinear of its input, weights and bias, QuantizeLinear and
+// DequantizeLinear of its result) with int8 weights within one scale step
+// of the f32 ones, and a second convolution reads the first's
+// DequantizeLinear without quantizing it again.
+func TestQDQModel(t *testing.T) {
+	w := make([]float32, 4*3*3*3)
+	for i := range w {
+		w[i] = float32(i%11-5) * 0.01
+	}
+	w2 := make([]float32, 4*4)
+	for i := range w2 {
+		w2[i] = float32(i%5-2) * 0.1
+	}
+	f := func(name string, dims []int64, v []float32) *onnxpb.Tensor {
+		raw := make([]byte, 4*len(v))
+		for i, x := range v {
+			binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(x))
+		}
+		return &onnxpb.Tensor{Name: name, DataType: onnxpb.DTFloat, Dims: dims, RawData: raw}
+	}
+	m := &onnxpb.Model{IRVersion: 8, Opsets: map[string]int64{"": 13}, Graph: &onnxpb.Graph{
+		Nodes: []*onnxpb.Node{
+			{OpType: "Conv", Inputs: []string{"x", "w", "b"}, Outputs: []string{"y"}, Attrs: []*onnxpb.Attr{{Name: "pads", Type: onnxpb.AttrInts, Ints: []int64{1, 1, 1, 1}}}},
+			{OpType: "Conv", Inputs: []string{"y", "w2"}, Outputs: []string{"z"}},
+		},
+		Initializers: []*onnxpb.Tensor{f("w", []int64{4, 3, 3, 3}, w), f("b", []int64{4}, []float32{0.1, -0.2, 0, 0.3}), f("w2", []int64{4, 4, 1, 1}, w2)},
+		Inputs:       []*onnxpb.ValueInfo{{Name: "x", ElemType: onnxpb.DTFloat, HasShape: true, Shape: []onnxpb.Dim{{Value: 1, Known: true}, {Value: 3, Known: true}, {Value: 5, Known: true}, {Value: 5, Known: true}}}},
+		Outputs:      []*onnxpb.ValueInfo{{Name: "z", ElemType: onnxpb.DTFloat}},
+	}}
+	if got := calibrationNames(m.Graph); !slices.Equal(got, []string{"x", "y", "z"}) {
+		t.Fatalf("calibration names %v", got)
+	}
+	q, err := qdqModel(m, map[string][2]float32{"x": {-1, 2}, "y": {-3, 3}, "z": {0, 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := onnxpb.Encode(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q, err = onnxpb.Decode(b); err != nil {
+		t.Fatal(err)
+	}
+	producer := map[string]*onnxpb.Node{}
+	count := map[string]int{}
+	for _, n := range q.Graph.Nodes {
+		producer[n.Outputs[0]] = n
+		count[n.OpType]++
+	}
+	if count["Conv"] != 2 || count["QuantizeLinear"] != 3 || count["DequantizeLinear"] != 3+3 {
+		t.Errorf("op counts %v, want 2 Conv, 3 QuantizeLinear (x, y, z), 6 DequantizeLinear (x, y, z, two weights, a bias)", count)
+	}
+	for _, n := range q.Graph.Nodes {
+		if n.OpType != "Conv" {
+			continue
+		}
+		for _, in := range n.Inputs {
+			if p := producer[in]; p == nil || p.OpType != "DequantizeLinear" {
+				t.Errorf("conv input %s is not dequantized", in)
+			}
+		}
+		for _, r := range q.Graph.Nodes {
+			if slices.Contains(r.Inputs, n.Outputs[0]) && r.OpType != "QuantizeLinear" {
+				t.Errorf("conv output %s is read by %s", n.Outputs[0], r.OpType)
+			}
+		}
+	}
+	var wq, ws *onnxpb.Tensor
+	for _, it := range q.Graph.Initializers {
+		switch it.Name {
+		case "w_q":
+			wq = it
+		case "w_s":
+			ws = it
+		}
+	}
+	qt, _ := wq.ToTensor()
+	st, _ := ws.ToTensor()
+	per := len(w) / 4
+	for i, v := range w {
+		s := st.F32()[i/per]
+		if d := math.Abs(float64(v - float32(int8(qt.Data[i]))*s)); d > float64(s)/2+1e-7 {
+			t.Fatalf("weight %d: %v quantized %d x %v", i, v, int8(qt.Data[i]), s)
+		}
 	}
 }

@@ -19,6 +19,7 @@ type opCase struct {
 	opset                    int64
 	node                     *onnxpb.Node
 	pre                      []*onnxpb.Node // nodes before node, whose results it reads
+	built                    *onnxpb.Model  // a whole model (--qdq), node naming its outputs
 	inits                    []tensorGen
 	inputs                   []tensorGen
 	outType                  int32   // the output's ONNX element type
@@ -120,6 +121,13 @@ func boolInt(b bool) int {
 // model writes the case as an ONNX model and its inputs as tensors.
 func (c *opCase) model(seed uint64) (*onnxpb.Model, map[string]*tensor.Tensor, error) {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	if c.built != nil {
+		ins := map[string]*tensor.Tensor{}
+		for _, in := range c.inputs {
+			ins[in.name] = in.make(rng)
+		}
+		return c.built, ins, nil
+	}
 	g := &onnxpb.Graph{Name: c.Op, Nodes: append(append([]*onnxpb.Node(nil), c.pre...), c.node)}
 	for _, it := range c.inits {
 		t := it.make(rng)

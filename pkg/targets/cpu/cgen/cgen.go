@@ -304,17 +304,18 @@ var doubleOps = [lir.NumEwOps]bool{
 // exactly.
 var smallInts = map[tensor.DType]bool{tensor.U8: true, tensor.I8: true, tensor.I16: true, tensor.Bool: true}
 
-// floatWithCasts reports an f32 region that computes in float up to casts
-// to small integers (a QuantizeLinear's round, clamp and cast to uint8):
-// f32 inputs, f32 or small-integer results, float instructions on f32
-// values alone, casts to f32 or a small integer type. The interpreter
+// floatWithCasts reports a region that computes in float up to casts
+// from and to small integers (a QuantizeLinear's round, clamp and cast to
+// uint8, a DequantizeLinear's cast from uint8): f32 or small-integer
+// inputs and results, float instructions on f32 values alone, small
+// integers only cast or stored, casts to f32 or a small integer type. The interpreter
 // computes it in double with every f32 step rounded to f32
 // (lir.Elementwise.Narrowing), which is float arithmetic; a cast's
 // integer is exact in a float register and converts as the double path
 // converts, so both give the same values.
 func floatWithCasts(ew *lir.Elementwise) bool {
 	for _, in := range ew.In {
-		if in.DType != tensor.F32 {
+		if in.DType != tensor.F32 && !smallInts[in.DType] {
 			return false
 		}
 	}
@@ -330,7 +331,10 @@ func floatWithCasts(ew *lir.Elementwise) bool {
 	for _, in := range ew.Code {
 		switch {
 		case in.Op == lir.EwLoad:
-			regs[in.Dst] = tensor.F32
+			if in.A < 0 || in.A >= len(ew.In) {
+				return false
+			}
+			regs[in.Dst] = ew.In[in.A].DType
 		case in.Op == lir.EwImm:
 			delete(regs, in.Dst)
 		case in.Op == lir.EwStore:

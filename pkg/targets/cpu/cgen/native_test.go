@@ -143,6 +143,8 @@ func setFloat(t *tensor.Tensor, i int, v float64) {
 		t.I32()[i] = int32(v)
 	case tensor.U8, tensor.Bool:
 		t.Data[i] = byte(v)
+	case tensor.I8:
+		t.Data[i] = byte(int8(v))
 	default:
 		panic("setFloat: dtype " + t.DType.String())
 	}
@@ -285,6 +287,13 @@ func TestNativeElementwise(t *testing.T) {
 			{Op: lir.EwImm, Dst: 3, Imm: 128}, {Op: lir.EwAdd, Dst: 2, A: 2, B: 3}, {Op: lir.EwImm, Dst: 4, Imm: 0}, {Op: lir.EwMax, Dst: 2, A: 2, B: 4},
 			{Op: lir.EwImm, Dst: 5, Imm: 255}, {Op: lir.EwMin, Dst: 2, A: 2, B: 5}, {Op: lir.EwCast, Dst: 6, A: 2, Imm: float64(tensor.U8)}, store(6, 0),
 			{Op: lir.EwCast, Dst: 7, A: 0, Imm: float64(tensor.I8)}, store(7, 1)}})
+	// DequantizeLinear's region: uint8 loaded, cast to f32, centered and
+	// scaled (computed in float, floatWithCasts), and an int8 one stored
+	// as i16 by a cast.
+	cases = append(cases, ewCase{name: "dequantize", shape: []int64{5, 37}, in: []lir.EwIn{cont(tensor.U8), bcastRow(tensor.I8)}, out: []tensor.DType{f32, tensor.I16},
+		code: []lir.Instr{load(0, 0), {Op: lir.EwCast, Dst: 1, A: 0, Imm: float64(f32)}, {Op: lir.EwImm, Dst: 2, Imm: 128}, {Op: lir.EwSub, Dst: 1, A: 1, B: 2},
+			{Op: lir.EwImm, Dst: 3, Imm: float64(float32(0.025))}, {Op: lir.EwMul, Dst: 1, A: 1, B: 3}, store(1, 0),
+			load(4, 1), {Op: lir.EwCast, Dst: 5, A: 4, Imm: float64(tensor.I16)}, store(5, 1)}})
 	// Casts of floats to bytes at the edges of the conversion (NaN to 0,
 	// past int32, past int64's saturation), in the float path.
 	for _, to := range []tensor.DType{tensor.U8, tensor.I8} {

@@ -95,6 +95,7 @@ func convWith(kern func(*tile), pool *parallel.Pool, g ConvGeom, x []byte, signe
 	pairs := (np + 1) / 2
 	for n := range g.N {
 		relayout(pool, g, x[n*g.C*hw:(n+1)*g.C*hw], signed, byte(zu), xpad)
+		dst := out[n*g.O*p : (n+1)*g.O*p]
 		pool.For(g.OH*pairs, 1, func(lo, hi int) {
 			var t tile
 			for task := lo; task < hi; task++ {
@@ -104,12 +105,10 @@ func convWith(kern func(*tile), pool *parallel.Pool, g ConvGeom, x []byte, signe
 				t.a, t.lda = xpad[oh*g.StrideH*wp*cp:], g.StrideW*cp
 				t.out, t.ldo, t.rows = outT[oh*g.OW*g.O+2*pr*panelCols:], g.O, g.OW
 				kern(&t)
+				// the task's block into NCHW while it is in cache (a
+				// pass over all of outT after read it back from memory)
+				vec.Transpose(dst[2*pr*panelCols*p+oh*g.OW:], p, t.out, g.O, g.OW, t.cols)
 			}
-		})
-		dst := out[n*g.O*p : (n+1)*g.O*p]
-		pool.For((p+7)/8, 16, func(lo, hi int) {
-			r0, r1 := lo*8, min(p, hi*8)
-			vec.Transpose(dst[r0:], p, outT[r0*g.O:], g.O, r1-r0, g.O)
 		})
 	}
 }

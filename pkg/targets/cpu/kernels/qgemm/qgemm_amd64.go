@@ -17,20 +17,62 @@ var vnni = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL && c
 // to choose integer products where they pay: tuning.Int8Products).
 func VNNI() bool { return vnni }
 
-// The VNNI micro-kernels (qgemm_amd64.s): rows of A against two 16-column
-// panels, for each tap n groups of four bytes of each row from offs[t]
-// bytes past a (rows lda apart), sums in int32 accumulators, then acc −
-// corr converted to float32 and stored under the column mask (bit j:
+// The VNNI micro-kernels (qgemm_amd64.s): N rows of A against two
+// 16-column panels, for each tap n groups of four bytes of each row from
+// offs[t] bytes past a (rows lda apart), sums in int32 accumulators, then
+// acc − corr converted to float32 and stored under the column mask (bit j:
 // column j of the 32).
+//
+//go:noescape
+func qdot1(taps int, offs *int, n int, a *byte, lda int, b0, b1 *byte, corr *int32, out *float32, ldo int, mask uint32)
+
+//
+//go:noescape
+func qdot2(taps int, offs *int, n int, a *byte, lda int, b0, b1 *byte, corr *int32, out *float32, ldo int, mask uint32)
+
+//
+//go:noescape
+func qdot3(taps int, offs *int, n int, a *byte, lda int, b0, b1 *byte, corr *int32, out *float32, ldo int, mask uint32)
+
+//
+//go:noescape
+func qdot4(taps int, offs *int, n int, a *byte, lda int, b0, b1 *byte, corr *int32, out *float32, ldo int, mask uint32)
+
+//
+//go:noescape
+func qdot5(taps int, offs *int, n int, a *byte, lda int, b0, b1 *byte, corr *int32, out *float32, ldo int, mask uint32)
+
+//
+//go:noescape
+func qdot6(taps int, offs *int, n int, a *byte, lda int, b0, b1 *byte, corr *int32, out *float32, ldo int, mask uint32)
+
+//
+//go:noescape
+func qdot7(taps int, offs *int, n int, a *byte, lda int, b0, b1 *byte, corr *int32, out *float32, ldo int, mask uint32)
+
+//
+//go:noescape
+func qdot8(taps int, offs *int, n int, a *byte, lda int, b0, b1 *byte, corr *int32, out *float32, ldo int, mask uint32)
+
+//
+//go:noescape
+func qdot9(taps int, offs *int, n int, a *byte, lda int, b0, b1 *byte, corr *int32, out *float32, ldo int, mask uint32)
+
+//
+//go:noescape
+func qdot10(taps int, offs *int, n int, a *byte, lda int, b0, b1 *byte, corr *int32, out *float32, ldo int, mask uint32)
+
+//
+//go:noescape
+func qdot11(taps int, offs *int, n int, a *byte, lda int, b0, b1 *byte, corr *int32, out *float32, ldo int, mask uint32)
+
 //
 //go:noescape
 func qdot12(taps int, offs *int, n int, a *byte, lda int, b0, b1 *byte, corr *int32, out *float32, ldo int, mask uint32)
 
-//go:noescape
-func qdot4(taps int, offs *int, n int, a *byte, lda int, b0, b1 *byte, corr *int32, out *float32, ldo int, mask uint32)
-
-//go:noescape
-func qdot1(taps int, offs *int, n int, a *byte, lda int, b0, b1 *byte, corr *int32, out *float32, ldo int, mask uint32)
+// qdots are the kernels by their rows.
+var qdots = [tileRows + 1]func(taps int, offs *int, n int, a *byte, lda int, b0, b1 *byte, corr *int32, out *float32, ldo int, mask uint32){
+	nil, qdot1, qdot2, qdot3, qdot4, qdot5, qdot6, qdot7, qdot8, qdot9, qdot10, qdot11, qdot12}
 
 func kernel() func(*tile) {
 	if vnni {
@@ -47,7 +89,7 @@ func kernels() map[string]func(*tile) {
 	return ks
 }
 
-// tileVNNI runs the tile as 12-row, then 4-row, then single-row calls,
+// tileVNNI runs the tile as 12-row calls and one call for the rows left,
 // after checking every byte they read and write lies in the slices.
 func tileVNNI(t *tile) {
 	if t.rows <= 0 || t.n <= 0 || len(t.offs) == 0 {
@@ -72,15 +114,8 @@ func tileVNNI(t *tile) {
 	a, b0, b1 := unsafe.Pointer(unsafe.SliceData(t.a)), unsafe.SliceData(t.b0), unsafe.SliceData(t.b1)
 	o := unsafe.Pointer(unsafe.SliceData(t.out))
 	taps, offs, corr := len(t.offs), unsafe.SliceData(t.offs), &t.corr[0]
-	i := 0
-	for ; i+tileRows <= t.rows; i += tileRows {
-		qdot12(taps, offs, t.n, (*byte)(unsafe.Add(a, i*t.lda)), t.lda, b0, b1, corr, (*float32)(unsafe.Add(o, 4*i*t.ldo)), t.ldo, mask)
-	}
-	for ; i+4 <= t.rows; i += 4 {
-		qdot4(taps, offs, t.n, (*byte)(unsafe.Add(a, i*t.lda)), t.lda, b0, b1, corr, (*float32)(unsafe.Add(o, 4*i*t.ldo)), t.ldo, mask)
-	}
-	for ; i < t.rows; i++ {
-		qdot1(taps, offs, t.n, (*byte)(unsafe.Add(a, i*t.lda)), t.lda, b0, b1, corr, (*float32)(unsafe.Add(o, 4*i*t.ldo)), t.ldo, mask)
+	for i := 0; i < t.rows; i += tileRows {
+		qdots[min(tileRows, t.rows-i)](taps, offs, t.n, (*byte)(unsafe.Add(a, i*t.lda)), t.lda, b0, b1, corr, (*float32)(unsafe.Add(o, 4*i*t.ldo)), t.ldo, mask)
 	}
 }
 

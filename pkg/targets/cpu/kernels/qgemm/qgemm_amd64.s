@@ -2,7 +2,9 @@
 
 #include "textflag.h"
 
-// The AVX-512 VNNI micro-kernels of qgemm (declared in qgemm_amd64.go).
+// The AVX-512 VNNI micro-kernels of qgemm (declared in qgemm_amd64.go),
+// qdotN for N rows, 1 to 12: a tile's rows past its 12-row calls go in
+// one call, however many there are (a 7x7 plane's rows in one qdot7).
 // Row i's sums against the two panels are in Z(2i) and Z(2i+1). For each
 // tap (offs[t] bytes past a: a product has one tap at 0, a convolution
 // one per kernel position) and each of its n groups of four rows of B,
@@ -145,6 +147,433 @@ qdot12_done:
 	VZEROUPPER
 	RET
 
+// func qdot11(taps int, offs *int, n int, a *byte, lda int, b0, b1 *byte, corr *int32, out *float32, ldo int, mask uint32)
+TEXT ·qdot11(SB), NOSPLIT, $0-84
+	PROLOGUE
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	TESTQ BX, BX
+	JEQ qdot11_done
+qdot11_tap:
+	TAP_ROWS
+	MOVQ n+16(FP), AX
+	TESTQ AX, AX
+	JEQ qdot11_next
+qdot11_loop:
+	VMOVDQU32 (SI), Z24
+	VMOVDQU32 (DI), Z25
+	ROW((R8), Z26, Z0, Z1)
+	ROW((R8)(R9*1), Z27, Z2, Z3)
+	ROW((R8)(R9*2), Z26, Z4, Z5)
+	ROW((R10), Z27, Z6, Z7)
+	ROW((R10)(R9*1), Z26, Z8, Z9)
+	ROW((R10)(R9*2), Z27, Z10, Z11)
+	ROW((R11), Z26, Z12, Z13)
+	ROW((R11)(R9*1), Z27, Z14, Z15)
+	ROW((R11)(R9*2), Z26, Z16, Z17)
+	ROW((R12), Z27, Z18, Z19)
+	ROW((R12)(R9*1), Z26, Z20, Z21)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	ADDQ $4, R8
+	ADDQ $4, R10
+	ADDQ $4, R11
+	ADDQ $4, R12
+	DECQ AX
+	JNE qdot11_loop
+qdot11_next:
+	ADDQ $8, CX
+	DECQ BX
+	JNE qdot11_tap
+qdot11_done:
+	EPILOGUE_SETUP
+	STORE(Z0, Z1)
+	STORE(Z2, Z3)
+	STORE(Z4, Z5)
+	STORE(Z6, Z7)
+	STORE(Z8, Z9)
+	STORE(Z10, Z11)
+	STORE(Z12, Z13)
+	STORE(Z14, Z15)
+	STORE(Z16, Z17)
+	STORE(Z18, Z19)
+	STORE(Z20, Z21)
+	VZEROUPPER
+	RET
+
+// func qdot10(taps int, offs *int, n int, a *byte, lda int, b0, b1 *byte, corr *int32, out *float32, ldo int, mask uint32)
+TEXT ·qdot10(SB), NOSPLIT, $0-84
+	PROLOGUE
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	TESTQ BX, BX
+	JEQ qdot10_done
+qdot10_tap:
+	TAP_ROWS
+	MOVQ n+16(FP), AX
+	TESTQ AX, AX
+	JEQ qdot10_next
+qdot10_loop:
+	VMOVDQU32 (SI), Z24
+	VMOVDQU32 (DI), Z25
+	ROW((R8), Z26, Z0, Z1)
+	ROW((R8)(R9*1), Z27, Z2, Z3)
+	ROW((R8)(R9*2), Z26, Z4, Z5)
+	ROW((R10), Z27, Z6, Z7)
+	ROW((R10)(R9*1), Z26, Z8, Z9)
+	ROW((R10)(R9*2), Z27, Z10, Z11)
+	ROW((R11), Z26, Z12, Z13)
+	ROW((R11)(R9*1), Z27, Z14, Z15)
+	ROW((R11)(R9*2), Z26, Z16, Z17)
+	ROW((R12), Z27, Z18, Z19)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	ADDQ $4, R8
+	ADDQ $4, R10
+	ADDQ $4, R11
+	ADDQ $4, R12
+	DECQ AX
+	JNE qdot10_loop
+qdot10_next:
+	ADDQ $8, CX
+	DECQ BX
+	JNE qdot10_tap
+qdot10_done:
+	EPILOGUE_SETUP
+	STORE(Z0, Z1)
+	STORE(Z2, Z3)
+	STORE(Z4, Z5)
+	STORE(Z6, Z7)
+	STORE(Z8, Z9)
+	STORE(Z10, Z11)
+	STORE(Z12, Z13)
+	STORE(Z14, Z15)
+	STORE(Z16, Z17)
+	STORE(Z18, Z19)
+	VZEROUPPER
+	RET
+
+// func qdot9(taps int, offs *int, n int, a *byte, lda int, b0, b1 *byte, corr *int32, out *float32, ldo int, mask uint32)
+TEXT ·qdot9(SB), NOSPLIT, $0-84
+	PROLOGUE
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	TESTQ BX, BX
+	JEQ qdot9_done
+qdot9_tap:
+	TAP_ROWS
+	MOVQ n+16(FP), AX
+	TESTQ AX, AX
+	JEQ qdot9_next
+qdot9_loop:
+	VMOVDQU32 (SI), Z24
+	VMOVDQU32 (DI), Z25
+	ROW((R8), Z26, Z0, Z1)
+	ROW((R8)(R9*1), Z27, Z2, Z3)
+	ROW((R8)(R9*2), Z26, Z4, Z5)
+	ROW((R10), Z27, Z6, Z7)
+	ROW((R10)(R9*1), Z26, Z8, Z9)
+	ROW((R10)(R9*2), Z27, Z10, Z11)
+	ROW((R11), Z26, Z12, Z13)
+	ROW((R11)(R9*1), Z27, Z14, Z15)
+	ROW((R11)(R9*2), Z26, Z16, Z17)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	ADDQ $4, R8
+	ADDQ $4, R10
+	ADDQ $4, R11
+	DECQ AX
+	JNE qdot9_loop
+qdot9_next:
+	ADDQ $8, CX
+	DECQ BX
+	JNE qdot9_tap
+qdot9_done:
+	EPILOGUE_SETUP
+	STORE(Z0, Z1)
+	STORE(Z2, Z3)
+	STORE(Z4, Z5)
+	STORE(Z6, Z7)
+	STORE(Z8, Z9)
+	STORE(Z10, Z11)
+	STORE(Z12, Z13)
+	STORE(Z14, Z15)
+	STORE(Z16, Z17)
+	VZEROUPPER
+	RET
+
+// func qdot8(taps int, offs *int, n int, a *byte, lda int, b0, b1 *byte, corr *int32, out *float32, ldo int, mask uint32)
+TEXT ·qdot8(SB), NOSPLIT, $0-84
+	PROLOGUE
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	TESTQ BX, BX
+	JEQ qdot8_done
+qdot8_tap:
+	TAP_ROWS
+	MOVQ n+16(FP), AX
+	TESTQ AX, AX
+	JEQ qdot8_next
+qdot8_loop:
+	VMOVDQU32 (SI), Z24
+	VMOVDQU32 (DI), Z25
+	ROW((R8), Z26, Z0, Z1)
+	ROW((R8)(R9*1), Z27, Z2, Z3)
+	ROW((R8)(R9*2), Z26, Z4, Z5)
+	ROW((R10), Z27, Z6, Z7)
+	ROW((R10)(R9*1), Z26, Z8, Z9)
+	ROW((R10)(R9*2), Z27, Z10, Z11)
+	ROW((R11), Z26, Z12, Z13)
+	ROW((R11)(R9*1), Z27, Z14, Z15)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	ADDQ $4, R8
+	ADDQ $4, R10
+	ADDQ $4, R11
+	DECQ AX
+	JNE qdot8_loop
+qdot8_next:
+	ADDQ $8, CX
+	DECQ BX
+	JNE qdot8_tap
+qdot8_done:
+	EPILOGUE_SETUP
+	STORE(Z0, Z1)
+	STORE(Z2, Z3)
+	STORE(Z4, Z5)
+	STORE(Z6, Z7)
+	STORE(Z8, Z9)
+	STORE(Z10, Z11)
+	STORE(Z12, Z13)
+	STORE(Z14, Z15)
+	VZEROUPPER
+	RET
+
+// func qdot7(taps int, offs *int, n int, a *byte, lda int, b0, b1 *byte, corr *int32, out *float32, ldo int, mask uint32)
+TEXT ·qdot7(SB), NOSPLIT, $0-84
+	PROLOGUE
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	TESTQ BX, BX
+	JEQ qdot7_done
+qdot7_tap:
+	TAP_ROWS
+	MOVQ n+16(FP), AX
+	TESTQ AX, AX
+	JEQ qdot7_next
+qdot7_loop:
+	VMOVDQU32 (SI), Z24
+	VMOVDQU32 (DI), Z25
+	ROW((R8), Z26, Z0, Z1)
+	ROW((R8)(R9*1), Z27, Z2, Z3)
+	ROW((R8)(R9*2), Z26, Z4, Z5)
+	ROW((R10), Z27, Z6, Z7)
+	ROW((R10)(R9*1), Z26, Z8, Z9)
+	ROW((R10)(R9*2), Z27, Z10, Z11)
+	ROW((R11), Z26, Z12, Z13)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	ADDQ $4, R8
+	ADDQ $4, R10
+	ADDQ $4, R11
+	DECQ AX
+	JNE qdot7_loop
+qdot7_next:
+	ADDQ $8, CX
+	DECQ BX
+	JNE qdot7_tap
+qdot7_done:
+	EPILOGUE_SETUP
+	STORE(Z0, Z1)
+	STORE(Z2, Z3)
+	STORE(Z4, Z5)
+	STORE(Z6, Z7)
+	STORE(Z8, Z9)
+	STORE(Z10, Z11)
+	STORE(Z12, Z13)
+	VZEROUPPER
+	RET
+
+// func qdot6(taps int, offs *int, n int, a *byte, lda int, b0, b1 *byte, corr *int32, out *float32, ldo int, mask uint32)
+TEXT ·qdot6(SB), NOSPLIT, $0-84
+	PROLOGUE
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	TESTQ BX, BX
+	JEQ qdot6_done
+qdot6_tap:
+	TAP_ROWS
+	MOVQ n+16(FP), AX
+	TESTQ AX, AX
+	JEQ qdot6_next
+qdot6_loop:
+	VMOVDQU32 (SI), Z24
+	VMOVDQU32 (DI), Z25
+	ROW((R8), Z26, Z0, Z1)
+	ROW((R8)(R9*1), Z27, Z2, Z3)
+	ROW((R8)(R9*2), Z26, Z4, Z5)
+	ROW((R10), Z27, Z6, Z7)
+	ROW((R10)(R9*1), Z26, Z8, Z9)
+	ROW((R10)(R9*2), Z27, Z10, Z11)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	ADDQ $4, R8
+	ADDQ $4, R10
+	DECQ AX
+	JNE qdot6_loop
+qdot6_next:
+	ADDQ $8, CX
+	DECQ BX
+	JNE qdot6_tap
+qdot6_done:
+	EPILOGUE_SETUP
+	STORE(Z0, Z1)
+	STORE(Z2, Z3)
+	STORE(Z4, Z5)
+	STORE(Z6, Z7)
+	STORE(Z8, Z9)
+	STORE(Z10, Z11)
+	VZEROUPPER
+	RET
+
+// func qdot5(taps int, offs *int, n int, a *byte, lda int, b0, b1 *byte, corr *int32, out *float32, ldo int, mask uint32)
+TEXT ·qdot5(SB), NOSPLIT, $0-84
+	PROLOGUE
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	TESTQ BX, BX
+	JEQ qdot5_done
+qdot5_tap:
+	TAP_ROWS
+	MOVQ n+16(FP), AX
+	TESTQ AX, AX
+	JEQ qdot5_next
+qdot5_loop:
+	VMOVDQU32 (SI), Z24
+	VMOVDQU32 (DI), Z25
+	ROW((R8), Z26, Z0, Z1)
+	ROW((R8)(R9*1), Z27, Z2, Z3)
+	ROW((R8)(R9*2), Z26, Z4, Z5)
+	ROW((R10), Z27, Z6, Z7)
+	ROW((R10)(R9*1), Z26, Z8, Z9)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	ADDQ $4, R8
+	ADDQ $4, R10
+	DECQ AX
+	JNE qdot5_loop
+qdot5_next:
+	ADDQ $8, CX
+	DECQ BX
+	JNE qdot5_tap
+qdot5_done:
+	EPILOGUE_SETUP
+	STORE(Z0, Z1)
+	STORE(Z2, Z3)
+	STORE(Z4, Z5)
+	STORE(Z6, Z7)
+	STORE(Z8, Z9)
+	VZEROUPPER
+	RET
+
 // func qdot4(taps int, offs *int, n int, a *byte, lda int, b0, b1 *byte, corr *int32, out *float32, ldo int, mask uint32)
 TEXT ·qdot4(SB), NOSPLIT, $0-84
 	PROLOGUE
@@ -186,6 +615,80 @@ qdot4_done:
 	STORE(Z2, Z3)
 	STORE(Z4, Z5)
 	STORE(Z6, Z7)
+	VZEROUPPER
+	RET
+
+// func qdot3(taps int, offs *int, n int, a *byte, lda int, b0, b1 *byte, corr *int32, out *float32, ldo int, mask uint32)
+TEXT ·qdot3(SB), NOSPLIT, $0-84
+	PROLOGUE
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	TESTQ BX, BX
+	JEQ qdot3_done
+qdot3_tap:
+	TAP_ROWS
+	MOVQ n+16(FP), AX
+	TESTQ AX, AX
+	JEQ qdot3_next
+qdot3_loop:
+	VMOVDQU32 (SI), Z24
+	VMOVDQU32 (DI), Z25
+	ROW((R8), Z26, Z0, Z1)
+	ROW((R8)(R9*1), Z27, Z2, Z3)
+	ROW((R8)(R9*2), Z26, Z4, Z5)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	ADDQ $4, R8
+	DECQ AX
+	JNE qdot3_loop
+qdot3_next:
+	ADDQ $8, CX
+	DECQ BX
+	JNE qdot3_tap
+qdot3_done:
+	EPILOGUE_SETUP
+	STORE(Z0, Z1)
+	STORE(Z2, Z3)
+	STORE(Z4, Z5)
+	VZEROUPPER
+	RET
+
+// func qdot2(taps int, offs *int, n int, a *byte, lda int, b0, b1 *byte, corr *int32, out *float32, ldo int, mask uint32)
+TEXT ·qdot2(SB), NOSPLIT, $0-84
+	PROLOGUE
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	TESTQ BX, BX
+	JEQ qdot2_done
+qdot2_tap:
+	TAP_ROWS
+	MOVQ n+16(FP), AX
+	TESTQ AX, AX
+	JEQ qdot2_next
+qdot2_loop:
+	VMOVDQU32 (SI), Z24
+	VMOVDQU32 (DI), Z25
+	ROW((R8), Z26, Z0, Z1)
+	ROW((R8)(R9*1), Z27, Z2, Z3)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	ADDQ $4, R8
+	DECQ AX
+	JNE qdot2_loop
+qdot2_next:
+	ADDQ $8, CX
+	DECQ BX
+	JNE qdot2_tap
+qdot2_done:
+	EPILOGUE_SETUP
+	STORE(Z0, Z1)
+	STORE(Z2, Z3)
 	VZEROUPPER
 	RET
 

@@ -286,7 +286,7 @@ func TestConv(t *testing.T) {
 }
 
 func BenchmarkConv(b *testing.B) {
-	for _, g := range []ConvGeom{geomOf(1, 64, 56, 56, 64, 3, 1, 1, 1), geomOf(1, 256, 28, 28, 64, 1, 1, 0, 1)} {
+	for _, g := range []ConvGeom{geomOf(1, 64, 56, 56, 64, 3, 1, 1, 1), geomOf(1, 256, 28, 28, 64, 1, 1, 0, 1), geomOf(1, 16, 112, 112, 96, 1, 1, 0, 1)} {
 		r := rand.New(rand.NewPCG(9, 10))
 		x := make([]byte, g.N*g.C*g.H*g.W)
 		for i := range x {
@@ -358,6 +358,28 @@ func BenchmarkTransposeBytes(b *testing.B) {
 	for b.Loop() {
 		for h := range 28 {
 			transposeBytes(dst, 256, src[h*28:], 784, 256, 28)
+		}
+	}
+}
+
+// TestGemmEveryRowCount runs every row count a tile ends in (each of the
+// 1- to 12-row kernels) against the reference.
+func TestGemmEveryRowCount(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	pool := parallel.NewPool(1)
+	defer pool.Close()
+	for name, kern := range kernels() {
+		for m := 1; m <= 2*tileRows; m++ {
+			n, k := 40, 36
+			a, b := randomOperands(r, m, n, k)
+			want := reference(m, n, k, a, false, 99, b)
+			got := make([]float32, m*n)
+			gemmWith(kern, pool, m, n, k, a, k, false, 99, Pack(k, n, b, n), got, n)
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("%s m=%d: out[%d] = %v, want %v", name, m, i, got[i], want[i])
+				}
+			}
 		}
 	}
 }
