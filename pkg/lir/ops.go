@@ -112,8 +112,8 @@ type QMatMul struct {
 
 // QConv2D is a one-group convolution of 8-bit X (NCHW, uint8, or int8
 // where Signed) minus Zero by an int8 weight packed at build time (B
-// [KH·KW·C4, O] of QMatMul's layout, QConvPackedBytes long: C4 is C
-// rounded up to 4), plus Bias (int32 per output channel, or NoBuf),
+// [taps·bytes, O] of QMatMul's layout, QConvPackedBytes long: QConvTaps,
+// QConvTapBytes), plus Bias (int32 per output channel, or NoBuf),
 // summed exactly in int32 and stored as f32 NCHW Out, the padding adding
 // nothing. XPad (one image relaid channels last with its padding) and
 // OutT (one image's result channels last) are its scratch, of
@@ -126,12 +126,37 @@ type QConv2D struct {
 	Signed          bool
 }
 
-// QConvC4 is a convolution's input channels rounded up to groups of 4.
+// QConvWide reports a QConv2D over at most 4 channels (an image's stem)
+// without dilation along the width: its relaid input holds 4 bytes a
+// position, so the KW positions a kernel row reads are consecutive
+// groups of 4 bytes, summed as one tap of KW groups (KH taps) where each
+// would otherwise be a tap of its own group.
+func QConvWide(g ConvGeom) bool { return g.C <= 4 && g.KW > 1 && g.DilW == 1 }
+
+// QConvC4 is the bytes of a QConv2D's relaid input at each position: its
+// input channels rounded up to groups of 4.
 func QConvC4(g ConvGeom) int64 { return (g.C + 3) &^ 3 }
+
+// QConvTapBytes is the bytes each tap of a QConv2D sums: QConvC4, or KW
+// times it where QConvWide.
+func QConvTapBytes(g ConvGeom) int64 {
+	if QConvWide(g) {
+		return g.KW * QConvC4(g)
+	}
+	return QConvC4(g)
+}
+
+// QConvTaps is a QConv2D's taps: KH where QConvWide, else KH·KW.
+func QConvTaps(g ConvGeom) int64 {
+	if QConvWide(g) {
+		return g.KH
+	}
+	return g.KH * g.KW
+}
 
 // QConvPackedBytes is the length of a QConv2D's packed weight.
 func QConvPackedBytes(g ConvGeom) int64 {
-	return QMatMulPackedBytes(g.KH*g.KW*QConvC4(g), g.O)
+	return QMatMulPackedBytes(QConvTaps(g)*QConvTapBytes(g), g.O)
 }
 
 // QConvScratch is the bytes of a QConv2D's scratch XPad and OutT.

@@ -309,7 +309,7 @@ func (o *QConv2D) verify(v *verifier) {
 	if o.Geom.Groups != 1 {
 		v.failf("geom.groups", "%d: an integer convolution has one group", o.Geom.Groups)
 	}
-	if k := o.Geom.KH * o.Geom.KW * QConvC4(o.Geom); k > QMatMulMaxK {
+	if k := QConvTaps(o.Geom) * QConvTapBytes(o.Geom); k > QMatMulMaxK {
 		v.failf("geom", "sums of %d terms: past %d, the longest exact in int32", k, QMatMulMaxK)
 	}
 	v.bytes("x", o.X, x, 1)

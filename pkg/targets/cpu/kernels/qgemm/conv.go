@@ -21,13 +21,38 @@ import (
 // ConvGeom is a convolution's geometry (conv's; Groups is 1).
 type ConvGeom = conv.ConvGeom
 
-// c4 is C rounded up to whole groups of four channels.
+// wide reports a convolution over at most 4 channels without dilation
+// along the width (lir.QConvWide, an image's stem): the relaid input has 4
+// bytes a position, so the KW positions a kernel row reads are KW
+// consecutive groups, one tap of KW groups where each would be a tap of
+// one group (the taps' loop costs as much as a group's products).
+func wide(g *ConvGeom) bool { return g.C <= groupK && g.KW > 1 && g.DilW == 1 }
+
+// c4 is the bytes of the relaid input at each position: C rounded up to
+// whole groups of four channels.
 func c4(g *ConvGeom) int { return (g.C + groupK - 1) &^ (groupK - 1) }
+
+// tapBytes is the bytes each tap sums: c4, or KW times it where wide.
+func tapBytes(g *ConvGeom) int {
+	if wide(g) {
+		return g.KW * c4(g)
+	}
+	return c4(g)
+}
+
+// taps is the kernel positions summed one after another: KH where wide,
+// else KH·KW.
+func taps(g *ConvGeom) int {
+	if wide(g) {
+		return g.KH
+	}
+	return g.KH * g.KW
+}
 
 func padded(g *ConvGeom) (hp, wp int) { return g.H + g.PadT + g.PadB, g.W + g.PadL + g.PadR }
 
 // convK is the length of each output's sum, padding channels included.
-func convK(g *ConvGeom) int { return g.KH * g.KW * c4(g) }
+func convK(g *ConvGeom) int { return taps(g) * tapBytes(g) }
 
 // ConvPackedLen is the length in bytes of the weights packed by PackConv.
 func ConvPackedLen(g ConvGeom) int { return PackedLen(convK(&g), g.O) }
@@ -41,18 +66,24 @@ func ConvScratch(g ConvGeom) (xpad, outT int) {
 
 // PackConv lays out int8 weights w [O, C, KH, KW] for Conv: B [K, O]
 // whose row (tap, c) holds the weights of tap kh·KW+kw and input channel
-// c (zero for the channels past C).
+// c (zero for the channels past C); where wide, rows (kh, kw·4 + c).
 func PackConv(w []int8, g ConvGeom) []byte {
-	taps, c4 := g.KH*g.KW, c4(&g)
-	if len(w) != g.O*g.C*taps {
+	kk, tb := g.KH*g.KW, tapBytes(&g)
+	if len(w) != g.O*g.C*kk {
 		panic(fmt.Sprintf("qgemm.PackConv: %d weights for [%d, %d, %d, %d]", len(w), g.O, g.C, g.KH, g.KW))
 	}
-	return pack(taps*c4, g.O, func(r, o int) int8 {
-		t, c := r/c4, r%c4
+	wd := wide(&g)
+	return pack(taps(&g)*tb, g.O, func(r, o int) int8 {
+		t, c := r/tb, r%tb
+		if wd {
+			kw := c / groupK
+			c %= groupK
+			t = t*g.KW + kw
+		}
 		if c >= g.C {
 			return 0
 		}
-		return w[(o*g.C+c)*taps+t]
+		return w[(o*g.C+c)*kk+t]
 	})
 }
 
@@ -75,7 +106,7 @@ func convWith(kern func(*tile), pool *parallel.Pool, g ConvGeom, x []byte, signe
 		(bias != nil && len(bias) < g.O) || convK(&g) > MaxK || g.StrideH < 1 || g.StrideW < 1 || g.DilH < 1 || g.DilW < 1 {
 		panic(fmt.Sprintf("qgemm.Conv: operands do not fit %+v (x %d, w %d, out %d, scratch %d and %d)", g, len(x), len(w), len(out), len(xpad), len(outT)))
 	}
-	if hp, wp := padded(&g); (g.OH-1)*g.StrideH+(g.KH-1)*g.DilH >= hp || (g.OW-1)*g.StrideW+(g.KW-1)*g.DilW >= wp {
+	if hp, wp := g.H+g.PadT+g.PadB, g.W+g.PadL+g.PadR; (g.OH-1)*g.StrideH+(g.KH-1)*g.DilH >= hp || (g.OW-1)*g.StrideW+(g.KW-1)*g.DilW >= wp {
 		panic(fmt.Sprintf("qgemm.Conv: output %dx%d reads past the padded input %dx%d", g.OH, g.OW, hp, wp))
 	}
 	zu := zero // the zero point of the unsigned bytes the kernels read
@@ -84,8 +115,12 @@ func convWith(kern func(*tile), pool *parallel.Pool, g ConvGeom, x []byte, signe
 	}
 	_, wp := padded(&g)
 	cp := c4(&g)
-	offs := make([]int, 0, g.KH*g.KW)
+	offs := make([]int, 0, taps(&g))
 	for kh := range g.KH {
+		if wide(&g) {
+			offs = append(offs, kh*g.DilH*wp*cp)
+			continue
+		}
 		for kw := range g.KW {
 			offs = append(offs, (kh*g.DilH*wp+kw*g.DilW)*cp)
 		}
@@ -101,7 +136,7 @@ func convWith(kern func(*tile), pool *parallel.Pool, g ConvGeom, x []byte, signe
 			for task := lo; task < hi; task++ {
 				oh, pr := task/pairs, task%pairs
 				t.set(w, gk, np, 2*pr, g.O, sums, zu, bias)
-				t.offs, t.n = offs, cp/groupK
+				t.offs, t.n = offs, tapBytes(&g)/groupK
 				t.a, t.lda = xpad[oh*g.StrideH*wp*cp:], g.StrideW*cp
 				t.out, t.ldo, t.rows = outT[oh*g.OW*g.O+2*pr*panelCols:], g.O, g.OW
 				kern(&t)

@@ -183,7 +183,7 @@ func TestLayoutContract(t *testing.T) {
 			}
 		}
 	}
-	for _, g := range []ConvGeom{geomOf(1, 3, 5, 7, 4, 3, 1, 1, 1), geomOf(2, 64, 14, 14, 33, 1, 2, 0, 1), geomOf(1, 5, 9, 9, 17, 3, 1, 2, 2)} {
+	for _, g := range []ConvGeom{geomOf(1, 3, 5, 7, 4, 3, 1, 1, 1), geomOf(2, 64, 14, 14, 33, 1, 2, 0, 1), geomOf(1, 5, 9, 9, 17, 3, 1, 2, 2), geomOf(1, 3, 30, 30, 8, 7, 2, 3, 1)} {
 		lg := lir.ConvGeom{N: int64(g.N), C: int64(g.C), H: int64(g.H), W: int64(g.W), O: int64(g.O), KH: int64(g.KH), KW: int64(g.KW),
 			StrideH: int64(g.StrideH), StrideW: int64(g.StrideW), PadT: int64(g.PadT), PadL: int64(g.PadL), PadB: int64(g.PadB), PadR: int64(g.PadR),
 			DilH: int64(g.DilH), DilW: int64(g.DilW), Groups: 1, OH: int64(g.OH), OW: int64(g.OW)}
@@ -246,7 +246,9 @@ func geomOf(n, c, h, w, o, k, stride, pad, dil int) ConvGeom {
 func TestConv(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	geoms := []ConvGeom{geomOf(1, 3, 5, 5, 4, 3, 1, 1, 1), geomOf(2, 8, 7, 9, 33, 3, 1, 1, 1), geomOf(1, 16, 28, 28, 64, 1, 1, 0, 1),
-		geomOf(1, 5, 11, 13, 17, 3, 2, 1, 1), geomOf(1, 6, 15, 15, 7, 3, 1, 2, 2), geomOf(1, 4, 6, 30, 40, 5, 1, 2, 1), geomOf(1, 64, 14, 14, 32, 3, 1, 1, 1)}
+		geomOf(1, 5, 11, 13, 17, 3, 2, 1, 1), geomOf(1, 6, 15, 15, 7, 3, 1, 2, 2), geomOf(1, 4, 6, 30, 40, 5, 1, 2, 1), geomOf(1, 64, 14, 14, 32, 3, 1, 1, 1),
+		// few channels, relaid wide: dilated and strided, and a 7x7 stem
+		geomOf(1, 3, 15, 17, 20, 3, 2, 2, 2), geomOf(2, 3, 30, 30, 8, 7, 2, 3, 1), geomOf(1, 1, 9, 9, 5, 3, 1, 0, 1)}
 	pool := parallel.NewPool(2)
 	defer pool.Close()
 	for name, kern := range kernels() {
@@ -286,7 +288,7 @@ func TestConv(t *testing.T) {
 }
 
 func BenchmarkConv(b *testing.B) {
-	for _, g := range []ConvGeom{geomOf(1, 64, 56, 56, 64, 3, 1, 1, 1), geomOf(1, 256, 28, 28, 64, 1, 1, 0, 1), geomOf(1, 16, 112, 112, 96, 1, 1, 0, 1)} {
+	for _, g := range []ConvGeom{geomOf(1, 64, 56, 56, 64, 3, 1, 1, 1), geomOf(1, 256, 28, 28, 64, 1, 1, 0, 1), geomOf(1, 16, 112, 112, 96, 1, 1, 0, 1), geomOf(1, 3, 224, 224, 64, 7, 2, 3, 1)} {
 		r := rand.New(rand.NewPCG(9, 10))
 		x := make([]byte, g.N*g.C*g.H*g.W)
 		for i := range x {
