@@ -63,7 +63,7 @@ func FuseElementwise(g *mir.Graph) (string, error) {
 		if n != ms[len(ms)-1] {
 			continue // emitted with the region's last node
 		}
-		nodes = append(nodes, region(ms))
+		nodes = append(nodes, Region(ms))
 		regions++
 		swallowed += len(ms)
 	}
@@ -92,9 +92,10 @@ func users(g *mir.Graph) map[*mir.Value]int {
 	return n
 }
 
-// region makes one fused node out of members (in order; the last one's
-// result is the region's result).
-func region(ms []*mir.Node) *mir.Node {
+// Region makes one fused node out of members (in order; the last one's
+// result is the region's result): it reads the values the members read
+// from outside, but for scalar constants, which stay inside.
+func Region(ms []*mir.Node) *mir.Node {
 	inside := map[*mir.Value]bool{}
 	for _, m := range ms {
 		inside[m.Results[0]] = true

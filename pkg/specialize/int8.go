@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/rlx-project/rlx/pkg/dim"
+	"github.com/rlx-project/rlx/pkg/fusion"
 	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/mir"
 	"github.com/rlx-project/rlx/pkg/tensor"
@@ -181,10 +182,11 @@ func int8Weights(n *mir.Node) (r int8Rewrite, ok bool) {
 	return r, true
 }
 
-// byteCastTail is the index in fused region d of a cast to f32 of an
-// 8-bit value d computes (a cast to u8 or i8 among d's members), where
+// byteCastTail is the index in fused region d of a cast to f32 of the
+// 8-bit value the member before it computes (a cast to u8 or i8), where
 // the members from it on read nothing else the members before it
-// compute, so that d splits there; -1 where there is none.
+// compute, so that d splits there into two regions (or nodes) whose
+// results are that value and d's; -1 where there is none.
 func byteCastTail(d *mir.Node) int {
 	if d == nil || d.Op != mir.OpFused {
 		return -1
@@ -200,7 +202,7 @@ func byteCastTail(d *mir.Node) int {
 			continue
 		}
 		q := m.Args[0]
-		if qi, in := at[q]; !in || ms[qi].Op != "cast" || q.Type.DType != tensor.U8 && q.Type.DType != tensor.I8 {
+		if qi, in := at[q]; !in || qi != ci-1 || ms[qi].Op != "cast" || q.Type.DType != tensor.U8 && q.Type.DType != tensor.I8 {
 			continue
 		}
 		ok := true
@@ -227,34 +229,19 @@ func splitByteCast(c *mir.Graph, d *mir.Node) bool {
 		return false
 	}
 	ms := d.Region.Nodes
-	head, tail := regionOf(ms[:ci], ms[ci].Args[0], ms[ci-1].Src), regionOf(ms[ci:], d.Results[0], d.Src)
+	head, tail := regionOf(ms[:ci]), regionOf(ms[ci:])
 	i := slices.Index(c.Nodes, d)
 	c.Nodes = slices.Replace(c.Nodes, i, i+1, head, tail)
 	return true
 }
 
-// regionOf is members as one node computing result: the member itself
-// when there is one, else a fused region over the values the members
-// read from outside (scalar constants stay inside, as fusion leaves
-// them).
-func regionOf(members []*mir.Node, result *mir.Value, src string) *mir.Node {
+// regionOf is members as one node: the member itself when there is one,
+// else a fused region (fusion.Region).
+func regionOf(members []*mir.Node) *mir.Node {
 	if len(members) == 1 {
 		return members[0]
 	}
-	inside := map[*mir.Value]bool{}
-	for _, m := range members {
-		inside[m.Results[0]] = true
-	}
-	var inputs []*mir.Value
-	for _, m := range members {
-		for _, a := range m.Args {
-			if !inside[a] && !slices.Contains(inputs, a) && !(a.IsConst() && a.Const.Len() == 1) {
-				inputs = append(inputs, a)
-			}
-		}
-	}
-	sub := &mir.Graph{Name: "region", Inputs: inputs, Outputs: []*mir.Value{result}, Nodes: members}
-	return &mir.Node{Op: mir.OpFused, Args: inputs, Results: []*mir.Value{result}, Region: sub, Attrs: mir.Attrs{}, Src: src}
+	return fusion.Region(members)
 }
 
 // int32Bias is b as int32 where every element of it is an integer in

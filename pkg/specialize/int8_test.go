@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rlx-project/rlx/pkg/lir"
+	"github.com/rlx-project/rlx/pkg/mir"
 	"github.com/rlx-project/rlx/pkg/specialize"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
@@ -60,18 +61,7 @@ func main(x: %s[batch, 8]) -> (%s) {
 			src := fmt.Sprintf(base, c.dtype, c.outs, c.a, c.w, c.y, c.returns)
 			_, g := lowerSource(t, "q.hir", []byte(src), true)
 			for _, on := range []bool{false, true} {
-				caps := specialize.Caps{Packer: testPacker{}, Int8Products: on}
-				p, err := specialize.SpecializeWith(g, specialize.Binding{"batch": 3}, caps)
-				if err != nil {
-					t.Fatal(err)
-				}
-				prog, err := specialize.Schedule(p, specialize.NewWeights("test", caps.Packer))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := prog.Verify(); err != nil {
-					t.Fatal(err)
-				}
+				prog := int8Program(t, g, specialize.Binding{"batch": 3}, on)
 				var q *lir.QMatMul
 				for _, s := range prog.Steps {
 					if op, ok := s.Op.(*lir.QMatMul); ok {
@@ -168,18 +158,7 @@ func main(x: u8[1, 8, 6, 6]) -> (y: f32[1, 8, 6, 6]) {
 		t.Run(c.name, func(t *testing.T) {
 			src := fmt.Sprintf(base, c.in, c.y)
 			_, g := lowerSource(t, "q.hir", []byte(src), true)
-			caps := specialize.Caps{Packer: testPacker{}, Int8Products: true}
-			p, err := specialize.SpecializeWith(g, specialize.Binding{}, caps)
-			if err != nil {
-				t.Fatal(err)
-			}
-			prog, err := specialize.Schedule(p, specialize.NewWeights("test", caps.Packer))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := prog.Verify(); err != nil {
-				t.Fatal(err)
-			}
+			prog := int8Program(t, g, specialize.Binding{}, true)
 			var q *lir.QConv2D
 			for _, s := range prog.Steps {
 				if op, ok := s.Op.(*lir.QConv2D); ok {
@@ -226,18 +205,7 @@ func main(x: u8[batch, 8], z: u8[]) -> (y: f32[batch, 4]) {
 }
 `
 	_, g := lowerSource(t, "q.hir", []byte(src), true)
-	caps := specialize.Caps{Packer: testPacker{}, Int8Products: true}
-	p, err := specialize.SpecializeWith(g, specialize.Binding{"batch": 3}, caps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prog, err := specialize.Schedule(p, specialize.NewWeights("test", caps.Packer))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := prog.Verify(); err != nil {
-		t.Fatal(err)
-	}
+	prog := int8Program(t, g, specialize.Binding{"batch": 3}, true)
 	if len(prog.Steps) != 1 {
 		t.Fatalf("%d steps, want the integer product alone:\n%s", len(prog.Steps), listing(prog))
 	}
@@ -279,18 +247,7 @@ func main(x: f32[batch, 8], s: f32[], zp: f32[]) -> (y: f32[batch, 4]) {
 }
 `
 	_, g := lowerSource(t, "q.hir", []byte(src), true)
-	caps := specialize.Caps{Packer: testPacker{}, Int8Products: true}
-	p, err := specialize.SpecializeWith(g, specialize.Binding{"batch": 3}, caps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prog, err := specialize.Schedule(p, specialize.NewWeights("test", caps.Packer))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := prog.Verify(); err != nil {
-		t.Fatal(err)
-	}
+	prog := int8Program(t, g, specialize.Binding{"batch": 3}, true)
 	var q *lir.QMatMul
 	bytes := 0 // regions with a uint8 result
 	for _, s := range prog.Steps {
@@ -316,4 +273,23 @@ func main(x: f32[batch, 8], s: f32[], zp: f32[]) -> (y: f32[batch, 4]) {
 			t.Errorf("the f32 operand is still computed:\n%s", listing(prog))
 		}
 	}
+}
+
+// int8Program specializes g at b for a backend with integer products or
+// without, and schedules and verifies its program.
+func int8Program(t *testing.T, g *mir.Graph, b specialize.Binding, int8 bool) *lir.Program {
+	t.Helper()
+	caps := specialize.Caps{Packer: testPacker{}, Int8Products: int8}
+	p, err := specialize.SpecializeWith(g, b, caps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := specialize.Schedule(p, specialize.NewWeights("test", caps.Packer))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := prog.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	return prog
 }

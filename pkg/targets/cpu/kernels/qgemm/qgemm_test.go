@@ -232,6 +232,19 @@ func convReference(g ConvGeom, x []byte, signed bool, zero int32, w []int8, bias
 	return out
 }
 
+// convOperands are random uint8 input and int8 weights for g.
+func convOperands(r *rand.Rand, g ConvGeom) ([]byte, []int8) {
+	x := make([]byte, g.N*g.C*g.H*g.W)
+	for i := range x {
+		x[i] = byte(r.IntN(256))
+	}
+	w := make([]int8, g.O*g.C*g.KH*g.KW)
+	for i := range w {
+		w[i] = int8(r.IntN(256) - 128)
+	}
+	return x, w
+}
+
 func geomOf(n, c, h, w, o, k, stride, pad, dil int) ConvGeom {
 	g := ConvGeom{Groups: 1, N: n, C: c, H: h, W: w, O: o, KH: k, KW: k, StrideH: stride, StrideW: stride, PadT: pad, PadL: pad, PadB: pad, PadR: pad, DilH: dil, DilW: dil}
 	g.OH = (h+2*pad-dil*(k-1)-1)/stride + 1
@@ -254,14 +267,7 @@ func TestConv(t *testing.T) {
 	for name, kern := range kernels() {
 		for _, g := range geoms {
 			for _, signed := range []bool{false, true} {
-				x := make([]byte, g.N*g.C*g.H*g.W)
-				for i := range x {
-					x[i] = byte(r.IntN(256))
-				}
-				w := make([]int8, g.O*g.C*g.KH*g.KW)
-				for i := range w {
-					w[i] = int8(r.IntN(256) - 128)
-				}
+				x, w := convOperands(r, g)
 				var bias []int32
 				if signed {
 					bias = make([]int32, g.O)
@@ -289,15 +295,7 @@ func TestConv(t *testing.T) {
 
 func BenchmarkConv(b *testing.B) {
 	for _, g := range []ConvGeom{geomOf(1, 64, 56, 56, 64, 3, 1, 1, 1), geomOf(1, 256, 28, 28, 64, 1, 1, 0, 1), geomOf(1, 16, 112, 112, 96, 1, 1, 0, 1), geomOf(1, 3, 224, 224, 64, 7, 2, 3, 1)} {
-		r := rand.New(rand.NewPCG(9, 10))
-		x := make([]byte, g.N*g.C*g.H*g.W)
-		for i := range x {
-			x[i] = byte(r.IntN(256))
-		}
-		w := make([]int8, g.O*g.C*g.KH*g.KW)
-		for i := range w {
-			w[i] = int8(r.IntN(256) - 128)
-		}
+		x, w := convOperands(rand.New(rand.NewPCG(9, 10)), g)
 		packed := PackConv(w, g)
 		xl, ol := ConvScratch(g)
 		xpad, outT, out := make([]byte, xl), make([]float32, ol), make([]float32, g.N*g.O*g.OH*g.OW)
