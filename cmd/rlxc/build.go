@@ -336,6 +336,7 @@ func newTargetsCmd() *cobra.Command {
 				}
 				if t.Name == "cpu" {
 					printLevels(cmd.OutOrStdout())
+					fmt.Fprintf(cmd.OutOrStdout(), "%-8s %s\n", "", driver.Int8Status())
 				}
 			}
 			return nil

@@ -92,6 +92,10 @@ func Targets() []struct{ Name, Status string } {
 // machine builds and runs each.
 func CPULevels() []targets.LevelStatus { return targets.CPULevels() }
 
+// Int8Status says whether cpu builds on this machine run quantized
+// models' products as integer products, and why.
+func Int8Status() string { return targets.Int8Status() }
+
 // cacheStoreWarning is what a build says when it could not store its
 // artifact in the cache: a read-only cache (a shared one, mounted
 // read-only) is named as such, since its hits still work.

@@ -53,7 +53,9 @@ func defaultCPU() *cpu {
 func newCPU(names []string, int8 *bool, objects ObjectCache) (*cpu, error) {
 	c, err := configureCPU(names)
 	if c != nil {
-		c.int8 = tuning.Int8Products(qgemm.VNNI())
+		// Not for levels below AVX-512 (--cpu x86-64-v3 asks for CPUs
+		// without it, where the integer kernel would be the Go twin).
+		c.int8 = tuning.Int8Products(qgemm.VNNI()) && (len(c.levels) == 0 || cgen.Options{Levels: c.levels}.AllHave("avx512f"))
 		if int8 != nil {
 			c.int8 = *int8
 		}
@@ -349,6 +351,15 @@ func CPULevels() []LevelStatus {
 			Build: tools, Run: l.Runs(), Architecture: l.GOARCH})
 	}
 	return out
+}
+
+// Int8Status says whether cpu builds here run the products of quantized
+// models as integer products (tuning.Int8Products), for rlxc targets.
+func Int8Status() string {
+	if tuning.Int8Products(qgemm.VNNI()) {
+		return "quantized products: integer kernels (this CPU has AVX-512 VNNI; not with --cpu x86-64-v3); such artifacts run them with the slow portable integer kernel on CPUs without VNNI"
+	}
+	return "quantized products: in f32 (this CPU has no AVX-512 VNNI for the integer kernels)"
 }
 
 // compile builds one unit's object for level l, or (fromCache) takes the

@@ -5,7 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/qgemm"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/native"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/tuning"
 	"github.com/rlx-project/rlx/pkg/targets/toolchain"
 )
 
@@ -70,5 +72,25 @@ func TestCPUObjectCache(t *testing.T) {
 	// Another source is another object.
 	if _, err := c.compile(strings.Replace(src, "f(", "g(", 1), best, true); err != nil || len(objs.m) != 2 {
 		t.Fatalf("second source: %v, %d objects", err, len(objs.m))
+	}
+}
+
+// TestInt8ProductsByLevel: integer products where the build machine runs
+// the integer kernels, but not for a CPU level without AVX-512 (where an
+// artifact's integer products would run the Go twin), nor across
+// architectures (the cross build packs nothing).
+func TestInt8ProductsByLevel(t *testing.T) {
+	vnni := tuning.Int8Products(qgemm.VNNI())
+	for _, c := range []struct {
+		cpu  []string
+		want bool
+	}{{[]string{"portable"}, vnni}, {[]string{"x86-64-v4"}, vnni}, {[]string{"x86-64-v3"}, false}, {[]string{"x86-64-v3", "x86-64-v4"}, false}, {[]string{"armv8.2-a"}, false}} {
+		b, err := newCPU(c.cpu, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := b.Caps().Int8Products; got != c.want {
+			t.Errorf("--cpu %v: integer products %v, want %v", c.cpu, got, c.want)
+		}
 	}
 }

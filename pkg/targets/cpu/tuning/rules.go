@@ -59,6 +59,7 @@ func SplitSparseTaps(live, total int64) bool { return 2*live <= total }
 // times the multiply-adds of an f32 FMA and the products beat ONNX
 // Runtime's own integer kernels on the operator sweep (docs/perf/ops.md).
 // Without it the integer kernel is the pure-Go twin, far slower than the
-// f32 products (docs/perf/kernels.md), so those stay in f32; like the
-// packed f32 weights, the choice is the build machine's.
+// f32 products, so those stay in f32; like the packed f32 weights, the
+// choice is the build machine's, and a build for a CPU level without
+// AVX-512 (--cpu x86-64-v3) leaves them in f32 too.
 func Int8Products(vnni bool) bool { return vnni }
