@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/rlx-project/rlx/pkg/onnx/onnxpb"
+	"github.com/rlx-project/rlx/pkg/tensor"
 )
 
 // TestOpsGridModels: every grid point (the full grid and --quick) encodes
@@ -246,6 +247,50 @@ func TestQDQModel(t *testing.T) {
 		s := st.F32()[i/per]
 		if d := math.Abs(float64(v - float32(int8(qt.Data[i]))*s)); d > float64(s)/2+1e-7 {
 			t.Fatalf("weight %d: %v quantized %d x %v", i, v, int8(qt.Data[i]), s)
+		}
+	}
+}
+
+// TestQDQModelMatMul: a product with an initializer weight is quantized
+// per column (DequantizeLinear along axis 1 of [K, N]).
+func TestQDQModelMatMul(t *testing.T) {
+	w := []float32{0.5, -1, 0.25, 2, 0.1, -0.3, 0, 4, -2, 1, 1, 1}
+	raw := make([]byte, 4*len(w))
+	for i, x := range w {
+		binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(x))
+	}
+	m := &onnxpb.Model{IRVersion: 8, Opsets: map[string]int64{"": 13}, Graph: &onnxpb.Graph{
+		Nodes:        []*onnxpb.Node{{OpType: "MatMul", Inputs: []string{"x", "w"}, Outputs: []string{"y"}}},
+		Initializers: []*onnxpb.Tensor{{Name: "w", DataType: onnxpb.DTFloat, Dims: []int64{4, 3}, RawData: raw}},
+		Inputs:       []*onnxpb.ValueInfo{{Name: "x", ElemType: onnxpb.DTFloat}},
+		Outputs:      []*onnxpb.ValueInfo{{Name: "y", ElemType: onnxpb.DTFloat}},
+	}}
+	q, err := qdqModel(m, map[string][2]float32{"x": {-1, 1}, "y": {-5, 5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dq *onnxpb.Node
+	for _, n := range q.Graph.Nodes {
+		if n.OpType == "DequantizeLinear" && n.Inputs[0] == "w_q" {
+			dq = n
+		}
+	}
+	if dq == nil || dq.Attr("axis") == nil || dq.Attr("axis").I != 1 {
+		t.Fatalf("weights' DequantizeLinear %+v, want axis 1", dq)
+	}
+	var wq, ws *tensor.Tensor
+	for _, it := range q.Graph.Initializers {
+		switch it.Name {
+		case "w_q":
+			wq, _ = it.ToTensor()
+		case "w_s":
+			ws, _ = it.ToTensor()
+		}
+	}
+	for i, v := range w {
+		s := ws.F32()[i%3] // column i%3 of [4, 3]
+		if d := math.Abs(float64(v - float32(int8(wq.Data[i]))*s)); d > float64(s)/2+1e-7 {
+			t.Fatalf("weight %d: %v quantized %d x %v", i, v, int8(wq.Data[i]), s)
 		}
 	}
 }

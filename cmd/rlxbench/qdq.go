@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/rlx-project/rlx/pkg/onnx/onnxpb"
+	"github.com/rlx-project/rlx/pkg/tensor"
 	"github.com/rlx-project/rlx/pkg/tensor/npy"
 )
 
@@ -89,9 +90,14 @@ func (d *driver) qdqCase(name string) (*opCase, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--qdq %s: %v", name, err)
 	}
+	gen := randIn(in, -2, 2, x.Shape...)
+	if x.DType == tensor.I64 {
+		// token ids: below the largest of the b1 case's
+		gen = tensorGen{name: in, dims: x.Shape, imax: slices.Max(x.I64()) + 1}
+	}
 	c := &opCase{Family: "qdq", Op: name, Shape: shapeStr(x.Shape...), Attrs: "u8 x i8 per-channel", opset: m.Opsets[""], built: q,
 		node:    &onnxpb.Node{Name: name},
-		inputs:  []tensorGen{randIn(in, -2, 2, x.Shape...)},
+		inputs:  []tensorGen{gen},
 		outType: onnxpb.DTFloat, flop: b1.GFLOP * 1e9}
 	for _, o := range m.Graph.Outputs {
 		c.node.Outputs = append(c.node.Outputs, o.Name)
@@ -149,8 +155,13 @@ func (d *driver) calibrate(m *onnxpb.Model, input, inName, name string) (map[str
 }
 
 // quantizable reports a Conv whose weights (and bias, if any) are f32
-// initializers.
+// initializers, or a MatMul whose second operand is a 2-D f32
+// initializer.
 func quantizable(n *onnxpb.Node, inits map[string]*onnxpb.Tensor) bool {
+	if n.OpType == "MatMul" && len(n.Inputs) == 2 && len(n.Outputs) == 1 {
+		t := inits[n.Inputs[1]]
+		return t != nil && t.DataType == onnxpb.DTFloat && len(t.Dims) == 2
+	}
 	if n.OpType != "Conv" || len(n.Inputs) < 2 || len(n.Outputs) != 1 {
 		return false
 	}
@@ -171,7 +182,7 @@ func initializers(g *onnxpb.Graph) map[string]*onnxpb.Tensor {
 }
 
 // calibrationNames are the inputs and outputs of g's quantizable
-// convolutions, in order, once each.
+// convolutions and products, in order, once each.
 func calibrationNames(g *onnxpb.Graph) []string {
 	inits := initializers(g)
 	var names []string
@@ -256,29 +267,44 @@ func qdqModel(m *onnxpb.Model, ranges map[string][2]float32) (*onnxpb.Model, err
 		if err != nil {
 			return nil, err
 		}
-		o := int(wt.Shape[0])
-		per := wt.Len() / o
+		// symmetric int8 per output channel: a Conv's dim 0, a MatMul's
+		// columns (dim 1 of [K, N])
+		axis := int64(0)
+		o, stride, per := int(wt.Shape[0]), wt.Len()/int(wt.Shape[0]), 1
+		if n.OpType == "MatMul" {
+			axis, o, stride, per = 1, int(wt.Shape[1]), 1, int(wt.Shape[1])
+		} else {
+			per = 0 // elements of channel c: [c·stride, (c+1)·stride)
+		}
 		w := wt.F32()
+		at := func(c, i int) int { // element i of channel c
+			if per == 0 {
+				return c*stride + i
+			}
+			return i*per + c
+		}
+		count := wt.Len() / o
 		ws := make([]float32, o)
 		wq := make([]byte, len(w))
 		for c := range o {
 			mx := float32(0)
-			for _, v := range w[c*per : (c+1)*per] {
-				mx = max(mx, float32(math.Abs(float64(v))))
+			for i := range count {
+				mx = max(mx, float32(math.Abs(float64(w[at(c, i)]))))
 			}
 			ws[c] = mx / 127
 			if ws[c] == 0 {
 				ws[c] = 1
 			}
-			for i := c * per; i < (c+1)*per; i++ {
-				wq[i] = byte(int8(max(-127, min(127, math.RoundToEven(float64(w[i]/ws[c]))))))
+			for i := range count {
+				e := at(c, i)
+				wq[e] = byte(int8(max(-127, min(127, math.RoundToEven(float64(w[e]/ws[c]))))))
 			}
 		}
 		wn := n.Inputs[1]
 		add(wn+"_q", onnxpb.DTInt8, wt.Shape, wq)
 		f32(wn+"_s", []int64{int64(o)}, ws)
 		add(wn+"_z", onnxpb.DTInt8, []int64{int64(o)}, make([]byte, o))
-		node("DequantizeLinear", []string{wn + "_q", wn + "_s", wn + "_z"}, wn+"_dq", &onnxpb.Attr{Name: "axis", Type: onnxpb.AttrInt, I: 0})
+		node("DequantizeLinear", []string{wn + "_q", wn + "_s", wn + "_z"}, wn+"_dq", &onnxpb.Attr{Name: "axis", Type: onnxpb.AttrInt, I: axis})
 		inputs := []string{xd, wn + "_dq"}
 		if len(n.Inputs) > 2 && n.Inputs[2] != "" {
 			bt, err := inits[n.Inputs[2]].ToTensor()
