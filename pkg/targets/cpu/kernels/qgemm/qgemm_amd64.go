@@ -2,6 +2,8 @@
 
 package qgemm
 
+//go:generate go run gen_amd64.go
+
 import (
 	"unsafe"
 

@@ -1,0 +1,219 @@
+//go:build ignore
+
+// gen_amd64.go writes qgemm_amd64.s (go generate, from qgemm_amd64.go):
+// the VNNI micro-kernels for 1 to 12 rows, one loop unrolled over the
+// rows, and the 16×16 byte transpose, unrolled over its rounds.
+package main
+
+import (
+	"fmt"
+	"log"
+	"os"
+	"strings"
+)
+
+// header is the file's preamble after the build tag: the macros the
+// kernels share.
+const header = `#include "textflag.h"
+
+// The AVX-512 VNNI micro-kernels of qgemm (declared in qgemm_amd64.go),
+// qdotN for N rows, 1 to 12: a tile's rows past its 12-row calls go in
+// one call, however many there are (a 7x7 plane's rows in one qdot7).
+// Row i's sums against the two panels are in Z(2i) and Z(2i+1). For each
+// tap (offs[t] bytes past a: a product has one tap at 0, a convolution
+// one per kernel position) and each of its n groups of four rows of B,
+// the group is loaded once into Z24 and Z25 (16 columns × 4 int8 each),
+// each row's four bytes of A are broadcast to every lane, and vpdpbusd
+// adds the four products u8·s8 of each lane to its int32 accumulator.
+// B's groups follow one another across the taps. The epilogue subtracts
+// the correction corr (32 int32: zero·column sum − bias), converts to
+// float32 (round to nearest even, MXCSR's default) and stores under K1
+// (columns 0-15) and K2 (16-31).
+
+// One row: broadcast its group at addr into t and accumulate both panels.
+#define ROW(addr, t, z0, z1) \
+	VPBROADCASTD addr, t; \
+	VPDPBUSD Z24, t, z0; \
+	VPDPBUSD Z25, t, z1
+
+// Row z0, z1's epilogue: subtract the correction (Z28, Z29), convert,
+// store the masked columns at (CX) and step CX to the next row.
+#define STORE(z0, z1) \
+	VPSUBD Z28, z0, z0; \
+	VPSUBD Z29, z1, z1; \
+	VCVTDQ2PS z0, z0; \
+	VCVTDQ2PS z1, z1; \
+	VMOVUPS z0, K1, (CX); \
+	VMOVUPS z1, K2, 64(CX); \
+	ADDQ DX, CX
+
+// The epilogue's operands: the correction in Z28, Z29, the output
+// pointer in CX and its row stride in bytes in DX, the masks in K1, K2.
+#define EPILOGUE_SETUP \
+	MOVQ corr+56(FP), BX; \
+	VMOVDQU32 (BX), Z28; \
+	VMOVDQU32 64(BX), Z29; \
+	MOVQ out+64(FP), CX; \
+	MOVQ ldo+72(FP), DX; \
+	SHLQ $2, DX; \
+	MOVL mask+80(FP), BX; \
+	KMOVW BX, K1; \
+	SHRL $16, BX; \
+	KMOVW BX, K2
+
+// The operands: taps in BX, the tap offsets at (CX), a in DX, lda in R9,
+// the panels in SI and DI.
+#define PROLOGUE \
+	MOVQ taps+0(FP), BX; \
+	MOVQ offs+8(FP), CX; \
+	MOVQ a+24(FP), DX; \
+	MOVQ lda+32(FP), R9; \
+	MOVQ b0+40(FP), SI; \
+	MOVQ b1+48(FP), DI
+
+// The rows of the tap at (CX): row 0 in R8, rows 3, 6 and 9 in R10-R12.
+#define TAP_ROWS \
+	MOVQ (CX), R8; \
+	ADDQ DX, R8; \
+	LEAQ (R8)(R9*2), R10; \
+	ADDQ R9, R10; \
+	LEAQ (R10)(R9*2), R11; \
+	ADDQ R9, R11; \
+	LEAQ (R11)(R9*2), R12; \
+	ADDQ R9, R12
+`
+
+const transposeComment = `// The byte transpose of the relayout: blocks of 16×16 bytes through four
+// rounds of unpacking pairs of xmm registers (bytes, words, dwords,
+// qwords), which leaves column k in register k when row i was loaded into
+// register bitrev4(i). The rounds alternate between X0-X15 and X16-X31
+// (AVX-512VL encodings).
+
+`
+
+type out struct{ strings.Builder }
+
+func (w *out) p(format string, a ...any) { fmt.Fprintf(w, format+"\n", a...) }
+
+// addr is element r of rows laid out per bases: per rows each base, at
+// base, base+idx, base+2·idx and (four a base) base+three.
+func addr(bases []string, per int, idx, three string, r int) string {
+	b := "(" + bases[r/per] + ")"
+	switch r % per {
+	case 0:
+		return b
+	case 1:
+		return b + "(" + idx + "*1)"
+	case 2:
+		return b + "(" + idx + "*2)"
+	}
+	return b + "(" + three + "*1)"
+}
+
+// kernel writes qdotN for N = rows: rows 0-2 from R8, 3-5 from R10, 6-8
+// from R11, 9-11 from R12, each base plus 0, 1 or 2 times lda (R9).
+func (w *out) kernel(rows int) {
+	name := fmt.Sprintf("qdot%d", rows)
+	w.p("\n// func %s(taps int, offs *int, n int, a *byte, lda int, b0, b1 *byte, corr *int32, out *float32, ldo int, mask uint32)", name)
+	w.p("TEXT ·%s(SB), NOSPLIT, $0-84", name)
+	w.p("\tPROLOGUE")
+	for i := range 2 * rows {
+		w.p("\tVPXORD Z%d, Z%d, Z%d", i, i, i)
+	}
+	w.p("\tTESTQ BX, BX")
+	w.p("\tJEQ %s_done", name)
+	w.p("%s_tap:", name)
+	w.p("\tTAP_ROWS")
+	w.p("\tMOVQ n+16(FP), AX")
+	w.p("\tTESTQ AX, AX")
+	w.p("\tJEQ %s_next", name)
+	w.p("%s_loop:", name)
+	w.p("\tVMOVDQU32 (SI), Z24")
+	w.p("\tVMOVDQU32 (DI), Z25")
+	bases := []string{"R8", "R10", "R11", "R12"}
+	for r := range rows {
+		w.p("\tROW(%s, Z%d, Z%d, Z%d)", addr(bases, 3, "R9", "", r), 26+r%2, 2*r, 2*r+1)
+	}
+	w.p("\tADDQ $64, SI")
+	w.p("\tADDQ $64, DI")
+	for i, b := range bases {
+		if rows > 3*i {
+			w.p("\tADDQ $4, %s", b)
+		}
+	}
+	w.p("\tDECQ AX")
+	w.p("\tJNE %s_loop", name)
+	w.p("%s_next:", name)
+	w.p("\tADDQ $8, CX")
+	w.p("\tDECQ BX")
+	w.p("\tJNE %s_tap", name)
+	w.p("%s_done:", name)
+	w.p("\tEPILOGUE_SETUP")
+	for r := range rows {
+		w.p("\tSTORE(Z%d, Z%d)", 2*r, 2*r+1)
+	}
+	w.p("\tVZEROUPPER")
+	w.p("\tRET")
+}
+
+// transpose writes transpose16: rows loaded in bit-reversed order, four
+// rounds of unpacking (j with j+8 into 2j and 2j+1) alternating between
+// X0-X15 and X16-X31, columns stored in order.
+func (w *out) transpose() {
+	w.p("\n%s// func transpose16(dst *byte, ldd int, src *byte, lds int, blocks int)", transposeComment)
+	w.p(`TEXT ·transpose16(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), DX
+	MOVQ src+16(FP), SI
+	MOVQ lds+24(FP), BX
+	MOVQ blocks+32(FP), AX
+	LEAQ (BX)(BX*2), CX
+	LEAQ (DX)(DX*2), R13
+	TESTQ AX, AX
+	JEQ t16_done
+t16_loop:
+	LEAQ (SI)(BX*4), R10
+	LEAQ (R10)(BX*4), R11
+	LEAQ (R11)(BX*4), R12`)
+	bitrev := func(i int) int { return (i&1)<<3 | (i&2)<<1 | (i&4)>>1 | (i&8)>>3 }
+	for i := range 16 {
+		w.p("\tVMOVDQU %s, X%d", addr([]string{"SI", "R10", "R11", "R12"}, 4, "BX", "CX", bitrev(i)), i)
+	}
+	ops := []string{"VPUNPCKLBW", "VPUNPCKHBW", "VPUNPCKLWD", "VPUNPCKHWD", "VPUNPCKLDQ", "VPUNPCKHDQ", "VPUNPCKLQDQ", "VPUNPCKHQDQ"}
+	a, b := 0, 16
+	for s := range 4 {
+		for j := range 8 {
+			w.p("\t%s X%d, X%d, X%d", ops[2*s], a+j+8, a+j, b+2*j)
+			w.p("\t%s X%d, X%d, X%d", ops[2*s+1], a+j+8, a+j, b+2*j+1)
+		}
+		a, b = b, a
+	}
+	w.p("\tLEAQ (DI)(DX*4), R10")
+	w.p("\tLEAQ (R10)(DX*4), R11")
+	w.p("\tLEAQ (R11)(DX*4), R12")
+	for k := range 16 {
+		w.p("\tVMOVDQU X%d, %s", a+k, addr([]string{"DI", "R10", "R11", "R12"}, 4, "DX", "R13", k))
+	}
+	w.p(`	ADDQ $16, SI
+	MOVQ DX, R10
+	SHLQ $4, R10
+	ADDQ R10, DI
+	DECQ AX
+	JNE t16_loop
+t16_done:
+	RET`)
+}
+
+func main() {
+	var w out
+	w.p("// Code generated by gen_amd64.go; DO NOT EDIT.\n")
+	w.p("//go:build amd64 && !purego\n")
+	w.WriteString(header + "\n")
+	for rows := 12; rows >= 1; rows-- {
+		w.kernel(rows)
+	}
+	w.transpose()
+	if err := os.WriteFile("qgemm_amd64.s", []byte(w.String()), 0o644); err != nil {
+		log.Fatal(err)
+	}
+}
