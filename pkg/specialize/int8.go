@@ -79,7 +79,7 @@ func int8Products(g *mir.Graph) *mir.Graph {
 		}
 		a := defs[n.Args[0]]
 		dropped[a] = true
-		args := []*mir.Value{r.x, c.NewConst(n.Args[1].Name, r.w)}
+		args := []*mir.Value{r.x, c.NewConst(n.Args[1].Name, converted(r.w, tensor.I8))}
 		if n.Op == mir.OpMatMul {
 			if r.zeroAt != nil {
 				// the run-time zero point's cast to f32, where the
@@ -92,7 +92,7 @@ func int8Products(g *mir.Graph) *mir.Graph {
 		}
 		attrs := mir.Attrs{"stride": n.Attrs.Ints("stride"), "pad": n.Attrs.Ints("pad"), "dilation": n.Attrs.Ints("dilation"), "groups": int64(1), "zero": r.zero}
 		if r.bias != nil {
-			args = append(args, c.NewConst(n.Args[2].Name, r.bias))
+			args = append(args, c.NewConst(n.Args[2].Name, converted(r.bias, tensor.I32)))
 			attrs["bias"] = true
 		}
 		n.Op, n.Args, n.Attrs = mir.OpConv2DI8, args, attrs
@@ -123,12 +123,13 @@ func producers(g *mir.Graph) map[*mir.Value]*mir.Node {
 
 // int8Rewrite is what a matched product becomes: its 8-bit operand x,
 // x's zero point (a constant, or a matmul's run-time scalar), the weight
-// as i8 and a convolution's bias as i32 (nil: none).
+// and a convolution's bias (nil: none), converted to i8 and i32 only when
+// the rewrite is made (matching allocates nothing).
 type int8Rewrite struct {
 	x       *mir.Value
 	zero    int64
-	zeroAt  *mir.Value // a run-time zero point (a matmul's), else nil
-	w, bias *tensor.Tensor
+	zeroAt  *mir.Value     // a run-time zero point (a matmul's), else nil
+	w, bias *tensor.Tensor // f32 constants, integers in int8's and int32's ranges
 }
 
 // int8Product matches a product int8Products rewrites.
@@ -169,17 +170,32 @@ func int8Weights(n *mir.Node) (r int8Rewrite, ok bool) {
 			if len(n.Args) != 3 || !n.Args[2].IsConst() {
 				return r, false
 			}
-			if r.bias, ok = int32Bias(n.Args[2].Const); !ok {
+			if r.bias = n.Args[2].Const; !integersIn(r.bias, -(1 << 31), 1<<31-1) {
 				return r, false
 			}
 		} else if len(n.Args) != 2 {
 			return r, false
 		}
 	}
-	if r.w, ok = int8Weight(b.Const); !ok {
+	if r.w = b.Const; !integersIn(r.w, -128, 127) {
 		return r, false
 	}
 	return r, true
+}
+
+// converted is the f32 constant t (every element an integer in dt's
+// range: integersIn) as dt.
+func converted(t *tensor.Tensor, dt tensor.DType) *tensor.Tensor {
+	out := tensor.New(dt, t.Shape...)
+	for i, v := range t.F32() {
+		switch dt {
+		case tensor.I8:
+			out.Data[i] = byte(int8(v))
+		case tensor.I32:
+			out.I32()[i] = int32(v)
+		}
+	}
+	return out
 }
 
 // byteCastTail is the index in fused region d of a cast to f32 of the
@@ -244,23 +260,6 @@ func regionOf(members []*mir.Node) *mir.Node {
 	return fusion.Region(members)
 }
 
-// int32Bias is b as int32 where every element of it is an integer in
-// int32's range.
-func int32Bias(b *tensor.Tensor) (*tensor.Tensor, bool) {
-	if b.DType != tensor.F32 {
-		return nil, false
-	}
-	out := tensor.New(tensor.I32, b.Shape...)
-	vs := out.I32()
-	for i, v := range b.F32() {
-		if v != float32(math.Trunc(float64(v))) || v < -(1<<31) || v >= 1<<31 {
-			return nil, false
-		}
-		vs[i] = int32(v)
-	}
-	return out, true
-}
-
 // quantized matches a = cast(x, f32) [− zero] for 8-bit x, computed by
 // d: the zero point a constant integer in x's range, or (zeroAt) a
 // run-time scalar of x's dtype cast to f32 (DynamicQuantizeLinear's).
@@ -321,20 +320,6 @@ func scalar(v *mir.Value) bool {
 		}
 	}
 	return true
-}
-
-// int8Weight is b as int8 where every element of it is an integer in
-// [−128, 127].
-func int8Weight(b *tensor.Tensor) (*tensor.Tensor, bool) {
-	vs := b.F32()
-	w := tensor.New(tensor.I8, b.Shape...)
-	for i, v := range vs {
-		if v != float32(math.Trunc(float64(v))) || v < -128 || v > 127 {
-			return nil, false
-		}
-		w.Data[i] = byte(int8(v))
-	}
-	return w, true
 }
 
 // Int8ConvPlan is the scratch of an integer convolution (lir.QConv2D): one

@@ -190,12 +190,16 @@ func tapMajor(p *Plan) {
 }
 
 // integerValued reports an f32 tensor whose every element is an integer.
-func integerValued(t *tensor.Tensor) bool {
+func integerValued(t *tensor.Tensor) bool { return integersIn(t, math.Inf(-1), math.Inf(1)) }
+
+// integersIn reports an f32 tensor whose every element is an integer in
+// [lo, hi].
+func integersIn(t *tensor.Tensor, lo, hi float64) bool {
 	if t == nil || t.DType != tensor.F32 {
 		return false
 	}
 	for _, v := range t.F32() {
-		if v != float32(math.Trunc(float64(v))) {
+		if f := float64(v); f != math.Trunc(f) || f < lo || f > hi {
 			return false
 		}
 	}
