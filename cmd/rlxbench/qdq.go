@@ -269,36 +269,25 @@ func qdqModel(m *onnxpb.Model, ranges map[string][2]float32) (*onnxpb.Model, err
 		}
 		// symmetric int8 per output channel: a Conv's dim 0, a MatMul's
 		// columns (dim 1 of [K, N])
-		axis := int64(0)
-		o, stride, per := int(wt.Shape[0]), wt.Len()/int(wt.Shape[0]), 1
+		axis, o := int64(0), int(wt.Shape[0])
+		channel := func(e int) int { return e / (wt.Len() / o) }
 		if n.OpType == "MatMul" {
-			axis, o, stride, per = 1, int(wt.Shape[1]), 1, int(wt.Shape[1])
-		} else {
-			per = 0 // elements of channel c: [c·stride, (c+1)·stride)
+			axis, o = 1, int(wt.Shape[1])
+			channel = func(e int) int { return e % o }
 		}
 		w := wt.F32()
-		at := func(c, i int) int { // element i of channel c
-			if per == 0 {
-				return c*stride + i
-			}
-			return i*per + c
-		}
-		count := wt.Len() / o
 		ws := make([]float32, o)
-		wq := make([]byte, len(w))
-		for c := range o {
-			mx := float32(0)
-			for i := range count {
-				mx = max(mx, float32(math.Abs(float64(w[at(c, i)]))))
-			}
-			ws[c] = mx / 127
+		for e, v := range w {
+			ws[channel(e)] = max(ws[channel(e)], float32(math.Abs(float64(v)))/127)
+		}
+		for c := range ws {
 			if ws[c] == 0 {
 				ws[c] = 1
 			}
-			for i := range count {
-				e := at(c, i)
-				wq[e] = byte(int8(max(-127, min(127, math.RoundToEven(float64(w[e]/ws[c]))))))
-			}
+		}
+		wq := make([]byte, len(w))
+		for e, v := range w {
+			wq[e] = byte(int8(max(-127, min(127, math.RoundToEven(float64(v/ws[channel(e)]))))))
 		}
 		wn := n.Inputs[1]
 		add(wn+"_q", onnxpb.DTInt8, wt.Shape, wq)
