@@ -99,16 +99,24 @@ type PackedMatMul struct {
 // summed exactly in int32 and stored as f32: A uint8 (Signed: int8), B an
 // int8 weight packed at build time (the CPU's qgemm layout, the same on
 // every CPU: QMatMulPackedBytes long). It runs the products of quantized
-// models, whose f32 forms spell out the same integer arithmetic.
+// models, whose f32 forms spell out the same integer arithmetic. Scratch
+// (QMatMulScratch bytes) holds A in the form the CPU's kernel reads where
+// that is not A itself: rows padded to whole groups of 4, int8 shifted
+// into uint8, or widened to uint16 (the AVX2 kernel).
 type QMatMul struct {
 	A, B, Out Buf
 	M, N, K   int64
 	Zero      int64
 	// ZeroAt, when not NoBuf, holds the zero point at run time (one
 	// element of A's dtype: dynamic quantization's), in place of Zero.
-	ZeroAt Buf
-	Signed bool
+	ZeroAt  Buf
+	Signed  bool
+	Scratch Buf
 }
+
+// QMatMulScratch is the bytes of a QMatMul's scratch: M rows of K rounded
+// up to 4, as uint16.
+func QMatMulScratch(m, k int64) int64 { return m * ((k + 3) &^ 3) * 2 }
 
 // QConv2D is a one-group convolution of 8-bit X (NCHW, uint8, or int8
 // where Signed) minus Zero by an int8 weight packed at build time (B
@@ -159,9 +167,11 @@ func QConvPackedBytes(g ConvGeom) int64 {
 	return QMatMulPackedBytes(QConvTaps(g)*QConvTapBytes(g), g.O)
 }
 
-// QConvScratch is the bytes of a QConv2D's scratch XPad and OutT.
+// QConvScratch is the bytes of a QConv2D's scratch XPad and OutT: XPad
+// has room for the relaid image as uint16 (the AVX2 kernel reads it
+// widened; the VNNI one reads its bytes).
 func QConvScratch(g ConvGeom) (xpad, outT int64) {
-	return (g.H + g.PadT + g.PadB) * (g.W + g.PadL + g.PadR) * QConvC4(g), g.OH * g.OW * g.O * 4
+	return (g.H + g.PadT + g.PadB) * (g.W + g.PadL + g.PadR) * QConvC4(g) * 2, g.OH * g.OW * g.O * 4
 }
 
 // QMatMulMaxK is the longest K whose sums QMatMul computes exactly: every
@@ -550,7 +560,9 @@ func (o *Pool2D) Kind() Kind {
 
 func (o *MatMul) Refs() []Ref       { return writes(o.Epilogue.refs(reads(o.A, o.B)), o.Out) }
 func (o *PackedMatMul) Refs() []Ref { return writes(o.Epilogue.refs(reads(o.A, o.B)), o.Out) }
-func (o *QMatMul) Refs() []Ref      { return writes(opt(reads(o.A, o.B), false, o.ZeroAt), o.Out) }
+func (o *QMatMul) Refs() []Ref {
+	return opt(writes(opt(reads(o.A, o.B), false, o.ZeroAt), o.Out), true, o.Scratch)
+}
 func (o *QConv2D) Refs() []Ref {
 	return writes(opt(reads(o.X, o.W), false, o.Bias), o.Out, o.XPad, o.OutT)
 }

@@ -17,6 +17,9 @@ type Caps struct {
 	// Int8Products: products of quantized values run as integer products
 	// (matmul_i8, int8.go), their int8 weights packed by Packer.PackInt8.
 	Int8Products bool
+	// Int8MinK: products summing fewer terms (a matmul's K, a
+	// convolution's C·KH·KW) stay in f32 (tuning.Int8MinK).
+	Int8MinK int64
 
 	// Packer packs weights into the kernels' layouts at build time; nil
 	// packs nothing, which also turns off every kernel that reads packed

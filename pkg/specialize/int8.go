@@ -36,9 +36,14 @@ import (
 // 2^24; the integer product is exact throughout, as ONNX Runtime's integer
 // kernels are, and reads a quarter of the bytes. The operand's producer
 // is dropped when the product was its only user. The rewrite works on a
-// copy of g (g.Clone) and returns g itself when nothing matches.
-func int8Products(g *mir.Graph) *mir.Graph {
+// copy of g (g.Clone) and returns g itself when nothing matches. Products
+// whose sums have fewer than minK terms are left as they are.
+func int8Products(g *mir.Graph, minK int64) *mir.Graph {
 	defs := producers(g)
+	int8Weights := func(n *mir.Node) (int8Rewrite, bool) { return int8WeightsOf(n, minK) }
+	int8Product := func(n *mir.Node, defs map[*mir.Value]*mir.Node) (int8Rewrite, bool) {
+		return int8ProductOf(n, defs, minK)
+	}
 	match := func(n *mir.Node) bool {
 		if _, ok := int8Product(n, defs); ok {
 			return true
@@ -132,9 +137,9 @@ type int8Rewrite struct {
 	w, bias *tensor.Tensor // f32 constants, integers in int8's and int32's ranges
 }
 
-// int8Product matches a product int8Products rewrites.
-func int8Product(n *mir.Node, defs map[*mir.Value]*mir.Node) (r int8Rewrite, ok bool) {
-	if r, ok = int8Weights(n); !ok {
+// int8ProductOf matches a product int8Products rewrites.
+func int8ProductOf(n *mir.Node, defs map[*mir.Value]*mir.Node, minK int64) (r int8Rewrite, ok bool) {
+	if r, ok = int8WeightsOf(n, minK); !ok {
 		return r, false
 	}
 	if r.x, r.zero, r.zeroAt, ok = quantized(n.Args[0], defs[n.Args[0]], defs); !ok || len(r.x.Type.Shape) < 2 || r.zeroAt != nil && n.Op != mir.OpMatMul {
@@ -143,9 +148,10 @@ func int8Product(n *mir.Node, defs map[*mir.Value]*mir.Node) (r int8Rewrite, ok 
 	return r, true
 }
 
-// int8Weights matches the rest of a product int8Products rewrites (all
-// but its 8-bit operand): its weight as i8, its bias as i32.
-func int8Weights(n *mir.Node) (r int8Rewrite, ok bool) {
+// int8WeightsOf matches the rest of a product int8Products rewrites (all
+// but its 8-bit operand): its weight as i8, its bias as i32, summing at
+// least minK terms.
+func int8WeightsOf(n *mir.Node, minK int64) (r int8Rewrite, ok bool) {
 	if n.Op != mir.OpMatMul && n.Op != mir.OpConv2D || len(n.Args) < 2 || len(n.Results) != 1 || n.Results[0].Type.DType != tensor.F32 {
 		return r, false
 	}
@@ -159,11 +165,11 @@ func int8Weights(n *mir.Node) (r int8Rewrite, ok bool) {
 	s := b.Const.Shape
 	switch n.Op {
 	case mir.OpMatMul:
-		if len(n.Args) != 2 || len(s) != 2 || s[0] > lir.QMatMulMaxK {
+		if len(n.Args) != 2 || len(s) != 2 || s[0] > lir.QMatMulMaxK || s[0] < minK {
 			return r, false
 		}
 	case mir.OpConv2D:
-		if len(s) != 4 || n.Attrs.Int("groups") != 1 || s[2]*s[3]*((s[1]+3)&^3) > lir.QMatMulMaxK {
+		if len(s) != 4 || n.Attrs.Int("groups") != 1 || s[2]*s[3]*((s[1]+3)&^3) > lir.QMatMulMaxK || s[1]*s[2]*s[3] < minK {
 			return r, false
 		}
 		if n.Attrs.Bool("bias") {
@@ -329,10 +335,20 @@ type Int8ConvPlan struct {
 	XPad, OutT *Store
 }
 
-// int8ConvScratch asks the arena planner for each integer convolution's
-// scratch.
-func int8ConvScratch(p *Plan) {
+// int8Scratch asks the arena planner for each integer product's and
+// convolution's scratch.
+func int8Scratch(p *Plan) {
 	for i, n := range p.Graph.Nodes {
+		if n.Op == mir.OpMatMulI8 {
+			as, ws := p.Shapes[n.Args[0]], p.Shapes[n.Args[1]]
+			if len(as) < 2 || len(ws) != 2 {
+				continue // Schedule reports it
+			}
+			s := &Store{Kind: StoreArena, Root: n.Args[0], Bytes: lir.QMatMulScratch(tensor.NumElements(as[:len(as)-1]), ws[0])}
+			p.addScratch(s, i)
+			p.Int8MatMul[n] = s
+			continue
+		}
 		if n.Op != mir.OpConv2DI8 {
 			continue
 		}

@@ -2,6 +2,7 @@ package specialize_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -86,6 +87,44 @@ func main(x: %s[batch, 8]) -> (%s) {
 				}
 			}
 		})
+	}
+}
+
+// TestInt8MinK: products whose sums are shorter than Caps.Int8MinK stay
+// in f32; at the bound they become integer products.
+func TestInt8MinK(t *testing.T) {
+	src := `hir 1
+module q
+
+param w : i8[8, 4]
+
+func main(x: u8[3, 8]) -> (y: f32[3, 4]) {
+  xf = cast(x, to=f32)
+  z = const(128.0, f32[])
+  a = sub(xf, z)
+  wc = cast(w, to=f32)
+  y = matmul(a, wc)
+  return y
+}
+`
+	_, g := lowerSource(t, "q.hir", []byte(src), true)
+	for _, c := range []struct {
+		minK int64
+		want bool
+	}{{0, true}, {8, true}, {9, false}} {
+		caps := specialize.Caps{Packer: testPacker{}, Int8Products: true, Int8MinK: c.minK}
+		p, err := specialize.SpecializeWith(g, specialize.Binding{}, caps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prog, err := specialize.Schedule(p, specialize.NewWeights("test", caps.Packer))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := slices.ContainsFunc(prog.Steps, func(s lir.Step) bool { _, ok := s.Op.(*lir.QMatMul); return ok })
+		if got != c.want {
+			t.Errorf("Int8MinK %d: integer product %v, want %v (K = 8)\n%s", c.minK, got, c.want, listing(prog))
+		}
 	}
 }
 

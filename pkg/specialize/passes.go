@@ -36,7 +36,7 @@ func Passes() []Pass {
 		{"tap-major", func(c Caps) bool { return c.TapConv != nil }, tapMajor},
 		{"winograd", func(c Caps) bool { return c.Packer != nil && c.WinogradTile != nil }, winograd},
 		{"concat-in-place", func(c Caps) bool { return c.InPlaceConcat }, concatInPlace},
-		{"int8-conv-scratch", func(c Caps) bool { return c.Int8Products }, int8ConvScratch},
+		{"int8-scratch", func(c Caps) bool { return c.Int8Products }, int8Scratch},
 	}
 }
 
@@ -81,6 +81,7 @@ func (p *Plan) runPasses() {
 	p.OutScratch = map[*mir.Node]*Store{}
 	p.Winograd = map[*mir.Node]WinogradPlan{}
 	p.Int8Conv = map[*mir.Node]Int8ConvPlan{}
+	p.Int8MatMul = map[*mir.Node]*Store{}
 	for _, ps := range Passes() {
 		if ps.Enabled(p.Caps) {
 			ps.Run(p)

@@ -60,7 +60,7 @@ func TestPassTable(t *testing.T) {
 	for _, p := range specialize.Passes() {
 		names = append(names, p.Name)
 	}
-	want := []string{"strided-attention", "slice-views", "channels-last", "pack-weights", "tap-major", "winograd", "concat-in-place", "int8-conv-scratch"}
+	want := []string{"strided-attention", "slice-views", "channels-last", "pack-weights", "tap-major", "winograd", "concat-in-place", "int8-scratch"}
 	if !slices.Equal(names, want) {
 		t.Errorf("passes %v, want %v", names, want)
 	}

@@ -54,6 +54,7 @@ type Plan struct {
 	OutScratch   map[*mir.Node]*Store  // channels-last convolutions with an NCHW result: the scratch they write first
 	Winograd     map[*mir.Node]WinogradPlan
 	Int8Conv     map[*mir.Node]Int8ConvPlan
+	Int8MatMul   map[*mir.Node]*Store // integer products: the scratch of their A (lir.QMatMul.Scratch)
 	Guests       map[*mir.Value]Guest // values computed in place of a concat's operand (concat.go)
 
 	views   map[*mir.Node]bool     // slices and transposes made views (views.go)
@@ -105,7 +106,7 @@ func SpecializeWith(g *mir.Graph, b Binding, c Caps) (*Plan, error) {
 		g = subsampleStrided(g)
 	}
 	if c.Int8Products && c.Packer != nil {
-		g = int8Products(g)
+		g = int8Products(g, c.Int8MinK)
 	}
 	p := &Plan{Graph: g, Binding: b, Shapes: map[*mir.Value][]int64{}, Stores: map[*mir.Value]*Store{}, Caps: c,
 		scratch: map[*Store]*scratchUse{}}

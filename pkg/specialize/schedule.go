@@ -309,7 +309,11 @@ func (g *gen) matmulI8(n *mir.Node) error {
 	if err != nil {
 		return err
 	}
-	op := &lir.QMatMul{A: g.buffer(x[0]), B: g.weightBuffer(idx), Out: g.buffer(out), ZeroAt: lir.NoBuf,
+	sp, ok := g.p.Int8MatMul[n]
+	if !ok {
+		return fmt.Errorf("internal: integer product of %v by %v without its scratch", as, ws)
+	}
+	op := &lir.QMatMul{A: g.buffer(x[0]), B: g.weightBuffer(idx), Out: g.buffer(out), ZeroAt: lir.NoBuf, Scratch: g.scratch(sp),
 		M: tensor.NumElements(as[:len(as)-1]), N: ws[1], K: ws[0], Zero: n.Attrs.Int("zero"), Signed: x[0].Type.DType == tensor.I8}
 	if len(x) == 3 {
 		op.ZeroAt = g.buffer(x[2])
@@ -319,7 +323,7 @@ func (g *gen) matmulI8(n *mir.Node) error {
 }
 
 // convI8 is an integer convolution (int8.go) over its weight packed here
-// and the scratch int8ConvScratch placed.
+// and the scratch int8Scratch placed.
 func (g *gen) convI8(n *mir.Node) error {
 	x, out := n.Args, n.Results[0]
 	xs, ws, os := g.shape(x[0]), g.shape(x[1]), g.shape(out)

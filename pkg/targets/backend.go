@@ -77,9 +77,10 @@ type Options struct {
 	// portable.
 	CPU []string
 	// Int8Products, when not nil, says whether the cpu target runs the
-	// products of quantized values as integer products (lir.QMatMul); nil:
-	// where the build machine's CPU has the integer kernels
-	// (tuning.Int8Products), as for the packed layout.
+	// products of quantized values as integer products (lir.QMatMul), all
+	// of them however short their sums; nil: where the build machine's
+	// CPU has the integer kernels (tuning.Int8Products, Int8MinK), as for
+	// the packed layout.
 	Int8Products *bool
 	// Objects, when not nil, keeps compiled native code by the digest of
 	// what it was compiled from (the AOT cache's objects).

@@ -35,8 +35,10 @@ type cpu struct {
 	// that cache.
 	clang   string
 	objects ObjectCache
-	// int8 runs quantized products as integer products (Options.Int8Products).
-	int8 bool
+	// int8 runs quantized products as integer products (Options.Int8Products),
+	// those summing at least int8MinK terms (tuning.Int8MinK).
+	int8     bool
+	int8MinK int64
 }
 
 // portableLevel is the --cpu value for an artifact without native code.
@@ -53,11 +55,11 @@ func defaultCPU() *cpu {
 func newCPU(names []string, int8 *bool, objects ObjectCache) (*cpu, error) {
 	c, err := configureCPU(names)
 	if c != nil {
-		// Not for levels below AVX-512 (--cpu x86-64-v3 asks for CPUs
-		// without it, where the integer kernel would be the Go twin).
-		c.int8 = tuning.Int8Products(qgemm.VNNI()) && (len(c.levels) == 0 || cgen.Options{Levels: c.levels}.AllHave("avx512f"))
+		kern := int8Kernel(c.levels)
+		c.int8, c.int8MinK = tuning.Int8Products(kern), tuning.Int8MinK(kern)
 		if int8 != nil {
-			c.int8 = *int8
+			// forced (the golden tests): every product, whatever the CPU
+			c.int8, c.int8MinK = *int8, 0
 		}
 	}
 	if err == nil && len(c.levels) > 0 {
@@ -159,6 +161,9 @@ func (c *cpu) Tag() string {
 	tag := "cpu/" + c.layout()
 	if c.int8 && !c.cross() {
 		tag += "/int8"
+		if c.int8MinK > 0 {
+			tag += fmt.Sprintf("-k%d", c.int8MinK)
+		}
 	}
 	if len(c.levels) == 0 {
 		return tag
@@ -182,7 +187,7 @@ func (c *cpu) Caps() specialize.Caps {
 			TapConv: c.tapConv}
 	}
 	caps := cpuCaps()
-	caps.Int8Products = c.int8
+	caps.Int8Products, caps.Int8MinK = c.int8, c.int8MinK
 	if len(c.levels) > 0 {
 		// Generated code runs convolutions of mostly padding in place,
 		// tap-major; the split into rectangles is the portable route.
@@ -353,13 +358,35 @@ func CPULevels() []LevelStatus {
 	return out
 }
 
+// int8Kernel is the integer kernel an artifact for levels is built for:
+// the build machine's (qgemm.Int8Kernel), but no faster than what every
+// level's CPUs have (the AVX2 kernel where a level lacks AVX-512, as
+// x86-64-v3 does; none where one lacks AVX2, as arm64's levels do: no
+// integer kernel is built in for them).
+func int8Kernel(levels []native.Level) string {
+	k := qgemm.Int8Kernel()
+	if len(levels) == 0 {
+		return k
+	}
+	switch have := (cgen.Options{Levels: levels}); {
+	case !have.AllHave("avx2"):
+		return "go"
+	case k == "vnni" && !have.AllHave("avx512f"):
+		return "avx2"
+	}
+	return k
+}
+
 // Int8Status says whether cpu builds here run the products of quantized
 // models as integer products (tuning.Int8Products), for rlxc targets.
 func Int8Status() string {
-	if tuning.Int8Products(qgemm.VNNI()) {
-		return "quantized products: integer kernels (this CPU has AVX-512 VNNI; not with --cpu x86-64-v3); such artifacts run them with the slow portable integer kernel on CPUs without VNNI"
+	switch k := qgemm.Int8Kernel(); {
+	case !tuning.Int8Products(k):
+		return "quantized products: in f32 (no integer kernel for this CPU: it needs AVX2 or AVX-512 VNNI)"
+	case k == "vnni":
+		return "quantized products: integer kernels (AVX-512 VNNI here; AVX2 on CPUs without it; not with --cpu armv8.2-a)"
 	}
-	return "quantized products: in f32 (this CPU has no AVX-512 VNNI for the integer kernels)"
+	return "quantized products: integer kernels (AVX2 here, AVX-512 VNNI on CPUs with it; not with --cpu armv8.2-a)"
 }
 
 // compile builds one unit's object for level l, or (fromCache) takes the

@@ -86,7 +86,11 @@ func run(pool *parallel.Pool, s *lir.Step, bufs [][]byte) error {
 				zero = int32(int8(bufs[op.ZeroAt][0]))
 			}
 		}
-		qgemm.Gemm(pool, m, n, k, bufs[op.A][:m*k], k, op.Signed, zero, bufs[op.B][:qgemm.PackedLen(k, n)], f32(op.Out), n)
+		var scratch []byte // nil: allocated (artifacts from before the scratch)
+		if op.Scratch != lir.NoBuf {
+			scratch = bufs[op.Scratch][:qgemm.GemmScratch(m, k)]
+		}
+		qgemm.Gemm(pool, m, n, k, bufs[op.A][:m*k], k, op.Signed, zero, bufs[op.B][:qgemm.PackedLen(k, n)], f32(op.Out), n, scratch)
 	case *lir.QConv2D:
 		geom := conv.GeomOf(op.Geom)
 		var bias []int32

@@ -54,12 +54,29 @@ func SplitSparseTaps(live, total int64) bool { return 2*live <= total }
 
 // Int8Products reports whether products of quantized values (an 8-bit
 // operand minus its zero point times an int8 weight) run as integer
-// products (specialize's Caps.Int8Products, lir.QMatMul) on a build
-// machine whose CPU has, per vnni, AVX-512 VNNI: there vpdpbusd does four
-// times the multiply-adds of an f32 FMA and the products beat ONNX
-// Runtime's own integer kernels on the operator sweep (docs/perf/ops.md).
-// Without it the integer kernel is the pure-Go twin, far slower than the
-// f32 products, so those stay in f32; like the packed f32 weights, the
-// choice is the build machine's, and a build for a CPU level without
-// AVX-512 (--cpu x86-64-v3) leaves them in f32 too.
-func Int8Products(vnni bool) bool { return vnni }
+// products (specialize's Caps.Int8Products, lir.QMatMul) where the CPUs
+// they are built for run the integer kernel named (qgemm.Int8Kernel):
+// with AVX-512 VNNI one vpdpbusd does four times the multiply-adds of an
+// f32 FMA, and the products beat ONNX Runtime's own integer kernels on
+// the operator sweep; with AVX2 alone vpmaddwd sums int16 pairs exactly
+// at up to twice the f32 rate (docs/perf/ops.md measures both). The
+// pure-Go twin ("go": arm64, or amd64 built purego) is far slower than
+// the f32 products, so those stay in f32.
+func Int8Products(kernel string) bool { return kernel == "vnni" || kernel == "avx2" }
+
+// Int8MinK is the fewest terms a product's sums (K; a convolution's
+// C·KH·KW) must have to run as an integer product on the kernel named
+// (Int8Products); shorter ones stay in f32. With VNNI every length pays.
+// The AVX2 kernel's fixed costs per output position (a convolution's
+// relayout and widening of its input, the transposes of its result, the
+// epilogue of int16 pair sums) outweigh its faster sums until K is a few
+// hundred: a QDQ MobileNetV2 held to AVX2 ran its 1x1 convolutions of K
+// 16-160 at 0.5-0.9x of the f32 ones, K 320-960 at 1.05-1.2x, and
+// ResNet-18's (K 576-4608) 1.5x (docs/perf/ops.md, "Integer products
+// on AVX2").
+func Int8MinK(kernel string) int64 {
+	if kernel == "avx2" {
+		return 256
+	}
+	return 0
+}

@@ -58,10 +58,11 @@ func convK(g *ConvGeom) int { return taps(g) * tapBytes(g) }
 func ConvPackedLen(g ConvGeom) int { return PackedLen(convK(&g), g.O) }
 
 // ConvScratch is the scratch one Conv call needs: bytes of the relaid
-// input and floats of the channels-last output (one image's each).
+// input as uint16 (the AVX2 kernel reads it widened, the VNNI one its
+// bytes) and floats of the channels-last output (one image's each).
 func ConvScratch(g ConvGeom) (xpad, outT int) {
 	hp, wp := padded(&g)
-	return hp * wp * c4(&g), g.OH * g.OW * g.O
+	return hp * wp * c4(&g) * 2, g.OH * g.OW * g.O
 }
 
 // PackConv lays out int8 weights w [O, C, KH, KW] for Conv: B [K, O]
@@ -96,7 +97,7 @@ func Conv(pool *parallel.Pool, g ConvGeom, x []byte, signed bool, zero int32, w 
 	convWith(kernel(), pool, g, x, signed, zero, w, bias, xpad, outT, out)
 }
 
-func convWith(kern func(*tile), pool *parallel.Pool, g ConvGeom, x []byte, signed bool, zero int32, w []byte, bias []int32, xpad []byte, outT, out []float32) {
+func convWith(kern microKernel, pool *parallel.Pool, g ConvGeom, x []byte, signed bool, zero int32, w []byte, bias []int32, xpad []byte, outT, out []float32) {
 	xl, ol := ConvScratch(g)
 	hw, p := g.H*g.W, g.OH*g.OW
 	if g.N <= 0 || p <= 0 || g.O <= 0 {
@@ -125,11 +126,20 @@ func convWith(kern func(*tile), pool *parallel.Pool, g ConvGeom, x []byte, signe
 			offs = append(offs, (kh*g.DilH*wp+kw*g.DilW)*cp)
 		}
 	}
+	xa, scale := xpad[:xl/2], 1 // the input the kernels read, and its bytes an element
+	var wx []uint16             // the relaid input widened, where the kernel reads that
+	if kern.wide {
+		wx = uint16s(xpad[:xl])
+		xa, scale = xpad[:xl], 2
+		for i := range offs {
+			offs[i] *= 2
+		}
+	}
 	np, gk := panels(g.O), groups(convK(&g))
 	sums := w[np*gk*groupB:]
 	pairs := (np + 1) / 2
 	for n := range g.N {
-		relayout(pool, g, x[n*g.C*hw:(n+1)*g.C*hw], signed, byte(zu), xpad)
+		relayout(pool, g, x[n*g.C*hw:(n+1)*g.C*hw], signed, byte(zu), xa, wx)
 		dst := out[n*g.O*p : (n+1)*g.O*p]
 		pool.For(g.OH*pairs, 1, func(lo, hi int) {
 			var t tile
@@ -137,9 +147,9 @@ func convWith(kern func(*tile), pool *parallel.Pool, g ConvGeom, x []byte, signe
 				oh, pr := task/pairs, task%pairs
 				t.set(w, gk, np, 2*pr, g.O, sums, zu, bias)
 				t.offs, t.n = offs, tapBytes(&g)/groupK
-				t.a, t.lda = xpad[oh*g.StrideH*wp*cp:], g.StrideW*cp
+				t.a, t.lda, t.groupA = xa[scale*oh*g.StrideH*wp*cp:], scale*g.StrideW*cp, kern.groupA()
 				t.out, t.ldo, t.rows = outT[oh*g.OW*g.O+2*pr*panelCols:], g.O, g.OW
-				kern(&t)
+				kern.run(&t)
 				// the task's block into NCHW while it is in cache (a
 				// pass over all of outT after read it back from memory)
 				vec.Transpose(dst[2*pr*panelCols*p+oh*g.OW:], p, t.out, g.O, g.OW, t.cols)
@@ -149,34 +159,50 @@ func convWith(kern func(*tile), pool *parallel.Pool, g ConvGeom, x []byte, signe
 }
 
 // relayout writes one image of x [C, H, W] into xpad [Hp, Wp, C4] with
-// z in the padding and the channels past C, int8 shifted into uint8.
-func relayout(pool *parallel.Pool, g ConvGeom, x []byte, signed bool, z byte, xpad []byte) {
+// z in the padding and the channels past C, int8 shifted into uint8; or
+// where wide is not nil, into wide as uint16, each row written as bytes
+// first into a row of its own.
+func relayout(pool *parallel.Pool, g ConvGeom, x []byte, signed bool, z byte, xpad []byte, wide []uint16) {
 	hp, wp := padded(&g)
 	cp := c4(&g)
 	pool.For(hp, 4, func(lo, hi int) {
+		var tmp []byte
 		for ih := lo; ih < hi; ih++ {
-			row := xpad[ih*wp*cp : (ih+1)*wp*cp]
-			h := ih - g.PadT
-			if h < 0 || h >= g.H {
-				fill(row, z)
+			if wide == nil {
+				relayoutRow(g, x, signed, z, xpad[ih*wp*cp:(ih+1)*wp*cp], ih-g.PadT)
 				continue
 			}
-			fill(row[:g.PadL*cp], z)
-			fill(row[(g.PadL+g.W)*cp:], z)
-			in := row[g.PadL*cp : (g.PadL+g.W)*cp]
-			if cp != g.C {
-				for w := range g.W {
-					fill(in[w*cp+g.C:(w+1)*cp], z)
-				}
+			if tmp == nil {
+				tmp = make([]byte, wp*cp)
 			}
-			transposeBytes(in, cp, x[h*g.W:], g.H*g.W, g.C, g.W)
-			if signed {
-				for w := range g.W {
-					flip(in[w*cp : w*cp+g.C])
-				}
-			}
+			relayoutRow(g, x, signed, z, tmp, ih-g.PadT)
+			widen(wide[ih*wp*cp:], tmp, false)
 		}
 	})
+}
+
+// relayoutRow writes row h of x (padding where h is outside it) into row,
+// the padded row channels last.
+func relayoutRow(g ConvGeom, x []byte, signed bool, z byte, row []byte, h int) {
+	if h < 0 || h >= g.H {
+		fill(row, z)
+		return
+	}
+	cp := c4(&g)
+	fill(row[:g.PadL*cp], z)
+	fill(row[(g.PadL+g.W)*cp:], z)
+	in := row[g.PadL*cp : (g.PadL+g.W)*cp]
+	if cp != g.C {
+		for w := range g.W {
+			fill(in[w*cp+g.C:(w+1)*cp], z)
+		}
+	}
+	transposeBytes(in, cp, x[h*g.W:], g.H*g.W, g.C, g.W)
+	if signed {
+		for w := range g.W {
+			flip(in[w*cp : w*cp+g.C])
+		}
+	}
 }
 
 // transposeBytesGo writes dst[w·ldd + c] = src[c·lds + w] for c < rows, w

@@ -3,8 +3,9 @@
 // weight B packed at build time, summed exactly in int32 and stored as
 // float32. It runs quantized models' products (ONNX QLinearMatMul,
 // MatMulInteger) at the integer rate of the CPU: on amd64 with AVX-512
-// VNNI one vpdpbusd does 64 multiply-adds where an f32 FMA does 16;
-// elsewhere a pure-Go twin computes the same sums.
+// VNNI one vpdpbusd does 64 multiply-adds where an f32 FMA does 16; with
+// AVX2 alone, operands widened to 16 bits, one vpmaddwd does 16 where an
+// f32 FMA does 8; elsewhere a pure-Go twin computes the same sums.
 //
 // The packed layout (Pack) is the same on every CPU: B in panels of 16
 // columns, each panel K rounded up to groups of 4 rows with a column's

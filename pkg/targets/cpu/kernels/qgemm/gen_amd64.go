@@ -1,8 +1,9 @@
 //go:build ignore
 
 // gen_amd64.go writes qgemm_amd64.s (go generate, from qgemm_amd64.go):
-// the VNNI micro-kernels for 1 to 12 rows, one loop unrolled over the
-// rows, and the 16×16 byte transpose, unrolled over its rounds.
+// the VNNI micro-kernels for 1 to 12 rows and the AVX2 ones for 1 to 6,
+// one loop unrolled over the rows, and the 16×16 byte transpose, unrolled
+// over its rounds.
 package main
 
 import (
@@ -156,6 +157,88 @@ func (w *out) kernel(rows int) {
 	w.p("\tRET")
 }
 
+const avx2Comment = `// The AVX2 micro-kernels qwdotN, N rows of 1 to 6 against 8 columns (half
+// a panel) for machines without VNNI. AVX2 has no u8·s8 product that is
+// exact (vpmaddubsw saturates its int16 pair sums), so both operands are
+// widened to int16 and vpmaddwd sums pairs of them exactly into int32:
+// each 16 bytes of a group (4 columns × 4 rows of B) widen to a register
+// whose dword lanes hold (column c, rows 0-1) and (column c, rows 2-3);
+// a row's four bytes of A, broadcast and widened, line up with them. Row
+// i's sums of columns 0-3 and 4-7 are in Y(2i) and Y(2i+1), two lanes a
+// column; vphaddd adds the lanes of a column and vpermq puts the columns
+// in order before the correction, the conversion and the store of all 8
+// (the caller stores partial chunks through a buffer). Registers: Y12,
+// Y13 the group, Y14 the row of A, Y15 the product.
+
+`
+
+// kernelAVX2 writes qwdotN for N = rows: rows 0-2 from R8, 3-5 from R10.
+func (w *out) kernelAVX2(rows int) {
+	name := fmt.Sprintf("qwdot%d", rows)
+	w.p("\n// func %s(taps int, offs *int, n int, a *byte, lda int, b *byte, corr *int32, out *float32, ldo int)", name)
+	w.p("TEXT ·%s(SB), NOSPLIT, $0-72", name)
+	w.p("\tMOVQ taps+0(FP), BX")
+	w.p("\tMOVQ offs+8(FP), CX")
+	w.p("\tMOVQ a+24(FP), DX")
+	w.p("\tMOVQ lda+32(FP), R9")
+	w.p("\tMOVQ b+40(FP), SI")
+	for i := range 2 * rows {
+		w.p("\tVPXOR Y%d, Y%d, Y%d", i, i, i)
+	}
+	w.p("\tTESTQ BX, BX")
+	w.p("\tJEQ %s_done", name)
+	w.p("%s_tap:", name)
+	w.p("\tMOVQ (CX), R8")
+	w.p("\tADDQ DX, R8")
+	if rows > 3 {
+		w.p("\tLEAQ (R8)(R9*2), R10")
+		w.p("\tADDQ R9, R10")
+	}
+	w.p("\tMOVQ n+16(FP), AX")
+	w.p("\tTESTQ AX, AX")
+	w.p("\tJEQ %s_next", name)
+	w.p("%s_loop:", name)
+	w.p("\tVPMOVSXBW (SI), Y12")
+	w.p("\tVPMOVSXBW 16(SI), Y13")
+	bases := []string{"R8", "R10"}
+	for r := range rows {
+		w.p("\tVPBROADCASTQ %s, Y14", addr(bases, 3, "R9", "", r))
+		w.p("\tVPMADDWD Y12, Y14, Y15")
+		w.p("\tVPADDD Y15, Y%d, Y%d", 2*r, 2*r)
+		w.p("\tVPMADDWD Y13, Y14, Y15")
+		w.p("\tVPADDD Y15, Y%d, Y%d", 2*r+1, 2*r+1)
+	}
+	w.p("\tADDQ $64, SI")
+	w.p("\tADDQ $8, R8")
+	if rows > 3 {
+		w.p("\tADDQ $8, R10")
+	}
+	w.p("\tDECQ AX")
+	w.p("\tJNE %s_loop", name)
+	w.p("%s_next:", name)
+	w.p("\tADDQ $8, CX")
+	w.p("\tDECQ BX")
+	w.p("\tJNE %s_tap", name)
+	w.p("%s_done:", name)
+	w.p("\tMOVQ corr+48(FP), BX")
+	w.p("\tVMOVDQU (BX), Y15")
+	w.p("\tMOVQ out+56(FP), CX")
+	w.p("\tMOVQ ldo+64(FP), DX")
+	w.p("\tSHLQ $2, DX")
+	for r := range rows {
+		w.p("\tVPHADDD Y%d, Y%d, Y%d", 2*r+1, 2*r, 2*r)
+		w.p("\tVPERMQ $0xD8, Y%d, Y%d", 2*r, 2*r)
+		w.p("\tVPSUBD Y15, Y%d, Y%d", 2*r, 2*r)
+		w.p("\tVCVTDQ2PS Y%d, Y%d", 2*r, 2*r)
+		w.p("\tVMOVUPS Y%d, (CX)", 2*r)
+		if r < rows-1 {
+			w.p("\tADDQ DX, CX")
+		}
+	}
+	w.p("\tVZEROUPPER")
+	w.p("\tRET")
+}
+
 // transpose writes transpose16: rows loaded in bit-reversed order, four
 // rounds of unpacking (j with j+8 into 2j and 2j+1) alternating between
 // X0-X15 and X16-X31, columns stored in order.
@@ -212,7 +295,37 @@ func main() {
 	for rows := 12; rows >= 1; rows-- {
 		w.kernel(rows)
 	}
+	w.WriteString("\n" + avx2Comment[:len(avx2Comment)-1])
+	for rows := 6; rows >= 1; rows-- {
+		w.kernelAVX2(rows)
+	}
 	w.transpose()
+	w.p(`
+// Widening of A for the AVX2 kernels: blocks of 16 bytes, each xored
+// with flip (0x80 turns int8 into uint8 + 128), zero-extended to 16
+// uint16.
+
+// func widen16(dst *uint16, src *byte, blocks int, flip byte)
+TEXT ·widen16(SB), NOSPLIT, $0-25
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ blocks+16(FP), AX
+	MOVBLZX flip+24(FP), BX
+	MOVL BX, X1
+	VPBROADCASTB X1, X1
+	TESTQ AX, AX
+	JEQ w16_done
+w16_loop:
+	VPXOR (SI), X1, X0
+	VPMOVZXBW X0, Y0
+	VMOVDQU Y0, (DI)
+	ADDQ $16, SI
+	ADDQ $32, DI
+	DECQ AX
+	JNE w16_loop
+w16_done:
+	VZEROUPPER
+	RET`)
 	if err := os.WriteFile("qgemm_amd64.s", []byte(w.String()), 0o644); err != nil {
 		log.Fatal(err)
 	}

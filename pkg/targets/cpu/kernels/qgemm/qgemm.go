@@ -3,6 +3,7 @@ package qgemm
 import (
 	"encoding/binary"
 	"fmt"
+	"unsafe"
 
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
 )
@@ -68,14 +69,53 @@ func pack(k, n int, at func(r, col int) int8) []byte {
 // packed by Pack for [k, n], and out rows ldo apart. The sums are exact
 // for k ≤ MaxK (partial sums wrap in int32 and the result does not); the
 // conversion to float32 rounds to nearest even as ONNX Runtime's does. A
-// whose rows are not a multiple of 4 bytes long, or int8 A, is first
-// copied (the one allocation of a call).
-func Gemm(pool *parallel.Pool, m, n, k int, a []byte, lda int, signed bool, zero int32, b []byte, out []float32, ldo int) {
-	gemmWith(kernel(), pool, m, n, k, a, lda, signed, zero, b, out, ldo)
+// whose rows are not a multiple of 4 bytes long, or int8 A, or any A for
+// the AVX2 kernel (which reads it widened to uint16) is first copied into
+// scratch, of at least GemmScratch(m, k) bytes (nil: allocated).
+func Gemm(pool *parallel.Pool, m, n, k int, a []byte, lda int, signed bool, zero int32, b []byte, out []float32, ldo int, scratch []byte) {
+	gemmWith(kernel(), pool, m, n, k, a, lda, signed, zero, b, out, ldo, scratch)
+}
+
+// GemmScratch is the bytes of Gemm's scratch for A [m, k]: m rows of k
+// rounded up to 4, as uint16 (lir.QMatMulScratch).
+func GemmScratch(m, k int) int { return m * groups(k) * groupK * 2 }
+
+// microKernel is a tile kernel and the form of A it reads.
+type microKernel struct {
+	run func(*tile)
+	// wide: A widened to uint16, offsets and row strides in bytes of the
+	// widened copy. AVX2's exact integer product (vpmaddwd) takes int16
+	// operands: widening A once costs less than widening each row of it
+	// for every chunk of columns.
+	wide bool
+}
+
+// groupA is the bytes of a row of A the kernel reads for a group of 4.
+func (k microKernel) groupA() int {
+	if k.wide {
+		return 2 * groupK
+	}
+	return groupK
+}
+
+// widen writes src into dst as uint16, int8 shifted into uint8 (x + 128)
+// where signed.
+func widen(dst []uint16, src []byte, signed bool) {
+	var flip byte
+	if signed {
+		flip = 0x80
+	}
+	widenBytes(dst, src, flip)
+}
+
+// uint16s is b as uint16 (len(b)/2 of them; b 2-byte aligned, as arena
+// buffers and Go's allocations are).
+func uint16s(b []byte) []uint16 {
+	return unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/2)
 }
 
 // gemmWith is Gemm on the tiles of kern.
-func gemmWith(kern func(*tile), pool *parallel.Pool, m, n, k int, a []byte, lda int, signed bool, zero int32, b []byte, out []float32, ldo int) {
+func gemmWith(kern microKernel, pool *parallel.Pool, m, n, k int, a []byte, lda int, signed bool, zero int32, b []byte, out []float32, ldo int, scratch []byte) {
 	if m <= 0 || n <= 0 {
 		return
 	}
@@ -84,24 +124,37 @@ func gemmWith(kern func(*tile), pool *parallel.Pool, m, n, k int, a []byte, lda 
 			m, n, k, len(a), lda, len(b), len(out), ldo))
 	}
 	g := groups(k)
-	if signed || k%groupK != 0 {
-		// The kernels read whole groups of four bytes of a row, unsigned:
-		// a copy with rows of 4·g bytes, zeros past k (B's rows there are
-		// zero too), int8 shifted to uint8 by 128 and the zero point with
-		// it.
-		w := g * groupK
-		c := make([]byte, m*w)
-		for i := range m {
-			row := c[i*w : i*w+k]
-			copy(row, a[i*lda:i*lda+k])
-			if signed {
-				flip(row)
-			}
+	if w := g * groupK; kern.wide || signed || k%groupK != 0 {
+		// The kernels read whole groups of four elements of a row,
+		// unsigned: a copy with rows of 4·g bytes (or uint16, where the
+		// kernel reads A widened), zeros past k (B's rows there are zero
+		// too), int8 shifted to uint8 by 128 and the zero point with it.
+		if len(scratch) < GemmScratch(m, k) {
+			scratch = make([]byte, GemmScratch(m, k))
 		}
+		elem := 1
+		if kern.wide {
+			elem = 2
+		}
+		c := scratch[:m*w*elem]
+		pool.For(m, max(1, 16384/w), func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				row := c[i*w*elem : (i+1)*w*elem]
+				clear(row[k*elem:])
+				if kern.wide {
+					widen(uint16s(row), a[i*lda:i*lda+k], signed)
+					continue
+				}
+				copy(row, a[i*lda:i*lda+k])
+				if signed {
+					flip(row[:k])
+				}
+			}
+		})
 		if signed {
 			zero += 128
 		}
-		a, lda = c, w
+		a, lda = c, w*elem
 	}
 	np := panels(n)
 	sums := b[np*g*groupB:]
@@ -114,8 +167,8 @@ func gemmWith(kern func(*tile), pool *parallel.Pool, m, n, k int, a []byte, lda 
 			pr, rb := task/rowBlocks, task%rowBlocks
 			r0, r1 := rb*blockRows, min(m, (rb+1)*blockRows)
 			t.set(b, g, np, 2*pr, n, sums, zero, nil)
-			t.offs, t.n, t.a, t.lda, t.out, t.ldo, t.rows = offs, g, a[r0*lda:], lda, out[r0*ldo+2*pr*panelCols:], ldo, r1-r0
-			kern(&t)
+			t.offs, t.n, t.a, t.lda, t.groupA, t.out, t.ldo, t.rows = offs, g, a[r0*lda:], lda, kern.groupA(), out[r0*ldo+2*pr*panelCols:], ldo, r1-r0
+			kern.run(&t)
 		}
 	})
 }
@@ -134,12 +187,14 @@ const blockRows = 4 * tileRows
 
 // tile is rows by cols ≤ 32 of out against a pair of panels: for each
 // tap t, n groups of four bytes of each row of a from offs[t] on, rows
-// lda apart, against the panels' next n groups.
+// lda apart (groupA bytes a group: 4 bytes, or 4 uint16 where the
+// kernel reads A widened), against the panels' next n groups.
 type tile struct {
 	offs   []int
 	n      int
 	a      []byte
 	lda    int
+	groupA int
 	b0, b1 []byte // the two panels (b1 == b0 where only one exists)
 	corr   [2 * panelCols]int32
 	out    []float32
@@ -174,8 +229,12 @@ func tileGo(t *tile) {
 		gb := 0 // B's group, across the taps
 		for _, off := range t.offs {
 			row := t.a[off+i*t.lda:]
+			step := t.groupA / groupK // A's bytes an element (the low byte of a uint16 where wide)
 			for gi := range t.n {
-				av := row[gi*groupK : gi*groupK+groupK]
+				var av [groupK]byte
+				for q := range av {
+					av[q] = row[(gi*groupK+q)*step]
+				}
 				for h, pb := range [2][]byte{t.b0, t.b1} {
 					pg := pb[gb*groupB : gb*groupB+groupB]
 					for j := range panelCols {

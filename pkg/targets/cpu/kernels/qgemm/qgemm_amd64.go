@@ -15,10 +15,6 @@ import (
 // AVX-512 flags include the OS saving the zmm and opmask state.
 var vnni = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VNNI
 
-// VNNI reports whether this CPU runs the VNNI kernels (the compiler asks,
-// to choose integer products where they pay: tuning.Int8Products).
-func VNNI() bool { return vnni }
-
 // The VNNI micro-kernels (qgemm_amd64.s): N rows of A against two
 // 16-column panels, for each tap n groups of four bytes of each row from
 // offs[t] bytes past a (rows lda apart), sums in int32 accumulators, then
@@ -76,19 +72,132 @@ func qdot12(taps int, offs *int, n int, a *byte, lda int, b0, b1 *byte, corr *in
 var qdots = [tileRows + 1]func(taps int, offs *int, n int, a *byte, lda int, b0, b1 *byte, corr *int32, out *float32, ldo int, mask uint32){
 	nil, qdot1, qdot2, qdot3, qdot4, qdot5, qdot6, qdot7, qdot8, qdot9, qdot10, qdot11, qdot12}
 
-func kernel() func(*tile) {
-	if vnni {
-		return tileVNNI
+// avx2 reports AVX2, which the qwdot kernels need (x/sys/cpu's flag
+// includes the OS saving the ymm state).
+var avx2 = cpu.X86.HasAVX2
+
+// The AVX2 micro-kernels (qgemm_amd64.s): N rows of A against 8 columns
+// of a panel (b points at the columns' first byte in its first group),
+// the same taps and groups as qdotN, all 8 columns stored.
+//
+//go:noescape
+func qwdot1(taps int, offs *int, n int, a *byte, lda int, b *byte, corr *int32, out *float32, ldo int)
+
+//
+//go:noescape
+func qwdot2(taps int, offs *int, n int, a *byte, lda int, b *byte, corr *int32, out *float32, ldo int)
+
+//
+//go:noescape
+func qwdot3(taps int, offs *int, n int, a *byte, lda int, b *byte, corr *int32, out *float32, ldo int)
+
+//
+//go:noescape
+func qwdot4(taps int, offs *int, n int, a *byte, lda int, b *byte, corr *int32, out *float32, ldo int)
+
+//
+//go:noescape
+func qwdot5(taps int, offs *int, n int, a *byte, lda int, b *byte, corr *int32, out *float32, ldo int)
+
+//
+//go:noescape
+func qwdot6(taps int, offs *int, n int, a *byte, lda int, b *byte, corr *int32, out *float32, ldo int)
+
+// qwdots are the AVX2 kernels by their rows.
+var qwdots = [avx2Rows + 1]func(taps int, offs *int, n int, a *byte, lda int, b *byte, corr *int32, out *float32, ldo int){
+	nil, qwdot1, qwdot2, qwdot3, qwdot4, qwdot5, qwdot6}
+
+// avx2Rows and avx2Cols are the AVX2 kernels' largest tile: 6 rows by 8
+// columns take 12 of the 16 ymm registers as accumulators.
+const (
+	avx2Rows = 6
+	avx2Cols = 8
+)
+
+// kernel is the fastest kernel this CPU runs.
+func kernel() microKernel {
+	switch {
+	case vnni:
+		return microKernel{run: tileVNNI}
+	case avx2:
+		return microKernel{run: tileAVX2, wide: true}
 	}
-	return tileGo
+	return microKernel{run: tileGo}
 }
 
-func kernels() map[string]func(*tile) {
-	ks := map[string]func(*tile){"go": tileGo}
+// kernels lists the kernels this CPU runs, for the tests.
+func kernels() map[string]microKernel {
+	ks := map[string]microKernel{"go": {run: tileGo}, "go-wide": {run: tileGo, wide: true}}
 	if vnni {
-		ks["vnni"] = tileVNNI
+		ks["vnni"] = microKernel{run: tileVNNI}
+	}
+	if avx2 {
+		ks["avx2"] = microKernel{run: tileAVX2, wide: true}
 	}
 	return ks
+}
+
+// Int8Kernel names the integer kernel this CPU runs: "vnni", "avx2" or
+// "go" (rlxc targets, and the compiler's choice of integer products).
+func Int8Kernel() string {
+	switch {
+	case vnni:
+		return "vnni"
+	case avx2:
+		return "avx2"
+	}
+	return "go"
+}
+
+// checkTile panics unless every byte t's kernels read and write lies in
+// its slices (the assembly indexes without bounds checks).
+func checkTile(t *tile) {
+	hi := 0
+	for _, off := range t.offs {
+		if off < 0 {
+			panic("qgemm: negative tap offset")
+		}
+		hi = max(hi, off)
+	}
+	_ = t.a[hi+(t.rows-1)*t.lda+t.n*t.groupA-1]
+	_ = t.b0[len(t.offs)*t.n*groupB-1]
+	_ = t.b1[len(t.offs)*t.n*groupB-1]
+	_ = t.out[(t.rows-1)*t.ldo+t.cols-1]
+}
+
+// tileAVX2 runs the tile as calls of up to 6 rows, each against the
+// tile's chunks of 8 columns in turn (the rows' bytes of A stay in L1
+// across the chunks); a chunk with fewer valid columns stores through a
+// buffer.
+func tileAVX2(t *tile) {
+	if t.rows <= 0 || t.n <= 0 || len(t.offs) == 0 {
+		tileGo(t)
+		return
+	}
+	checkTile(t)
+	var buf [avx2Rows * avx2Cols]float32
+	a := unsafe.Pointer(unsafe.SliceData(t.a))
+	taps, offs := len(t.offs), unsafe.SliceData(t.offs)
+	for c := 0; c*avx2Cols < t.cols; c++ {
+		panel := t.b0
+		if c >= panelCols/avx2Cols {
+			panel = t.b1
+		}
+		b := &panel[(c%(panelCols/avx2Cols))*avx2Cols*groupK]
+		col := c * avx2Cols
+		for i := 0; i < t.rows; i += avx2Rows {
+			rows := min(avx2Rows, t.rows-i)
+			ai := (*byte)(unsafe.Add(a, i*t.lda))
+			if t.cols-col >= avx2Cols {
+				qwdots[rows](taps, offs, t.n, ai, t.lda, b, &t.corr[col], &t.out[i*t.ldo+col], t.ldo)
+				continue
+			}
+			qwdots[rows](taps, offs, t.n, ai, t.lda, b, &t.corr[col], &buf[0], avx2Cols)
+			for r := range rows {
+				copy(t.out[(i+r)*t.ldo+col:(i+r)*t.ldo+t.cols], buf[r*avx2Cols:])
+			}
+		}
+	}
 }
 
 // tileVNNI runs the tile as 12-row calls and one call for the rows left,
@@ -98,17 +207,7 @@ func tileVNNI(t *tile) {
 		tileGo(t)
 		return
 	}
-	hi := 0
-	for _, off := range t.offs {
-		if off < 0 {
-			panic("qgemm: negative tap offset")
-		}
-		hi = max(hi, off)
-	}
-	_ = t.a[hi+(t.rows-1)*t.lda+t.n*groupK-1]
-	_ = t.b0[len(t.offs)*t.n*groupB-1]
-	_ = t.b1[len(t.offs)*t.n*groupB-1]
-	_ = t.out[(t.rows-1)*t.ldo+t.cols-1]
+	checkTile(t)
 	mask := uint32(1)<<t.cols - 1
 	if t.cols == 32 {
 		mask = ^uint32(0)
@@ -118,6 +217,24 @@ func tileVNNI(t *tile) {
 	taps, offs, corr := len(t.offs), unsafe.SliceData(t.offs), &t.corr[0]
 	for i := 0; i < t.rows; i += tileRows {
 		qdots[min(tileRows, t.rows-i)](taps, offs, t.n, (*byte)(unsafe.Add(a, i*t.lda)), t.lda, b0, b1, corr, (*float32)(unsafe.Add(o, 4*i*t.ldo)), t.ldo, mask)
+	}
+}
+
+// widen16 widens blocks of 16 bytes of src into dst, each xored with flip
+// (qgemm_amd64.s).
+//
+//go:noescape
+func widen16(dst *uint16, src *byte, blocks int, flip byte)
+
+// widenBytes is widen through AVX2 registers where the CPU has them.
+func widenBytes(dst []uint16, src []byte, flip byte) {
+	dst = dst[:len(src)]
+	n := len(src) &^ 15
+	if avx2 && n > 0 {
+		widen16(&dst[0], &src[0], n/16, flip)
+	}
+	for i := n; i < len(src); i++ {
+		dst[i] = uint16(src[i] ^ flip)
 	}
 }
 

@@ -725,6 +725,505 @@ qdot1_done:
 	VZEROUPPER
 	RET
 
+// The AVX2 micro-kernels qwdotN, N rows of 1 to 6 against 8 columns (half
+// a panel) for machines without VNNI. AVX2 has no u8·s8 product that is
+// exact (vpmaddubsw saturates its int16 pair sums), so both operands are
+// widened to int16 and vpmaddwd sums pairs of them exactly into int32:
+// each 16 bytes of a group (4 columns × 4 rows of B) widen to a register
+// whose dword lanes hold (column c, rows 0-1) and (column c, rows 2-3);
+// a row's four bytes of A, broadcast and widened, line up with them. Row
+// i's sums of columns 0-3 and 4-7 are in Y(2i) and Y(2i+1), two lanes a
+// column; vphaddd adds the lanes of a column and vpermq puts the columns
+// in order before the correction, the conversion and the store of all 8
+// (the caller stores partial chunks through a buffer). Registers: Y12,
+// Y13 the group, Y14 the row of A, Y15 the product.
+
+// func qwdot6(taps int, offs *int, n int, a *byte, lda int, b *byte, corr *int32, out *float32, ldo int)
+TEXT ·qwdot6(SB), NOSPLIT, $0-72
+	MOVQ taps+0(FP), BX
+	MOVQ offs+8(FP), CX
+	MOVQ a+24(FP), DX
+	MOVQ lda+32(FP), R9
+	MOVQ b+40(FP), SI
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+	VPXOR Y8, Y8, Y8
+	VPXOR Y9, Y9, Y9
+	VPXOR Y10, Y10, Y10
+	VPXOR Y11, Y11, Y11
+	TESTQ BX, BX
+	JEQ qwdot6_done
+qwdot6_tap:
+	MOVQ (CX), R8
+	ADDQ DX, R8
+	LEAQ (R8)(R9*2), R10
+	ADDQ R9, R10
+	MOVQ n+16(FP), AX
+	TESTQ AX, AX
+	JEQ qwdot6_next
+qwdot6_loop:
+	VPMOVSXBW (SI), Y12
+	VPMOVSXBW 16(SI), Y13
+	VPBROADCASTQ (R8), Y14
+	VPMADDWD Y12, Y14, Y15
+	VPADDD Y15, Y0, Y0
+	VPMADDWD Y13, Y14, Y15
+	VPADDD Y15, Y1, Y1
+	VPBROADCASTQ (R8)(R9*1), Y14
+	VPMADDWD Y12, Y14, Y15
+	VPADDD Y15, Y2, Y2
+	VPMADDWD Y13, Y14, Y15
+	VPADDD Y15, Y3, Y3
+	VPBROADCASTQ (R8)(R9*2), Y14
+	VPMADDWD Y12, Y14, Y15
+	VPADDD Y15, Y4, Y4
+	VPMADDWD Y13, Y14, Y15
+	VPADDD Y15, Y5, Y5
+	VPBROADCASTQ (R10), Y14
+	VPMADDWD Y12, Y14, Y15
+	VPADDD Y15, Y6, Y6
+	VPMADDWD Y13, Y14, Y15
+	VPADDD Y15, Y7, Y7
+	VPBROADCASTQ (R10)(R9*1), Y14
+	VPMADDWD Y12, Y14, Y15
+	VPADDD Y15, Y8, Y8
+	VPMADDWD Y13, Y14, Y15
+	VPADDD Y15, Y9, Y9
+	VPBROADCASTQ (R10)(R9*2), Y14
+	VPMADDWD Y12, Y14, Y15
+	VPADDD Y15, Y10, Y10
+	VPMADDWD Y13, Y14, Y15
+	VPADDD Y15, Y11, Y11
+	ADDQ $64, SI
+	ADDQ $8, R8
+	ADDQ $8, R10
+	DECQ AX
+	JNE qwdot6_loop
+qwdot6_next:
+	ADDQ $8, CX
+	DECQ BX
+	JNE qwdot6_tap
+qwdot6_done:
+	MOVQ corr+48(FP), BX
+	VMOVDQU (BX), Y15
+	MOVQ out+56(FP), CX
+	MOVQ ldo+64(FP), DX
+	SHLQ $2, DX
+	VPHADDD Y1, Y0, Y0
+	VPERMQ $0xD8, Y0, Y0
+	VPSUBD Y15, Y0, Y0
+	VCVTDQ2PS Y0, Y0
+	VMOVUPS Y0, (CX)
+	ADDQ DX, CX
+	VPHADDD Y3, Y2, Y2
+	VPERMQ $0xD8, Y2, Y2
+	VPSUBD Y15, Y2, Y2
+	VCVTDQ2PS Y2, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ DX, CX
+	VPHADDD Y5, Y4, Y4
+	VPERMQ $0xD8, Y4, Y4
+	VPSUBD Y15, Y4, Y4
+	VCVTDQ2PS Y4, Y4
+	VMOVUPS Y4, (CX)
+	ADDQ DX, CX
+	VPHADDD Y7, Y6, Y6
+	VPERMQ $0xD8, Y6, Y6
+	VPSUBD Y15, Y6, Y6
+	VCVTDQ2PS Y6, Y6
+	VMOVUPS Y6, (CX)
+	ADDQ DX, CX
+	VPHADDD Y9, Y8, Y8
+	VPERMQ $0xD8, Y8, Y8
+	VPSUBD Y15, Y8, Y8
+	VCVTDQ2PS Y8, Y8
+	VMOVUPS Y8, (CX)
+	ADDQ DX, CX
+	VPHADDD Y11, Y10, Y10
+	VPERMQ $0xD8, Y10, Y10
+	VPSUBD Y15, Y10, Y10
+	VCVTDQ2PS Y10, Y10
+	VMOVUPS Y10, (CX)
+	VZEROUPPER
+	RET
+
+// func qwdot5(taps int, offs *int, n int, a *byte, lda int, b *byte, corr *int32, out *float32, ldo int)
+TEXT ·qwdot5(SB), NOSPLIT, $0-72
+	MOVQ taps+0(FP), BX
+	MOVQ offs+8(FP), CX
+	MOVQ a+24(FP), DX
+	MOVQ lda+32(FP), R9
+	MOVQ b+40(FP), SI
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+	VPXOR Y8, Y8, Y8
+	VPXOR Y9, Y9, Y9
+	TESTQ BX, BX
+	JEQ qwdot5_done
+qwdot5_tap:
+	MOVQ (CX), R8
+	ADDQ DX, R8
+	LEAQ (R8)(R9*2), R10
+	ADDQ R9, R10
+	MOVQ n+16(FP), AX
+	TESTQ AX, AX
+	JEQ qwdot5_next
+qwdot5_loop:
+	VPMOVSXBW (SI), Y12
+	VPMOVSXBW 16(SI), Y13
+	VPBROADCASTQ (R8), Y14
+	VPMADDWD Y12, Y14, Y15
+	VPADDD Y15, Y0, Y0
+	VPMADDWD Y13, Y14, Y15
+	VPADDD Y15, Y1, Y1
+	VPBROADCASTQ (R8)(R9*1), Y14
+	VPMADDWD Y12, Y14, Y15
+	VPADDD Y15, Y2, Y2
+	VPMADDWD Y13, Y14, Y15
+	VPADDD Y15, Y3, Y3
+	VPBROADCASTQ (R8)(R9*2), Y14
+	VPMADDWD Y12, Y14, Y15
+	VPADDD Y15, Y4, Y4
+	VPMADDWD Y13, Y14, Y15
+	VPADDD Y15, Y5, Y5
+	VPBROADCASTQ (R10), Y14
+	VPMADDWD Y12, Y14, Y15
+	VPADDD Y15, Y6, Y6
+	VPMADDWD Y13, Y14, Y15
+	VPADDD Y15, Y7, Y7
+	VPBROADCASTQ (R10)(R9*1), Y14
+	VPMADDWD Y12, Y14, Y15
+	VPADDD Y15, Y8, Y8
+	VPMADDWD Y13, Y14, Y15
+	VPADDD Y15, Y9, Y9
+	ADDQ $64, SI
+	ADDQ $8, R8
+	ADDQ $8, R10
+	DECQ AX
+	JNE qwdot5_loop
+qwdot5_next:
+	ADDQ $8, CX
+	DECQ BX
+	JNE qwdot5_tap
+qwdot5_done:
+	MOVQ corr+48(FP), BX
+	VMOVDQU (BX), Y15
+	MOVQ out+56(FP), CX
+	MOVQ ldo+64(FP), DX
+	SHLQ $2, DX
+	VPHADDD Y1, Y0, Y0
+	VPERMQ $0xD8, Y0, Y0
+	VPSUBD Y15, Y0, Y0
+	VCVTDQ2PS Y0, Y0
+	VMOVUPS Y0, (CX)
+	ADDQ DX, CX
+	VPHADDD Y3, Y2, Y2
+	VPERMQ $0xD8, Y2, Y2
+	VPSUBD Y15, Y2, Y2
+	VCVTDQ2PS Y2, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ DX, CX
+	VPHADDD Y5, Y4, Y4
+	VPERMQ $0xD8, Y4, Y4
+	VPSUBD Y15, Y4, Y4
+	VCVTDQ2PS Y4, Y4
+	VMOVUPS Y4, (CX)
+	ADDQ DX, CX
+	VPHADDD Y7, Y6, Y6
+	VPERMQ $0xD8, Y6, Y6
+	VPSUBD Y15, Y6, Y6
+	VCVTDQ2PS Y6, Y6
+	VMOVUPS Y6, (CX)
+	ADDQ DX, CX
+	VPHADDD Y9, Y8, Y8
+	VPERMQ $0xD8, Y8, Y8
+	VPSUBD Y15, Y8, Y8
+	VCVTDQ2PS Y8, Y8
+	VMOVUPS Y8, (CX)
+	VZEROUPPER
+	RET
+
+// func qwdot4(taps int, offs *int, n int, a *byte, lda int, b *byte, corr *int32, out *float32, ldo int)
+TEXT ·qwdot4(SB), NOSPLIT, $0-72
+	MOVQ taps+0(FP), BX
+	MOVQ offs+8(FP), CX
+	MOVQ a+24(FP), DX
+	MOVQ lda+32(FP), R9
+	MOVQ b+40(FP), SI
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+	TESTQ BX, BX
+	JEQ qwdot4_done
+qwdot4_tap:
+	MOVQ (CX), R8
+	ADDQ DX, R8
+	LEAQ (R8)(R9*2), R10
+	ADDQ R9, R10
+	MOVQ n+16(FP), AX
+	TESTQ AX, AX
+	JEQ qwdot4_next
+qwdot4_loop:
+	VPMOVSXBW (SI), Y12
+	VPMOVSXBW 16(SI), Y13
+	VPBROADCASTQ (R8), Y14
+	VPMADDWD Y12, Y14, Y15
+	VPADDD Y15, Y0, Y0
+	VPMADDWD Y13, Y14, Y15
+	VPADDD Y15, Y1, Y1
+	VPBROADCASTQ (R8)(R9*1), Y14
+	VPMADDWD Y12, Y14, Y15
+	VPADDD Y15, Y2, Y2
+	VPMADDWD Y13, Y14, Y15
+	VPADDD Y15, Y3, Y3
+	VPBROADCASTQ (R8)(R9*2), Y14
+	VPMADDWD Y12, Y14, Y15
+	VPADDD Y15, Y4, Y4
+	VPMADDWD Y13, Y14, Y15
+	VPADDD Y15, Y5, Y5
+	VPBROADCASTQ (R10), Y14
+	VPMADDWD Y12, Y14, Y15
+	VPADDD Y15, Y6, Y6
+	VPMADDWD Y13, Y14, Y15
+	VPADDD Y15, Y7, Y7
+	ADDQ $64, SI
+	ADDQ $8, R8
+	ADDQ $8, R10
+	DECQ AX
+	JNE qwdot4_loop
+qwdot4_next:
+	ADDQ $8, CX
+	DECQ BX
+	JNE qwdot4_tap
+qwdot4_done:
+	MOVQ corr+48(FP), BX
+	VMOVDQU (BX), Y15
+	MOVQ out+56(FP), CX
+	MOVQ ldo+64(FP), DX
+	SHLQ $2, DX
+	VPHADDD Y1, Y0, Y0
+	VPERMQ $0xD8, Y0, Y0
+	VPSUBD Y15, Y0, Y0
+	VCVTDQ2PS Y0, Y0
+	VMOVUPS Y0, (CX)
+	ADDQ DX, CX
+	VPHADDD Y3, Y2, Y2
+	VPERMQ $0xD8, Y2, Y2
+	VPSUBD Y15, Y2, Y2
+	VCVTDQ2PS Y2, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ DX, CX
+	VPHADDD Y5, Y4, Y4
+	VPERMQ $0xD8, Y4, Y4
+	VPSUBD Y15, Y4, Y4
+	VCVTDQ2PS Y4, Y4
+	VMOVUPS Y4, (CX)
+	ADDQ DX, CX
+	VPHADDD Y7, Y6, Y6
+	VPERMQ $0xD8, Y6, Y6
+	VPSUBD Y15, Y6, Y6
+	VCVTDQ2PS Y6, Y6
+	VMOVUPS Y6, (CX)
+	VZEROUPPER
+	RET
+
+// func qwdot3(taps int, offs *int, n int, a *byte, lda int, b *byte, corr *int32, out *float32, ldo int)
+TEXT ·qwdot3(SB), NOSPLIT, $0-72
+	MOVQ taps+0(FP), BX
+	MOVQ offs+8(FP), CX
+	MOVQ a+24(FP), DX
+	MOVQ lda+32(FP), R9
+	MOVQ b+40(FP), SI
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	TESTQ BX, BX
+	JEQ qwdot3_done
+qwdot3_tap:
+	MOVQ (CX), R8
+	ADDQ DX, R8
+	MOVQ n+16(FP), AX
+	TESTQ AX, AX
+	JEQ qwdot3_next
+qwdot3_loop:
+	VPMOVSXBW (SI), Y12
+	VPMOVSXBW 16(SI), Y13
+	VPBROADCASTQ (R8), Y14
+	VPMADDWD Y12, Y14, Y15
+	VPADDD Y15, Y0, Y0
+	VPMADDWD Y13, Y14, Y15
+	VPADDD Y15, Y1, Y1
+	VPBROADCASTQ (R8)(R9*1), Y14
+	VPMADDWD Y12, Y14, Y15
+	VPADDD Y15, Y2, Y2
+	VPMADDWD Y13, Y14, Y15
+	VPADDD Y15, Y3, Y3
+	VPBROADCASTQ (R8)(R9*2), Y14
+	VPMADDWD Y12, Y14, Y15
+	VPADDD Y15, Y4, Y4
+	VPMADDWD Y13, Y14, Y15
+	VPADDD Y15, Y5, Y5
+	ADDQ $64, SI
+	ADDQ $8, R8
+	DECQ AX
+	JNE qwdot3_loop
+qwdot3_next:
+	ADDQ $8, CX
+	DECQ BX
+	JNE qwdot3_tap
+qwdot3_done:
+	MOVQ corr+48(FP), BX
+	VMOVDQU (BX), Y15
+	MOVQ out+56(FP), CX
+	MOVQ ldo+64(FP), DX
+	SHLQ $2, DX
+	VPHADDD Y1, Y0, Y0
+	VPERMQ $0xD8, Y0, Y0
+	VPSUBD Y15, Y0, Y0
+	VCVTDQ2PS Y0, Y0
+	VMOVUPS Y0, (CX)
+	ADDQ DX, CX
+	VPHADDD Y3, Y2, Y2
+	VPERMQ $0xD8, Y2, Y2
+	VPSUBD Y15, Y2, Y2
+	VCVTDQ2PS Y2, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ DX, CX
+	VPHADDD Y5, Y4, Y4
+	VPERMQ $0xD8, Y4, Y4
+	VPSUBD Y15, Y4, Y4
+	VCVTDQ2PS Y4, Y4
+	VMOVUPS Y4, (CX)
+	VZEROUPPER
+	RET
+
+// func qwdot2(taps int, offs *int, n int, a *byte, lda int, b *byte, corr *int32, out *float32, ldo int)
+TEXT ·qwdot2(SB), NOSPLIT, $0-72
+	MOVQ taps+0(FP), BX
+	MOVQ offs+8(FP), CX
+	MOVQ a+24(FP), DX
+	MOVQ lda+32(FP), R9
+	MOVQ b+40(FP), SI
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	TESTQ BX, BX
+	JEQ qwdot2_done
+qwdot2_tap:
+	MOVQ (CX), R8
+	ADDQ DX, R8
+	MOVQ n+16(FP), AX
+	TESTQ AX, AX
+	JEQ qwdot2_next
+qwdot2_loop:
+	VPMOVSXBW (SI), Y12
+	VPMOVSXBW 16(SI), Y13
+	VPBROADCASTQ (R8), Y14
+	VPMADDWD Y12, Y14, Y15
+	VPADDD Y15, Y0, Y0
+	VPMADDWD Y13, Y14, Y15
+	VPADDD Y15, Y1, Y1
+	VPBROADCASTQ (R8)(R9*1), Y14
+	VPMADDWD Y12, Y14, Y15
+	VPADDD Y15, Y2, Y2
+	VPMADDWD Y13, Y14, Y15
+	VPADDD Y15, Y3, Y3
+	ADDQ $64, SI
+	ADDQ $8, R8
+	DECQ AX
+	JNE qwdot2_loop
+qwdot2_next:
+	ADDQ $8, CX
+	DECQ BX
+	JNE qwdot2_tap
+qwdot2_done:
+	MOVQ corr+48(FP), BX
+	VMOVDQU (BX), Y15
+	MOVQ out+56(FP), CX
+	MOVQ ldo+64(FP), DX
+	SHLQ $2, DX
+	VPHADDD Y1, Y0, Y0
+	VPERMQ $0xD8, Y0, Y0
+	VPSUBD Y15, Y0, Y0
+	VCVTDQ2PS Y0, Y0
+	VMOVUPS Y0, (CX)
+	ADDQ DX, CX
+	VPHADDD Y3, Y2, Y2
+	VPERMQ $0xD8, Y2, Y2
+	VPSUBD Y15, Y2, Y2
+	VCVTDQ2PS Y2, Y2
+	VMOVUPS Y2, (CX)
+	VZEROUPPER
+	RET
+
+// func qwdot1(taps int, offs *int, n int, a *byte, lda int, b *byte, corr *int32, out *float32, ldo int)
+TEXT ·qwdot1(SB), NOSPLIT, $0-72
+	MOVQ taps+0(FP), BX
+	MOVQ offs+8(FP), CX
+	MOVQ a+24(FP), DX
+	MOVQ lda+32(FP), R9
+	MOVQ b+40(FP), SI
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	TESTQ BX, BX
+	JEQ qwdot1_done
+qwdot1_tap:
+	MOVQ (CX), R8
+	ADDQ DX, R8
+	MOVQ n+16(FP), AX
+	TESTQ AX, AX
+	JEQ qwdot1_next
+qwdot1_loop:
+	VPMOVSXBW (SI), Y12
+	VPMOVSXBW 16(SI), Y13
+	VPBROADCASTQ (R8), Y14
+	VPMADDWD Y12, Y14, Y15
+	VPADDD Y15, Y0, Y0
+	VPMADDWD Y13, Y14, Y15
+	VPADDD Y15, Y1, Y1
+	ADDQ $64, SI
+	ADDQ $8, R8
+	DECQ AX
+	JNE qwdot1_loop
+qwdot1_next:
+	ADDQ $8, CX
+	DECQ BX
+	JNE qwdot1_tap
+qwdot1_done:
+	MOVQ corr+48(FP), BX
+	VMOVDQU (BX), Y15
+	MOVQ out+56(FP), CX
+	MOVQ ldo+64(FP), DX
+	SHLQ $2, DX
+	VPHADDD Y1, Y0, Y0
+	VPERMQ $0xD8, Y0, Y0
+	VPSUBD Y15, Y0, Y0
+	VCVTDQ2PS Y0, Y0
+	VMOVUPS Y0, (CX)
+	VZEROUPPER
+	RET
+
 // The byte transpose of the relayout: blocks of 16×16 bytes through four
 // rounds of unpacking pairs of xmm registers (bytes, words, dwords,
 // qwords), which leaves column k in register k when row i was loaded into
@@ -852,4 +1351,30 @@ t16_loop:
 	DECQ AX
 	JNE t16_loop
 t16_done:
+	RET
+
+// Widening of A for the AVX2 kernels: blocks of 16 bytes, each xored
+// with flip (0x80 turns int8 into uint8 + 128), zero-extended to 16
+// uint16.
+
+// func widen16(dst *uint16, src *byte, blocks int, flip byte)
+TEXT ·widen16(SB), NOSPLIT, $0-25
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ blocks+16(FP), AX
+	MOVBLZX flip+24(FP), BX
+	MOVL BX, X1
+	VPBROADCASTB X1, X1
+	TESTQ AX, AX
+	JEQ w16_done
+w16_loop:
+	VPXOR (SI), X1, X0
+	VPMOVZXBW X0, Y0
+	VMOVDQU Y0, (DI)
+	ADDQ $16, SI
+	ADDQ $32, DI
+	DECQ AX
+	JNE w16_loop
+w16_done:
+	VZEROUPPER
 	RET

@@ -4,14 +4,23 @@ package qgemm
 
 // kernel is the pure-Go twin: no integer dot-product instructions are
 // built in for this architecture.
-func kernel() func(*tile) { return tileGo }
+func kernel() microKernel { return microKernel{run: tileGo} }
 
 // kernels lists the kernels this CPU runs, for the tests.
-func kernels() map[string]func(*tile) { return map[string]func(*tile){"go": tileGo} }
-
-// VNNI reports that no VNNI kernel is built in.
-func VNNI() bool { return false }
+func kernels() map[string]microKernel {
+	return map[string]microKernel{"go": {run: tileGo}, "go-wide": {run: tileGo, wide: true}}
+}
 
 func transposeBytes(dst []byte, ldd int, src []byte, lds, rows, cols int) {
 	transposeBytesGo(dst, ldd, src, lds, rows, cols)
+}
+
+// Int8Kernel names the integer kernel this CPU runs: the Go twin.
+func Int8Kernel() string { return "go" }
+
+func widenBytes(dst []uint16, src []byte, flip byte) {
+	dst = dst[:len(src)]
+	for i, v := range src {
+		dst[i] = uint16(v ^ flip)
+	}
 }

@@ -3,6 +3,7 @@ package qgemm
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/rlx-project/rlx/pkg/lir"
@@ -62,7 +63,12 @@ func TestGemm(t *testing.T) {
 					}
 					want := reference(m, n, k, a, signed, zero, b)
 					got := make([]float32, m*n)
-					gemmWith(kern, pool, m, n, k, a, k, signed, zero, Pack(k, n, b, n), got, n)
+					// scratch reused from another call: its bytes are stale
+					scratch := make([]byte, GemmScratch(m, k))
+					for i := range scratch {
+						scratch[i] = byte(i*7 + 1)
+					}
+					gemmWith(kern, pool, m, n, k, a, k, signed, zero, Pack(k, n, b, n), got, n, scratch)
 					for i := range want {
 						if got[i] != want[i] {
 							t.Fatalf("%s threads=%d m=%d n=%d k=%d signed=%v zero=%d: out[%d] = %v, want %v", name, threads, m, n, k, signed, zero, i, got[i], want[i])
@@ -99,7 +105,7 @@ func TestGemmExtremes(t *testing.T) {
 			const zero = 255
 			want := reference(m, n, k, a, false, zero, b)
 			got := make([]float32, m*n)
-			gemmWith(kern, pool, m, n, k, a, k, false, zero, Pack(k, n, b, n), got, n)
+			gemmWith(kern, pool, m, n, k, a, k, false, zero, Pack(k, n, b, n), got, n, nil)
 			for i := range want {
 				if got[i] != want[i] {
 					t.Fatalf("%s k=%d: out[%d] = %v, want %v", name, k, i, got[i], want[i])
@@ -131,7 +137,7 @@ func TestGemmStrides(t *testing.T) {
 		for i := range out {
 			out[i] = -1
 		}
-		gemmWith(kern, pool, m, n, k, a, lda, false, 7, Pack(k, n, b, n), out, ldo)
+		gemmWith(kern, pool, m, n, k, a, lda, false, 7, Pack(k, n, b, n), out, ldo, nil)
 		for i := range out {
 			row, col := i/ldo, i%ldo
 			if row < m && col < n {
@@ -160,12 +166,13 @@ func BenchmarkGemm(b *testing.B) {
 		a, bm := randomOperands(r, m, n, k)
 		packed := Pack(k, n, bm, n)
 		out := make([]float32, m*n)
+		scratch := make([]byte, GemmScratch(m, k))
 		for name, kern := range kernels() {
 			b.Run(fmt.Sprintf("%dx%dx%d/%s", m, n, k, name), func(b *testing.B) {
 				pool := parallel.NewPool(1)
 				defer pool.Close()
 				for b.Loop() {
-					gemmWith(kern, pool, m, n, k, a, k, false, 128, packed, out, n)
+					gemmWith(kern, pool, m, n, k, a, k, false, 128, packed, out, n, scratch)
 				}
 				b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GOP/s")
 			})
@@ -173,13 +180,17 @@ func BenchmarkGemm(b *testing.B) {
 	}
 }
 
-// TestLayoutContract checks that the verifier's size of a packed weight
-// (lir.QMatMulPackedBytes) and its longest K are this package's.
+// TestLayoutContract checks that the verifier's sizes of a packed weight
+// (lir.QMatMulPackedBytes) and of the scratch, and the longest K, are this
+// package's.
 func TestLayoutContract(t *testing.T) {
 	for _, k := range []int{1, 3, 4, 5, 64, 767} {
 		for _, n := range []int{1, 15, 16, 17, 32, 33, 768} {
 			if got, want := lir.QMatMulPackedBytes(int64(k), int64(n)), int64(PackedLen(k, n)); got != want {
 				t.Fatalf("k=%d n=%d: lir says %d bytes, qgemm packs %d", k, n, got, want)
+			}
+			if got, want := lir.QMatMulScratch(int64(n), int64(k)), int64(GemmScratch(n, k)); got != want {
+				t.Fatalf("m=%d k=%d: lir's scratch is %d bytes, qgemm's %d", n, k, got, want)
 			}
 		}
 	}
@@ -300,7 +311,7 @@ func BenchmarkConv(b *testing.B) {
 		xl, ol := ConvScratch(g)
 		xpad, outT, out := make([]byte, xl), make([]float32, ol), make([]float32, g.N*g.O*g.OH*g.OW)
 		for name, kern := range kernels() {
-			if name == "go" {
+			if strings.HasPrefix(name, "go") {
 				continue
 			}
 			b.Run(fmt.Sprintf("%dx%dx%d->%d_k%d/%s", g.C, g.H, g.W, g.O, g.KH, name), func(b *testing.B) {
@@ -374,7 +385,7 @@ func TestGemmEveryRowCount(t *testing.T) {
 			a, b := randomOperands(r, m, n, k)
 			want := reference(m, n, k, a, false, 99, b)
 			got := make([]float32, m*n)
-			gemmWith(kern, pool, m, n, k, a, k, false, 99, Pack(k, n, b, n), got, n)
+			gemmWith(kern, pool, m, n, k, a, k, false, 99, Pack(k, n, b, n), got, n, nil)
 			for i := range want {
 				if got[i] != want[i] {
 					t.Fatalf("%s m=%d: out[%d] = %v, want %v", name, m, i, got[i], want[i])
