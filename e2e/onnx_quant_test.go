@@ -210,9 +210,18 @@ func TestONNXQDQConv(t *testing.T) {
 // qconvWS are testQConv's weight scales, one per output channel.
 var qconvWS = []float32{0.02, 0.01, 0.05, 0.03}
 
+// qconvC is testQConv's input channels: sums of 32·9 terms, long enough
+// for an integer convolution on every CPU with an integer kernel
+// (tuning.Int8MinK).
+const qconvC = 32
+
+// qconvYS is testQConv's output scale, which keeps most results of those
+// sums inside int8.
+const qconvYS = 2
+
 // qconvGraph declares testQConv's input and initializers.
 func qconvGraph(g *graph) {
-	const c, o, kh, w = 3, 4, 3, 6
+	const c, o, kh, w = qconvC, 4, 3, 6
 	g.inputs = append(g.inputs, &onnxpb.ValueInfo{Name: "x", ElemType: 2, HasShape: true,
 		Shape: []onnxpb.Dim{{Value: 1, Known: true}, {Value: c, Known: true}, {Param: "h"}, {Value: w, Known: true}}})
 	g.init("xs", nil, []float32{0.03})
@@ -220,7 +229,7 @@ func qconvGraph(g *graph) {
 	g.initI8("w", []int64{o, c, kh, kh}, qconvW())
 	g.init("ws", []int64{o}, qconvWS)
 	g.initI8("wzp", []int64{o}, make([]int8, o))
-	g.init("ys", nil, []float32{0.25})
+	g.init("ys", nil, []float32{qconvYS})
 	g.initI8("yzp", nil, []int8{-5})
 	g.initI32("b", []int64{o}, qconvBias)
 }
@@ -228,7 +237,7 @@ func qconvGraph(g *graph) {
 var qconvBias = []int32{100, -2000, 0, 555}
 
 func qconvW() []int8 {
-	wv := make([]int8, 4*3*3*3)
+	wv := make([]int8, 4*qconvC*3*3)
 	for i := range wv {
 		wv[i] = int8((i*29)%200 - 100)
 	}
@@ -240,7 +249,7 @@ func qconvW() []int8 {
 // int8, over a symbolic height) against QLinearConv's definition.
 func testQConv(t *testing.T, build func(g *graph)) {
 	eachTarget(t, func(t *testing.T, target string) {
-		const c, o, kh, w = 3, 4, 3, 6
+		const c, o, kh, w = qconvC, 4, 3, 6
 		g := &graph{outs: []string{"y"}}
 		qconvGraph(g)
 		build(g)
@@ -252,6 +261,15 @@ func testQConv(t *testing.T, build func(g *graph)) {
 			}
 			out := runONNXOn(t, g, 13, target, specialize.Binding{"h": h}, map[string]*tensor.Tensor{"x": x})
 			got := ints(out[0])
+			inside := 0 // results not clamped: the test checks sums, not saturation
+			for _, v := range got {
+				if v > -128 && v < 127 {
+					inside++
+				}
+			}
+			if 2*inside < len(got) {
+				t.Fatalf("h=%d: %d of %d results inside int8's range, want most", h, inside, len(got))
+			}
 			for oc := range o {
 				for y := range int(h) {
 					for xx := range w {
@@ -267,7 +285,7 @@ func testQConv(t *testing.T, build func(g *graph)) {
 								}
 							}
 						}
-						mult := float32(0.03) * ws[oc] / float32(0.25)
+						mult := float32(0.03) * ws[oc] / float32(qconvYS)
 						want := quantize(float32(acc)*mult, 1, -5, -128, 127)
 						at := (oc*int(h)+y)*w + xx
 						if got[at] != want {

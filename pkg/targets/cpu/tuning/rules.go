@@ -66,17 +66,19 @@ func Int8Products(kernel string) bool { return kernel == "vnni" || kernel == "av
 
 // Int8MinK is the fewest terms a product's sums (K; a convolution's
 // C·KH·KW) must have to run as an integer product on the kernel named
-// (Int8Products); shorter ones stay in f32. With VNNI every length pays.
-// The AVX2 kernel's fixed costs per output position (a convolution's
-// relayout and widening of its input, the transposes of its result, the
-// epilogue of int16 pair sums) outweigh its faster sums until K is a few
-// hundred: a QDQ MobileNetV2 held to AVX2 ran its 1x1 convolutions of K
-// 16-160 at 0.5-0.9x of the f32 ones, K 320-960 at 1.05-1.2x, and
-// ResNet-18's (K 576-4608) 1.5x (docs/perf/ops.md, "Integer products
-// on AVX2").
+// (Int8Products); shorter ones stay in f32. An integer convolution pays
+// fixed costs per output position that the f32 ones do not (its input
+// relaid channels last, its result written channels last and transposed
+// into NCHW), which short sums do not earn back: in a QDQ MobileNetV2 at
+// one thread with VNNI, K = 16-27 ran at 0.4-0.7x of f32 (the 112x112
+// 16 -> 96 expansion 1.46 ms against 0.59), K = 32 even, K ≥ 64 at
+// 1.5-2.3x. The AVX2 kernel's sums are slower and it widens its input
+// too: there K = 16-160 ran at 0.39-0.95x of f32, K = 320-960 at
+// 1.05-1.23x, and ResNet-18's (K 576-4608) gain 1.6x as a whole
+// (docs/perf/ops.md, "Integer products on AVX2").
 func Int8MinK(kernel string) int64 {
 	if kernel == "avx2" {
 		return 256
 	}
-	return 0
+	return 32
 }
