@@ -245,11 +245,46 @@ func widenBytes(dst []uint16, src []byte, flip byte) {
 //go:noescape
 func transpose16(dst *byte, ldd int, src *byte, lds int, blocks int)
 
-// transposeBytes is transposeBytesGo in 16×16 blocks through xmm
-// registers where the CPU runs the VNNI kernels (AVX-512BW and VL), the
-// last block of each dimension overlapping the one before.
+// transpose16y is transpose16 in ymm registers, for AVX2 alone
+// (qgemm_amd64.s).
+//
+//go:noescape
+func transpose16y(dst *byte, ldd int, src *byte, lds int, blocks int)
+
+// transposeBytes is transposeBytesGo in 16×16 blocks through registers
+// where the CPU has AVX2 (xmm with AVX-512VL's 32 registers where it runs
+// the VNNI kernels).
 func transposeBytes(dst []byte, ldd int, src []byte, lds, rows, cols int) {
-	if !vnni || rows < 16 || cols < 16 {
+	switch {
+	case vnni:
+		transposeBlocks(transpose16, dst, ldd, src, lds, rows, cols)
+	case avx2:
+		transposeBlocks(transpose16y, dst, ldd, src, lds, rows, cols)
+	default:
+		transposeBytesGo(dst, ldd, src, lds, rows, cols)
+	}
+}
+
+// transposers lists the byte transposes this CPU runs, for the tests.
+func transposers() map[string]func(dst []byte, ldd int, src []byte, lds, rows, cols int) {
+	ts := map[string]func(dst []byte, ldd int, src []byte, lds, rows, cols int){"go": transposeBytesGo}
+	if vnni {
+		ts["vnni"] = func(dst []byte, ldd int, src []byte, lds, rows, cols int) {
+			transposeBlocks(transpose16, dst, ldd, src, lds, rows, cols)
+		}
+	}
+	if avx2 {
+		ts["avx2"] = func(dst []byte, ldd int, src []byte, lds, rows, cols int) {
+			transposeBlocks(transpose16y, dst, ldd, src, lds, rows, cols)
+		}
+	}
+	return ts
+}
+
+// transposeBlocks is transposeBytesGo in 16×16 blocks of block, the last
+// block of each dimension overlapping the one before.
+func transposeBlocks(block func(dst *byte, ldd int, src *byte, lds int, blocks int), dst []byte, ldd int, src []byte, lds, rows, cols int) {
+	if rows < 16 || cols < 16 {
 		transposeBytesGo(dst, ldd, src, lds, rows, cols)
 		return
 	}
@@ -257,10 +292,10 @@ func transposeBytes(dst []byte, ldd int, src []byte, lds, rows, cols int) {
 	_ = dst[(cols-1)*ldd+rows-1]
 	for c0 := 0; c0 < rows; c0 += 16 {
 		c := min(c0, rows-16)
-		transpose16(&dst[c], ldd, &src[c*lds], lds, cols/16)
+		block(&dst[c], ldd, &src[c*lds], lds, cols/16)
 		if cols%16 != 0 {
 			w := cols - 16
-			transpose16(&dst[w*ldd+c], ldd, &src[c*lds+w], lds, 1)
+			block(&dst[w*ldd+c], ldd, &src[c*lds+w], lds, 1)
 		}
 	}
 }

@@ -24,3 +24,8 @@ func widenBytes(dst []uint16, src []byte, flip byte) {
 		dst[i] = uint16(v ^ flip)
 	}
 }
+
+// transposers lists the byte transposes this CPU runs, for the tests.
+func transposers() map[string]func(dst []byte, ldd int, src []byte, lds, rows, cols int) {
+	return map[string]func(dst []byte, ldd int, src []byte, lds, rows, cols int){"go": transposeBytesGo}
+}

@@ -332,10 +332,11 @@ func BenchmarkConv(b *testing.B) {
 // the blocks, strides past the sizes, nothing else written.
 func TestTransposeBytes(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
-	for _, fn := range []struct {
-		name string
-		f    func(dst []byte, ldd int, src []byte, lds, rows, cols int)
-	}{{"go", transposeBytesGo}, {"cpu", transposeBytes}} {
+	for name, f := range transposers() {
+		fn := struct {
+			name string
+			f    func(dst []byte, ldd int, src []byte, lds, rows, cols int)
+		}{name, f}
 		for _, s := range [][2]int{{3, 5}, {8, 8}, {9, 13}, {16, 16}, {17, 28}, {64, 56}, {256, 28}, {33, 100}} {
 			rows, cols := s[0], s[1]
 			lds, ldd := cols+3, rows+5
@@ -366,10 +367,14 @@ func TestTransposeBytes(t *testing.T) {
 func BenchmarkTransposeBytes(b *testing.B) {
 	src := make([]byte, 256*784)
 	dst := make([]byte, 28*256)
-	for b.Loop() {
-		for h := range 28 {
-			transposeBytes(dst, 256, src[h*28:], 784, 256, 28)
-		}
+	for name, f := range transposers() {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				for h := range 28 {
+					f(dst, 256, src[h*28:], 784, 256, 28)
+				}
+			}
+		})
 	}
 }
 
