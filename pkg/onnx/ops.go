@@ -60,7 +60,7 @@ var converters = map[string]converter{
 
 	// Lowered to existing HIR ops (ops_lowered.go).
 	"Trilu": convTrilu, "InstanceNormalization": convInstanceNorm, "ConvTranspose": convConvTranspose,
-	"Resize": convResize, "Upsample": convUpsample, "Attention": convAttention, "ScatterND": convScatterND,
+	"Resize": convResize, "Upsample": convUpsample, "Attention": convAttention, "ScatterND": convScatterND, "GatherND": convGatherND,
 
 	// Composed of HIR ops (ops_composed.go).
 	"PRelu": convPRelu, "Elu": convElu, "Selu": convSelu, "Celu": convCelu,

@@ -8,6 +8,7 @@ package onnx
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/rlx-project/rlx/pkg/dim"
 	"github.com/rlx-project/rlx/pkg/hir"
@@ -1422,29 +1423,10 @@ func (im *importer) scatterND(n *onnxpb.Node) error {
 	if it.DType == tensor.I32 {
 		idx = im.emitTmp(out+"_i64", "cast", []string{idx}, "to=i64")
 	}
-	zero := im.scalar(out+"_zero", 0, tensor.I64)
-	start, bad := "", ""
-	for j := range k {
-		c := im.emitTmp(out+"_c", "slice", []string{idx}, fmt.Sprintf("starts=[%d]", j), fmt.Sprintf("ends=[%d]", j+1), "axes=[1]")
-		c = im.emitTmp(out+"_comp", "reshape", []string{c}, "shape=["+q.String()+"]")
-		size := im.dimScalar(dt.Shape[j])
-		c = im.wrapIndex(out, c, size, zero)
-		b := im.emitTmp(out+"_bad", "or", []string{
-			im.emitTmp(out+"_below", "lt", []string{c, zero}),
-			im.emitTmp(out+"_above", "ge", []string{c, size})})
-		st, err := dimProduct(dt.Shape[j+1:])
-		if err != nil {
-			return err
-		}
-		term := im.timesDim(out, c, st)
-		if j == 0 {
-			start, bad = term, b
-			continue
-		}
-		start = im.emitTmp(out+"_start", "add", []string{start, term})
-		bad = im.emitTmp(out+"_bad", "or", []string{bad, b})
+	start, err := im.tupleIndex(out, idx, q, dt.Shape[:k], slice, total)
+	if err != nil {
+		return err
 	}
-	start = im.emitTmp(out+"_checked", "where", []string{bad, im.dimScalar(total), start})
 	start = im.emitTmp(out+"_col", "reshape", []string{start}, "shape="+dimList([]dim.Expr{q, dim.Const(1)}))
 	within := im.emitTmp(out+"_within", "iota", nil, "n="+slice.String(), "dtype=i64")
 	within = im.emitTmp(out+"_row", "reshape", []string{within}, "shape="+dimList([]dim.Expr{dim.Const(1), slice}))
@@ -1457,6 +1439,126 @@ func (im *importer) scatterND(n *onnxpb.Node) error {
 	data := im.emitTmp(out+"_data", "reshape", []string{names[0]}, "shape=["+total.String()+"]")
 	y := im.emitTmp(out+"_scattered", "scatter", []string{data, elems, upd})
 	return im.emit(n.Outputs[:1], "reshape", []string{y}, "shape="+dimList(dt.Shape))
+}
+
+// tupleIndex is the flat index of q tuples idx [q, k] (i64) into dims
+// (k of them) whose every position holds inner elements: Σ_j c_j ·
+// (dims after j)·inner, a negative component counted from the end of its
+// dim, and past (one past the data: the gather or scatter then fails at
+// run time, as ONNX requires) for a tuple with a component outside its
+// dim.
+func (im *importer) tupleIndex(out, idx string, q dim.Expr, dims []dim.Expr, inner, past dim.Expr) (string, error) {
+	zero := im.scalar(out+"_zero", 0, tensor.I64)
+	start, bad := "", ""
+	for j := range dims {
+		c := im.emitTmp(out+"_c", "slice", []string{idx}, fmt.Sprintf("starts=[%d]", j), fmt.Sprintf("ends=[%d]", j+1), "axes=[1]")
+		c = im.emitTmp(out+"_comp", "reshape", []string{c}, "shape=["+q.String()+"]")
+		size := im.dimScalar(dims[j])
+		c = im.wrapIndex(out, c, size, zero)
+		b := im.emitTmp(out+"_bad", "or", []string{
+			im.emitTmp(out+"_below", "lt", []string{c, zero}),
+			im.emitTmp(out+"_above", "ge", []string{c, size})})
+		st, err := dimProduct(append(slices.Clone(dims[j+1:]), inner))
+		if err != nil {
+			return "", err
+		}
+		term := im.timesDim(out, c, st)
+		if j == 0 {
+			start, bad = term, b
+			continue
+		}
+		start = im.emitTmp(out+"_start", "add", []string{start, term})
+		bad = im.emitTmp(out+"_bad", "or", []string{bad, b})
+	}
+	return im.emitTmp(out+"_checked", "where", []string{bad, im.dimScalar(past), start}), nil
+}
+
+// convGatherND imports GatherND (opsets 11-13, batch_dims from 12): for
+// each k-tuple of indices (the last axis), the slice of data it addresses
+// after the batch_dims leading dims the two share. One gather of rows:
+// data as [batches·rows, slice] (rows the product of the k addressed
+// dims), the rows tupleIndex computes plus each batch's first row.
+func convGatherND(im *importer, n *onnxpb.Node) error {
+	if len(n.Inputs) != 2 {
+		return fmt.Errorf("takes 2 inputs (data, indices), found %d", len(n.Inputs))
+	}
+	dt, err := im.typeOf(n.Inputs[0])
+	if err != nil {
+		return err
+	}
+	it, err := im.typeOf(n.Inputs[1])
+	if err != nil {
+		return err
+	}
+	if it.DType != tensor.I64 && it.DType != tensor.I32 {
+		return fmt.Errorf("GatherND indices of %s: int64 or int32 are supported", it.DType)
+	}
+	r, qr := int64(dt.Rank()), int64(it.Rank())
+	b := attrInt(n, "batch_dims", 0)
+	if qr == 0 || b < 0 || b >= qr || b >= r {
+		return fmt.Errorf("GatherND batch_dims %d for data of rank %d and indices of rank %d", b, r, qr)
+	}
+	k, ok := it.Shape[qr-1].Const()
+	if !ok || k < 1 || k > r-b {
+		return fmt.Errorf("GatherND index tuples of %s for data of rank %d after %d batch dims", it.Shape[qr-1], r, b)
+	}
+	for d := range b {
+		if !dim.Equal(dt.Shape[d], it.Shape[d]) {
+			return fmt.Errorf("GatherND batch dim %d: data's is %s, the indices' %s (they must be equal)", d, dt.Shape[d], it.Shape[d])
+		}
+	}
+	batches, err := dimProduct(dt.Shape[:b])
+	if err != nil {
+		return err
+	}
+	q, err := dimProduct(it.Shape[b : qr-1])
+	if err != nil {
+		return err
+	}
+	rows, err := dimProduct(dt.Shape[b : b+k])
+	if err != nil {
+		return err
+	}
+	slice, err := dimProduct(dt.Shape[b+k:])
+	if err != nil {
+		return err
+	}
+	allRows, err := dim.Mul(batches, rows)
+	if err != nil {
+		return err
+	}
+	bq, err := dim.Mul(batches, q)
+	if err != nil {
+		return err
+	}
+	data, err := im.rt(0)
+	if err != nil {
+		return err
+	}
+	idx, err := im.rt(1)
+	if err != nil {
+		return err
+	}
+	out := n.Outputs[0]
+	idx = im.emitTmp(out+"_tuples", "reshape", []string{idx}, "shape="+dimList([]dim.Expr{bq, dim.Const(k)}))
+	if it.DType == tensor.I32 {
+		idx = im.emitTmp(out+"_i64", "cast", []string{idx}, "to=i64")
+	}
+	row, err := im.tupleIndex(out, idx, bq, dt.Shape[b:b+k], dim.Const(1), allRows)
+	if err != nil {
+		return err
+	}
+	if c, ok := batches.Const(); !ok || c != 1 {
+		// each batch's first row: iota over the batches times rows
+		first := im.emitTmp(out+"_batch", "iota", nil, "n="+batches.String(), "dtype=i64")
+		first = im.timesDim(out, im.emitTmp(out+"_batchcol", "reshape", []string{first}, "shape="+dimList([]dim.Expr{batches, dim.Const(1)})), rows)
+		row = im.emitTmp(out+"_perbatch", "reshape", []string{row}, "shape="+dimList([]dim.Expr{batches, q}))
+		row = im.emitTmp(out+"_rows", "reshape", []string{im.emitTmp(out+"_inbatch", "add", []string{row, first})}, "shape=["+bq.String()+"]")
+	}
+	table := im.emitTmp(out+"_table", "reshape", []string{data}, "shape="+dimList([]dim.Expr{allRows, slice}))
+	y := im.emitTmp(out+"_gathered", "gather", []string{table, row}, "axis=0")
+	shape := append(slices.Clone(it.Shape[:qr-1]), dt.Shape[b+k:]...)
+	return im.emit(n.Outputs[:1], "reshape", []string{y}, "shape="+dimList(shape))
 }
 
 // scatterND is ONNX ScatterND without reduction: a copy of data with
