@@ -243,21 +243,8 @@ func (w *out) kernelAVX2(rows int) {
 // rounds of unpacking (j with j+8 into 2j and 2j+1) alternating between
 // X0-X15 and X16-X31, columns stored in order.
 func (w *out) transpose() {
-	w.p("\n%s// func transpose16(dst *byte, ldd int, src *byte, lds int, blocks int)", transposeComment)
-	w.p(`TEXT ·transpose16(SB), NOSPLIT, $0-40
-	MOVQ dst+0(FP), DI
-	MOVQ ldd+8(FP), DX
-	MOVQ src+16(FP), SI
-	MOVQ lds+24(FP), BX
-	MOVQ blocks+32(FP), AX
-	LEAQ (BX)(BX*2), CX
-	LEAQ (DX)(DX*2), R13
-	TESTQ AX, AX
-	JEQ t16_done
-t16_loop:
-	LEAQ (SI)(BX*4), R10
-	LEAQ (R10)(BX*4), R11
-	LEAQ (R11)(BX*4), R12`)
+	w.p("\n%s", transposeComment[:len(transposeComment)-1])
+	w.transposeHead("transpose16", "t16")
 	bitrev := func(i int) int { return (i&1)<<3 | (i&2)<<1 | (i&4)>>1 | (i&8)>>3 }
 	for i := range 16 {
 		w.p("\tVMOVDQU %s, X%d", addr([]string{"SI", "R10", "R11", "R12"}, 4, "BX", "CX", bitrev(i)), i)
@@ -277,14 +264,46 @@ t16_loop:
 	for k := range 16 {
 		w.p("\tVMOVDQU X%d, %s", a+k, addr([]string{"DI", "R10", "R11", "R12"}, 4, "DX", "R13", k))
 	}
+	w.transposeTail("t16", false)
+}
+
+// transposeHead writes the start of a byte transpose's function name
+// (label its labels' prefix): the operands in registers (src rows lds
+// apart from SI, rows 0-3 of each 4 at SI, +BX, +2BX, +CX; dst columns
+// ldd apart from DI, likewise with DX and R13), the loop over the blocks
+// and its four groups of source rows in SI and R10-R12.
+func (w *out) transposeHead(name, label string) {
+	w.p("// func %s(dst *byte, ldd int, src *byte, lds int, blocks int)", name)
+	w.p(`TEXT ·%s(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), DX
+	MOVQ src+16(FP), SI
+	MOVQ lds+24(FP), BX
+	MOVQ blocks+32(FP), AX
+	LEAQ (BX)(BX*2), CX
+	LEAQ (DX)(DX*2), R13
+	TESTQ AX, AX
+	JEQ %s_done
+%s_loop:
+	LEAQ (SI)(BX*4), R10
+	LEAQ (R10)(BX*4), R11
+	LEAQ (R11)(BX*4), R12`, name, label, label)
+}
+
+// transposeTail steps to the next block and ends the function (clearing
+// the ymm registers' upper halves where vzero).
+func (w *out) transposeTail(label string, vzero bool) {
 	w.p(`	ADDQ $16, SI
 	MOVQ DX, R10
 	SHLQ $4, R10
 	ADDQ R10, DI
 	DECQ AX
-	JNE t16_loop
-t16_done:
-	RET`)
+	JNE %s_loop
+%s_done:`, label, label)
+	if vzero {
+		w.p("\tVZEROUPPER")
+	}
+	w.p("\tRET")
 }
 
 // transposeAVX2 writes transpose16y, transpose16 in ymm registers for
@@ -294,22 +313,8 @@ t16_done:
 // two columns a register, rows 0-7 in the low lane and 8-15 in the high;
 // vpermq joins each column's halves, and the two lanes are stored.
 func (w *out) transposeAVX2() {
-	w.p(`
-// func transpose16y(dst *byte, ldd int, src *byte, lds int, blocks int)
-TEXT ·transpose16y(SB), NOSPLIT, $0-40
-	MOVQ dst+0(FP), DI
-	MOVQ ldd+8(FP), DX
-	MOVQ src+16(FP), SI
-	MOVQ lds+24(FP), BX
-	MOVQ blocks+32(FP), AX
-	LEAQ (BX)(BX*2), CX
-	LEAQ (DX)(DX*2), R13
-	TESTQ AX, AX
-	JEQ t16y_done
-t16y_loop:
-	LEAQ (SI)(BX*4), R10
-	LEAQ (R10)(BX*4), R11
-	LEAQ (R11)(BX*4), R12`)
+	w.p("")
+	w.transposeHead("transpose16y", "t16y")
 	rows := []string{"SI", "R10", "R11", "R12"}
 	for i := range 8 {
 		w.p("\tVMOVDQU %s, X%d", addr(rows, 4, "BX", "CX", i), i)
@@ -342,15 +347,7 @@ t16y_loop:
 		w.p("\tVMOVDQU X%d, %s", 8+m, addr(dst, 4, "DX", "R13", 2*m))
 		w.p("\tVEXTRACTI128 $1, Y%d, %s", 8+m, addr(dst, 4, "DX", "R13", 2*m+1))
 	}
-	w.p(`	ADDQ $16, SI
-	MOVQ DX, R10
-	SHLQ $4, R10
-	ADDQ R10, DI
-	DECQ AX
-	JNE t16y_loop
-t16y_done:
-	VZEROUPPER
-	RET`)
+	w.transposeTail("t16y", true)
 }
 
 func main() {
