@@ -111,6 +111,28 @@ func addr(bases []string, per int, idx, three string, r int) string {
 	return b + "(" + three + "*1)"
 }
 
+// tapLoop writes a kernel's loops: for each of the BX taps at (CX)
+// (rows sets its rows' pointers), n+16(FP) groups (body accumulates one
+// and steps the pointers), then the label name_done.
+func (w *out) tapLoop(name string, rows, body func()) {
+	w.p("\tTESTQ BX, BX")
+	w.p("\tJEQ %s_done", name)
+	w.p("%s_tap:", name)
+	rows()
+	w.p("\tMOVQ n+16(FP), AX")
+	w.p("\tTESTQ AX, AX")
+	w.p("\tJEQ %s_next", name)
+	w.p("%s_loop:", name)
+	body()
+	w.p("\tDECQ AX")
+	w.p("\tJNE %s_loop", name)
+	w.p("%s_next:", name)
+	w.p("\tADDQ $8, CX")
+	w.p("\tDECQ BX")
+	w.p("\tJNE %s_tap", name)
+	w.p("%s_done:", name)
+}
+
 // kernel writes qdotN for N = rows: rows 0-2 from R8, 3-5 from R10, 6-8
 // from R11, 9-11 from R12, each base plus 0, 1 or 2 times lda (R9).
 func (w *out) kernel(rows int) {
@@ -121,34 +143,21 @@ func (w *out) kernel(rows int) {
 	for i := range 2 * rows {
 		w.p("\tVPXORD Z%d, Z%d, Z%d", i, i, i)
 	}
-	w.p("\tTESTQ BX, BX")
-	w.p("\tJEQ %s_done", name)
-	w.p("%s_tap:", name)
-	w.p("\tTAP_ROWS")
-	w.p("\tMOVQ n+16(FP), AX")
-	w.p("\tTESTQ AX, AX")
-	w.p("\tJEQ %s_next", name)
-	w.p("%s_loop:", name)
-	w.p("\tVMOVDQU32 (SI), Z24")
-	w.p("\tVMOVDQU32 (DI), Z25")
-	bases := []string{"R8", "R10", "R11", "R12"}
-	for r := range rows {
-		w.p("\tROW(%s, Z%d, Z%d, Z%d)", addr(bases, 3, "R9", "", r), 26+r%2, 2*r, 2*r+1)
-	}
-	w.p("\tADDQ $64, SI")
-	w.p("\tADDQ $64, DI")
-	for i, b := range bases {
-		if rows > 3*i {
-			w.p("\tADDQ $4, %s", b)
+	w.tapLoop(name, func() { w.p("\tTAP_ROWS") }, func() {
+		w.p("\tVMOVDQU32 (SI), Z24")
+		w.p("\tVMOVDQU32 (DI), Z25")
+		bases := []string{"R8", "R10", "R11", "R12"}
+		for r := range rows {
+			w.p("\tROW(%s, Z%d, Z%d, Z%d)", addr(bases, 3, "R9", "", r), 26+r%2, 2*r, 2*r+1)
 		}
-	}
-	w.p("\tDECQ AX")
-	w.p("\tJNE %s_loop", name)
-	w.p("%s_next:", name)
-	w.p("\tADDQ $8, CX")
-	w.p("\tDECQ BX")
-	w.p("\tJNE %s_tap", name)
-	w.p("%s_done:", name)
+		w.p("\tADDQ $64, SI")
+		w.p("\tADDQ $64, DI")
+		for i, b := range bases {
+			if rows > 3*i {
+				w.p("\tADDQ $4, %s", b)
+			}
+		}
+	})
 	w.p("\tEPILOGUE_SETUP")
 	for r := range rows {
 		w.p("\tSTORE(Z%d, Z%d)", 2*r, 2*r+1)
@@ -185,41 +194,30 @@ func (w *out) kernelAVX2(rows int) {
 	for i := range 2 * rows {
 		w.p("\tVPXOR Y%d, Y%d, Y%d", i, i, i)
 	}
-	w.p("\tTESTQ BX, BX")
-	w.p("\tJEQ %s_done", name)
-	w.p("%s_tap:", name)
-	w.p("\tMOVQ (CX), R8")
-	w.p("\tADDQ DX, R8")
-	if rows > 3 {
-		w.p("\tLEAQ (R8)(R9*2), R10")
-		w.p("\tADDQ R9, R10")
-	}
-	w.p("\tMOVQ n+16(FP), AX")
-	w.p("\tTESTQ AX, AX")
-	w.p("\tJEQ %s_next", name)
-	w.p("%s_loop:", name)
-	w.p("\tVPMOVSXBW (SI), Y12")
-	w.p("\tVPMOVSXBW 16(SI), Y13")
-	bases := []string{"R8", "R10"}
-	for r := range rows {
-		w.p("\tVPBROADCASTQ %s, Y14", addr(bases, 3, "R9", "", r))
-		w.p("\tVPMADDWD Y12, Y14, Y15")
-		w.p("\tVPADDD Y15, Y%d, Y%d", 2*r, 2*r)
-		w.p("\tVPMADDWD Y13, Y14, Y15")
-		w.p("\tVPADDD Y15, Y%d, Y%d", 2*r+1, 2*r+1)
-	}
-	w.p("\tADDQ $64, SI")
-	w.p("\tADDQ $8, R8")
-	if rows > 3 {
-		w.p("\tADDQ $8, R10")
-	}
-	w.p("\tDECQ AX")
-	w.p("\tJNE %s_loop", name)
-	w.p("%s_next:", name)
-	w.p("\tADDQ $8, CX")
-	w.p("\tDECQ BX")
-	w.p("\tJNE %s_tap", name)
-	w.p("%s_done:", name)
+	w.tapLoop(name, func() {
+		w.p("\tMOVQ (CX), R8")
+		w.p("\tADDQ DX, R8")
+		if rows > 3 {
+			w.p("\tLEAQ (R8)(R9*2), R10")
+			w.p("\tADDQ R9, R10")
+		}
+	}, func() {
+		w.p("\tVPMOVSXBW (SI), Y12")
+		w.p("\tVPMOVSXBW 16(SI), Y13")
+		bases := []string{"R8", "R10"}
+		for r := range rows {
+			w.p("\tVPBROADCASTQ %s, Y14", addr(bases, 3, "R9", "", r))
+			w.p("\tVPMADDWD Y12, Y14, Y15")
+			w.p("\tVPADDD Y15, Y%d, Y%d", 2*r, 2*r)
+			w.p("\tVPMADDWD Y13, Y14, Y15")
+			w.p("\tVPADDD Y15, Y%d, Y%d", 2*r+1, 2*r+1)
+		}
+		w.p("\tADDQ $64, SI")
+		w.p("\tADDQ $8, R8")
+		if rows > 3 {
+			w.p("\tADDQ $8, R10")
+		}
+	})
 	w.p("\tMOVQ corr+48(FP), BX")
 	w.p("\tVMOVDQU (BX), Y15")
 	w.p("\tMOVQ out+56(FP), CX")
