@@ -137,7 +137,7 @@ func gemmWith(kern microKernel, pool *parallel.Pool, m, n, k int, a []byte, lda 
 			elem = 2
 		}
 		c := scratch[:m*w*elem]
-		pool.For(m, max(1, 16384/w), func(lo, hi int) {
+		pool.For(m, max(1, 16384/max(w, 1)), func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				row := c[i*w*elem : (i+1)*w*elem]
 				clear(row[k*elem:])

@@ -48,7 +48,7 @@ func randomOperands(r *rand.Rand, m, n, k int) ([]byte, []int8) {
 // (the largest terms, 255·−128), at 1 and 2 threads.
 func TestGemm(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	shapes := [][3]int{{1, 1, 1}, {1, 16, 4}, {3, 5, 7}, {12, 32, 64}, {13, 33, 65}, {17, 48, 3}, {29, 70, 130}, {48, 31, 256}, {128, 96, 768}, {50, 17, 1000}}
+	shapes := [][3]int{{3, 5, 0}, {1, 1, 1}, {1, 16, 4}, {3, 5, 7}, {12, 32, 64}, {13, 33, 65}, {17, 48, 3}, {29, 70, 130}, {48, 31, 256}, {128, 96, 768}, {50, 17, 1000}}
 	for _, threads := range []int{1, 2} {
 		pool := parallel.NewPool(threads)
 		defer pool.Close()
