@@ -310,13 +310,16 @@ func FuzzONNXAttention(f *testing.F) {
 
 // FuzzONNXQuant: QuantizeLinear, DequantizeLinear, QLinearMatMul and
 // MatMulInteger with fuzzed axes, parameter ranks, lengths and dtypes,
-// DynamicQuantizeLinear, and QDQ groups around MatMul and Conv.
+// DynamicQuantizeLinear, QDQ groups around MatMul, Conv and Gemm, and
+// com.microsoft QGemm.
 func FuzzONNXQuant(f *testing.F) {
 	f.Add(int64(1), int64(1), int64(4), int32(2), uint8(0))
 	f.Add(int64(-1), int64(0), int64(0), int32(3), uint8(1))
 	f.Add(int64(5), int64(2), int64(3), int32(7), uint8(2))
 	f.Add(int64(0), int64(1), int64(4), int32(3), uint8(4))
 	f.Add(int64(1), int64(2), int64(2), int32(2), uint8(5))
+	f.Add(int64(1), int64(1), int64(2), int32(3), uint8(6))
+	f.Add(int64(0), int64(1), int64(4), int32(2), uint8(7))
 	f.Fuzz(func(t *testing.T, axis, prank, plen int64, zdt int32, op uint8) {
 		g := &graph{outs: []string{"y"}}
 		g.input("x", 2, 4, "s")
@@ -334,7 +337,7 @@ func FuzzONNXQuant(f *testing.F) {
 		g.init("sc", dims, make([]float32, n))
 		raw := make([]byte, n*8)
 		g.inits = append(g.inits, &onnxpb.Tensor{Name: "zp", DataType: zdt, Dims: dims, RawData: raw})
-		switch op % 7 {
+		switch op % 9 {
 		case 0:
 			g.node("QuantizeLinear", []string{"x", "sc", "zp"}, []string{"y"}, ai("axis", axis))
 		case 1:
@@ -346,17 +349,22 @@ func FuzzONNXQuant(f *testing.F) {
 		case 3:
 			g.node("Cast", []string{"x"}, []string{"xi"}, ai("to", int64(zdt)))
 			g.node("MatMulInteger", []string{"xi", "xi", "zp", "zp"}, []string{"y"})
-		case 4, 5:
+		case 4, 5, 6:
 			// a QDQ group (qdq.go), the fuzzed zero point its weights
-			prod := "MatMul"
-			if op%6 == 5 {
-				prod = "Conv"
+			prod := []string{"MatMul", "Conv", "Gemm"}[op%9-4]
+			var attrs []*onnxpb.Attr
+			if prod == "Gemm" {
+				attrs = append(attrs, ai("transB", axis&1))
 			}
 			g.node("Cast", []string{"x"}, []string{"xi"}, ai("to", int64(zdt)))
 			g.node("DequantizeLinear", []string{"xi", "sc", "zp"}, []string{"xf"}, ai("axis", axis))
 			g.node("DequantizeLinear", []string{"zp", "sc", "zp"}, []string{"wf"}, ai("axis", axis))
-			g.node(prod, []string{"xf", "wf", "wf"}, []string{"yf"})
+			g.node(prod, []string{"xf", "wf", "wf"}, []string{"yf"}, attrs...)
 			g.node("QuantizeLinear", []string{"yf", "sc", "zp"}, []string{"y"}, ai("axis", axis))
+		case 7:
+			g.node("Cast", []string{"x"}, []string{"xi"}, ai("to", int64(zdt)))
+			g.node("QGemm", []string{"xi", "sc", "zp", "zp", "sc", "zp", "", "sc", "zp"}, []string{"y"}, ai("transB", axis&1))
+			g.nodes[len(g.nodes)-1].Domain = "com.microsoft"
 		default:
 			g.node("DynamicQuantizeLinear", []string{"x"}, []string{"y", "ys", "yz"})
 		}

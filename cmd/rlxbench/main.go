@@ -187,7 +187,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	var filter string
 	fs.StringVar(&filter, "ops-filter", "", "with --ops: only the grid points whose family or ONNX op name matches this regular expression (case-insensitive)")
 	var qdq string
-	fs.StringVar(&qdq, "qdq", "", "with --ops: comma-separated manifest models (resnet18,mobilenet_v2) quantized to QDQ form here (int8 weights per channel, uint8 activations calibrated on the b1 input), timed as grid points of family qdq, rlx's outputs checked against ORT's")
+	fs.StringVar(&qdq, "qdq", "", "with --ops: comma-separated manifest models (resnet18,mobilenet_v2) quantized to QDQ form here (every Conv, MatMul and Gemm with initializer weights: int8 per output channel, uint8 activations calibrated on the b1 input), timed as grid points of family qdq, rlx's outputs checked against ORT's")
 	fs.BoolVar(&c.keep, "keep", false, "keep the temp dir (artifacts, logs)")
 	fs.BoolVar(&c.noInstall, "no-install", false, "never install missing dependencies (onnxruntime-node, libopenblas-dev)")
 	fs.Usage = func() {

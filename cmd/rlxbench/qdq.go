@@ -155,12 +155,31 @@ func (d *driver) calibrate(m *onnxpb.Model, input, inName, name string) (map[str
 }
 
 // quantizable reports a Conv whose weights (and bias, if any) are f32
-// initializers, or a MatMul whose second operand is a 2-D f32
-// initializer.
+// initializers, a MatMul whose second operand is a 2-D f32 initializer,
+// or a Gemm (alpha and beta 1, no transA) of a 2-D f32 initializer B and
+// a 1-D one C, if any, over its columns.
 func quantizable(n *onnxpb.Node, inits map[string]*onnxpb.Tensor) bool {
 	if n.OpType == "MatMul" && len(n.Inputs) == 2 && len(n.Outputs) == 1 {
 		t := inits[n.Inputs[1]]
 		return t != nil && t.DataType == onnxpb.DTFloat && len(t.Dims) == 2
+	}
+	if n.OpType == "Gemm" && len(n.Inputs) >= 2 && len(n.Outputs) == 1 {
+		if a, b := n.Attr("alpha"), n.Attr("beta"); a != nil && a.F != 1 || b != nil && b.F != 1 || n.Attr("transA") != nil && n.Attr("transA").I != 0 {
+			return false
+		}
+		t := inits[n.Inputs[1]]
+		if t == nil || t.DataType != onnxpb.DTFloat || len(t.Dims) != 2 {
+			return false
+		}
+		if len(n.Inputs) > 2 && n.Inputs[2] != "" {
+			cols := t.Dims[1]
+			if gemmTransB(n) {
+				cols = t.Dims[0]
+			}
+			c := inits[n.Inputs[2]]
+			return c != nil && c.DataType == onnxpb.DTFloat && len(c.Dims) == 1 && c.Dims[0] == cols
+		}
+		return true
 	}
 	if n.OpType != "Conv" || len(n.Inputs) < 2 || len(n.Outputs) != 1 {
 		return false
@@ -172,6 +191,9 @@ func quantizable(n *onnxpb.Node, inits map[string]*onnxpb.Tensor) bool {
 	}
 	return true
 }
+
+// gemmTransB reports a Gemm whose B is transposed.
+func gemmTransB(n *onnxpb.Node) bool { a := n.Attr("transB"); return a != nil && a.I != 0 }
 
 func initializers(g *onnxpb.Graph) map[string]*onnxpb.Tensor {
 	inits := map[string]*onnxpb.Tensor{}
@@ -268,10 +290,11 @@ func qdqModel(m *onnxpb.Model, ranges map[string][2]float32) (*onnxpb.Model, err
 			return nil, err
 		}
 		// symmetric int8 per output channel: a Conv's dim 0, a MatMul's
-		// columns (dim 1 of [K, N])
+		// columns (dim 1 of [K, N]), a Gemm's the one or the other (its
+		// B [N, K] where transB)
 		axis, o := int64(0), int(wt.Shape[0])
 		channel := func(e int) int { return e / (wt.Len() / o) }
-		if n.OpType == "MatMul" {
+		if n.OpType == "MatMul" || n.OpType == "Gemm" && !gemmTransB(n) {
 			axis, o = 1, int(wt.Shape[1])
 			channel = func(e int) int { return e % o }
 		}

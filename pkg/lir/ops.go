@@ -95,8 +95,8 @@ type PackedMatMul struct {
 	Epilogue  Epilogue
 }
 
-// QMatMul is Out[M, N] = (A[M, K] − Zero)·B[K, N] over 8-bit integers,
-// summed exactly in int32 and stored as f32: A uint8 (Signed: int8), B an
+// QMatMul is Out[M, N] = (A[M, K] − Zero)·B[K, N] (+ Bias[N]) over 8-bit
+// integers, summed exactly in int32 and stored as f32: A uint8 (Signed: int8), B an
 // int8 weight packed at build time (the CPU's qgemm layout, the same on
 // every CPU: QMatMulPackedBytes long). It runs the products of quantized
 // models, whose f32 forms spell out the same integer arithmetic. Scratch
@@ -112,6 +112,8 @@ type QMatMul struct {
 	ZeroAt  Buf
 	Signed  bool
 	Scratch Buf
+	// Bias, when not NoBuf, is int32 per column, added to the sums.
+	Bias Buf
 }
 
 // QMatMulScratch is the bytes of a QMatMul's scratch: M rows of K rounded
@@ -561,7 +563,7 @@ func (o *Pool2D) Kind() Kind {
 func (o *MatMul) Refs() []Ref       { return writes(o.Epilogue.refs(reads(o.A, o.B)), o.Out) }
 func (o *PackedMatMul) Refs() []Ref { return writes(o.Epilogue.refs(reads(o.A, o.B)), o.Out) }
 func (o *QMatMul) Refs() []Ref {
-	return opt(writes(opt(reads(o.A, o.B), false, o.ZeroAt), o.Out), true, o.Scratch)
+	return opt(writes(opt(reads(o.A, o.B), false, o.ZeroAt, o.Bias), o.Out), true, o.Scratch)
 }
 func (o *QConv2D) Refs() []Ref {
 	return writes(opt(reads(o.X, o.W), false, o.Bias), o.Out, o.XPad, o.OutT)

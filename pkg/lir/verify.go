@@ -295,6 +295,7 @@ func (o *QMatMul) verify(v *verifier) {
 	}
 	v.bytes("a", o.A, a, 1)
 	v.bytes("zero_at", o.ZeroAt, 1, 1)
+	v.bytes("bias", o.Bias, o.N, 4)
 	v.f32("out", o.Out, v.dims("m", o.M, o.N))
 	if v.err == nil {
 		v.bytes("scratch", o.Scratch, QMatMulScratch(o.M, o.K), 1)

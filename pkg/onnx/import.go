@@ -213,8 +213,8 @@ func (im *importer) run() (*Result, error) {
 		if len(n.Outputs) == 0 {
 			return nil, im.errf("node has no outputs")
 		}
-		if n.Domain != "" && n.Domain != "ai.onnx" {
-			return nil, im.errf("operator domain %q is not supported (only the default ai.onnx domain)", n.Domain)
+		if n.Domain != "" && n.Domain != "ai.onnx" && !(n.Domain == msDomain && n.OpType == "QGemm") {
+			return nil, im.errf("operator domain %q is not supported (only the default ai.onnx domain, and com.microsoft's QGemm)", n.Domain)
 		}
 		if err := im.importNode(n); err != nil {
 			if _, ok := err.(*Error); ok {

@@ -47,7 +47,7 @@ var converters = map[string]converter{
 	"ArgMax": argReduce("argmax"), "ArgMin": argReduce("argmin"),
 	"TopK":           topK,
 	"QuantizeLinear": convQuantizeLinear, "DequantizeLinear": convDequantizeLinear,
-	"QLinearMatMul": convQLinearMatMul, "QLinearConv": convQLinearConv,
+	"QLinearMatMul": convQLinearMatMul, "QLinearConv": convQLinearConv, "QGemm": convQGemm,
 	"DynamicQuantizeLinear": convDynamicQuantizeLinear, "MatMulInteger": convMatMulInteger, "ConvInteger": convConvInteger,
 
 	"Conv": convConvAny, "MaxPool": poolAny("maxpool2d"), "AveragePool": poolAny("avgpool2d"),

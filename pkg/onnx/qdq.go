@@ -52,7 +52,12 @@ func fuseQDQ(g *onnxpb.Graph, consts map[string]*tensor.Tensor) ([]*onnxpb.Node,
 			continue
 		}
 		p := producer[q.Inputs[0]]
-		if p == nil || p.OpType != "Conv" && p.OpType != "MatMul" || len(p.Outputs) != 1 || readers[p.Outputs[0]] != 1 || len(p.Inputs) < 2 {
+		if p == nil || p.OpType != "Conv" && p.OpType != "MatMul" && p.OpType != "Gemm" || len(p.Outputs) != 1 || readers[p.Outputs[0]] != 1 || len(p.Inputs) < 2 {
+			continue
+		}
+		gemm := p.OpType == "Gemm"
+		transB := gemm && attrInt(p, "transB", 0) != 0
+		if gemm && (attrFloat(p, "alpha", 1) != 1 || attrFloat(p, "beta", 1) != 1 || attrInt(p, "transA", 0) != 0) {
 			continue
 		}
 		dx, dw := dequantizer(producer, p.Inputs[0]), dequantizer(producer, p.Inputs[1])
@@ -66,12 +71,13 @@ func fuseQDQ(g *onnxpb.Graph, consts map[string]*tensor.Tensor) ([]*onnxpb.Node,
 			continue
 		}
 		// the weights' scale per tensor, or along the output channels
-		// (Conv: axis 0) or columns (MatMul: axis 1 of [K, N])
+		// (Conv: axis 0) or columns (MatMul: axis 1 of [K, N]; Gemm the
+		// same, or axis 0 of [N, K] where transB)
 		axis := int64(0)
-		if p.OpType == "MatMul" {
+		if p.OpType == "MatMul" || gemm && !transB {
 			axis = 1
 		}
-		if int64(len(wq.Shape)) <= axis || ws.Len() != 1 && (len(wq.Shape) != 2 && p.OpType == "MatMul" || normAxis(attrInt(dw, "axis", 1), len(wq.Shape)) != axis || int64(ws.Len()) != wq.Shape[axis]) {
+		if int64(len(wq.Shape)) <= axis || gemm && len(wq.Shape) != 2 || ws.Len() != 1 && (len(wq.Shape) != 2 && p.OpType == "MatMul" || normAxis(attrInt(dw, "axis", 1), len(wq.Shape)) != axis || int64(ws.Len()) != wq.Shape[axis]) {
 			continue
 		}
 		zx, okx := zeroPoint(consts, dx, inputType(g, consts, dx.Inputs[0]))
@@ -81,11 +87,18 @@ func fuseQDQ(g *onnxpb.Graph, consts map[string]*tensor.Tensor) ([]*onnxpb.Node,
 			continue
 		}
 		inputs := []string{dx.Inputs[0], dx.Inputs[1], zx.name, dw.Inputs[0], dw.Inputs[1], zw.name, q.Inputs[1], zy.name}
-		if p.OpType == "Conv" && len(p.Inputs) > 2 && p.Inputs[2] != "" {
-			bq, ok := convBias(producer, consts, p.Inputs[2], xs, ws)
-			if !ok {
+		bq := ""
+		if p.OpType != "MatMul" && len(p.Inputs) > 2 && p.Inputs[2] != "" {
+			var ok bool
+			if bq, ok = convBias(producer, consts, p.Inputs[2], xs, ws); !ok || gemm && consts[bq].Shape[0] != wq.Shape[axis] {
 				continue
 			}
+		}
+		switch {
+		case gemm:
+			// QGemm's order: C before y's scale and zero point
+			inputs = append(inputs[:6], bq, q.Inputs[1], zy.name)
+		case bq != "":
 			inputs = append(inputs, bq)
 		}
 		for _, z := range []zeroName{zx, zw, zy} {
@@ -96,11 +109,18 @@ func fuseQDQ(g *onnxpb.Graph, consts map[string]*tensor.Tensor) ([]*onnxpb.Node,
 				added[z.name] = z.t
 			}
 		}
-		op := "QLinearConv"
-		if p.OpType == "MatMul" {
-			op = "QLinearMatMul"
+		fused := &onnxpb.Node{Name: q.Name, OpType: "QLinearConv", Inputs: inputs, Outputs: q.Outputs, Attrs: p.Attrs}
+		switch p.OpType {
+		case "MatMul":
+			fused.OpType = "QLinearMatMul"
+		case "Gemm":
+			fused.OpType, fused.Domain = "QGemm", msDomain
+			fused.Attrs = nil
+			if transB {
+				fused.Attrs = []*onnxpb.Attr{{Name: "transB", Type: 2, I: 1}}
+			}
 		}
-		replaced[q] = &onnxpb.Node{Name: q.Name, OpType: op, Inputs: inputs, Outputs: q.Outputs, Attrs: p.Attrs}
+		replaced[q] = fused
 		dropped[p] = true
 	}
 	if len(replaced) == 0 {

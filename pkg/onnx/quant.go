@@ -280,6 +280,71 @@ func convQLinearMatMul(im *importer, n *onnxpb.Node) error {
 	return im.requant(n.Outputs[:1], acc, mult, 7, r, r-1)
 }
 
+// convQGemm imports QGemm of ONNX Runtime's com.microsoft domain (what it
+// fuses a QDQ group around Gemm into; fuseQDQ does the same): the product
+// of the centered operands (B per tensor or per output column, transposed
+// where transB), plus C, an int32 bias in the product's scale,
+// requantized. alpha 1, transA 0 and a quantized output only.
+func convQGemm(im *importer, n *onnxpb.Node) error {
+	if n.Domain != msDomain {
+		return fmt.Errorf("QGemm is an operator of the %s domain, not %q", msDomain, n.Domain)
+	}
+	if len(n.Inputs) < 9 || n.Inputs[7] == "" || n.Inputs[8] == "" {
+		return fmt.Errorf("QGemm with a float32 output (no y_scale and y_zero_point) is not supported")
+	}
+	if a := attrFloat(n, "alpha", 1); a != 1 {
+		return fmt.Errorf("QGemm with alpha %g is not supported (only 1)", a)
+	}
+	if attrInt(n, "transA", 0) != 0 {
+		return fmt.Errorf("QGemm with transA is not supported")
+	}
+	transB := attrInt(n, "transB", 0) != 0
+	for _, i := range []int{0, 3} {
+		if t, err := im.typeOf(n.Inputs[i]); err != nil || t.Rank() != 2 {
+			return fmt.Errorf("QGemm takes matrices A and B (rank 2)")
+		}
+	}
+	out := n.Outputs[0]
+	a, err := im.dequant(out+"_a", 0, 2, 1)
+	if err != nil {
+		return err
+	}
+	bAxis := int64(1) // B's scale and zero point run along the output columns
+	if transB {
+		bAxis = 0
+	}
+	b, err := im.dequant(out+"_b", 3, 5, bAxis)
+	if err != nil {
+		return err
+	}
+	if transB {
+		b = im.emitTmp(out+"_bt", "transpose", []string{b}, "perm=[1, 0]")
+	}
+	acc := im.emitTmp(out+"_acc", "matmul", []string{a, b})
+	if n.Inputs[6] != "" {
+		ct, err := im.typeOf(n.Inputs[6])
+		if err != nil {
+			return err
+		}
+		if ct.DType != tensor.I32 {
+			return fmt.Errorf("QGemm's C is %s, want int32", ct.DType)
+		}
+		c, err := im.rt(6)
+		if err != nil {
+			return err
+		}
+		acc = im.emitTmp(out+"_biased", "add", []string{acc, im.emitTmp(out+"_c", "cast", []string{c}, "to=f32")})
+	}
+	mult, err := im.multiplier(out, 1, 4, 7, 2, 1)
+	if err != nil {
+		return err
+	}
+	return im.requant(n.Outputs[:1], acc, mult, 8, 2, 1)
+}
+
+// msDomain is ONNX Runtime's contrib operators' domain.
+const msDomain = "com.microsoft"
+
 // convQLinearConv imports QLinearConv (opset 10): Conv over the centered
 // input and weights (per tensor, or per output channel), plus the int32
 // bias, requantized per output channel.

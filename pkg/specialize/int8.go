@@ -28,9 +28,9 @@ import (
 //     weight with its zero point folded in, or a uint8 one whose zero
 //     point is 128): [K, N] for a matmul, [O, C, KH, KW] for a
 //     convolution, with sums of at most lir.QMatMulMaxK terms;
-//   - with no epilogue but a convolution's bias, a constant of integers
-//     in int32's range (a quantized product's requantization follows as
-//     an elementwise region).
+//   - with no epilogue but a bias, a constant of integers in int32's
+//     range (a QLinearConv's, a QGemm's; a quantized product's
+//     requantization follows as an elementwise region).
 //
 // The f32 product sums the same integers exactly while they stay below
 // 2^24; the integer product is exact throughout, as ONNX Runtime's integer
@@ -86,13 +86,19 @@ func int8Products(g *mir.Graph, minK int64) *mir.Graph {
 		dropped[a] = true
 		args := []*mir.Value{r.x, c.NewConst(n.Args[1].Name, converted(r.w, tensor.I8))}
 		if n.Op == mir.OpMatMul {
+			attrs := mir.Attrs{"zero": r.zero}
+			if r.bias != nil {
+				// a per-column integer bias (QGemm's), added to the sums
+				args = append(args, c.NewConst(n.Args[2].Name, converted(r.bias, tensor.I32)))
+				attrs["bias"] = true
+			}
 			if r.zeroAt != nil {
 				// the run-time zero point's cast to f32, where the
 				// region was its only user
 				dropped[defs[a.Args[len(a.Args)-1]]] = true
 				args = append(args, r.zeroAt)
 			}
-			n.Op, n.Args, n.Attrs = mir.OpMatMulI8, args, mir.Attrs{"zero": r.zero}
+			n.Op, n.Args, n.Attrs = mir.OpMatMulI8, args, attrs
 			continue
 		}
 		attrs := mir.Attrs{"stride": n.Attrs.Ints("stride"), "pad": n.Attrs.Ints("pad"), "dilation": n.Attrs.Ints("dilation"), "groups": int64(1), "zero": r.zero}
@@ -165,23 +171,23 @@ func int8WeightsOf(n *mir.Node, minK int64) (r int8Rewrite, ok bool) {
 	s := b.Const.Shape
 	switch n.Op {
 	case mir.OpMatMul:
-		if len(n.Args) != 2 || len(s) != 2 || s[0] > lir.QMatMulMaxK || s[0] < minK {
+		if len(s) != 2 || s[0] > lir.QMatMulMaxK || s[0] < minK {
 			return r, false
 		}
 	case mir.OpConv2D:
 		if len(s) != 4 || n.Attrs.Int("groups") != 1 || s[2]*s[3]*((s[1]+3)&^3) > lir.QMatMulMaxK || s[1]*s[2]*s[3] < minK {
 			return r, false
 		}
-		if n.Attrs.Bool("bias") {
-			if len(n.Args) != 3 || !n.Args[2].IsConst() {
-				return r, false
-			}
-			if r.bias = n.Args[2].Const; !integersIn(r.bias, -(1 << 31), 1<<31-1) {
-				return r, false
-			}
-		} else if len(n.Args) != 2 {
+	}
+	if n.Attrs.Bool("bias") {
+		if len(n.Args) != 3 || !n.Args[2].IsConst() {
 			return r, false
 		}
+		if r.bias = n.Args[2].Const; !integersIn(r.bias, -(1 << 31), 1<<31-1) {
+			return r, false
+		}
+	} else if len(n.Args) != 2 {
+		return r, false
 	}
 	if r.w = b.Const; !integersIn(r.w, -128, 127) {
 		return r, false

@@ -90,6 +90,43 @@ func main(x: %s[batch, 8]) -> (%s) {
 	}
 }
 
+// TestInt8ProductBias: an integer bias added to a product of quantized
+// values (QGemm's; fusion makes it the matmul's bias) goes into the
+// integer product's sums.
+func TestInt8ProductBias(t *testing.T) {
+	src := `hir 1
+module q
+
+param w : i8[8, 4]
+param bq : i32[4]
+
+func main(x: u8[3, 8]) -> (y: f32[3, 4]) {
+  xf = cast(x, to=f32)
+  z = const(128.0, f32[])
+  a = sub(xf, z)
+  wc = cast(w, to=f32)
+  p = matmul(a, wc)
+  bf = cast(bq, to=f32)
+  y = add(p, bf)
+  return y
+}
+`
+	_, g := lowerSource(t, "q.hir", []byte(src), true)
+	prog := int8Program(t, g, specialize.Binding{}, true)
+	var q *lir.QMatMul
+	for _, s := range prog.Steps {
+		if op, ok := s.Op.(*lir.QMatMul); ok {
+			q = op
+		}
+	}
+	if q == nil || q.Bias == lir.NoBuf || len(prog.Steps) != 1 {
+		t.Fatalf("want one integer product with a bias:\n%s", listing(prog))
+	}
+	if b := prog.Buffers[q.Bias]; b.Bytes != 16 {
+		t.Errorf("bias buffer of %d bytes, want 4 int32", b.Bytes)
+	}
+}
+
 // TestInt8MinK: products whose sums are shorter than Caps.Int8MinK stay
 // in f32; at the bound they become integer products.
 func TestInt8MinK(t *testing.T) {

@@ -313,10 +313,15 @@ func (g *gen) matmulI8(n *mir.Node) error {
 	if !ok {
 		return fmt.Errorf("internal: integer product of %v by %v without its scratch", as, ws)
 	}
-	op := &lir.QMatMul{A: g.buffer(x[0]), B: g.weightBuffer(idx), Out: g.buffer(out), ZeroAt: lir.NoBuf, Scratch: g.scratch(sp),
+	op := &lir.QMatMul{A: g.buffer(x[0]), B: g.weightBuffer(idx), Out: g.buffer(out), ZeroAt: lir.NoBuf, Bias: lir.NoBuf, Scratch: g.scratch(sp),
 		M: tensor.NumElements(as[:len(as)-1]), N: ws[1], K: ws[0], Zero: n.Attrs.Int("zero"), Signed: x[0].Type.DType == tensor.I8}
-	if len(x) == 3 {
-		op.ZeroAt = g.buffer(x[2])
+	next := 2 // the operand after the weight: the bias, then a run-time zero point
+	if n.Attrs.Bool("bias") {
+		op.Bias = g.buffer(x[next])
+		next++
+	}
+	if len(x) > next {
+		op.ZeroAt = g.buffer(x[next])
 	}
 	g.emit(n, op)
 	return nil

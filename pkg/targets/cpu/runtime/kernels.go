@@ -90,7 +90,11 @@ func run(pool *parallel.Pool, s *lir.Step, bufs [][]byte) error {
 		if op.Scratch != lir.NoBuf {
 			scratch = bufs[op.Scratch][:qgemm.GemmScratch(m, k)]
 		}
-		qgemm.Gemm(pool, m, n, k, bufs[op.A][:m*k], k, op.Signed, zero, bufs[op.B][:qgemm.PackedLen(k, n)], f32(op.Out), n, scratch)
+		var bias []int32
+		if op.Bias != lir.NoBuf {
+			bias = tensor.AsI32(bufs[op.Bias])[:n]
+		}
+		qgemm.Gemm(pool, m, n, k, bufs[op.A][:m*k], k, op.Signed, zero, bufs[op.B][:qgemm.PackedLen(k, n)], bias, f32(op.Out), n, scratch)
 	case *lir.QConv2D:
 		geom := conv.GeomOf(op.Geom)
 		var bias []int32

@@ -64,16 +64,16 @@ func pack(k, n int, at func(r, col int) int8) []byte {
 	return out
 }
 
-// Gemm computes out[i, j] = float32(Σ_k (a[i, k] − zero)·b[k, j]) for i <
-// m, j < n, with a uint8 (signed: int8, as bytes) in rows lda apart, b
+// Gemm computes out[i, j] = float32(Σ_k (a[i, k] − zero)·b[k, j] +
+// bias[j]) for i < m, j < n (bias nil: none), with a uint8 (signed: int8, as bytes) in rows lda apart, b
 // packed by Pack for [k, n], and out rows ldo apart. The sums are exact
 // for k ≤ MaxK (partial sums wrap in int32 and the result does not); the
 // conversion to float32 rounds to nearest even as ONNX Runtime's does. A
 // whose rows are not a multiple of 4 bytes long, or int8 A, or any A for
 // the AVX2 kernel (which reads it widened to uint16) is first copied into
 // scratch, of at least GemmScratch(m, k) bytes (nil: allocated).
-func Gemm(pool *parallel.Pool, m, n, k int, a []byte, lda int, signed bool, zero int32, b []byte, out []float32, ldo int, scratch []byte) {
-	gemmWith(kernel(), pool, m, n, k, a, lda, signed, zero, b, out, ldo, scratch)
+func Gemm(pool *parallel.Pool, m, n, k int, a []byte, lda int, signed bool, zero int32, b []byte, bias []int32, out []float32, ldo int, scratch []byte) {
+	gemmWith(kernel(), pool, m, n, k, a, lda, signed, zero, b, bias, out, ldo, scratch)
 }
 
 // GemmScratch is the bytes of Gemm's scratch for A [m, k]: m rows of k
@@ -115,11 +115,11 @@ func uint16s(b []byte) []uint16 {
 }
 
 // gemmWith is Gemm on the tiles of kern.
-func gemmWith(kern microKernel, pool *parallel.Pool, m, n, k int, a []byte, lda int, signed bool, zero int32, b []byte, out []float32, ldo int, scratch []byte) {
+func gemmWith(kern microKernel, pool *parallel.Pool, m, n, k int, a []byte, lda int, signed bool, zero int32, b []byte, bias []int32, out []float32, ldo int, scratch []byte) {
 	if m <= 0 || n <= 0 {
 		return
 	}
-	if lda < k || ldo < n || len(a) < (m-1)*lda+k || len(out) < (m-1)*ldo+n || len(b) != PackedLen(k, n) {
+	if lda < k || ldo < n || len(a) < (m-1)*lda+k || len(out) < (m-1)*ldo+n || len(b) != PackedLen(k, n) || bias != nil && len(bias) < n {
 		panic(fmt.Sprintf("qgemm.Gemm: operands do not fit m=%d n=%d k=%d (a %d bytes lda %d, b %d bytes, out %d lda %d)",
 			m, n, k, len(a), lda, len(b), len(out), ldo))
 	}
@@ -166,7 +166,7 @@ func gemmWith(kern microKernel, pool *parallel.Pool, m, n, k int, a []byte, lda 
 		for task := lo; task < hi; task++ {
 			pr, rb := task/rowBlocks, task%rowBlocks
 			r0, r1 := rb*blockRows, min(m, (rb+1)*blockRows)
-			t.set(b, g, np, 2*pr, n, sums, zero, nil)
+			t.set(b, g, np, 2*pr, n, sums, zero, bias)
 			t.offs, t.n, t.a, t.lda, t.groupA, t.out, t.ldo, t.rows = offs, g, a[r0*lda:], lda, kern.groupA(), out[r0*ldo+2*pr*panelCols:], ldo, r1-r0
 			kern.run(&t)
 		}

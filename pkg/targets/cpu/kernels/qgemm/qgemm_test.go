@@ -12,11 +12,14 @@ import (
 
 // reference is the product written out: Σ (a − zero)·b in int64, then
 // rounded to float32.
-func reference(m, n, k int, a []byte, signed bool, zero int32, b []int8) []float32 {
+func reference(m, n, k int, a []byte, signed bool, zero int32, b []int8, bias ...int32) []float32 {
 	out := make([]float32, m*n)
 	for i := range m {
 		for j := range n {
 			var s int64
+			if bias != nil {
+				s = int64(bias[j])
+			}
 			for p := range k {
 				av := int64(a[i*k+p])
 				if signed {
@@ -61,14 +64,21 @@ func TestGemm(t *testing.T) {
 					if signed {
 						zero -= 128
 					}
-					want := reference(m, n, k, a, signed, zero, b)
+					var bias []int32 // with int8 A, a bias too
+					if signed {
+						bias = make([]int32, n)
+						for j := range bias {
+							bias[j] = int32(r.IntN(1<<20)) - 1<<19
+						}
+					}
+					want := reference(m, n, k, a, signed, zero, b, bias...)
 					got := make([]float32, m*n)
 					// scratch reused from another call: its bytes are stale
 					scratch := make([]byte, GemmScratch(m, k))
 					for i := range scratch {
 						scratch[i] = byte(i*7 + 1)
 					}
-					gemmWith(kern, pool, m, n, k, a, k, signed, zero, Pack(k, n, b, n), got, n, scratch)
+					gemmWith(kern, pool, m, n, k, a, k, signed, zero, Pack(k, n, b, n), bias, got, n, scratch)
 					for i := range want {
 						if got[i] != want[i] {
 							t.Fatalf("%s threads=%d m=%d n=%d k=%d signed=%v zero=%d: out[%d] = %v, want %v", name, threads, m, n, k, signed, zero, i, got[i], want[i])
@@ -105,7 +115,7 @@ func TestGemmExtremes(t *testing.T) {
 			const zero = 255
 			want := reference(m, n, k, a, false, zero, b)
 			got := make([]float32, m*n)
-			gemmWith(kern, pool, m, n, k, a, k, false, zero, Pack(k, n, b, n), got, n, nil)
+			gemmWith(kern, pool, m, n, k, a, k, false, zero, Pack(k, n, b, n), nil, got, n, nil)
 			for i := range want {
 				if got[i] != want[i] {
 					t.Fatalf("%s k=%d: out[%d] = %v, want %v", name, k, i, got[i], want[i])
@@ -137,7 +147,7 @@ func TestGemmStrides(t *testing.T) {
 		for i := range out {
 			out[i] = -1
 		}
-		gemmWith(kern, pool, m, n, k, a, lda, false, 7, Pack(k, n, b, n), out, ldo, nil)
+		gemmWith(kern, pool, m, n, k, a, lda, false, 7, Pack(k, n, b, n), nil, out, ldo, nil)
 		for i := range out {
 			row, col := i/ldo, i%ldo
 			if row < m && col < n {
@@ -172,7 +182,7 @@ func BenchmarkGemm(b *testing.B) {
 				pool := parallel.NewPool(1)
 				defer pool.Close()
 				for b.Loop() {
-					gemmWith(kern, pool, m, n, k, a, k, false, 128, packed, out, n, scratch)
+					gemmWith(kern, pool, m, n, k, a, k, false, 128, packed, nil, out, n, scratch)
 				}
 				b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GOP/s")
 			})
@@ -390,7 +400,7 @@ func TestGemmEveryRowCount(t *testing.T) {
 			a, b := randomOperands(r, m, n, k)
 			want := reference(m, n, k, a, false, 99, b)
 			got := make([]float32, m*n)
-			gemmWith(kern, pool, m, n, k, a, k, false, 99, Pack(k, n, b, n), got, n, nil)
+			gemmWith(kern, pool, m, n, k, a, k, false, 99, Pack(k, n, b, n), nil, got, n, nil)
 			for i := range want {
 				if got[i] != want[i] {
 					t.Fatalf("%s m=%d: out[%d] = %v, want %v", name, m, i, got[i], want[i])
