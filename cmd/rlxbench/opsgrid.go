@@ -713,10 +713,29 @@ func quantCases() []opCase {
 			inputs: []tensorGen{act(1, c, h, h)},
 			flop:   2 * float64(o*c*k*k*h*h)}
 	}
+	// a QDQ Gemm (a classifier head, an MLP layer: B [N, K] transposed,
+	// scales per output column, an int32 bias), which ORT runs as QGemm
+	qdqGemm := func(m, k, n int64) opCase {
+		ws, bs := make([]float32, n), make([]float32, n)
+		for i := range ws {
+			ws[i] = 0.002 + 0.002*float32(i%13)/13
+			bs[i] = float32(0.02) * ws[i]
+		}
+		gemm := &onnxpb.Node{Name: "gemm", OpType: "Gemm", Inputs: []string{"af", "bf", "cf"}, Outputs: []string{"yf"}, Attrs: []*onnxpb.Attr{attrI("transB", 1)}}
+		return opCase{Family: "quant", Op: "QDQ Gemm", opset: 13, outType: onnxpb.DTUint8, Shape: fmt.Sprintf("%dx%d @ %dx%d", m, k, k, n), Attrs: "u8 x i8 per-column transB bias",
+			pre: []*onnxpb.Node{dq("af", "x", "as", "azp", 1), dq("bf", "b", "bs", "bzp", 0),
+				{Name: "cf", OpType: "DequantizeLinear", Inputs: []string{"c", "cs"}, Outputs: []string{"cf"}, Attrs: []*onnxpb.Attr{attrI("axis", 0)}}, gemm},
+			node: node("QuantizeLinear", []string{"yf", "ys", "yzp"}),
+			inits: []tensorGen{f("as", 0.02), zp("azp", u8, 128, 0), quantIn("b", i8, -127, 127, n, k), {name: "bs", dims: []int64{n}, f32: ws}, zp("bzp", i8, 0, n),
+				quantIn("c", i32, -5000, 5000, n), {name: "cs", dims: []int64{n}, f32: bs}, f("ys", 0.25), zp("yzp", u8, 128, 0)},
+			inputs: []tensorGen{act(m, k)}, flop: float64(2 * m * k * n)}
+	}
 	const m, k, n = 128, 768, 768
 	return []opCase{
 		qdqConv(64, 64, 56, 3, 0.2),
 		qdqConv(256, 64, 28, 1, 0.15),
+		qdqGemm(1, 2048, 1000),
+		qdqGemm(256, 1024, 1024),
 		{Family: "quant", Op: "QDQ MatMul", opset: 13, outType: onnxpb.DTUint8, Shape: fmt.Sprintf("%dx%d @ %dx%d", m, k, k, n), Attrs: "u8 x i8",
 			pre: []*onnxpb.Node{dq("af", "x", "as", "azp", 1), dq("bf", "b", "bs", "bzp", 1),
 				{Name: "mm", OpType: "MatMul", Inputs: []string{"af", "bf"}, Outputs: []string{"yf"}}},
