@@ -543,10 +543,11 @@ func elementwise(prog *lir.Program, ew *lir.Elementwise, opts Options) (function
 		}
 		b.WriteString(";\n")
 	}
-	imms := map[int]float64{} // registers holding a constant, for pow
+	imms := map[int]float64{}  // registers holding a constant, for pow
+	facts := map[int]regFact{} // what is known of registers' values, for casts to bytes
 	narrow := ew.Narrowing()
 	for k, in := range ew.Code {
-		line, ok := instr(ew, in, ct, imms, strides, rank)
+		line, ok := instr(ew, in, ct, imms, facts, strides, rank)
 		if !ok {
 			return function{}, false
 		}
@@ -561,14 +562,96 @@ func elementwise(prog *lir.Program, ew *lir.Elementwise, opts Options) (function
 		} else if in.Op != lir.EwStore {
 			delete(imms, in.Dst)
 		}
+		if in.Op != lir.EwStore {
+			facts[in.Dst] = factOf(ew, in, ct, facts)
+		}
 	}
 	b.WriteString("\t\t}\n\t\ti += n;\n\t}\n}\n")
 	f.body = b.String()
 	return f, true
 }
 
+// regFact is what the code generator knows of a register's value in a
+// float region: an integer (or NaN, or infinite) where integral, never NaN
+// where noNaN, and within [lo, hi] (infinite bounds: none). Requantization
+// clamps a rounded value into a byte's range before casting it; knowing
+// so, the cast (and a store of bytes) needs no range checks:
+// rlx_f32_byte's for NaN and for int32's and int64's edges are a third
+// of a QuantizeLinear region's vector operations.
+type regFact struct {
+	integral, noNaN bool
+	lo, hi          float64
+}
+
+// unknown is the fact of a register nothing is known of.
+var unknown = regFact{lo: math.Inf(-1), hi: math.Inf(1)}
+
+// factOf is what instruction in (not a store) makes known of its
+// destination, from facts of its operands (a register missing from facts:
+// unknown).
+func factOf(ew *lir.Elementwise, in lir.Instr, ct compute, facts map[int]regFact) regFact {
+	if ct != computeFloat {
+		return unknown
+	}
+	get := func(r int) regFact {
+		if f, ok := facts[r]; ok {
+			return f
+		}
+		return unknown
+	}
+	a, b := get(in.A), get(in.B)
+	f := unknown
+	switch in.Op {
+	case lir.EwImm:
+		if v := float64(float32(in.Imm)); v == math.Trunc(v) && !math.IsInf(v, 0) {
+			return regFact{integral: true, noNaN: true, lo: v, hi: v}
+		}
+	case lir.EwLoad:
+		if lo, hi, ok := byteRange(ew.In[in.A].DType); ok {
+			return regFact{integral: true, noNaN: true, lo: lo, hi: hi}
+		}
+	case lir.EwCast:
+		if lo, hi, ok := byteRange(tensor.DType(in.Imm)); ok {
+			return regFact{integral: true, noNaN: true, lo: lo, hi: hi}
+		}
+		if tensor.DType(in.Imm) == tensor.F32 {
+			return a
+		}
+	case lir.EwRound, lir.EwFloor, lir.EwCeil:
+		f.integral = true
+	case lir.EwAdd, lir.EwSub, lir.EwMul:
+		// integers stay integers (past 2^24 every float is one)
+		f.integral = a.integral && b.integral
+	case lir.EwMax:
+		// NaN propagates (instr's max and min); otherwise monotone
+		f = regFact{integral: a.integral && b.integral, noNaN: a.noNaN && b.noNaN, lo: max(a.lo, b.lo), hi: max(a.hi, b.hi)}
+	case lir.EwMin:
+		f = regFact{integral: a.integral && b.integral, noNaN: a.noNaN && b.noNaN, lo: min(a.lo, b.lo), hi: min(a.hi, b.hi)}
+	}
+	return f
+}
+
+// byteRange is the range of the byte dtypes, false for others.
+func byteRange(dt tensor.DType) (lo, hi float64, ok bool) {
+	switch dt {
+	case tensor.U8:
+		return 0, 255, true
+	case tensor.I8:
+		return -128, 127, true
+	}
+	return 0, 0, false
+}
+
+// fitsByte reports a register (its fact f, present) known to hold an
+// integer in dt's range, or NaN: its byte is the value itself (NaN's 0),
+// no range checks needed.
+func fitsByte(f regFact, present bool, dt tensor.DType) bool {
+	lo, hi, ok := byteRange(dt)
+	return ok && present && f.integral && f.lo >= lo && f.hi <= hi
+}
+
 // instr is one instruction as a C statement over registers rN.
-func instr(ew *lir.Elementwise, in lir.Instr, ct compute, imms map[int]float64, strides [][]int64, rank int) (string, bool) {
+func instr(ew *lir.Elementwise, in lir.Instr, ct compute, imms map[int]float64, facts map[int]regFact, strides [][]int64, rank int) (string, bool) {
 	d := fmt.Sprintf("r%d", in.Dst)
 	a, b, c := fmt.Sprintf("r%d", in.A), fmt.Sprintf("r%d", in.B), fmt.Sprintf("r%d", in.C)
 	reg := "float"
@@ -589,6 +672,14 @@ func instr(ew *lir.Elementwise, in lir.Instr, ct compute, imms map[int]float64, 
 		}
 		return set(fmt.Sprintf("(%s)in%d[%s]", reg, in.A, idx))
 	case lir.EwStore:
+		if f, present := facts[in.Dst]; ct == computeFloat && fitsByte(f, present, ew.Out[in.A].DType) {
+			dt := ew.Out[in.A].DType
+			v := d
+			if !f.noNaN {
+				v = fmt.Sprintf("(%s != %s ? 0 : %s)", d, d, d)
+			}
+			return fmt.Sprintf("out%d[i + j] = (%s)(int32_t)%s;", in.A, cTypes[dt], v), true
+		}
 		return fmt.Sprintf("out%d[i + j] = %s;", in.A, convert(d, ct, ew.Out[in.A].DType)), true
 	case lir.EwImm:
 		return set(literal(in.Imm, ct))
@@ -601,6 +692,13 @@ func instr(ew *lir.Elementwise, in lir.Instr, ct compute, imms map[int]float64, 
 				return set(a)
 			case tensor.Bool:
 				return set("(float)(" + a + " != 0)")
+			}
+			if f, present := facts[in.A]; fitsByte(f, present, to) {
+				// the value itself, NaN as 0, -0 as 0
+				if f.noNaN {
+					return set(a + " + 0")
+				}
+				return set(fmt.Sprintf("%s != %s ? 0 : %s + 0", a, a, a))
 			}
 			return set("(float)" + convert(a, computeFloat, to))
 		}

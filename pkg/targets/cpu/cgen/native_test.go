@@ -40,6 +40,8 @@ type ewCase struct {
 	// values, when set, are input 0's elements (repeated), in place of
 	// random ones.
 	values []float64
+	// signedZeros: a zero result must have the interpreter's sign too.
+	signedZeros bool
 }
 
 // ewProgram is a program of one region: operand i is input i (its
@@ -302,6 +304,30 @@ func TestNativeElementwise(t *testing.T) {
 			values: []float64{math.NaN(), math.Inf(1), math.Inf(-1), 1 << 31, -(1 << 31), -(1 << 31) - 256, 1<<31 + 256, 3e9 + 128, -3e9, 1e19, -1e19,
 				9.3e18, 9.2e18, 255.5, -0.7, 300, -129.5, 127.9, 1e10 + 1024, 65535.9, -200}})
 	}
+	// Requantization's clamp into a byte's range, then the cast (which
+	// then needs no range checks: regFact) and the cast back, at the
+	// edges: NaN, infinities, ties, -0 (a rounded -0.3 reaches the int8
+	// cast unchanged, where the byte is +0).
+	requant := func(dt tensor.DType, zp float64) []lir.Instr {
+		lo, hi, _ := byteRange(dt)
+		add, sub := lir.EwAdd, lir.EwSub
+		if math.IsNaN(zp) {
+			// no zero point: a rounded -0 goes on to the cast
+			add, sub, zp = lir.EwMax, lir.EwMax, -1000
+		}
+		return []lir.Instr{load(0, 0), {Op: lir.EwImm, Dst: 1, Imm: float64(float32(0.5))}, {Op: lir.EwDiv, Dst: 2, A: 0, B: 1}, {Op: lir.EwRound, Dst: 2, A: 2},
+			{Op: lir.EwImm, Dst: 3, Imm: zp}, {Op: add, Dst: 2, A: 2, B: 3}, {Op: lir.EwImm, Dst: 4, Imm: lo}, {Op: lir.EwMax, Dst: 2, A: 2, B: 4},
+			{Op: lir.EwImm, Dst: 5, Imm: hi}, {Op: lir.EwMin, Dst: 2, A: 5, B: 2}, {Op: lir.EwCast, Dst: 6, A: 2, Imm: float64(dt)}, store(6, 0),
+			{Op: lir.EwCast, Dst: 7, A: 6, Imm: float64(f32)}, {Op: sub, Dst: 7, A: 7, B: 3}, store(7, 1), store(2, 2)}
+	}
+	edges := []float64{math.NaN(), math.Inf(1), math.Inf(-1), math.Copysign(0, -1), -0.1, 0.25, 0.75, -0.75, 1.25, 63.75, 64.25, -64.25, -63.75, 127.5, -128.5, 1e10, -1e10, 3e38, -3e38, 100.3}
+	for _, c := range []struct {
+		dt tensor.DType
+		zp float64
+	}{{tensor.U8, 128}, {tensor.U8, 0}, {tensor.I8, 0}, {tensor.I8, -5}, {tensor.I8, math.NaN()}} {
+		cases = append(cases, ewCase{name: fmt.Sprintf("requantize edges to %s zp %g", c.dt, c.zp), shape: []int64{5, 37}, in: []lir.EwIn{cont(f32)},
+			out: []tensor.DType{c.dt, f32, c.dt}, code: requant(c.dt, c.zp), values: edges, signedZeros: true})
+	}
 	cases = append(cases, ewCase{name: "gelu chain", shape: []int64{5, 37}, in: []lir.EwIn{cont(f32), bcastRow(f32), transposed(f32)}, out: []tensor.DType{f32, f32},
 		code: []lir.Instr{load(0, 0), load(1, 1), {Op: lir.EwAdd, Dst: 0, A: 0, B: 1}, {Op: lir.EwImm, Dst: 2, Imm: 0.7978845608}, {Op: lir.EwMul, Dst: 3, A: 0, B: 2},
 			{Op: lir.EwTanh, Dst: 3, A: 3}, {Op: lir.EwImm, Dst: 4, Imm: 1}, {Op: lir.EwAdd, Dst: 3, A: 3, B: 4}, {Op: lir.EwMul, Dst: 3, A: 3, B: 0}, store(3, 0),
@@ -381,6 +407,13 @@ func TestNativeElementwise(t *testing.T) {
 				got := run(t, pool, &prog, ins)
 				for j := range want {
 					compareOutputs(t, l.Name, c.out[j], got[j], want[j], regionFloat(interp))
+					if c.signedZeros {
+						for e, w := range want[j].Float64s() {
+							if g := got[j].Float64s()[e]; g == 0 && w == 0 && math.Signbit(g) != math.Signbit(w) {
+								t.Errorf("%s: output %d element %d: native %v, interpreter %v", l.Name, j, e, g, w)
+							}
+						}
+					}
 				}
 			}
 		})
