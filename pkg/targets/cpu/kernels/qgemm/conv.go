@@ -1,6 +1,7 @@
 package qgemm
 
 import (
+	"encoding/binary"
 	"fmt"
 	"unsafe"
 
@@ -192,6 +193,10 @@ func relayoutRow(g ConvGeom, x []byte, signed bool, z byte, row []byte, h int) {
 	fill(row[:g.PadL*cp], z)
 	fill(row[(g.PadL+g.W)*cp:], z)
 	in := row[g.PadL*cp : (g.PadL+g.W)*cp]
+	if cp == 4 {
+		relayoutFew(g, x, signed, z, in, h)
+		return
+	}
 	if cp != g.C {
 		for w := range g.W {
 			fill(in[w*cp+g.C:(w+1)*cp], z)
@@ -201,6 +206,40 @@ func relayoutRow(g ConvGeom, x []byte, signed bool, z byte, row []byte, h int) {
 	if signed {
 		for w := range g.W {
 			flip(in[w*cp : w*cp+g.C])
+		}
+	}
+}
+
+// relayoutFew is relayoutRow's positions for at most 4 channels (an
+// image's stem): each position's 4 bytes assembled in a word, the
+// channels past C the zero point. The byte transpose is for blocks of 16
+// channels; for 3 it took a quarter of a ResNet stem's time.
+func relayoutFew(g ConvGeom, x []byte, signed bool, z byte, in []byte, h int) {
+	var planes [4][]byte
+	var flipped uint32 // int8 shifted into uint8, the zero point's bytes not
+	pad := uint32(z) * 0x01010101
+	for c := range g.C {
+		planes[c] = x[c*g.H*g.W+h*g.W : c*g.H*g.W+(h+1)*g.W]
+		pad &^= 0xff << (8 * c)
+		if signed {
+			flipped |= 0x80 << (8 * c)
+		}
+	}
+	in = in[:4*g.W]
+	switch g.C {
+	case 3:
+		p0, p1, p2 := planes[0], planes[1], planes[2]
+		for w := range g.W {
+			v := uint32(p0[w]) | uint32(p1[w])<<8 | uint32(p2[w])<<16 | pad
+			binary.LittleEndian.PutUint32(in[4*w:], v^flipped)
+		}
+	default:
+		for w := range g.W {
+			v := pad
+			for c := range g.C {
+				v |= uint32(planes[c][w]) << (8 * c)
+			}
+			binary.LittleEndian.PutUint32(in[4*w:], v^flipped)
 		}
 	}
 }
