@@ -127,6 +127,44 @@ func main(x: u8[3, 8]) -> (y: f32[3, 4]) {
 	}
 }
 
+// TestInt8StridedPointwise: a strided 1x1 convolution of quantized values
+// (ResNet's downsampling shortcut) becomes an integer convolution with its
+// stride on a backend that also subsamples strided 1x1 convolutions (the
+// subsampled operand would be a slice of the f32 form, no integer
+// product's).
+func TestInt8StridedPointwise(t *testing.T) {
+	src := `hir 1
+module q
+
+param w : i8[32, 64, 1, 1]
+
+func main(x: u8[1, 64, 8, 8]) -> (y: f32[1, 32, 4, 4]) {
+  xf = cast(x, to=f32)
+  z = const(128.0, f32[])
+  a = sub(xf, z)
+  wf = cast(w, to=f32)
+  y = conv2d(a, wf, stride=[2, 2])
+  return y
+}
+`
+	_, g := lowerSource(t, "q.hir", []byte(src), true)
+	caps := specialize.Caps{Packer: testPacker{}, Int8Products: true, SubsampleStrided: true}
+	p, err := specialize.SpecializeWith(g, specialize.Binding{}, caps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := specialize.Schedule(p, specialize.NewWeights("test", caps.Packer))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(prog.Steps) != 1 {
+		t.Fatalf("%d steps, want the integer convolution alone:\n%s", len(prog.Steps), listing(prog))
+	}
+	if q, ok := prog.Steps[0].Op.(*lir.QConv2D); !ok || q.Geom.StrideH != 2 || q.Geom.OH != 4 {
+		t.Fatalf("want a stride-2 conv2d_i8:\n%s", listing(prog))
+	}
+}
+
 // TestInt8MinK: products whose sums are shorter than Caps.Int8MinK stay
 // in f32; at the bound they become integer products.
 func TestInt8MinK(t *testing.T) {

@@ -102,11 +102,14 @@ func SpecializeWith(g *mir.Graph, b Binding, c Caps) (*Plan, error) {
 			return nil, err
 		}
 	}
+	if c.Int8Products && c.Packer != nil {
+		// before subsampleStrided, which would turn a strided 1x1
+		// convolution's operand into a slice of its f32 form: the
+		// integer convolution takes strides itself
+		g = int8Products(g, c.Int8MinK)
+	}
 	if c.SubsampleStrided {
 		g = subsampleStrided(g)
-	}
-	if c.Int8Products && c.Packer != nil {
-		g = int8Products(g, c.Int8MinK)
 	}
 	p := &Plan{Graph: g, Binding: b, Shapes: map[*mir.Value][]int64{}, Stores: map[*mir.Value]*Store{}, Caps: c,
 		scratch: map[*Store]*scratchUse{}}
