@@ -148,15 +148,7 @@ func main(x: u8[1, 64, 8, 8]) -> (y: f32[1, 32, 4, 4]) {
 }
 `
 	_, g := lowerSource(t, "q.hir", []byte(src), true)
-	caps := specialize.Caps{Packer: testPacker{}, Int8Products: true, SubsampleStrided: true}
-	p, err := specialize.SpecializeWith(g, specialize.Binding{}, caps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prog, err := specialize.Schedule(p, specialize.NewWeights("test", caps.Packer))
-	if err != nil {
-		t.Fatal(err)
-	}
+	prog := capsProgram(t, g, specialize.Binding{}, specialize.Caps{Packer: testPacker{}, Int8Products: true, SubsampleStrided: true})
 	if len(prog.Steps) != 1 {
 		t.Fatalf("%d steps, want the integer convolution alone:\n%s", len(prog.Steps), listing(prog))
 	}
@@ -187,15 +179,7 @@ func main(x: u8[3, 8]) -> (y: f32[3, 4]) {
 		minK int64
 		want bool
 	}{{0, true}, {8, true}, {9, false}} {
-		caps := specialize.Caps{Packer: testPacker{}, Int8Products: true, Int8MinK: c.minK}
-		p, err := specialize.SpecializeWith(g, specialize.Binding{}, caps)
-		if err != nil {
-			t.Fatal(err)
-		}
-		prog, err := specialize.Schedule(p, specialize.NewWeights("test", caps.Packer))
-		if err != nil {
-			t.Fatal(err)
-		}
+		prog := capsProgram(t, g, specialize.Binding{}, specialize.Caps{Packer: testPacker{}, Int8Products: true, Int8MinK: c.minK})
 		got := slices.ContainsFunc(prog.Steps, func(s lir.Step) bool { _, ok := s.Op.(*lir.QMatMul); return ok })
 		if got != c.want {
 			t.Errorf("Int8MinK %d: integer product %v, want %v (K = 8)\n%s", c.minK, got, c.want, listing(prog))
@@ -393,7 +377,13 @@ func main(x: f32[batch, 8], s: f32[], zp: f32[]) -> (y: f32[batch, 4]) {
 // without, and schedules and verifies its program.
 func int8Program(t *testing.T, g *mir.Graph, b specialize.Binding, int8 bool) *lir.Program {
 	t.Helper()
-	caps := specialize.Caps{Packer: testPacker{}, Int8Products: int8}
+	return capsProgram(t, g, b, specialize.Caps{Packer: testPacker{}, Int8Products: int8})
+}
+
+// capsProgram specializes g at b for a backend with caps, and schedules
+// and verifies its program.
+func capsProgram(t *testing.T, g *mir.Graph, b specialize.Binding, caps specialize.Caps) *lir.Program {
+	t.Helper()
 	p, err := specialize.SpecializeWith(g, b, caps)
 	if err != nil {
 		t.Fatal(err)
