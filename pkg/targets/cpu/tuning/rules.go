@@ -71,10 +71,10 @@ func Int8Products(kernel string) bool { return kernel == "vnni" || kernel == "av
 // relaid channels last, its result written channels last and transposed
 // into NCHW), which short sums do not earn back: in a QDQ MobileNetV2 at
 // one thread with VNNI, K = 16-27 ran at 0.4-0.7x of f32 (the 112x112
-// 16 -> 96 expansion the worst), K = 32 even, K ≥ 64 at 1.5-2.3x. The AVX2 kernel's sums are slower and it widens its input
-// too: there K = 16-32 ran at 0.48-0.94x of f32, K = 64 at 0.93-0.99x,
-// K = 96-960 at 1.02-1.46x (docs/perf/ops.md, "Integer products on
-// AVX2").
+// 16 -> 96 expansion the worst), K = 32 even, K ≥ 64 at 1.5-2.3x. The
+// AVX2 kernel's sums are slower and it widens its input too: there K =
+// 16-32 ran at 0.48-0.94x of f32, K = 64 at 0.93-0.99x, K = 96-960 at
+// 1.02-1.46x (docs/perf/ops.md, "Integer products on AVX2").
 func Int8MinK(kernel string) int64 {
 	if kernel == "avx2" {
 		return 96
