@@ -6,7 +6,9 @@
 #   scripts/gpu-check.sh prepare     # here: binaries, test binaries, PTX, scripts
 #   scripts/gpu-check.sh run         # there, from the checkout's root
 #
-# run: the driver API tests (streams, graphs, events), the kernel IR's
+# run: the integer kernels' tests and benchmarks on the host's CPU (an
+# Intel Xeon with AVX-512 VNNI: the kernels' other vendor), the driver API
+# tests (streams, graphs, events), the kernel IR's
 # numeric cases as clang's PTX, every bundled model on cuda against the cpu
 # target at two bindings, the shared models (exported there again with their
 # fixed seeds by ../shared/bench/gpu/models.py; the encoder's shared export
@@ -33,6 +35,8 @@ prepare() {
 	go test -c "${ld[@]}" -o "$D/bin/cu.test" ./pkg/targets/gpu/cu
 	go test -c "${ld[@]}" -o "$D/bin/kir.test" ./pkg/targets/gpu/kir
 	go test -c "${ld[@]}" -o "$D/bin/e2e.test" ./e2e
+	# the integer kernels (VNNI, AVX2, the Go twin) on the host's CPU
+	go test -c "${ld[@]}" -o "$D/bin/qgemm.test" ./pkg/targets/cpu/kernels/qgemm
 	# The kir test writes its kernels' PTX (clang) and then skips: no GPU here.
 	(cd pkg/targets/gpu/kir && RLX_KIR_WRITE_PTX="$PWD/../../../../$D/ptx" go test -count=1 -run TestGPUCUDA . >/dev/null)
 	cp ../shared/bench/gpu/anchor.py ../shared/bench/gpu/models.py "$D/bench/"
@@ -133,6 +137,10 @@ run() {
 	timeout 120 "$B/cu.test" -test.run 'TestOpen' -test.v 2>&1 | grep -E '^(---|FAIL|ok|PASS)|profiled|device' | tee -a "$out/tests.txt" || rc=1
 	echo "== kir (clang's PTX, and NVRTC)"
 	(cd pkg/targets/gpu/kir && RLX_KIR_PTX_DIR="$PWD/../../../../$D/ptx" timeout 120 "../../../../$B/kir.test" -test.run 'TestGPUCUDA' 2>&1 | tail -5) | tee -a "$out/tests.txt" || rc=1
+
+	echo "== integer kernels on this host's CPU (every kernel it runs against the references, then their rates)"
+	timeout 120 "$B/qgemm.test" -test.v 2>&1 | grep -E '^(--- FAIL|FAIL|ok|PASS)' | tee -a "$out/tests.txt" || rc=1
+	timeout 120 "$B/qgemm.test" -test.run XXX -test.bench 'Gemm|Conv' -test.benchtime 20x 2>&1 | grep -E 'GOP/s' | tee "$out/qgemm-bench.txt"
 
 	echo "== export the shared models"
 	local shm=/tmp/shm
