@@ -65,13 +65,14 @@ func pack(k, n int, at func(r, col int) int8) []byte {
 }
 
 // Gemm computes out[i, j] = float32(Σ_k (a[i, k] − zero)·b[k, j] +
-// bias[j]) for i < m, j < n (bias nil: none), with a uint8 (signed: int8, as bytes) in rows lda apart, b
-// packed by Pack for [k, n], and out rows ldo apart. The sums are exact
-// for k ≤ MaxK (partial sums wrap in int32 and the result does not); the
-// conversion to float32 rounds to nearest even as ONNX Runtime's does. A
-// whose rows are not a multiple of 4 bytes long, or int8 A, or any A for
-// the AVX2 kernel (which reads it widened to uint16) is first copied into
-// scratch, of at least GemmScratch(m, k) bytes (nil: allocated).
+// bias[j]) for i < m, j < n (bias nil: none), with a uint8 (signed:
+// int8, as bytes) in rows lda apart, b packed by Pack for [k, n], and out
+// rows ldo apart. The sums are exact for k ≤ MaxK (partial sums wrap in
+// int32 and the result does not); the conversion to float32 rounds to
+// nearest even as ONNX Runtime's does. A whose rows are not a multiple of
+// 4 bytes long, or int8 A, or any A for the AVX2 kernel (which reads it
+// widened to uint16) is first copied into scratch, of at least
+// GemmScratch(m, k) bytes (nil: allocated).
 func Gemm(pool *parallel.Pool, m, n, k int, a []byte, lda int, signed bool, zero int32, b []byte, bias []int32, out []float32, ldo int, scratch []byte) {
 	gemmWith(kernel(), pool, m, n, k, a, lda, signed, zero, b, bias, out, ldo, scratch)
 }
