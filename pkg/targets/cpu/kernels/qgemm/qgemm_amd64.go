@@ -15,97 +15,9 @@ import (
 // AVX-512 flags include the OS saving the zmm and opmask state.
 var vnni = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VNNI
 
-// The VNNI micro-kernels (qgemm_amd64.s): N rows of A against two
-// 16-column panels, for each tap n groups of four bytes of each row from
-// offs[t] bytes past a (rows lda apart), sums in int32 accumulators, then
-// acc − corr converted to float32 and stored under the column mask (bit j:
-// column j of the 32).
-//
-//go:noescape
-func qdot1(taps int, offs *int, n int, a *byte, lda int, b0, b1 *byte, corr *int32, out *float32, ldo int, mask uint32)
-
-//
-//go:noescape
-func qdot2(taps int, offs *int, n int, a *byte, lda int, b0, b1 *byte, corr *int32, out *float32, ldo int, mask uint32)
-
-//
-//go:noescape
-func qdot3(taps int, offs *int, n int, a *byte, lda int, b0, b1 *byte, corr *int32, out *float32, ldo int, mask uint32)
-
-//
-//go:noescape
-func qdot4(taps int, offs *int, n int, a *byte, lda int, b0, b1 *byte, corr *int32, out *float32, ldo int, mask uint32)
-
-//
-//go:noescape
-func qdot5(taps int, offs *int, n int, a *byte, lda int, b0, b1 *byte, corr *int32, out *float32, ldo int, mask uint32)
-
-//
-//go:noescape
-func qdot6(taps int, offs *int, n int, a *byte, lda int, b0, b1 *byte, corr *int32, out *float32, ldo int, mask uint32)
-
-//
-//go:noescape
-func qdot7(taps int, offs *int, n int, a *byte, lda int, b0, b1 *byte, corr *int32, out *float32, ldo int, mask uint32)
-
-//
-//go:noescape
-func qdot8(taps int, offs *int, n int, a *byte, lda int, b0, b1 *byte, corr *int32, out *float32, ldo int, mask uint32)
-
-//
-//go:noescape
-func qdot9(taps int, offs *int, n int, a *byte, lda int, b0, b1 *byte, corr *int32, out *float32, ldo int, mask uint32)
-
-//
-//go:noescape
-func qdot10(taps int, offs *int, n int, a *byte, lda int, b0, b1 *byte, corr *int32, out *float32, ldo int, mask uint32)
-
-//
-//go:noescape
-func qdot11(taps int, offs *int, n int, a *byte, lda int, b0, b1 *byte, corr *int32, out *float32, ldo int, mask uint32)
-
-//
-//go:noescape
-func qdot12(taps int, offs *int, n int, a *byte, lda int, b0, b1 *byte, corr *int32, out *float32, ldo int, mask uint32)
-
-// qdots are the kernels by their rows.
-var qdots = [tileRows + 1]func(taps int, offs *int, n int, a *byte, lda int, b0, b1 *byte, corr *int32, out *float32, ldo int, mask uint32){
-	nil, qdot1, qdot2, qdot3, qdot4, qdot5, qdot6, qdot7, qdot8, qdot9, qdot10, qdot11, qdot12}
-
 // avx2 reports AVX2, which the qwdot kernels need (x/sys/cpu's flag
 // includes the OS saving the ymm state).
 var avx2 = cpu.X86.HasAVX2
-
-// The AVX2 micro-kernels (qgemm_amd64.s): N rows of A against 8 columns
-// of a panel (b points at the columns' first byte in its first group),
-// the same taps and groups as qdotN, all 8 columns stored.
-//
-//go:noescape
-func qwdot1(taps int, offs *int, n int, a *byte, lda int, b *byte, corr *int32, out *float32, ldo int)
-
-//
-//go:noescape
-func qwdot2(taps int, offs *int, n int, a *byte, lda int, b *byte, corr *int32, out *float32, ldo int)
-
-//
-//go:noescape
-func qwdot3(taps int, offs *int, n int, a *byte, lda int, b *byte, corr *int32, out *float32, ldo int)
-
-//
-//go:noescape
-func qwdot4(taps int, offs *int, n int, a *byte, lda int, b *byte, corr *int32, out *float32, ldo int)
-
-//
-//go:noescape
-func qwdot5(taps int, offs *int, n int, a *byte, lda int, b *byte, corr *int32, out *float32, ldo int)
-
-//
-//go:noescape
-func qwdot6(taps int, offs *int, n int, a *byte, lda int, b *byte, corr *int32, out *float32, ldo int)
-
-// qwdots are the AVX2 kernels by their rows.
-var qwdots = [avx2Rows + 1]func(taps int, offs *int, n int, a *byte, lda int, b *byte, corr *int32, out *float32, ldo int){
-	nil, qwdot1, qwdot2, qwdot3, qwdot4, qwdot5, qwdot6}
 
 // avx2Rows and avx2Cols are the AVX2 kernels' largest tile: 6 rows by 8
 // columns take 12 of the 16 ymm registers as accumulators.
