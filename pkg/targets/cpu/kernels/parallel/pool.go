@@ -15,19 +15,39 @@ import (
 // goroutines at once (several requests sharing one pool) and For calls nested
 // inside a For body both make progress without deadlock.
 //
+// A For offers its job to the workers by storing it in a free slot and
+// bumping a counter that idle workers poll; no lock is taken on the way.
+// A channel of notices (one send per helper, each taking the channel's
+// lock against every polling receiver) cost an empty For tens of
+// microseconds at 16 threads (docs/perf/scheduling.md), more than most of
+// a small model's kernels take.
+//
 // A nil *Pool, and a pool of one thread, run every For inline.
 type Pool struct {
 	threads int
-	jobs    chan *forJob
-	mu      sync.RWMutex // guards closed against a concurrent Close
-	closed  bool
-	stop    atomic.Bool // set by Close: spinning workers stop polling
-	workers sync.WaitGroup
+	// slots hold the jobs on offer; a caller takes a free one (nil) and
+	// empties it when its own share is done. With none free, the caller
+	// runs its job alone.
+	slots [poolSlots]atomic.Pointer[forJob]
+	// posted counts the offers made: idle workers poll it.
+	posted atomic.Uint64
+	// sleepers counts the workers parked on wake after spinning for
+	// spinFor without news; a For signals them under mu.
+	sleepers atomic.Int32
+	mu       sync.Mutex
+	wake     *sync.Cond
+	stop     atomic.Bool // set by Close: workers exit, For runs inline
+	workers  sync.WaitGroup
 	// measure makes For time each chunk it runs and add the time to
 	// busy (a profiled run's parallel efficiency; see Measure).
 	measure atomic.Bool
 	busy    atomic.Int64 // nanoseconds
 }
+
+// poolSlots is how many jobs may be on offer at once: concurrent callers
+// and For calls nested in a chunk. A caller that finds none free runs its
+// job alone, as one that finds every worker busy would anyway.
+const poolSlots = 16
 
 // forJob is one For call: chunks are claimed with an atomic counter by the
 // caller and by whichever workers pick the job up.
@@ -37,6 +57,7 @@ type forJob struct {
 	shares    Shares       // the chunks, split among the threads in order
 	runs      [4]shareRun  // shares' memory for up to 4 threads (one allocation)
 	left      atomic.Int64 // chunks not finished yet
+	helpers   atomic.Int64 // workers that may still join (see join)
 	done      sync.WaitGroup
 	panicked  atomic.Pointer[panicValue]
 }
@@ -95,10 +116,8 @@ func NewPool(threads int) *Pool {
 		threads = 1
 	}
 	p := &Pool{threads: threads}
+	p.wake = sync.NewCond(&p.mu)
 	if threads > 1 {
-		// Room for one notice per worker per concurrent caller is plenty; a
-		// notice that does not fit is dropped (the caller does the work).
-		p.jobs = make(chan *forJob, 4*threads)
 		p.workers.Add(threads - 1)
 		for i := 1; i < threads; i++ {
 			go p.worker(i)
@@ -136,14 +155,17 @@ func (p *Pool) Threads() int {
 	return p.threads
 }
 
+// worker waits for offers and runs the jobs on offer with chunks left,
+// until the pool is closed.
 func (p *Pool) worker(id int) {
 	defer p.workers.Done()
-	for {
-		j, ok := p.next()
-		if !ok {
-			return
+	var seen uint64 // posted starts at 0: the first offer makes it 1
+	for p.await(&seen) {
+		for i := range p.slots {
+			if j := p.slots[i].Load(); j != nil && j.join() {
+				j.run(id)
+			}
 		}
-		j.run(id)
 	}
 }
 
@@ -158,32 +180,50 @@ func (p *Pool) worker(id int) {
 // as ONNX Runtime's spinning pool spends too.
 const spinFor = tuning.PoolSpinFor
 
-// next waits for a job: polling first, then blocking. ok is false once the
-// pool is closed.
-func (p *Pool) next() (*forJob, bool) {
-	var j *forJob
-	ok := true
-	spin(func() bool {
-		if p.stop.Load() {
-			return true
+// await waits until posted differs from *seen (polling, then parked),
+// stores the new count in *seen and reports whether the pool is still
+// open. Offers made while a worker ran jobs change posted too, so it
+// looks at the slots again at once; one it could not join (helpers
+// enough) leaves posted as it was, so it is not seen twice.
+func (p *Pool) await(seen *uint64) bool {
+	news := func() bool { return p.posted.Load() != *seen || p.stop.Load() }
+	spin(news)
+	if !news() {
+		// Counted before looking again under mu: a For that bumps posted
+		// after this worker's last look sees it counted and signals under
+		// mu, which it cannot take until the worker waits.
+		p.sleepers.Add(1)
+		p.mu.Lock()
+		for !news() {
+			p.wake.Wait()
 		}
-		// len(p.jobs) is a look at the queue that takes no lock; receiving
-		// in a select each time took the channel's lock as often, against
-		// the sender.
-		if len(p.jobs) > 0 {
-			select {
-			case j, ok = <-p.jobs:
-				return true
-			default: // another worker was first
-			}
-		}
-		return false
-	})
-	if j != nil || !ok {
-		return j, ok
+		p.mu.Unlock()
+		p.sleepers.Add(-1)
 	}
-	j, ok = <-p.jobs
-	return j, ok
+	*seen = p.posted.Load()
+	return !p.stop.Load()
+}
+
+// offer puts j in a free slot and tells idle workers, returning the slot
+// (-1 when none was free or the pool is closed: the caller runs j alone).
+func (p *Pool) offer(j *forJob, helpers int) int {
+	if p.stop.Load() {
+		return -1
+	}
+	for i := range p.slots {
+		if p.slots[i].Load() == nil && p.slots[i].CompareAndSwap(nil, j) {
+			p.posted.Add(1)
+			if n := int(p.sleepers.Load()); n > 0 {
+				p.mu.Lock()
+				for ; n > 0 && helpers > 0; n, helpers = n-1, helpers-1 {
+					p.wake.Signal()
+				}
+				p.mu.Unlock()
+			}
+			return i
+		}
+	}
+	return -1
 }
 
 // spin calls done until it reports true or spinFor has passed, with a
@@ -211,6 +251,11 @@ func spin(done func() bool) {
 // took in turn, so a thread saw the other's news late (an empty For on 2
 // threads took microseconds).
 const spinYield = tuning.PoolSpinYield
+
+// join reports whether one more worker may help with j: as many as it
+// has shares besides the caller's. The others go back to polling at once
+// rather than all racing for a few chunks' counters.
+func (j *forJob) join() bool { return j.helpers.Add(-1) >= 0 }
 
 // run claims and runs chunks until none are left, thread id's share first
 // (see Shares). The chunks it ran are counted off left and done once,
@@ -292,23 +337,17 @@ func (p *Pool) forChunks(n, grain, perThread int, fn func(lo, hi int)) {
 		chunks = max
 	}
 	j := &forJob{n: n, chunks: chunks, fn: fn}
-	j.shares = Shares(j.runs[:0]).Reset(chunks, min(p.threads, chunks))
+	runs := min(p.threads, chunks)
+	j.shares = Shares(j.runs[:0]).Reset(chunks, runs)
 	j.done.Add(chunks)
 	j.left.Store(int64(chunks))
-	p.mu.RLock()
-	if !p.closed {
-		helpers := min(p.threads-1, chunks-1)
-	notify:
-		for i := 0; i < helpers; i++ {
-			select {
-			case p.jobs <- j:
-			default:
-				break notify // workers are saturated; the caller carries on
-			}
-		}
-	}
-	p.mu.RUnlock()
+	j.helpers.Store(int64(runs - 1))
+	slot := p.offer(j, runs-1)
 	j.run(0)
+	if slot >= 0 {
+		// No chunk is left to claim: later workers need not see it.
+		p.slots[slot].Store(nil)
+	}
 	// The last chunks are usually microseconds from done: poll for them
 	// before blocking, since a blocked caller's thread may sleep, and waking
 	// it costs more than the chunks.
@@ -322,17 +361,11 @@ func (p *Pool) forChunks(n, grain, perThread int, fn func(lo, hi int)) {
 // Close stops the workers and waits for them to exit. For calls made after
 // Close run inline. Close is idempotent.
 func (p *Pool) Close() {
-	if p == nil || p.jobs == nil {
+	if p == nil || p.threads == 1 || p.stop.Swap(true) {
 		return
 	}
 	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		return
-	}
-	p.closed = true
-	p.stop.Store(true)
-	close(p.jobs)
+	p.wake.Broadcast()
 	p.mu.Unlock()
 	p.workers.Wait()
 }
