@@ -218,15 +218,15 @@ const (
 	// Runtime's spinning pool spends too.
 	PoolSpinFor = time.Millisecond
 
-	// PoolYieldEvery is how long a spinning thread polls between yields
-	// to the Go scheduler, so that goroutines other than the pool's (the
-	// collector's, a server's) get a turn. runtime.Gosched goes through
-	// the scheduler's global run queue and its lock: yielding on every
-	// poll cost an empty For on 2 threads 2.5 us; every 128 polls (a few
-	// microseconds) it cost models at 8 and 16 threads on the 16-core
-	// Xeon host, whose spinning threads then queued on that lock
-	// (docs/perf/scheduling.md).
-	PoolYieldEvery = 100 * time.Microsecond
+	// PoolSpinYield is how many polls a spinning thread makes between
+	// yields to the Go scheduler (a few microseconds of polling: each poll
+	// ends in a spin hint, PAUSE on x86, which is slow by design;
+	// docs/perf/scheduling.md has its cost).
+	// Yielding on every poll cost each parallel kernel microseconds:
+	// runtime.Gosched goes through the scheduler's global run queue and
+	// its lock, which both spinning threads took in turn, so a thread saw
+	// the other's news late.
+	PoolSpinYield = 1 << 7
 )
 
 // NativeGrainFloor is how far below its own grain the runtime splits a

@@ -32,7 +32,7 @@ type Pool struct {
 	// posted counts the offers made: idle workers poll it.
 	posted atomic.Uint64
 	// sleepers counts the workers parked on wake after spinning for
-	// spinFor without news; a For wakes them under mu.
+	// spinFor without news; a For signals them under mu.
 	sleepers atomic.Int32
 	mu       sync.Mutex
 	wake     *sync.Cond
@@ -54,10 +54,11 @@ const poolSlots = 16
 type forJob struct {
 	n, chunks int
 	fn        func(lo, hi int)
-	shares    Shares         // the chunks, split among the threads in order
-	runs      [4]shareRun    // shares' memory for up to 4 threads (one allocation)
-	left      atomic.Int64   // chunks not finished yet
-	done      sync.WaitGroup // released by whoever finishes the last chunk
+	shares    Shares       // the chunks, split among the threads in order
+	runs      [4]shareRun  // shares' memory for up to 4 threads (one allocation)
+	left      atomic.Int64 // chunks not finished yet
+	helpers   atomic.Int64 // workers that may still join (see join)
+	done      sync.WaitGroup
 	panicked  atomic.Pointer[panicValue]
 }
 
@@ -101,11 +102,6 @@ func (s Shares) Reset(n, k int) Shares {
 func (s Shares) Claim(id int, step *int) int {
 	for ; *step < len(s); *step++ {
 		r := &s[(id+*step)%len(s)]
-		// A look before the claim: a run used up is read, not written,
-		// so threads moving on past it do not take its line in turn.
-		if int(r.next.Load()) >= r.hi-r.lo {
-			continue
-		}
 		if t := r.lo + int(r.next.Add(1)-1); t < r.hi {
 			return t
 		}
@@ -159,17 +155,14 @@ func (p *Pool) Threads() int {
 	return p.threads
 }
 
-// worker waits for offers and runs the jobs on offer that it is one of
-// the threads of (worker id joins a job of more than id shares, so the
-// same worker owns the same share of every kernel: see Shares), until the
-// pool is closed. Workers past a job's shares leave its counters alone:
-// 15 threads racing to join a job of two shares took turns on its line.
+// worker waits for offers and runs the jobs on offer with chunks left,
+// until the pool is closed.
 func (p *Pool) worker(id int) {
 	defer p.workers.Done()
 	var seen uint64 // posted starts at 0: the first offer makes it 1
 	for p.await(&seen) {
 		for i := range p.slots {
-			if j := p.slots[i].Load(); j != nil && id < len(j.shares) {
+			if j := p.slots[i].Load(); j != nil && j.join() {
 				j.run(id)
 			}
 		}
@@ -190,8 +183,8 @@ const spinFor = tuning.PoolSpinFor
 // await waits until posted differs from *seen (polling, then parked),
 // stores the new count in *seen and reports whether the pool is still
 // open. Offers made while a worker ran jobs change posted too, so it
-// looks at the slots again at once; one it did not join leaves posted as
-// it was, so it is not seen twice.
+// looks at the slots again at once; one it could not join (helpers
+// enough) leaves posted as it was, so it is not seen twice.
 func (p *Pool) await(seen *uint64) bool {
 	news := func() bool { return p.posted.Load() != *seen || p.stop.Load() }
 	spin(news)
@@ -213,18 +206,18 @@ func (p *Pool) await(seen *uint64) bool {
 
 // offer puts j in a free slot and tells idle workers, returning the slot
 // (-1 when none was free or the pool is closed: the caller runs j alone).
-func (p *Pool) offer(j *forJob) int {
+func (p *Pool) offer(j *forJob, helpers int) int {
 	if p.stop.Load() {
 		return -1
 	}
 	for i := range p.slots {
 		if p.slots[i].Load() == nil && p.slots[i].CompareAndSwap(nil, j) {
 			p.posted.Add(1)
-			if p.sleepers.Load() > 0 {
-				// All of them: which workers j needs is decided by their
-				// ids, and Signal wakes any one.
+			if n := int(p.sleepers.Load()); n > 0 {
 				p.mu.Lock()
-				p.wake.Broadcast()
+				for ; n > 0 && helpers > 0; n, helpers = n-1, helpers-1 {
+					p.wake.Signal()
+				}
 				p.mu.Unlock()
 			}
 			return i
@@ -235,49 +228,47 @@ func (p *Pool) offer(j *forJob) int {
 
 // spin calls done until it reports true or spinFor has passed, with a
 // spin hint after each call (pause) and a yield to the Go scheduler every
-// yieldEvery. Where two hardware threads share a core, a thread polling
-// without the hint takes issue slots from the one working on the sibling
-// (Intel's optimization manual, on spin-wait loops).
+// spinYield calls. Where two hardware threads share a core, a thread
+// polling without the hint takes issue slots from the one working on the
+// sibling (Intel's optimization manual, on spin-wait loops).
 func spin(done func() bool) {
-	start := time.Now()
-	yielded := start
+	deadline := time.Now().Add(spinFor)
 	for i := 1; !done(); i++ {
 		pause()
-		if i%spinClock == 0 {
-			now := time.Now()
-			if now.Sub(start) > spinFor {
+		if i%spinYield == 0 {
+			if time.Now().After(deadline) {
 				return
 			}
-			if now.Sub(yielded) >= yieldEvery {
-				runtime.Gosched()
-				yielded = now
-			}
+			runtime.Gosched()
 		}
 	}
 }
 
-// spinClock is how many polls a spinning thread makes between looks at
-// the clock: a few microseconds, whatever PAUSE costs on the CPU (tens
-// of nanoseconds on AMD Zen 4, over a hundred cycles on Intel since
-// Skylake).
-const spinClock = 64
+// spinYield is how many polls a spinning thread makes between yields to
+// the Go scheduler (a few microseconds of polling). Yielding on every poll
+// cost each parallel kernel microseconds: runtime.Gosched goes through the
+// scheduler's global run queue and its lock, which both spinning threads
+// took in turn, so a thread saw the other's news late (an empty For on 2
+// threads took microseconds).
+const spinYield = tuning.PoolSpinYield
 
-// yieldEvery is how long a spinning thread polls between yields to the
-// Go scheduler (the value and its reason are in the tuning table).
-const yieldEvery = tuning.PoolYieldEvery
+// join reports whether one more worker may help with j: as many as it
+// has shares besides the caller's. The others go back to polling at once
+// rather than all racing for a few chunks' counters.
+func (j *forJob) join() bool { return j.helpers.Add(-1) >= 0 }
 
 // run claims and runs chunks until none are left, thread id's share first
-// (see Shares). The chunks it ran are counted off left once, at the end:
-// counting each off as it finished had both threads write the job's
-// counter's cache line per chunk, which cost an empty For of 16 chunks on
-// 2 threads more than the rest of its work. Only the thread that finishes
-// the last chunk touches done.
+// (see Shares). The chunks it ran are counted off left and done once,
+// at the end: counting each off as it finished had both threads write the
+// job's two counters' cache line per chunk, which cost an empty For of 16
+// chunks on 2 threads more than the rest of its work.
 func (j *forJob) run(id int) {
 	step, ran := 0, 0
 	for j.runChunks(id, &step, &ran) {
 	}
-	if ran > 0 && j.left.Add(-int64(ran)) == 0 {
-		j.done.Done()
+	if ran > 0 {
+		j.left.Add(-int64(ran))
+		j.done.Add(-ran)
 	}
 }
 
@@ -348,9 +339,10 @@ func (p *Pool) forChunks(n, grain, perThread int, fn func(lo, hi int)) {
 	j := &forJob{n: n, chunks: chunks, fn: fn}
 	runs := min(p.threads, chunks)
 	j.shares = Shares(j.runs[:0]).Reset(chunks, runs)
-	j.done.Add(1)
+	j.done.Add(chunks)
 	j.left.Store(int64(chunks))
-	slot := p.offer(j)
+	j.helpers.Store(int64(runs - 1))
+	slot := p.offer(j, runs-1)
 	j.run(0)
 	if slot >= 0 {
 		// No chunk is left to claim: later workers need not see it.
