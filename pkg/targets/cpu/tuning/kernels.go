@@ -219,14 +219,16 @@ const (
 	PoolSpinFor = time.Millisecond
 
 	// PoolSpinYield is how many polls a spinning thread makes between
-	// yields to the Go scheduler (a few microseconds of polling: each poll
-	// ends in a spin hint, PAUSE on x86, which is slow by design;
-	// docs/perf/scheduling.md has its cost).
-	// Yielding on every poll cost each parallel kernel microseconds:
+	// yields to the Go scheduler, so that goroutines other than the
+	// pool's (the collector's, a server's) get a turn: about a hundred
+	// microseconds (each poll ends in a spin hint, PAUSE on x86, which is
+	// slow by design; docs/perf/scheduling.md has its cost).
 	// runtime.Gosched goes through the scheduler's global run queue and
-	// its lock, which both spinning threads took in turn, so a thread saw
-	// the other's news late.
-	PoolSpinYield = 1 << 7
+	// its lock: yielding on every poll cost an empty For on 2 threads
+	// 2.5 us, and every 128 polls (a few microseconds) left models at 8
+	// and 16 threads on a 16-core Xeon 3-8% slower than this value, in
+	// each of two runs there (docs/perf/scheduling.md).
+	PoolSpinYield = 1 << 12
 )
 
 // NativeGrainFloor is how far below its own grain the runtime splits a
