@@ -324,9 +324,11 @@ const fourGroupBytes = tuning.GemmFourGroupBytes
 // buffers are reused across calls and callers.
 type gemmWork struct {
 	bp []float32
-	// bufs holds A-block buffers (and edge-tile scratch): a running task
-	// takes one and gives it back, call after call.
-	bufs chan []float32
+	// bufs holds A-block buffers (and edge-tile scratch), one for each
+	// of a step's tasks (For's chunk lo uses bufs[lo]), call after call.
+	// They went through a channel before: on 16 threads its lock, taken
+	// twice by every task at once, made each product wait on the others.
+	bufs [][]float32
 	// step is a call's state, task and packB its methods, bound once: a
 	// closure per call capturing that state cost a dozen allocations.
 	step        gemmStep
@@ -443,8 +445,8 @@ func gemm(p *parallel.Pool, kn gemmKernel, g *gemmArgs) {
 		bp = w.bp
 	}
 	aLen := ceilDiv(min(m, mc), mr) * mr * kcb
-	if cap(w.bufs) < threads {
-		w.bufs = make(chan []float32, threads)
+	if len(w.bufs) < threads {
+		w.bufs = append(w.bufs, make([][]float32, threads-len(w.bufs))...)
 	}
 	// The epilogue: the part the kernel applies as it stores the last k
 	// block's tiles, and the rest, applied to each finished block.
@@ -545,10 +547,10 @@ type gemmStep struct {
 	kn     gemmKernel
 	mk     macro
 	shares parallel.Shares
-	bufs   chan []float32 // A-block buffers (and edge-tile scratch)
-	fused  epi            // the epilogue's part the tiles apply
-	rest   epi            // the epilogue left after the tiles' part
-	bp     []float32      // B packed in the call, if it is
+	bufs   [][]float32 // A-block buffers (and edge-tile scratch), one a task
+	fused  epi         // the epilogue's part the tiles apply
+	rest   epi         // the epilogue left after the tiles' part
+	bp     []float32   // B packed in the call, if it is
 
 	aLen, mc, mBlocks  int
 	jc, nb, nPanels    int
@@ -575,13 +577,12 @@ func (st *gemmStep) task(lo, _ int) {
 	g, mk := st.g, &st.mk
 	mr, nr, kb, pc := mk.kn.mr, mk.kn.nr, st.kb, st.pc
 	need := st.aLen + maxTile
-	var buf []float32
-	select {
-	case buf = <-st.bufs:
-	default:
-	}
+	// lo is For's chunk, one of min(threads, tasks): no other task of
+	// the step has it.
+	buf := st.bufs[lo]
 	if cap(buf) < need {
 		buf = make([]float32, need)
+		st.bufs[lo] = buf
 	}
 	ap, tmp := buf[:st.aLen], buf[st.aLen:need]
 	packed := -1
@@ -627,10 +628,6 @@ func (st *gemmStep) task(lo, _ int) {
 			j0 := q0 * nr
 			st.rest.apply(g.c, g.ldc, i0, st.jc+j0, mb, min(q1*nr, st.nb)-j0)
 		}
-	}
-	select {
-	case st.bufs <- buf:
-	default:
 	}
 }
 

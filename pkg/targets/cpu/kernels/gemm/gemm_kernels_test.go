@@ -464,9 +464,8 @@ func TestGemmWorkReuse(t *testing.T) {
 			}
 			a, b := randSlice(r, m*k), randSlice(r, k*n)
 			for i := 0; i < 2; i++ { // bigger than any of these shapes needs
-				w := &gemmWork{bufs: make(chan []float32, 2), bp: poison(1 << 17)}
-				w.bufs <- poison(1 << 16)
-				w.bufs <- poison(64) // too small for most: replaced
+				// The second buffer is too small for most: replaced.
+				w := &gemmWork{bufs: [][]float32{poison(1 << 16), poison(64)}, bp: poison(1 << 17)}
 				gemmWorkPool.Put(w)
 			}
 			c := poison(m * n)
