@@ -218,17 +218,16 @@ const (
 	// Runtime's spinning pool spends too.
 	PoolSpinFor = time.Millisecond
 
-	// PoolSpinYield is how many polls a spinning thread makes between
-	// yields to the Go scheduler, so that goroutines other than the
-	// pool's (the collector's, a server's) get a turn: about a hundred
-	// microseconds (each poll ends in a spin hint, PAUSE on x86, which is
-	// slow by design; docs/perf/scheduling.md has its cost).
-	// runtime.Gosched goes through the scheduler's global run queue and
-	// its lock: yielding on every poll cost an empty For on 2 threads
-	// 2.5 us, and every 128 polls (a few microseconds) left models at 8
-	// and 16 threads on a 16-core Xeon 3-8% slower than this value, in
-	// each of two runs there (docs/perf/scheduling.md).
-	PoolSpinYield = 1 << 12
+	// PoolSpinYield times a pool's thread count is how many polls each
+	// of its spinning threads makes between yields to the Go scheduler
+	// (each poll ends in a spin hint, PAUSE on x86, which is slow by
+	// design; docs/perf/scheduling.md has its cost). Measured per pool
+	// size: yielding on every poll cost an empty For on 2 threads 2.5 us
+	// (the scheduler's run-queue lock); on 2 threads of this VM's Zen 4,
+	// ResNet-18 ran as fast yielding every 128 or 512 polls and 16%
+	// slower every 4096; on 16 threads of the 16-core Xeon host, every
+	// 4096 polls ran the five shared models 3-8% faster than every 128.
+	PoolSpinYield = 256
 )
 
 // NativeGrainFloor is how far below its own grain the runtime splits a

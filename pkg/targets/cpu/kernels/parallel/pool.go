@@ -25,6 +25,9 @@ import (
 // A nil *Pool, and a pool of one thread, run every For inline.
 type Pool struct {
 	threads int
+	// yieldEvery is how many polls a spinning thread of this pool makes
+	// between yields to the Go scheduler (see spin).
+	yieldEvery int
 	// slots hold the jobs on offer; a caller takes a free one (nil) and
 	// empties it when its own share is done. With none free, the caller
 	// runs its job alone.
@@ -115,7 +118,7 @@ func NewPool(threads int) *Pool {
 	if threads < 1 {
 		threads = 1
 	}
-	p := &Pool{threads: threads}
+	p := &Pool{threads: threads, yieldEvery: tuning.PoolSpinYield * threads}
 	p.wake = sync.NewCond(&p.mu)
 	if threads > 1 {
 		p.workers.Add(threads - 1)
@@ -187,7 +190,7 @@ const spinFor = tuning.PoolSpinFor
 // enough) leaves posted as it was, so it is not seen twice.
 func (p *Pool) await(seen *uint64) bool {
 	news := func() bool { return p.posted.Load() != *seen || p.stop.Load() }
-	spin(news)
+	p.spin(news)
 	if !news() {
 		// Counted before looking again under mu: a For that bumps posted
 		// after this worker's last look sees it counted and signals under
@@ -228,14 +231,22 @@ func (p *Pool) offer(j *forJob, helpers int) int {
 
 // spin calls done until it reports true or spinFor has passed, with a
 // spin hint after each call (pause) and a yield to the Go scheduler every
-// spinYield calls. Where two hardware threads share a core, a thread
+// yieldEvery calls. Where two hardware threads share a core, a thread
 // polling without the hint takes issue slots from the one working on the
 // sibling (Intel's optimization manual, on spin-wait loops).
-func spin(done func() bool) {
+//
+// Yielding on every poll cost each parallel kernel microseconds:
+// runtime.Gosched goes through the scheduler's global run queue and its
+// lock, which the spinning threads take in turn. Yielding too rarely keeps
+// a goroutine that waits for a P (the pool's caller back from a long
+// native call, say) waiting for the next yield. The interval grows with
+// the pool's size, so that its spinning threads together yield about as
+// often whatever their number (tuning.PoolSpinYield has the measurements).
+func (p *Pool) spin(done func() bool) {
 	deadline := time.Now().Add(spinFor)
 	for i := 1; !done(); i++ {
 		pause()
-		if i%spinYield == 0 {
+		if i%p.yieldEvery == 0 {
 			if time.Now().After(deadline) {
 				return
 			}
@@ -243,14 +254,6 @@ func spin(done func() bool) {
 		}
 	}
 }
-
-// spinYield is how many polls a spinning thread makes between yields to
-// the Go scheduler (a few microseconds of polling). Yielding on every poll
-// cost each parallel kernel microseconds: runtime.Gosched goes through the
-// scheduler's global run queue and its lock, which both spinning threads
-// took in turn, so a thread saw the other's news late (an empty For on 2
-// threads took microseconds).
-const spinYield = tuning.PoolSpinYield
 
 // join reports whether one more worker may help with j: as many as it
 // has shares besides the caller's. The others go back to polling at once
@@ -351,7 +354,7 @@ func (p *Pool) forChunks(n, grain, perThread int, fn func(lo, hi int)) {
 	// The last chunks are usually microseconds from done: poll for them
 	// before blocking, since a blocked caller's thread may sleep, and waking
 	// it costs more than the chunks.
-	spin(func() bool { return j.left.Load() <= 0 })
+	p.spin(func() bool { return j.left.Load() <= 0 })
 	j.done.Wait()
 	if pv := j.panicked.Load(); pv != nil {
 		panic(pv.v)
