@@ -7,7 +7,8 @@
 #   scripts/gpu-check.sh run         # there, from the checkout's root
 #
 # run: the integer kernels' tests and benchmarks on the host's CPU (an
-# Intel Xeon with AVX-512 VNNI: the kernels' other vendor), the driver API
+# Intel Xeon with AVX-512 VNNI: the kernels' other vendor), the pool's
+# fixed cost and small products at 1 to 16 threads, the driver API
 # tests (streams, graphs, events), the kernel IR's
 # numeric cases as clang's PTX, every bundled model on cuda against the cpu
 # target at two bindings, the shared models (exported there again with their
@@ -37,6 +38,9 @@ prepare() {
 	go test -c "${ld[@]}" -o "$D/bin/e2e.test" ./e2e
 	# the integer kernels (VNNI, AVX2, the Go twin) on the host's CPU
 	go test -c "${ld[@]}" -o "$D/bin/qgemm.test" ./pkg/targets/cpu/kernels/qgemm
+	# the pool's fixed cost and small products' scaling, 1 to 16 threads
+	go test -c "${ld[@]}" -o "$D/bin/parallel.test" ./pkg/targets/cpu/kernels/parallel
+	go test -c "${ld[@]}" -o "$D/bin/gemm.test" ./pkg/targets/cpu/kernels/gemm
 	# The kir test writes its kernels' PTX (clang) and then skips: no GPU here.
 	(cd pkg/targets/gpu/kir && RLX_KIR_WRITE_PTX="$PWD/../../../../$D/ptx" go test -count=1 -run TestGPUCUDA . >/dev/null)
 	cp ../shared/bench/gpu/anchor.py ../shared/bench/gpu/models.py "$D/bench/"
@@ -140,7 +144,11 @@ run() {
 
 	echo "== integer kernels on this host's CPU (every kernel it runs against the references, then their rates)"
 	timeout 120 "$B/qgemm.test" -test.v 2>&1 | grep -E '^(--- FAIL|FAIL|ok|PASS)' | tee -a "$out/tests.txt" || rc=1
-	timeout 120 "$B/qgemm.test" -test.run XXX -test.bench 'Gemm|Conv' -test.benchtime 20x 2>&1 | grep -E 'GOP/s' | tee "$out/qgemm-bench.txt"
+	timeout 120 "$B/qgemm.test" -test.run XXX -test.bench 'Gemm|Conv' -test.benchtime 20x 2>&1 | grep -E 'GOP/s' | tee -a "$out/cpu-bench.txt"
+
+	echo "== the pool's cost and small products across thread counts"
+	timeout 60 "$B/parallel.test" -test.run XXX -test.bench For -test.benchtime 20000x 2>&1 | grep ns/op | tee -a "$out/cpu-bench.txt"
+	timeout 120 "$B/gemm.test" -test.run XXX -test.bench SmallProductThreads -test.benchtime 300x 2>&1 | grep GFLOP | tee -a "$out/cpu-bench.txt"
 
 	echo "== export the shared models"
 	local shm=/tmp/shm
