@@ -586,6 +586,18 @@ type regFact struct {
 // unknown is the fact of a register nothing is known of.
 var unknown = regFact{lo: math.Inf(-1), hi: math.Inf(1)}
 
+// boundedLimit is the magnitude below which facts' arithmetic stays
+// finite in f32 whatever the rounding (far below MaxFloat32).
+const boundedLimit = 1e30
+
+// bounded reports a register known to hold a number (not NaN) within
+// ±boundedLimit: sums, products and quotients by constants of such
+// registers are numbers too, so max and min of them need no NaN checks
+// (requantization's clamps after a dequantization, a ReLU6's).
+func (f regFact) bounded() bool {
+	return f.noNaN && f.lo >= -boundedLimit && f.hi <= boundedLimit
+}
+
 // factOf is what instruction in (not a store) makes known of its
 // destination, from facts of its operands (a register missing from facts:
 // unknown).
@@ -603,8 +615,8 @@ func factOf(ew *lir.Elementwise, in lir.Instr, ct compute, facts map[int]regFact
 	f := unknown
 	switch in.Op {
 	case lir.EwImm:
-		if v := float64(float32(in.Imm)); v == math.Trunc(v) && !math.IsInf(v, 0) {
-			return regFact{integral: true, noNaN: true, lo: v, hi: v}
+		if v := float64(float32(in.Imm)); !math.IsInf(v, 0) && !math.IsNaN(v) {
+			return regFact{integral: v == math.Trunc(v), noNaN: true, lo: v, hi: v}
 		}
 	case lir.EwLoad:
 		if lo, hi, ok := byteRange(ew.In[in.A].DType); ok {
@@ -619,9 +631,40 @@ func factOf(ew *lir.Elementwise, in lir.Instr, ct compute, facts map[int]regFact
 		}
 	case lir.EwRound, lir.EwFloor, lir.EwCeil:
 		f.integral = true
+		if a.bounded() {
+			// rounding moves a value by less than 1, to an integer
+			f.noNaN, f.lo, f.hi = true, math.Floor(a.lo), math.Ceil(a.hi)
+		}
 	case lir.EwAdd, lir.EwSub, lir.EwMul:
 		// integers stay integers (past 2^24 every float is one)
 		f.integral = a.integral && b.integral
+		if a.bounded() && b.bounded() {
+			// finite operands of bounded size: no NaN, and bounds by
+			// interval arithmetic (widened by each f32 rounding's
+			// relative error, 2^-24, which the margin of bounded covers)
+			var lo, hi float64
+			switch in.Op {
+			case lir.EwAdd:
+				lo, hi = a.lo+b.lo, a.hi+b.hi
+			case lir.EwSub:
+				lo, hi = a.lo-b.hi, a.hi-b.lo
+			default:
+				ps := []float64{a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi}
+				lo, hi = slices.Min(ps), slices.Max(ps)
+			}
+			f.noNaN, f.lo, f.hi = true, lo-math.Abs(lo)*0x1p-20, hi+math.Abs(hi)*0x1p-20
+		}
+	case lir.EwDiv:
+		if a.bounded() && b.bounded() && b.lo == b.hi && math.Abs(b.lo) >= 1 {
+			// by a constant of magnitude 1 or more: no larger than a
+			m := max(math.Abs(a.lo), math.Abs(a.hi))
+			f.noNaN, f.lo, f.hi = true, -m, m
+		} else if a.bounded() && b.bounded() && b.lo == b.hi && b.lo != 0 {
+			m := max(math.Abs(a.lo), math.Abs(a.hi)) / math.Abs(b.lo)
+			if m < boundedLimit {
+				f.noNaN, f.lo, f.hi = true, -m*(1+0x1p-20), m*(1+0x1p-20)
+			}
+		}
 	case lir.EwMax:
 		// NaN propagates (instr's max and min); otherwise monotone
 		f = regFact{integral: a.integral && b.integral, noNaN: a.noNaN && b.noNaN, lo: max(a.lo, b.lo), hi: max(a.hi, b.hi)}
@@ -761,10 +804,28 @@ func instr(ew *lir.Elementwise, in lir.Instr, ct compute, imms map[int]float64, 
 		return set(fmt.Sprintf("%s == 0 ? 0 : __builtin_trunc(%s / %s)", b, a, b))
 	case lir.EwIMod:
 		return set(fmt.Sprintf("rlx_imod(%s, %s)", a, b))
-	case lir.EwMax:
-		return set(fmt.Sprintf("(%s != %s || %s != %s) ? %s : %s > %s ? %s : %s", a, a, b, b, nan(ct), a, b, a, b))
-	case lir.EwMin:
-		return set(fmt.Sprintf("(%s != %s || %s != %s) ? %s : %s < %s ? %s : %s", a, a, b, b, nan(ct), a, b, a, b))
+	case lir.EwMax, lir.EwMin:
+		cmp := map[lir.EwOp]string{lir.EwMax: ">", lir.EwMin: "<"}[in.Op]
+		fa, fb := facts[in.A], facts[in.B]
+		if _, ok := facts[in.A]; !ok {
+			fa = unknown
+		}
+		if _, ok := facts[in.B]; !ok {
+			fb = unknown
+		}
+		switch {
+		case ct == computeFloat && fa.noNaN && fb.noNaN:
+			// no NaN to propagate: one vmaxps or vminps (their result
+			// for equal operands, signed zeros included, is the second,
+			// as here)
+			return set(fmt.Sprintf("%s %s %s ? %s : %s", a, cmp, b, a, b))
+		case ct == computeFloat && fb.noNaN && (fb.lo > 0 || fb.hi < 0):
+			// b a number that is never zero: b compared first returns a
+			// where a is NaN, and where they are equal they are the same
+			// bits, so one instruction again
+			return set(fmt.Sprintf("%s %s %s ? %s : %s", b, cmp, a, b, a))
+		}
+		return set(fmt.Sprintf("(%s != %s || %s != %s) ? %s : %s %s %s ? %s : %s", a, a, b, b, nan(ct), a, cmp, b, a, b))
 	case lir.EwEq, lir.EwNe, lir.EwLt, lir.EwLe, lir.EwGt, lir.EwGe:
 		op := map[lir.EwOp]string{lir.EwEq: "==", lir.EwNe: "!=", lir.EwLt: "<", lir.EwLe: "<=", lir.EwGt: ">", lir.EwGe: ">="}[in.Op]
 		return set(fmt.Sprintf("(double)(%s %s %s)", a, op, b))

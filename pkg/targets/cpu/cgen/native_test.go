@@ -328,6 +328,30 @@ func TestNativeElementwise(t *testing.T) {
 		cases = append(cases, ewCase{name: fmt.Sprintf("requantize edges to %s zp %g", c.dt, c.zp), shape: []int64{5, 37}, in: []lir.EwIn{cont(f32)},
 			out: []tensor.DType{c.dt, f32, c.dt}, code: requant(c.dt, c.zp), values: edges, signedZeros: true})
 	}
+	// A requantization, then a dequantization, a ReLU6 and a second
+	// quantization (a QDQ model's region between two convolutions): the
+	// clamps after the first cast see bounded numbers (regFact.bounded)
+	// and are compiled without NaN checks, the first ones with the
+	// constant compared first; their results must still be the
+	// interpreter's, NaN, infinities and signed zeros included. The
+	// dequantization's scale is negative in the second case, so that
+	// ReLU6's max meets -0.
+	for _, scale := range []float64{0.0558, -0.0558} {
+		im := func(dst int, v float64) lir.Instr {
+			return lir.Instr{Op: lir.EwImm, Dst: dst, Imm: float64(float32(v))}
+		}
+		op := func(o lir.EwOp, dst, a, b int) lir.Instr { return lir.Instr{Op: o, Dst: dst, A: a, B: b} }
+		cases = append(cases, ewCase{name: fmt.Sprintf("requantize, ReLU6, requantize (scale %g)", scale), shape: []int64{5, 37},
+			in: []lir.EwIn{cont(f32), bcastRow(f32)}, out: []tensor.DType{f32, f32, f32},
+			code: []lir.Instr{load(0, 0), load(1, 1), {Op: lir.EwRound, Dst: 2, A: 0}, op(lir.EwMul, 2, 2, 1), {Op: lir.EwRound, Dst: 2, A: 2},
+				im(3, 128), op(lir.EwAdd, 2, 2, 3), im(4, 0), op(lir.EwMax, 2, 2, 4), im(5, 255), op(lir.EwMin, 2, 2, 5),
+				{Op: lir.EwCast, Dst: 6, A: 2, Imm: float64(tensor.U8)}, {Op: lir.EwCast, Dst: 7, A: 6, Imm: float64(f32)},
+				op(lir.EwSub, 7, 7, 3), im(8, scale), op(lir.EwMul, 7, 7, 8), store(7, 0),
+				op(lir.EwMax, 9, 7, 4), im(10, 6), op(lir.EwMin, 9, 9, 10), store(9, 1),
+				im(11, 0.0235294122), op(lir.EwDiv, 12, 9, 11), {Op: lir.EwRound, Dst: 12, A: 12}, op(lir.EwMax, 12, 4, 12), op(lir.EwMin, 12, 12, 5),
+				{Op: lir.EwCast, Dst: 13, A: 12, Imm: float64(tensor.U8)}, {Op: lir.EwCast, Dst: 13, A: 13, Imm: float64(f32)}, store(13, 2)},
+			values: append(edges, -3, 300, 1000, -1000, 0.4, 17), signedZeros: true})
+	}
 	cases = append(cases, ewCase{name: "gelu chain", shape: []int64{5, 37}, in: []lir.EwIn{cont(f32), bcastRow(f32), transposed(f32)}, out: []tensor.DType{f32, f32},
 		code: []lir.Instr{load(0, 0), load(1, 1), {Op: lir.EwAdd, Dst: 0, A: 0, B: 1}, {Op: lir.EwImm, Dst: 2, Imm: 0.7978845608}, {Op: lir.EwMul, Dst: 3, A: 0, B: 2},
 			{Op: lir.EwTanh, Dst: 3, A: 3}, {Op: lir.EwImm, Dst: 4, Imm: 1}, {Op: lir.EwAdd, Dst: 3, A: 3, B: 4}, {Op: lir.EwMul, Dst: 3, A: 3, B: 0}, store(3, 0),
