@@ -581,6 +581,10 @@ func elementwise(prog *lir.Program, ew *lir.Elementwise, opts Options) (function
 type regFact struct {
 	integral, noNaN bool
 	lo, hi          float64
+	// notNegZero: never -0 (a sum is -0 only where both terms are),
+	// so that a max or min against a constant zero may compare the
+	// constant first (instr).
+	notNegZero bool
 }
 
 // unknown is the fact of a register nothing is known of.
@@ -616,15 +620,15 @@ func factOf(ew *lir.Elementwise, in lir.Instr, ct compute, facts map[int]regFact
 	switch in.Op {
 	case lir.EwImm:
 		if v := float64(float32(in.Imm)); !math.IsInf(v, 0) && !math.IsNaN(v) {
-			return regFact{integral: v == math.Trunc(v), noNaN: true, lo: v, hi: v}
+			return regFact{integral: v == math.Trunc(v), noNaN: true, lo: v, hi: v, notNegZero: !(v == 0 && math.Signbit(v))}
 		}
 	case lir.EwLoad:
 		if lo, hi, ok := byteRange(ew.In[in.A].DType); ok {
-			return regFact{integral: true, noNaN: true, lo: lo, hi: hi}
+			return regFact{integral: true, noNaN: true, lo: lo, hi: hi, notNegZero: true}
 		}
 	case lir.EwCast:
 		if lo, hi, ok := byteRange(tensor.DType(in.Imm)); ok {
-			return regFact{integral: true, noNaN: true, lo: lo, hi: hi}
+			return regFact{integral: true, noNaN: true, lo: lo, hi: hi, notNegZero: true}
 		}
 		if tensor.DType(in.Imm) == tensor.F32 {
 			return a
@@ -635,6 +639,8 @@ func factOf(ew *lir.Elementwise, in lir.Instr, ct compute, facts map[int]regFact
 			// rounding moves a value by less than 1, to an integer
 			f.noNaN, f.lo, f.hi = true, math.Floor(a.lo), math.Ceil(a.hi)
 		}
+		// -0 comes from -0 or from negative numbers only
+		f.notNegZero = a.notNegZero && a.lo >= 0
 	case lir.EwAdd, lir.EwSub, lir.EwMul:
 		// integers stay integers (past 2^24 every float is one)
 		f.integral = a.integral && b.integral
@@ -654,6 +660,14 @@ func factOf(ew *lir.Elementwise, in lir.Instr, ct compute, facts map[int]regFact
 			}
 			f.noNaN, f.lo, f.hi = true, lo-math.Abs(lo)*0x1p-20, hi+math.Abs(hi)*0x1p-20
 		}
+		// rounding to nearest, x+y is -0 only where x and y are, x-y
+		// only where x is -0 and y +0
+		switch in.Op {
+		case lir.EwAdd:
+			f.notNegZero = a.notNegZero || b.notNegZero
+		case lir.EwSub:
+			f.notNegZero = a.notNegZero || (b.noNaN && (b.lo > 0 || b.hi < 0))
+		}
 	case lir.EwDiv:
 		if a.bounded() && b.bounded() && b.lo == b.hi && math.Abs(b.lo) >= 1 {
 			// by a constant of magnitude 1 or more: no larger than a
@@ -667,9 +681,9 @@ func factOf(ew *lir.Elementwise, in lir.Instr, ct compute, facts map[int]regFact
 		}
 	case lir.EwMax:
 		// NaN propagates (instr's max and min); otherwise monotone
-		f = regFact{integral: a.integral && b.integral, noNaN: a.noNaN && b.noNaN, lo: max(a.lo, b.lo), hi: max(a.hi, b.hi)}
+		f = regFact{integral: a.integral && b.integral, noNaN: a.noNaN && b.noNaN, lo: max(a.lo, b.lo), hi: max(a.hi, b.hi), notNegZero: a.notNegZero && b.notNegZero}
 	case lir.EwMin:
-		f = regFact{integral: a.integral && b.integral, noNaN: a.noNaN && b.noNaN, lo: min(a.lo, b.lo), hi: min(a.hi, b.hi)}
+		f = regFact{integral: a.integral && b.integral, noNaN: a.noNaN && b.noNaN, lo: min(a.lo, b.lo), hi: min(a.hi, b.hi), notNegZero: a.notNegZero && b.notNegZero}
 	}
 	return f
 }
@@ -718,7 +732,11 @@ func instr(ew *lir.Elementwise, in lir.Instr, ct compute, imms map[int]float64, 
 		if f, present := facts[in.Dst]; ct == computeFloat && fitsByte(f, present, ew.Out[in.A].DType) {
 			dt := ew.Out[in.A].DType
 			v := d
-			if !f.noNaN {
+			switch {
+			case f.noNaN:
+			case f.lo >= 0:
+				v = fmt.Sprintf("(%s > 0 ? %s : 0)", d, d)
+			default:
 				v = fmt.Sprintf("(%s != %s ? 0 : %s)", d, d, d)
 			}
 			return fmt.Sprintf("out%d[i + j] = (%s)(int32_t)%s;", in.A, cTypes[dt], v), true
@@ -738,8 +756,12 @@ func instr(ew *lir.Elementwise, in lir.Instr, ct compute, imms map[int]float64, 
 			}
 			if f, present := facts[in.A]; fitsByte(f, present, to) {
 				// the value itself, NaN as 0, -0 as 0
-				if f.noNaN {
+				switch {
+				case f.noNaN:
 					return set(a + " + 0")
+				case f.lo >= 0:
+					// NaN, -0 and +0 fail the comparison: one vmaxps
+					return set(fmt.Sprintf("%s > 0 ? %s : 0", a, a))
 				}
 				return set(fmt.Sprintf("%s != %s ? 0 : %s + 0", a, a, a))
 			}
@@ -819,10 +841,10 @@ func instr(ew *lir.Elementwise, in lir.Instr, ct compute, imms map[int]float64, 
 			// for equal operands, signed zeros included, is the second,
 			// as here)
 			return set(fmt.Sprintf("%s %s %s ? %s : %s", a, cmp, b, a, b))
-		case ct == computeFloat && fb.noNaN && (fb.lo > 0 || fb.hi < 0):
-			// b a number that is never zero: b compared first returns a
-			// where a is NaN, and where they are equal they are the same
-			// bits, so one instruction again
+		case ct == computeFloat && fb.noNaN && (fb.lo > 0 || fb.hi < 0 || fa.notNegZero && fb.notNegZero):
+			// b a number that is never zero (or neither is ever -0): b
+			// compared first returns a where a is NaN, and where they are
+			// equal they are the same bits, so one instruction again
 			return set(fmt.Sprintf("%s %s %s ? %s : %s", b, cmp, a, b, a))
 		}
 		return set(fmt.Sprintf("(%s != %s || %s != %s) ? %s : %s %s %s ? %s : %s", a, a, b, b, nan(ct), a, cmp, b, a, b))

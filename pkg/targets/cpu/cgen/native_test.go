@@ -352,6 +352,17 @@ func TestNativeElementwise(t *testing.T) {
 				{Op: lir.EwCast, Dst: 13, A: 12, Imm: float64(tensor.U8)}, {Op: lir.EwCast, Dst: 13, A: 13, Imm: float64(f32)}, store(13, 2)},
 			values: append(edges, -3, 300, 1000, -1000, 0.4, 17), signedZeros: true})
 	}
+	// Max and min against zero of values that may be -0 (-0 itself, a
+	// rounded -0.1) or NaN: neither may compare the constant first.
+	{
+		op := func(o lir.EwOp, dst, a, b int) lir.Instr { return lir.Instr{Op: o, Dst: dst, A: a, B: b} }
+		cases = append(cases, ewCase{name: "max and min against zero", shape: []int64{5, 37}, in: []lir.EwIn{cont(f32)}, out: []tensor.DType{f32, f32, f32, f32, f32},
+			code: []lir.Instr{load(0, 0), {Op: lir.EwImm, Dst: 1}, op(lir.EwMax, 2, 0, 1), store(2, 0), op(lir.EwMin, 3, 0, 1), store(3, 1),
+				{Op: lir.EwRound, Dst: 4, A: 0}, op(lir.EwMax, 5, 4, 1), store(5, 2), op(lir.EwMin, 6, 4, 1), store(6, 3),
+				// never -0 before the rounding, which makes -0 of -1.25+1
+				{Op: lir.EwImm, Dst: 7, Imm: 1}, op(lir.EwAdd, 8, 0, 7), {Op: lir.EwRound, Dst: 8, A: 8}, op(lir.EwMax, 9, 8, 1), store(9, 4)},
+			values: append(edges, -1.25), signedZeros: true})
+	}
 	cases = append(cases, ewCase{name: "gelu chain", shape: []int64{5, 37}, in: []lir.EwIn{cont(f32), bcastRow(f32), transposed(f32)}, out: []tensor.DType{f32, f32},
 		code: []lir.Instr{load(0, 0), load(1, 1), {Op: lir.EwAdd, Dst: 0, A: 0, B: 1}, {Op: lir.EwImm, Dst: 2, Imm: 0.7978845608}, {Op: lir.EwMul, Dst: 3, A: 0, B: 2},
 			{Op: lir.EwTanh, Dst: 3, A: 3}, {Op: lir.EwImm, Dst: 4, Imm: 1}, {Op: lir.EwAdd, Dst: 3, A: 3, B: 4}, {Op: lir.EwMul, Dst: 3, A: 3, B: 0}, store(3, 0),
