@@ -31,19 +31,25 @@ func BenchmarkPointwiseConv(b *testing.B) {
 	}
 }
 
+// convOperands is a 1x1 convolution's random input [C, HW] and weights
+// [O, C], and the weights packed as Conv1x1Packed takes them (Wᵀ).
+func convOperands(o, c, hw int) (x, w, packed []float32) {
+	r := newRand(1)
+	x, w = randSlice(r, c*hw), randSlice(r, o*c)
+	wt := make([]float32, c*o)
+	for i := 0; i < o; i++ {
+		for j := 0; j < c; j++ {
+			wt[j*o+i] = w[i*c+j]
+		}
+	}
+	return x, w, packBHost(c, o, wt, o)
+}
+
 // BenchmarkConv1x1Packed times MobileNetV2's 7×7-stage 1×1 convolutions
 // with build-time packed weights.
 func BenchmarkConv1x1Packed(b *testing.B) {
 	for _, c := range []struct{ O, C, HW int }{{960, 160, 49}, {160, 960, 49}, {320, 960, 49}, {1280, 320, 49}, {576, 96, 196}, {400, 400, 49}, {512, 1024, 49}} {
-		r := newRand(1)
-		x, w := randSlice(r, c.C*c.HW), randSlice(r, c.O*c.C)
-		wt := make([]float32, c.C*c.O)
-		for i := 0; i < c.O; i++ {
-			for j := 0; j < c.C; j++ {
-				wt[j*c.O+i] = w[i*c.C+j]
-			}
-		}
-		pw := packBHost(c.C, c.O, wt, c.O)
+		x, _, pw := convOperands(c.O, c.C, c.HW)
 		out := make([]float32, c.O*c.HW)
 		b.Run(fmt.Sprintf("%dx%d_%d", c.O, c.C, c.HW), func(b *testing.B) {
 			for b.Loop() {
@@ -61,15 +67,7 @@ func BenchmarkConv1x1Packed(b *testing.B) {
 // benchmark separates the kernel's own scaling from the model's.
 func BenchmarkSmallProductThreads(b *testing.B) {
 	for _, c := range []struct{ O, C, HW int }{{512, 256, 49}, {256, 128, 196}} {
-		r := newRand(1)
-		x, w := randSlice(r, c.C*c.HW), randSlice(r, c.O*c.C)
-		wt := make([]float32, c.C*c.O)
-		for i := 0; i < c.O; i++ {
-			for j := 0; j < c.C; j++ {
-				wt[j*c.O+i] = w[i*c.C+j]
-			}
-		}
-		pw := packBHost(c.C, c.O, wt, c.O)
+		x, w, pw := convOperands(c.O, c.C, c.HW)
 		out := make([]float32, c.O*c.HW)
 		for _, threads := range []int{1, 2, 4, 8, 16} {
 			p := parallel.NewPool(threads)
