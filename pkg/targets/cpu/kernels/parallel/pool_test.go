@@ -228,3 +228,63 @@ func TestForCoarse(t *testing.T) {
 		t.Errorf("For(51, 1) on 2 threads: %d chunks, want For's cap of 16", got)
 	}
 }
+
+// TestPoolSlotsAndParking: more concurrent callers than the pool has
+// slots (the callers left without one run alone), nested For calls, and
+// pauses longer than spinFor between calls (workers park and must be
+// woken by the next offer): every call still covers its range exactly
+// once.
+func TestPoolSlotsAndParking(t *testing.T) {
+	p := NewPool(16)
+	defer p.Close()
+	var wg sync.WaitGroup
+	for g := 0; g < poolSlots+8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for iter := 0; iter < 20; iter++ {
+				if iter%7 == g%7 {
+					time.Sleep(spinFor + spinFor/2)
+				}
+				n := 64 + g + iter
+				var total atomic.Int64
+				p.For(n, 2, func(lo, hi int) {
+					p.For(hi-lo, 1, func(l2, h2 int) {
+						for i := lo + l2; i < lo+h2; i++ {
+							total.Add(int64(i))
+						}
+					})
+				})
+				if want := int64(n * (n - 1) / 2); total.Load() != want {
+					t.Errorf("goroutine %d iter %d: sum %d, want %d", g, iter, total.Load(), want)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// TestPoolWakesParkedWorkers: after the workers have parked, a For's
+// first chunk waits for another chunk to start, which only a woken
+// worker can run (the caller is busy in the first).
+func TestPoolWakesParkedWorkers(t *testing.T) {
+	p := NewPool(4)
+	defer p.Close()
+	for round := 0; round < 3; round++ {
+		time.Sleep(3 * spinFor)
+		started := make(chan struct{})
+		var once sync.Once
+		p.For(4, 1, func(lo, hi int) {
+			if lo == 0 {
+				select {
+				case <-started:
+				case <-time.After(5 * time.Second):
+					t.Errorf("round %d: no worker took a chunk while the caller waited", round)
+				}
+				return
+			}
+			once.Do(func() { close(started) })
+		})
+	}
+}
