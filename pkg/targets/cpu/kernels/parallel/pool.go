@@ -29,8 +29,8 @@ type Pool struct {
 	// between yields to the Go scheduler (see spin).
 	yieldEvery int
 	// slots hold the jobs on offer; a caller takes a free one (nil) and
-	// empties it when its own share is done. With none free, the caller
-	// runs its job alone.
+	// empties it once no chunk is left to claim. With none free, the
+	// caller runs its job alone.
 	slots [poolSlots]atomic.Pointer[forJob]
 	// posted counts the offers made: idle workers poll it.
 	posted atomic.Uint64
