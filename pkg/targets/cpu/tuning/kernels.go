@@ -221,12 +221,14 @@ const (
 	// PoolSpinYield times a pool's thread count is how many polls each
 	// of its spinning threads makes between yields to the Go scheduler
 	// (each poll ends in a spin hint, PAUSE on x86, which is slow by
-	// design; docs/perf/scheduling.md has its cost). Measured per pool
-	// size: yielding on every poll cost an empty For on 2 threads 2.5 us
-	// (the scheduler's run-queue lock); on 2 threads of this VM's Zen 4,
-	// ResNet-18 ran as fast yielding every 128 or 512 polls and 16%
-	// slower every 4096; on 16 threads of the 16-core Xeon host, every
-	// 4096 polls ran the five shared models 3-8% faster than every 128.
+	// design). Yielding on every poll made every parallel kernel queue on
+	// the scheduler's run-queue lock; a fixed interval long enough for 16
+	// threads left a 2-thread pool's caller waiting for a P, and one
+	// short enough for 2 threads had 16 spinning threads queue on that
+	// lock again. Scaled by the thread count, the pool's spinning threads
+	// together yield about as often whatever their number. The
+	// measurements on both machines are in docs/perf/scheduling.md and
+	// the table in docs/perf/kernels.md.
 	PoolSpinYield = 256
 )
 
