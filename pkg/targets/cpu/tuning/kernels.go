@@ -222,10 +222,10 @@ const (
 	// of its spinning threads makes between yields to the Go scheduler
 	// (each poll ends in a spin hint, PAUSE on x86, which is slow by
 	// design). Yielding on every poll made every parallel kernel queue on
-	// the scheduler's run-queue lock; a fixed interval long enough for 16
-	// threads left a 2-thread pool's caller waiting for a P, and one
-	// short enough for 2 threads had 16 spinning threads queue on that
-	// lock again. Scaled by the thread count, the pool's spinning threads
+	// the scheduler's run-queue lock; the interval that ran models
+	// fastest on 16 threads made them slower on 2, and the one best on 2
+	// made them slower on 16 (their spinning threads queued on that lock
+	// again). Scaled by the thread count, a pool's spinning threads
 	// together yield about as often whatever their number. The
 	// measurements on both machines are in docs/perf/scheduling.md and
 	// the table in docs/perf/kernels.md.

@@ -62,17 +62,7 @@ func TestPoolConcurrentCallers(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for iter := 0; iter < 50; iter++ {
-				n := 100 + g*7 + iter
-				var total atomic.Int64
-				p.For(n, 3, func(lo, hi int) {
-					p.For(hi-lo, 1, func(l2, h2 int) {
-						for i := lo + l2; i < lo+h2; i++ {
-							total.Add(int64(i))
-						}
-					})
-				})
-				if want := int64(n * (n - 1) / 2); total.Load() != want {
-					t.Errorf("goroutine %d iter %d: sum %d, want %d", g, iter, total.Load(), want)
+				if !nestedSum(t, p, 100+g*7+iter, 3) {
 					return
 				}
 			}
@@ -246,17 +236,7 @@ func TestPoolSlotsAndParking(t *testing.T) {
 				if iter%7 == g%7 {
 					time.Sleep(spinFor + spinFor/2)
 				}
-				n := 64 + g + iter
-				var total atomic.Int64
-				p.For(n, 2, func(lo, hi int) {
-					p.For(hi-lo, 1, func(l2, h2 int) {
-						for i := lo + l2; i < lo+h2; i++ {
-							total.Add(int64(i))
-						}
-					})
-				})
-				if want := int64(n * (n - 1) / 2); total.Load() != want {
-					t.Errorf("goroutine %d iter %d: sum %d, want %d", g, iter, total.Load(), want)
+				if !nestedSum(t, p, 64+g+iter, 2) {
 					return
 				}
 			}
@@ -287,4 +267,24 @@ func TestPoolWakesParkedWorkers(t *testing.T) {
 			once.Do(func() { close(started) })
 		})
 	}
+}
+
+// nestedSum sums [0, n) through a For of grain whose chunks each run a
+// For of their own (a kernel calling a kernel), and reports whether every
+// index was counted exactly once.
+func nestedSum(t *testing.T, p *Pool, n, grain int) bool {
+	t.Helper()
+	var total atomic.Int64
+	p.For(n, grain, func(lo, hi int) {
+		p.For(hi-lo, 1, func(l2, h2 int) {
+			for i := lo + l2; i < lo+h2; i++ {
+				total.Add(int64(i))
+			}
+		})
+	})
+	if want := int64(n * (n - 1) / 2); total.Load() != want {
+		t.Errorf("n %d: sum %d, want %d", n, total.Load(), want)
+		return false
+	}
+	return true
 }
