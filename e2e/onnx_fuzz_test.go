@@ -320,6 +320,7 @@ func FuzzONNXQuant(f *testing.F) {
 	f.Add(int64(1), int64(2), int64(2), int32(2), uint8(5))
 	f.Add(int64(1), int64(1), int64(2), int32(3), uint8(6))
 	f.Add(int64(0), int64(1), int64(4), int32(2), uint8(7))
+	f.Add(int64(1), int64(2), int64(3), int32(2), uint8(7)) // a float QGemm, alpha 2
 	f.Fuzz(func(t *testing.T, axis, prank, plen int64, zdt int32, op uint8) {
 		g := &graph{outs: []string{"y"}}
 		g.input("x", 2, 4, "s")
@@ -363,7 +364,9 @@ func FuzzONNXQuant(f *testing.F) {
 			g.node("QuantizeLinear", []string{"yf", "sc", "zp"}, []string{"y"}, ai("axis", axis))
 		case 7:
 			g.node("Cast", []string{"x"}, []string{"xi"}, ai("to", int64(zdt)))
-			g.node("QGemm", []string{"xi", "sc", "zp", "zp", "sc", "zp", "", "sc", "zp"}, []string{"y"}, ai("transB", axis&1))
+			// 6 to 9 inputs: with or without C, y_scale, y_zero_point
+			ins := []string{"xi", "sc", "zp", "zp", "sc", "zp", "", "sc", "zp"}[:6+(plen%4+4)%4]
+			g.node("QGemm", ins, []string{"y"}, ai("transB", axis&1), af("alpha", float32(prank)))
 			g.nodes[len(g.nodes)-1].Domain = "com.microsoft"
 		default:
 			g.node("DynamicQuantizeLinear", []string{"x"}, []string{"y", "ys", "yz"})

@@ -145,9 +145,8 @@ func TestONNXQGemmErrors(t *testing.T) {
 		edit func(n *onnxpb.Node)
 		want string
 	}{
-		{func(n *onnxpb.Node) { n.Inputs = n.Inputs[:7] }, "float32 output"},
+		{func(n *onnxpb.Node) { n.Inputs = n.Inputs[:5] }, "6 inputs"},
 		{func(n *onnxpb.Node) { n.Attrs = append(n.Attrs, ai("transA", 1)) }, "transA"},
-		{func(n *onnxpb.Node) { n.Attrs = append(n.Attrs, af("alpha", 2)) }, "alpha 2"},
 		{func(n *onnxpb.Node) { n.Domain = "" }, "com.microsoft domain"},
 		{func(n *onnxpb.Node) { n.Domain = "com.example" }, `domain "com.example" is not supported`},
 	} {
@@ -157,5 +156,70 @@ func TestONNXQGemmErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("error %v, want one containing %q", err, c.want)
 		}
+	}
+}
+
+// TestONNXQGemmFloatAndAlpha: a QGemm node without y_zero_point has a
+// float32 result, the int32 sums (C added) times alpha·a_scale·b_scale
+// (divided by y_scale where there is one), as ONNX Runtime's QGemm
+// computes it; with one, alpha scales the requantization. Both equal
+// that arithmetic in float32 exactly, on every target.
+func TestONNXQGemmFloatAndAlpha(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		alpha         float32
+		keepYS, float bool
+	}{
+		{"float result", 1, false, true},
+		{"float result, alpha 0.25", 0.25, false, true},
+		{"float result over y_scale", 1, true, true},
+		{"requantized, alpha 3", 3, true, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := qgemmGraph(true, false, 1)
+			n := g.nodes[len(g.nodes)-1]
+			if c.alpha != 1 {
+				n.Attrs = append(n.Attrs, af("alpha", c.alpha))
+			}
+			if c.float {
+				n.Inputs = n.Inputs[:7]
+				if c.keepYS {
+					n.Inputs = append(n.Inputs, "ys")
+				}
+			}
+			eachTarget(t, func(t *testing.T, target string) {
+				const m = 5
+				x := tensor.New(tensor.U8, m, qgK)
+				for i := range x.Data {
+					x.Data[i] = byte(i * 89 % 256)
+				}
+				y := runONNXOn(t, g, 13, target, specialize.Binding{"m": m}, map[string]*tensor.Tensor{"x": x})[0]
+				for i := range int64(m) {
+					for j := range qgN {
+						acc := int64(qgemmBias[j])
+						for k := range qgK {
+							acc += (int64(x.Data[i*qgK+int64(k)]) - 120) * int64(qgemmW(k, j))
+						}
+						scale := c.alpha * float32(0.05) * qgWS[j]
+						if c.keepYS {
+							scale /= 0.5
+						}
+						at := i*qgN + int64(j)
+						if !c.float {
+							if got, want := ints(y)[at], quantize(float32(acc)*scale, 1, 100, 0, 255); got != want {
+								t.Fatalf("%s y[%d][%d] = %v, want %v (acc %d)", target, i, j, got, want, acc)
+							}
+							continue
+						}
+						if y.DType != tensor.F32 {
+							t.Fatalf("result is %s, want f32", y.DType)
+						}
+						if got, want := y.F32()[at], float32(acc)*scale; got != want {
+							t.Fatalf("%s y[%d][%d] = %v, want %v (acc %d)", target, i, j, got, want, acc)
+						}
+					}
+				}
+			})
+		})
 	}
 }

@@ -289,12 +289,10 @@ func convQGemm(im *importer, n *onnxpb.Node) error {
 	if n.Domain != msDomain {
 		return fmt.Errorf("QGemm is an operator of the %s domain, not %q", msDomain, n.Domain)
 	}
-	if len(n.Inputs) < 9 || n.Inputs[7] == "" || n.Inputs[8] == "" {
-		return fmt.Errorf("QGemm with a float32 output (no y_scale and y_zero_point) is not supported")
+	if len(n.Inputs) < 6 {
+		return fmt.Errorf("QGemm takes A, B, their scales and zero points (6 inputs) and optional C, y_scale and y_zero_point, found %d inputs", len(n.Inputs))
 	}
-	if a := attrFloat(n, "alpha", 1); a != 1 {
-		return fmt.Errorf("QGemm with alpha %g is not supported (only 1)", a)
-	}
+	input := func(i int) bool { return i < len(n.Inputs) && n.Inputs[i] != "" }
 	if attrInt(n, "transA", 0) != 0 {
 		return fmt.Errorf("QGemm with transA is not supported")
 	}
@@ -321,7 +319,7 @@ func convQGemm(im *importer, n *onnxpb.Node) error {
 		b = im.emitTmp(out+"_bt", "transpose", []string{b}, "perm=[1, 0]")
 	}
 	acc := im.emitTmp(out+"_acc", "matmul", []string{a, b})
-	if n.Inputs[6] != "" {
+	if input(6) {
 		ct, err := im.typeOf(n.Inputs[6])
 		if err != nil {
 			return err
@@ -335,11 +333,34 @@ func convQGemm(im *importer, n *onnxpb.Node) error {
 		}
 		acc = im.emitTmp(out+"_biased", "add", []string{acc, im.emitTmp(out+"_c", "cast", []string{c}, "to=f32")})
 	}
-	mult, err := im.multiplier(out, 1, 4, 7, 2, 1)
+	// The product's scale as ONNX Runtime computes it, alpha times A's
+	// times B's (per output column), divided by y_scale where there is
+	// one; with a y_zero_point the result is requantized, without one it
+	// is the float32 sums times that scale.
+	as, err := im.qParam(out+"_as", 1, 2, 1)
 	if err != nil {
 		return err
 	}
-	return im.requant(n.Outputs[:1], acc, mult, 8, 2, 1)
+	if alpha := attrFloat(n, "alpha", 1); alpha != 1 {
+		k := im.emitTmp(out+"_alpha", "const", nil, floatLit(float64(alpha), 32), "f32[]")
+		as = im.emitTmp(out+"_alpha_as", "mul", []string{k, as})
+	}
+	bs, err := im.qParam(out+"_bs", 4, 2, 1)
+	if err != nil {
+		return err
+	}
+	scale := im.emitTmp(out+"_ab", "mul", []string{as, bs})
+	if input(7) {
+		ys, err := im.qParam(out+"_ys", 7, 2, 1)
+		if err != nil {
+			return err
+		}
+		scale = im.emitTmp(out+"_mult", "div", []string{scale, ys})
+	}
+	if !input(8) {
+		return im.emit(n.Outputs[:1], "mul", []string{acc, scale})
+	}
+	return im.requant(n.Outputs[:1], acc, scale, 8, 2, 1)
 }
 
 // msDomain is ONNX Runtime's contrib operators' domain.
