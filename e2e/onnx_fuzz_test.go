@@ -311,7 +311,7 @@ func FuzzONNXAttention(f *testing.F) {
 // FuzzONNXQuant: QuantizeLinear, DequantizeLinear, QLinearMatMul and
 // MatMulInteger with fuzzed axes, parameter ranks, lengths and dtypes,
 // DynamicQuantizeLinear, QDQ groups around MatMul, Conv and Gemm, and
-// com.microsoft QGemm.
+// com.microsoft QGemm, QLinearAdd, QLinearMul and QLinearGlobalAveragePool.
 func FuzzONNXQuant(f *testing.F) {
 	f.Add(int64(1), int64(1), int64(4), int32(2), uint8(0))
 	f.Add(int64(-1), int64(0), int64(0), int32(3), uint8(1))
@@ -321,6 +321,9 @@ func FuzzONNXQuant(f *testing.F) {
 	f.Add(int64(1), int64(1), int64(2), int32(3), uint8(6))
 	f.Add(int64(0), int64(1), int64(4), int32(2), uint8(7))
 	f.Add(int64(1), int64(2), int64(3), int32(2), uint8(7)) // a float QGemm, alpha 2
+	f.Add(int64(0), int64(0), int64(2), int32(2), uint8(9))
+	f.Add(int64(0), int64(1), int64(1), int32(3), uint8(10))
+	f.Add(int64(0), int64(0), int64(1), int32(2), uint8(11))
 	f.Fuzz(func(t *testing.T, axis, prank, plen int64, zdt int32, op uint8) {
 		g := &graph{outs: []string{"y"}}
 		g.input("x", 2, 4, "s")
@@ -338,7 +341,7 @@ func FuzzONNXQuant(f *testing.F) {
 		g.init("sc", dims, make([]float32, n))
 		raw := make([]byte, n*8)
 		g.inits = append(g.inits, &onnxpb.Tensor{Name: "zp", DataType: zdt, Dims: dims, RawData: raw})
-		switch op % 9 {
+		switch op % 12 {
 		case 0:
 			g.node("QuantizeLinear", []string{"x", "sc", "zp"}, []string{"y"}, ai("axis", axis))
 		case 1:
@@ -352,7 +355,7 @@ func FuzzONNXQuant(f *testing.F) {
 			g.node("MatMulInteger", []string{"xi", "xi", "zp", "zp"}, []string{"y"})
 		case 4, 5, 6:
 			// a QDQ group (qdq.go), the fuzzed zero point its weights
-			prod := []string{"MatMul", "Conv", "Gemm"}[op%9-4]
+			prod := []string{"MatMul", "Conv", "Gemm"}[op%12-4]
 			var attrs []*onnxpb.Attr
 			if prod == "Gemm" {
 				attrs = append(attrs, ai("transB", axis&1))
@@ -367,6 +370,16 @@ func FuzzONNXQuant(f *testing.F) {
 			// 6 to 9 inputs: with or without C, y_scale, y_zero_point
 			ins := []string{"xi", "sc", "zp", "zp", "sc", "zp", "", "sc", "zp"}[:6+(plen%4+4)%4]
 			g.node("QGemm", ins, []string{"y"}, ai("transB", axis&1), af("alpha", float32(prank)))
+			g.nodes[len(g.nodes)-1].Domain = "com.microsoft"
+		case 9, 10, 11:
+			// QOperator models' com.microsoft operators, fuzzed
+			// parameter shapes and dtypes
+			g.node("Cast", []string{"x"}, []string{"xi"}, ai("to", int64(zdt)))
+			if op%12 == 11 {
+				g.node("QLinearGlobalAveragePool", []string{"xi", "sc", "zp", "sc", "zp"}, []string{"y"}, ai("channels_last", axis&1))
+			} else {
+				g.node([]string{"QLinearAdd", "QLinearMul"}[op%12-9], []string{"xi", "sc", "zp", "xi", "sc", "zp", "sc", "zp"}[:6+(plen%3+3)%3], []string{"y"})
+			}
 			g.nodes[len(g.nodes)-1].Domain = "com.microsoft"
 		default:
 			g.node("DynamicQuantizeLinear", []string{"x"}, []string{"y", "ys", "yz"})

@@ -213,7 +213,7 @@ func (im *importer) run() (*Result, error) {
 		if len(n.Outputs) == 0 {
 			return nil, im.errf("node has no outputs")
 		}
-		if n.Domain != "" && n.Domain != "ai.onnx" && !(n.Domain == msDomain && n.OpType == "QGemm") {
+		if n.Domain != "" && n.Domain != "ai.onnx" && !(n.Domain == msDomain && msOps[n.OpType]) {
 			return nil, im.errf("operator domain %q is not supported (only the default ai.onnx domain, and com.microsoft's QGemm)", n.Domain)
 		}
 		if err := im.importNode(n); err != nil {

@@ -48,6 +48,7 @@ var converters = map[string]converter{
 	"TopK":           topK,
 	"QuantizeLinear": convQuantizeLinear, "DequantizeLinear": convDequantizeLinear,
 	"QLinearMatMul": convQLinearMatMul, "QLinearConv": convQLinearConv, "QGemm": convQGemm,
+	"QLinearAdd": convQLinearBinary("add"), "QLinearMul": convQLinearBinary("mul"), "QLinearGlobalAveragePool": convQLinearGlobalAveragePool,
 	"DynamicQuantizeLinear": convDynamicQuantizeLinear, "MatMulInteger": convMatMulInteger, "ConvInteger": convConvInteger,
 
 	"Conv": convConvAny, "MaxPool": poolAny("maxpool2d"), "AveragePool": poolAny("avgpool2d"),

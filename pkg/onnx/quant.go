@@ -286,8 +286,8 @@ func convQLinearMatMul(im *importer, n *onnxpb.Node) error {
 // where transB), plus C, an int32 bias in the product's scale,
 // requantized. alpha 1, transA 0 and a quantized output only.
 func convQGemm(im *importer, n *onnxpb.Node) error {
-	if n.Domain != msDomain {
-		return fmt.Errorf("QGemm is an operator of the %s domain, not %q", msDomain, n.Domain)
+	if err := msOnly(n); err != nil {
+		return err
 	}
 	if len(n.Inputs) < 6 {
 		return fmt.Errorf("QGemm takes A, B, their scales and zero points (6 inputs) and optional C, y_scale and y_zero_point, found %d inputs", len(n.Inputs))
@@ -365,6 +365,147 @@ func convQGemm(im *importer, n *onnxpb.Node) error {
 
 // msDomain is ONNX Runtime's contrib operators' domain.
 const msDomain = "com.microsoft"
+
+// msOps are the operators of msDomain rlx imports: those of ONNX
+// Runtime's quantized formats (QDQ groups fused, and QOperator models'
+// elementwise and pooling operators).
+var msOps = map[string]bool{"QGemm": true, "QLinearAdd": true, "QLinearMul": true, "QLinearGlobalAveragePool": true}
+
+// msOnly refuses node n unless it is of msDomain (its ops are not ONNX's).
+func msOnly(n *onnxpb.Node) error {
+	if n.Domain != msDomain {
+		return fmt.Errorf("%s is an operator of the %s domain, not %q", n.OpType, msDomain, n.Domain)
+	}
+	return nil
+}
+
+// perTensor checks that the node's inputs at is are scalars (per-tensor
+// scales and zero points).
+func (im *importer) perTensor(is ...int) error {
+	n := im.node
+	for _, i := range is {
+		if i >= len(n.Inputs) || n.Inputs[i] == "" {
+			continue
+		}
+		t, err := im.typeOf(n.Inputs[i])
+		if err != nil {
+			return err
+		}
+		if t.Rank() > 1 || t.Rank() == 1 && !isOne(t.Shape[0]) {
+			return fmt.Errorf("%s input %d has shape %v: a per-tensor scale or zero point (one element) is supported", n.OpType, i, t.Shape)
+		}
+	}
+	return nil
+}
+
+// dequantScaled emits (x - zero point) · scale as f32 for the node's
+// inputs x, zp (absent: 0) and scale, per tensor.
+func (im *importer) dequantScaled(hint string, x, scale, zp int) (string, error) {
+	v, err := im.dequant(hint, x, zp, 0)
+	if err != nil {
+		return "", err
+	}
+	s, err := im.qParam(hint+"_s", scale, 0, 0)
+	if err != nil {
+		return "", err
+	}
+	return im.emitTmp(hint+"_dq", "mul", []string{v, s}), nil
+}
+
+// quantizeOut emits the node's output as QuantizeLinear of v: saturate(
+// round(v / scale) + zero point) into dtype, scale and zero point (absent:
+// 0) per tensor at inputs scale and zp.
+func (im *importer) quantizeOut(v string, scale, zp int, dtype tensor.DType) error {
+	n := im.node
+	out := n.Outputs[0]
+	lo, hi, ok := quantRange(dtype)
+	if !ok || dtype == tensor.I32 || dtype == tensor.I16 {
+		return fmt.Errorf("%s of %s: uint8 and int8 are supported", n.OpType, dtype)
+	}
+	s, err := im.qParam(out+"_ys", scale, 0, 0)
+	if err != nil {
+		return err
+	}
+	q := im.emitTmp(out+"_q", "round", []string{im.emitTmp(out+"_div", "div", []string{v, s})})
+	if zp < len(n.Inputs) && n.Inputs[zp] != "" {
+		z, err := im.qParam(out+"_yzp", zp, 0, 0)
+		if err != nil {
+			return err
+		}
+		q = im.emitTmp(out+"_shifted", "add", []string{q, z})
+	}
+	q = im.emitTmp(out+"_sat", "clamp", []string{q}, "min="+floatLit(lo, 64), "max="+floatLit(hi, 64))
+	return im.emit(n.Outputs[:1], "cast", []string{q}, "to="+dtype.String())
+}
+
+// convQLinearBinary imports com.microsoft QLinearAdd and QLinearMul (the
+// QOperator format's residual additions and products): C =
+// QuantizeLinear(DequantizeLinear(A) op DequantizeLinear(B)), with
+// broadcasting, every scale and zero point per tensor (absent zero
+// points 0). ONNX Runtime's kernels approximate the rescaling in fixed
+// point, so its results can be a quantum away from this arithmetic.
+func convQLinearBinary(op string) converter {
+	return func(im *importer, n *onnxpb.Node) error {
+		if err := msOnly(n); err != nil {
+			return err
+		}
+		if len(n.Inputs) < 7 {
+			return fmt.Errorf("%s takes A, A_scale, A_zero_point, B, B_scale, B_zero_point, C_scale and C_zero_point, found %d inputs", n.OpType, len(n.Inputs))
+		}
+		if err := im.perTensor(1, 2, 4, 5, 6, 7); err != nil {
+			return err
+		}
+		at, err := im.typeOf(n.Inputs[0])
+		if err != nil {
+			return err
+		}
+		if bt, err := im.typeOf(n.Inputs[3]); err != nil || bt.DType != at.DType {
+			return fmt.Errorf("%s of %s and %s: A and B must have one type", n.OpType, at.DType, bt.DType)
+		}
+		out := n.Outputs[0]
+		a, err := im.dequantScaled(out+"_a", 0, 1, 2)
+		if err != nil {
+			return err
+		}
+		b, err := im.dequantScaled(out+"_b", 3, 4, 5)
+		if err != nil {
+			return err
+		}
+		return im.quantizeOut(im.emitTmp(out+"_f", op, []string{a, b}), 6, 7, at.DType)
+	}
+}
+
+// convQLinearGlobalAveragePool imports com.microsoft
+// QLinearGlobalAveragePool over NCHW (channels_last 0): the mean of the
+// dequantized input over each plane, quantized with y_scale and
+// y_zero_point.
+func convQLinearGlobalAveragePool(im *importer, n *onnxpb.Node) error {
+	if err := msOnly(n); err != nil {
+		return err
+	}
+	if attrInt(n, "channels_last", 0) != 0 {
+		return fmt.Errorf("QLinearGlobalAveragePool with channels_last is not supported (NCHW only)")
+	}
+	if len(n.Inputs) < 4 {
+		return fmt.Errorf("QLinearGlobalAveragePool takes X, x_scale, x_zero_point, y_scale and y_zero_point, found %d inputs", len(n.Inputs))
+	}
+	if err := im.perTensor(1, 2, 3, 4); err != nil {
+		return err
+	}
+	xt, err := im.typeOf(n.Inputs[0])
+	if err != nil {
+		return err
+	}
+	if xt.Rank() < 3 {
+		return fmt.Errorf("QLinearGlobalAveragePool of rank %d: N, C and at least one spatial dim are needed", xt.Rank())
+	}
+	out := n.Outputs[0]
+	x, err := im.dequantScaled(out+"_x", 0, 1, 2)
+	if err != nil {
+		return err
+	}
+	return im.quantizeOut(im.emitTmp(out+"_mean", "global_avgpool", []string{x}), 3, 4, xt.DType)
+}
 
 // convQLinearConv imports QLinearConv (opset 10): Conv over the centered
 // input and weights (per tensor, or per output channel), plus the int32
