@@ -459,7 +459,11 @@ func convQLinearBinary(op string) converter {
 		if err != nil {
 			return err
 		}
-		if bt, err := im.typeOf(n.Inputs[3]); err != nil || bt.DType != at.DType {
+		bt, err := im.typeOf(n.Inputs[3])
+		if err != nil {
+			return err
+		}
+		if bt.DType != at.DType {
 			return fmt.Errorf("%s of %s and %s: A and B must have one type", n.OpType, at.DType, bt.DType)
 		}
 		out := n.Outputs[0]
