@@ -5,6 +5,7 @@
 #
 #   scripts/gpu-check.sh prepare     # here: binaries, test binaries, PTX, scripts
 #   scripts/gpu-check.sh run         # there, from the checkout's root
+#   scripts/gpu-check.sh cpu         # there: the host's CPU alone (carry .dev/cpu)
 #
 # run: the integer kernels' tests and benchmarks on the host's CPU (an
 # Intel Xeon with AVX-512 VNNI: the kernels' other vendor), the pool's
@@ -22,10 +23,17 @@
 # built here (see native_artifacts) where this machine has clang; with
 # VARIANTS="name=ref ..." at prepare, rlxrun built from each git ref
 # races on those artifacts at 1, 4, 8 and 16 threads (variants.py).
+# cpu: the host's CPU alone, from what prepare gathers into .dev/cpu
+# (carry that folder only: the whole of .dev/gpu is near the device
+# tool's 64 MiB): the integer kernels' tests, the pool's fixed cost and
+# small products at 1 to 16 threads, the VARIANTS race with each
+# variant's pool benchmark, and the scaling table against ONNX Runtime
+# (PROFILE=16 by default). About 3 minutes.
 # Results go to $OUT (the device tool's folder) or /tmp/gpu-check.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 D=.dev/gpu
+C=.dev/cpu
 
 prepare() {
 	set -e
@@ -50,7 +58,82 @@ prepare() {
 	cp -r ../shared/models/encoder.onnx ../shared/models/encoder ../shared/models/manifest.json "$D/shared/"
 	native_artifacts
 	variant_builds
-	du -sh "$D"
+	cpu_bundle
+	du -sh "$D" "$C"
+}
+
+# cpu_bundle gathers what cpu needs into $C: rlxrun and the CPU test
+# binaries, the native artifacts, the variants, the export scripts, the
+# encoder's shared export, and the shared models' b1 inputs with their
+# manifest (for the variants' race, which needs no export).
+cpu_bundle() {
+	rm -rf "$C"
+	mkdir -p "$C/bin" "$C/m"
+	cp "$D/bin/rlxrun" "$D/bin/qgemm.test" "$D/bin/parallel.test" "$D/bin/gemm.test" "$C/bin/"
+	cp -r "$D/bench" "$D/shared" "$C/"
+	cp "$D"/native-*.tar.gz "$C/" 2>/dev/null || true
+	[ -d "$D/variants" ] && cp -r "$D/variants" "$C/"
+	python3 - ../shared/models "$C/m" <<-'PY'
+		import json, os, shutil, sys
+		src, dst = sys.argv[1:]
+		man = json.load(open(os.path.join(src, "manifest.json")))
+		shutil.copy(os.path.join(src, "manifest.json"), dst)
+		for m in man["models"].values():
+		    for f in m["cases"]["b1"]["inputs"].values():
+		        os.makedirs(os.path.dirname(os.path.join(dst, f["file"])), exist_ok=True)
+		        shutil.copy(os.path.join(src, f["file"]), os.path.join(dst, f["file"]))
+	PY
+}
+
+# export_models exports the shared models there again into $2 (see
+# export_shared.py; the encoder's shared export travels from $1).
+export_models() {
+	local from=$1 shm=$2 out=$3
+	timeout 240 python3 scripts/gpu/export_shared.py "$from/bench" --out "$shm" >"$out/export.txt" 2>&1 || {
+		tail -20 "$out/export.txt"
+		return 1
+	}
+	grep -E '^[a-z_0-9]+: ' "$out/export.txt"
+	cp -r "$from/shared/encoder.onnx" "$from/shared/encoder" "$shm/"
+	python3 -c 'import json, sys
+d, s = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+d["models"]["encoder"] = s["models"]["encoder"]
+json.dump(d, open(sys.argv[1], "w"), indent=1)' "$shm/manifest.json" "$from/shared/manifest.json"
+}
+
+# cpu runs on the device host's CPU alone (see the top of this file).
+cpu() {
+	local out=${OUT:-/tmp/gpu-check} B=$C/bin rc=0 level v th
+	mkdir -p "$out"
+	export PYTHONUNBUFFERED=1
+	echo "== machine"
+	grep -m1 'model name' /proc/cpuinfo
+	nproc
+	echo "== integer kernels"
+	timeout 120 "$B/qgemm.test" 2>&1 | tail -1 | tee -a "$out/tests.txt" || rc=1
+	echo "== the pool's cost and small products across thread counts"
+	timeout 60 "$B/parallel.test" -test.run XXX -test.bench For -test.benchtime 20000x 2>&1 | grep ns/op | tee -a "$out/cpu-bench.txt"
+	timeout 120 "$B/gemm.test" -test.run XXX -test.bench SmallProductThreads -test.benchtime 300x 2>&1 | grep GFLOP | tee -a "$out/cpu-bench.txt"
+	level=$(native_level)
+	mkdir -p /tmp/native
+	tar -C /tmp/native -xzf "$C/native-$level.tar.gz" || rc=1
+	if [ -d "$C/variants" ]; then
+		echo "== each variant's empty For"
+		for th in 4 8 16; do
+			for v in "$C"/variants/parallel-*.test; do
+				echo -n "$(basename "$v" .test) "
+				timeout 60 "$v" -test.run XXX -test.bench "For/threads=$th/" -test.benchtime 20000x 2>&1 | grep ns/op
+			done
+		done | tee -a "$out/cpu-bench.txt"
+		echo "== rlxrun variants"
+		timeout 300 python3 scripts/gpu/variants.py "$C/variants" /tmp/native "$C/m" 1,4,8,16 2 | tee "$out/variants.txt" || rc=1
+	fi
+	echo "== cpu thread scaling (native code for $level, built where clang is)"
+	export_models "$C" /tmp/shm "$out" || rc=1
+	PREBUILT=/tmp/native PROFILE=${PROFILE:-16} OUT="$out" timeout 240 python3 scripts/gpu/cpu_scaling.py "$B" /tmp/shm >"$out/scaling.txt" 2>&1 || rc=1
+	grep -v '^{' "$out/scaling.txt"
+	echo "== rc $rc"
+	return $rc
 }
 
 # variant_builds builds rlxrun from each git ref of VARIANTS ("name=ref
@@ -64,11 +147,13 @@ variant_builds() {
 		name=${v%%=*} ref=${v#*=}
 		if [ "$ref" = . ]; then
 			go build -ldflags='-s -w' -o "$D/variants/rlxrun-$name" ./cmd/rlxrun || return
+			go test -c -ldflags='-s -w' -o "$D/variants/parallel-$name.test" ./pkg/targets/cpu/kernels/parallel || return
 			continue
 		fi
 		wt=$(mktemp -d)
 		git worktree add -q --detach "$wt" "$ref" &&
-			(cd "$wt" && go build -ldflags='-s -w' -o "$OLDPWD/$D/variants/rlxrun-$name" ./cmd/rlxrun)
+			(cd "$wt" && go build -ldflags='-s -w' -o "$OLDPWD/$D/variants/rlxrun-$name" ./cmd/rlxrun &&
+				go test -c -ldflags='-s -w' -o "$OLDPWD/$D/variants/parallel-$name.test" ./pkg/targets/cpu/kernels/parallel)
 		local rc=$?
 		git worktree remove --force "$wt"
 		[ $rc -eq 0 ] || return $rc
@@ -152,13 +237,7 @@ run() {
 
 	echo "== export the shared models"
 	local shm=/tmp/shm
-	timeout 240 python3 scripts/gpu/export_shared.py "$D/bench" --out "$shm" >"$out/export.txt" 2>&1 || { rc=1; tail -20 "$out/export.txt"; }
-	grep -E '^[a-z_0-9]+: ' "$out/export.txt"
-	cp -r "$D/shared/encoder.onnx" "$D/shared/encoder" "$shm/"
-	python3 -c 'import json, sys
-d, s = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-d["models"]["encoder"] = s["models"]["encoder"]
-json.dump(d, open(sys.argv[1], "w"), indent=1)' "$shm/manifest.json" "$D/shared/manifest.json"
+	export_models "$D" "$shm" "$out" || rc=1
 
 	if [ "${SCALING:-0}" = 1 ]; then
 		echo "== cpu thread scaling"
@@ -196,8 +275,9 @@ json.dump(d, open(sys.argv[1], "w"), indent=1)' "$shm/manifest.json" "$D/shared/
 case "${1:-}" in
 prepare) prepare ;;
 run) run ;;
+cpu) cpu ;;
 *)
-	echo "usage: $0 prepare|run" >&2
+	echo "usage: $0 prepare|run|cpu" >&2
 	exit 2
 	;;
 esac
