@@ -202,40 +202,57 @@ func convQuantizeLinear(im *importer, n *onnxpb.Node) error {
 	if err != nil {
 		return err
 	}
+	return im.quantize(x, 1, 2, to, lo, hi, r, axis)
+}
+
+// quantize emits the node's output as saturate(round(v / scale) + zero
+// point) in dtype (clamped into [lo, hi]), the scale and zero point (an
+// absent one 0) the node's inputs at scale and zp, along axis of a
+// rank-r tensor.
+func (im *importer) quantize(v string, scale, zp int, dtype tensor.DType, lo, hi float64, r, axis int64) error {
+	n := im.node
 	out := n.Outputs[0]
-	s, err := im.qParam(out+"_scale", 1, r, axis)
+	s, err := im.qParam(out+"_scale", scale, r, axis)
 	if err != nil {
 		return err
 	}
-	q := im.emitTmp(out+"_q", "round", []string{im.emitTmp(out+"_div", "div", []string{x, s})})
-	if hasZP {
-		z, err := im.qParam(out+"_zp", 2, r, axis)
+	q := im.emitTmp(out+"_q", "round", []string{im.emitTmp(out+"_div", "div", []string{v, s})})
+	if zp < len(n.Inputs) && n.Inputs[zp] != "" {
+		z, err := im.qParam(out+"_zp", zp, r, axis)
 		if err != nil {
 			return err
 		}
 		q = im.emitTmp(out+"_shifted", "add", []string{q, z})
 	}
 	q = im.emitTmp(out+"_sat", "clamp", []string{q}, "min="+floatLit(lo, 64), "max="+floatLit(hi, 64))
-	return im.emit(n.Outputs[:1], "cast", []string{q}, "to="+to.String())
+	return im.emit(n.Outputs[:1], "cast", []string{q}, "to="+dtype.String())
 }
 
-// multiplier emits a_scale·b_scale/y_scale in f32 (ONNX Runtime's
-// requantization multiplier) from the node's scale inputs, b's along
-// axis bAxis of a rank-r result.
-func (im *importer) multiplier(hint string, as, bs, ys int, r, bAxis int64) (string, error) {
+// multiplier emits alpha·a_scale·b_scale/y_scale in f32 (ONNX Runtime's
+// requantization multiplier, in its order of operations) from the node's
+// scale inputs, b's along axis bAxis of a rank-r result; alpha 1 adds
+// nothing, and ys < 0 (no y_scale) leaves the division out.
+func (im *importer) multiplier(hint string, as, bs, ys int, r, bAxis int64, alpha float64) (string, error) {
 	a, err := im.qParam(hint+"_as", as, r, r-1)
 	if err != nil {
 		return "", err
+	}
+	if alpha != 1 {
+		k := im.emitTmp(hint+"_alpha", "const", nil, floatLit(alpha, 32), "f32[]")
+		a = im.emitTmp(hint+"_alpha_as", "mul", []string{k, a})
 	}
 	b, err := im.qParam(hint+"_bs", bs, r, bAxis)
 	if err != nil {
 		return "", err
 	}
+	ab := im.emitTmp(hint+"_ab", "mul", []string{a, b})
+	if ys < 0 {
+		return ab, nil
+	}
 	y, err := im.qParam(hint+"_ys", ys, r, r-1)
 	if err != nil {
 		return "", err
 	}
-	ab := im.emitTmp(hint+"_ab", "mul", []string{a, b})
 	return im.emitTmp(hint+"_mult", "div", []string{ab, y}), nil
 }
 
@@ -273,7 +290,7 @@ func convQLinearMatMul(im *importer, n *onnxpb.Node) error {
 	}
 	acc := im.emitTmp(out+"_acc", "matmul", []string{a, b})
 	r := int64(max(at.Rank(), bt.Rank()))
-	mult, err := im.multiplier(out, 1, 4, 6, r, r-1)
+	mult, err := im.multiplier(out, 1, 4, 6, r, r-1, 1)
 	if err != nil {
 		return err
 	}
@@ -337,25 +354,13 @@ func convQGemm(im *importer, n *onnxpb.Node) error {
 	// times B's (per output column), divided by y_scale where there is
 	// one; with a y_zero_point the result is requantized, without one it
 	// is the float32 sums times that scale.
-	as, err := im.qParam(out+"_as", 1, 2, 1)
-	if err != nil {
-		return err
-	}
-	if alpha := attrFloat(n, "alpha", 1); alpha != 1 {
-		k := im.emitTmp(out+"_alpha", "const", nil, floatLit(float64(alpha), 32), "f32[]")
-		as = im.emitTmp(out+"_alpha_as", "mul", []string{k, as})
-	}
-	bs, err := im.qParam(out+"_bs", 4, 2, 1)
-	if err != nil {
-		return err
-	}
-	scale := im.emitTmp(out+"_ab", "mul", []string{as, bs})
+	ys := -1
 	if input(7) {
-		ys, err := im.qParam(out+"_ys", 7, 2, 1)
-		if err != nil {
-			return err
-		}
-		scale = im.emitTmp(out+"_mult", "div", []string{scale, ys})
+		ys = 7
+	}
+	scale, err := im.multiplier(out, 1, 4, ys, 2, 1, attrFloat(n, "alpha", 1))
+	if err != nil {
+		return err
 	}
 	if !input(8) {
 		return im.emit(n.Outputs[:1], "mul", []string{acc, scale})
@@ -412,30 +417,14 @@ func (im *importer) dequantScaled(hint string, x, scale, zp int) (string, error)
 	return im.emitTmp(hint+"_dq", "mul", []string{v, s}), nil
 }
 
-// quantizeOut emits the node's output as QuantizeLinear of v: saturate(
-// round(v / scale) + zero point) into dtype, scale and zero point (absent:
-// 0) per tensor at inputs scale and zp.
+// quantizeOut emits the node's output as QuantizeLinear of v into dtype,
+// scale and zero point (absent: 0) per tensor at inputs scale and zp.
 func (im *importer) quantizeOut(v string, scale, zp int, dtype tensor.DType) error {
-	n := im.node
-	out := n.Outputs[0]
 	lo, hi, ok := quantRange(dtype)
 	if !ok || dtype == tensor.I32 || dtype == tensor.I16 {
-		return fmt.Errorf("%s of %s: uint8 and int8 are supported", n.OpType, dtype)
+		return fmt.Errorf("%s of %s: uint8 and int8 are supported", im.node.OpType, dtype)
 	}
-	s, err := im.qParam(out+"_ys", scale, 0, 0)
-	if err != nil {
-		return err
-	}
-	q := im.emitTmp(out+"_q", "round", []string{im.emitTmp(out+"_div", "div", []string{v, s})})
-	if zp < len(n.Inputs) && n.Inputs[zp] != "" {
-		z, err := im.qParam(out+"_yzp", zp, 0, 0)
-		if err != nil {
-			return err
-		}
-		q = im.emitTmp(out+"_shifted", "add", []string{q, z})
-	}
-	q = im.emitTmp(out+"_sat", "clamp", []string{q}, "min="+floatLit(lo, 64), "max="+floatLit(hi, 64))
-	return im.emit(n.Outputs[:1], "cast", []string{q}, "to="+dtype.String())
+	return im.quantize(v, scale, zp, dtype, lo, hi, 0, 0)
 }
 
 // convQLinearBinary imports com.microsoft QLinearAdd and QLinearMul (the
@@ -544,7 +533,7 @@ func convQLinearConv(im *importer, n *onnxpb.Node) error {
 	if err != nil {
 		return err
 	}
-	mult, err := im.multiplier(out, 1, 4, 6, r, 1)
+	mult, err := im.multiplier(out, 1, 4, 6, r, 1, 1)
 	if err != nil {
 		return err
 	}

@@ -590,6 +590,15 @@ type regFact struct {
 // unknown is the fact of a register nothing is known of.
 var unknown = regFact{lo: math.Inf(-1), hi: math.Inf(1)}
 
+// factAt is what facts know of register r (unknown where they have
+// nothing).
+func factAt(facts map[int]regFact, r int) regFact {
+	if f, ok := facts[r]; ok {
+		return f
+	}
+	return unknown
+}
+
 // boundedLimit is the magnitude below which facts' arithmetic stays
 // finite in f32 whatever the rounding (far below MaxFloat32).
 const boundedLimit = 1e30
@@ -609,13 +618,7 @@ func factOf(ew *lir.Elementwise, in lir.Instr, ct compute, facts map[int]regFact
 	if ct != computeFloat {
 		return unknown
 	}
-	get := func(r int) regFact {
-		if f, ok := facts[r]; ok {
-			return f
-		}
-		return unknown
-	}
-	a, b := get(in.A), get(in.B)
+	a, b := factAt(facts, in.A), factAt(facts, in.B)
 	f := unknown
 	switch in.Op {
 	case lir.EwImm:
@@ -828,13 +831,7 @@ func instr(ew *lir.Elementwise, in lir.Instr, ct compute, imms map[int]float64, 
 		return set(fmt.Sprintf("rlx_imod(%s, %s)", a, b))
 	case lir.EwMax, lir.EwMin:
 		cmp := map[lir.EwOp]string{lir.EwMax: ">", lir.EwMin: "<"}[in.Op]
-		fa, fb := facts[in.A], facts[in.B]
-		if _, ok := facts[in.A]; !ok {
-			fa = unknown
-		}
-		if _, ok := facts[in.B]; !ok {
-			fb = unknown
-		}
+		fa, fb := factAt(facts, in.A), factAt(facts, in.B)
 		switch {
 		case ct == computeFloat && fa.noNaN && fb.noNaN:
 			// no NaN to propagate: one vmaxps or vminps (their result
