@@ -15,6 +15,7 @@ var kinds = map[Kind]func() Op{
 	"conv1x1_packed":   func() Op { return new(PackedConv1x1) },
 	"matmul_i8":        func() Op { return &QMatMul{Scratch: NoBuf, Bias: NoBuf} }, // neither in artifacts from before them
 	"conv2d_i8":        func() Op { return new(QConv2D) },
+	"conv2d_i8_nhwc":   func() Op { return new(QConv2D) },
 	"conv2d":           func() Op { return new(Conv2D) },
 	"dwconv_nhwc_taps": func() Op { return new(DepthwiseNHWC) },
 	"conv2d_taps":      func() Op { return new(TapConv2D) },

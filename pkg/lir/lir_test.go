@@ -25,6 +25,7 @@ func samples() []Op {
 		&PackedConv1x1{X: 0, W: 1, Out: 2, N: 1, C: 2, HW: 3, O: 4, Epilogue: NoEpilogue()},
 		&QMatMul{A: 0, B: 1, Out: 2, M: 3, N: 4, K: 5, Zero: 6, ZeroAt: 3, Signed: true, Scratch: 4, Bias: 5},
 		&QConv2D{X: 0, W: 1, Bias: 3, Out: 2, XPad: 4, OutT: 5, Geom: conv, Zero: -7, Signed: true},
+		&QConv2D{X: 0, W: 1, Bias: 3, Out: 2, XPad: 4, OutT: NoBuf, Geom: conv, Zero: 3, XNHWC: true, OutNHWC: true},
 		&Conv2D{X: 0, W: 1, Out: 2, Geom: conv, Epilogue: epi},
 		&DepthwiseNHWC{X: 0, W: 1, Out: 2, Geom: conv, Epilogue: epi},
 		&TapConv2D{X: 0, W: 1, Out: 2, Geom: conv, Epilogue: epi},

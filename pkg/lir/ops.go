@@ -127,13 +127,19 @@ func QMatMulScratch(m, k int64) int64 { return m * ((k + 3) &^ 3) * 2 }
 // summed exactly in int32 and stored as f32 NCHW Out, the padding adding
 // nothing. XPad (one image relaid channels last with its padding) and
 // OutT (one image's result channels last) are its scratch, of
-// QConvScratch's sizes.
+// QConvScratch's sizes. XNHWC and OutNHWC store X and Out channels last
+// instead ([N, H, W, C], [N, OH, OW, O]: a channels-last stretch's), OutT
+// then unused (NoBuf); an operation with either is tagged
+// "conv2d_i8_nhwc", so a reader that predates them refuses it by name
+// instead of reading the layouts as NCHW.
 type QConv2D struct {
 	X, W, Bias, Out Buf
 	XPad, OutT      Buf
 	Geom            ConvGeom
 	Zero            int64
 	Signed          bool
+	XNHWC           bool `msgpack:",omitempty"`
+	OutNHWC         bool `msgpack:",omitempty"`
 }
 
 // QConvWide reports a QConv2D over at most 4 channels (an image's stem)
@@ -516,7 +522,6 @@ func (*MatMul) Kind() Kind          { return "matmul" }
 func (*PackedMatMul) Kind() Kind    { return "matmul_packed" }
 func (*PackedConv1x1) Kind() Kind   { return "conv1x1_packed" }
 func (*QMatMul) Kind() Kind         { return "matmul_i8" }
-func (*QConv2D) Kind() Kind         { return "conv2d_i8" }
 func (*Conv2D) Kind() Kind          { return "conv2d" }
 func (*DepthwiseNHWC) Kind() Kind   { return "dwconv_nhwc_taps" }
 func (*TapConv2D) Kind() Kind       { return "conv2d_taps" }
@@ -546,6 +551,13 @@ func (o *Dispatch) Kind() Kind {
 	return "dispatch"
 }
 
+func (o *QConv2D) Kind() Kind {
+	if o.XNHWC || o.OutNHWC {
+		return "conv2d_i8_nhwc"
+	}
+	return "conv2d_i8"
+}
+
 func (o *Relayout) Kind() Kind {
 	if o.ToNHWC {
 		return "nchw_to_nhwc"
@@ -566,7 +578,7 @@ func (o *QMatMul) Refs() []Ref {
 	return opt(writes(opt(reads(o.A, o.B), false, o.ZeroAt, o.Bias), o.Out), true, o.Scratch)
 }
 func (o *QConv2D) Refs() []Ref {
-	return writes(opt(reads(o.X, o.W), false, o.Bias), o.Out, o.XPad, o.OutT)
+	return opt(writes(opt(reads(o.X, o.W), false, o.Bias), o.Out, o.XPad), true, o.OutT)
 }
 func (o *PackedConv1x1) Refs() []Ref   { return writes(o.Epilogue.refs(reads(o.X, o.W)), o.Out) }
 func (o *Conv2D) Refs() []Ref          { return writes(o.Epilogue.refs(reads(o.X, o.W)), o.Out) }

@@ -325,6 +325,9 @@ func (o *QConv2D) verify(v *verifier) {
 	if v.err == nil {
 		xpad, outT := QConvScratch(o.Geom)
 		v.bytes("xpad", o.XPad, xpad, 1)
+		if !o.OutNHWC && o.OutT == NoBuf {
+			v.failf("outt", "none: an NCHW result is transposed from it")
+		}
 		v.bytes("outt", o.OutT, outT, 1)
 	}
 }

@@ -117,6 +117,8 @@ func TestVerifyKinds(t *testing.T) {
 		{"conv2d", []Buffer{f32(100), f32(36), f32(36)}, &Conv2D{X: 0, W: 1, Out: 2, Geom: conv, Epilogue: NoEpilogue()}, ""},
 		{"conv2d_i8", []Buffer{b(100), b(704), f32(100), b(392), b(400), f32(4)}, &QConv2D{X: 0, W: 1, Bias: 5, Out: 2, XPad: 3, OutT: 4, Geom: wconv, Zero: 9}, ""},
 		{"conv2d_i8 short scratch", []Buffer{b(100), b(704), f32(100), b(391), b(400)}, &QConv2D{X: 0, W: 1, Bias: NoBuf, Out: 2, XPad: 3, OutT: 4, Geom: wconv}, "xpad: buffer b3 holds 391 bytes, needs 392"},
+		{"conv2d_i8 channels last", []Buffer{b(100), b(704), f32(100), b(392)}, &QConv2D{X: 0, W: 1, Bias: NoBuf, Out: 2, XPad: 3, OutT: NoBuf, Geom: wconv, XNHWC: true, OutNHWC: true}, ""},
+		{"conv2d_i8 no outt", []Buffer{b(100), b(704), f32(100), b(392)}, &QConv2D{X: 0, W: 1, Bias: NoBuf, Out: 2, XPad: 3, OutT: NoBuf, Geom: wconv, XNHWC: true}, "outt: none: an NCHW result is transposed from it"},
 		{"conv2d_i8 short weight", []Buffer{b(100), b(703), f32(100), b(392), b(400)}, &QConv2D{X: 0, W: 1, Bias: NoBuf, Out: 2, XPad: 3, OutT: 4, Geom: wconv}, "w: buffer b1 holds 703 bytes, needs 704"},
 		{"conv2d_i8 grouped", []Buffer{b(100), b(704), f32(100), b(196), b(400)}, &QConv2D{X: 0, W: 1, Bias: NoBuf, Out: 2, XPad: 3, OutT: 4, Geom: conv}, "geom.groups: 4: an integer convolution has one group"},
 		{"conv2d output dims", []Buffer{f32(100), f32(36), f32(36)}, &Conv2D{X: 0, W: 1, Out: 2, Geom: func() ConvGeom { g := conv; g.OH = 4; return g }(), Epilogue: NoEpilogue()}, "geom.oh: 4, the geometry gives 3"},

@@ -102,8 +102,12 @@ func run(pool *parallel.Pool, s *lir.Step, bufs [][]byte) error {
 			bias = tensor.AsI32(bufs[op.Bias])
 		}
 		xpad, outT := qgemm.ConvScratch(geom)
-		qgemm.Conv(pool, geom, bufs[op.X], op.Signed, int32(op.Zero), bufs[op.W][:qgemm.ConvPackedLen(geom)], bias,
-			bufs[op.XPad][:xpad], f32(op.OutT)[:outT], f32(op.Out))
+		var t []float32 // a channels-last result needs no scratch
+		if !op.OutNHWC {
+			t = f32(op.OutT)[:outT]
+		}
+		qgemm.Conv(pool, geom, qgemm.Layout{XNHWC: op.XNHWC, OutNHWC: op.OutNHWC}, bufs[op.X], op.Signed, int32(op.Zero),
+			bufs[op.W][:qgemm.ConvPackedLen(geom)], bias, bufs[op.XPad][:xpad], t, f32(op.Out))
 	case *lir.PackedConv1x1:
 		gemm.Conv1x1Packed(pool, f32(op.Out), f32(op.X), f32(op.W), int(op.N), int(op.C), int(op.HW), int(op.O), epilogue(op.Epilogue, bufs))
 	case *lir.Conv2D:

@@ -162,7 +162,7 @@ func gpuKinds() []lir.Op {
 // the CPU's native calls (its code generator runs after the schedule, on
 // the cpu target only) and the GPU's own dispatch, which kernelgen
 // produces rather than reads.
-var cpuOnly = []lir.Kind{"matmul_packed", "matmul_i8", "conv2d_i8", "conv1x1_packed", "dwconv_nhwc_taps", "nchw_to_nhwc", "nhwc_to_nchw",
+var cpuOnly = []lir.Kind{"matmul_packed", "matmul_i8", "conv2d_i8", "conv2d_i8_nhwc", "conv1x1_packed", "dwconv_nhwc_taps", "nchw_to_nhwc", "nhwc_to_nchw",
 	"winograd_input", "winograd_product", "winograd_output", "conv2d_taps", "native", "dispatch", "dispatch_offsets"}
 
 // TestEveryKind lowers one step of every kind a GPU target takes, and

@@ -89,17 +89,31 @@ func PackConv(w []int8, g ConvGeom) []byte {
 	})
 }
 
+// Layout says which of a convolution's input and result are stored
+// channels last ([N, H, W, C], [N, OH, OW, O]) instead of NCHW. The
+// kernels read the input channels last and write the result so anyway:
+// a channels-last input is relaid only where the kernel cannot read it as
+// it is (padding, channels not a multiple of 4, int8, the AVX2 kernel's
+// widened bytes), and a channels-last result needs no transpose.
+type Layout struct {
+	XNHWC, OutNHWC bool
+}
+
 // Conv computes out [N, O, OH, OW] = float32(Σ (x − zero)·w + bias) over
 // x [N, C, H, W] uint8 (signed: int8), w packed by PackConv, bias int32
 // per output channel (nil: none), summed exactly in int32 (K ≤ MaxK), the
-// padding counting as zero. xpad and outT are scratch of ConvScratch's
-// lengths.
-func Conv(pool *parallel.Pool, g ConvGeom, x []byte, signed bool, zero int32, w []byte, bias []int32, xpad []byte, outT, out []float32) {
-	convWith(kernel(), pool, g, x, signed, zero, w, bias, xpad, outT, out)
+// padding counting as zero; x and out channels last where l says so.
+// xpad and outT are scratch of ConvScratch's lengths (outT unused, and
+// may be nil, for a channels-last result).
+func Conv(pool *parallel.Pool, g ConvGeom, l Layout, x []byte, signed bool, zero int32, w []byte, bias []int32, xpad []byte, outT, out []float32) {
+	convWith(kernel(), pool, g, l, x, signed, zero, w, bias, xpad, outT, out)
 }
 
-func convWith(kern microKernel, pool *parallel.Pool, g ConvGeom, x []byte, signed bool, zero int32, w []byte, bias []int32, xpad []byte, outT, out []float32) {
+func convWith(kern microKernel, pool *parallel.Pool, g ConvGeom, l Layout, x []byte, signed bool, zero int32, w []byte, bias []int32, xpad []byte, outT, out []float32) {
 	xl, ol := ConvScratch(g)
+	if l.OutNHWC {
+		ol = 0
+	}
 	hw, p := g.H*g.W, g.OH*g.OW
 	if g.N <= 0 || p <= 0 || g.O <= 0 {
 		return
@@ -139,23 +153,95 @@ func convWith(kern microKernel, pool *parallel.Pool, g ConvGeom, x []byte, signe
 	np, gk := panels(g.O), groups(convK(&g))
 	sums := w[np*gk*groupB:]
 	pairs := (np + 1) / 2
+	// A channels-last input the kernel reads as it is: unsigned bytes,
+	// whole groups of 4 channels, no padding, not widened.
+	direct := l.XNHWC && !signed && !kern.wide && cp == g.C && g.PadT == 0 && g.PadB == 0 && g.PadL == 0 && g.PadR == 0
 	for n := range g.N {
-		relayout(pool, g, x[n*g.C*hw:(n+1)*g.C*hw], signed, byte(zu), xa, wx)
+		img := x[n*g.C*hw : (n+1)*g.C*hw]
+		a := xa
+		switch {
+		case direct:
+			a = img
+		case l.XNHWC:
+			relayoutNHWC(pool, g, img, signed, byte(zu), xa, wx)
+		default:
+			relayout(pool, g, img, signed, byte(zu), xa, wx)
+		}
 		dst := out[n*g.O*p : (n+1)*g.O*p]
+		res := outT
+		if l.OutNHWC {
+			res = dst
+		}
 		pool.For(g.OH*pairs, 1, func(lo, hi int) {
 			var t tile
 			for task := lo; task < hi; task++ {
 				oh, pr := task/pairs, task%pairs
 				t.set(w, gk, np, 2*pr, g.O, sums, zu, bias)
 				t.offs, t.n = offs, tapBytes(&g)/groupK
-				t.a, t.lda, t.groupA = xa[scale*oh*g.StrideH*wp*cp:], scale*g.StrideW*cp, kern.groupA()
-				t.out, t.ldo, t.rows = outT[oh*g.OW*g.O+2*pr*panelCols:], g.O, g.OW
+				t.a, t.lda, t.groupA = a[scale*oh*g.StrideH*wp*cp:], scale*g.StrideW*cp, kern.groupA()
+				t.out, t.ldo, t.rows = res[oh*g.OW*g.O+2*pr*panelCols:], g.O, g.OW
 				kern.run(&t)
-				// the task's block into NCHW while it is in cache (a
-				// pass over all of outT after read it back from memory)
-				vec.Transpose(dst[2*pr*panelCols*p+oh*g.OW:], p, t.out, g.O, g.OW, t.cols)
+				if !l.OutNHWC {
+					// the task's block into NCHW while it is in cache (a
+					// pass over all of outT after read it back from memory)
+					vec.Transpose(dst[2*pr*panelCols*p+oh*g.OW:], p, t.out, g.O, g.OW, t.cols)
+				}
 			}
 		})
+	}
+}
+
+// relayoutNHWC is relayout for a channels-last image x [H, W, C]: each
+// padded row of xpad is the input row's bytes (C of each position, then
+// z up to C4) between the padding's.
+func relayoutNHWC(pool *parallel.Pool, g ConvGeom, x []byte, signed bool, z byte, xpad []byte, wide []uint16) {
+	hp, wp := padded(&g)
+	cp := c4(&g)
+	pool.For(hp, 4, func(lo, hi int) {
+		var tmp []byte
+		for ih := lo; ih < hi; ih++ {
+			row := xpad[ih*wp*cp : (ih+1)*wp*cp]
+			if wide != nil {
+				if tmp == nil {
+					tmp = make([]byte, wp*cp)
+				}
+				row = tmp
+			}
+			relayoutRowNHWC(g, x, signed, z, row, ih-g.PadT)
+			if wide != nil {
+				widen(wide[ih*wp*cp:], tmp, false)
+			}
+		}
+	})
+}
+
+// relayoutRowNHWC is relayoutRow for a channels-last image.
+func relayoutRowNHWC(g ConvGeom, x []byte, signed bool, z byte, row []byte, h int) {
+	if h < 0 || h >= g.H {
+		fill(row, z)
+		return
+	}
+	cp := c4(&g)
+	fill(row[:g.PadL*cp], z)
+	fill(row[(g.PadL+g.W)*cp:], z)
+	in := row[g.PadL*cp : (g.PadL+g.W)*cp]
+	src := x[h*g.W*g.C : (h+1)*g.W*g.C]
+	if cp == g.C {
+		copy(in, src)
+	} else {
+		for w := range g.W {
+			copy(in[w*cp:w*cp+g.C], src[w*g.C:(w+1)*g.C])
+			fill(in[w*cp+g.C:(w+1)*cp], z)
+		}
+	}
+	if signed {
+		if cp == g.C {
+			flip(in)
+			return
+		}
+		for w := range g.W {
+			flip(in[w*cp : w*cp+g.C])
+		}
 	}
 }
 

@@ -301,21 +301,61 @@ func TestConv(t *testing.T) {
 					zero -= 128
 				}
 				want := convReference(g, x, signed, zero, w, bias)
+				packed := PackConv(w, g)
 				xl, ol := ConvScratch(g)
-				got := make([]float32, len(want))
-				xpad := make([]byte, xl) // scratch from another call: stale bytes
-				for i := range xpad {
-					xpad[i] = byte(i*13 + 5)
-				}
-				convWith(kern, pool, g, x, signed, zero, PackConv(w, g), bias, xpad, make([]float32, ol), got)
-				for i := range want {
-					if got[i] != want[i] {
-						t.Fatalf("%s %+v signed=%v: out[%d] = %v, want %v", name, g, signed, i, got[i], want[i])
+				for _, l := range []Layout{{}, {XNHWC: true}, {OutNHWC: true}, {XNHWC: true, OutNHWC: true}} {
+					got := make([]float32, len(want))
+					xpad := make([]byte, xl) // scratch from another call: stale bytes
+					for i := range xpad {
+						xpad[i] = byte(i*13 + 5)
+					}
+					xin := x
+					if l.XNHWC {
+						xin = toNHWC(x, g.N, g.C, g.H*g.W)
+					}
+					outT := make([]float32, ol)
+					if l.OutNHWC {
+						outT = nil
+					}
+					convWith(kern, pool, g, l, xin, signed, zero, packed, bias, xpad, outT, got)
+					if l.OutNHWC {
+						got = toNCHW(got, g.N, g.O, g.OH*g.OW)
+					}
+					for i := range want {
+						if got[i] != want[i] {
+							t.Fatalf("%s %+v signed=%v layout %+v: out[%d] = %v, want %v", name, g, signed, l, i, got[i], want[i])
+						}
 					}
 				}
 			}
 		}
 	}
+}
+
+// toNHWC is x [n, c, hw] channels last, [n, hw, c].
+func toNHWC[T any](x []T, n, c, hw int) []T {
+	y := make([]T, len(x))
+	for i := range n {
+		for ch := range c {
+			for p := range hw {
+				y[(i*hw+p)*c+ch] = x[(i*c+ch)*hw+p]
+			}
+		}
+	}
+	return y
+}
+
+// toNCHW is channels-last y [n, hw, c] as [n, c, hw].
+func toNCHW[T any](y []T, n, c, hw int) []T {
+	x := make([]T, len(y))
+	for i := range n {
+		for ch := range c {
+			for p := range hw {
+				x[(i*c+ch)*hw+p] = y[(i*hw+p)*c+ch]
+			}
+		}
+	}
+	return x
 }
 
 func BenchmarkConv(b *testing.B) {
@@ -332,7 +372,7 @@ func BenchmarkConv(b *testing.B) {
 				pool := parallel.NewPool(1)
 				defer pool.Close()
 				for b.Loop() {
-					convWith(kern, pool, g, x, false, 128, packed, nil, xpad, outT, out)
+					convWith(kern, pool, g, Layout{}, x, false, 128, packed, nil, xpad, outT, out)
 				}
 				flop := 2 * float64(g.N*g.O*g.OH*g.OW*g.C*g.KH*g.KW)
 				b.ReportMetric(flop*float64(b.N)/b.Elapsed().Seconds()/1e9, "GOP/s")
