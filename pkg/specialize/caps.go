@@ -35,6 +35,12 @@ type Caps struct {
 	// depthwise one as dwconv_nhwc_taps): the kernel computes it and the
 	// plane is one where it pays. nil: never.
 	ChannelsLast func(g lir.ConvGeom) bool
+	// Int8ChannelsLast: integer convolutions (conv2d_i8) read their
+	// input and write their result channels last or NCHW alike (their
+	// kernel relays an NCHW input itself and transposes to an NCHW
+	// result), so they join channels-last stretches wherever a neighbour
+	// runs so, without relayout steps. Only with ChannelsLast.
+	Int8ChannelsLast bool
 
 	// WinogradTile returns m where a 3x3, stride-1 convolution of
 	// geometry g whose epilogue applies act runs as Winograd's F(m×m,

@@ -59,10 +59,22 @@ func (g *gen) elementwise(n *mir.Node) error {
 	if len(op.Shape) == 0 {
 		op.Shape = []int64{1} // a scalar runs as one element of a row
 	}
+	// A region of a channels-last stretch (channelsLast) runs over
+	// [N, H, W, C], its results stored so.
+	nhwc := g.p.Kernels[n] == KernelChannelsLast
+	if nhwc {
+		op.Shape = nhwcOrder(shape)
+	}
 	for _, v := range operands {
 		base, off, st := g.viewStrides(v, shape)
 		if len(shape) == 0 {
 			st = []int64{0}
+		}
+		if nhwc {
+			if g.p.ChannelsLast[v] {
+				st = nhwcStrides(g.shape(v), shape)
+			}
+			st = nhwcOrder(st)
 		}
 		var buf lir.Buf
 		if base == v {
@@ -83,6 +95,23 @@ func (g *gen) elementwise(n *mir.Node) error {
 	}
 	g.emit(n, op)
 	return nil
+}
+
+// nhwcOrder is a 4-D shape's (or strides') NCHW dims in NHWC order.
+func nhwcOrder(s []int64) []int64 {
+	return []int64{s[0], s[2], s[3], s[1]}
+}
+
+// nhwcStrides is the strides, in NCHW order, of a value of shape s
+// stored channels last and broadcast to out (0 along broadcast dims).
+func nhwcStrides(s, out []int64) []int64 {
+	st := []int64{s[2] * s[3] * s[1], 1, s[3] * s[1], s[1]}
+	for d := range st {
+		if s[d] == 1 && out[d] != 1 {
+			st[d] = 0
+		}
+	}
+	return st
 }
 
 // constScalar reads a one-element constant as float64.

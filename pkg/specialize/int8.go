@@ -336,7 +336,7 @@ func scalar(v *mir.Value) bool {
 
 // Int8ConvPlan is the scratch of an integer convolution (lir.QConv2D): one
 // image relaid channels last with its padding, and its result channels
-// last, live for the node alone.
+// last (nil where the result is stored so), live for the node alone.
 type Int8ConvPlan struct {
 	XPad, OutT *Store
 }
@@ -363,9 +363,13 @@ func int8Scratch(p *Plan) {
 			continue // Schedule reports it
 		}
 		xpad, outT := lir.QConvScratch(ConvGeom(n, xs, ws, os))
-		sp := Int8ConvPlan{XPad: &Store{Kind: StoreArena, Root: n.Args[0], Bytes: xpad}, OutT: &Store{Kind: StoreArena, Root: n.Results[0], Bytes: outT}}
+		sp := Int8ConvPlan{XPad: &Store{Kind: StoreArena, Root: n.Args[0], Bytes: xpad}}
 		p.addScratch(sp.XPad, i)
-		p.addScratch(sp.OutT, i)
+		if !p.ChannelsLast[n.Results[0]] {
+			// an NCHW result is transposed from its channels-last rows
+			sp.OutT = &Store{Kind: StoreArena, Root: n.Results[0], Bytes: outT}
+			p.addScratch(sp.OutT, i)
+		}
 		p.Int8Conv[n] = sp
 	}
 }

@@ -1,10 +1,13 @@
 package specialize
 
 import (
+	"maps"
+	"math"
+	"slices"
+
 	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/mir"
 	"github.com/rlx-project/rlx/pkg/tensor"
-	"math"
 )
 
 // Decision passes.
@@ -229,22 +232,82 @@ func (p *Plan) channelsLastConv(n *mir.Node) bool {
 	return ok && p.Caps.ChannelsLast(g)
 }
 
+// int8ChannelsLast reports whether n is an integer convolution that may
+// join a channels-last stretch (Caps.Int8ChannelsLast).
+func (p *Plan) int8ChannelsLast(n *mir.Node) bool {
+	if n.Op != mir.OpConv2DI8 || !p.Caps.Int8ChannelsLast || len(n.Args) < 2 {
+		return false
+	}
+	return len(p.Shapes[n.Args[0]]) == 4 && len(p.Shapes[n.Results[0]]) == 4
+}
+
+// channelsLastRegion reports whether n is an elementwise node (a fused
+// region or a single op) that can run channels last: its results all of
+// one 4-D shape. Its operands broadcast to that shape, so each is read
+// channels last through its strides permuted like the shape (a
+// per-channel scale's, [1, C, 1, 1], step along the channels innermost).
+func (p *Plan) channelsLastRegion(n *mir.Node) bool {
+	if n.Op != mir.OpFused && !mir.IsElementwise(n.Op) || len(n.Results) == 0 {
+		return false
+	}
+	s := p.Shapes[n.Results[0]]
+	if len(s) != 4 {
+		return false
+	}
+	for _, r := range n.Results {
+		if !slices.Equal(p.Shapes[r], s) {
+			return false
+		}
+	}
+	for _, a := range n.Args {
+		if len(p.Shapes[a]) > 4 {
+			return false
+		}
+	}
+	return true
+}
+
+// regionPlanes is the 4-D values channels-last-capable region n reads
+// and writes that must be stored in the order it runs in: all but those
+// with the same bytes in either order (layoutFree) that no stretch could
+// store NHWC anyway (cand: constants, graph inputs, a pool's result).
+func (p *Plan) regionPlanes(n *mir.Node, cand map[*mir.Value]bool) []*mir.Value {
+	var vs []*mir.Value
+	for _, v := range slices.Concat(n.Args, n.Results) {
+		if len(p.Shapes[v]) == 4 && (cand[v] || !p.layoutFree(v)) {
+			vs = append(vs, v)
+		}
+	}
+	return vs
+}
+
 // channelsLast decides the channels-last stretches (layout.go has the
-// why): which values are stored NHWC, which convolutions and global pools
-// read them, and the scratch each stretch's edges relayout through.
+// why): which values are stored NHWC, which convolutions, elementwise
+// regions and global pools read them, and the scratch each stretch's
+// edges relayout through.
 //
-// A value is stored NHWC when a channels-last convolution produces it in
-// an arena block of its own (no view shares its bytes, it is no output)
-// and only channels-last convolutions read it (as input or residual), or
-// global pools. A channels-last convolution runs as one when its input or
-// its result is stored NHWC; an NCHW input or residual is relaid into
-// scratch that lives from its first such reader to its last, and an NCHW
-// result is written to scratch that lives for the node and relaid out.
+// A value is stored NHWC when a channels-last convolution or elementwise
+// region produces it in an arena block of its own (no view shares its
+// bytes, it is no output) and only channels-last convolutions read it
+// (as input or residual), or elementwise regions, or global pools. A
+// channels-last convolution runs as one when its input or its result is
+// stored NHWC; an NCHW input or residual is relaid into scratch that
+// lives from its first such reader to its last, and an NCHW result is
+// written to scratch that lives for the node and relaid out. An integer
+// convolution reads and writes either order itself. An elementwise
+// region runs channels last when every value of its full shape is stored
+// so, and NCHW otherwise: it is never relaid, so a region between two
+// stretches (a quantized model's requantization, between each pair of
+// convolutions) joins them only where all its operands can be NHWC.
 func channelsLast(p *Plan) {
 	nodes := p.Graph.Nodes
 	conv := map[*mir.Node]bool{}
+	i8 := map[*mir.Node]bool{}
+	region := map[*mir.Node]bool{}
 	for _, n := range nodes {
 		conv[n] = p.channelsLastConv(n)
+		i8[n] = p.int8ChannelsLast(n)
+		region[n] = p.channelsLastRegion(n)
 	}
 	// Values some other value shares its bytes with (views) stay NCHW.
 	shared := map[*mir.Value]bool{}
@@ -259,21 +322,23 @@ func channelsLast(p *Plan) {
 	}
 	ok := map[*mir.Value]bool{}
 	for _, n := range nodes {
-		if !conv[n] {
+		if !conv[n] && !i8[n] && !region[n] {
 			continue
 		}
-		out := n.Results[0]
-		if p.Stores[out] == nil && p.root(out) == out && !shared[out] {
-			ok[out] = true
+		for _, out := range n.Results {
+			if p.Stores[out] == nil && p.root(out) == out && !shared[out] {
+				ok[out] = true
+			}
 		}
 	}
+	cand := maps.Clone(ok)
 	for _, n := range nodes {
 		for i, a := range n.Args {
 			// A channels-last convolution reads x (0) and the residual
-			// (after the bias, if any) channels last, and a reduction over
-			// the plane (a global pool) reads it as [N, H·W, C]; nothing
-			// else does.
-			if spatialReduce(n) {
+			// (after the bias, if any) channels last, an integer one x,
+			// a region any operand, and a reduction over the plane (a
+			// global pool) reads it as [N, H·W, C]; nothing else does.
+			if spatialReduce(n) || region[n] || i8[n] && i == 0 {
 				continue
 			}
 			if !conv[n] || i == 1 || (i == 2 && n.Attrs.Bool("bias")) {
@@ -289,9 +354,25 @@ func channelsLast(p *Plan) {
 	// residual it reads is not stored channels last either, which can
 	// leave another convolution without a channels-last input or result:
 	// repeat until nothing changes.
+	// A region runs in one order: where one of its full-shape values
+	// cannot be NHWC, none of them is. Repeat both rules until nothing
+	// changes.
 	for changed := true; changed; {
 		changed = false
 		for _, n := range nodes {
+			if region[n] {
+				vs := p.regionPlanes(n, cand)
+				if !slices.ContainsFunc(vs, func(v *mir.Value) bool { return !ok[v] }) {
+					continue
+				}
+				for _, v := range vs {
+					if ok[v] {
+						delete(ok, v)
+						changed = true
+					}
+				}
+				continue
+			}
 			if !conv[n] || ok[n.Args[0]] || ok[n.Results[0]] {
 				continue
 			}
@@ -312,6 +393,10 @@ func channelsLast(p *Plan) {
 			continue
 		}
 		out := n.Results[0]
+		if region[n] && ok[out] || i8[n] && (ok[n.Args[0]] || ok[out]) {
+			p.Kernels[n] = KernelChannelsLast
+			continue
+		}
 		if !conv[n] || !(ok[n.Args[0]] || ok[out]) {
 			continue
 		}

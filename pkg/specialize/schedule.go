@@ -345,7 +345,12 @@ func (g *gen) convI8(n *mir.Node) error {
 	if n.Attrs.Bool("bias") {
 		op.Bias = g.buffer(x[2])
 	}
-	op.Out, op.XPad, op.OutT = g.buffer(out), g.scratch(sp.XPad), g.scratch(sp.OutT)
+	op.Out, op.XPad, op.OutT = g.buffer(out), g.scratch(sp.XPad), lir.NoBuf
+	if sp.OutT != nil {
+		op.OutT = g.scratch(sp.OutT)
+	}
+	// a channels-last stretch's values as they are stored (channelsLast)
+	op.XNHWC, op.OutNHWC = g.p.ChannelsLast[x[0]], g.p.ChannelsLast[out]
 	g.emit(n, op)
 	return nil
 }

@@ -20,8 +20,9 @@ func cpuLayout() string { return gemm.PackedLayout() }
 
 // cpuCaps are the CPU kernels' capabilities: strided attention operands,
 // weights packed for the build machine, packed 1x1 convolutions,
-// channels-last stretches on small planes, concats in place and slices
-// read in place by elementwise regions.
+// channels-last stretches on small planes (integer convolutions joining
+// them), concats in place and slices read in place by elementwise
+// regions.
 func cpuCaps() specialize.Caps {
 	return specialize.Caps{
 		StridedAttention:   true,
@@ -42,6 +43,7 @@ func cpuCaps() specialize.Caps {
 			}
 			return conv.DepthwiseNHWCApplies(conv.GeomOf(g))
 		},
+		Int8ChannelsLast: true,
 	}
 }
 
