@@ -93,6 +93,7 @@ func (g *gen) elementwise(n *mir.Node) error {
 	for _, r := range n.Results {
 		op.Out = append(op.Out, lir.EwOut{Buf: g.buffer(r), DType: r.Type.DType})
 	}
+	foldByteChains(op) // requantizations in short (bytechain.go)
 	g.emit(n, op)
 	return nil
 }
