@@ -8,10 +8,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/rlx-project/rlx/pkg/onnx/onnxpb"
 	"github.com/rlx-project/rlx/pkg/tensor/npy"
 )
 
@@ -160,5 +162,80 @@ func TestUsageExitCode(t *testing.T) {
 		if !strings.Contains(string(doc), row) {
 			t.Errorf("docs/cli.md has no exit code row %q", row)
 		}
+	}
+}
+
+// TestCLIExternalData: a shared model saved with its weights in an
+// external data file (as onnx.save_model(save_as_external_data=True)
+// and PyTorch's exporter write large models: offsets aligned in one file
+// beside the model) builds with rlxc and matches PyTorch's outputs, and
+// the same model whose data file is gone fails as an I/O error naming it.
+func TestCLIExternalData(t *testing.T) {
+	man := readManifest(t, sharedModels)
+	model, ok := man.Models["mlp"]
+	if !ok {
+		t.Fatal("the shared manifest has no mlp")
+	}
+	m, err := onnxpb.DecodeFile(filepath.Join(sharedModels, model.File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var data []byte
+	moved := 0
+	for i, x := range m.Graph.Initializers {
+		v, err := x.ToTensor()
+		if err != nil || len(v.Data) < 64 {
+			continue // small tensors stay inline, as the writers keep them
+		}
+		off := (len(data) + 63) &^ 63
+		data = append(data, make([]byte, off-len(data))...)
+		data = append(data, v.Data...)
+		m.Graph.Initializers[i] = &onnxpb.Tensor{Name: x.Name, DataType: x.DataType, Dims: x.Dims, External: true,
+			ExternalData: map[string]string{"location": "mlp.onnx.data", "offset": strconv.Itoa(off), "length": strconv.Itoa(len(v.Data))}}
+		moved++
+	}
+	if moved == 0 {
+		t.Fatal("no initializer moved to the data file")
+	}
+	enc, err := onnxpb.Encode(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "mlp.onnx")
+	if err := os.WriteFile(file, enc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file+".data", data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rlxc, rlxrun := tools(t)
+	c, ok := model.Cases["b1"]
+	if !ok {
+		t.Fatal("mlp has no case b1")
+	}
+	var bind []string
+	for d, v := range c.Binding {
+		bind = append(bind, "--bind", fmt.Sprintf("%s=%d", d, v))
+	}
+	out := filepath.Join(dir, "mlp.rlx")
+	sh(t, rlxc, append([]string{"build", file, "-o", out, "-q", "--cache-dir", sharedCacheDir(t)}, bind...)...)
+	args := []string{out}
+	for in, f := range c.Inputs {
+		args = append(args, "--input", in+"=@"+filepath.Join(sharedModels, f.File))
+	}
+	for o, f := range c.Outputs {
+		args = append(args, "--expect", o+"=@"+filepath.Join(sharedModels, f.File))
+	}
+	if res := sh(t, rlxrun, args...); !strings.Contains(res, ": ok") {
+		t.Errorf("mlp with external data: %s", res)
+	}
+	if err := os.Remove(file + ".data"); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(rlxc, append([]string{"build", file, "-o", filepath.Join(dir, "gone.rlx"), "-q"}, bind...)...)
+	msg, err := cmd.CombinedOutput()
+	if err == nil || cmd.ProcessState.ExitCode() != 3 || !strings.Contains(string(msg), "mlp.onnx.data") {
+		t.Errorf("build without the data file: exit %d, %v\n%s", cmd.ProcessState.ExitCode(), err, msg)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -78,9 +79,11 @@ func importONNX(file, module, weightsFile string) (*onnx.Result, error) {
 	return res, nil
 }
 
+// isPathError reports an error of opening or reading a file, however
+// wrapped (the model's, or an external data file beside it).
 func isPathError(err error) bool {
-	_, ok := err.(*os.PathError)
-	return ok
+	var pe *os.PathError
+	return errors.As(err, &pe)
 }
 
 // moduleName makes a module name from a file name: mobilenet_v2.onnx ->

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -22,8 +23,8 @@ func Decode(b []byte) (*Model, error) {
 	return m, nil
 }
 
-// DecodeFile reads and decodes an ONNX model file. Tensors stored in
-// external data files are not read (Tensor.External).
+// DecodeFile reads and decodes an ONNX model file, and the data of
+// tensors stored in external files beside it (LoadExternal).
 func DecodeFile(path string) (*Model, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -31,6 +32,9 @@ func DecodeFile(path string) (*Model, error) {
 	}
 	m, err := decode(b)
 	if err != nil {
+		return nil, fmt.Errorf("onnx: %s: %w", path, err)
+	}
+	if err := m.LoadExternal(filepath.Dir(path)); err != nil {
 		return nil, fmt.Errorf("onnx: %s: %w", path, err)
 	}
 	return m, nil

@@ -272,8 +272,8 @@ func TestTensorErrors(t *testing.T) {
 		{"overflow", base(DTFloat, 1<<40, 1<<40), "element count overflows int64"},
 		{"huge, no data", base(DTFloat, 1<<20, 1<<20), "has no data; want 1099511627776 elements"},
 		{"huge raw", base(DTFloat, 1<<61).bytes(9, make([]byte, 8)), "has 8 bytes of raw_data, want 2305843009213693952 elements"},
-		{"external", base(DTFloat, 4).sub(13, msg(nil).str(1, "location").str(2, "weights.bin")).int(14, 1), `data is in external file "weights.bin"`},
-		{"external, no location", base(DTFloat, 4).int(14, 1), "external data is not supported"},
+		{"external", base(DTFloat, 4).sub(13, msg(nil).str(1, "location").str(2, "weights.bin")).int(14, 1), `data is in external file "weights.bin", not loaded`},
+		{"external, no location", base(DTFloat, 4).int(14, 1), "external data without a location"},
 	}
 	for _, c := range cases {
 		x, err := decodeTensorMsg(t, c.m).ToTensor()

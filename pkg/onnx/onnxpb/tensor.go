@@ -43,8 +43,9 @@ func rlxDType(dt int32) (tensor.DType, bool) {
 // uses. FLOAT, DOUBLE, FLOAT16, BFLOAT16, INT8, INT16, INT32, INT64, UINT8
 // and BOOL convert to the rlx dtype of the same name; UINT64 converts to
 // i64 when every value fits. Other data types (STRING, UINT16, UINT32,
-// complex, 8-bit and 4-bit floats, ...), external data and an element
-// count that does not match the dims are errors.
+// complex, 8-bit and 4-bit floats, ...), external data not loaded
+// (LoadExternal) and an element count that does not match the dims are
+// errors.
 func (t *Tensor) ToTensor() (*tensor.Tensor, error) {
 	out, err := t.toTensor()
 	if err != nil {
@@ -56,9 +57,9 @@ func (t *Tensor) ToTensor() (*tensor.Tensor, error) {
 func (t *Tensor) toTensor() (*tensor.Tensor, error) {
 	if t.External {
 		if loc := t.ExternalData["location"]; loc != "" {
-			return nil, fmt.Errorf("data is in external file %q, which is not supported", loc)
+			return nil, fmt.Errorf("data is in external file %q, not loaded (DecodeFile and LoadExternal read it)", loc)
 		}
-		return nil, errors.New("external data is not supported")
+		return nil, errors.New("external data without a location")
 	}
 	dt, ok := rlxDType(t.DataType)
 	if !ok {
