@@ -471,3 +471,82 @@ func TestONNXMatMulIntegerExact(t *testing.T) {
 		}
 	}
 }
+
+// TestONNXByteMaxPool: MaxPool of uint8 and int8 values (opset 12's
+// types; QOperator models pool their quantized activations so), 2-D with
+// padding and ceil_mode and 1-D, against the maximum of each window
+// computed here: the bytes come out exactly, in the input's dtype.
+func TestONNXByteMaxPool(t *testing.T) {
+	eachTarget(t, func(t *testing.T, target string) { testByteMaxPool(t, target) })
+}
+
+func testByteMaxPool(t *testing.T, target string) {
+	for _, dt := range []tensor.DType{tensor.U8, tensor.I8} {
+		elem := map[tensor.DType]int32{tensor.U8: 2, tensor.I8: 3}[dt]
+		const c, h, w = 3, 7, 6
+		// 2-D: 3x3 windows, stride 2, padding 1, ceil_mode (windows
+		// that start in the padding at the end are dropped).
+		g := &graph{outs: []string{"y"}}
+		g.inputs = append(g.inputs, &onnxpb.ValueInfo{Name: "x", ElemType: elem, HasShape: true,
+			Shape: []onnxpb.Dim{{Value: 1, Known: true}, {Value: c, Known: true}, {Value: h, Known: true}, {Value: w, Known: true}}})
+		g.node("MaxPool", []string{"x"}, []string{"y"}, ais("kernel_shape", 3, 3), ais("strides", 2, 2), ais("pads", 1, 1, 1, 1), ai("ceil_mode", 1))
+		x := tensor.New(dt, 1, c, h, w)
+		for i := range x.Data {
+			x.Data[i] = byte(i*89 + 17)
+		}
+		val := func(i int) int {
+			if dt == tensor.I8 {
+				return int(int8(x.Data[i]))
+			}
+			return int(x.Data[i])
+		}
+		out := runONNXOn(t, g, 13, target, specialize.Binding{}, map[string]*tensor.Tensor{"x": x})[0]
+		oh, ow := 4, 4 // ceil((7+2-3)/2)+1, ceil((6+2-3)/2)+1 = 4: the last windows start inside
+		if out.DType != dt || len(out.Data) != c*oh*ow {
+			t.Fatalf("%s: result %s%v, want %s[1 %d %d %d]", dt, out.DType, out.Shape, dt, c, oh, ow)
+		}
+		for ch := range c {
+			for oy := range oh {
+				for ox := range ow {
+					best := -1 << 20
+					for ky := range 3 {
+						for kx := range 3 {
+							iy, ix := oy*2+ky-1, ox*2+kx-1
+							if iy >= 0 && iy < h && ix >= 0 && ix < w {
+								best = max(best, val((ch*h+iy)*w+ix))
+							}
+						}
+					}
+					at := (ch*oh+oy)*ow + ox
+					got := int(out.Data[at])
+					if dt == tensor.I8 {
+						got = int(int8(out.Data[at]))
+					}
+					if got != best {
+						t.Fatalf("%s: y[%d][%d][%d] = %d, want %d", dt, ch, oy, ox, got, best)
+					}
+				}
+			}
+		}
+		// 1-D: windows of 2, stride 2.
+		g1 := &graph{outs: []string{"y"}}
+		g1.inputs = append(g1.inputs, &onnxpb.ValueInfo{Name: "x", ElemType: elem, HasShape: true,
+			Shape: []onnxpb.Dim{{Value: 1, Known: true}, {Value: 2, Known: true}, {Value: 8, Known: true}}})
+		g1.node("MaxPool", []string{"x"}, []string{"y"}, ais("kernel_shape", 2), ais("strides", 2))
+		x1 := tensor.New(dt, 1, 2, 8)
+		for i := range x1.Data {
+			x1.Data[i] = byte(i*151 + 3)
+		}
+		out1 := runONNXOn(t, g1, 13, target, specialize.Binding{}, map[string]*tensor.Tensor{"x": x1})[0]
+		for i := range 8 {
+			a, b := x1.Data[2*i], x1.Data[2*i+1]
+			want := max(a, b)
+			if dt == tensor.I8 {
+				want = byte(max(int8(a), int8(b)))
+			}
+			if out1.DType != dt || out1.Data[i] != want {
+				t.Fatalf("%s 1-D: y[%d] = %d (%s), want %d", dt, i, out1.Data[i], out1.DType, want)
+			}
+		}
+	}
+}

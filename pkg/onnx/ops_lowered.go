@@ -276,10 +276,14 @@ func convConvAny(im *importer, n *onnxpb.Node) error {
 // over [N, C, 1, L].
 func poolAny(op string) converter {
 	pool2D := pool(op)
-	return func(im *importer, n *onnxpb.Node) error {
+	var conv converter
+	conv = func(im *importer, n *onnxpb.Node) error {
 		t, err := im.typeOf(n.Inputs[0])
 		if err != nil {
 			return err
+		}
+		if op == "maxpool2d" && (t.DType == tensor.U8 || t.DType == tensor.I8) {
+			return im.bytePool(n, t.DType, conv)
 		}
 		if t.Rank() == 5 {
 			return pool3D(im, n, t, op)
@@ -319,6 +323,39 @@ func poolAny(op string) converter {
 		y := im.emitTmp(out+"_2d", op, []string{x}, attrs...)
 		return im.emit(n.Outputs[:1], "squeeze", []string{y}, "axes=[2]")
 	}
+	return conv
+}
+
+// bytePool imports a MaxPool of uint8 or int8 values (opset 12; the
+// QOperator models of ONNX Runtime's quantizer and the ONNX model zoo
+// pool their quantized activations so) as the same MaxPool of the values
+// cast to f32, cast back: every byte is exact in f32 and the maximum
+// commutes with both casts, so the result is the bytes' own maximum.
+// pool is the MaxPool converter, run over the cast input.
+func (im *importer) bytePool(n *onnxpb.Node, dt tensor.DType, pool converter) error {
+	if len(n.Outputs) > 1 && n.Outputs[1] != "" {
+		return fmt.Errorf("MaxPool's Indices output is not supported")
+	}
+	x, err := im.rt(0)
+	if err != nil {
+		return err
+	}
+	out := n.Outputs[0]
+	key := func(s string) string { return "\x00" + out + "_" + s } // vals keys no ONNX name has
+	im.vals[key("x")] = &val{name: im.emitTmp(out+"_f32", "cast", []string{x}, "to=f32")}
+	f := &onnxpb.Node{Name: n.Name, OpType: n.OpType, Inputs: []string{key("x")}, Outputs: []string{key("y")}, Attrs: n.Attrs}
+	outer := im.node
+	im.node = f
+	err = pool(im, f)
+	im.node = outer
+	if err != nil {
+		return err
+	}
+	y, err := im.runtime(key("y"))
+	if err != nil {
+		return err
+	}
+	return im.emit(n.Outputs[:1], "cast", []string{y}, "to="+dt.String())
 }
 
 // ---- ConvTranspose ----
