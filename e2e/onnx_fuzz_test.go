@@ -310,8 +310,10 @@ func FuzzONNXAttention(f *testing.F) {
 
 // FuzzONNXQuant: QuantizeLinear, DequantizeLinear, QLinearMatMul and
 // MatMulInteger with fuzzed axes, parameter ranks, lengths and dtypes,
-// DynamicQuantizeLinear, QDQ groups around MatMul, Conv and Gemm, and
-// com.microsoft QGemm, QLinearAdd, QLinearMul and QLinearGlobalAveragePool.
+// DynamicQuantizeLinear, QDQ groups around MatMul, Conv and Gemm, a
+// MaxPool of bytes, and com.microsoft QGemm, QLinearAdd, QLinearMul,
+// QLinearGlobalAveragePool, QLinearConcat, QLinearSigmoid,
+// QLinearLeakyRelu and QLinearAveragePool.
 func FuzzONNXQuant(f *testing.F) {
 	f.Add(int64(1), int64(1), int64(4), int32(2), uint8(0))
 	f.Add(int64(-1), int64(0), int64(0), int32(3), uint8(1))
@@ -324,6 +326,10 @@ func FuzzONNXQuant(f *testing.F) {
 	f.Add(int64(0), int64(0), int64(2), int32(2), uint8(9))
 	f.Add(int64(0), int64(1), int64(1), int32(3), uint8(10))
 	f.Add(int64(0), int64(0), int64(1), int32(2), uint8(11))
+	f.Add(int64(1), int64(0), int64(2), int32(2), uint8(12))
+	f.Add(int64(0), int64(1), int64(1), int32(3), uint8(13))
+	f.Add(int64(1), int64(0), int64(1), int32(2), uint8(14))
+	f.Add(int64(0), int64(0), int64(1), int32(2), uint8(15))
 	f.Fuzz(func(t *testing.T, axis, prank, plen int64, zdt int32, op uint8) {
 		g := &graph{outs: []string{"y"}}
 		g.input("x", 2, 4, "s")
@@ -341,7 +347,7 @@ func FuzzONNXQuant(f *testing.F) {
 		g.init("sc", dims, make([]float32, n))
 		raw := make([]byte, n*8)
 		g.inits = append(g.inits, &onnxpb.Tensor{Name: "zp", DataType: zdt, Dims: dims, RawData: raw})
-		switch op % 12 {
+		switch op % 16 {
 		case 0:
 			g.node("QuantizeLinear", []string{"x", "sc", "zp"}, []string{"y"}, ai("axis", axis))
 		case 1:
@@ -355,7 +361,7 @@ func FuzzONNXQuant(f *testing.F) {
 			g.node("MatMulInteger", []string{"xi", "xi", "zp", "zp"}, []string{"y"})
 		case 4, 5, 6:
 			// a QDQ group (qdq.go), the fuzzed zero point its weights
-			prod := []string{"MatMul", "Conv", "Gemm"}[op%12-4]
+			prod := []string{"MatMul", "Conv", "Gemm"}[op%16-4]
 			var attrs []*onnxpb.Attr
 			if prod == "Gemm" {
 				attrs = append(attrs, ai("transB", axis&1))
@@ -375,10 +381,25 @@ func FuzzONNXQuant(f *testing.F) {
 			// QOperator models' com.microsoft operators, fuzzed
 			// parameter shapes and dtypes
 			g.node("Cast", []string{"x"}, []string{"xi"}, ai("to", int64(zdt)))
-			if op%12 == 11 {
+			if op%16 == 11 {
 				g.node("QLinearGlobalAveragePool", []string{"xi", "sc", "zp", "sc", "zp"}, []string{"y"}, ai("channels_last", axis&1))
 			} else {
-				g.node([]string{"QLinearAdd", "QLinearMul"}[op%12-9], []string{"xi", "sc", "zp", "xi", "sc", "zp", "sc", "zp"}[:6+(plen%3+3)%3], []string{"y"})
+				g.node([]string{"QLinearAdd", "QLinearMul"}[op%16-9], []string{"xi", "sc", "zp", "xi", "sc", "zp", "sc", "zp"}[:6+(plen%3+3)%3], []string{"y"})
+			}
+			g.nodes[len(g.nodes)-1].Domain = "com.microsoft"
+		case 12, 13, 14, 15:
+			// the QOperator operators of concatenations, activations and
+			// windowed pools, fuzzed parameter shapes, dtypes and input
+			// counts
+			g.node("Cast", []string{"x"}, []string{"xi"}, ai("to", int64(zdt)))
+			switch op % 16 {
+			case 12:
+				g.node("QLinearConcat", []string{"sc", "zp", "xi", "sc", "zp", "xi", "sc", "zp"}[:2+(plen%7+7)%7], []string{"y"}, ai("axis", axis))
+			case 13, 14:
+				g.node([]string{"QLinearSigmoid", "QLinearLeakyRelu"}[op%16-13], []string{"xi", "sc", "zp", "sc", "zp"}[:3+(plen%3+3)%3], []string{"y"})
+			default:
+				g.node("MaxPool", []string{"xi"}, []string{"xm"}, ais("kernel_shape", 2), ai("ceil_mode", axis&1))
+				g.node("QLinearAveragePool", []string{"xm", "sc", "zp", "sc", "zp"}, []string{"y"}, ais("kernel_shape", 2), ai("channels_last", prank&1))
 			}
 			g.nodes[len(g.nodes)-1].Domain = "com.microsoft"
 		default:

@@ -49,6 +49,8 @@ var converters = map[string]converter{
 	"QuantizeLinear": convQuantizeLinear, "DequantizeLinear": convDequantizeLinear,
 	"QLinearMatMul": convQLinearMatMul, "QLinearConv": convQLinearConv, "QGemm": convQGemm,
 	"QLinearAdd": convQLinearBinary("add"), "QLinearMul": convQLinearBinary("mul"), "QLinearGlobalAveragePool": convQLinearGlobalAveragePool,
+	"QLinearConcat": convQLinearConcat, "QLinearSigmoid": convQLinearUnary("sigmoid"), "QLinearLeakyRelu": convQLinearUnary("leaky_relu"),
+	"QLinearAveragePool":    convQLinearAveragePool,
 	"DynamicQuantizeLinear": convDynamicQuantizeLinear, "MatMulInteger": convMatMulInteger, "ConvInteger": convConvInteger,
 
 	"Conv": convConvAny, "MaxPool": poolAny("maxpool2d"), "AveragePool": poolAny("avgpool2d"),

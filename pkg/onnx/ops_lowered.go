@@ -341,17 +341,7 @@ func (im *importer) bytePool(n *onnxpb.Node, dt tensor.DType, pool converter) er
 		return err
 	}
 	out := n.Outputs[0]
-	key := func(s string) string { return "\x00" + out + "_" + s } // vals keys no ONNX name has
-	im.vals[key("x")] = &val{name: im.emitTmp(out+"_f32", "cast", []string{x}, "to=f32")}
-	f := &onnxpb.Node{Name: n.Name, OpType: n.OpType, Inputs: []string{key("x")}, Outputs: []string{key("y")}, Attrs: n.Attrs}
-	outer := im.node
-	im.node = f
-	err = pool(im, f)
-	im.node = outer
-	if err != nil {
-		return err
-	}
-	y, err := im.runtime(key("y"))
+	y, err := im.convertOver(n, n.OpType, pool, out, im.emitTmp(out+"_f32", "cast", []string{x}, "to=f32"))
 	if err != nil {
 		return err
 	}

@@ -374,7 +374,8 @@ const msDomain = "com.microsoft"
 // msOps are the operators of msDomain rlx imports: those of ONNX
 // Runtime's quantized formats (QDQ groups fused, and QOperator models'
 // elementwise and pooling operators).
-var msOps = map[string]bool{"QGemm": true, "QLinearAdd": true, "QLinearMul": true, "QLinearGlobalAveragePool": true}
+var msOps = map[string]bool{"QGemm": true, "QLinearAdd": true, "QLinearMul": true, "QLinearGlobalAveragePool": true,
+	"QLinearConcat": true, "QLinearSigmoid": true, "QLinearLeakyRelu": true, "QLinearAveragePool": true}
 
 // msOnly refuses node n unless it is of msDomain (its ops are not ONNX's).
 func msOnly(n *onnxpb.Node) error {
@@ -498,6 +499,111 @@ func convQLinearGlobalAveragePool(im *importer, n *onnxpb.Node) error {
 		return err
 	}
 	return im.quantizeOut(im.emitTmp(out+"_mean", "global_avgpool", []string{x}), 3, 4, xt.DType)
+}
+
+// convQLinearConcat imports com.microsoft QLinearConcat (the QOperator
+// format's concatenations: SqueezeNet's, Inception's): inputs Y_scale,
+// Y_zero_point, then X, X_scale, X_zero_point per operand; Y =
+// QuantizeLinear(Concat(DequantizeLinear(X_i))) along axis, as ONNX
+// Runtime's lookup tables compute it (each byte dequantized, then
+// quantized with Y's scale and zero point), every scale and zero point
+// per tensor.
+func convQLinearConcat(im *importer, n *onnxpb.Node) error {
+	if err := msOnly(n); err != nil {
+		return err
+	}
+	if len(n.Inputs) < 5 || (len(n.Inputs)-2)%3 != 0 {
+		return fmt.Errorf("QLinearConcat takes Y_scale, Y_zero_point and a triple X, X_scale, X_zero_point per operand, found %d inputs", len(n.Inputs))
+	}
+	out := n.Outputs[0]
+	var dt tensor.DType
+	var parts []string
+	for i := 2; i < len(n.Inputs); i += 3 {
+		if err := im.perTensor(i+1, i+2); err != nil {
+			return err
+		}
+		t, err := im.typeOf(n.Inputs[i])
+		if err != nil {
+			return err
+		}
+		if i == 2 {
+			dt = t.DType
+		} else if t.DType != dt {
+			return fmt.Errorf("QLinearConcat of %s and %s: every operand must have one type", dt, t.DType)
+		}
+		v, err := im.dequantScaled(fmt.Sprintf("%s_x%d", out, i/3), i, i+1, i+2)
+		if err != nil {
+			return err
+		}
+		parts = append(parts, v)
+	}
+	if err := im.perTensor(0, 1); err != nil {
+		return err
+	}
+	return im.quantizeOut(im.emitTmp(out+"_f", "concat", parts, fmt.Sprintf("axis=%d", attrInt(n, "axis", 0))), 0, 1, dt)
+}
+
+// convQLinearUnary imports com.microsoft QLinearSigmoid and
+// QLinearLeakyRelu (X, X_scale, X_zero_point, Y_scale, Y_zero_point):
+// QuantizeLinear(op(DequantizeLinear(X))), per tensor. ONNX Runtime
+// computes each byte's result in a lookup table with its own logistic
+// function, so a sigmoid can land a quantum away where the exact value is
+// near a rounding boundary.
+func convQLinearUnary(op string) converter {
+	return func(im *importer, n *onnxpb.Node) error {
+		if err := msOnly(n); err != nil {
+			return err
+		}
+		x, out, dt, err := im.qlinearIn(n)
+		if err != nil {
+			return err
+		}
+		var attrs []string
+		if op == "leaky_relu" {
+			attrs = append(attrs, "alpha="+floatLit(attrFloat(n, "alpha", 0.01), 32))
+		}
+		return im.quantizeOut(im.emitTmp(out+"_f", op, []string{x}, attrs...), 3, 4, dt)
+	}
+}
+
+// qlinearIn checks a QOperator unary operator's inputs (X, X_scale,
+// X_zero_point, Y_scale, Y_zero_point; per tensor) and dequantizes X.
+func (im *importer) qlinearIn(n *onnxpb.Node) (x, out string, dt tensor.DType, err error) {
+	if len(n.Inputs) < 4 {
+		return "", "", 0, fmt.Errorf("%s takes X, X_scale, X_zero_point, Y_scale and Y_zero_point, found %d inputs", n.OpType, len(n.Inputs))
+	}
+	if err := im.perTensor(1, 2, 3, 4); err != nil {
+		return "", "", 0, err
+	}
+	t, err := im.typeOf(n.Inputs[0])
+	if err != nil {
+		return "", "", 0, err
+	}
+	out = n.Outputs[0]
+	x, err = im.dequantScaled(out+"_x", 0, 1, 2)
+	return x, out, t.DType, err
+}
+
+// convQLinearAveragePool imports com.microsoft QLinearAveragePool over
+// NCHW (channels_last 0): AveragePool, with every attribute it takes, of
+// the dequantized input, quantized with y_scale and y_zero_point. ONNX
+// Runtime averages in its own order, so a result can be a quantum away.
+func convQLinearAveragePool(im *importer, n *onnxpb.Node) error {
+	if err := msOnly(n); err != nil {
+		return err
+	}
+	if attrInt(n, "channels_last", 0) != 0 {
+		return fmt.Errorf("QLinearAveragePool with channels_last is not supported (NCHW only)")
+	}
+	x, out, dt, err := im.qlinearIn(n)
+	if err != nil {
+		return err
+	}
+	y, err := im.convertOver(n, "AveragePool", poolAny("avgpool2d"), out, x)
+	if err != nil {
+		return err
+	}
+	return im.quantizeOut(y, 3, 4, dt)
 }
 
 // convQLinearConv imports QLinearConv (opset 10): Conv over the centered
@@ -635,19 +741,31 @@ func convConvInteger(im *importer, n *onnxpb.Node) error {
 // floatConv runs Conv's importer, with n's attributes, over the HIR values
 // x and w (and bias, "" for none), and returns the result's HIR name.
 func (im *importer) floatConv(n *onnxpb.Node, hint, x, w, bias string) (string, error) {
-	key := func(s string) string { return "\x00" + hint + "_" + s } // vals keys no ONNX name has
-	im.vals[key("x")], im.vals[key("w")] = &val{name: x}, &val{name: w}
-	conv := &onnxpb.Node{Name: n.Name, OpType: "Conv", Inputs: []string{key("x"), key("w")}, Outputs: []string{key("acc")}, Attrs: n.Attrs}
+	args := []string{x, w}
 	if bias != "" {
-		im.vals[key("b")] = &val{name: bias}
-		conv.Inputs = append(conv.Inputs, key("b"))
+		args = append(args, bias)
+	}
+	return im.convertOver(n, "Conv", convConvAny, hint, args...)
+}
+
+// convertOver runs converter conv of ONNX operator opType, with n's
+// attributes, over the HIR values args as its inputs, and returns the HIR
+// name of its one result: a quantized operator's float operator over the
+// dequantized operands.
+func (im *importer) convertOver(n *onnxpb.Node, opType string, conv converter, hint string, args ...string) (string, error) {
+	key := func(s string) string { return "\x00" + hint + "_" + s } // vals keys no ONNX name has
+	f := &onnxpb.Node{Name: n.Name, OpType: opType, Outputs: []string{key("y")}, Attrs: n.Attrs}
+	for i, a := range args {
+		k := key(fmt.Sprint(i))
+		im.vals[k] = &val{name: a}
+		f.Inputs = append(f.Inputs, k)
 	}
 	outer := im.node
-	im.node = conv
-	err := convConvAny(im, conv)
+	im.node = f
+	err := conv(im, f)
 	im.node = outer
 	if err != nil {
 		return "", err
 	}
-	return im.runtime(key("acc"))
+	return im.runtime(key("y"))
 }
