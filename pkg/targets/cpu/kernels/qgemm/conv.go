@@ -162,10 +162,8 @@ func convWith(kern microKernel, pool *parallel.Pool, g ConvGeom, l Layout, x []b
 		switch {
 		case direct:
 			a = img
-		case l.XNHWC:
-			relayoutNHWC(pool, g, img, signed, byte(zu), xa, wx)
 		default:
-			relayout(pool, g, img, signed, byte(zu), xa, wx)
+			relayout(pool, g, img, l.XNHWC, signed, byte(zu), xa, wx)
 		}
 		dst := out[n*g.O*p : (n+1)*g.O*p]
 		res := outT
@@ -191,40 +189,14 @@ func convWith(kern microKernel, pool *parallel.Pool, g ConvGeom, l Layout, x []b
 	}
 }
 
-// relayoutNHWC is relayout for a channels-last image x [H, W, C]: each
-// padded row of xpad is the input row's bytes (C of each position, then
-// z up to C4) between the padding's.
-func relayoutNHWC(pool *parallel.Pool, g ConvGeom, x []byte, signed bool, z byte, xpad []byte, wide []uint16) {
-	hp, wp := padded(&g)
-	cp := c4(&g)
-	pool.For(hp, 4, func(lo, hi int) {
-		var tmp []byte
-		for ih := lo; ih < hi; ih++ {
-			row := xpad[ih*wp*cp : (ih+1)*wp*cp]
-			if wide != nil {
-				if tmp == nil {
-					tmp = make([]byte, wp*cp)
-				}
-				row = tmp
-			}
-			relayoutRowNHWC(g, x, signed, z, row, ih-g.PadT)
-			if wide != nil {
-				widen(wide[ih*wp*cp:], tmp, false)
-			}
-		}
-	})
-}
-
-// relayoutRowNHWC is relayoutRow for a channels-last image.
+// relayoutRowNHWC is relayoutRow for a channels-last image x [H, W, C]:
+// the input row's bytes, C of each position then z up to C4.
 func relayoutRowNHWC(g ConvGeom, x []byte, signed bool, z byte, row []byte, h int) {
-	if h < 0 || h >= g.H {
-		fill(row, z)
+	in, ok := paddedRow(g, z, row, h)
+	if !ok {
 		return
 	}
 	cp := c4(&g)
-	fill(row[:g.PadL*cp], z)
-	fill(row[(g.PadL+g.W)*cp:], z)
-	in := row[g.PadL*cp : (g.PadL+g.W)*cp]
 	src := x[h*g.W*g.C : (h+1)*g.W*g.C]
 	if cp == g.C {
 		copy(in, src)
@@ -245,40 +217,55 @@ func relayoutRowNHWC(g ConvGeom, x []byte, signed bool, z byte, row []byte, h in
 	}
 }
 
-// relayout writes one image of x [C, H, W] into xpad [Hp, Wp, C4] with
-// z in the padding and the channels past C, int8 shifted into uint8; or
-// where wide is not nil, into wide as uint16, each row written as bytes
-// first into a row of its own.
-func relayout(pool *parallel.Pool, g ConvGeom, x []byte, signed bool, z byte, xpad []byte, wide []uint16) {
+// relayout writes one image of x [C, H, W] (nhwc: [H, W, C]) into xpad
+// [Hp, Wp, C4] with z in the padding and the channels past C, int8
+// shifted into uint8; or where wide is not nil, into wide as uint16, each
+// row written as bytes first into a row of its own.
+func relayout(pool *parallel.Pool, g ConvGeom, x []byte, nhwc, signed bool, z byte, xpad []byte, wide []uint16) {
 	hp, wp := padded(&g)
 	cp := c4(&g)
+	rowOf := relayoutRow
+	if nhwc {
+		rowOf = relayoutRowNHWC
+	}
 	pool.For(hp, 4, func(lo, hi int) {
 		var tmp []byte
 		for ih := lo; ih < hi; ih++ {
 			if wide == nil {
-				relayoutRow(g, x, signed, z, xpad[ih*wp*cp:(ih+1)*wp*cp], ih-g.PadT)
+				rowOf(g, x, signed, z, xpad[ih*wp*cp:(ih+1)*wp*cp], ih-g.PadT)
 				continue
 			}
 			if tmp == nil {
 				tmp = make([]byte, wp*cp)
 			}
-			relayoutRow(g, x, signed, z, tmp, ih-g.PadT)
+			rowOf(g, x, signed, z, tmp, ih-g.PadT)
 			widen(wide[ih*wp*cp:], tmp, false)
 		}
 	})
 }
 
-// relayoutRow writes row h of x (padding where h is outside it) into row,
-// the padded row channels last.
-func relayoutRow(g ConvGeom, x []byte, signed bool, z byte, row []byte, h int) {
+// paddedRow fills the padding of padded input row (h its input row): all
+// of it where h is outside the input (false), else the columns left and
+// right of the input's, returning the input's part.
+func paddedRow(g ConvGeom, z byte, row []byte, h int) ([]byte, bool) {
 	if h < 0 || h >= g.H {
 		fill(row, z)
-		return
+		return nil, false
 	}
 	cp := c4(&g)
 	fill(row[:g.PadL*cp], z)
 	fill(row[(g.PadL+g.W)*cp:], z)
-	in := row[g.PadL*cp : (g.PadL+g.W)*cp]
+	return row[g.PadL*cp : (g.PadL+g.W)*cp], true
+}
+
+// relayoutRow writes row h of x (padding where h is outside it) into row,
+// the padded row channels last.
+func relayoutRow(g ConvGeom, x []byte, signed bool, z byte, row []byte, h int) {
+	in, ok := paddedRow(g, z, row, h)
+	if !ok {
+		return
+	}
+	cp := c4(&g)
 	if cp == 4 {
 		relayoutFew(g, x, signed, z, in, h)
 		return
