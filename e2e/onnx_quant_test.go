@@ -550,3 +550,41 @@ func testByteMaxPool(t *testing.T, target string) {
 		}
 	}
 }
+
+// TestONNXByteResize: Resize of uint8 values in mode nearest (QOperator
+// models upsample quantized activations so), static and over a symbolic
+// height, picks the same elements as the float Resize of the same values,
+// in the input's dtype; linear mode on bytes says what is supported.
+func TestONNXByteResize(t *testing.T) {
+	resize := func(elem int32, mode string) *graph {
+		g := &graph{outs: []string{"y"}}
+		g.inputs = append(g.inputs, &onnxpb.ValueInfo{Name: "x", ElemType: elem, HasShape: true,
+			Shape: []onnxpb.Dim{{Value: 1, Known: true}, {Value: 2, Known: true}, {Param: "h"}, {Value: 5, Known: true}}})
+		g.init("sc", []int64{4}, []float32{1, 1, 2, 1.5})
+		g.node("Resize", []string{"x", "", "sc"}, []string{"y"}, as("mode", mode), as("nearest_mode", "floor"), as("coordinate_transformation_mode", "asymmetric"))
+		return g
+	}
+	for _, h := range []int64{3, 4} {
+		xb := tensor.New(tensor.U8, 1, 2, h, 5)
+		xf := tensor.New(tensor.F32, 1, 2, h, 5)
+		fs := tensor.AsF32(xf.Data)
+		for i := range xb.Data {
+			xb.Data[i] = byte(i*71 + 5)
+			fs[i] = float32(xb.Data[i])
+		}
+		b := specialize.Binding{"h": h}
+		got := runONNXOn(t, resize(2, "nearest"), 13, "cpu", b, map[string]*tensor.Tensor{"x": xb})[0]
+		want := runONNXOn(t, resize(1, "nearest"), 13, "cpu", b, map[string]*tensor.Tensor{"x": xf})[0]
+		if got.DType != tensor.U8 || len(got.Data) != len(want.Data)/4 || len(got.Data) != int(2*2*h*7) {
+			t.Fatalf("h=%d: %s%v, want u8 of float's %v", h, got.DType, got.Shape, want.Shape)
+		}
+		for i, v := range tensor.AsF32(want.Data) {
+			if float32(got.Data[i]) != v {
+				t.Fatalf("h=%d: y[%d] = %d, the float Resize %v", h, i, got.Data[i], v)
+			}
+		}
+	}
+	if err := importErr(resize(2, "linear"), 13); !strings.Contains(err, "Resize of a u8 input in mode linear: integer inputs are resized in mode nearest only") {
+		t.Errorf("linear Resize of bytes: %q", err)
+	}
+}

@@ -901,8 +901,10 @@ func (im *importer) resize(n *onnxpb.Node) error {
 	if t.Rank() != 4 {
 		return fmt.Errorf("Resize of a rank-%d input: only 4-D (NCHW) is supported", t.Rank())
 	}
-	if !t.DType.IsFloat() {
-		return fmt.Errorf("Resize of a %s input: only float inputs are supported", t.DType)
+	if !t.DType.IsFloat() && sp.mode != "nearest" {
+		// nearest picks elements (gathers) of any type; linear and cubic
+		// interpolate, which for integers each runtime rounds its own way
+		return fmt.Errorf("Resize of a %s input in mode %s: integer inputs are resized in mode nearest only", t.DType, sp.mode)
 	}
 	axes := []int64{0, 1, 2, 3}
 	if a, ok := attrInts(n, "axes"); ok {
