@@ -490,6 +490,8 @@ func opsGrid(quick bool) []opCase {
 			poolCase(op, 64, 56, 3, 2, 0, false),
 			poolCase(op, 64, 56, 3, 2, 0, true),
 			poolCase(op, 256, 28, 3, 1, 1, false),
+			// an inception block's pool branch on a small plane (GoogLeNet)
+			poolCase(op, 480, 14, 3, 1, 1, false),
 		)
 	}
 	for _, gp := range []struct {

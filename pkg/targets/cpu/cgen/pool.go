@@ -24,8 +24,29 @@ const poolClasses = 5
 // poolLanes is the width of the explicit vectors of the interior loop of
 // strides 1 and 2: one zmm register on x86-64-v4, two ymm on x86-64-v3,
 // four q registers on arm64 (clang splits the vector type to the level's
-// registers).
+// registers). A run of interior columns narrower than that (a 14x14 or
+// 7x7 plane's: GoogLeNet's inception pools) takes the widest of 8 and 4
+// lanes that fits it: scalar, it ran at a third of ONNX Runtime's speed.
 const poolLanes = 16
+
+// vecLanes is the width of the vectors over a run of n interior columns:
+// poolLanes, 8 or 4, the widest no wider than the run (0: none fits).
+func vecLanes(n int64) int64 {
+	for _, l := range []int64{poolLanes, 8, 4} {
+		if n >= l {
+			return l
+		}
+	}
+	return 0
+}
+
+// vecTypes are the C vector types of l lanes of floats and of int32.
+func vecTypes(l int64) (vf, vi string) {
+	if l == poolLanes {
+		return "vf", "vi"
+	}
+	return fmt.Sprintf("vf%d", l), fmt.Sprintf("vi%d", l)
+}
 
 // pool2d generates the function of a 2-D max or average pool over NCHW
 // f32; its range is the N·C·OH output rows.
@@ -103,8 +124,11 @@ func pool2d(prog *lir.Program, op *lir.Pool2D, opts Options) (function, bool) {
 
 	b := &p.b
 	b.WriteString("{\n")
-	fmt.Fprintf(b, "\ttypedef float vf __attribute__((vector_size(%d), aligned(4), may_alias));\n", 4*poolLanes)
-	fmt.Fprintf(b, "\ttypedef int32_t vi __attribute__((vector_size(%d), aligned(4), may_alias));\n", 4*poolLanes)
+	for _, l := range []int64{poolLanes, 8, 4} {
+		vf, vi := vecTypes(l)
+		fmt.Fprintf(b, "\ttypedef float %s __attribute__((vector_size(%d), aligned(4), may_alias));\n", vf, 4*l)
+		fmt.Fprintf(b, "\ttypedef int32_t %s __attribute__((vector_size(%d), aligned(4), may_alias));\n", vi, 4*l)
+	}
 	b.WriteString("\tconst float *restrict x = (const float *)args[0];\n")
 	b.WriteString("\tfloat *restrict y = (float *)args[1];\n")
 	b.WriteString("\tfor (int64_t r = lo; r < hi; r++) {\n")
@@ -268,25 +292,23 @@ func (p *poolGen) init() string {
 	return "0.0f"
 }
 
-// exact is the statement folding t into a as the kernel does (scalars
-// or vectors; m is the vector mask).
-func (p *poolGen) exact(vector bool) string {
+// exact is the statement folding t into a as the kernel does (scalars,
+// or vectors of lanes l, 0 for scalars; m is the vector mask).
+func (p *poolGen) exact(l int64) string {
+	vf, vi := vecTypes(l)
 	switch {
 	case !p.max:
 		return "a = a + t;"
-	case vector:
-		return "m = (t > a) | (t != t); a = (vf)(((vi)t & m) | ((vi)a & ~m));"
+	case l > 0:
+		return fmt.Sprintf("m = (t > a) | (t != t); a = (%s)(((%s)t & m) | ((%s)a & ~m));", vf, vi, vi)
 	}
 	return "a = (t > a || t != t) ? t : a;"
 }
 
-// fast is the max fold of the vectorized loops: the greater of t and a
-// (a machine max), and t folded into n, which turns NaN when a cell is
-// NaN or infinite.
-func (p *poolGen) fast(vector bool) string {
-	if vector {
-		return "m = t > a; a = (vf)(((vi)t & m) | ((vi)a & ~m)); n = n + t * 0.0f;"
-	}
+// fast is the max fold of the scalar interior loop: the greater of t and
+// a (a machine max), and t folded into n, which turns NaN when a cell is
+// NaN or infinite (the vector loops' is maxTree).
+func (p *poolGen) fast() string {
 	return "a = t > a ? t : a; n = n + t * 0.0f;"
 }
 
@@ -322,17 +344,24 @@ func (p *poolGen) interior(rc, cc poolClass) {
 		b.WriteString("\t\t\t}\n")
 	case len(offs) > poolUnroll:
 		p.byRows(rc, cc, lo, hi)
-	case hi-lo >= poolLanes && (p.sw == 1 || p.sw == 2):
+	case vecLanes(hi-lo) > 0 && (p.sw == 1 || p.sw == 2):
+		l := vecLanes(hi - lo)
+		vf, vi := vecTypes(l)
 		b.WriteString("\t\t\t{\n")
-		b.WriteString("\t\t\t\tvf a, t, n = {0};\n\t\t\t\tvi m;\n\t\t\t\t(void)m;\n\t\t\t\t(void)n;\n")
+		fmt.Fprintf(b, "\t\t\t\t%s a, t, n = {0};\n\t\t\t\t%s m;\n\t\t\t\t(void)m;\n\t\t\t\t(void)n;\n", vf, vi)
 		loop := func(fold string, checked bool) {
-			fmt.Fprintf(b, "\t\t\t\tfor (int64_t o0 = %d; o0 < %d; o0 += %d) {\n", lo, hi, poolLanes)
+			fmt.Fprintf(b, "\t\t\t\tfor (int64_t o0 = %d; o0 < %d; o0 += %d) {\n", lo, hi, l)
 			// The last vector ends at the run's end, overlapping the one
 			// before it (its outputs are computed twice, the same).
-			fmt.Fprintf(b, "\t\t\t\t\tconst int64_t o = o0 < %d ? o0 : %d;\n", hi-poolLanes, hi-poolLanes)
+			fmt.Fprintf(b, "\t\t\t\t\tconst int64_t o = o0 < %d ? o0 : %d;\n", hi-l, hi-l)
 			fmt.Fprintf(b, "\t\t\t\t\tconst float *q = xp + rb + o * %d;\n", p.sw)
+			if checked {
+				p.maxTree(offs, l)
+				b.WriteString("\t\t\t\t}\n")
+				return
+			}
 			for i, off := range offs {
-				load := p.vload(off)
+				load := p.vload(off, l)
 				if i == 0 {
 					fmt.Fprintf(b, "\t\t\t\t\ta = %s;\n", load)
 					if checked {
@@ -345,20 +374,20 @@ func (p *poolGen) interior(rc, cc poolClass) {
 				fmt.Fprintf(b, "\t\t\t\t\tt = %s; %s\n", load, fold)
 			}
 			if p.max {
-				b.WriteString("\t\t\t\t\t*(vf *)(yr + o) = a;\n")
+				fmt.Fprintf(b, "\t\t\t\t\t*(%s *)(yr + o) = a;\n", vf)
 			} else {
-				fmt.Fprintf(b, "\t\t\t\t\t*(vf *)(yr + o) = a / %s;\n", p.divisor(rc, cc))
+				fmt.Fprintf(b, "\t\t\t\t\t*(%s *)(yr + o) = a / %s;\n", vf, p.divisor(rc, cc))
 			}
 			b.WriteString("\t\t\t\t}\n")
 		}
 		if !p.max {
-			loop(p.exact(true), false)
+			loop(p.exact(l), false)
 		} else {
-			loop(p.fast(true), true)
-			b.WriteString("\t\t\t\tconst vi bad = n != n;\n\t\t\t\tint32_t any = 0;\n")
-			fmt.Fprintf(b, "\t\t\t\tfor (int i = 0; i < %d; i++) any |= bad[i];\n", poolLanes)
+			loop("", true) // maxTree
+			fmt.Fprintf(b, "\t\t\t\tconst %s bad = n != n;\n\t\t\t\tint32_t any = 0;\n", vi)
+			fmt.Fprintf(b, "\t\t\t\tfor (int i = 0; i < %d; i++) any |= bad[i];\n", l)
 			b.WriteString("\t\t\t\tif (any) {\n")
-			loop(p.exact(true), false)
+			loop(p.exact(l), false)
 			b.WriteString("\t\t\t\t}\n")
 		}
 		b.WriteString("\t\t\t}\n")
@@ -385,33 +414,83 @@ func (p *poolGen) interior(rc, cc poolClass) {
 			b.WriteString("\t\t\t}\n")
 		}
 		if !p.max {
-			loop(p.exact(false), false)
+			loop(p.exact(0), false)
 		} else {
 			b.WriteString("\t\t\t{\n\t\t\tint32_t bad = 0;\n")
-			loop(p.fast(false), true)
+			loop(p.fast(), true)
 			b.WriteString("\t\t\tif (bad) {\n")
-			loop(p.exact(false), false)
+			loop(p.exact(0), false)
 			b.WriteString("\t\t\t}\n\t\t\t}\n")
 		}
 	}
 }
 
-// vload is the vector of one cell (at offset off from q) of poolLanes
+// maxTree writes the body of the vectorized max loop's fast fold: the
+// cells' vectors loaded, their maximum as a balanced tree of pairs (the
+// left one kept where neither is greater: the first of the greatest in
+// the kernel's order, as its fold keeps it, for cells that are not NaN),
+// stored, and their sum, times zero, added into n, which turns NaN where
+// a cell is NaN or infinite (the row is then computed again with the
+// kernel's own fold). The tree's depth is the log of the cells where the
+// fold's chain was one operation per cell: on 14x14 planes, with two
+// vectors a row, that chain bounded the loop.
+func (p *poolGen) maxTree(offs []int64, l int64) {
+	b := &p.b
+	vf, vi := vecTypes(l)
+	var vals, sums []string
+	for i, off := range offs {
+		fmt.Fprintf(b, "\t\t\t\t\tconst %s c%d = %s;\n", vf, i, p.vload(off, l))
+		vals = append(vals, fmt.Sprintf("c%d", i))
+	}
+	sums = vals
+	tmp := 0
+	for len(vals) > 1 {
+		var next []string
+		for i := 0; i+1 < len(vals); i += 2 {
+			x, y := vals[i], vals[i+1]
+			fmt.Fprintf(b, "\t\t\t\t\tconst %s m%d = %s > %s;\n", vi, tmp, y, x)
+			fmt.Fprintf(b, "\t\t\t\t\tconst %s x%d = (%s)(((%s)%s & m%d) | ((%s)%s & ~m%d));\n", vf, tmp, vf, vi, y, tmp, vi, x, tmp)
+			next = append(next, fmt.Sprintf("x%d", tmp))
+			tmp++
+		}
+		if len(vals)%2 == 1 {
+			next = append(next, vals[len(vals)-1])
+		}
+		vals = next
+	}
+	for len(sums) > 1 {
+		var next []string
+		for i := 0; i+1 < len(sums); i += 2 {
+			fmt.Fprintf(b, "\t\t\t\t\tconst %s s%d = %s + %s;\n", vf, tmp, sums[i], sums[i+1])
+			next = append(next, fmt.Sprintf("s%d", tmp))
+			tmp++
+		}
+		if len(sums)%2 == 1 {
+			next = append(next, sums[len(sums)-1])
+		}
+		sums = next
+	}
+	fmt.Fprintf(b, "\t\t\t\t\tn = n + %s * 0.0f;\n", sums[0])
+	fmt.Fprintf(b, "\t\t\t\t\t*(%s *)(yr + o) = %s;\n", vf, vals[0])
+}
+
+// vload is the vector of one cell (at offset off from q) of l
 // consecutive outputs: a load at stride 1; at stride 2, the even
-// elements of the 31 floats from q + off, loaded as [0, 16) and [15, 31)
-// so that no float outside the windows is read.
-func (p *poolGen) vload(off int64) string {
+// elements of the 2l-1 floats from q + off, loaded as [0, l) and
+// [l-1, 2l-1) so that no float outside the windows is read.
+func (p *poolGen) vload(off, l int64) string {
+	vf, _ := vecTypes(l)
 	if p.sw == 1 {
-		return fmt.Sprintf("*(const vf *)(q + %d)", off)
+		return fmt.Sprintf("*(const %s *)(q + %d)", vf, off)
 	}
-	idx := make([]string, 0, poolLanes)
-	for i := 0; i < poolLanes/2; i++ {
-		idx = append(idx, strconv.Itoa(2*i))
+	idx := make([]string, 0, l)
+	for i := int64(0); i < l/2; i++ {
+		idx = append(idx, strconv.FormatInt(2*i, 10))
 	}
-	for i := poolLanes / 2; i < poolLanes; i++ {
-		idx = append(idx, strconv.Itoa(poolLanes+2*i-(poolLanes-1)))
+	for i := l / 2; i < l; i++ {
+		idx = append(idx, strconv.FormatInt(l+2*i-(l-1), 10))
 	}
-	return fmt.Sprintf("__builtin_shufflevector(*(const vf *)(q + %d), *(const vf *)(q + %d), %s)", off, off+poolLanes-1, strings.Join(idx, ", "))
+	return fmt.Sprintf("__builtin_shufflevector(*(const %s *)(q + %d), *(const %s *)(q + %d), %s)", vf, off, vf, off+l-1, strings.Join(idx, ", "))
 }
 
 // byRows writes the interior columns [lo, hi) of a row class whose window
@@ -427,10 +506,10 @@ func (p *poolGen) byRows(rc, cc poolClass, lo, hi int64) {
 	b.WriteString("\t\t\t\t\tfloat a = yr[ow], t;\n")
 	if g.KW <= poolUnroll {
 		for kw := range g.KW {
-			fmt.Fprintf(b, "\t\t\t\t\tt = xp[c + %d]; %s\n", kw*p.dw, p.exact(false))
+			fmt.Fprintf(b, "\t\t\t\t\tt = xp[c + %d]; %s\n", kw*p.dw, p.exact(0))
 		}
 	} else {
-		fmt.Fprintf(b, "\t\t\t\t\tfor (int64_t kw = 0; kw < %d; kw++) { t = xp[c + kw * %d]; %s }\n", g.KW, p.dw, p.exact(false))
+		fmt.Fprintf(b, "\t\t\t\t\tfor (int64_t kw = 0; kw < %d; kw++) { t = xp[c + kw * %d]; %s }\n", g.KW, p.dw, p.exact(0))
 	}
 	b.WriteString("\t\t\t\t\tyr[ow] = a;\n\t\t\t\t}\n\t\t\t}\n")
 	if !p.max {
@@ -449,7 +528,7 @@ func (p *poolGen) border(rc, cc poolClass) {
 			fmt.Fprintf(b, "\t\t\t\tconst int64_t c = rb + ow * %d%s;\n", p.sw, plus(cc.klo*p.dw))
 			fmt.Fprintf(b, "\t\t\t\tfor (int64_t kh = 0; kh < %d; kh++)\n", rc.khi-rc.klo)
 			fmt.Fprintf(b, "\t\t\t\t\tfor (int64_t kw = 0; kw < %d; kw++) { t = xp[c + kh * %d + kw * %d]; %s }\n",
-				cc.khi-cc.klo, p.dh*g.W, p.dw, p.exact(false))
+				cc.khi-cc.klo, p.dh*g.W, p.dw, p.exact(0))
 		}
 		if p.max {
 			b.WriteString("\t\t\t\tyr[ow] = a;\n")
@@ -484,7 +563,7 @@ func (p *poolGen) checked(cc poolClass) {
 		fmt.Fprintf(b, "\t\t\t\t\tif (ih < 0 || ih >= %d) continue;\n", g.H)
 		fmt.Fprintf(b, "\t\t\t\t\tfor (int64_t kw = 0; kw < %d; kw++) {\n", g.KW)
 		fmt.Fprintf(b, "\t\t\t\t\t\tconst int64_t iw = iw0 + kw * %d;\n", p.dw)
-		fmt.Fprintf(b, "\t\t\t\t\t\tif (iw >= 0 && iw < %d) { t = xp[ih * %d + iw]; %s }\n", g.W, g.W, p.exact(false))
+		fmt.Fprintf(b, "\t\t\t\t\t\tif (iw >= 0 && iw < %d) { t = xp[ih * %d + iw]; %s }\n", g.W, g.W, p.exact(0))
 		b.WriteString("\t\t\t\t\t}\n\t\t\t\t}\n")
 		if p.max {
 			b.WriteString("\t\t\t\tyr[ow] = a;\n")

@@ -187,6 +187,11 @@ func TestNativePool2D(t *testing.T) {
 			poolGrid{1, 2, 2, 3, [][2]int64{{2, 2}, {3, 3}, {3, 1}}, []int64{1, 2}, []string{"pad0", "asym", "ceil"}, []int64{1}}.cases())},
 		{"9x11", poolGrid{2, 2, 9, 11, all5, []int64{1, 2, 3}, []string{"pad0", "pad1", "asym", "extra", "ceil"}, []int64{1}}.cases()},
 		{"9x11 dilated", poolGrid{2, 2, 9, 11, [][2]int64{{3, 3}, {3, 1}}, []int64{1, 2}, []string{"pad1", "asym"}, []int64{2}}.cases()},
+		// rows whose interior is narrower than a full vector (8 and 4
+		// lanes): inception pools over 14x14 and 7x7 planes
+		{"14x14 and 7x7", slices.Concat(
+			poolGrid{1, 3, 14, 14, [][2]int64{{3, 3}, {2, 2}}, []int64{1, 2}, []string{"pad0", "pad1", "ceil"}, []int64{1}}.cases(),
+			poolGrid{1, 3, 7, 7, [][2]int64{{3, 3}}, []int64{1, 2}, []string{"pad1", "ceil"}, []int64{1}}.cases())},
 		{"56x56", poolGrid{1, 3, 56, 56, [][2]int64{{2, 2}, {3, 3}, {5, 5}}, []int64{1, 2}, []string{"pad0", "pad1"}, []int64{1}}.cases()},
 		{"112x112", []poolCase{
 			{"resnet max 3x3/2 pad1", lir.Pool2D{Max: true, Geom: poolGeomOf(1, 4, 112, 112, 3, 3, 2, 2, [4]int64{1, 1, 1, 1}, 1, 1, false)}},
