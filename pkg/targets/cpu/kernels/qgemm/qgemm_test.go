@@ -311,7 +311,7 @@ func TestConv(t *testing.T) {
 					}
 					xin := x
 					if l.XNHWC {
-						xin = toNHWC(x, g.N, g.C, g.H*g.W)
+						xin = swapInner(x, g.N, g.C, g.H*g.W)
 					}
 					outT := make([]float32, ol)
 					if l.OutNHWC {
@@ -319,7 +319,7 @@ func TestConv(t *testing.T) {
 					}
 					convWith(kern, pool, g, l, xin, signed, zero, packed, bias, xpad, outT, got)
 					if l.OutNHWC {
-						got = toNCHW(got, g.N, g.O, g.OH*g.OW)
+						got = swapInner(got, g.N, g.OH*g.OW, g.O)
 					}
 					for i := range want {
 						if got[i] != want[i] {
@@ -332,30 +332,18 @@ func TestConv(t *testing.T) {
 	}
 }
 
-// toNHWC is x [n, c, hw] channels last, [n, hw, c].
-func toNHWC[T any](x []T, n, c, hw int) []T {
+// swapInner is x [n, a, b] as [n, b, a]: an NCHW tensor channels last
+// (a = C, b = H·W), or back (a = H·W, b = C).
+func swapInner[T any](x []T, n, a, b int) []T {
 	y := make([]T, len(x))
 	for i := range n {
-		for ch := range c {
-			for p := range hw {
-				y[(i*hw+p)*c+ch] = x[(i*c+ch)*hw+p]
+		for j := range a {
+			for k := range b {
+				y[(i*b+k)*a+j] = x[(i*a+j)*b+k]
 			}
 		}
 	}
 	return y
-}
-
-// toNCHW is channels-last y [n, hw, c] as [n, c, hw].
-func toNCHW[T any](y []T, n, c, hw int) []T {
-	x := make([]T, len(y))
-	for i := range n {
-		for ch := range c {
-			for p := range hw {
-				x[(i*c+ch)*hw+p] = y[(i*hw+p)*c+ch]
-			}
-		}
-	}
-	return x
 }
 
 func BenchmarkConv(b *testing.B) {
