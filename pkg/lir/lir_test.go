@@ -237,3 +237,39 @@ func TestDispatchEncodingCompat(t *testing.T) {
 		t.Errorf("a dispatch with offsets is tagged %s", s.Kind())
 	}
 }
+
+// TestQConv2DEncodingCompat: an integer convolution in NCHW encodes as
+// before the channels-last fields (artifacts written then decode, and
+// ones written now are byte-identical); one with either field set has
+// its own tag, and a step tagged conv2d_i8 whose fields say channels
+// last is refused rather than run with the wrong layout.
+func TestQConv2DEncodingCompat(t *testing.T) {
+	type oldQConv2D struct { // lir.QConv2D before XNHWC and OutNHWC
+		X, W, Bias, Out Buf
+		XPad, OutT      Buf
+		Geom            ConvGeom
+		Zero            int64
+		Signed          bool
+	}
+	g := ConvGeom{N: 1, C: 4, H: 3, W: 3, O: 2, KH: 1, KW: 1, StrideH: 1, StrideW: 1, DilH: 1, DilW: 1, Groups: 1, OH: 3, OW: 3}
+	old := oldQConv2D{X: 0, W: 1, Bias: NoBuf, Out: 2, XPad: 3, OutT: 4, Geom: g, Zero: 7}
+	var s Step
+	if err := msgpack.Unmarshal(encode(t, map[string]any{"kind": "conv2d_i8", "op": old, "src": "s"}), &s); err != nil {
+		t.Fatal(err)
+	}
+	q, ok := s.Op.(*QConv2D)
+	if !ok || q.XNHWC || q.OutNHWC || q.Zero != 7 || q.OutT != 4 || s.Kind() != "conv2d_i8" {
+		t.Fatalf("old conv2d_i8 decoded as %#v", s.Op)
+	}
+	if got, want := encode(t, old), encode(t, q); !bytes.Equal(got, want) {
+		t.Errorf("an NCHW integer convolution encodes differently from before: % x, was % x", want, got)
+	}
+	q.OutNHWC = true
+	if s.Kind() != "conv2d_i8_nhwc" {
+		t.Errorf("a channels-last integer convolution is tagged %s", s.Kind())
+	}
+	forged := encode(t, map[string]any{"kind": "conv2d_i8", "op": q, "src": "s"})
+	if err := msgpack.Unmarshal(forged, &s); err == nil || !strings.Contains(err.Error(), "tagged conv2d_i8") {
+		t.Errorf("conv2d_i8 with channels-last fields: %v, want a refusal", err)
+	}
+}
