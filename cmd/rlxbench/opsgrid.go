@@ -477,6 +477,8 @@ func opsGrid(quick bool) []opCase {
 		convCase(8, 64, 64, 28, 3, 1, 1, 1),
 		convCase(8, 256, 64, 28, 1, 1, 1, 1),
 		convCase(8, 96, 96, 28, 3, 1, 1, 96),
+		convCase(1, 208, 208, 14, 3, 1, 1, 26),  // RegNetY: groups of 8 channels
+		convCase(1, 240, 240, 28, 5, 2, 1, 240), // EfficientNet: depthwise 5x5/2
 	)
 	g = append(g,
 		convTCase(256, 128, 14, 2, 2, 0, 0),
@@ -492,6 +494,7 @@ func opsGrid(quick bool) []opCase {
 			poolCase(op, 256, 28, 3, 1, 1, false),
 			// an inception block's pool branch on a small plane (GoogLeNet)
 			poolCase(op, 480, 14, 3, 1, 1, false),
+			poolCase(op, 480, 14, 3, 2, 0, true), // GoogLeNet's ceil-mode pool onto 7x7
 		)
 	}
 	for _, gp := range []struct {
