@@ -368,9 +368,12 @@ func (d *driver) runOpsChunk(cases []*opCase, first int) []opRow {
 				row.Ratio = ratio(row.ORTUS, row.RlxUS)
 			}
 			if row.RlxUS > 0 {
+				// A whole model's rate is its FLOPs' (from its manifest);
+				// without them, the bytes of its inputs and outputs say
+				// nothing of its speed, so it has none.
 				if row.GFLOP > 0 {
 					row.Rate, row.RateUnit = row.GFLOP/(row.RlxUS*1e-6), "GFLOP/s"
-				} else if row.MB > 0 {
+				} else if row.MB > 0 && row.Family != "qdq" {
 					row.Rate, row.RateUnit = row.MB/1e3/(row.RlxUS*1e-6), "GB/s"
 				}
 			}
