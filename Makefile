@@ -117,7 +117,7 @@ fuzz:
 fuzz-smoke:
 	$(SMOKE_ENV) scripts/fuzz.sh ./pkg/hir FuzzParseCheck $(SMOKE_HIR)
 	$(SMOKE_ENV) scripts/fuzz.sh ./pkg/dim FuzzParse $(SMOKE_DIM)
-	@for t in ./pkg/artifact:FuzzOpenBytes ./pkg/tensor/npy:FuzzRead ./pkg/tensor/safetensors:FuzzParse ./pkg/onnx/onnxpb:FuzzDecode ./pkg/targets/gpu/runtime:FuzzNew; do \
+	@for t in ./pkg/artifact:FuzzOpenBytes ./pkg/tensor/npy:FuzzRead ./pkg/tensor/safetensors:FuzzParse ./pkg/onnx/onnxpb:FuzzDecode ./pkg/onnx/onnxpb:FuzzLoadExternal ./pkg/targets/gpu/runtime:FuzzNew; do \
 		$(SMOKE_ENV) scripts/fuzz.sh $${t%%:*} $${t##*:} $(SMOKE_OTHER) || exit 1; done
 	$(SMOKE_ENV) scripts/fuzz.sh ./pkg/loader FuzzProgram $(SMOKE_PROGRAM)
 
