@@ -295,8 +295,9 @@ func (p *Plan) regionPlanes(n *mir.Node, cand map[*mir.Value]bool) []*mir.Value 
 // lives from its first such reader to its last, and an NCHW result is
 // written to scratch that lives for the node and relaid out. An integer
 // convolution reads and writes either order itself. An elementwise
-// region runs channels last when every value of its full shape is stored
-// so, and NCHW otherwise: it is never relaid, so a region between two
+// region runs channels last when every 4-D value it reads or writes is
+// stored so (regionPlanes: but for layout-free ones no stretch stores),
+// and NCHW otherwise: it is never relaid, so a region between two
 // stretches (a quantized model's requantization, between each pair of
 // convolutions) joins them only where all its operands can be NHWC.
 func channelsLast(p *Plan) {
@@ -354,8 +355,8 @@ func channelsLast(p *Plan) {
 	// residual it reads is not stored channels last either, which can
 	// leave another convolution without a channels-last input or result:
 	// repeat until nothing changes.
-	// A region runs in one order: where one of its full-shape values
-	// cannot be NHWC, none of them is. Repeat both rules until nothing
+	// A region runs in one order: where one of its planes (regionPlanes)
+	// cannot be NHWC, none of them is. Both rules repeat until nothing
 	// changes.
 	for changed := true; changed; {
 		changed = false
