@@ -429,24 +429,10 @@ func byteStep(in lir.Instr, val []float64) (float64, bool) {
 	return float64(float32(v)), true
 }
 
-// byteCast converts v to a byte as the CPU interpreter does: NaN to 0,
-// truncated toward zero (saturating at int64's range), wrapped to the
-// width.
+// byteCast converts v to a byte as the runtimes' casts do (lir.TruncInt,
+// lir.WrapInt).
 func byteCast(v float64, to tensor.DType) float64 {
-	var i int64
-	switch {
-	case math.IsNaN(v):
-	case v >= math.MaxInt64:
-		i = math.MaxInt64
-	case v <= math.MinInt64:
-		i = math.MinInt64
-	default:
-		i = int64(v)
-	}
-	if to == tensor.I8 {
-		return float64(int8(i))
-	}
-	return float64(uint8(i))
+	return float64(lir.WrapInt(lir.TruncInt(v), to))
 }
 
 // maxByteChainUlps is how far from c's f32 rounding the search for m

@@ -181,35 +181,9 @@ func castTo(d, x []float64, to tensor.DType) {
 		case tensor.Bool:
 			d[i] = b2f(v != 0)
 		default:
-			d[i] = float64(wrapInt(truncInt(v), to))
+			d[i] = float64(lir.WrapInt(lir.TruncInt(v), to))
 		}
 	}
-}
-
-func truncInt(v float64) int64 {
-	switch {
-	case math.IsNaN(v):
-		return 0
-	case v >= math.MaxInt64:
-		return math.MaxInt64
-	case v <= math.MinInt64:
-		return math.MinInt64
-	}
-	return int64(v)
-}
-
-func wrapInt(v int64, to tensor.DType) int64 {
-	switch to {
-	case tensor.I8:
-		return int64(int8(v))
-	case tensor.I16:
-		return int64(int16(v))
-	case tensor.I32:
-		return int64(int32(v))
-	case tensor.U8:
-		return int64(uint8(v))
-	}
-	return v
 }
 
 // load reads n elements of dtype dt starting at element off with stride st.
@@ -254,13 +228,13 @@ func store(b []byte, dt tensor.DType, off int64, src []float64) {
 		case tensor.F64:
 			binary.LittleEndian.PutUint64(b[8*e:], math.Float64bits(v))
 		case tensor.I64:
-			binary.LittleEndian.PutUint64(b[8*e:], uint64(truncInt(v)))
+			binary.LittleEndian.PutUint64(b[8*e:], uint64(lir.TruncInt(v)))
 		case tensor.I32:
-			binary.LittleEndian.PutUint32(b[4*e:], uint32(int32(truncInt(v))))
+			binary.LittleEndian.PutUint32(b[4*e:], uint32(int32(lir.TruncInt(v))))
 		case tensor.I16:
-			binary.LittleEndian.PutUint16(b[2*e:], uint16(int16(truncInt(v))))
+			binary.LittleEndian.PutUint16(b[2*e:], uint16(int16(lir.TruncInt(v))))
 		case tensor.I8, tensor.U8:
-			b[e] = byte(truncInt(v))
+			b[e] = byte(lir.TruncInt(v))
 		case tensor.Bool:
 			b[e] = byte(b2f(v != 0))
 		case tensor.F16:

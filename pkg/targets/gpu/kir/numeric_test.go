@@ -13,6 +13,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
 
@@ -500,17 +501,8 @@ func floatToI64Case() mapCase {
 	return mapCase{"floattoi64", []Type{F32}, I64, func(a []*Expr) *Expr { return FloatToI64(a[0]) }, [][]uint64{f32Bits(xs)},
 		func(t *testing.T, be backend, got []uint64) {
 			for i, x := range xs {
-				// The CPU target's truncInt.
-				var want int64
-				switch v := float64(x); {
-				case math.IsNaN(v):
-				case v >= math.MaxInt64:
-					want = math.MaxInt64
-				case v <= math.MinInt64:
-					want = math.MinInt64
-				default:
-					want = int64(v)
-				}
+				// The CPU target's cast.
+				want := lir.TruncInt(float64(x))
 				if int64(got[i]) != want {
 					t.Errorf("FloatToI64(%g) = %d, want %d", x, int64(got[i]), want)
 				}
