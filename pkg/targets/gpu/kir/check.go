@@ -76,10 +76,10 @@ func opName(op Op) string {
 }
 
 var stmtNames = map[StmtOp]string{SDecl: "decl", SAssign: "assign", SStore: "store", SStoreShared: "store-shared",
-	SFor: "for", SIf: "if", SBarrier: "barrier", SBreak: "break"}
+	SFor: "for", SIf: "if", SBarrier: "barrier", SBreak: "break", SMMA: "mma"}
 
 // stmtArgs is how many expressions each statement has.
-var stmtArgs = map[StmtOp]int{SDecl: 1, SAssign: 1, SStore: 2, SStoreShared: 2, SFor: 3, SIf: 1, SBarrier: 0, SBreak: 0}
+var stmtArgs = map[StmtOp]int{SDecl: 1, SAssign: 1, SStore: 2, SStoreShared: 2, SFor: 3, SIf: 1, SBarrier: 0, SBreak: 0, SMMA: 10}
 
 // ident checks that name prints as the same identifier in GLSL, CUDA C
 // and MSL: C identifier syntax, no keyword or reserved word of the three
@@ -270,6 +270,20 @@ func (c *checker) stmts(ss []*Stmt, branch bool) error {
 		case SBreak:
 			if c.loops == 0 {
 				return fmt.Errorf("break outside a loop")
+			}
+		case SMMA:
+			// The whole warp takes part (mma.sync.aligned): like a
+			// barrier, never under a condition.
+			if branch {
+				return fmt.Errorf("mma inside a branch")
+			}
+			for i, a := range s.Args {
+				if a.T != F32 {
+					return fmt.Errorf("mma operand %d of type %s", i, a.T)
+				}
+				if i < 4 && a.Op != OpVar {
+					return fmt.Errorf("mma accumulator %d is not a variable", i)
+				}
 			}
 		}
 	}

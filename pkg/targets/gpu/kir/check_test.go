@@ -124,7 +124,7 @@ func TestCheck(t *testing.T) {
 		{"barrier in a loop inside an if", checkKernel(If(True(), []*Stmt{For("i", Int(0), Int(2), Int(1), Barrier())})), "barrier inside a branch"},
 		{"break outside a loop", checkKernel(Break()), "break outside a loop"},
 		{"break in an if outside a loop", checkKernel(If(True(), []*Stmt{Break()})), "break outside a loop"},
-		{"unknown statement", checkKernel(&Stmt{Op: SBreak + 1}), "unknown statement"},
+		{"unknown statement", checkKernel(&Stmt{Op: SMMA + 1}), "unknown statement"},
 		{"nil statement", checkKernel(nil), "missing statement"},
 		{"store without a value", checkKernel(&Stmt{Op: SStore, I: 1, Args: []*Expr{Int(0)}}), "store statement with 1 expressions, want 2"},
 		{"nil expression", checkKernel(Decl("a", Int(0)), &Stmt{Op: SAssign, Name: "a", Args: []*Expr{nil}}), "missing expression"},

@@ -11,7 +11,9 @@ package kir
 // with RLX_KIR_WRITE_PTX=DIR on a machine with clang to write them.
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -48,7 +50,7 @@ func gpuJobs() []gpuJob {
 	jobs = append(jobs, gpuJob{ew, groups, bufs, func(t *testing.T, be backend, out [][]byte) { check(t, out) }})
 	rk, groups, bufs, rcheck := reduceJob()
 	jobs = append(jobs, gpuJob{rk, groups, bufs, func(t *testing.T, be backend, out [][]byte) { rcheck(t, out) }})
-	return jobs
+	return append(jobs, mmaJob())
 }
 
 func TestGPUCUDA(t *testing.T) {
@@ -121,6 +123,49 @@ func TestGPUCUDA(t *testing.T) {
 			}
 		})
 	}
+}
+
+// mmaJob is one warp's tensor-core product (mmaKernel) of small integer
+// tiles, whose products and sums every rounding keeps exact, plus one
+// operand that tf32 rounds: a fragment element read from the wrong place
+// of A or B, or an accumulator stored to the wrong place, changes the
+// result.
+func mmaJob() gpuJob {
+	var a, b [128]float32
+	for i := range a {
+		a[i] = float32(i%7 - 3)
+	}
+	for i := range b[:64] {
+		b[i] = float32((i*5)%9 - 4)
+	}
+	// 1 + 2^-12 rounds to 1 in tf32 (10 fraction bits), 1 + 3·2^-12 to
+	// 1 + 2^-10 (nearest): both products stay exact.
+	a[0], b[9] = 1+1.0/4096, 1+3.0/4096
+	enc := func(v []float32) []byte {
+		out := make([]byte, 4*len(v))
+		for i, x := range v {
+			binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(x))
+		}
+		return out
+	}
+	tf32 := func(x float32) float64 {
+		return float64(math.Float32frombits((math.Float32bits(x) + 0x1000) &^ 0x1fff))
+	}
+	check := func(t *testing.T, _ backend, out [][]byte) {
+		for r := range 16 {
+			for c := range 8 {
+				var want float64
+				for k := range 8 {
+					want += tf32(a[r*8+k]) * tf32(b[k*8+c])
+				}
+				got := math.Float32frombits(binary.LittleEndian.Uint32(out[2][4*(r*8+c):]))
+				if float64(got) != want {
+					t.Errorf("D[%d][%d] = %v, want %v", r, c, got, want)
+				}
+			}
+		}
+	}
+	return gpuJob{mmaKernel(), [3]int{1, 1, 1}, [][]byte{enc(a[:]), enc(b[:64]), make([]byte, 4*128)}, check}
 }
 
 // runCUDA loads ptx and launches kernel k once over groups blocks of

@@ -147,6 +147,17 @@ const (
 	SIf                        // if (Args[0]) Body else Else
 	SBarrier                   // workgroup execution and workgroup-memory barrier
 	SBreak                     // leaves the innermost loop
+	// SMMA is one warp's tensor-core product of a 16×8 tile over 8 terms
+	// (PTX mma.sync m16n8k8, tf32 operands, f32 sums), CUDA only: the 32
+	// invocations of a warp each hold four accumulators (Args[0..3],
+	// f32 variables, updated in place), four elements of the 16×8 A
+	// tile (Args[4..7]) and two of the 8×8 B tile (Args[8..9]), in
+	// PTX's fragment layout; with g = lane/4 and t = lane%4, A's at
+	// (g, t), (g+8, t), (g, t+4), (g+8, t+4), B's at (t, g), (t+4, g),
+	// the accumulators at (g, 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1).
+	// Operands are rounded to tf32 (nearest, ties away from zero) first.
+	// Every invocation of the warp must reach it: never in a branch.
+	SMMA
 )
 
 // Stmt is one statement.

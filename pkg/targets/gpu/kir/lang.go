@@ -47,6 +47,9 @@ func Print(l Language, k *Kernel) (string, error) {
 	if err := Check(k); err != nil {
 		return "", fmt.Errorf("after Hoist: %v", err)
 	}
+	if l != CUDA && HasMMA(k) {
+		return "", fmt.Errorf("kernel %s: tensor-core products (mma) print only as CUDA, not %s", k.Name, l)
+	}
 	switch l {
 	case GLSL:
 		return printGLSL(k), nil
@@ -56,6 +59,21 @@ func Print(l Language, k *Kernel) (string, error) {
 		return printMSL(k), nil
 	}
 	return "", fmt.Errorf("no printer for language %q", l)
+}
+
+// HasMMA reports whether k has a tensor-core product (SMMA), which only
+// the CUDA printer writes.
+func HasMMA(k *Kernel) bool {
+	var has func(ss []*Stmt) bool
+	has = func(ss []*Stmt) bool {
+		for _, s := range ss {
+			if s != nil && (s.Op == SMMA || has(s.Body) || has(s.Else)) {
+				return true
+			}
+		}
+		return false
+	}
+	return has(k.Body)
 }
 
 func (p *printer) body(k *Kernel) {
@@ -213,6 +231,18 @@ RLX_DEV bool rlx_isnan(float x) { return x != x; }
 RLX_DEV bool rlx_isinf(float x) { return rlx_abs(x) == rlx_u2f(0x7f800000u); }
 `
 
+// cudaMMA is what a kernel with tensor-core products (SMMA) adds to the
+// prelude, as inline PTX, which NVRTC and clang both pass through to
+// ptxas (sm_80 and later, PTX ISA 7.0): each operand rounded to tf32
+// (cvt.rna: nearest, ties away from zero), then one mma.sync.
+const cudaMMA = `RLX_DEV unsigned int rlx_tf32(float x) { unsigned int r; asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x)); return r; }
+RLX_DEV void rlx_mma_tf32(float& c0, float& c1, float& c2, float& c3, float a0, float a1, float a2, float a3, float b0, float b1) {
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+    : "+f"(c0), "+f"(c1), "+f"(c2), "+f"(c3)
+    : "r"(rlx_tf32(a0)), "r"(rlx_tf32(a1)), "r"(rlx_tf32(a2)), "r"(rlx_tf32(a3)), "r"(rlx_tf32(b0)), "r"(rlx_tf32(b1)));
+}
+`
+
 func printCUDA(k *Kernel) string {
 	d := &dialect{
 		types:   map[Type]string{Bool: "bool", I32: "int", U32: "unsigned int", I64: "long long", F32: "float"},
@@ -240,6 +270,7 @@ func printCUDA(k *Kernel) string {
 		offset:    func(p int) string { return fmt.Sprintf("rlx_o%d", p) },
 		nonFinite: func(bits uint32) string { return fmt.Sprintf("rlx_u2f(0x%08xu)", bits) },
 		barrier:   "rlx_barrier();",
+		mma:       "rlx_mma_tf32",
 	}
 	for name := range Funcs {
 		d.funcs[name] = "rlx_" + name
@@ -247,6 +278,9 @@ func printCUDA(k *Kernel) string {
 	p := &printer{d: d, k: k}
 	p.line("// rlx kernel %s (CUDA C; generated, do not edit)", k.Name)
 	p.b.WriteString(cudaPrelude)
+	if HasMMA(k) {
+		p.b.WriteString(cudaMMA)
+	}
 	var params []string
 	for i, par := range k.Params {
 		c := "const "

@@ -24,6 +24,7 @@ type dialect struct {
 	offset    func(p int) string       // parameter p's launch offset (Kernel.Offsets)
 	nonFinite func(bits uint32) string // an f32 with these bits (inf, nan)
 	barrier   string
+	mma       string // the function a tensor-core product (SMMA) calls; "" where the language has none
 }
 
 type printer struct {
@@ -79,6 +80,12 @@ func (p *printer) stmt(s *Stmt) {
 		p.line("%s", d.barrier)
 	case SBreak:
 		p.line("break;")
+	case SMMA:
+		args := make([]string, len(s.Args))
+		for i, a := range s.Args {
+			args[i] = p.expr(a)
+		}
+		p.line("%s(%s);", d.mma, strings.Join(args, ", "))
 	}
 }
 
