@@ -26,6 +26,9 @@ type Target struct {
 	Name    string
 	Lang    kir.Language
 	Compile Compiler // nil: sources only
+	// TF32 lets products multiply on tensor cores with tf32 operands
+	// (kernelgen.Options.TF32): CUDA only.
+	TF32 bool
 }
 
 // Generate rewrites the LIR program in (as the CPU code generator made it,
@@ -33,7 +36,10 @@ type Target struct {
 // scratch after the arena where a kernel needs it), its steps replaced by
 // lir.Dispatch launches of the kernels in Kernels.
 func Generate(in *lir.Program, t Target) (*lir.Program, error) {
-	launches, in, err := kernelgen.Lower(in)
+	if t.TF32 && t.Lang != kir.CUDA {
+		return nil, fmt.Errorf("target %s has no tf32 products: only cuda multiplies on tensor cores", t.Name)
+	}
+	launches, in, err := kernelgen.Lower(in, kernelgen.Options{TF32: t.TF32})
 	if err != nil {
 		if u, ok := err.(*kernelgen.UnsupportedError); ok {
 			return nil, fmt.Errorf("%s: target %s has no kernel for this operation (%s)", u.Src, t.Name, u.Why)
@@ -52,11 +58,18 @@ func Generate(in *lir.Program, t Target) (*lir.Program, error) {
 		// offsets' alignment chose (the word type of a memcpy) is in the
 		// parameters' types, hence in the text: a kernel is only shared
 		// by launches whose offsets are whole elements of its types.
-		glsl, err := kir.Print(kir.GLSL, k)
+		// The text is GLSL's, whatever the target, so that a kernel has
+		// one name on every target; a tensor-core product prints only as
+		// CUDA, so its kernel is named by that.
+		lang := kir.GLSL
+		if kir.HasMMA(k) {
+			lang = kir.CUDA
+		}
+		text, err := kir.Print(lang, k)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", l.Src, err)
 		}
-		sum := sha256.Sum256([]byte(glsl))
+		sum := sha256.Sum256([]byte(text))
 		k.Name = k.Name + "_" + hex.EncodeToString(sum[:6])
 		i, ok := index[k.Name]
 		if !ok {

@@ -260,6 +260,27 @@ func (g *gen) gemmEnd(p *gemm, pre []*kir.Stmt) error {
 		func() ([]*kir.Stmt, [3]int, error) { return g.gemmKernel(p) })
 }
 
+// The tensor-core form of a tiling (gen.mma): the workgroup's 8 warps
+// (gemmThreads/32) as mmaWarpRows × mmaWarpCols, each computing a
+// (BM/mmaWarpRows)×(BN/mmaWarpCols) part of the output tile as 16×8
+// products over 8 terms (kir.SMMA) from the same staged blocks. A tiling
+// has it where those parts are whole products and BK whole K-steps of
+// them: the table's 64×64 (2×2 products a warp) and 32×32 (one) tiles.
+const (
+	mmaWarpRows, mmaWarpCols = 2, 4
+	mmaM, mmaN, mmaK         = 16, 8, 8
+)
+
+func (t gemmTiling) mmaFits() bool {
+	return t.bm%(mmaWarpRows*mmaM) == 0 && t.bn%(mmaWarpCols*mmaN) == 0 && t.bk%mmaK == 0
+}
+
+// gemmOut is one accumulator of an invocation and the output it sums.
+type gemmOut struct {
+	acc      string
+	row, col *kir.Expr
+}
+
 // gemmKernel fills g's kernel (begun with gemmLocal) with the tiled GEMM
 // of p and returns its body and workgroup counts. Split (p.splits > 1),
 // workgroup x is also the split: it sums its run of K and stores the
@@ -270,6 +291,8 @@ func (g *gen) gemmKernel(p *gemm) ([]*kir.Stmt, [3]int, error) {
 	if (t.bm/t.tm)*(t.bn/t.tn) != T || T%t.bk != 0 || T%t.bn != 0 || t.bm*t.bk%T != 0 || t.bk*t.bn%T != 0 {
 		return nil, [3]int{}, fmt.Errorf("gemm tiling %+v does not fit %d invocations", t, T)
 	}
+	mma := g.mma != mmaOff && t.mmaFits()
+	g.tf32 = mma
 	splits, chunk := max(p.splits, 1), p.chunk
 	ntn := ceilDiv(p.n, t.bn)
 	groups := [3]int{int(ntn * splits), int(ceilDiv(p.m, t.bm)), int(p.batch)}
@@ -280,12 +303,17 @@ func (g *gen) gemmKernel(p *gemm) ([]*kir.Stmt, [3]int, error) {
 	}
 	// A's block is stored transposed (k-major) with rows of BM+1 words:
 	// the invocations staging it write down a column, and the padding
-	// spreads that column over the banks.
-	sa := t.bm + 1
-	g.k.Shared = []kir.Shared{{Name: "tileA", Elem: kir.F32, Len: int(t.bk * sa)}, {Name: "tileB", Elem: kir.F32, Len: int(t.bk * t.bn)}}
+	// spreads that column over the banks. For tensor cores, rows of BM+8
+	// and BN+8 words instead: a fragment's 32 reads (8 rows or columns
+	// g, 4 k-rows t) then fall in 32 banks (8t + g).
+	sa, sb := t.bm+1, t.bn
+	if mma {
+		sa, sb = t.bm+8, t.bn+8
+	}
+	g.k.Shared = []kir.Shared{{Name: "tileA", Elem: kir.F32, Len: int(t.bk * sa)}, {Name: "tileB", Elem: kir.F32, Len: int(t.bk * sb)}}
 	I := kir.Int
 	V := func(n string) *kir.Expr { return kir.Var(n, kir.I32) }
-	rm, rn := t.bm/t.tm, t.bn/t.tn // the micro-tile's row and column strides
+	rn := t.bn / t.tn // the micro-tile's column stride
 	body := []*kir.Stmt{
 		kir.Decl("tid", kir.LocalID(0)),
 		kir.Decl("tx", kir.Rem(V("tid"), I(rn))),
@@ -302,13 +330,16 @@ func (g *gen) gemmKernel(p *gemm) ([]*kir.Stmt, [3]int, error) {
 		kir.Decl("bcol", kir.Add(V("col0"), V("bc"))),
 	}
 	body = append(body, p.bCol(V("bcol"))...)
-	var accs []string
-	for i := range t.tm {
-		for j := range t.tn {
-			name := fmt.Sprintf("acc%d_%d", i, j)
-			accs = append(accs, name)
-			body = append(body, kir.Decl(name, kir.Float(0)))
-		}
+	var outs []gemmOut
+	var pre, compute, where []*kir.Stmt
+	if mma {
+		outs, pre, where, compute = mmaStep(t, sa, sb, g.mma)
+	} else {
+		outs, where, compute = microStep(t, sa, sb)
+	}
+	body = append(body, pre...)
+	for _, o := range outs {
+		body = append(body, kir.Decl(o.acc, kir.Float(0)))
 	}
 	var step []*kir.Stmt
 	for s := range t.bm * t.bk / T {
@@ -335,26 +366,11 @@ func (g *gen) gemmKernel(p *gemm) ([]*kir.Stmt, [3]int, error) {
 			ok = and(kir.Lt(kr, I(p.k)), ok)
 		}
 		step = append(step, pre...)
-		step = append(step, guardedStage(1, kir.Add(kir.Mul(r, I(t.bn)), V("bc")), ok, v))
+		step = append(step, guardedStage(1, kir.Add(kir.Mul(r, I(sb)), V("bc")), ok, v))
 	}
 	step = append(step, kir.Barrier())
-	var inner []*kir.Stmt
-	for i := range t.tm {
-		inner = append(inner, kir.Decl(fmt.Sprintf("a%d", i),
-			kir.LoadShared(0, kir.F32, kir.Add(kir.Mul(V("kk"), I(sa)), addC(V("ty"), i*rm)))))
-	}
-	for j := range t.tn {
-		inner = append(inner, kir.Decl(fmt.Sprintf("b%d", j),
-			kir.LoadShared(1, kir.F32, kir.Add(kir.Mul(V("kk"), I(t.bn)), addC(V("tx"), j*rn)))))
-	}
-	for i := range t.tm {
-		for j := range t.tn {
-			acc := accs[i*t.tn+j]
-			inner = append(inner, kir.Assign(acc, kir.Add(kir.Var(acc, kir.F32),
-				kir.Mul(kir.Var(fmt.Sprintf("a%d", i), kir.F32), kir.Var(fmt.Sprintf("b%d", j), kir.F32)))))
-		}
-	}
-	step = append(step, kir.For("kk", I(0), I(t.bk), I(1), inner...), kir.Barrier())
+	step = append(step, compute...)
+	step = append(step, kir.Barrier())
 	kBegin, kEnd := I(0), I(p.k)
 	if splits > 1 {
 		body = append(body, kir.Decl("split", divC(kir.GroupID(0), ntn)))
@@ -362,36 +378,167 @@ func (g *gen) gemmKernel(p *gemm) ([]*kir.Stmt, [3]int, error) {
 		kEnd = kir.Min(kir.Add(kBegin, I(chunk)), I(p.k))
 	}
 	body = append(body, kir.For("k0", kBegin, kEnd, I(t.bk), step...))
+	body = append(body, where...)
+	for _, o := range outs {
+		row, col := o.row, o.col
+		acc := kir.Var(o.acc, kir.F32)
+		var st []*kir.Stmt
+		if splits > 1 {
+			st = []*kir.Stmt{p.partial.store(p.partialAt(V("split"), row, col, p.m, p.n), acc)}
+		} else {
+			st = p.store(row, col, acc)
+		}
+		var ok *kir.Expr
+		if p.m%t.bm != 0 {
+			ok = and(ok, kir.Lt(row, I(p.m)))
+		}
+		if p.n%t.bn != 0 {
+			ok = and(ok, kir.Lt(col, I(p.n)))
+		}
+		if ok != nil {
+			st = []*kir.Stmt{kir.If(ok, st)}
+		}
+		body = append(body, st...)
+	}
+	return body, groups, nil
+}
+
+// microStep is the f32 form of a K-step over the staged blocks (A's
+// k-major in rows of sa words, B's in rows of sb): each invocation's
+// TM×TN micro-tile, strided (rows ty, ty+BM/TM, ...; columns tx,
+// tx+BN/TN, ...), per k TM values of A and TN of B read into registers,
+// then TM·TN multiply-adds. It returns the accumulators with their
+// outputs, the declarations those need after the loop, and the step.
+func microStep(t gemmTiling, sa, sb int64) (outs []gemmOut, where, step []*kir.Stmt) {
+	I := kir.Int
+	V := func(n string) *kir.Expr { return kir.Var(n, kir.I32) }
+	rm, rn := t.bm/t.tm, t.bn/t.tn
 	for i := range t.tm {
-		body = append(body, kir.Decl(fmt.Sprintf("orow%d", i), kir.Add(V("row0"), addC(V("ty"), i*rm))))
+		where = append(where, kir.Decl(fmt.Sprintf("orow%d", i), kir.Add(V("row0"), addC(V("ty"), i*rm))))
 	}
 	for j := range t.tn {
-		body = append(body, kir.Decl(fmt.Sprintf("ocol%d", j), kir.Add(V("col0"), addC(V("tx"), j*rn))))
+		where = append(where, kir.Decl(fmt.Sprintf("ocol%d", j), kir.Add(V("col0"), addC(V("tx"), j*rn))))
+	}
+	var inner []*kir.Stmt
+	for i := range t.tm {
+		inner = append(inner, kir.Decl(fmt.Sprintf("a%d", i),
+			kir.LoadShared(0, kir.F32, kir.Add(kir.Mul(V("kk"), I(sa)), addC(V("ty"), i*rm)))))
+	}
+	for j := range t.tn {
+		inner = append(inner, kir.Decl(fmt.Sprintf("b%d", j),
+			kir.LoadShared(1, kir.F32, kir.Add(kir.Mul(V("kk"), I(sb)), addC(V("tx"), j*rn)))))
 	}
 	for i := range t.tm {
 		for j := range t.tn {
-			row, col := V(fmt.Sprintf("orow%d", i)), V(fmt.Sprintf("ocol%d", j))
-			acc := kir.Var(accs[i*t.tn+j], kir.F32)
-			var st []*kir.Stmt
-			if splits > 1 {
-				st = []*kir.Stmt{p.partial.store(p.partialAt(V("split"), row, col, p.m, p.n), acc)}
-			} else {
-				st = p.store(row, col, acc)
-			}
-			var ok *kir.Expr
-			if p.m%t.bm != 0 {
-				ok = and(ok, kir.Lt(row, I(p.m)))
-			}
-			if p.n%t.bn != 0 {
-				ok = and(ok, kir.Lt(col, I(p.n)))
-			}
-			if ok != nil {
-				st = []*kir.Stmt{kir.If(ok, st)}
-			}
-			body = append(body, st...)
+			acc := fmt.Sprintf("acc%d_%d", i, j)
+			outs = append(outs, gemmOut{acc, V(fmt.Sprintf("orow%d", i)), V(fmt.Sprintf("ocol%d", j))})
+			inner = append(inner, kir.Assign(acc, kir.Add(kir.Var(acc, kir.F32),
+				kir.Mul(kir.Var(fmt.Sprintf("a%d", i), kir.F32), kir.Var(fmt.Sprintf("b%d", j), kir.F32)))))
 		}
 	}
-	return body, groups, nil
+	return outs, where, []*kir.Stmt{kir.For("kk", I(0), I(t.bk), I(1), inner...)}
+}
+
+// mmaStep is the tensor-core form of microStep (see mmaFits): warp w
+// computes the tile part at rows wrow = (w / mmaWarpCols)·WM and columns
+// wcol = (w % mmaWarpCols)·WN, as MI×NI 16×8 products per 8 terms of K.
+// Lane l holds, per product, the outputs of PTX's accumulator layout
+// (rows fg and fg+8, columns 2·ft and 2·ft+1; fg = l/4, ft = l%4), and
+// feeds it A's and B's fragment elements from the staged blocks (see
+// kir.SMMA). Emulated, each lane sums its own outputs' 8 terms from the
+// blocks instead, its operands rounded to tf32 as the tensor cores'
+// are. It also returns the declarations the step needs before the K
+// loop.
+func mmaStep(t gemmTiling, sa, sb int64, mode mmaMode) (outs []gemmOut, pre, where, step []*kir.Stmt) {
+	I := kir.Int
+	V := func(n string) *kir.Expr { return kir.Var(n, kir.I32) }
+	wm, wn := t.bm/mmaWarpRows, t.bn/mmaWarpCols
+	mi, ni := wm/mmaM, wn/mmaN
+	pre = []*kir.Stmt{
+		kir.Decl("fg", kir.Div(kir.Rem(V("tid"), I(32)), I(4))),
+		kir.Decl("ft", kir.Rem(V("tid"), I(4))),
+		kir.Decl("wrow", kir.Mul(kir.Div(kir.Div(V("tid"), I(32)), I(mmaWarpCols)), I(wm))),
+		kir.Decl("wcol", kir.Mul(kir.Rem(kir.Div(V("tid"), I(32)), I(mmaWarpCols)), I(wn))),
+	}
+	acc := func(i, j, q int64) string { return fmt.Sprintf("acc%d_%d_%d", i, j, q) }
+	// rowIn and colIn are output q's place in the tile for product (i, j).
+	rowIn := func(i, q int64) *kir.Expr { return addC(kir.Add(V("wrow"), V("fg")), i*mmaM+8*(q/2)) }
+	colIn := func(j, q int64) *kir.Expr {
+		return addC(kir.Add(V("wcol"), kir.Mul(V("ft"), I(2))), j*mmaN+q%2)
+	}
+	for i := range mi {
+		for h := range int64(2) {
+			where = append(where, kir.Decl(fmt.Sprintf("orow%d_%d", i, h), kir.Add(V("row0"), rowIn(i, 2*h))))
+		}
+	}
+	for j := range ni {
+		for c := range int64(2) {
+			where = append(where, kir.Decl(fmt.Sprintf("ocol%d_%d", j, c), kir.Add(V("col0"), colIn(j, c))))
+		}
+	}
+	for i := range mi {
+		for j := range ni {
+			for q := range int64(4) {
+				outs = append(outs, gemmOut{acc(i, j, q), V(fmt.Sprintf("orow%d_%d", i, q/2)), V(fmt.Sprintf("ocol%d_%d", j, q%2))})
+			}
+		}
+	}
+	tileA := func(k, row *kir.Expr) *kir.Expr { return kir.LoadShared(0, kir.F32, kir.Add(kir.Mul(k, I(sa)), row)) }
+	tileB := func(k, col *kir.Expr) *kir.Expr { return kir.LoadShared(1, kir.F32, kir.Add(kir.Mul(k, I(sb)), col)) }
+	kk := V("kk")
+	var inner []*kir.Stmt
+	if mode == mmaEmulated {
+		for i := range mi {
+			for j := range ni {
+				for q := range int64(4) {
+					var sum *kir.Expr
+					for x := range int64(mmaK) {
+						term := kir.Mul(tf32(tileA(addC(kk, x), rowIn(i, q))), tf32(tileB(addC(kk, x), colIn(j, q))))
+						if sum == nil {
+							sum = term
+						} else {
+							sum = kir.Add(sum, term)
+						}
+					}
+					a := acc(i, j, q)
+					inner = append(inner, kir.Assign(a, kir.Add(kir.Var(a, kir.F32), sum)))
+				}
+			}
+		}
+		return outs, pre, where, []*kir.Stmt{kir.For("kk", I(0), I(t.bk), I(mmaK), inner...)}
+	}
+	// A's fragment: (fg, ft), (fg+8, ft), (fg, ft+4), (fg+8, ft+4) of
+	// the product's 16×8 part; B's: (ft, fg), (ft+4, fg).
+	ft, ft4 := kir.Add(kk, V("ft")), kir.Add(kk, addC(V("ft"), 4))
+	for i := range mi {
+		r := addC(kir.Add(V("wrow"), V("fg")), i*mmaM)
+		r8 := addC(r, 8)
+		for e, v := range []*kir.Expr{tileA(ft, r), tileA(ft, r8), tileA(ft4, r), tileA(ft4, r8)} {
+			inner = append(inner, kir.Decl(fmt.Sprintf("fa%d_%d", i, e), v))
+		}
+	}
+	for j := range ni {
+		c := addC(kir.Add(V("wcol"), V("fg")), j*mmaN)
+		for e, v := range []*kir.Expr{tileB(ft, c), tileB(ft4, c)} {
+			inner = append(inner, kir.Decl(fmt.Sprintf("fb%d_%d", j, e), v))
+		}
+	}
+	F := func(f string, x, e int64) *kir.Expr { return kir.Var(fmt.Sprintf("%s%d_%d", f, x, e), kir.F32) }
+	for i := range mi {
+		for j := range ni {
+			inner = append(inner, kir.MMA([4]string{acc(i, j, 0), acc(i, j, 1), acc(i, j, 2), acc(i, j, 3)},
+				[4]*kir.Expr{F("fa", i, 0), F("fa", i, 1), F("fa", i, 2), F("fa", i, 3)},
+				[2]*kir.Expr{F("fb", j, 0), F("fb", j, 1)}))
+		}
+	}
+	return outs, pre, where, []*kir.Stmt{kir.For("kk", I(0), I(t.bk), I(mmaK), inner...)}
+}
+
+// tf32 rounds a finite f32 to tf32's 10 fraction bits, to nearest with
+// ties away from zero (PTX's cvt.rna.tf32.f32): the emulated products'
+// operand rounding.
+func tf32(x *kir.Expr) *kir.Expr {
+	return kir.Bitcast(kir.F32, kir.BitAnd(kir.Add(kir.Bitcast(kir.U32, x), kir.Uint(0x1000)), kir.Uint(0xffffe000)))
 }
 
 // guardedStage stores v to element idx of workgroup array a where ok

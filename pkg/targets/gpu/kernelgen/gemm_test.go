@@ -29,16 +29,27 @@ func TestMain(m *testing.M) { vulkan.Main(m) }
 
 func device(t testing.TB) *vk.Device { return vulkan.Device(t) }
 
+// gemmPlan is how a test lowers products: the tiling and K split, and
+// how the tiles multiply.
+type gemmPlan struct {
+	plan func(m, n, k, batch int64) (gemmTiling, int64)
+	mma  mmaMode
+}
+
 // runF32 lowers the one-step program p (every buffer its own device
-// buffer of f32s, data[b] the content of buffer b) with the given tiling,
-// runs its launches on the Vulkan device, and returns the content of
-// buffer out afterwards.
-func runF32(t *testing.T, p *lir.Program, plan func(m, n, k, batch int64) (gemmTiling, int64), data [][]float32, out lir.Buf) []float32 {
+// buffer of f32s, data[b] the content of buffer b) as plan says, runs its
+// launches on the Vulkan device, and returns the content of buffer out
+// afterwards, and whether the product rounded its operands to tf32.
+func runF32(t *testing.T, p *lir.Program, plan gemmPlan, data [][]float32, out lir.Buf) ([]float32, bool) {
 	t.Helper()
 	d := device(t)
-	ls, lp, err := lower(p, plan)
+	ls, lp, err := lower(p, plan.plan, plan.mma)
 	if err != nil {
 		t.Fatal(err)
+	}
+	tf32 := false
+	for _, l := range ls {
+		tf32 = tf32 || l.TF32
 	}
 	// Buffers the lowering added (scratch) get device buffers of their
 	// own, poisoned: a partial sum read before it is written shows.
@@ -103,7 +114,17 @@ func runF32(t *testing.T, p *lir.Program, plan func(m, n, k, batch int64) (gemmT
 	for j := range res {
 		res[j] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*j:]))
 	}
-	return res
+	return res, tf32
+}
+
+// refOperand is x as a product's reference reads it: rounded to tf32
+// (nearest, ties away from zero: PTX's cvt.rna) where the product's
+// tiles multiply so, else as it is.
+func refOperand(x float32, tf32 bool) float64 {
+	if !tf32 {
+		return float64(x)
+	}
+	return float64(math.Float32frombits((math.Float32bits(x) + 0x1000) &^ 0x1fff))
 }
 
 // f32Program is a one-step program whose buffers are the given numbers of
@@ -160,17 +181,23 @@ func checkClose(t *testing.T, got []float32, want []float64) {
 	}
 }
 
-// tilings returns a tiling function for each row of the table, and the
-// table's own choice.
-// tilings are the plans the numeric tests run: the one Lower uses, and
-// each tiling of the table, K split by gemmSplits where its grid is small
-// and K long enough.
-func tilings() map[string]func(m, n, k, batch int64) (gemmTiling, int64) {
-	fs := map[string]func(m, n, k, batch int64) (gemmTiling, int64){"picked": planGemm}
-	for _, r := range gemmTilings() {
-		t := r.gemmTiling
-		fs[fmt.Sprintf("%dx%dx%d", t.bm, t.bn, t.bk)] = func(m, n, k, batch int64) (gemmTiling, int64) {
-			return t, max(gemmSplits(gemmGroups(t, m, n, batch), k), 1)
+// tilings are the plans the numeric tests run, for each way the tiles
+// multiply given: the one Lower uses, and each tiling of the table (for
+// tensor cores, each that takes them), K split by gemmSplits where its
+// grid is small and K long enough.
+func tilings(modes ...mmaMode) map[string]gemmPlan {
+	fs := map[string]gemmPlan{}
+	for _, mode := range modes {
+		prefix := map[mmaMode]string{mmaOff: "", mmaPTX: "tf32/", mmaEmulated: "tf32-emulated/"}[mode]
+		fs[prefix+"picked"] = gemmPlan{planGemm, mode}
+		for _, r := range gemmTilings() {
+			t := r.gemmTiling
+			if mode != mmaOff && !t.mmaFits() {
+				continue
+			}
+			fs[fmt.Sprintf("%s%dx%dx%d", prefix, t.bm, t.bn, t.bk)] = gemmPlan{func(m, n, k, batch int64) (gemmTiling, int64) {
+				return t, max(gemmSplits(gemmGroups(t, m, n, batch), k), 1)
+			}, mode}
 		}
 	}
 	return fs
@@ -271,7 +298,7 @@ func TestMatMulNumeric(t *testing.T) {
 		{nil, nil, 40, 1000, 33, false},
 		{[]int64{2}, []int64{2}, 32, 600, 32, true},
 	}
-	for name, tiling := range tilings() {
+	for name, tiling := range tilings(mmaOff, mmaEmulated) {
 		for _, c := range cases {
 			t.Run(fmt.Sprintf("%s/%v·%v/%dx%dx%d", name, c.ab, c.bb, c.m, c.k, c.n), func(t *testing.T) {
 				batch, _ := broadcast(c.ab, c.bb)
@@ -292,7 +319,7 @@ func TestMatMulNumeric(t *testing.T) {
 				}
 				data = append(data, make([]float32, nb*c.m*c.n))
 				sizes = append(sizes, nb*c.m*c.n)
-				got := runF32(t, f32Program(op, sizes...), tiling, data, op.Out)
+				got, tf32 := runF32(t, f32Program(op, sizes...), tiling, data, op.Out)
 				sa := matStrides(c.ab, batch, c.m*c.k)
 				sb := matStrides(c.bb, batch, c.k*c.n)
 				want := make([]float64, nb*c.m*c.n)
@@ -308,7 +335,7 @@ func TestMatMulNumeric(t *testing.T) {
 						for j := range c.n {
 							s := 0.0
 							for kk := range c.k {
-								s += float64(a[ao+i*c.k+kk]) * float64(b[bo+kk*c.n+j])
+								s += refOperand(a[ao+i*c.k+kk], tf32) * refOperand(b[bo+kk*c.n+j], tf32)
 							}
 							o := (bi*c.m+i)*c.n + j
 							want[o] = epilogueRef(s, bias, int(j), c.epi, res, int(o))
@@ -354,7 +381,7 @@ func TestConv2DNumeric(t *testing.T) {
 		{1, 3, 30, 30, 3, 7, 7, 1, 3, 1, 3, false},
 		{2, 6, 12, 12, 6, 5, 5, 2, 2, 1, 6, true},
 	}
-	for name, tiling := range tilings() {
+	for name, tiling := range tilings(mmaOff, mmaEmulated) {
 		for _, c := range cases {
 			t.Run(fmt.Sprintf("%s/%+v", name, c), func(t *testing.T) {
 				oh := (c.h+2*c.pad-c.dil*(c.kh-1)-1)/c.s + 1
@@ -378,7 +405,7 @@ func TestConv2DNumeric(t *testing.T) {
 				}
 				data = append(data, make([]float32, nout))
 				sizes = append(sizes, nout)
-				got := runF32(t, f32Program(op, sizes...), tiling, data, op.Out)
+				got, tf32 := runF32(t, f32Program(op, sizes...), tiling, data, op.Out)
 				want := make([]float64, nout)
 				for n := range c.n {
 					for o := range c.o {
@@ -393,7 +420,7 @@ func TestConv2DNumeric(t *testing.T) {
 											if iy < 0 || iy >= c.h || ix < 0 || ix >= c.w {
 												continue
 											}
-											s += float64(x[((n*c.c+gi*cg+ci)*c.h+iy)*c.w+ix]) * float64(w[((o*cg+ci)*c.kh+ky)*c.kw+kx])
+											s += refOperand(x[((n*c.c+gi*cg+ci)*c.h+iy)*c.w+ix], tf32) * refOperand(w[((o*cg+ci)*c.kh+ky)*c.kw+kx], tf32)
 										}
 									}
 								}
@@ -430,9 +457,9 @@ func TestGemmCompiles(t *testing.T) {
 	}
 	clang, cerr := toolchain.Clang.Path()
 	stub := "../kir/testdata/metal_stub.h"
-	for name, tiling := range tilings() {
+	for name, tiling := range tilings(mmaOff, mmaPTX) {
 		for _, op := range ops {
-			ls, _, err := lower(program(8, op), tiling)
+			ls, _, err := lower(program(8, op), tiling.plan, tiling.mma)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -445,8 +472,15 @@ func TestGemmCompiles(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if _, _, err := toolchain.CUDAToPTX(l.Kernel.Name, cu); err != nil {
+					ptx, _, err := toolchain.CUDAToPTX(l.Kernel.Name, cu)
+					if err != nil {
 						t.Errorf("CUDA: %v\n%s", err, cu)
+					}
+					if kir.HasMMA(l.Kernel) != l.TF32 || l.TF32 != strings.Contains(string(ptx), "mma.sync.aligned.m16n8k8") {
+						t.Errorf("tensor-core products: launch %v, kernel %v, PTX %v", l.TF32, kir.HasMMA(l.Kernel), !l.TF32)
+					}
+					if l.TF32 {
+						return // MSL has no tensor-core form
 					}
 					msl, err := kir.Print(kir.MSL, l.Kernel)
 					if err != nil {

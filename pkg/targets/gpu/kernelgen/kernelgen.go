@@ -35,6 +35,9 @@ type Launch struct {
 	Args    []lir.Buf
 	Offsets []int64 // one per Args entry, in elements of the parameter's type; nil without Kernel.Offsets
 	Src     string  // the source operation, for errors and profiles
+	// TF32 marks the launches of a product that multiplies tf32-rounded
+	// operands (Options.TF32, on a tile that takes tensor cores).
+	TF32 bool
 }
 
 // UnsupportedError names an operation a GPU target has no kernel for.
@@ -51,23 +54,51 @@ func (e *UnsupportedError) Error() string {
 // maxGroups is the workgroup count per axis every Vulkan device supports.
 const maxGroups = 65535
 
+// Options are the choices of one lowering that the program does not
+// make.
+type Options struct {
+	// TF32 lets the tiled products (matmuls and implicit-GEMM
+	// convolutions) multiply on tensor cores, their operands rounded to
+	// tf32 (10 fraction bits) and their sums kept in f32: the kernels then
+	// use SMMA, which only CUDA prints (sm_80 and later). Products on the
+	// smallest tile, GEMVs and attention stay f32.
+	TF32 bool
+}
+
 // Lower turns every step of prog into GPU launches. A step of a kind no
 // GPU kernel implements (the CPU's packed and channels-last kernels) is an
 // *UnsupportedError. The launches address the buffers of the program
 // returned: prog's, plus scratch where a kernel needs it (see lower).
-func Lower(prog *lir.Program) ([]Launch, *lir.Program, error) {
-	return lower(prog, planGemm)
+func Lower(prog *lir.Program, opts Options) ([]Launch, *lir.Program, error) {
+	mode := mmaOff
+	if opts.TF32 {
+		mode = mmaPTX
+	}
+	return lower(prog, planGemm, mode)
 }
 
+// mmaMode is how the tiled products multiply.
+type mmaMode uint8
+
+const (
+	mmaOff mmaMode = iota // f32 multiply-adds in each invocation's micro-tile
+	mmaPTX                // tf32 tensor-core products (kir.SMMA): CUDA only
+	// mmaEmulated is mmaPTX's kernel with each warp's product computed
+	// by its lanes from workgroup memory (operands rounded to tf32 the
+	// same way), in any language: tests run it on Vulkan, so everything
+	// but the product's own fragment layout runs without an NVIDIA GPU.
+	mmaEmulated
+)
+
 // lower is Lower with the GEMM kernels' tiling and K split chosen by plan
-// (tests run every tiling on every shape).
+// (tests run every tiling on every shape) and their products by mma.
 //
 // Kernels that need scratch beyond workgroup memory (a split GEMM's
 // partial sums) share one arena buffer after the program's arena: steps
 // run one after another, so one region serves them all. The program
 // returned has that buffer appended and its arena grown, or is prog
 // itself where no step needs scratch.
-func lower(prog *lir.Program, plan func(m, n, k, batch int64) (gemmTiling, int64)) ([]Launch, *lir.Program, error) {
+func lower(prog *lir.Program, plan func(m, n, k, batch int64) (gemmTiling, int64), mma mmaMode) ([]Launch, *lir.Program, error) {
 	if err := prog.CheckRefs(); err != nil {
 		return nil, nil, err
 	}
@@ -79,7 +110,7 @@ func lower(prog *lir.Program, plan func(m, n, k, batch int64) (gemmTiling, int64
 	var scratchBytes int64
 	for i := range prog.Steps {
 		s := &prog.Steps[i]
-		g := &gen{prog: &withScratch, step: s, plan: plan, scratch: scratch}
+		g := &gen{prog: &withScratch, step: s, plan: plan, mma: mma, scratch: scratch}
 		if err := g.lower(); err != nil {
 			if _, ok := err.(*UnsupportedError); ok {
 				return nil, nil, err
@@ -119,6 +150,10 @@ type gen struct {
 	// plan is the GEMM kernels' tiling and K split of an M×N×K product,
 	// batch times over.
 	plan func(m, n, k, batch int64) (gemmTiling, int64)
+	// mma is how the tiled products multiply, and tf32 whether the
+	// step's product does so on tensor cores (its launches' TF32).
+	mma  mmaMode
+	tf32 bool
 	// scratch is the program's scratch buffer, and scratchBytes how much
 	// of it the step's kernels use.
 	scratch      lir.Buf
@@ -143,7 +178,7 @@ func (g *gen) begin(local [3]int) {
 // those fit, constants added to every index.
 func (g *gen) end(groups [3]int, body ...*kir.Stmt) {
 	g.k.Body = body
-	l := Launch{Kernel: g.k, Groups: groups, Args: g.args}
+	l := Launch{Kernel: g.k, Groups: groups, Args: g.args, TF32: g.tf32}
 	if len(g.k.Params) > 0 && len(g.k.Params) <= kir.MaxOffsets {
 		g.k.Offsets = true
 		l.Offsets = g.bases

@@ -105,7 +105,7 @@ func TestEwOps(t *testing.T) {
 			if ins, _, _ := ewCase(op); len(ins) == 0 {
 				t.Fatalf("%s reads no register", op)
 			}
-			ls, _, err := Lower(ewProgram(op))
+			ls, _, err := Lower(ewProgram(op), Options{})
 			var u *UnsupportedError
 			if errors.As(err, &u) {
 				t.Fatalf("%s has no GPU expression: %v", op, err)
@@ -172,7 +172,7 @@ func TestEveryKind(t *testing.T) {
 	for _, op := range gpuKinds() {
 		covered[op.Kind()] = true
 		t.Run(string(op.Kind()), func(t *testing.T) {
-			ls, _, err := Lower(program(8, op))
+			ls, _, err := Lower(program(8, op), Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -225,7 +225,7 @@ func TestCompiles(t *testing.T) {
 			for _, p := range progs {
 				t.Run(p.Steps[0].Src, func(t *testing.T) {
 					t.Parallel()
-					ls, _, err := Lower(p)
+					ls, _, err := Lower(p, Options{})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -270,7 +270,7 @@ func TestOperandOrder(t *testing.T) {
 		{&lir.Attention{Q: 0, K: 2, V: 3, Mask: lir.NoBuf, Out: 1, Geom: lir.AttnGeom{Sq: 2, Sk: 3, D: 4, Dv: 4, Scale: 0.5}},
 			[]lir.Buf{0, 2, 3, 1}, "q k v out"},
 	} {
-		ls, _, err := Lower(program(8, c.op))
+		ls, _, err := Lower(program(8, c.op), Options{})
 		if err != nil {
 			t.Errorf("%s: %v", c.op.Kind(), err)
 			continue
@@ -289,7 +289,7 @@ func TestActivations(t *testing.T) {
 			break
 		}
 		ep := lir.Epilogue{Bias: lir.NoBuf, Residual: lir.NoBuf, Act: a, Alpha: 0.1, Min: math.Inf(-1), Max: 6}
-		ls, _, err := Lower(program(2, &lir.MatMul{A: 0, B: 2, Out: 1, AShape: []int64{3, 4}, BShape: []int64{4, 5}, Epilogue: ep}))
+		ls, _, err := Lower(program(2, &lir.MatMul{A: 0, B: 2, Out: 1, AShape: []int64{3, 4}, BShape: []int64{4, 5}, Epilogue: ep}), Options{})
 		if err != nil {
 			t.Errorf("%s: %v", a, err)
 			continue
@@ -325,7 +325,7 @@ func TestRejects(t *testing.T) {
 		&lir.Fill{Dst: 1, DType: tensor.F64},
 	}
 	for _, op := range unsupported {
-		_, _, err := Lower(program(2, op))
+		_, _, err := Lower(program(2, op), Options{})
 		var u *UnsupportedError
 		if !errors.As(err, &u) || u.Kernel != string(op.Kind()) {
 			t.Errorf("%s: error %v, want an UnsupportedError for it", op.Kind(), err)
@@ -356,12 +356,12 @@ func TestRejects(t *testing.T) {
 		{"conv groups", &lir.Conv2D{X: 0, W: 2, Out: 1, Geom: lir.ConvGeom{N: 1, C: 3, O: 2, Groups: 2}, Epilogue: lir.NoEpilogue()}, "2 groups"},
 	} {
 		p := program(2, c.op)
-		_, _, err := Lower(p)
+		_, _, err := Lower(p, Options{})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
 		}
 	}
-	if _, _, err := Lower(&lir.Program{Steps: []lir.Step{{Src: "t.hir:1:1"}}}); err == nil || !strings.Contains(err.Error(), "no operation") {
+	if _, _, err := Lower(&lir.Program{Steps: []lir.Step{{Src: "t.hir:1:1"}}}, Options{}); err == nil || !strings.Contains(err.Error(), "no operation") {
 		t.Errorf("step without an operation: %v", err)
 	}
 }
@@ -390,7 +390,7 @@ func TestOffsetsAtLaunch(t *testing.T) {
 		inputs int
 		launch bool
 	}{{2, true}, {kir.MaxOffsets - 1, true}, {kir.MaxOffsets, false}} {
-		ls, _, err := Lower(program(tc.inputs+1, sum(tc.inputs)))
+		ls, _, err := Lower(program(tc.inputs+1, sum(tc.inputs)), Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
