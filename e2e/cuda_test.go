@@ -50,6 +50,31 @@ func TestCUDAMatchesCPU(t *testing.T) {
 	}
 }
 
+// tf32Tol is the bar for a cuda artifact built with --precision tf32
+// against the cpu target (fp32): |cuda - cpu| <= tf32Tol * max(1, |cpu|).
+// Rounding a product's operands to tf32 (10 fraction bits) moves each
+// term by up to 2^-10 of its size; the emulated kernels (kernelgen's
+// tests, every bundled model at two bindings on llvmpipe) stayed within
+// 3.4e-4 of the cpu target, and this bar leaves room for the tensor
+// cores' own summation.
+const tf32Tol = 5e-3
+
+// TestCUDATF32MatchesCPU is TestCUDAMatchesCPU for artifacts built with
+// --precision tf32: products on tensor cores, within tf32Tol.
+func TestCUDATF32MatchesCPU(t *testing.T) {
+	needCUDA(t)
+	dir := t.TempDir()
+	seed := uint64(5)
+	for _, file := range models(t) {
+		name := strings.TrimSuffix(filepath.Base(file), ".hir")
+		t.Run(name, func(t *testing.T) {
+			m := load(t, file)
+			src, _ := os.ReadFile(file)
+			runBoth(t, dir, file, src, driver.Options{Bindings: twoBindings(t, m), RandomSeed: &seed, Precision: "tf32"}, "cuda", tf32Tol)
+		})
+	}
+}
+
 // TestCUDALaunchModes runs one model three ways, which must agree
 // exactly (the same kernels on the same data): replayed as a graph,
 // launched one by one (RLX_CUDA_GRAPH=0), and profiled, where each step

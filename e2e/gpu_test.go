@@ -156,8 +156,10 @@ func runBoth(t *testing.T, dir, file string, src []byte, opts driver.Options, ta
 	cpuOut := filepath.Join(dir, name+".cpu.rlx")
 	gpuOut := filepath.Join(dir, name+"."+target+".rlx")
 	opts.Compiler = "test"
-	opts.Target = "cpu"
-	if _, err := build(t, file, src, cpuOut, opts); err != nil {
+	cpuOpts := opts
+	cpuOpts.Target = "cpu"
+	cpuOpts.Precision = "" // the reference computes in fp32 whatever the target's precision
+	if _, err := build(t, file, src, cpuOut, cpuOpts); err != nil {
 		t.Fatalf("cpu build: %v", err)
 	}
 	opts.Target = target

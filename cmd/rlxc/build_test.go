@@ -136,6 +136,11 @@ func TestBuildErrors(t *testing.T) {
 		{[]string{"build", "../../testdata/errors/shape_mismatch.hir", "--no-cache", "-o", out}, exitInput, "shape_mismatch.hir:9:7: linear"},
 		{[]string{"build", "no/such.hir", "-o", out}, exitIO, "no such file"},
 		{[]string{"build", mlp, "--random-weights", "1", "--no-cache", "-o", out, "--bind", "batch=1", "--emit-kernels", dir}, exitUsage, "target cpu has none"},
+		// tf32 is the cuda target's (tensor cores): elsewhere, and any
+		// other precision, is a usage error.
+		{[]string{"build", mlp, "--random-weights", "1", "--no-cache", "-o", out, "--bind", "batch=1", "--precision", "tf32"}, exitUsage, "--precision tf32 is for --target cuda"},
+		{[]string{"build", mlp, "--random-weights", "1", "--no-cache", "-o", out, "--bind", "batch=1", "--target", "vulkan", "--precision", "tf32"}, exitUsage, "target vulkan computes in fp32"},
+		{[]string{"build", mlp, "--random-weights", "1", "--no-cache", "-o", out, "--bind", "batch=1", "--target", "cuda", "--precision", "bf16"}, exitUsage, `--precision "bf16": want one of fp32, tf32`},
 		// An operation a target has no kernel for fails the build, naming
 		// the operation (with its place) and the target.
 		{[]string{"build", "../../testdata/models/ops_misc.hir", "--func", "casts", "--target", "metal", "--random-weights", "1", "--no-cache", "-o", out, "--bind", "batch=1"},
@@ -418,6 +423,53 @@ func TestBuildONNXNamesTheFile(t *testing.T) {
 		}
 		if strings.Contains(errs, ".hir") {
 			t.Errorf("%v: stderr names a .hir file:\n%s", c.args, errs)
+		}
+	}
+}
+
+// TestPrecisionTF32: a cuda build with --precision tf32 says so in its
+// target (and so in its cache key), and its products, only they, carry
+// tensor-core code; the default build carries none.
+func TestPrecisionTF32(t *testing.T) {
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "cache")
+	build := func(name string, extra ...string) (string, string) {
+		out, kdir := filepath.Join(dir, name+".rlx"), filepath.Join(dir, name)
+		args := append([]string{"build", mlp, "--target", "cuda", "--bind", "batch=64", "--random-weights", "1", "--cache-dir", cache, "-q", "-o", out, "--emit-kernels", kdir}, extra...)
+		if code, _, errs := rlxc(t, "", args...); code != exitOK {
+			t.Fatalf("%v: exit %d: %s", args, code, errs)
+		}
+		return out, kdir
+	}
+	mma := func(kdir string) (products, others int) {
+		files, _ := filepath.Glob(filepath.Join(kdir, "*", "*.cu"))
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(b), "mma.sync") {
+				if !strings.HasPrefix(filepath.Base(f), "matmul_") {
+					others++
+				} else {
+					products++
+				}
+			}
+		}
+		return products, others
+	}
+	fp32, fdir := build("fp32")
+	tf32, tdir := build("tf32", "--precision", "tf32")
+	if p, o := mma(fdir); p+o != 0 {
+		t.Errorf("fp32 build: %d kernels with tensor-core products", p+o)
+	}
+	if p, o := mma(tdir); p == 0 || o != 0 {
+		t.Errorf("tf32 build: %d products and %d other kernels with tensor-core products", p, o)
+	}
+	for out, want := range map[string]bool{fp32: false, tf32: true} {
+		_, text, _ := rlxc(t, "", "inspect", out)
+		if strings.Contains(text, "+tf32") != want {
+			t.Errorf("%s: target line says tf32 %v, want %v:\n%s", out, !want, want, text)
 		}
 	}
 }

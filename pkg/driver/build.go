@@ -35,6 +35,7 @@ import (
 type Options struct {
 	Target      string               // "cpu"
 	CPU         []string             // --cpu: the cpu target's native code levels (targets.Options)
+	Precision   string               // --precision: fp32 (default) or tf32 (targets.Options)
 	Bindings    []specialize.Binding // one variant each
 	Func        string               // entry function; "" means main
 	WeightsPath string               // --weights
@@ -116,6 +117,9 @@ func EmitsKernels(target string) (bool, error) {
 	return b.KernelSources(), nil
 }
 
+// Precisions are the values Options.Precision takes, the default first.
+func Precisions() []string { return targets.Precisions() }
+
 // BuildTools says, for a target, whether this machine has what building
 // for it runs: "" when it does, else what to install.
 func BuildTools(target string) string {
@@ -165,7 +169,7 @@ func Build(file string, src []byte, out string, opts Options) (*Result, error) {
 			fmt.Fprintf(opts.Log, format+"\n", args...)
 		}
 	}
-	topts := targets.Options{CPU: opts.CPU}
+	topts := targets.Options{CPU: opts.CPU, Precision: opts.Precision}
 	if opts.Cache != nil {
 		topts.Objects = opts.Cache
 	}

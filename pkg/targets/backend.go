@@ -85,7 +85,15 @@ type Options struct {
 	// Objects, when not nil, keeps compiled native code by the digest of
 	// what it was compiled from (the AOT cache's objects).
 	Objects ObjectCache
+	// Precision is what products may compute in: "fp32" (or empty, the
+	// default) exactly in f32; "tf32" lets the cuda target multiply on
+	// tensor cores with operands rounded to tf32 (10 fraction bits) and
+	// sums in f32. Other targets compute fp32 only and refuse tf32.
+	Precision string
 }
+
+// Precisions are the values Options.Precision takes, the default first.
+func Precisions() []string { return []string{"fp32", "tf32"} }
 
 // ObjectCache stores compiled objects by content digest.
 type ObjectCache interface {
@@ -97,13 +105,25 @@ type ObjectCache interface {
 // that lists the backends or says what is wrong with opts.
 func Lookup(name string, opts Options) (Backend, error) {
 	var names []string
+	switch opts.Precision {
+	case "", "fp32", "tf32":
+	default:
+		return nil, fmt.Errorf("unknown precision %q (want one of %s)", opts.Precision, strings.Join(Precisions(), ", "))
+	}
 	for _, b := range All() {
 		if b.Name() == name {
+			g, isGPU := b.(*gpu)
+			if opts.Precision == "tf32" && (!isGPU || g.lang != kir.CUDA) {
+				return nil, fmt.Errorf("--precision tf32 is for the cuda target's tensor cores; target %s computes in fp32 only", name)
+			}
 			if _, ok := b.(*cpu); ok {
 				return newCPU(opts.CPU, opts.Int8Products, opts.Objects)
 			}
 			if len(opts.CPU) > 0 {
 				return nil, fmt.Errorf("--cpu selects the cpu target's code; target %s does not take it", name)
+			}
+			if isGPU {
+				g.tf32 = opts.Precision == "tf32"
 			}
 			return b, nil
 		}
@@ -123,6 +143,7 @@ type gpu struct {
 	required    bool            // without tool the target cannot build
 	tag         string          // with the compiled form
 	sourceTag   string          // sources only (tool missing)
+	tf32        bool            // products on tensor cores (Options.Precision "tf32")
 }
 
 func (g *gpu) Name() string  { return g.name }
@@ -150,11 +171,18 @@ func (g *gpu) compiled() bool {
 	return err == nil
 }
 
+// Tag is the kernels' form, and "+tf32" where products round their
+// operands to tf32: such artifacts compute differently, so they have
+// their own cache entries, and their features say so.
 func (g *gpu) Tag() string {
+	tag := g.tag
 	if g.sourceTag != "" && !g.compiled() {
-		return g.sourceTag
+		tag = g.sourceTag
 	}
-	return g.tag
+	if g.tf32 {
+		tag += "+tf32"
+	}
+	return tag
 }
 
 func (g *gpu) Features() []string  { return []string{g.Tag()} }
@@ -176,7 +204,7 @@ func (g *gpu) Generate(plan *specialize.Plan, w *specialize.Weights) (*lir.Progr
 	if err != nil {
 		return nil, err
 	}
-	t := gpucodegen.Target{Name: g.name, Lang: g.lang}
+	t := gpucodegen.Target{Name: g.name, Lang: g.lang, TF32: g.tf32}
 	if g.compiled() {
 		t.Compile = g.compile
 	}
