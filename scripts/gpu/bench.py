@@ -3,7 +3,9 @@
 model of MANIFEST_DIR/manifest.json at its "b1" binding, built with rlxc,
 run with rlxrun bench with the launches replayed as a CUDA graph and one
 by one (RLX_CUDA_GRAPH=0), and once profiled (each kernel's device time,
-the top rows kept). Prints one JSON object and writes it to $OUT/bench.json
+the top rows kept); then built again with --precision tf32 (tensor cores),
+checked against PyTorch's outputs at the tf32 bar (5e-3 relative) and
+replayed as a graph. Prints one JSON object and writes it to $OUT/bench.json
 when OUT is set.
 
     python3 bench.py BIN_DIR MANIFEST_DIR [runs]
@@ -55,6 +57,19 @@ for name, m in man["models"].items():
         rows = pr.get("profile") or []
         r["profile_sum_ms"] = round(sum(x["ms_per_run"] for x in rows), 4)
         r["profile_top"] = [[x["kind"], x["src"], round(x["ms_per_run"], 4), round(x["percent"], 1)] for x in rows[:12]]
+    # The same model with its products on tensor cores: against
+    # PyTorch's defaults (cuDNN convolutions in TF32).
+    art32 = os.path.join(tmp, name + ".tf32.rlx")
+    p = subprocess.run([rlxc, "build", os.path.join(mdir, m["file"]), "--target", "cuda", "--precision", "tf32", "-o", art32, "--no-cache"] + binds,
+                       capture_output=True, text=True)
+    if p.returncode:
+        r["tf32_build_err"] = p.stderr[-300:]
+    else:
+        expect = [f"--expect={k}=@{os.path.join(mdir, f['file'])}" for k, f in case["outputs"].items()]
+        c = subprocess.run([rlxrun, art32, "--atol", "5e-3", "--rtol", "5e-3"] + inputs + expect, capture_output=True, text=True)
+        r["tf32_check"] = "ok" if c.returncode == 0 else (c.stderr or c.stdout)[-300:]
+        g = bench(art32, inputs)
+        r["tf32_graph_p50_ms"] = g.get("p50_ms", g.get("err"))
     res[name] = r
     print(name, json.dumps(r), flush=True)
 
