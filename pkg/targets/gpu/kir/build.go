@@ -133,13 +133,14 @@ func Barrier() *Stmt { return &Stmt{Op: SBarrier} }
 // Break leaves the innermost loop.
 func Break() *Stmt { return &Stmt{Op: SBreak} }
 
-// MMA is a warp's tf32 tensor-core product (see SMMA): the f32
-// variables acc += A·B, from the lane's fragments a of A and b of B.
-func MMA(acc [4]string, a [4]*Expr, b [2]*Expr) *Stmt {
-	args := make([]*Expr, 0, 10)
+// MMA is a warp's tensor-core product of kind m (see SMMA): the f32
+// variables acc += A·B, from the lane's elements a of A and b of B
+// (m.A() and m.B() of them).
+func MMA(m MMAKind, acc [4]string, a, b []*Expr) *Stmt {
+	args := make([]*Expr, 0, 4+len(a)+len(b))
 	for _, n := range acc {
 		args = append(args, Var(n, F32))
 	}
-	args = append(append(args, a[:]...), b[:]...)
-	return &Stmt{Op: SMMA, Args: args}
+	args = append(append(args, a...), b...)
+	return &Stmt{Op: SMMA, I: int(m), Args: args}
 }

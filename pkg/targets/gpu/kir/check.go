@@ -79,7 +79,7 @@ var stmtNames = map[StmtOp]string{SDecl: "decl", SAssign: "assign", SStore: "sto
 	SFor: "for", SIf: "if", SBarrier: "barrier", SBreak: "break", SMMA: "mma"}
 
 // stmtArgs is how many expressions each statement has.
-var stmtArgs = map[StmtOp]int{SDecl: 1, SAssign: 1, SStore: 2, SStoreShared: 2, SFor: 3, SIf: 1, SBarrier: 0, SBreak: 0, SMMA: 10}
+var stmtArgs = map[StmtOp]int{SDecl: 1, SAssign: 1, SStore: 2, SStoreShared: 2, SFor: 3, SIf: 1, SBarrier: 0, SBreak: 0, SMMA: -1}
 
 // ident checks that name prints as the same identifier in GLSL, CUDA C
 // and MSL: C identifier syntax, no keyword or reserved word of the three
@@ -176,8 +176,14 @@ func (c *checker) stmts(ss []*Stmt, branch bool) error {
 		if s == nil {
 			return fmt.Errorf("missing statement")
 		}
-		if n, ok := stmtArgs[s.Op]; !ok {
+		n, ok := stmtArgs[s.Op]
+		if s.Op == SMMA && (s.I == int(MMATF32) || s.I == int(MMABF16)) {
+			n = 4 + MMAKind(s.I).A() + MMAKind(s.I).B()
+		}
+		if !ok {
 			return fmt.Errorf("unknown statement %d", s.Op)
+		} else if n < 0 {
+			return fmt.Errorf("mma statement of unknown kind %d", s.I)
 		} else if len(s.Args) != n {
 			return fmt.Errorf("%s statement with %d expressions, want %d", stmtNames[s.Op], len(s.Args), n)
 		}

@@ -50,7 +50,7 @@ func gpuJobs() []gpuJob {
 	jobs = append(jobs, gpuJob{ew, groups, bufs, func(t *testing.T, be backend, out [][]byte) { check(t, out) }})
 	rk, groups, bufs, rcheck := reduceJob()
 	jobs = append(jobs, gpuJob{rk, groups, bufs, func(t *testing.T, be backend, out [][]byte) { rcheck(t, out) }})
-	return append(jobs, mmaJob())
+	return append(jobs, mmaJob(MMATF32), mmaJob(MMABF16))
 }
 
 func TestGPUCUDA(t *testing.T) {
@@ -125,22 +125,36 @@ func TestGPUCUDA(t *testing.T) {
 	}
 }
 
-// mmaJob is one warp's tensor-core product (mmaKernel) of small integer
-// tiles, whose products and sums every rounding keeps exact, plus one
-// operand that tf32 rounds: a fragment element read from the wrong place
-// of A or B, or an accumulator stored to the wrong place, changes the
-// result.
-func mmaJob() gpuJob {
-	var a, b [128]float32
+// mmaJob is one warp's tensor-core product of kind m (mmaKernel) over
+// small integer tiles, whose products and sums every rounding keeps
+// exact, plus operands that the kind's rounding moves (to nearest, and
+// for bf16 a tie to even): an element read from the wrong place of A or
+// B, a wrong rounding, or an accumulator stored to the wrong place
+// changes the result.
+func mmaJob(m MMAKind) gpuJob {
+	K := m.K()
+	a, b := make([]float32, 16*K), make([]float32, K*8)
 	for i := range a {
 		a[i] = float32(i%7 - 3)
 	}
-	for i := range b[:64] {
+	for i := range b {
 		b[i] = float32((i*5)%9 - 4)
 	}
-	// 1 + 2^-12 rounds to 1 in tf32 (10 fraction bits), 1 + 3·2^-12 to
-	// 1 + 2^-10 (nearest): both products stay exact.
-	a[0], b[9] = 1+1.0/4096, 1+3.0/4096
+	round := func(x float32) float64 {
+		u := math.Float32bits(x)
+		if m == MMATF32 {
+			return float64(math.Float32frombits((u + 0x1000) &^ 0x1fff))
+		}
+		return float64(math.Float32frombits((u + 0x7fff + (u>>16)&1) &^ 0xffff))
+	}
+	if m == MMATF32 {
+		// 1 + 2^-12 rounds to 1 in tf32, 1 + 3·2^-12 to 1 + 2^-10.
+		a[0], b[9] = 1+1.0/4096, 1+3.0/4096
+	} else {
+		// In bf16: 1 + 2^-9 rounds to 1, 1 + 3·2^-9 to 1 + 2^-7, and
+		// the tie 1 + 3·2^-8 to the even 1 + 2^-6.
+		a[0], b[9], a[5] = 1+1.0/512, 1+3.0/512, 1+3.0/256
+	}
 	enc := func(v []float32) []byte {
 		out := make([]byte, 4*len(v))
 		for i, x := range v {
@@ -148,24 +162,21 @@ func mmaJob() gpuJob {
 		}
 		return out
 	}
-	tf32 := func(x float32) float64 {
-		return float64(math.Float32frombits((math.Float32bits(x) + 0x1000) &^ 0x1fff))
-	}
 	check := func(t *testing.T, _ backend, out [][]byte) {
 		for r := range 16 {
 			for c := range 8 {
 				var want float64
-				for k := range 8 {
-					want += tf32(a[r*8+k]) * tf32(b[k*8+c])
+				for k := range K {
+					want += round(a[r*K+k]) * round(b[k*8+c])
 				}
 				got := math.Float32frombits(binary.LittleEndian.Uint32(out[2][4*(r*8+c):]))
 				if float64(got) != want {
-					t.Errorf("D[%d][%d] = %v, want %v", r, c, got, want)
+					t.Errorf("%s: D[%d][%d] = %v, want %v", m, r, c, got, want)
 				}
 			}
 		}
 	}
-	return gpuJob{mmaKernel(), [3]int{1, 1, 1}, [][]byte{enc(a[:]), enc(b[:64]), make([]byte, 4*128)}, check}
+	return gpuJob{mmaKernel(m), [3]int{1, 1, 1}, [][]byte{enc(a), enc(b), make([]byte, 4*128)}, check}
 }
 
 // runCUDA loads ptx and launches kernel k once over groups blocks of

@@ -147,18 +147,67 @@ const (
 	SIf                        // if (Args[0]) Body else Else
 	SBarrier                   // workgroup execution and workgroup-memory barrier
 	SBreak                     // leaves the innermost loop
-	// SMMA is one warp's tensor-core product of a 16×8 tile over 8 terms
-	// (PTX mma.sync m16n8k8, tf32 operands, f32 sums), CUDA only: the 32
-	// invocations of a warp each hold four accumulators (Args[0..3],
-	// f32 variables, updated in place), four elements of the 16×8 A
-	// tile (Args[4..7]) and two of the 8×8 B tile (Args[8..9]), in
-	// PTX's fragment layout; with g = lane/4 and t = lane%4, A's at
-	// (g, t), (g+8, t), (g, t+4), (g+8, t+4), B's at (t, g), (t+4, g),
-	// the accumulators at (g, 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1).
-	// Operands are rounded to tf32 (nearest, ties away from zero) first.
-	// Every invocation of the warp must reach it: never in a branch.
+	// SMMA is one warp's tensor-core product of a 16×8 tile over K terms
+	// (PTX mma.sync, f32 sums), CUDA only, of the kind I names (MMAKind:
+	// its operand type and K). The 32 invocations of a warp each hold
+	// four accumulators (Args[0..3], f32 variables, updated in place),
+	// then their elements of the 16×K A tile and the K×8 B tile, in
+	// PTX's fragment layout; with g = lane/4 and t = lane%4 the
+	// accumulators are at (g, 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1), and
+	// the operands as MMATF32 and MMABF16 say. Operands are f32 values,
+	// rounded to the kind's type first. Every invocation of the warp must
+	// reach it: never in a branch.
 	SMMA
 )
+
+// MMAKind is a tensor-core product's shape and operand type (SMMA's I).
+type MMAKind int
+
+const (
+	// MMATF32 is m16n8k8 over tf32 operands (10 fraction bits; cvt.rna:
+	// nearest, ties away from zero). A's four elements are at (g, t),
+	// (g+8, t), (g, t+4), (g+8, t+4); B's two at (t, g), (t+4, g).
+	MMATF32 MMAKind = iota
+	// MMABF16 is m16n8k16 over bf16 operands (7 fraction bits; cvt.rn:
+	// nearest, ties to even). A's eight elements are at (g, 2t), (g,
+	// 2t+1), (g+8, 2t), (g+8, 2t+1), then the same 8 columns on; B's
+	// four at (2t, g), (2t+1, g), (2t+8, g), (2t+9, g).
+	MMABF16
+)
+
+// K is the terms one product sums; A and B are the operand elements a
+// lane holds.
+func (m MMAKind) K() int { return [...]int{8, 16}[m] }
+func (m MMAKind) A() int { return m.K() / 2 }
+func (m MMAKind) B() int { return m.K() / 4 }
+
+// TMul is how far apart, in columns of A and rows of B, the elements of
+// lanes t and t+1 lie: 1 for tf32, 2 for bf16 (pairs share a register).
+func (m MMAKind) TMul() int { return [...]int{1, 2}[m] }
+
+// AElem is where a lane's element e of A lies: row g + r, column
+// TMul()·t + c.
+func (m MMAKind) AElem(e int) (r, c int) {
+	if m == MMATF32 {
+		return 8 * (e % 2), 4 * (e / 2)
+	}
+	return 8 * ((e / 2) % 2), e%2 + 8*(e/4)
+}
+
+// BElem is where a lane's element e of B lies: row TMul()·t + k, column g.
+func (m MMAKind) BElem(e int) (k int) {
+	if m == MMATF32 {
+		return 4 * e
+	}
+	return e%2 + 8*(e/2)
+}
+
+func (m MMAKind) String() string {
+	if m == MMATF32 || m == MMABF16 {
+		return [...]string{"tf32", "bf16"}[m]
+	}
+	return fmt.Sprintf("mma(%d)", int(m))
+}
 
 // Stmt is one statement.
 type Stmt struct {

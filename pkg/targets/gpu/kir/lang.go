@@ -63,17 +63,26 @@ func Print(l Language, k *Kernel) (string, error) {
 
 // HasMMA reports whether k has a tensor-core product (SMMA), which only
 // the CUDA printer writes.
-func HasMMA(k *Kernel) bool {
-	var has func(ss []*Stmt) bool
-	has = func(ss []*Stmt) bool {
+func HasMMA(k *Kernel) bool { return len(mmaKindsOf(k)) > 0 }
+
+// mmaKindsOf are the kinds of k's tensor-core products.
+func mmaKindsOf(k *Kernel) map[MMAKind]bool {
+	kinds := map[MMAKind]bool{}
+	var walk func(ss []*Stmt)
+	walk = func(ss []*Stmt) {
 		for _, s := range ss {
-			if s != nil && (s.Op == SMMA || has(s.Body) || has(s.Else)) {
-				return true
+			if s == nil {
+				continue
 			}
+			if s.Op == SMMA {
+				kinds[MMAKind(s.I)] = true
+			}
+			walk(s.Body)
+			walk(s.Else)
 		}
-		return false
 	}
-	return has(k.Body)
+	walk(k.Body)
+	return kinds
 }
 
 func (p *printer) body(k *Kernel) {
@@ -231,17 +240,27 @@ RLX_DEV bool rlx_isnan(float x) { return x != x; }
 RLX_DEV bool rlx_isinf(float x) { return rlx_abs(x) == rlx_u2f(0x7f800000u); }
 `
 
-// cudaMMA is what a kernel with tensor-core products (SMMA) adds to the
-// prelude, as inline PTX, which NVRTC and clang both pass through to
-// ptxas (sm_80 and later, PTX ISA 7.0): each operand rounded to tf32
-// (cvt.rna: nearest, ties away from zero), then one mma.sync.
-const cudaMMA = `RLX_DEV unsigned int rlx_tf32(float x) { unsigned int r; asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x)); return r; }
+// cudaMMA is what a kernel with tensor-core products (SMMA) of a kind
+// adds to the prelude, as inline PTX, which NVRTC and clang both pass
+// through to ptxas (sm_80 and later, PTX ISA 7.0): each operand rounded
+// to the product's type (cvt.rna to tf32; cvt.rn to bf16, two to a
+// register, the lower index in the lower half), then one mma.sync.
+var cudaMMA = map[MMAKind]string{
+	MMATF32: `RLX_DEV unsigned int rlx_tf32(float x) { unsigned int r; asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x)); return r; }
 RLX_DEV void rlx_mma_tf32(float& c0, float& c1, float& c2, float& c3, float a0, float a1, float a2, float a3, float b0, float b1) {
   asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
     : "+f"(c0), "+f"(c1), "+f"(c2), "+f"(c3)
     : "r"(rlx_tf32(a0)), "r"(rlx_tf32(a1)), "r"(rlx_tf32(a2)), "r"(rlx_tf32(a3)), "r"(rlx_tf32(b0)), "r"(rlx_tf32(b1)));
 }
-`
+`,
+	MMABF16: `RLX_DEV unsigned int rlx_bf16x2(float lo, float hi) { unsigned int r; asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo)); return r; }
+RLX_DEV void rlx_mma_bf16(float& c0, float& c1, float& c2, float& c3, float a0, float a1, float a2, float a3, float a4, float a5, float a6, float a7, float b0, float b1, float b2, float b3) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+    : "+f"(c0), "+f"(c1), "+f"(c2), "+f"(c3)
+    : "r"(rlx_bf16x2(a0, a1)), "r"(rlx_bf16x2(a2, a3)), "r"(rlx_bf16x2(a4, a5)), "r"(rlx_bf16x2(a6, a7)), "r"(rlx_bf16x2(b0, b1)), "r"(rlx_bf16x2(b2, b3)));
+}
+`,
+}
 
 func printCUDA(k *Kernel) string {
 	d := &dialect{
@@ -270,7 +289,7 @@ func printCUDA(k *Kernel) string {
 		offset:    func(p int) string { return fmt.Sprintf("rlx_o%d", p) },
 		nonFinite: func(bits uint32) string { return fmt.Sprintf("rlx_u2f(0x%08xu)", bits) },
 		barrier:   "rlx_barrier();",
-		mma:       "rlx_mma_tf32",
+		mma:       map[MMAKind]string{MMATF32: "rlx_mma_tf32", MMABF16: "rlx_mma_bf16"},
 	}
 	for name := range Funcs {
 		d.funcs[name] = "rlx_" + name
@@ -278,8 +297,11 @@ func printCUDA(k *Kernel) string {
 	p := &printer{d: d, k: k}
 	p.line("// rlx kernel %s (CUDA C; generated, do not edit)", k.Name)
 	p.b.WriteString(cudaPrelude)
-	if HasMMA(k) {
-		p.b.WriteString(cudaMMA)
+	kinds := mmaKindsOf(k)
+	for _, m := range []MMAKind{MMATF32, MMABF16} {
+		if kinds[m] {
+			p.b.WriteString(cudaMMA[m])
+		}
 	}
 	var params []string
 	for i, par := range k.Params {

@@ -24,7 +24,7 @@ type dialect struct {
 	offset    func(p int) string       // parameter p's launch offset (Kernel.Offsets)
 	nonFinite func(bits uint32) string // an f32 with these bits (inf, nan)
 	barrier   string
-	mma       string // the function a tensor-core product (SMMA) calls; "" where the language has none
+	mma       map[MMAKind]string // the function each kind of tensor-core product (SMMA) calls; none where the language has none
 }
 
 type printer struct {
@@ -85,7 +85,7 @@ func (p *printer) stmt(s *Stmt) {
 		for i, a := range s.Args {
 			args[i] = p.expr(a)
 		}
-		p.line("%s(%s);", d.mma, strings.Join(args, ", "))
+		p.line("%s(%s);", d.mma[MMAKind(s.I)], strings.Join(args, ", "))
 	}
 }
 
