@@ -149,8 +149,10 @@ naming the operation and the target.
 Precision: products compute exactly in fp32 by default. --precision tf32
 lets the cuda target multiply matmuls and convolutions on tensor cores
 (compute capability 8.0 or later), their operands rounded to tf32 (10
-fraction bits, like PyTorch's allow_tf32) and their sums kept in fp32:
-faster, and typically within 1e-3 relative of fp32 per product.
+fraction bits, like PyTorch's allow_tf32) and their sums kept in fp32;
+--precision bf16 rounds them to bf16 (7 fraction bits) for twice the
+tensor-core rate again. Both are faster and less exact (docs/gpu.md
+gives the bars they are tested to).
 
 Weights come from, in order: an inline literal or a file reference in the
 HIR, --weights FILE.safetensors (matched by name), or --random-weights SEED.
@@ -196,8 +198,8 @@ RLXC_TARGET, ...) and from rlxc.yaml in the working directory; flags win.`,
 			if !slices.Contains(driver.Precisions(), precision) {
 				return &exitError{code: exitUsage, err: fmt.Errorf("rlxc build: --precision %q: want one of %s", precision, strings.Join(driver.Precisions(), ", "))}
 			}
-			if precision == "tf32" && v.GetString("target") != "cuda" {
-				return &exitError{code: exitUsage, err: fmt.Errorf("rlxc build: --precision tf32 is for --target cuda (its tensor cores); target %s computes in fp32", v.GetString("target"))}
+			if precision != "fp32" && v.GetString("target") != "cuda" {
+				return &exitError{code: exitUsage, err: fmt.Errorf("rlxc build: --precision %s is for --target cuda (its tensor cores); target %s computes in fp32", precision, v.GetString("target"))}
 			}
 			if v.GetString("emit-kernels") != "" {
 				if ok, err := driver.EmitsKernels(v.GetString("target")); err == nil && !ok {
@@ -290,7 +292,7 @@ RLXC_TARGET, ...) and from rlxc.yaml in the working directory; flags win.`,
 	f.String("target", "cpu", "target to build for: cpu, vulkan, cuda or metal (see rlxc targets)")
 	f.Bool("require-ptx", false, "cuda target: fail (exit 5) rather than write CUDA C for NVRTC when clang cannot compile PTX here")
 	f.StringSlice("cpu", nil, "the cpu target's native code: CPU `LEVELS` to compile fused regions for (x86-64-v3, x86-64-v4, armv8.2-a, native; a list puts several in one artifact, chosen at load), or portable for none (default: native where clang and lld are installed, else portable)")
-	f.String("precision", "fp32", "what products compute in: fp32 (exact), or tf32 (cuda only: tensor cores, operands rounded to tf32, sums in fp32)")
+	f.String("precision", "fp32", "what products compute in: fp32 (exact), or tf32 or bf16 (cuda only: tensor cores, operands rounded to that type, sums in fp32)")
 	f.String("emit-kernels", "", "also write the GPU kernels to `DIR`/<binding>/, one file per kernel (.comp, .cu, .metal) and per compiled form (.spv, .ptx)")
 	f.StringArray("bind", nil, "bind dims: `NAME=V[,V...]` (repeatable; lists make one variant per value)")
 	f.String("weights", "", "safetensors file with the params' data, matched by name")

@@ -140,7 +140,8 @@ func TestBuildErrors(t *testing.T) {
 		// other precision, is a usage error.
 		{[]string{"build", mlp, "--random-weights", "1", "--no-cache", "-o", out, "--bind", "batch=1", "--precision", "tf32"}, exitUsage, "--precision tf32 is for --target cuda"},
 		{[]string{"build", mlp, "--random-weights", "1", "--no-cache", "-o", out, "--bind", "batch=1", "--target", "vulkan", "--precision", "tf32"}, exitUsage, "target vulkan computes in fp32"},
-		{[]string{"build", mlp, "--random-weights", "1", "--no-cache", "-o", out, "--bind", "batch=1", "--target", "cuda", "--precision", "bf16"}, exitUsage, `--precision "bf16": want one of fp32, tf32`},
+		{[]string{"build", mlp, "--random-weights", "1", "--no-cache", "-o", out, "--bind", "batch=1", "--target", "metal", "--precision", "bf16"}, exitUsage, "--precision bf16 is for --target cuda"},
+		{[]string{"build", mlp, "--random-weights", "1", "--no-cache", "-o", out, "--bind", "batch=1", "--target", "cuda", "--precision", "fp16"}, exitUsage, `--precision "fp16": want one of fp32, tf32, bf16`},
 		// An operation a target has no kernel for fails the build, naming
 		// the operation (with its place) and the target.
 		{[]string{"build", "../../testdata/models/ops_misc.hir", "--func", "casts", "--target", "metal", "--random-weights", "1", "--no-cache", "-o", out, "--bind", "batch=1"},
@@ -427,49 +428,48 @@ func TestBuildONNXNamesTheFile(t *testing.T) {
 	}
 }
 
-// TestPrecisionTF32: a cuda build with --precision tf32 says so in its
-// target (and so in its cache key), and its products, only they, carry
-// tensor-core code; the default build carries none.
+// TestPrecisionTF32: a cuda build with --precision tf32 or bf16 says so
+// in its target (and so in its cache key), and its products, only they,
+// carry that kind of tensor-core product; the default build carries
+// none.
 func TestPrecisionTF32(t *testing.T) {
 	dir := t.TempDir()
 	cache := filepath.Join(dir, "cache")
-	build := func(name string, extra ...string) (string, string) {
-		out, kdir := filepath.Join(dir, name+".rlx"), filepath.Join(dir, name)
-		args := append([]string{"build", mlp, "--target", "cuda", "--bind", "batch=64", "--random-weights", "1", "--cache-dir", cache, "-q", "-o", out, "--emit-kernels", kdir}, extra...)
+	for _, c := range []struct{ precision, inst string }{
+		{"fp32", ""},
+		{"tf32", "mma.sync.aligned.m16n8k8.row.col.f32.tf32"},
+		{"bf16", "mma.sync.aligned.m16n8k16.row.col.f32.bf16"},
+	} {
+		out, kdir := filepath.Join(dir, c.precision+".rlx"), filepath.Join(dir, c.precision)
+		args := []string{"build", mlp, "--target", "cuda", "--bind", "batch=64", "--random-weights", "1", "--cache-dir", cache,
+			"-q", "-o", out, "--emit-kernels", kdir, "--precision", c.precision}
 		if code, _, errs := rlxc(t, "", args...); code != exitOK {
 			t.Fatalf("%v: exit %d: %s", args, code, errs)
 		}
-		return out, kdir
-	}
-	mma := func(kdir string) (products, others int) {
 		files, _ := filepath.Glob(filepath.Join(kdir, "*", "*.cu"))
+		products, others := 0, 0
 		for _, f := range files {
 			b, err := os.ReadFile(f)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if strings.Contains(string(b), "mma.sync") {
-				if !strings.HasPrefix(filepath.Base(f), "matmul_") {
-					others++
-				} else {
-					products++
-				}
+			if !strings.Contains(string(b), "mma.sync") {
+				continue
+			}
+			// One kind of product per build: the other's instruction is
+			// not even in the prelude.
+			if c.inst == "" || !strings.HasPrefix(filepath.Base(f), "matmul_") || strings.Count(string(b), "mma.sync") != 1 || !strings.Contains(string(b), c.inst) {
+				others++
+			} else {
+				products++
 			}
 		}
-		return products, others
-	}
-	fp32, fdir := build("fp32")
-	tf32, tdir := build("tf32", "--precision", "tf32")
-	if p, o := mma(fdir); p+o != 0 {
-		t.Errorf("fp32 build: %d kernels with tensor-core products", p+o)
-	}
-	if p, o := mma(tdir); p == 0 || o != 0 {
-		t.Errorf("tf32 build: %d products and %d other kernels with tensor-core products", p, o)
-	}
-	for out, want := range map[string]bool{fp32: false, tf32: true} {
+		if (products > 0) != (c.inst != "") || others != 0 {
+			t.Errorf("%s build: %d products with %q, %d other kernels with tensor-core products", c.precision, products, c.inst, others)
+		}
 		_, text, _ := rlxc(t, "", "inspect", out)
-		if strings.Contains(text, "+tf32") != want {
-			t.Errorf("%s: target line says tf32 %v, want %v:\n%s", out, !want, want, text)
+		if want := "+" + c.precision; strings.Contains(text, want) != (c.inst != "") {
+			t.Errorf("%s: target line:\n%s", c.precision, text)
 		}
 	}
 }

@@ -6,6 +6,7 @@ package targets
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/rlx-project/rlx/pkg/lir"
@@ -86,14 +87,15 @@ type Options struct {
 	// what it was compiled from (the AOT cache's objects).
 	Objects ObjectCache
 	// Precision is what products may compute in: "fp32" (or empty, the
-	// default) exactly in f32; "tf32" lets the cuda target multiply on
-	// tensor cores with operands rounded to tf32 (10 fraction bits) and
-	// sums in f32. Other targets compute fp32 only and refuse tf32.
+	// default) exactly in f32; "tf32" or "bf16" let the cuda target
+	// multiply on tensor cores with operands rounded to tf32 (10
+	// fraction bits) or bf16 (7) and sums in f32. Other targets compute
+	// fp32 only and refuse the others.
 	Precision string
 }
 
 // Precisions are the values Options.Precision takes, the default first.
-func Precisions() []string { return []string{"fp32", "tf32"} }
+func Precisions() []string { return []string{"fp32", "tf32", "bf16"} }
 
 // ObjectCache stores compiled objects by content digest.
 type ObjectCache interface {
@@ -105,16 +107,15 @@ type ObjectCache interface {
 // that lists the backends or says what is wrong with opts.
 func Lookup(name string, opts Options) (Backend, error) {
 	var names []string
-	switch opts.Precision {
-	case "", "fp32", "tf32":
-	default:
+	reduced := opts.Precision != "" && opts.Precision != "fp32"
+	if opts.Precision != "" && !slices.Contains(Precisions(), opts.Precision) {
 		return nil, fmt.Errorf("unknown precision %q (want one of %s)", opts.Precision, strings.Join(Precisions(), ", "))
 	}
 	for _, b := range All() {
 		if b.Name() == name {
 			g, isGPU := b.(*gpu)
-			if opts.Precision == "tf32" && (!isGPU || g.lang != kir.CUDA) {
-				return nil, fmt.Errorf("--precision tf32 is for the cuda target's tensor cores; target %s computes in fp32 only", name)
+			if reduced && (!isGPU || g.lang != kir.CUDA) {
+				return nil, fmt.Errorf("--precision %s is for the cuda target's tensor cores; target %s computes in fp32 only", opts.Precision, name)
 			}
 			if _, ok := b.(*cpu); ok {
 				return newCPU(opts.CPU, opts.Int8Products, opts.Objects)
@@ -122,8 +123,8 @@ func Lookup(name string, opts Options) (Backend, error) {
 			if len(opts.CPU) > 0 {
 				return nil, fmt.Errorf("--cpu selects the cpu target's code; target %s does not take it", name)
 			}
-			if isGPU {
-				g.tf32 = opts.Precision == "tf32"
+			if isGPU && reduced {
+				g.precision = opts.Precision
 			}
 			return b, nil
 		}
@@ -143,7 +144,7 @@ type gpu struct {
 	required    bool            // without tool the target cannot build
 	tag         string          // with the compiled form
 	sourceTag   string          // sources only (tool missing)
-	tf32        bool            // products on tensor cores (Options.Precision "tf32")
+	precision   string          // products on tensor cores (Options.Precision "tf32", "bf16"), or ""
 }
 
 func (g *gpu) Name() string  { return g.name }
@@ -171,16 +172,16 @@ func (g *gpu) compiled() bool {
 	return err == nil
 }
 
-// Tag is the kernels' form, and "+tf32" where products round their
-// operands to tf32: such artifacts compute differently, so they have
+// Tag is the kernels' form, and "+tf32" or "+bf16" where products round
+// their operands so: such artifacts compute differently, so they have
 // their own cache entries, and their features say so.
 func (g *gpu) Tag() string {
 	tag := g.tag
 	if g.sourceTag != "" && !g.compiled() {
 		tag = g.sourceTag
 	}
-	if g.tf32 {
-		tag += "+tf32"
+	if g.precision != "" {
+		tag += "+" + g.precision
 	}
 	return tag
 }
@@ -204,7 +205,7 @@ func (g *gpu) Generate(plan *specialize.Plan, w *specialize.Weights) (*lir.Progr
 	if err != nil {
 		return nil, err
 	}
-	t := gpucodegen.Target{Name: g.name, Lang: g.lang, TF32: g.tf32}
+	t := gpucodegen.Target{Name: g.name, Lang: g.lang, Precision: g.precision}
 	if g.compiled() {
 		t.Compile = g.compile
 	}

@@ -26,9 +26,9 @@ type Target struct {
 	Name    string
 	Lang    kir.Language
 	Compile Compiler // nil: sources only
-	// TF32 lets products multiply on tensor cores with tf32 operands
-	// (kernelgen.Options.TF32): CUDA only.
-	TF32 bool
+	// Precision is what products multiply in (kernelgen.Options): "" or
+	// "fp32", or tensor cores with "tf32" or "bf16" operands, CUDA only.
+	Precision string
 }
 
 // Generate rewrites the LIR program in (as the CPU code generator made it,
@@ -36,10 +36,10 @@ type Target struct {
 // scratch after the arena where a kernel needs it), its steps replaced by
 // lir.Dispatch launches of the kernels in Kernels.
 func Generate(in *lir.Program, t Target) (*lir.Program, error) {
-	if t.TF32 && t.Lang != kir.CUDA {
-		return nil, fmt.Errorf("target %s has no tf32 products: only cuda multiplies on tensor cores", t.Name)
+	if t.Precision != "" && t.Precision != "fp32" && t.Lang != kir.CUDA {
+		return nil, fmt.Errorf("target %s has no %s products: only cuda multiplies on tensor cores", t.Name, t.Precision)
 	}
-	launches, in, err := kernelgen.Lower(in, kernelgen.Options{TF32: t.TF32})
+	launches, in, err := kernelgen.Lower(in, kernelgen.Options{Precision: t.Precision})
 	if err != nil {
 		if u, ok := err.(*kernelgen.UnsupportedError); ok {
 			return nil, fmt.Errorf("%s: target %s has no kernel for this operation (%s)", u.Src, t.Name, u.Why)

@@ -72,7 +72,7 @@ func TestAttentionNumeric(t *testing.T) {
 			data = append(data, make([]float32, nout))
 			sizes = append(sizes, nout)
 			t.Logf("%d query rows a workgroup", attnRows(c.sq, nb))
-			got, _ := runF32(t, f32Program(op, sizes...), gemmPlan{planGemm, mmaOff}, data, op.Out)
+			got, _ := runF32(t, f32Program(op, sizes...), gemmPlan{planGemm, f32Tiles}, data, op.Out)
 			want := make([]float64, nout)
 			for b := range nb {
 				for i := range c.sq {

@@ -263,16 +263,17 @@ func (g *gen) gemmEnd(p *gemm, pre []*kir.Stmt) error {
 // The tensor-core form of a tiling (gen.mma): the workgroup's 8 warps
 // (gemmThreads/32) as mmaWarpRows × mmaWarpCols, each computing a
 // (BM/mmaWarpRows)×(BN/mmaWarpCols) part of the output tile as 16×8
-// products over 8 terms (kir.SMMA) from the same staged blocks. A tiling
-// has it where those parts are whole products and BK whole K-steps of
-// them: the table's 64×64 (2×2 products a warp) and 32×32 (one) tiles.
+// products over K terms (kir.SMMA: 8 for tf32, 16 for bf16) from the same
+// staged blocks. A tiling has it where those parts are whole products
+// and BK whole K-steps of them: the table's 64×64 (2×2 products a warp)
+// and 32×32 (one) tiles.
 const (
 	mmaWarpRows, mmaWarpCols = 2, 4
-	mmaM, mmaN, mmaK         = 16, 8, 8
+	mmaM, mmaN               = 16, 8
 )
 
-func (t gemmTiling) mmaFits() bool {
-	return t.bm%(mmaWarpRows*mmaM) == 0 && t.bn%(mmaWarpCols*mmaN) == 0 && t.bk%mmaK == 0
+func (t gemmTiling) mmaFits(kind kir.MMAKind) bool {
+	return t.bm%(mmaWarpRows*mmaM) == 0 && t.bn%(mmaWarpCols*mmaN) == 0 && t.bk%int64(kind.K()) == 0
 }
 
 // gemmOut is one accumulator of an invocation and the output it sums.
@@ -291,8 +292,11 @@ func (g *gen) gemmKernel(p *gemm) ([]*kir.Stmt, [3]int, error) {
 	if (t.bm/t.tm)*(t.bn/t.tn) != T || T%t.bk != 0 || T%t.bn != 0 || t.bm*t.bk%T != 0 || t.bk*t.bn%T != 0 {
 		return nil, [3]int{}, fmt.Errorf("gemm tiling %+v does not fit %d invocations", t, T)
 	}
-	mma := g.mma != mmaOff && t.mmaFits()
-	g.tf32 = mma
+	mma := g.mma != mmaOff && t.mmaFits(g.kind)
+	g.precision = ""
+	if mma {
+		g.precision = g.kind.String()
+	}
 	splits, chunk := max(p.splits, 1), p.chunk
 	ntn := ceilDiv(p.n, t.bn)
 	groups := [3]int{int(ntn * splits), int(ceilDiv(p.m, t.bm)), int(p.batch)}
@@ -333,7 +337,7 @@ func (g *gen) gemmKernel(p *gemm) ([]*kir.Stmt, [3]int, error) {
 	var outs []gemmOut
 	var pre, compute, where []*kir.Stmt
 	if mma {
-		outs, pre, where, compute = mmaStep(t, sa, sb, g.mma)
+		outs, pre, where, compute = mmaStep(t, sa, sb, g.mma, g.kind)
 	} else {
 		outs, where, compute = microStep(t, sa, sb)
 	}
@@ -441,15 +445,15 @@ func microStep(t gemmTiling, sa, sb int64) (outs []gemmOut, where, step []*kir.S
 
 // mmaStep is the tensor-core form of microStep (see mmaFits): warp w
 // computes the tile part at rows wrow = (w / mmaWarpCols)·WM and columns
-// wcol = (w % mmaWarpCols)·WN, as MI×NI 16×8 products per 8 terms of K.
-// Lane l holds, per product, the outputs of PTX's accumulator layout
-// (rows fg and fg+8, columns 2·ft and 2·ft+1; fg = l/4, ft = l%4), and
-// feeds it A's and B's fragment elements from the staged blocks (see
-// kir.SMMA). Emulated, each lane sums its own outputs' 8 terms from the
-// blocks instead, its operands rounded to tf32 as the tensor cores'
-// are. It also returns the declarations the step needs before the K
-// loop.
-func mmaStep(t gemmTiling, sa, sb int64, mode mmaMode) (outs []gemmOut, pre, where, step []*kir.Stmt) {
+// wcol = (w % mmaWarpCols)·WN, as MI×NI 16×8 products of kind per K of
+// its terms. Lane l holds, per product, the outputs of PTX's accumulator
+// layout (rows fg and fg+8, columns 2·ft and 2·ft+1; fg = l/4, ft = l%4),
+// and feeds it A's and B's fragment elements from the staged blocks
+// (kir.MMAKind's AElem and BElem). Emulated, each lane sums its own
+// outputs' terms from the blocks instead, its operands rounded as the
+// tensor cores' are. It also returns the declarations the step needs
+// before the K loop.
+func mmaStep(t gemmTiling, sa, sb int64, mode mmaMode, kind kir.MMAKind) (outs []gemmOut, pre, where, step []*kir.Stmt) {
 	I := kir.Int
 	V := func(n string) *kir.Expr { return kir.Var(n, kir.I32) }
 	wm, wn := t.bm/mmaWarpRows, t.bn/mmaWarpCols
@@ -485,15 +489,15 @@ func mmaStep(t gemmTiling, sa, sb int64, mode mmaMode) (outs []gemmOut, pre, whe
 	}
 	tileA := func(k, row *kir.Expr) *kir.Expr { return kir.LoadShared(0, kir.F32, kir.Add(kir.Mul(k, I(sa)), row)) }
 	tileB := func(k, col *kir.Expr) *kir.Expr { return kir.LoadShared(1, kir.F32, kir.Add(kir.Mul(k, I(sb)), col)) }
-	kk := V("kk")
+	kk, K := V("kk"), int64(kind.K())
 	var inner []*kir.Stmt
 	if mode == mmaEmulated {
 		for i := range mi {
 			for j := range ni {
 				for q := range int64(4) {
 					var sum *kir.Expr
-					for x := range int64(mmaK) {
-						term := kir.Mul(tf32(tileA(addC(kk, x), rowIn(i, q))), tf32(tileB(addC(kk, x), colIn(j, q))))
+					for x := range K {
+						term := kir.Mul(roundTo(kind, tileA(addC(kk, x), rowIn(i, q))), roundTo(kind, tileB(addC(kk, x), colIn(j, q))))
 						if sum == nil {
 							sum = term
 						} else {
@@ -505,40 +509,51 @@ func mmaStep(t gemmTiling, sa, sb int64, mode mmaMode) (outs []gemmOut, pre, whe
 				}
 			}
 		}
-		return outs, pre, where, []*kir.Stmt{kir.For("kk", I(0), I(t.bk), I(mmaK), inner...)}
+		return outs, pre, where, []*kir.Stmt{kir.For("kk", I(0), I(t.bk), I(K), inner...)}
 	}
-	// A's fragment: (fg, ft), (fg+8, ft), (fg, ft+4), (fg+8, ft+4) of
-	// the product's 16×8 part; B's: (ft, fg), (ft+4, fg).
-	ft, ft4 := kir.Add(kk, V("ft")), kir.Add(kk, addC(V("ft"), 4))
+	// The lane's k within the step: TMul·ft (tf32 one column per lane of
+	// a group, bf16 a pair).
+	kt := kir.Add(kk, kir.Mul(V("ft"), I(int64(kind.TMul()))))
 	for i := range mi {
 		r := addC(kir.Add(V("wrow"), V("fg")), i*mmaM)
-		r8 := addC(r, 8)
-		for e, v := range []*kir.Expr{tileA(ft, r), tileA(ft, r8), tileA(ft4, r), tileA(ft4, r8)} {
-			inner = append(inner, kir.Decl(fmt.Sprintf("fa%d_%d", i, e), v))
+		for e := range kind.A() {
+			dr, dc := kind.AElem(e)
+			inner = append(inner, kir.Decl(fmt.Sprintf("fa%d_%d", i, e), tileA(addC(kt, int64(dc)), addC(r, int64(dr)))))
 		}
 	}
 	for j := range ni {
 		c := addC(kir.Add(V("wcol"), V("fg")), j*mmaN)
-		for e, v := range []*kir.Expr{tileB(ft, c), tileB(ft4, c)} {
-			inner = append(inner, kir.Decl(fmt.Sprintf("fb%d_%d", j, e), v))
+		for e := range kind.B() {
+			inner = append(inner, kir.Decl(fmt.Sprintf("fb%d_%d", j, e), tileB(addC(kt, int64(kind.BElem(e))), c)))
 		}
 	}
-	F := func(f string, x, e int64) *kir.Expr { return kir.Var(fmt.Sprintf("%s%d_%d", f, x, e), kir.F32) }
+	frag := func(f string, x int64, n int) []*kir.Expr {
+		var v []*kir.Expr
+		for e := range n {
+			v = append(v, kir.Var(fmt.Sprintf("%s%d_%d", f, x, e), kir.F32))
+		}
+		return v
+	}
 	for i := range mi {
 		for j := range ni {
-			inner = append(inner, kir.MMA([4]string{acc(i, j, 0), acc(i, j, 1), acc(i, j, 2), acc(i, j, 3)},
-				[4]*kir.Expr{F("fa", i, 0), F("fa", i, 1), F("fa", i, 2), F("fa", i, 3)},
-				[2]*kir.Expr{F("fb", j, 0), F("fb", j, 1)}))
+			inner = append(inner, kir.MMA(kind, [4]string{acc(i, j, 0), acc(i, j, 1), acc(i, j, 2), acc(i, j, 3)},
+				frag("fa", i, kind.A()), frag("fb", j, kind.B())))
 		}
 	}
-	return outs, pre, where, []*kir.Stmt{kir.For("kk", I(0), I(t.bk), I(mmaK), inner...)}
+	return outs, pre, where, []*kir.Stmt{kir.For("kk", I(0), I(t.bk), I(K), inner...)}
 }
 
-// tf32 rounds a finite f32 to tf32's 10 fraction bits, to nearest with
-// ties away from zero (PTX's cvt.rna.tf32.f32): the emulated products'
-// operand rounding.
-func tf32(x *kir.Expr) *kir.Expr {
-	return kir.Bitcast(kir.F32, kir.BitAnd(kir.Add(kir.Bitcast(kir.U32, x), kir.Uint(0x1000)), kir.Uint(0xffffe000)))
+// roundTo rounds a finite f32 to kind's operand type: tf32's 10 fraction
+// bits to nearest, ties away from zero (PTX's cvt.rna.tf32.f32), or
+// bf16's 7 to nearest, ties to even (cvt.rn.bf16x2.f32): the emulated
+// products' operand rounding.
+func roundTo(kind kir.MMAKind, x *kir.Expr) *kir.Expr {
+	u := kir.Bitcast(kir.U32, x)
+	if kind == kir.MMATF32 {
+		return kir.Bitcast(kir.F32, kir.BitAnd(kir.Add(u, kir.Uint(0x1000)), kir.Uint(0xffffe000)))
+	}
+	odd := kir.BitAnd(kir.Shr(u, kir.Uint(16)), kir.Uint(1))
+	return kir.Bitcast(kir.F32, kir.BitAnd(kir.Add(kir.Add(u, kir.Uint(0x7fff)), odd), kir.Uint(0xffff0000)))
 }
 
 // guardedStage stores v to element idx of workgroup array a where ok

@@ -33,23 +33,41 @@ func device(t testing.TB) *vk.Device { return vulkan.Device(t) }
 // how the tiles multiply.
 type gemmPlan struct {
 	plan func(m, n, k, batch int64) (gemmTiling, int64)
-	mma  mmaMode
+	gemmVariant
 }
+
+// gemmVariant is how the tiles multiply: in f32, or on tensor cores of a
+// kind (emulated, or as PTX).
+type gemmVariant struct {
+	mma  mmaMode
+	kind kir.MMAKind
+}
+
+var (
+	f32Tiles      = gemmVariant{mmaOff, 0}
+	tf32Tiles     = gemmVariant{mmaPTX, kir.MMATF32}
+	bf16Tiles     = gemmVariant{mmaPTX, kir.MMABF16}
+	tf32Emulation = gemmVariant{mmaEmulated, kir.MMATF32}
+	bf16Emulation = gemmVariant{mmaEmulated, kir.MMABF16}
+)
 
 // runF32 lowers the one-step program p (every buffer its own device
 // buffer of f32s, data[b] the content of buffer b) as plan says, runs its
 // launches on the Vulkan device, and returns the content of buffer out
-// afterwards, and whether the product rounded its operands to tf32.
-func runF32(t *testing.T, p *lir.Program, plan gemmPlan, data [][]float32, out lir.Buf) ([]float32, bool) {
+// afterwards, and what the product rounded its operands to ("" for
+// nothing).
+func runF32(t *testing.T, p *lir.Program, plan gemmPlan, data [][]float32, out lir.Buf) ([]float32, string) {
 	t.Helper()
 	d := device(t)
-	ls, lp, err := lower(p, plan.plan, plan.mma)
+	ls, lp, err := lower(p, plan.plan, plan.mma, plan.kind)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tf32 := false
+	precision := ""
 	for _, l := range ls {
-		tf32 = tf32 || l.TF32
+		if l.Precision != "" {
+			precision = l.Precision
+		}
 	}
 	// Buffers the lowering added (scratch) get device buffers of their
 	// own, poisoned: a partial sum read before it is written shows.
@@ -114,17 +132,21 @@ func runF32(t *testing.T, p *lir.Program, plan gemmPlan, data [][]float32, out l
 	for j := range res {
 		res[j] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*j:]))
 	}
-	return res, tf32
+	return res, precision
 }
 
 // refOperand is x as a product's reference reads it: rounded to tf32
-// (nearest, ties away from zero: PTX's cvt.rna) where the product's
-// tiles multiply so, else as it is.
-func refOperand(x float32, tf32 bool) float64 {
-	if !tf32 {
-		return float64(x)
+// (nearest, ties away from zero: PTX's cvt.rna) or bf16 (nearest, ties
+// to even: cvt.rn) where the product's tiles multiply so, else as it is.
+func refOperand(x float32, precision string) float64 {
+	u := math.Float32bits(x)
+	switch precision {
+	case "tf32":
+		return float64(math.Float32frombits((u + 0x1000) &^ 0x1fff))
+	case "bf16":
+		return float64(math.Float32frombits((u + 0x7fff + (u>>16)&1) &^ 0xffff))
 	}
-	return float64(math.Float32frombits((math.Float32bits(x) + 0x1000) &^ 0x1fff))
+	return float64(x)
 }
 
 // f32Program is a one-step program whose buffers are the given numbers of
@@ -185,19 +207,22 @@ func checkClose(t *testing.T, got []float32, want []float64) {
 // multiply given: the one Lower uses, and each tiling of the table (for
 // tensor cores, each that takes them), K split by gemmSplits where its
 // grid is small and K long enough.
-func tilings(modes ...mmaMode) map[string]gemmPlan {
+func tilings(variants ...gemmVariant) map[string]gemmPlan {
 	fs := map[string]gemmPlan{}
-	for _, mode := range modes {
-		prefix := map[mmaMode]string{mmaOff: "", mmaPTX: "tf32/", mmaEmulated: "tf32-emulated/"}[mode]
-		fs[prefix+"picked"] = gemmPlan{planGemm, mode}
+	for _, v := range variants {
+		prefix := ""
+		if v.mma != mmaOff {
+			prefix = v.kind.String() + map[mmaMode]string{mmaPTX: "/", mmaEmulated: "-emulated/"}[v.mma]
+		}
+		fs[prefix+"picked"] = gemmPlan{planGemm, v}
 		for _, r := range gemmTilings() {
 			t := r.gemmTiling
-			if mode != mmaOff && !t.mmaFits() {
+			if v.mma != mmaOff && !t.mmaFits(v.kind) {
 				continue
 			}
 			fs[fmt.Sprintf("%s%dx%dx%d", prefix, t.bm, t.bn, t.bk)] = gemmPlan{func(m, n, k, batch int64) (gemmTiling, int64) {
 				return t, max(gemmSplits(gemmGroups(t, m, n, batch), k), 1)
-			}, mode}
+			}, v}
 		}
 	}
 	return fs
@@ -298,7 +323,7 @@ func TestMatMulNumeric(t *testing.T) {
 		{nil, nil, 40, 1000, 33, false},
 		{[]int64{2}, []int64{2}, 32, 600, 32, true},
 	}
-	for name, tiling := range tilings(mmaOff, mmaEmulated) {
+	for name, tiling := range tilings(f32Tiles, tf32Emulation, bf16Emulation) {
 		for _, c := range cases {
 			t.Run(fmt.Sprintf("%s/%v·%v/%dx%dx%d", name, c.ab, c.bb, c.m, c.k, c.n), func(t *testing.T) {
 				batch, _ := broadcast(c.ab, c.bb)
@@ -319,7 +344,7 @@ func TestMatMulNumeric(t *testing.T) {
 				}
 				data = append(data, make([]float32, nb*c.m*c.n))
 				sizes = append(sizes, nb*c.m*c.n)
-				got, tf32 := runF32(t, f32Program(op, sizes...), tiling, data, op.Out)
+				got, precision := runF32(t, f32Program(op, sizes...), tiling, data, op.Out)
 				sa := matStrides(c.ab, batch, c.m*c.k)
 				sb := matStrides(c.bb, batch, c.k*c.n)
 				want := make([]float64, nb*c.m*c.n)
@@ -335,7 +360,7 @@ func TestMatMulNumeric(t *testing.T) {
 						for j := range c.n {
 							s := 0.0
 							for kk := range c.k {
-								s += refOperand(a[ao+i*c.k+kk], tf32) * refOperand(b[bo+kk*c.n+j], tf32)
+								s += refOperand(a[ao+i*c.k+kk], precision) * refOperand(b[bo+kk*c.n+j], precision)
 							}
 							o := (bi*c.m+i)*c.n + j
 							want[o] = epilogueRef(s, bias, int(j), c.epi, res, int(o))
@@ -381,7 +406,7 @@ func TestConv2DNumeric(t *testing.T) {
 		{1, 3, 30, 30, 3, 7, 7, 1, 3, 1, 3, false},
 		{2, 6, 12, 12, 6, 5, 5, 2, 2, 1, 6, true},
 	}
-	for name, tiling := range tilings(mmaOff, mmaEmulated) {
+	for name, tiling := range tilings(f32Tiles, tf32Emulation, bf16Emulation) {
 		for _, c := range cases {
 			t.Run(fmt.Sprintf("%s/%+v", name, c), func(t *testing.T) {
 				oh := (c.h+2*c.pad-c.dil*(c.kh-1)-1)/c.s + 1
@@ -405,7 +430,7 @@ func TestConv2DNumeric(t *testing.T) {
 				}
 				data = append(data, make([]float32, nout))
 				sizes = append(sizes, nout)
-				got, tf32 := runF32(t, f32Program(op, sizes...), tiling, data, op.Out)
+				got, precision := runF32(t, f32Program(op, sizes...), tiling, data, op.Out)
 				want := make([]float64, nout)
 				for n := range c.n {
 					for o := range c.o {
@@ -420,7 +445,7 @@ func TestConv2DNumeric(t *testing.T) {
 											if iy < 0 || iy >= c.h || ix < 0 || ix >= c.w {
 												continue
 											}
-											s += refOperand(x[((n*c.c+gi*cg+ci)*c.h+iy)*c.w+ix], tf32) * refOperand(w[((o*cg+ci)*c.kh+ky)*c.kw+kx], tf32)
+											s += refOperand(x[((n*c.c+gi*cg+ci)*c.h+iy)*c.w+ix], precision) * refOperand(w[((o*cg+ci)*c.kh+ky)*c.kw+kx], precision)
 										}
 									}
 								}
@@ -457,9 +482,9 @@ func TestGemmCompiles(t *testing.T) {
 	}
 	clang, cerr := toolchain.Clang.Path()
 	stub := "../kir/testdata/metal_stub.h"
-	for name, tiling := range tilings(mmaOff, mmaPTX) {
+	for name, tiling := range tilings(f32Tiles, tf32Tiles, bf16Tiles) {
 		for _, op := range ops {
-			ls, _, err := lower(program(8, op), tiling.plan, tiling.mma)
+			ls, _, err := lower(program(8, op), tiling.plan, tiling.mma, tiling.kind)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -476,10 +501,11 @@ func TestGemmCompiles(t *testing.T) {
 					if err != nil {
 						t.Errorf("CUDA: %v\n%s", err, cu)
 					}
-					if kir.HasMMA(l.Kernel) != l.TF32 || l.TF32 != strings.Contains(string(ptx), "mma.sync.aligned.m16n8k8") {
-						t.Errorf("tensor-core products: launch %v, kernel %v, PTX %v", l.TF32, kir.HasMMA(l.Kernel), !l.TF32)
+					inst := map[string]string{"tf32": "mma.sync.aligned.m16n8k8.row.col.f32.tf32", "bf16": "mma.sync.aligned.m16n8k16.row.col.f32.bf16"}[l.Precision]
+					if tc := l.Precision != ""; kir.HasMMA(l.Kernel) != tc || tc != (inst != "" && strings.Contains(string(ptx), inst)) {
+						t.Errorf("tensor-core products: launch %q, kernel %v, PTX without %q", l.Precision, kir.HasMMA(l.Kernel), inst)
 					}
-					if l.TF32 {
+					if l.Precision != "" {
 						return // MSL has no tensor-core form
 					}
 					msl, err := kir.Print(kir.MSL, l.Kernel)

@@ -35,9 +35,10 @@ type Launch struct {
 	Args    []lir.Buf
 	Offsets []int64 // one per Args entry, in elements of the parameter's type; nil without Kernel.Offsets
 	Src     string  // the source operation, for errors and profiles
-	// TF32 marks the launches of a product that multiplies tf32-rounded
-	// operands (Options.TF32, on a tile that takes tensor cores).
-	TF32 bool
+	// Precision is the operand type of a product's launches that
+	// multiply on tensor cores ("tf32", "bf16": Options.Precision, on a
+	// tile that takes them); "" for f32.
+	Precision string
 }
 
 // UnsupportedError names an operation a GPU target has no kernel for.
@@ -57,24 +58,31 @@ const maxGroups = 65535
 // Options are the choices of one lowering that the program does not
 // make.
 type Options struct {
-	// TF32 lets the tiled products (matmuls and implicit-GEMM
-	// convolutions) multiply on tensor cores, their operands rounded to
-	// tf32 (10 fraction bits) and their sums kept in f32: the kernels then
-	// use SMMA, which only CUDA prints (sm_80 and later). Products on the
-	// smallest tile, GEMVs and attention stay f32.
-	TF32 bool
+	// Precision is what the tiled products (matmuls and implicit-GEMM
+	// convolutions) multiply in: "" or "fp32", f32 multiply-adds; "tf32"
+	// or "bf16", tensor cores (kir.SMMA of that kind, which only CUDA
+	// prints; sm_80 and later), operands rounded to that type and sums
+	// kept in f32. Products on the smallest tile, GEMVs and attention
+	// stay f32.
+	Precision string
 }
+
+// mmaKinds are the tensor-core products by Options.Precision.
+var mmaKinds = map[string]kir.MMAKind{"tf32": kir.MMATF32, "bf16": kir.MMABF16}
 
 // Lower turns every step of prog into GPU launches. A step of a kind no
 // GPU kernel implements (the CPU's packed and channels-last kernels) is an
 // *UnsupportedError. The launches address the buffers of the program
 // returned: prog's, plus scratch where a kernel needs it (see lower).
 func Lower(prog *lir.Program, opts Options) ([]Launch, *lir.Program, error) {
-	mode := mmaOff
-	if opts.TF32 {
-		mode = mmaPTX
+	if opts.Precision == "" || opts.Precision == "fp32" {
+		return lower(prog, planGemm, mmaOff, 0)
 	}
-	return lower(prog, planGemm, mode)
+	kind, ok := mmaKinds[opts.Precision]
+	if !ok {
+		return nil, nil, fmt.Errorf("unknown precision %q for products", opts.Precision)
+	}
+	return lower(prog, planGemm, mmaPTX, kind)
 }
 
 // mmaMode is how the tiled products multiply.
@@ -82,23 +90,24 @@ type mmaMode uint8
 
 const (
 	mmaOff mmaMode = iota // f32 multiply-adds in each invocation's micro-tile
-	mmaPTX                // tf32 tensor-core products (kir.SMMA): CUDA only
+	mmaPTX                // tensor-core products (kir.SMMA): CUDA only
 	// mmaEmulated is mmaPTX's kernel with each warp's product computed
-	// by its lanes from workgroup memory (operands rounded to tf32 the
-	// same way), in any language: tests run it on Vulkan, so everything
-	// but the product's own fragment layout runs without an NVIDIA GPU.
+	// by its lanes from workgroup memory (operands rounded the same
+	// way), in any language: tests run it on Vulkan, so everything but
+	// the product's own fragment layout runs without an NVIDIA GPU.
 	mmaEmulated
 )
 
 // lower is Lower with the GEMM kernels' tiling and K split chosen by plan
-// (tests run every tiling on every shape) and their products by mma.
+// (tests run every tiling on every shape) and their products by mma, of
+// kind where they take tensor cores.
 //
 // Kernels that need scratch beyond workgroup memory (a split GEMM's
 // partial sums) share one arena buffer after the program's arena: steps
 // run one after another, so one region serves them all. The program
 // returned has that buffer appended and its arena grown, or is prog
 // itself where no step needs scratch.
-func lower(prog *lir.Program, plan func(m, n, k, batch int64) (gemmTiling, int64), mma mmaMode) ([]Launch, *lir.Program, error) {
+func lower(prog *lir.Program, plan func(m, n, k, batch int64) (gemmTiling, int64), mma mmaMode, kind kir.MMAKind) ([]Launch, *lir.Program, error) {
 	if err := prog.CheckRefs(); err != nil {
 		return nil, nil, err
 	}
@@ -110,7 +119,7 @@ func lower(prog *lir.Program, plan func(m, n, k, batch int64) (gemmTiling, int64
 	var scratchBytes int64
 	for i := range prog.Steps {
 		s := &prog.Steps[i]
-		g := &gen{prog: &withScratch, step: s, plan: plan, mma: mma, scratch: scratch}
+		g := &gen{prog: &withScratch, step: s, plan: plan, mma: mma, kind: kind, scratch: scratch}
 		if err := g.lower(); err != nil {
 			if _, ok := err.(*UnsupportedError); ok {
 				return nil, nil, err
@@ -150,10 +159,12 @@ type gen struct {
 	// plan is the GEMM kernels' tiling and K split of an M×N×K product,
 	// batch times over.
 	plan func(m, n, k, batch int64) (gemmTiling, int64)
-	// mma is how the tiled products multiply, and tf32 whether the
-	// step's product does so on tensor cores (its launches' TF32).
-	mma  mmaMode
-	tf32 bool
+	// mma is how the tiled products multiply, kind the tensor-core
+	// product where they take one, and precision that of the step's
+	// product where it does (its launches' Precision).
+	mma       mmaMode
+	kind      kir.MMAKind
+	precision string
 	// scratch is the program's scratch buffer, and scratchBytes how much
 	// of it the step's kernels use.
 	scratch      lir.Buf
@@ -178,7 +189,7 @@ func (g *gen) begin(local [3]int) {
 // those fit, constants added to every index.
 func (g *gen) end(groups [3]int, body ...*kir.Stmt) {
 	g.k.Body = body
-	l := Launch{Kernel: g.k, Groups: groups, Args: g.args, TF32: g.tf32}
+	l := Launch{Kernel: g.k, Groups: groups, Args: g.args, Precision: g.precision}
 	if len(g.k.Params) > 0 && len(g.k.Params) <= kir.MaxOffsets {
 		g.k.Offsets = true
 		l.Offsets = g.bases
