@@ -79,12 +79,17 @@ func TestONNXConformanceVulkan(t *testing.T) {
 // conformance runs every case of dir/manifest.json on target; file names
 // in the manifest are relative to dir.
 func conformance(t *testing.T, dir, target string, cpuLevels []string) {
-	conformanceOf(t, dir, target, cpuLevels, func(string) bool { return true })
+	conformanceOf(t, dir, target, cpuLevels, "", func(string) bool { return true })
 }
 
 // conformanceOf is conformance over the models of the manifest that keep
-// takes.
-func conformanceOf(t *testing.T, dir, target string, cpuLevels []string, keep func(name string) bool) {
+// takes, the target's artifacts built at precision ("" for fp32; tf32 and
+// bf16 are held to precisionTol instead of 1e-4).
+func conformanceOf(t *testing.T, dir, target string, cpuLevels []string, precision string, keep func(name string) bool) {
+	bar, cpuBar := 1e-4, gpuTol
+	if precision != "" {
+		bar, cpuBar = precisionTol[precision], precisionTol[precision]
+	}
 	man := readManifest(t, dir)
 	tmp := t.TempDir()
 	for name, model := range man.Models {
@@ -109,10 +114,11 @@ func conformanceOf(t *testing.T, dir, target string, cpuLevels []string, keep fu
 			open := func(target string) *loader.Model {
 				out := filepath.Join(tmp, name+"."+target+".rlx")
 				var levels []string
+				prec := precision
 				if target == "cpu" {
-					levels = cpuLevels
+					levels, prec = cpuLevels, ""
 				}
-				if _, err := build(t, name+".hir", imp.HIR, out, driver.Options{Target: target, CPU: levels, Bindings: bindings, Params: imp.Weights, Compiler: "test"}); err != nil {
+				if _, err := build(t, name+".hir", imp.HIR, out, driver.Options{Target: target, CPU: levels, Precision: prec, Bindings: bindings, Params: imp.Weights, Compiler: "test"}); err != nil {
 					t.Fatalf("build %s: %v", target, err)
 				}
 				m, err := loader.Open(out, loader.Options{Threads: 2})
@@ -156,13 +162,13 @@ func conformanceOf(t *testing.T, dir, target string, cpuLevels []string, keep fu
 					if err != nil {
 						t.Fatal(err)
 					}
-					diff, msg := conform(o.Tensor, ref)
+					diff, msg := conformTol(o.Tensor, ref, bar)
 					if msg != "" {
 						t.Errorf("case %s, output %s: %s", cname, o.Name, msg)
 					}
 					t.Logf("case %s, output %s: max|diff| %.3g against PyTorch", cname, o.Name, diff)
 					if want != nil {
-						if msg := compareTol(o.Tensor, want[i].Tensor, gpuTol); msg != "" {
+						if msg := compareTol(o.Tensor, want[i].Tensor, cpuBar); msg != "" {
 							t.Errorf("case %s, output %s against the cpu target: %s", cname, o.Name, msg)
 						}
 					}
@@ -189,7 +195,10 @@ func importShared(t *testing.T, dir, name, file string) *onnx.Result {
 
 // conform applies the project's conformance bar; it returns max|diff| and
 // what fails ("" when the output conforms).
-func conform(got, ref *tensor.Tensor) (float64, string) {
+func conform(got, ref *tensor.Tensor) (float64, string) { return conformTol(got, ref, 1e-4) }
+
+// conformTol is conform at max|diff| <= bar·max(1, max|ref|).
+func conformTol(got, ref *tensor.Tensor, bar float64) (float64, string) {
 	if fmt.Sprint(got.Shape) != fmt.Sprint(ref.Shape) {
 		return math.Inf(1), fmt.Sprintf("shape %v, reference %v", got.Shape, ref.Shape)
 	}
@@ -201,7 +210,7 @@ func conform(got, ref *tensor.Tensor) (float64, string) {
 			maxDiff, at = d, i
 		}
 	}
-	if tol := 1e-4 * math.Max(1, maxRef); !(maxDiff <= tol) {
+	if tol := bar * math.Max(1, maxRef); !(maxDiff <= tol) {
 		return maxDiff, fmt.Sprintf("max|diff| %.3g at element %d (got %.7g, want %.7g) > %.3g", maxDiff, at, g[at], r[at], tol)
 	}
 	return maxDiff, ""

@@ -113,10 +113,10 @@ func (k cuKernel) Free() { _ = k.m.Unload() }
 // Load loads the kernel's PTX, or compiles its CUDA C with NVRTC for this
 // device when the build had no PTX.
 func (c *CUDA) Load(k *lir.Kernel) (Kernel, error) {
-	// Tensor-core products (rlxc build --precision tf32) need sm_80: on
+	// Tensor-core products (rlxc build --precision tf32 or bf16) need sm_80: on
 	// an older GPU say so, rather than pass on ptxas's complaint.
 	if ma, mi := c.C.ComputeCapability(); ma < 8 && strings.Contains(k.Source, "mma.sync") {
-		return nil, fmt.Errorf("kernel %s multiplies on tensor cores (built with --precision tf32), which needs compute capability 8.0 or later; this GPU has %d.%d: rebuild with --precision fp32", k.Name, ma, mi)
+		return nil, fmt.Errorf("kernel %s multiplies on tensor cores (built with --precision tf32 or bf16), which needs compute capability 8.0 or later; this GPU has %d.%d: rebuild with --precision fp32", k.Name, ma, mi)
 	}
 	ptx := k.Binary
 	if k.BinaryKind != "ptx" || len(ptx) == 0 {
