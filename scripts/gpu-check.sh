@@ -19,7 +19,10 @@
 # profile). ANCHOR=1 adds ../shared/bench/gpu/anchor.py (PyTorch eager, CUDA
 # graphs, torch.compile; ONNX Runtime and rlx cpu at 1, 4, 16 threads), and
 # SCALING=1 the cpu target against ONNX Runtime at 1, 2, 4, 8 and 16 threads
-# (PROFILE=8,16 adds per-kernel profiles at those counts): native code
+# (PROFILE=8,16 adds per-kernel profiles at those counts), and
+# PRECISION=1 the tensor-core builds (--precision tf32 and bf16: their
+# e2e tests and bench.py's timings; off by default to keep one call
+# within the device tool's 10 minutes): native code
 # built here (see native_artifacts) where this machine has clang; with
 # VARIANTS="name=ref ..." at prepare, rlxrun built from each git ref
 # races on those artifacts at 1, 4, 8 and 16 threads (variants.py).
@@ -256,9 +259,11 @@ run() {
 	fi
 
 	echo "== e2e: bundled and shared models on cuda"
-	(cd e2e && RLX_SHARED_MODELS="$shm" timeout 400 ../$B/e2e.test -test.run 'TestCUDA|TestONNXConformanceCUDA' -test.v 2>&1) >"$out/e2e.txt"
+	local skip=Precision
+	[ "${PRECISION:-0}" = 1 ] && skip=NONE
+	(cd e2e && RLX_SHARED_MODELS="$shm" timeout 400 ../$B/e2e.test -test.run 'TestCUDA|TestONNXConformanceCUDA' -test.skip "$skip" -test.v 2>&1) >"$out/e2e.txt"
 	[ $? -eq 0 ] || rc=1
-	grep -E '^\s*(--- |FAIL|ok|PASS)|max\|diff\||panic' "$out/e2e.txt" | grep -v -- '--- PASS: TestCUDAMatchesCPU/' | head -80
+	grep -E '^\s*(--- |FAIL|ok|PASS)|max\|diff\||panic' "$out/e2e.txt" | grep -vE -- '--- PASS: TestCUDA(Precision)?MatchesCPU/' | head -80
 
 	echo "== timing"
 	timeout 300 python3 scripts/gpu/bench.py "$B" "$shm" 300 >"$out/bench.txt" 2>&1 || rc=1

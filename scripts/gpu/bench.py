@@ -3,10 +3,10 @@
 model of MANIFEST_DIR/manifest.json at its "b1" binding, built with rlxc,
 run with rlxrun bench with the launches replayed as a CUDA graph and one
 by one (RLX_CUDA_GRAPH=0), and once profiled (each kernel's device time,
-the top rows kept); then built again with --precision tf32 and bf16
-(tensor cores), each checked against PyTorch's outputs at its bar (1e-2
-and 6e-2, e2e's precisionTol) and replayed as a graph. Prints one JSON
-object and writes it to $OUT/bench.json
+the top rows kept); with PRECISION=1, built again with --precision tf32
+and bf16 (tensor cores), each checked against PyTorch's outputs at its
+bar (1e-2 and 6e-2, e2e's precisionTol) and replayed as a graph. Prints
+one JSON object and writes it to $OUT/bench.json
 when OUT is set.
 
     python3 bench.py BIN_DIR MANIFEST_DIR [runs]
@@ -60,7 +60,8 @@ for name, m in man["models"].items():
         r["profile_top"] = [[x["kind"], x["src"], round(x["ms_per_run"], 4), round(x["percent"], 1)] for x in rows[:12]]
     # The same model with its products on tensor cores: tf32 against
     # PyTorch's defaults (cuDNN convolutions in TF32), bf16 beside it.
-    for prec, bar in (("tf32", "1e-2"), ("bf16", "6e-2")):
+    precisions = (("tf32", "1e-2"), ("bf16", "6e-2")) if os.environ.get("PRECISION") == "1" else ()
+    for prec, bar in precisions:
         artp = os.path.join(tmp, name + "." + prec + ".rlx")
         p = subprocess.run([rlxc, "build", os.path.join(mdir, m["file"]), "--target", "cuda", "--precision", prec, "-o", artp, "--no-cache"] + binds,
                            capture_output=True, text=True)
