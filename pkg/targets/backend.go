@@ -61,7 +61,7 @@ func All() []Backend {
 			tag: "vulkan/spirv-1.3"},
 		&gpu{name: "cuda", lang: kir.CUDA, compile: toolchain.CUDAToPTX, tool: &toolchain.Clang,
 			about: "kernels in CUDA C, compiled to PTX at build time when clang is installed (else by NVRTC when loaded); " +
-				"runs with rlxrun on an NVIDIA GPU through libcuda.so.1 (the driver)",
+				"runs with rlxrun on an NVIDIA GPU through libcuda.so.1 (the driver); --precision tf32 or bf16 multiplies on tensor cores (compute capability 8.0+)",
 			tag: "cuda/ptx-" + toolchain.PTXArch, sourceTag: "cuda/source"},
 		&gpu{name: "metal", lang: kir.MSL,
 			about: "kernels in Metal Shading Language (sources in the artifact); no runtime yet: running needs macOS",
