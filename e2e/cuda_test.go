@@ -38,6 +38,12 @@ func needCUDA(t *testing.T) {
 // graph (the default).
 func TestCUDAMatchesCPU(t *testing.T) {
 	needCUDA(t)
+	cudaModelsMatchCPU(t, "", gpuTol)
+}
+
+// cudaModelsMatchCPU builds every bundled model for cuda at precision
+// ("" for fp32) and for cpu, at two bindings, and compares them at tol.
+func cudaModelsMatchCPU(t *testing.T, precision string, tol float64) {
 	dir := t.TempDir()
 	seed := uint64(5)
 	for _, file := range models(t) {
@@ -45,7 +51,7 @@ func TestCUDAMatchesCPU(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			m := load(t, file)
 			src, _ := os.ReadFile(file)
-			runBoth(t, dir, file, src, driver.Options{Bindings: twoBindings(t, m), RandomSeed: &seed}, "cuda", gpuTol)
+			runBoth(t, dir, file, src, driver.Options{Bindings: twoBindings(t, m), RandomSeed: &seed, Precision: precision}, "cuda", tol)
 		})
 	}
 }
@@ -68,18 +74,7 @@ var precisionTol = map[string]float64{"tf32": 1e-2, "bf16": 6e-2}
 func TestCUDAPrecisionMatchesCPU(t *testing.T) {
 	needCUDA(t)
 	for _, precision := range []string{"tf32", "bf16"} {
-		t.Run(precision, func(t *testing.T) {
-			dir := t.TempDir()
-			seed := uint64(5)
-			for _, file := range models(t) {
-				name := strings.TrimSuffix(filepath.Base(file), ".hir")
-				t.Run(name, func(t *testing.T) {
-					m := load(t, file)
-					src, _ := os.ReadFile(file)
-					runBoth(t, dir, file, src, driver.Options{Bindings: twoBindings(t, m), RandomSeed: &seed, Precision: precision}, "cuda", precisionTol[precision])
-				})
-			}
-		})
+		t.Run(precision, func(t *testing.T) { cudaModelsMatchCPU(t, precision, precisionTol[precision]) })
 	}
 }
 
