@@ -335,13 +335,13 @@ func (g *gen) gemmKernel(p *gemm) ([]*kir.Stmt, [3]int, error) {
 	}
 	body = append(body, p.bCol(V("bcol"))...)
 	var outs []gemmOut
-	var pre, compute, where []*kir.Stmt
+	var setup, compute, where []*kir.Stmt
 	if mma {
-		outs, pre, where, compute = mmaStep(t, sa, sb, g.mma, g.kind)
+		outs, setup, where, compute = mmaStep(t, sa, sb, g.mma, g.kind)
 	} else {
 		outs, where, compute = microStep(t, sa, sb)
 	}
-	body = append(body, pre...)
+	body = append(body, setup...)
 	for _, o := range outs {
 		body = append(body, kir.Decl(o.acc, kir.Float(0)))
 	}
