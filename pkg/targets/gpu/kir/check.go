@@ -78,7 +78,7 @@ func opName(op Op) string {
 var stmtNames = map[StmtOp]string{SDecl: "decl", SAssign: "assign", SStore: "store", SStoreShared: "store-shared",
 	SFor: "for", SIf: "if", SBarrier: "barrier", SBreak: "break", SMMA: "mma"}
 
-// stmtArgs is how many expressions each statement has.
+// stmtArgs is how many expressions each statement has (SMMA: by its kind).
 var stmtArgs = map[StmtOp]int{SDecl: 1, SAssign: 1, SStore: 2, SStoreShared: 2, SFor: 3, SIf: 1, SBarrier: 0, SBreak: 0, SMMA: -1}
 
 // ident checks that name prints as the same identifier in GLSL, CUDA C
