@@ -193,11 +193,9 @@ func importShared(t *testing.T, dir, name, file string) *onnx.Result {
 	return imp
 }
 
-// conform applies the project's conformance bar; it returns max|diff| and
-// what fails ("" when the output conforms).
-func conform(got, ref *tensor.Tensor) (float64, string) { return conformTol(got, ref, 1e-4) }
-
-// conformTol is conform at max|diff| <= bar·max(1, max|ref|).
+// conformTol applies a conformance bar, max|diff| <= bar·max(1,
+// max|ref|) (the project's is 1e-4); it returns max|diff| and what fails
+// ("" when the output conforms).
 func conformTol(got, ref *tensor.Tensor, bar float64) (float64, string) {
 	if fmt.Sprint(got.Shape) != fmt.Sprint(ref.Shape) {
 		return math.Inf(1), fmt.Sprintf("shape %v, reference %v", got.Shape, ref.Shape)
