@@ -97,6 +97,20 @@ const (
 	// threads where one block scales 1.7x (docs/perf/scheduling.md).
 	GemmSmallAWork = 1 << 16
 
+	// GemmDirectSplitRatio: with B read in place (a 1x1 convolution's
+	// input, DirectB), A is split into a block per thread, as for packed
+	// B, where B has fewer columns than this many times A's rows (a small
+	// plane against many channels). With one A block every thread packs
+	// all of A, a cost against its share of the product that grows as
+	// the plane shrinks; split, every thread reads all of B, a cost that
+	// grows as the channels shrink, and packing an element costs about
+	// twice reading one. On 2 threads (lowest of 10 interleaved runs,
+	// docs/perf/kernels.md, "Small planes read in place"): split, 64 ->
+	// 256 at 13x13 and 160 -> 160 at 14x14 ran 8-12% faster, 128 -> 512
+	// at 28x28 the same, and 64 -> 256 at 56x56 (columns 12 times the
+	// rows) 8% slower.
+	GemmDirectSplitRatio = 2
+
 	// GemmRowsTailMax is the most rows of a partial row panel the row
 	// kernels take instead of a full tile: two rows against two panels
 	// keep eight accumulators busy for a third of a tile's cost per panel.

@@ -395,6 +395,9 @@ func gemm(p *parallel.Pool, kn gemmKernel, g *gemmArgs) {
 	d, direct := g.b.(denseB)
 	direct = direct && g.directB && kn.tiles != nil
 	mc := max(mr, kn.mc/mr*mr)
+	// B read in place, narrow against A (a small plane): A splits by
+	// thread (tuning.GemmDirectSplitRatio).
+	smallDirect := direct && n < tuning.GemmDirectSplitRatio*m
 	switch {
 	case threads > 1 && pre != nil && n > 2*m && m*kcb <= tuning.GemmWideBWork:
 		// Far more weights than activations (MobileNetV2's 7×7 layers:
@@ -402,7 +405,7 @@ func gemm(p *parallel.Pool, kn gemmKernel, g *gemmArgs) {
 		// A block, so the threads split B's columns and each reads half
 		// of B from memory, instead of all of it for half of A's rows.
 		mc = ceilDiv(m, mr) * mr
-	case threads > 1 && pre != nil && m >= 4*mr*threads:
+	case threads > 1 && (pre != nil || smallDirect) && m >= 4*mr*threads:
 		// A multiple of the thread count of A blocks of about equal size
 		// (128 rows on 2: 66 + 62, not 96 + 32; 196 on 2: 4 of 54 or
 		// fewer, not 96 + 96 + 4, whose short last tasks left a thread
@@ -412,7 +415,7 @@ func gemm(p *parallel.Pool, kn gemmKernel, g *gemmArgs) {
 		nb := threads * ceilDiv(m, threads*mc)
 		mc = max(mr, ceilDiv(ceilDiv(m, nb), mr)*mr)
 	}
-	if threads > 1 && pre == nil && m > mc && m*kcb <= tuning.GemmSmallAWork {
+	if threads > 1 && pre == nil && !smallDirect && m > mc && m*kcb <= tuning.GemmSmallAWork {
 		// A small A (convolution weights with few taps: 144 channels of
 		// 24) in one block, for the per-task B packing below.
 		mc = ceilDiv(m, mr) * mr

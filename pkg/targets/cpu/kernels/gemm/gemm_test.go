@@ -334,7 +334,9 @@ func TestGemmAccumulateAndWork(t *testing.T) {
 // packed path bit for bit, and so against the reference through it: row
 // counts around the tile height, partial last panels, k past a k block
 // (accumulating blocks), padded leading dimensions, fused and unfused
-// epilogues with a residual, on 1 and 2 threads; accumulate mode too.
+// epilogues with a residual, on 1 and 2 threads (narrow B against many
+// rows: A split by thread, tuning.GemmDirectSplitRatio); accumulate mode
+// too.
 func TestGemmDirectB(t *testing.T) {
 	kn := defaultKernel()
 	if kn.tiles == nil {
@@ -342,7 +344,7 @@ func TestGemmDirectB(t *testing.T) {
 	}
 	r := newRand(21)
 	eps := []Epilogue{{}, {Act: vec.ActClamp, Min: 0, Max: 6}, {Act: vec.ActGelu}}
-	for _, s := range [][3]int{{16, 64, 32}, {13, 50, 9}, {6, 16, 1}, {64, 200, 600}, {7, 33, 1030}, {24, 3136 / 4, 144}, {1, 40, 5}, {100, 47, 70}} {
+	for _, s := range [][3]int{{16, 64, 32}, {13, 50, 9}, {6, 16, 1}, {64, 200, 600}, {7, 33, 1030}, {24, 3136 / 4, 144}, {1, 40, 5}, {100, 47, 70}, {256, 169, 64}, {200, 196, 600}} {
 		m, n, k := s[0], s[1], s[2]
 		for pad := 0; pad <= 3; pad += 3 {
 			lda, ldb, ldc := k+pad, n+pad, n+pad
