@@ -31,6 +31,13 @@ IMPORT_TESTS ?= TestExports|TestTorch2|TestLowered|TestONNX[^C]|TestONNXCa|TestO
 # purego runs leave them to the main one.
 CLI_TESTS   ?= TestCLIConformance|TestCLIImport
 
+# The race run's packages: the runtime's (loader, kernels, worker pool,
+# native code calls, GPU devices), the backend, the artifact and the e2e
+# runs. The code generators (cgen, kernelgen, kir, codegen) and the
+# toolchain wrappers run no goroutines of their own: under -race they only
+# re-ran their numeric grids at several times the cost.
+RACE_PKGS   ?= ./e2e ./pkg/loader/... ./pkg/artifact/... ./pkg/targets ./pkg/targets/cpu/kernels/... ./pkg/targets/cpu/native ./pkg/targets/cpu/runtime ./pkg/targets/gpu/cu ./pkg/targets/gpu/runtime ./pkg/targets/gpu/vk
+
 # bash for pipefail: make test pipes go test into its summary.
 SHELL := /bin/bash
 
@@ -63,7 +70,7 @@ deps:
 ## test: vet, unit tests (then every skipped test with its reason; under CI=true a skip for anything but missing hardware fails), lint, the race detector on the concurrent parts, the pure-Go kernels (purego), the testdata models and a short fuzz smoke (what CI runs)
 test: vet
 	set -o pipefail; $(GO) test -json ./... | $(GO) run ./internal/tools/testsummary $(if $(filter true,$(CI)),-strict)
-	$(GO) test -race -skip '$(RACE_SKIP)|$(IMPORT_TESTS)|$(CLI_TESTS)' ./e2e ./pkg/loader/... ./pkg/targets/... ./pkg/artifact/...
+	$(GO) test -race -skip '$(RACE_SKIP)|$(IMPORT_TESTS)|$(CLI_TESTS)' $(RACE_PKGS)
 	$(GO) test -tags purego -skip '$(RACE_SKIP)|$(IMPORT_TESTS)|$(CLI_TESTS)' ./pkg/targets/cpu/... ./e2e
 	$(MAKE) --no-print-directory test-arm64
 	$(MAKE) --no-print-directory check-models
