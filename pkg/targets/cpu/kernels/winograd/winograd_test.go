@@ -83,8 +83,9 @@ func run(p *parallel.Pool, x, w []float32, g conv.ConvGeom, m int, ep gemm.Epilo
 }
 
 // Tolerance is the error allowed relative to an output's scale: each
-// transform adds a few roundings of values up to (m+2)·max|coefficient|
-// times their inputs (F(4×4)'s Bᵀ and Aᵀ have entries up to 5 and 8).
+// transform adds a few roundings of sums whose terms can be far larger
+// than the output they cancel down to (F(4×4)'s Bᵀ rows sum |entries| to
+// up to 325, its Aᵀ rows to under 9).
 func Tolerance(m int) float64 {
 	if m == 4 {
 		return 2e-5
@@ -184,6 +185,111 @@ func TestWinogradRandomGeometries(t *testing.T) {
 				t.Fatal(err)
 			}
 			kerneltest.CheckClose(t, fmt.Sprintf("case %d %+v F%d", i, g, m), got, want, scale, Tolerance(m), 0)
+		}
+	}
+}
+
+// TestTransformIdentity checks each transform's matrices, entered by
+// hand, against the correlation they stand for, in float64: a slip in
+// one coefficient would otherwise show only as a larger error.
+func TestTransformIdentity(t *testing.T) {
+	r := kerneltest.NewRand(11)
+	for _, m := range []int{2, 4} {
+		tr, err := For(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for trial := range 20 {
+			var g [3]float64
+			d := make([]float64, tr.Alpha)
+			for i := range g {
+				g[i] = float64(kerneltest.RandSlice(r, 1)[0])
+			}
+			for i := range d {
+				d[i] = float64(kerneltest.RandSlice(r, 1)[0])
+			}
+			for i := range m {
+				got, want, scale := 0.0, 0.0, 0.0
+				for j := range tr.Alpha {
+					gg, bd := 0.0, 0.0
+					for k := range 3 {
+						gg += tr.G[j][k] * g[k]
+					}
+					for k := range tr.Alpha {
+						bd += tr.BT[j][k] * d[k]
+					}
+					got += tr.AT[i][j] * gg * bd
+				}
+				for k := range 3 {
+					want += g[k] * d[i+k]
+					scale += math.Abs(g[k] * d[i+k])
+				}
+				if math.Abs(got-want) > 1e-12*(1+scale) {
+					t.Fatalf("F(%d): trial %d, output %d: %g, correlation %g", m, trial, i, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestRoundingError bounds F(4×4)'s float32 error against the direct
+// convolution's: a 3x3 layer of 256 input channels over a ReLU's
+// outputs, the rms of each against the float64 reference. The
+// transform's interpolation points set that ratio (see f4).
+func TestRoundingError(t *testing.T) {
+	r := kerneltest.NewRand(5)
+	g := Geom3x3(1, 256, 16, 16, 8, 1, 1)
+	x := kerneltest.RandSlice(r, g.N*g.C*g.H*g.W)
+	for i := range x {
+		x[i] = max(x[i], 0)
+	}
+	w := kerneltest.RandSlice(r, g.O*g.C*9)
+	for i := range w {
+		w[i] /= 48 // 1/sqrt(9·256): outputs of the inputs' size
+	}
+	want, _ := RefConv3x3(x, w, g, &gemm.Epilogue{})
+	direct := make([]float32, len(want))
+	for o := range g.O {
+		for oh := range g.OH {
+			for ow := range g.OW {
+				var s float32
+				for c := range g.C {
+					for kh := range 3 {
+						for kw := range 3 {
+							ih, iw := oh+kh-g.PadT, ow+kw-g.PadL
+							if ih >= 0 && ih < g.H && iw >= 0 && iw < g.W {
+								s += x[(c*g.H+ih)*g.W+iw] * w[((o*g.C+c)*3+kh)*3+kw]
+							}
+						}
+					}
+				}
+				direct[(o*g.OH+oh)*g.OW+ow] = s
+			}
+		}
+	}
+	rms := func(got []float32) float64 {
+		s := 0.0
+		for i, v := range got {
+			d := float64(v) - want[i]
+			s += d * d
+		}
+		return math.Sqrt(s / float64(len(got)))
+	}
+	p := parallel.NewPool(1)
+	defer p.Close()
+	base := rms(direct)
+	for _, c := range []struct {
+		m     int
+		bound float64
+	}{{2, 1.5}, {4, 3}} {
+		got, err := run(p, x, w, g, c.m, gemm.Epilogue{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ratio := rms(got) / base
+		t.Logf("F(%dx%d): rms error %.3g, %.2fx the direct convolution's (%.3g)", c.m, c.m, rms(got), ratio, base)
+		if ratio > c.bound {
+			t.Errorf("F(%dx%d): rms error %.2fx the direct convolution's, want at most %gx", c.m, c.m, ratio, c.bound)
 		}
 	}
 }
