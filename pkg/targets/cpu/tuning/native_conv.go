@@ -78,11 +78,15 @@ type ConvShape struct {
 // (GODEBUG=cpu.avx512f=off), so it takes them where every level has
 // AVX-512.
 //
+// Unpadded 1x1 stride-1 convolutions are plain products, which the
+// runtime runs as its packed GEMM. Where every level has AVX-512 the
+// generated code takes those over small planes (NativeConv1x1MaxPlane).
+//
 // It leaves to the runtime
 //
-//   - 1x1 stride-1 convolutions without padding, plain products, where
-//     the generated code ran 0.9-1.4x the runtime's packed GEMM at
-//     x86-64-v4 and 0.6-1x at x86-64-v3;
+//   - the other 1x1 stride-1 convolutions without padding, where the
+//     generated code ran 0.9-1.4x the runtime's packed GEMM at x86-64-v4
+//     and 0.6-1x at x86-64-v3;
 //   - other strides, and dilated stride-2 kernels (not measured);
 //   - column kernels (KH x 1) over large planes with many channels
 //     (NativeConvColumnMaxPlane);
@@ -109,7 +113,8 @@ func NativeConv(s ConvShape) bool {
 		return false
 	}
 	if s.StrideH == 1 && s.StrideW == 1 {
-		return (s.KH*s.KW > 1 || s.Padded && s.AVX512) && s.C >= NativeConvMinChannels || small
+		plain1x1 := s.KH*s.KW == 1 && s.AVX512 && s.OH*s.OW <= NativeConv1x1MaxPlane && s.C >= NativeConv1x1MinChannels
+		return (s.KH*s.KW > 1 || s.Padded && s.AVX512) && s.C >= NativeConvMinChannels || small || plain1x1
 	}
 	stride2 := s.StrideH == 2 && s.StrideW == 2 && s.DilH == 1 && s.DilW == 1
 	return stride2 && (s.AVX512 && (s.C >= NativeConvMinChannels || s.KW > 3) || small)
@@ -167,6 +172,24 @@ func nativeGrouped(s ConvShape) bool {
 	}
 	return s.KH*s.KW > 1 || s.AVX512
 }
+
+// NativeConv1x1MaxPlane and NativeConv1x1MinChannels bound the unpadded
+// 1x1 stride-1 convolutions generated code takes where every level has
+// AVX-512: output planes of at most NativeConv1x1MaxPlane positions, at
+// least NativeConv1x1MinChannels input channels. On small planes the
+// GEMM's packed panels have few columns to amortize their packing and
+// edge tiles over, while the generated code's tiles run over the flat
+// plane. In ResNet-50 (`rlxrun bench --profile`, one thread, Zen 4,
+// 2026-11-28) its 14x14 1x1 layers (256 <-> 1024 channels) ran 8-15%
+// faster generated, its 28x28 ones within 3% either way and its 56x56
+// ones -5% to +13%; Inception-v3's 17x17 ones out of 768 channels 3-11%
+// faster; BenchmarkConv2DSweep's 512 -> 512 at 7x7 95 against 74
+// GFLOP/s. With 16 input channels (16 -> 96 at 112x112) the two tied;
+// smaller planes with so few were not measured.
+const (
+	NativeConv1x1MaxPlane    = 24 * 24
+	NativeConv1x1MinChannels = 32
+)
 
 // NativeConvMinChannels is the fewest input channels of a native
 // convolution: 8 channels of 3x3 ran 1.7x (x86-64-v3) and 2.1x
