@@ -281,10 +281,11 @@ var EwOps = [numEwOps]EwInfo{
 }
 
 // TruncInt is the first half of a cast from a float to an integer dtype:
-// toward zero, NaN to 0, saturating at int64's range. WrapInt is the
-// second, to the dtype's width. The runtimes' casts and the compiler's
-// own evaluation of casts (specialize's byte chains) both use them; the
-// reference interpreter (pkg/mir/eval) keeps its own.
+// toward zero, NaN to 0, saturating at int64's range. tensor.DType.Wrap
+// is the second, to the dtype's width. The runtimes' casts and the
+// compiler's own evaluation of casts (specialize's byte chains) both use
+// them; the reference interpreter (pkg/mir/eval) keeps its own
+// truncation.
 func TruncInt(v float64) int64 {
 	switch {
 	case math.IsNaN(v):
@@ -295,21 +296,6 @@ func TruncInt(v float64) int64 {
 		return math.MinInt64
 	}
 	return int64(v)
-}
-
-// WrapInt wraps v to the width of integer dtype to (v for 64-bit ones).
-func WrapInt(v int64, to tensor.DType) int64 {
-	switch to {
-	case tensor.I8:
-		return int64(int8(v))
-	case tensor.I16:
-		return int64(int16(v))
-	case tensor.I32:
-		return int64(int32(v))
-	case tensor.U8:
-		return int64(uint8(v))
-	}
-	return v
 }
 
 // NumEwOps is one past the largest EwOp.

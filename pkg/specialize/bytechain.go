@@ -430,9 +430,9 @@ func byteStep(in lir.Instr, val []float64) (float64, bool) {
 }
 
 // byteCast converts v to a byte as the runtimes' casts do (lir.TruncInt,
-// lir.WrapInt).
+// tensor.DType.Wrap).
 func byteCast(v float64, to tensor.DType) float64 {
-	return float64(lir.WrapInt(lir.TruncInt(v), to))
+	return float64(to.Wrap(lir.TruncInt(v)))
 }
 
 // maxByteChainUlps is how far from c's f32 rounding the search for m

@@ -61,6 +61,28 @@ func (d DType) IsInt() bool { return d == I8 || d == I16 || d == I32 || d == I64
 // IsNumeric reports a dtype that arithmetic applies to (not bool).
 func (d DType) IsNumeric() bool { return d.IsFloat() || d.IsInt() }
 
+// Wrap reduces v to integer dtype d as two's complement does (i8 300 is
+// 44), the way an integer cast stores it; bool is v != 0; 64-bit and
+// non-integer dtypes keep v.
+func (d DType) Wrap(v int64) int64 {
+	switch d {
+	case I8:
+		return int64(int8(v))
+	case I16:
+		return int64(int16(v))
+	case I32:
+		return int64(int32(v))
+	case U8:
+		return int64(uint8(v))
+	case Bool:
+		if v != 0 {
+			return 1
+		}
+		return 0
+	}
+	return v
+}
+
 // Size is the element size in bytes.
 func (d DType) Size() int {
 	switch d {

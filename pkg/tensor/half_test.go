@@ -48,3 +48,19 @@ func TestBF16(t *testing.T) {
 		}
 	}
 }
+
+func TestWrap(t *testing.T) {
+	for _, c := range []struct {
+		d    DType
+		v    int64
+		want int64
+	}{
+		{I8, 300, 44}, {I8, -129, 127}, {U8, -1, 255}, {U8, 256, 0},
+		{I16, 40000, -25536}, {I32, 1 << 32, 0}, {I32, 1<<31 + 5, -(1 << 31) + 5},
+		{I64, 1 << 40, 1 << 40}, {Bool, 7, 1}, {Bool, 0, 0}, {Bool, -3, 1}, {F32, 300, 300},
+	} {
+		if got := c.d.Wrap(c.v); got != c.want {
+			t.Errorf("%s.Wrap(%d) = %d, want %d", c.d, c.v, got, c.want)
+		}
+	}
+}

@@ -91,7 +91,7 @@ func (a *array) fit() *array {
 		}
 	} else {
 		for k, v := range a.i {
-			a.i[k] = wrapInt(v, a.dt)
+			a.i[k] = a.dt.Wrap(v)
 		}
 	}
 	return a
@@ -127,27 +127,6 @@ func roundToFormat(v float64, mant, emin, emax int) float64 {
 		return math.Copysign(math.Inf(1), v)
 	}
 	return r
-}
-
-// wrapInt reduces v to integer dtype dt as two's complement does (i8 300
-// is 44); bool is v != 0.
-func wrapInt(v int64, dt tensor.DType) int64 {
-	switch dt {
-	case tensor.I8:
-		return int64(int8(v))
-	case tensor.I16:
-		return int64(int16(v))
-	case tensor.I32:
-		return int64(int32(v))
-	case tensor.U8:
-		return int64(uint8(v))
-	case tensor.Bool:
-		if v != 0 {
-			return 1
-		}
-		return 0
-	}
-	return v
 }
 
 // intRange is the range of integer dtype dt.
@@ -238,7 +217,7 @@ func fromTensor(t *tensor.Tensor) (*array, error) {
 		case tensor.U8:
 			a.i[k] = int64(b[k])
 		case tensor.Bool:
-			a.i[k] = wrapInt(int64(b[k]), tensor.Bool)
+			a.i[k] = tensor.Bool.Wrap(int64(b[k]))
 		}
 	}
 	return a, nil

@@ -134,7 +134,7 @@ func elementwise(op mir.Op, attrs mir.Attrs, args []*array, dt tensor.DType, out
 			case dt.IsFloat():
 				res.f[k] = intToFloat(x.i[j], dt)
 			default:
-				res.i[k] = wrapInt(x.i[j], dt)
+				res.i[k] = dt.Wrap(x.i[j])
 			}
 		}
 		return res, nil

@@ -32,7 +32,7 @@ func mk(dt tensor.DType, shape []int64, vals ...float64) *tensor.Tensor {
 		if dt.IsFloat() {
 			a.f[k] = roundFloat(v, dt)
 		} else {
-			a.i[k] = wrapInt(int64(v), dt)
+			a.i[k] = dt.Wrap(int64(v))
 		}
 	}
 	return toTensor(a)

@@ -324,7 +324,7 @@ func (ev *evaluator) iota(attrs mir.Attrs, dt tensor.DType) (*array, error) {
 		if dt.IsFloat() {
 			res.f[k] = intToFloat(k, dt)
 		} else {
-			res.i[k] = wrapInt(k, dt)
+			res.i[k] = dt.Wrap(k)
 		}
 	}
 	return res, nil

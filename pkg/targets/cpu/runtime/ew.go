@@ -181,7 +181,7 @@ func castTo(d, x []float64, to tensor.DType) {
 		case tensor.Bool:
 			d[i] = b2f(v != 0)
 		default:
-			d[i] = float64(lir.WrapInt(lir.TruncInt(v), to))
+			d[i] = float64(to.Wrap(lir.TruncInt(v)))
 		}
 	}
 }
