@@ -201,10 +201,8 @@ RLXC_TARGET, ...) and from rlxc.yaml in the working directory; flags win.`,
 			if precision != "fp32" && v.GetString("target") != "cuda" {
 				return &exitError{code: exitUsage, err: fmt.Errorf("rlxc build: --precision %s is for --target cuda (its tensor cores); target %s computes in fp32", precision, v.GetString("target"))}
 			}
-			if v.GetString("emit-kernels") != "" {
-				if ok, err := driver.EmitsKernels(v.GetString("target")); err == nil && !ok {
-					return &exitError{code: exitUsage, err: fmt.Errorf("rlxc build: --emit-kernels writes GPU kernels; target %s has none (its kernels are part of rlxrun): use --target vulkan, cuda or metal", v.GetString("target"))}
-				}
+			if v.GetString("emit-kernels") != "" && v.GetString("target") == "cpu" && slices.Equal(v.GetStringSlice("cpu"), []string{"portable"}) {
+				return &exitError{code: exitUsage, err: fmt.Errorf("rlxc build: --emit-kernels writes generated code, and --cpu portable generates none (its kernels are part of rlxrun): drop --cpu portable, or name CPU levels")}
 			}
 			opts := driver.Options{
 				Target:           v.GetString("target"),
@@ -277,6 +275,9 @@ RLXC_TARGET, ...) and from rlxc.yaml in the working directory; flags win.`,
 			}
 			if dir := v.GetString("emit-kernels"); dir != "" {
 				n, err := emitKernels(out, dir)
+				if errors.Is(err, errNoNativeCode) {
+					return &exitError{code: exitTool, err: fmt.Errorf("rlxc build: --emit-kernels: %v", err)}
+				}
 				if err != nil {
 					return &exitError{code: exitIO, err: fmt.Errorf("rlxc build: --emit-kernels: %v", err)}
 				}
@@ -293,7 +294,7 @@ RLXC_TARGET, ...) and from rlxc.yaml in the working directory; flags win.`,
 	f.Bool("require-ptx", false, "cuda target: fail (exit 5) rather than write CUDA C for NVRTC when clang cannot compile PTX here")
 	f.StringSlice("cpu", nil, "the cpu target's native code: CPU `LEVELS` to compile fused regions for (x86-64-v3, x86-64-v4, armv8.2-a, native; a list puts several in one artifact, chosen at load), or portable for none (default: native where clang and lld are installed, else portable)")
 	f.String("precision", "fp32", "what products compute in: fp32 (exact), or tf32 or bf16 (cuda only: tensor cores, operands rounded to that type, sums in fp32)")
-	f.String("emit-kernels", "", "also write the GPU kernels to `DIR`/<binding>/, one file per kernel (.comp, .cu, .metal) and per compiled form (.spv, .ptx)")
+	f.String("emit-kernels", "", "also write the generated kernels to `DIR`/<binding>/: a GPU target's one file per kernel (.comp, .cu, .metal) and per compiled form (.spv, .ptx); the cpu target's native code as kernels.c (every generated C function of the variant) and kernels.<level>.so per CPU level")
 	f.StringArray("bind", nil, "bind dims: `NAME=V[,V...]` (repeatable; lists make one variant per value)")
 	f.String("weights", "", "safetensors file with the params' data, matched by name")
 	f.Bool("allow-outside-refs", false, "let the model's @\"file\" references be absolute or leave its directory")

@@ -7,11 +7,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	artifactcache "github.com/rlx-project/rlx/pkg/artifact/cache"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/native"
+	"github.com/rlx-project/rlx/pkg/targets/toolchain"
 )
 
 // TestMain lets a test re-run this binary as rlxc itself, to build from
@@ -135,7 +138,7 @@ func TestBuildErrors(t *testing.T) {
 		{[]string{"build", mlp, "--no-cache", "-o", out, "--bind", "batch"}, exitUsage, "want NAME=V"},
 		{[]string{"build", "../../testdata/errors/shape_mismatch.hir", "--no-cache", "-o", out}, exitInput, "shape_mismatch.hir:9:7: linear"},
 		{[]string{"build", "no/such.hir", "-o", out}, exitIO, "no such file"},
-		{[]string{"build", mlp, "--random-weights", "1", "--no-cache", "-o", out, "--bind", "batch=1", "--emit-kernels", dir}, exitUsage, "target cpu has none"},
+		{[]string{"build", mlp, "--random-weights", "1", "--no-cache", "-o", out, "--bind", "batch=1", "--cpu", "portable", "--emit-kernels", dir}, exitUsage, "--cpu portable generates none"},
 		// tf32 is the cuda target's (tensor cores): elsewhere, and any
 		// other precision, is a usage error.
 		{[]string{"build", mlp, "--random-weights", "1", "--no-cache", "-o", out, "--bind", "batch=1", "--precision", "tf32"}, exitUsage, "--precision tf32 is for --target cuda"},
@@ -232,6 +235,54 @@ func TestEmitKernels(t *testing.T) {
 	}
 }
 
+// TestEmitNativeKernels: a cpu build with native code writes, per
+// variant, the C clang compiled and the shared object of each CPU level.
+func TestEmitNativeKernels(t *testing.T) {
+	if err := toolchain.NativeTools(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%v; CI installs clang and lld", err)
+		}
+		t.Skip(err)
+	}
+	dir := t.TempDir()
+	out, kdir := filepath.Join(dir, "mlp.rlx"), filepath.Join(dir, "kernels")
+	code, _, errs := rlxc(t, "", "build", mlp, "--cpu", "x86-64-v3,x86-64-v4", "--bind", "batch=1,2", "--random-weights", "1", "--no-cache", "-o", out, "--emit-kernels", kdir)
+	if code != exitOK || !strings.Contains(errs, "wrote 6 kernel files under") {
+		t.Fatalf("build: %d %s", code, errs)
+	}
+	for _, b := range []string{"batch=1", "batch=2"} {
+		files, err := os.ReadDir(filepath.Join(kdir, b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, f := range files {
+			names = append(names, f.Name())
+		}
+		if want := []string{"kernels.c", "kernels.x86-64-v3.so", "kernels.x86-64-v4.so"}; !slices.Equal(names, want) {
+			t.Fatalf("%s: files %v, want %v", b, names, want)
+		}
+		src, _ := os.ReadFile(filepath.Join(kdir, b, "kernels.c"))
+		if !strings.Contains(string(src), "RLX_EXPORT int64_t rlx_") {
+			t.Errorf("%s: kernels.c holds no exported kernel", b)
+		}
+		// It stands alone: clang builds it for a level as the build does.
+		level, err := native.LookupLevel("x86-64-v4")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := toolchain.CToELF("kernels", string(src), level.Clang); err != nil {
+			t.Errorf("%s: kernels.c does not compile: %v", b, err)
+		}
+		for _, so := range names[1:] {
+			obj, _ := os.ReadFile(filepath.Join(kdir, b, so))
+			if !bytes.HasPrefix(obj, []byte("\x7fELF")) {
+				t.Errorf("%s/%s: not an ELF object", b, so)
+			}
+		}
+	}
+}
+
 // TestBytesIndependentOfPathSpelling: the same model reached through two
 // spellings of its path gives the same artifact bytes (steps name their
 // source by the file's base name).
@@ -297,6 +348,15 @@ func TestMissingBuildTool(t *testing.T) {
 	code, _, errs = rlxc(t, "", "build", mlp, "--target", "cuda", "--bind", "batch=1", "--random-weights", "1", "--no-cache", "-o", out)
 	if code != exitOK || strings.Count(errs, "builds CUDA C only here") != 1 || !strings.Contains(errs, "NVRTC") {
 		t.Errorf("cuda: exit %d: %s", code, errs)
+	}
+	// A cpu build degrades to portable; asked for its generated code, it
+	// has none to write, which is the missing tool's exit too.
+	code, _, errs = rlxc(t, "", "build", mlp, "--bind", "batch=1", "--random-weights", "1", "--no-cache", "-o", out, "--emit-kernels", t.TempDir())
+	if code != exitTool || !strings.Contains(errs, "no generated code") || !strings.Contains(errs, "apt-get install clang lld") {
+		t.Errorf("cpu --emit-kernels: exit %d: %s", code, errs)
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Errorf("cpu --emit-kernels: the artifact is written all the same: %v", err)
 	}
 }
 

@@ -107,16 +107,6 @@ func cacheStoreWarning(dir string, err error) string {
 	return fmt.Sprintf("rlxc: warning: could not store the build in the cache: %v", err)
 }
 
-// EmitsKernels reports whether target's artifacts carry kernel sources
-// (--emit-kernels), and an error for an unknown target.
-func EmitsKernels(target string) (bool, error) {
-	b, err := targets.Lookup(target, targets.Options{})
-	if err != nil {
-		return false, err
-	}
-	return b.KernelSources(), nil
-}
-
 // Precisions are the values Options.Precision takes, the default first.
 func Precisions() []string { return targets.Precisions() }
 

@@ -32,9 +32,6 @@ type Backend interface {
 	Tag() string
 	// Features are what the artifact records its kernels rely on.
 	Features() []string
-	// KernelSources reports whether the artifact carries kernel sources
-	// (and compiled forms) that rlxc build --emit-kernels writes out.
-	KernelSources() bool
 	// Caps are what the target's kernels can do, which gates
 	// specialization's shape-dependent decisions (specialize.Passes).
 	Caps() specialize.Caps
@@ -186,8 +183,7 @@ func (g *gpu) Tag() string {
 	return tag
 }
 
-func (g *gpu) Features() []string  { return []string{g.Tag()} }
-func (g *gpu) KernelSources() bool { return true }
+func (g *gpu) Features() []string { return []string{g.Tag()} }
 
 // GPU kernels read attention's operands contiguous and weights as they
 // are (no packer), and every value NCHW: no capability is asked for.

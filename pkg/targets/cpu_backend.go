@@ -179,8 +179,6 @@ func (c *cpu) Features() []string {
 	return fs
 }
 
-func (*cpu) KernelSources() bool { return false }
-
 func (c *cpu) Caps() specialize.Caps {
 	if c.cross() {
 		return specialize.Caps{StridedAttention: true, InPlaceConcat: true, StridedElementwise: true, SubsampleStrided: tuning.SubsampleStrided1x1,
