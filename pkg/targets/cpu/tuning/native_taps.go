@@ -36,9 +36,33 @@ func NativeTapConv(s ConvShape, live, total int64) bool {
 	if SplitSparseTaps(live, total) {
 		return true
 	}
+	if s.KW == 1 && s.KH >= TapConvColumnMinTaps && s.StrideH == 1 && s.StrideW == 1 && s.DilH == 1 &&
+		s.OH*s.OW <= TapConvColumnMaxPlane && s.C >= TapConvStride2MinChannels {
+		return true
+	}
 	return s.AVX512 && s.StrideH == 2 && s.StrideW == 2 && s.DilH == 1 && s.DilW == 1 &&
 		s.C >= TapConvStride2MinChannels && s.KH*s.KW*s.C*TapConvItemChannels*4 <= TapConvItemWeightBytes
 }
+
+// TapConvColumnMinTaps and TapConvColumnMaxPlane bound the column kernels
+// (KH x 1, stride 1, as Inception's factorized 7x1 and 5x1 layers) that
+// run tap-major at every CPU level, over at least
+// TapConvStride2MinChannels input channels. On small planes the
+// generated conv2d's vectors of output positions leave lanes idle (289
+// positions of 17x17 take 19 vectors of 16) and load every tap, masked,
+// where a tall kernel's top and bottom taps read padding; tap-major tiles
+// run over output channels and visit live taps alone. BenchmarkConv2DSweep
+// (one thread, Zen 4, best of 3, 2026-11-28), GFLOP/s of the generated
+// conv2d against tap-major at x86-64-v3 / x86-64-v4: 7x1 over 192
+// channels at 17x17 74 / 111 against 109 / 122, over 160 channels 75 / 115
+// against 112 / 120, 5x1 over 96 channels at 14x14 98 / 107 against 110 /
+// 114; at 28x28 (7x1, 64 channels) 94 / 110 against 91 / 109, even, and
+// 3x1 kernels mixed (over 384 channels at 8x8 98 / 114 against 83 / 118;
+// over 64 at 28x28 93 / 106 against 100 / 99), so they stay.
+const (
+	TapConvColumnMinTaps  = 5
+	TapConvColumnMaxPlane = 20 * 20
+)
 
 // TapConvStride2MinChannels and TapConvItemWeightBytes bound the dense
 // stride-2 convolutions NativeTapConv takes: an item reads its block of
