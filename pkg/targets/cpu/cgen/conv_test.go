@@ -383,18 +383,19 @@ func BenchmarkConv2DSweep(b *testing.B) {
 	add("3x3s1_c16o64_28", sq(1, 16, 28, 64, 3, 1, 1))
 	add("3x3s1p0_c64_30", sq(1, 64, 30, 64, 3, 1, 0))
 	add("3x3s1d2_c64_28", geom(1, 64, 28, 28, 64, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2))
-	add("3x1s1_c64_28", geom(1, 64, 28, 28, 64, 3, 1, 1, 1, 1, 0, 1, 0, 1, 1))
-	add("1x3s1_c64_28", geom(1, 64, 28, 28, 64, 1, 3, 1, 1, 0, 1, 0, 1, 1, 1))
-	// Inception-v3's factorized 17x17 stage: 1x7 and 7x1 over 160
-	// channels, and its 1x1 branches out of 768.
-	add("1x7s1_c160_17", geom(1, 160, 17, 17, 160, 1, 7, 1, 1, 0, 3, 0, 3, 1, 1))
-	add("7x1s1_c160_17", geom(1, 160, 17, 17, 160, 7, 1, 1, 1, 3, 0, 3, 0, 1, 1))
-	add("1x1s1_c768o192_17", sq(1, 768, 17, 192, 1, 1, 0))
-	add("7x1s1_c192_17", geom(1, 192, 17, 17, 192, 7, 1, 1, 1, 3, 0, 3, 0, 1, 1))
-	add("3x1s1_c384_8", geom(1, 384, 8, 8, 384, 3, 1, 1, 1, 1, 0, 1, 0, 1, 1))
-	add("7x1s1_c64_28", geom(1, 64, 28, 28, 64, 7, 1, 1, 1, 3, 0, 3, 0, 1, 1))
-	add("5x1s1_c96_14", geom(1, 96, 14, 14, 96, 5, 1, 1, 1, 2, 0, 2, 0, 1, 1))
-	add("3x1s1_c128_56", geom(1, 128, 56, 56, 128, 3, 1, 1, 1, 1, 0, 1, 0, 1, 1))
+	// Row (1xK) and column (Kx1) kernels, "same" padded, c channels in
+	// and out over hw x hw: Inception-v3's factorized layers (its 17x17
+	// stage's 1x7 and 7x1, its 8x8 stage's 3x1) and the shapes behind
+	// tuning.TapConvColumnMinTaps.
+	row := func(c, hw, k int64) lir.ConvGeom { return geom(1, c, hw, hw, c, 1, k, 1, 1, 0, k/2, 0, k/2, 1, 1) }
+	col := func(c, hw, k int64) lir.ConvGeom { return geom(1, c, hw, hw, c, k, 1, 1, 1, k/2, 0, k/2, 0, 1, 1) }
+	for _, c := range []struct{ c, hw, k int64 }{{64, 28, 3}, {160, 17, 7}} {
+		add(fmt.Sprintf("1x%ds1_c%d_%d", c.k, c.c, c.hw), row(c.c, c.hw, c.k))
+	}
+	for _, c := range []struct{ c, hw, k int64 }{{64, 28, 3}, {160, 17, 7}, {192, 17, 7}, {384, 8, 3}, {64, 28, 7}, {96, 14, 5}, {128, 56, 3}} {
+		add(fmt.Sprintf("%dx1s1_c%d_%d", c.k, c.c, c.hw), col(c.c, c.hw, c.k))
+	}
+	add("1x1s1_c768o192_17", sq(1, 768, 17, 192, 1, 1, 0)) // Inception-v3's 1x1 branches out of 768
 	add("5x5s1_c32_28", sq(1, 32, 28, 32, 5, 1, 2))
 	add("5x5s1_c64_14", sq(1, 64, 14, 64, 5, 1, 2))
 	add("7x7s1_c32_28", sq(1, 32, 28, 32, 7, 1, 3))
