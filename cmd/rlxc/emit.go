@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 
 	"github.com/rlx-project/rlx/pkg/artifact"
-	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/specialize"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/cgen"
 )
@@ -17,7 +16,8 @@ import (
 var langExt = map[string]string{"glsl": ".comp", "cuda": ".cu", "msl": ".metal", "spirv": ".spv", "ptx": ".ptx"}
 
 // errNoNativeCode is emitKernels' error for a cpu artifact built without
-// generated code (no clang and lld here, or --cpu portable).
+// generated code: rlxc build refuses --cpu portable with --emit-kernels
+// up front, so here the build degraded for want of clang and lld.
 var errNoNativeCode = errors.New("the artifact has no generated code: its build is portable (native code needs clang and lld: apt-get install clang lld), so its kernels are all part of rlxrun")
 
 // emitKernels writes the kernels an artifact carries under dir, one folder
@@ -50,15 +50,8 @@ func emitKernels(path, dir string) (int, error) {
 		return 0, fmt.Errorf("target %s has no kernel sources to emit", info.Manifest.Provenance.Target)
 	}
 	n := 0
-	for _, v := range info.Manifest.Variants {
-		raw, err := f.Section(v.Section)
-		if err != nil {
-			return n, err
-		}
-		var p lir.Program
-		if err := artifact.UnmarshalManifest(raw, &p); err != nil {
-			return n, fmt.Errorf("section %q: %v", v.Section, err)
-		}
+	for i, v := range info.Manifest.Variants {
+		p := &info.programs[i] // readArtifactInfo decoded each variant's program
 		sub := filepath.Join(dir, variantDir(v.Binding))
 		if err := os.MkdirAll(sub, 0o755); err != nil {
 			return n, err
