@@ -18,7 +18,7 @@ package tuning
 // corners' products at 4 rows.
 //
 // Dense stride-2 convolutions too, where every level has AVX-512, with
-// at least TapConvStride2MinChannels input channels and an item's
+// at least TapConvMinChannels input channels and an item's
 // weights (its 64 output channels by every tap and input channel) within
 // TapConvItemWeightBytes: the generated conv2d's stride-2 tiles shuffle
 // the even lanes out of two loads per tap, while tap-major tiles
@@ -37,17 +37,17 @@ func NativeTapConv(s ConvShape, live, total int64) bool {
 		return true
 	}
 	if s.KW == 1 && s.KH >= TapConvColumnMinTaps && s.StrideH == 1 && s.StrideW == 1 && s.DilH == 1 &&
-		s.OH*s.OW <= TapConvColumnMaxPlane && s.C >= TapConvStride2MinChannels {
+		s.OH*s.OW <= TapConvColumnMaxPlane && s.C >= TapConvMinChannels {
 		return true
 	}
 	return s.AVX512 && s.StrideH == 2 && s.StrideW == 2 && s.DilH == 1 && s.DilW == 1 &&
-		s.C >= TapConvStride2MinChannels && s.KH*s.KW*s.C*TapConvItemChannels*4 <= TapConvItemWeightBytes
+		s.C >= TapConvMinChannels && s.KH*s.KW*s.C*TapConvItemChannels*4 <= TapConvItemWeightBytes
 }
 
 // TapConvColumnMinTaps and TapConvColumnMaxPlane bound the column kernels
 // (KH x 1, stride 1, as Inception's factorized 7x1 and 5x1 layers) that
 // run tap-major at every CPU level, over at least
-// TapConvStride2MinChannels input channels. On small planes the
+// TapConvMinChannels input channels. On small planes the
 // generated conv2d's vectors of output positions leave lanes idle (289
 // positions of 17x17 take 19 vectors of 16) and load every tap, masked,
 // where a tall kernel's top and bottom taps read padding; tap-major tiles
@@ -64,13 +64,16 @@ const (
 	TapConvColumnMaxPlane = 20 * 20
 )
 
-// TapConvStride2MinChannels and TapConvItemWeightBytes bound the dense
-// stride-2 convolutions NativeTapConv takes: an item reads its block of
-// weights once per output row, which stays in a 1 MiB L2 (Zen 4's; Intel's
-// since Ice Lake hold 1.25-2 MiB) only up to about its size.
+// TapConvMinChannels is the fewest input channels of a dense (not
+// sparse-tap) convolution NativeTapConv takes, stride 2 or a column
+// kernel: stride 2 over 3 or 32 channels (stems) lost tap-major, and
+// column kernels were measured from 64. With TapConvItemWeightBytes it
+// bounds the stride-2 ones: an item reads its block of weights once per
+// output row, which stays in a 1 MiB L2 (Zen 4's; Intel's since Ice Lake
+// hold 1.25-2 MiB) only up to about its size.
 const (
-	TapConvStride2MinChannels = 64
-	TapConvItemWeightBytes    = 1 << 20
+	TapConvMinChannels     = 64
+	TapConvItemWeightBytes = 1 << 20
 )
 
 // TapConvItemChannels is the output channels of one item of a tap-major
