@@ -222,12 +222,12 @@ type Conv2D struct {
 }
 
 // TapConv2D is a convolution over NCHW tensors with one group, its
-// weights stored tap-major, [KH·KW, C, OP]: OP is O rounded up to a
-// multiple of TapConvBlock, zeros past O. A kernel vectorized over output
-// channels reads the weights of one tap and input channel as whole
-// vectors, and visits each output position's live taps alone (those that
-// read the input, not the padding), so convolutions of mostly padding
-// (DeepLabV3's atrous pyramid) do only their live work.
+// weights stored tap-major in panels of output channels (TapMajor's
+// layout). A kernel vectorized over output channels reads the weights of
+// one tap and input channel as whole vectors, and visits each output
+// position's live taps alone (those that read the input, not the
+// padding), so convolutions of mostly padding (DeepLabV3's atrous
+// pyramid) do only their live work.
 type TapConv2D struct {
 	X, W, Out Buf
 	Geom      ConvGeom
@@ -238,19 +238,34 @@ type TapConv2D struct {
 // channels up to: a vector of any CPU level's lanes divides it.
 const TapConvBlock = 16
 
-// TapConvOP is the row length of a TapConv2D's weights for o output
-// channels.
+// TapConvPanel is the output channels of one panel of a TapConv2D's
+// weights, a multiple of TapConvBlock. A kernel works a panel at a time
+// over a run of output rows, so the panel's weights (its channels by
+// every tap and input channel) are contiguous: strided through the full
+// row of channels, as one [taps, C, OP] array, they would fall in an
+// eighth of an 8-way cache's sets (a 64-channel panel's 256 bytes of
+// every 2 KiB row at 512 channels) and leave L2 before the next row.
+const TapConvPanel = 64
+
+// TapConvOP is the output channels of a TapConv2D's weights for o output
+// channels: o rounded up to TapConvBlock.
 func TapConvOP(o int64) int64 { return (o + TapConvBlock - 1) / TapConvBlock * TapConvBlock }
 
 // TapMajor lays out the [o, c, KH, KW] weights w (taps = KH·KW) as a
-// TapConv2D reads them: [taps, c, TapConvOP(o)], zeros past o.
+// TapConv2D reads them: panels of TapConvPanel output channels (the last
+// one the rest of TapConvOP(o)), each [taps, c, width], zeros past o. The
+// weight of output channel oc in panel p = oc / TapConvPanel is at
+// TapConvPanel·p·taps·c + (t·c + ic)·width + oc mod TapConvPanel.
 func TapMajor(w []float32, o, c, taps int64) []float32 {
 	op := TapConvOP(o)
 	out := make([]float32, taps*c*op)
 	for oc := range o {
+		p0 := oc / TapConvPanel * TapConvPanel
+		width := min(TapConvPanel, op-p0)
+		panel := out[p0*taps*c:]
 		for ic := range c {
 			for t := range taps {
-				out[(t*c+ic)*op+oc] = w[(oc*c+ic)*taps+t]
+				panel[(t*c+ic)*width+oc-p0] = w[(oc*c+ic)*taps+t]
 			}
 		}
 	}

@@ -18,12 +18,12 @@ import (
 // output channels, and it visits those taps alone: DeepLabV3's ASPP 3x3
 // at dilation 12 over 14x14 does 1.65 taps per position, not 9.
 //
-// An item of the function's range is (image, block of
-// tuning.TapConvItemChannels output channels, output row), rows
-// innermost, so consecutive items read the same block of weights. A tile
-// accumulates, over its live taps and the input channels, each input
-// value (one broadcast) times the weights of its tap and channel (whole
-// vectors: the weights are [KH·KW, C, OP], OP a multiple of 16); the
+// An item of the function's range is (image, panel of lir.TapConvPanel
+// output channels, output row), rows innermost, so consecutive items read
+// the same panel of weights, contiguous [KH·KW, C, width] (lir.TapMajor).
+// A tile accumulates, over its live taps and the input channels, each
+// input value (one broadcast) times the weights of its tap and channel
+// (whole vectors: a panel's width is a multiple of 16); the
 // epilogue then stores each channel's positions, out = act(acc + bias)
 // + residual, as scalars: a tile's few positions are contiguous in the
 // output row, its channels a plane apart.
@@ -107,7 +107,7 @@ func tapConv(prog *lir.Program, op *lir.TapConv2D) (function, bool) {
 	}
 	ep := op.Epilogue
 	bias, res := ep.Bias != lir.NoBuf, ep.Residual != lir.NoBuf
-	oc := int64(tuning.TapConvItemChannels)
+	oc := int64(lir.TapConvPanel)
 	nob := (g.O + oc - 1) / oc
 	opad := lir.TapConvOP(g.O)
 	p := g.OH * g.OW
@@ -133,7 +133,7 @@ func tapConv(prog *lir.Program, op *lir.TapConv2D) (function, bool) {
 // genTapLevel writes one level's loop over the items of [lo, hi).
 func genTapLevel(b *strings.Builder, g lir.ConvGeom, ep lir.Epilogue, isa tapISA, nob, opad int64) {
 	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
-	oc := int64(tuning.TapConvItemChannels)
+	oc := int64(lir.TapConvPanel)
 	sub := isa.vl * isa.nv // channels of a full tile
 	tiles := tapTiles(g, isa.np)
 	w("\t{\n")
@@ -147,6 +147,8 @@ func genTapLevel(b *strings.Builder, g lir.ConvGeom, ep lir.Epilogue, isa tapISA
 	w("\t\tint64_t oy = it %% %d, r_ = it / %d;\n", g.OH, g.OH)
 	w("\t\tint64_t ob = (r_ %% %d) * %d, n = r_ / %d;\n", nob, oc, nob)
 	w("\t\tint64_t oe = ob + %d < %d ? ob + %d : %d;\n", oc, opad, oc, opad)
+	w("\t\tconst int64_t pw = oe - ob; /* the panel's width */\n")
+	w("\t\tconst float *wpanel = wt + ob * %d;\n", g.KH*g.KW*g.C)
 	w("\t\tconst float *xn = x + n * %d;\n", g.C*g.H*g.W)
 	w("\t\tfloat *yn = y + n * %d + oy * %d;\n", g.O*g.OH*g.OW, g.OW)
 	if ep.Residual != lir.NoBuf {
@@ -154,7 +156,7 @@ func genTapLevel(b *strings.Builder, g lir.ConvGeom, ep lir.Epilogue, isa tapISA
 	}
 	w("\t\tfor (int64_t o0 = ob; o0 < oe; o0 += %d) {\n", sub)
 	w("\t\t\tint64_t nv = (oe - o0 < %d ? oe - o0 : %d) / %d;\n", sub, sub, isa.vl)
-	w("\t\t\tconst float *wb = wt + o0;\n")
+	w("\t\t\tconst float *wb = wpanel + (o0 - ob);\n")
 	w("\t\t\tfor (int t = 0; t < %d; t++) {\n", len(tiles))
 	w("\t\t\t\tint64_t ox0 = tt[4 * t], np = tt[4 * t + 1], kx0 = tt[4 * t + 2], kx1 = tt[4 * t + 3];\n")
 	w("\t\t\t\tconst float *xb = xn + ox0 * %d - %d;\n", g.StrideW, g.PadL)
@@ -167,7 +169,7 @@ func genTapLevel(b *strings.Builder, g lir.ConvGeom, ep lir.Epilogue, isa tapISA
 	for np := int64(1); np <= isa.np; np++ {
 		for _, nv := range nvs {
 			w("\t\t\t\tcase %d: {\n", np*8+nv)
-			genTapTile(b, g, ep, isa, np, nv, opad)
+			genTapTile(b, g, ep, isa, np, nv)
 			w("\t\t\t\t\tbreak;\n\t\t\t\t}\n")
 		}
 	}
@@ -181,7 +183,7 @@ func genTapLevel(b *strings.Builder, g lir.ConvGeom, ep lir.Epilogue, isa tapISA
 // genTapTile writes one register tile: np positions by nv vectors of
 // channels from o0, accumulated over the live taps of row oy and columns
 // [kx0, kx1), then stored through the epilogue.
-func genTapTile(b *strings.Builder, g lir.ConvGeom, ep lir.Epilogue, isa tapISA, np, nv, opad int64) {
+func genTapTile(b *strings.Builder, g lir.ConvGeom, ep lir.Epilogue, isa tapISA, np, nv int64) {
 	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	const ind = "\t\t\t\t\t"
 	vl := isa.vl
@@ -200,8 +202,8 @@ func genTapTile(b *strings.Builder, g lir.ConvGeom, ep lir.Epilogue, isa tapISA,
 	w(ind+"\tif ((uint64_t)iy >= %du) continue;\n", g.H)
 	w(ind + "\tfor (int64_t kx = kx0; kx < kx1; kx++) {\n")
 	w(ind+"\t\tconst float *xp = xb + iy * %d + kx * %d;\n", g.W, g.DilW)
-	w(ind+"\t\tconst float *wp = wb + (ky * %d + kx) * %d;\n", g.KW, g.C*opad)
-	w(ind+"\t\tfor (int64_t c = 0; c < %d; c++, xp += %d, wp += %d) {\n", g.C, g.H*g.W, opad)
+	w(ind+"\t\tconst float *wp = wb + (ky * %d + kx) * %d * pw;\n", g.KW, g.C)
+	w(ind+"\t\tfor (int64_t c = 0; c < %d; c++, xp += %d, wp += pw) {\n", g.C, g.H*g.W)
 	for v := range nv {
 		w(ind+"\t\t\ttv w%d; __builtin_memcpy(&w%d, wp + %d, %d);\n", v, v, v*vl, 4*vl)
 	}

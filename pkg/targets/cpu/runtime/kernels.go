@@ -113,7 +113,7 @@ func run(pool *parallel.Pool, s *lir.Step, bufs [][]byte) error {
 	case *lir.Conv2D:
 		conv.Conv2D(pool, f32(op.Out), f32(op.X), f32(op.W), conv.GeomOf(op.Geom), epilogue(op.Epilogue, bufs))
 	case *lir.TapConv2D:
-		conv.TapConv2D(pool, f32(op.Out), f32(op.X), f32(op.W), conv.GeomOf(op.Geom), int(lir.TapConvOP(op.Geom.O)), epilogue(op.Epilogue, bufs))
+		conv.TapConv2D(pool, f32(op.Out), f32(op.X), f32(op.W), conv.GeomOf(op.Geom), int(lir.TapConvOP(op.Geom.O)), lir.TapConvPanel, epilogue(op.Epilogue, bufs))
 	case *lir.DepthwiseNHWC:
 		// conv2d's geometry and epilogue over channels-last x and out, the
 		// weights tap-major [9, C].

@@ -68,7 +68,8 @@ type ConvShape struct {
 // accumulators share a shuffle among 6 channels: x86-64-v3 ran the 3x3
 // ones 0.5-1x and the stem 0.85-1.1x, so an artifact with an x86-64-v3
 // level (one program serves all its levels) leaves stride 2 to the
-// runtime.
+// runtime, or to tap-major code (NativeTapConv, checked first: from 64
+// input channels at every level).
 //
 // A 1x1 stride-1 convolution with padding (ConvTranspose k3 s2's 1x1
 // phase, with its output padding) is no plain product: the runtime runs

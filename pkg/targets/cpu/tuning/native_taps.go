@@ -1,5 +1,7 @@
 package tuning
 
+import "github.com/rlx-project/rlx/pkg/lir"
+
 // Tap-major convolutions: which convolutions the cpu target runs as
 // conv2d_taps (lir.TapConv2D: generated code vectorized over output
 // channels that visits each output position's live taps alone; cgen's
@@ -17,18 +19,33 @@ package tuning
 // route) it spent a fifth of its time on window copies and ran the
 // corners' products at 4 rows.
 //
-// Dense stride-2 convolutions too, where every level has AVX-512, with
-// at least TapConvMinChannels input channels and an item's
-// weights (its 64 output channels by every tap and input channel) within
-// TapConvItemWeightBytes: the generated conv2d's stride-2 tiles shuffle
-// the even lanes out of two loads per tap, while tap-major tiles
-// broadcast each input once for 64 channels. BenchmarkConv2D's harness
-// (one thread, Zen 4, best of 3 at 30 runs, 2026-11-28), 3x3 stride 2,
-// GFLOP/s of the generated conv2d against tap-major: 128 -> 256 channels
-// onto 14x14 94 / 106, 160 -> 160 onto 7x7 89 / 100, 256 -> 512 onto 7x7
-// 90 / 95, 400 -> 400 onto 7x7 78 / 88, 64 -> 128 onto 28x28 93 / 103;
-// 512 -> 512 onto 7x7 (item weights 1.2 MB) 76 / 75, and over 3 or 32
-// channels (stems) tap-major lost (0.7-0.95x).
+// Dense stride-2 convolutions too, with at least TapConvMinChannels
+// input channels and a panel of weights (lir.TapConvPanel output
+// channels by every tap and input channel) within TapConvPanelMaxBytes:
+// the generated conv2d's stride-2 tiles shuffle the even lanes out of
+// two loads per tap (and at x86-64-v3 it ran 0.5-1x the runtime, so
+// stride 2 there went to the runtime's implicit GEMM), while tap-major
+// tiles broadcast each input once for a tile's channels.
+// BenchmarkConv2D's and BenchmarkConv2DSweep's harness (one thread, Zen
+// 4, best of 2-3, 2026-11-29), 3x3 stride 2, GFLOP/s of tap-major
+// against the generated conv2d at x86-64-v4 and against the runtime's
+// AVX2 kernels (GODEBUG=cpu.avx512f=off) at x86-64-v3 (the 1.2 MB
+// panel mixed from run to run):
+//
+//	channels, plane    panel     x86-64-v4   x86-64-v3
+//	64 -> 128, 56      0.15 MB   108 / 98    101 / 83
+//	128 -> 256, 28     0.3 MB    110 / 102    92 / 80
+//	256 -> 512, 14     0.6 MB    106 / 95     83 / 64
+//	512 -> 512, 14     1.2 MB    103 / 91     44-66 / 56-62
+//	768 -> 768, 14     1.8 MB     93 / 82     52 / 60
+//	1024 -> 1024, 14   2.4 MB     89 / 63     49 / 62
+//	5x5, 64 -> 64, 28  0.4 MB    111 / 92     94 / 52
+//
+// AVX2's tile is 16 channels of the panel's 64, so it reads a quarter of
+// each 256-byte row of the panel: from L3, past L2's size, it lost. Over
+// 3 or 32 channels (stems) tap-major lost to the generated conv2d at
+// x86-64-v4 (0.7-0.95x). The same rule serves armv8.2-a, whose tap-major
+// code is tested under qemu but was not timed on hardware.
 func NativeTapConv(s ConvShape, live, total int64) bool {
 	if s.Groups > 1 {
 		return false
@@ -40,8 +57,12 @@ func NativeTapConv(s ConvShape, live, total int64) bool {
 		s.OH*s.OW <= TapConvColumnMaxPlane && s.C >= TapConvMinChannels {
 		return true
 	}
-	return s.AVX512 && s.StrideH == 2 && s.StrideW == 2 && s.DilH == 1 && s.DilW == 1 &&
-		s.C >= TapConvMinChannels && s.KH*s.KW*s.C*TapConvItemChannels*4 <= TapConvItemWeightBytes
+	panelMax := int64(TapConvPanelMaxBytes)
+	if s.AVX512 {
+		panelMax = TapConvPanelMaxBytesAVX512
+	}
+	return s.StrideH == 2 && s.StrideW == 2 && s.DilH == 1 && s.DilW == 1 &&
+		s.C >= TapConvMinChannels && s.KH*s.KW*s.C*lir.TapConvPanel*4 <= panelMax
 }
 
 // TapConvColumnMinTaps and TapConvColumnMaxPlane bound the column kernels
@@ -67,18 +88,15 @@ const (
 // TapConvMinChannels is the fewest input channels of a dense (not
 // sparse-tap) convolution NativeTapConv takes, stride 2 or a column
 // kernel: stride 2 over 3 or 32 channels (stems) lost tap-major, and
-// column kernels were measured from 64. With TapConvItemWeightBytes it
-// bounds the stride-2 ones: an item reads its block of weights once per
-// output row, which stays in a 1 MiB L2 (Zen 4's; Intel's since Ice Lake
-// hold 1.25-2 MiB) only up to about its size.
+// column kernels were measured from 64.
+//
+// TapConvPanelMaxBytes and TapConvPanelMaxBytesAVX512 bound a stride-2
+// one's panel of weights, which an item reads once per output row: the
+// largest measured that won, where some level lacks AVX-512 and where
+// every level has it (NativeTapConv's table). L2 is 1 MiB on Zen 4 and
+// 1.25-2 MiB on Intel's since Ice Lake.
 const (
-	TapConvMinChannels     = 64
-	TapConvItemWeightBytes = 1 << 20
+	TapConvMinChannels         = 64
+	TapConvPanelMaxBytes       = 1 << 20
+	TapConvPanelMaxBytesAVX512 = 5 << 19 // 2.5 MiB
 )
-
-// TapConvItemChannels is the output channels of one item of a tap-major
-// convolution's range (a multiple of every level's tile): with the
-// item's row of positions, its share of the weights (a block of 64
-// channels by the live taps' input channels) stays in L2 for the next
-// item, the next row.
-const TapConvItemChannels = 64

@@ -8,15 +8,16 @@ import (
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
 )
 
-// TapConv2D is Conv2D with the weights stored tap-major, [KH·KW, C, op]
-// (lir.TapConv2D; op >= O, zeros past O), and one group. Native code runs
+// TapConv2D is Conv2D with the weights stored tap-major in panels of
+// panel output channels, each [KH·KW, C, width] (lir.TapMajor; op >= O
+// channels in all, zeros past O), and one group. Native code runs
 // such convolutions (cgen vectorizes them over output channels); this is
 // the portable fallback, which lays the weights back out as [O, C, KH, KW]
 // and runs Conv2D, so both compute the same sums.
-func TapConv2D(p *parallel.Pool, out, x, w []float32, g ConvGeom, op int, ep gemm.Epilogue) {
+func TapConv2D(p *parallel.Pool, out, x, w []float32, g ConvGeom, op, panel int, ep gemm.Epilogue) {
 	g.normalize()
 	taps := g.KH * g.KW
-	if g.Groups != 1 || op < g.O || min(g.C, g.O, taps) < 0 {
+	if g.Groups != 1 || op < g.O || panel < 1 || min(g.C, g.O, taps) < 0 {
 		panic(fmt.Sprintf("kernels: TapConv2D: bad geometry %+v (weight rows of %d)", g, op))
 	}
 	if len(w) < taps*g.C*op {
@@ -26,11 +27,15 @@ func TapConv2D(p *parallel.Pool, out, x, w []float32, g ConvGeom, op int, ep gem
 	defer tapPool.Put(buf)
 	*buf = grow(*buf, g.O*g.C*taps)
 	wt := (*buf)[:g.O*g.C*taps]
-	for t := 0; t < taps; t++ {
-		for c := 0; c < g.C; c++ {
-			row := w[(t*g.C+c)*op:][:g.O]
-			for o, v := range row {
-				wt[(o*g.C+c)*taps+t] = v
+	for p0 := 0; p0 < g.O; p0 += panel {
+		width := min(panel, op-p0)
+		pw := w[p0*taps*g.C:]
+		for t := 0; t < taps; t++ {
+			for c := 0; c < g.C; c++ {
+				row := pw[(t*g.C+c)*width:][:min(width, g.O-p0)]
+				for o, v := range row {
+					wt[((p0+o)*g.C+c)*taps+t] = v
+				}
 			}
 		}
 	}
