@@ -19,8 +19,9 @@ import "github.com/rlx-project/rlx/pkg/lir"
 // route) it spent a fifth of its time on window copies and ran the
 // corners' products at 4 rows.
 //
-// Dense stride-2 convolutions too, with at least TapConvMinChannels
-// input channels and a panel of weights (lir.TapConvPanel output
+// Kernels of 7x7 and more at stride 1 where some level lacks AVX-512
+// (TapConvWideMinTaps). Dense stride-2 convolutions too, with at least
+// TapConvMinChannels input channels and a panel of weights (lir.TapConvPanel output
 // channels by every tap and input channel) within TapConvPanelMaxBytes:
 // the generated conv2d's stride-2 tiles shuffle the even lanes out of
 // two loads per tap (and at x86-64-v3 it ran 0.5-1x the runtime, so
@@ -57,6 +58,10 @@ func NativeTapConv(s ConvShape, live, total int64) bool {
 		s.OH*s.OW <= TapConvColumnMaxPlane && s.C >= TapConvMinChannels {
 		return true
 	}
+	if !s.AVX512 && s.KH >= TapConvWideMinTaps && s.KW >= TapConvWideMinTaps && s.StrideH == 1 && s.StrideW == 1 &&
+		s.DilH == 1 && s.DilW == 1 && s.C >= TapConvWideMinChannels {
+		return true
+	}
 	panelMax := int64(TapConvPanelMaxBytes)
 	if s.AVX512 {
 		panelMax = TapConvPanelMaxBytesAVX512
@@ -83,6 +88,23 @@ func NativeTapConv(s ConvShape, live, total int64) bool {
 const (
 	TapConvColumnMinTaps  = 5
 	TapConvColumnMaxPlane = 20 * 20
+)
+
+// TapConvWideMinTaps and TapConvWideMinChannels bound the wide kernels
+// (KH and KW both at least TapConvWideMinTaps, stride 1, undilated) over
+// at least TapConvWideMinChannels input channels that run tap-major where
+// some level lacks AVX-512. AVX2's 16 registers hold the generated
+// conv2d a smaller tile than AVX-512's 32, which a 7x7 kernel's loads per
+// multiply-add make the bottleneck. BenchmarkConv2DSweep (one thread, Zen
+// 4, best of 3, 2026-11-29), GFLOP/s of the generated conv2d against
+// tap-major at x86-64-v3: 7x7 over 32 channels at 28x28 51 / 86, over 64
+// at 28x28 55 / 76, over 128 at 14x14 47 / 61; at x86-64-v4 the generated
+// code won (109 / 99, 109 / 106, 97 / 89), and 5x5 kernels were even at
+// x86-64-v3 (over 32 at 28x28 95 / 95 and at 56x56 96 / 101, over 64 at
+// 14x14 95 / 81), so they keep it.
+const (
+	TapConvWideMinTaps     = 7
+	TapConvWideMinChannels = 32
 )
 
 // TapConvMinChannels is the fewest input channels of a dense (not

@@ -32,3 +32,27 @@ func TestNativeTapConvStride2(t *testing.T) {
 		}
 	}
 }
+
+// TestNativeTapConvWide: 7x7 stride-1 kernels run tap-major only where
+// some level lacks AVX-512, and 5x5 ones never.
+func TestNativeTapConvWide(t *testing.T) {
+	wide := func(k, c int64, avx512 bool) ConvShape {
+		return ConvShape{KH: k, KW: k, StrideH: 1, StrideW: 1, DilH: 1, DilW: 1, Groups: 1, C: c, O: c, OH: 28, OW: 28, AVX512: avx512}
+	}
+	for _, c := range []struct {
+		name string
+		s    ConvShape
+		want bool
+	}{
+		{"7x7 64 v3", wide(7, 64, false), true},
+		{"7x7 32 v3", wide(7, 32, false), true},
+		{"7x7 64 v4", wide(7, 64, true), false},
+		{"5x5 64 v3", wide(5, 64, false), false},
+		{"7x7 16 v3", wide(7, 16, false), false},
+	} {
+		total := c.s.KH * c.s.KW * c.s.OH * c.s.OW
+		if got := NativeTapConv(c.s, total, total); got != c.want {
+			t.Errorf("%s: NativeTapConv = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
