@@ -389,7 +389,7 @@ func BenchmarkConv2DSweep(b *testing.B) {
 	// tuning.TapConvColumnMinTaps.
 	row := func(c, hw, k int64) lir.ConvGeom { return geom(1, c, hw, hw, c, 1, k, 1, 1, 0, k/2, 0, k/2, 1, 1) }
 	col := func(c, hw, k int64) lir.ConvGeom { return geom(1, c, hw, hw, c, k, 1, 1, 1, k/2, 0, k/2, 0, 1, 1) }
-	for _, c := range []struct{ c, hw, k int64 }{{64, 28, 3}, {160, 17, 7}} {
+	for _, c := range []struct{ c, hw, k int64 }{{64, 28, 3}, {160, 17, 7}, {192, 17, 7}, {64, 28, 7}, {96, 14, 5}} {
 		add(fmt.Sprintf("1x%ds1_c%d_%d", c.k, c.c, c.hw), row(c.c, c.hw, c.k))
 	}
 	for _, c := range []struct{ c, hw, k int64 }{{64, 28, 3}, {160, 17, 7}, {192, 17, 7}, {384, 8, 3}, {64, 28, 7}, {96, 14, 5}, {128, 56, 3}} {

@@ -66,6 +66,35 @@ func tapTiles(g lir.ConvGeom, np int64) []tapTile {
 	return tiles
 }
 
+// rowTiles is tapTiles for an output row read through a copy of its
+// input row padded with zeros (rowCopy): every position through every
+// kernel column, the row split into tiles as equal as can be.
+func rowTiles(g lir.ConvGeom, np int64) []tapTile {
+	k := (g.OW + np - 1) / np
+	tiles := make([]tapTile, 0, k)
+	for i := range k {
+		a, b := g.OW*i/k, g.OW*(i+1)/k
+		tiles = append(tiles, tapTile{a, b - a, 0, g.KW})
+	}
+	return tiles
+}
+
+// rowCopy reports whether a level with tiles of np positions runs g
+// through a padded copy of each input row: for row kernels (1 x KW)
+// whose padding splits an output row into more tiles than the copy does.
+// A small plane's row of 17 under a 1x7 kernel is 8 tiles of its own
+// (three single positions at each end, their taps cut by the padding)
+// and 3 through the copy; a tile of one position keeps a quarter of the
+// accumulators busy and loads a weight vector per multiply-add. The
+// copy, C rows of the padded width, is made once per item.
+func rowCopy(g lir.ConvGeom, np int64) bool {
+	return g.KH == 1 && g.KW > 1 && len(rowTiles(g, np)) < len(tapTiles(g, np)) && g.C*rowCopyWidth(g)*4 <= tuning.TapConvRowCopyBytes
+}
+
+// rowCopyWidth is the columns of an input row that a row's positions read
+// through every tap, the padding included.
+func rowCopyWidth(g lir.ConvGeom) int64 { return (g.OW-1)*g.StrideW + (g.KW-1)*g.DilW + 1 }
+
 // tapRun is a run of output columns [o0, o1) whose live kernel columns
 // are [t0, t1).
 type tapRun struct{ o0, o1, t0, t1 int64 }
@@ -135,7 +164,11 @@ func genTapLevel(b *strings.Builder, g lir.ConvGeom, ep lir.Epilogue, isa tapISA
 	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	oc := int64(lir.TapConvPanel)
 	sub := isa.vl * isa.nv // channels of a full tile
-	tiles := tapTiles(g, isa.np)
+	tiles, padded := tapTiles(g, isa.np), rowCopy(g, isa.np)
+	wp := rowCopyWidth(g)
+	if padded {
+		tiles = rowTiles(g, isa.np)
+	}
 	w("\t{\n")
 	w("\ttypedef float tv __attribute__((vector_size(%d), unused));\n", 4*isa.vl)
 	rows := make([]int64, 0, 4*len(tiles))
@@ -143,6 +176,9 @@ func genTapLevel(b *strings.Builder, g lir.ConvGeom, ep lir.Epilogue, isa tapISA
 		rows = append(rows, t.ox, t.n, t.kx0, t.kx1)
 	}
 	writeTable(w, "tt", rows, 4)
+	if padded {
+		w("\tfloat xs[%d] __attribute__((aligned(64))); /* the input row, padded */\n", g.C*wp)
+	}
 	w("\tfor (int64_t it = lo; it < hi; it++) {\n")
 	w("\t\tint64_t oy = it %% %d, r_ = it / %d;\n", g.OH, g.OH)
 	w("\t\tint64_t ob = (r_ %% %d) * %d, n = r_ / %d;\n", nob, oc, nob)
@@ -151,6 +187,9 @@ func genTapLevel(b *strings.Builder, g lir.ConvGeom, ep lir.Epilogue, isa tapISA
 	w("\t\tconst float *wpanel = wt + ob * %d;\n", g.KH*g.KW*g.C)
 	w("\t\tconst float *xn = x + n * %d;\n", g.C*g.H*g.W)
 	w("\t\tfloat *yn = y + n * %d + oy * %d;\n", g.O*g.OH*g.OW, g.OW)
+	if padded {
+		genRowCopy(b, g, wp)
+	}
 	if ep.Residual != lir.NoBuf {
 		w("\t\tconst float *rn = res + n * %d + oy * %d;\n", g.O*g.OH*g.OW, g.OW)
 	}
@@ -159,7 +198,11 @@ func genTapLevel(b *strings.Builder, g lir.ConvGeom, ep lir.Epilogue, isa tapISA
 	w("\t\t\tconst float *wb = wpanel + (o0 - ob);\n")
 	w("\t\t\tfor (int t = 0; t < %d; t++) {\n", len(tiles))
 	w("\t\t\t\tint64_t ox0 = tt[4 * t], np = tt[4 * t + 1], kx0 = tt[4 * t + 2], kx1 = tt[4 * t + 3];\n")
-	w("\t\t\t\tconst float *xb = xn + ox0 * %d - %d;\n", g.StrideW, g.PadL)
+	if padded {
+		w("\t\t\t\tconst float *xb = xs + ox0 * %d;\n", g.StrideW)
+	} else {
+		w("\t\t\t\tconst float *xb = xn + ox0 * %d - %d;\n", g.StrideW, g.PadL)
+	}
 	w("\t\t\t\tswitch (np * 8 + nv) {\n")
 	// The channel counts a tile may have: full, and the last block's rest.
 	nvs := []int64{isa.nv}
@@ -169,7 +212,7 @@ func genTapLevel(b *strings.Builder, g lir.ConvGeom, ep lir.Epilogue, isa tapISA
 	for np := int64(1); np <= isa.np; np++ {
 		for _, nv := range nvs {
 			w("\t\t\t\tcase %d: {\n", np*8+nv)
-			genTapTile(b, g, ep, isa, np, nv)
+			genTapTile(b, g, ep, isa, np, nv, padded)
 			w("\t\t\t\t\tbreak;\n\t\t\t\t}\n")
 		}
 	}
@@ -183,10 +226,16 @@ func genTapLevel(b *strings.Builder, g lir.ConvGeom, ep lir.Epilogue, isa tapISA
 // genTapTile writes one register tile: np positions by nv vectors of
 // channels from o0, accumulated over the live taps of row oy and columns
 // [kx0, kx1), then stored through the epilogue.
-func genTapTile(b *strings.Builder, g lir.ConvGeom, ep lir.Epilogue, isa tapISA, np, nv int64) {
+func genTapTile(b *strings.Builder, g lir.ConvGeom, ep lir.Epilogue, isa tapISA, np, nv int64, padded bool) {
 	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	const ind = "\t\t\t\t\t"
 	vl := isa.vl
+	// Where the input is read: the image (rows W apart, channels a plane
+	// apart), or the padded copy of the one row a row kernel reads.
+	rowStride, chanStride := g.W, g.H*g.W
+	if padded {
+		rowStride, chanStride = 0, rowCopyWidth(g)
+	}
 	w(ind + "tv")
 	for p := range np {
 		for v := range nv {
@@ -201,9 +250,9 @@ func genTapTile(b *strings.Builder, g lir.ConvGeom, ep lir.Epilogue, isa tapISA,
 	w(ind+"\tint64_t iy = oy * %d + ky * %d - %d;\n", g.StrideH, g.DilH, g.PadT)
 	w(ind+"\tif ((uint64_t)iy >= %du) continue;\n", g.H)
 	w(ind + "\tfor (int64_t kx = kx0; kx < kx1; kx++) {\n")
-	w(ind+"\t\tconst float *xp = xb + iy * %d + kx * %d;\n", g.W, g.DilW)
+	w(ind+"\t\tconst float *xp = xb + iy * %d + kx * %d;\n", rowStride, g.DilW)
 	w(ind+"\t\tconst float *wp = wb + (ky * %d + kx) * %d * pw;\n", g.KW, g.C)
-	w(ind+"\t\tfor (int64_t c = 0; c < %d; c++, xp += %d, wp += pw) {\n", g.C, g.H*g.W)
+	w(ind+"\t\tfor (int64_t c = 0; c < %d; c++, xp += %d, wp += pw) {\n", g.C, chanStride)
 	for v := range nv {
 		w(ind+"\t\t\ttv w%d; __builtin_memcpy(&w%d, wp + %d, %d);\n", v, v, v*vl, 4*vl)
 	}
@@ -242,6 +291,27 @@ func genTapTile(b *strings.Builder, g lir.ConvGeom, ep lir.Epilogue, isa tapISA,
 	w(ind + "\t\tyo[p] = s;\n")
 	w(ind + "\t}\n")
 	w(ind + "}\n")
+}
+
+// genRowCopy writes the copy of an item's input row (a row kernel reads
+// one: KH is 1) into xs, each channel's wp columns from the left padding
+// on, zeros where they read padding. A row of padding alone is left as it
+// is: the tiles skip it.
+func genRowCopy(b *strings.Builder, g lir.ConvGeom, wp int64) {
+	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	lo, hi := min(g.PadL, wp), min(g.PadL+g.W, wp) // the columns of xs the input fills
+	w("\t\t{\n")
+	w("\t\t\tint64_t iy = oy * %d - %d;\n", g.StrideH, g.PadT)
+	w("\t\t\tif ((uint64_t)iy < %du) {\n", g.H)
+	w("\t\t\t\tfor (int64_t c = 0; c < %d; c++) {\n", g.C)
+	w("\t\t\t\t\tconst float *src = xn + c * %d + iy * %d;\n", g.H*g.W, g.W)
+	w("\t\t\t\t\tfloat *dst = xs + c * %d;\n", wp)
+	w("\t\t\t\t\tfor (int64_t j = 0; j < %d; j++) dst[j] = 0;\n", lo)
+	w("\t\t\t\t\tfor (int64_t j = %d; j < %d; j++) dst[j] = src[j - %d];\n", lo, hi, g.PadL)
+	w("\t\t\t\t\tfor (int64_t j = %d; j < %d; j++) dst[j] = 0;\n", hi, wp)
+	w("\t\t\t\t}\n")
+	w("\t\t\t}\n")
+	w("\t\t}\n")
 }
 
 // genScalarAct writes the epilogue's piecewise-linear activation of the

@@ -15,7 +15,9 @@ import (
 // live somewhere, most positions the centre tap alone) and its small
 // twins, output channels that fill no tile (5, 17, 80: AVX-512's last
 // item one vector), strides 1 to 3, uneven padding, a column that reads
-// only padding, 1x1 and 1xK kernels, batch 2, and every epilogue.
+// only padding, 1x1 and 1xK kernels (through a padded copy of the row
+// where rowCopy has it; with rows of padding alone, at stride 2), batch
+// 2, and every epilogue.
 func tapSweep() []convCase {
 	type c = convCase
 	return []c{
@@ -29,6 +31,8 @@ func tapSweep() []convCase {
 		{geom(1, 12, 5, 5, 128, 5, 5, 1, 1, 6, 6, 6, 6, 3, 3), epiBiasRelu},
 		{geom(1, 64, 7, 7, 96, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1), epiBias},
 		{geom(2, 16, 9, 9, 40, 1, 7, 1, 1, 0, 6, 0, 6, 1, 2), epiBiasRes},
+		{geom(1, 24, 17, 17, 80, 1, 7, 1, 1, 0, 3, 0, 3, 1, 1), epiBiasRelu},
+		{geom(1, 8, 6, 11, 20, 1, 5, 2, 2, 1, 2, 1, 3, 1, 1), epiBias},
 		{sq(1, 40, 14, 72, 3, 2, 1), epiBiasResRelu},
 		{sq(1, 3, 1, 20, 3, 1, 1), epiBiasRelu},
 	}
@@ -118,5 +122,19 @@ func TestTapTiles(t *testing.T) {
 				t.Fatalf("%+v np %d: tiles cover %d of %d positions", g, np, next, g.OW)
 			}
 		}
+	}
+}
+
+// TestRowCopy: the sweep's row kernels that a padding splits into more
+// tiles than a padded copy does take the copy, at every level's tile.
+func TestRowCopy(t *testing.T) {
+	inception := geom(1, 24, 17, 17, 80, 1, 7, 1, 1, 0, 3, 0, 3, 1, 1)
+	for _, isa := range tapISAs {
+		if !rowCopy(normConv(inception), isa.np) {
+			t.Errorf("np %d: a 1x7 over 17x17 does not take the row copy", isa.np)
+		}
+	}
+	if rowCopy(normConv(geom(1, 96, 14, 14, 64, 3, 3, 1, 1, 12, 12, 12, 12, 12, 12)), 6) {
+		t.Error("a 3x3 kernel takes the row copy")
 	}
 }

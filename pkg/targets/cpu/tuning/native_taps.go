@@ -19,14 +19,16 @@ import "github.com/rlx-project/rlx/pkg/lir"
 // route) it spent a fifth of its time on window copies and ran the
 // corners' products at 4 rows.
 //
-// Kernels of 7x7 and more at stride 1 where some level lacks AVX-512
-// (TapConvWideMinTaps). Dense stride-2 convolutions too, with at least
-// TapConvMinChannels input channels and a panel of weights (lir.TapConvPanel output
-// channels by every tap and input channel) within TapConvPanelMaxBytes:
-// the generated conv2d's stride-2 tiles shuffle the even lanes out of
-// two loads per tap (and at x86-64-v3 it ran 0.5-1x the runtime, so
-// stride 2 there went to the runtime's implicit GEMM), while tap-major
-// tiles broadcast each input once for a tile's channels.
+// Row kernels on small planes and kernels of 7x7 and more, at stride 1,
+// where some level lacks AVX-512 (TapConvRowMaxPlane,
+// TapConvWideMinTaps). Dense stride-2 convolutions too, with at least
+// TapConvMinChannels input channels and a panel of weights
+// (lir.TapConvPanel output channels by every tap and input channel)
+// within TapConvPanelMaxBytes: the generated conv2d's stride-2 tiles
+// shuffle the even lanes out of two loads per tap (and at x86-64-v3 it
+// ran 0.5-1x the runtime, so stride 2 there went to the runtime's
+// implicit GEMM), while tap-major tiles broadcast each input once for a
+// tile's channels.
 // BenchmarkConv2D's and BenchmarkConv2DSweep's harness (one thread, Zen
 // 4, best of 2-3, 2026-11-29), 3x3 stride 2, GFLOP/s of tap-major
 // against the generated conv2d at x86-64-v4 and against the runtime's
@@ -56,6 +58,10 @@ func NativeTapConv(s ConvShape, live, total int64) bool {
 	}
 	if s.KW == 1 && s.KH >= TapConvColumnMinTaps && s.StrideH == 1 && s.StrideW == 1 && s.DilH == 1 &&
 		s.OH*s.OW <= TapConvColumnMaxPlane && s.C >= TapConvMinChannels {
+		return true
+	}
+	if !s.AVX512 && s.KH == 1 && s.KW >= TapConvColumnMinTaps && s.StrideH == 1 && s.StrideW == 1 && s.DilW == 1 &&
+		s.OH*s.OW <= TapConvRowMaxPlane && s.C >= TapConvMinChannels {
 		return true
 	}
 	if !s.AVX512 && s.KH >= TapConvWideMinTaps && s.KW >= TapConvWideMinTaps && s.StrideH == 1 && s.StrideW == 1 &&
@@ -90,6 +96,19 @@ const (
 	TapConvColumnMaxPlane = 20 * 20
 )
 
+// TapConvRowMaxPlane bounds the row kernels (1 x KW, stride 1, KW at
+// least TapConvColumnMinTaps, as Inception's factorized 1x7 and 1x5
+// layers) over at least TapConvMinChannels input channels that run
+// tap-major where some level lacks AVX-512: through a padded copy of each
+// input row (cgen's rowCopy), so a row's tiles are whole, not cut at
+// both ends into single positions by the padding. BenchmarkConv2DSweep
+// (one thread, Zen 4, best of 3, 2026-11-29), GFLOP/s of the generated
+// conv2d against tap-major at x86-64-v3: 1x7 over 160 channels at 17x17
+// 71 / 102, over 192 at 17x17 63 / 101, over 64 at 28x28 79 / 99, 1x5
+// over 96 at 14x14 82 / 102; at x86-64-v4 they were even (102 / 99, 100
+// / 99, 103 / 103, 103 / 99), so there the generated code keeps them.
+const TapConvRowMaxPlane = 28 * 28
+
 // TapConvWideMinTaps and TapConvWideMinChannels bound the wide kernels
 // (KH and KW both at least TapConvWideMinTaps, stride 1, undilated) over
 // at least TapConvWideMinChannels input channels that run tap-major where
@@ -122,3 +141,8 @@ const (
 	TapConvPanelMaxBytes       = 1 << 20
 	TapConvPanelMaxBytesAVX512 = 5 << 19 // 2.5 MiB
 )
+
+// TapConvRowCopyBytes bounds the copy of an input row, padded, that
+// tap-major code reads a row kernel's (1 x KW) input through, on the
+// stack beside the tile: it stays in L1 with the weights' stream.
+const TapConvRowCopyBytes = 24 << 10

@@ -4,8 +4,8 @@ import "testing"
 
 // TestNativeTapConvDense: dense stride-2 convolutions run tap-major from
 // TapConvMinChannels input channels while a panel of weights fits the
-// level's bound, at every CPU level; 7x7 stride-1 ones only where some
-// level lacks AVX-512, 5x5 ones never; stems, grouped and dilated ones
+// level's bound, at every CPU level; 7x7 stride-1 ones and row kernels
+// on small planes only where some level lacks AVX-512, 5x5 ones never; stems, grouped and dilated ones
 // not at all.
 func TestNativeTapConvDense(t *testing.T) {
 	shape := func(k, stride, c int64, avx512 bool) ConvShape {
@@ -34,6 +34,10 @@ func TestNativeTapConvDense(t *testing.T) {
 		{"7x7 s1 16 v3", shape(7, 1, 16, false), false},
 		{"5x5 s1 64 v3", shape(5, 1, 64, false), false},
 		{"3x3 s1 64 v3", shape(3, 1, 64, false), false},
+		{"1x7 s1 192 v3", with(shape(7, 1, 192, false), func(s *ConvShape) { s.KH = 1 }), true},
+		{"1x7 s1 192 v4", with(shape(7, 1, 192, true), func(s *ConvShape) { s.KH = 1 }), false},
+		{"1x3 s1 192 v3", with(shape(3, 1, 192, false), func(s *ConvShape) { s.KH = 1 }), false},
+		{"1x7 s1 192 v3 56x56", with(shape(7, 1, 192, false), func(s *ConvShape) { s.KH, s.OH, s.OW = 1, 56, 56 }), false},
 	} {
 		total := c.s.KH * c.s.KW * c.s.OH * c.s.OW
 		if got := NativeTapConv(c.s, total, total); got != c.want {
