@@ -416,8 +416,10 @@ func BenchmarkConv2DSweep(b *testing.B) {
 	add("3x3s2_c3o16_56", sq(1, 3, 56, 16, 3, 2, 1))
 	add("3x3s2_c3o16_28", sq(1, 3, 28, 16, 3, 2, 1))
 	add("3x3s2_c512_14", sq(1, 512, 14, 512, 3, 2, 1))
-	add("3x3s2_c768_14", sq(1, 768, 14, 768, 3, 2, 1))    // a tap-major panel of 1.8 MB
-	add("3x3s2_c1024_14", sq(1, 1024, 14, 1024, 3, 2, 1)) // Wide ResNet-50-2's; 2.4 MB
+	add("3x3s2p0_c288o384_35", sq(1, 288, 35, 384, 3, 2, 0)) // Inception-v3's Mixed_6a
+	add("3x3s2p0_c192o320_17", sq(1, 192, 17, 320, 3, 2, 0)) // and Mixed_7a
+	add("3x3s2_c768_14", sq(1, 768, 14, 768, 3, 2, 1))       // a tap-major panel of 1.8 MB
+	add("3x3s2_c1024_14", sq(1, 1024, 14, 1024, 3, 2, 1))    // Wide ResNet-50-2's; 2.4 MB
 	add("5x5s2_c64_28", sq(1, 64, 28, 64, 5, 2, 2))
 	add("1x1s2_c256_28", sq(1, 256, 28, 512, 1, 2, 0))
 	add("1x1s2_c512_14", sq(1, 512, 14, 1024, 1, 2, 0))

@@ -45,7 +45,13 @@ import "github.com/rlx-project/rlx/pkg/lir"
 //	5x5, 64 -> 64, 28  0.4 MB    111 / 92     94 / 52
 //
 // AVX2's tile is 16 channels of the panel's 64, so it reads a quarter of
-// each 256-byte row of the panel: from L3, past L2's size, it lost. Over
+// each 256-byte row of the panel, and the item's input rows once for
+// each quarter: from L3, past L2's size, it lost, on the panel's size
+// and on the input's. Inception-v3's Mixed_6a (288 -> 384 channels, 35x35
+// onto 17x17 unpadded: a 0.66 MB panel over a 1.4 MB input) ran 73-81
+// against the runtime's 78-84 (and 60 against 72 in the model), its
+// Mixed_7a (192 -> 320, 17x17 onto 8x8: 0.44 MB over 0.22 MB) 86-94
+// against 57-76; the 64 -> 128 layer at 56x56 above reads 0.8 MB. Over
 // 3 or 32 channels (stems) tap-major lost to the generated conv2d at
 // x86-64-v4 (0.7-0.95x). The same rule serves armv8.2-a, whose tap-major
 // code is tested under qemu but was not timed on hardware.
@@ -68,12 +74,17 @@ func NativeTapConv(s ConvShape, live, total int64) bool {
 		s.DilH == 1 && s.DilW == 1 && s.C >= TapConvWideMinChannels {
 		return true
 	}
-	panelMax := int64(TapConvPanelMaxBytes)
-	if s.AVX512 {
-		panelMax = TapConvPanelMaxBytesAVX512
+	if s.StrideH != 2 || s.StrideW != 2 || s.DilH != 1 || s.DilW != 1 || s.C < TapConvMinChannels {
+		return false
 	}
-	return s.StrideH == 2 && s.StrideW == 2 && s.DilH == 1 && s.DilW == 1 &&
-		s.C >= TapConvMinChannels && s.KH*s.KW*s.C*lir.TapConvPanel*4 <= panelMax
+	panel := s.KH * s.KW * s.C * lir.TapConvPanel * 4
+	if s.AVX512 {
+		return panel <= TapConvPanelMaxBytesAVX512
+	}
+	// The input the convolution reads (its span of rows and columns,
+	// padding included, which is close enough).
+	input := s.C * ((s.OH-1)*s.StrideH + s.KH) * ((s.OW-1)*s.StrideW + s.KW) * 4
+	return panel <= TapConvPanelMaxBytes && input <= TapConvPanelMaxBytes
 }
 
 // TapConvColumnMinTaps and TapConvColumnMaxPlane bound the column kernels
@@ -134,7 +145,8 @@ const (
 // TapConvPanelMaxBytes and TapConvPanelMaxBytesAVX512 bound a stride-2
 // one's panel of weights, which an item reads once per output row: the
 // largest measured that won, where some level lacks AVX-512 and where
-// every level has it (NativeTapConv's table). L2 is 1 MiB on Zen 4 and
+// every level has it (NativeTapConv's table). Where some level lacks
+// AVX-512, TapConvPanelMaxBytes bounds the input it reads as well. L2 is 1 MiB on Zen 4 and
 // 1.25-2 MiB on Intel's since Ice Lake.
 const (
 	TapConvMinChannels         = 64
