@@ -372,7 +372,7 @@ func BenchmarkConv2D(b *testing.B) { benchConvs(b, resnetConvs) }
 func BenchmarkConv2DSweep(b *testing.B) {
 	var cs []benchConv
 	add := func(name string, g lir.ConvGeom) { cs = append(cs, benchConv{name, g, epiBiasRelu}) }
-	for _, c := range []struct{ ch, hw int64 }{{16, 56}, {32, 112}, {32, 28}, {64, 14}, {128, 56}, {128, 14}, {256, 28}, {256, 7}, {256, 4}, {256, 2}, {512, 14}, {1024, 7}} {
+	for _, c := range []struct{ ch, hw int64 }{{16, 56}, {32, 112}, {32, 56}, {32, 28}, {64, 14}, {128, 56}, {128, 14}, {256, 28}, {256, 7}, {256, 4}, {256, 2}, {512, 14}, {1024, 7}} {
 		add(fmt.Sprintf("3x3s1_c%d_%d", c.ch, c.hw), sq(1, c.ch, c.hw, c.ch, 3, 1, 1))
 	}
 	add("3x3s1_c3o32_112", sq(1, 3, 112, 32, 3, 1, 1))
@@ -382,6 +382,8 @@ func BenchmarkConv2DSweep(b *testing.B) {
 	add("3x3s1_c64o16_28", sq(1, 64, 28, 16, 3, 1, 1))
 	add("3x3s1_c16o64_28", sq(1, 16, 28, 64, 3, 1, 1))
 	add("3x3s1p0_c64_30", sq(1, 64, 30, 64, 3, 1, 0))
+	add("3x3s1p0_c32_147", sq(1, 32, 147, 32, 3, 1, 0))  // Inception-v3's Conv2d_2a
+	add("3x3s1_c32o64_147", sq(1, 32, 147, 64, 3, 1, 1)) // and Conv2d_2b
 	add("3x3s1d2_c64_28", geom(1, 64, 28, 28, 64, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2))
 	// Row (1xK) and column (Kx1) kernels, "same" padded, c channels in
 	// and out over hw x hw: Inception-v3's factorized layers (its 17x17

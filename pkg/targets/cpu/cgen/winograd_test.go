@@ -182,10 +182,13 @@ func BenchmarkWinograd(b *testing.B) {
 			cs = append(cs, c)
 		}
 	}
-	for _, c := range []struct{ ch, hw int64 }{{16, 56}, {32, 112}, {32, 28}, {64, 14}, {128, 56}, {128, 14}, {256, 28}, {256, 7}, {512, 14}, {1024, 7}} {
+	for _, c := range []struct{ ch, hw int64 }{{16, 56}, {32, 112}, {32, 56}, {32, 28}, {64, 14}, {128, 56}, {128, 14}, {256, 28}, {256, 7}, {512, 14}, {1024, 7}} {
 		cs = append(cs, benchConv{fmt.Sprintf("3x3s1_c%d_%d", c.ch, c.hw), sq(1, c.ch, c.hw, c.ch, 3, 1, 1), epiBiasRelu})
 	}
 	cs = append(cs, benchConv{"3x3s1_b8_64x14", sq(8, 64, 14, 64, 3, 1, 1), epiBiasRelu})
+	// Inception-v3's stem layers over 147x147: 32 -> 32 unpadded, 32 -> 64.
+	cs = append(cs, benchConv{"3x3s1p0_c32_147", sq(1, 32, 147, 32, 3, 1, 0), epiBiasRelu},
+		benchConv{"3x3s1_c32o64_147", sq(1, 32, 147, 64, 3, 1, 1), epiBiasRelu})
 	steps := []string{"input", "product", "output"}
 	for _, c := range cs {
 		g := c.g
