@@ -89,18 +89,21 @@ func reduce(prog *lir.Program, op *lir.Reduce) (function, bool) {
 	}
 	extreme := acc == "float"
 	// step folds value v into accumulator a (and, for max and min, its
-	// NaN flag f).
+	// NaN detector f: the largest magnitude's bits, which a NaN's exceed
+	// +Inf's; an integer max, where a flag of v != v OR-ed in became a
+	// vector of booleans that clang packed to bytes, and spilled, at
+	// x86-64-v3).
 	step := func(a, f, v string) string {
 		s := fmt.Sprintf(fold, a, v) + ";"
 		if extreme {
-			s += fmt.Sprintf(" %s |= %s != %s;", f, v, v)
+			s += fmt.Sprintf(" { const uint32_t u_ = rlx__f2u(%s) & 0x7fffffffu; %s = u_ > %s ? u_ : %s; }", v, f, f, f)
 		}
 		return s
 	}
 	result := func(a, f string) string {
 		s := fmt.Sprintf(final, a)
 		if extreme {
-			s = fmt.Sprintf("%s ? rlx__nanf() : %s", f, s)
+			s = fmt.Sprintf("%s > 0x7f800000u ? rlx__nanf() : %s", f, s)
 		}
 		return s
 	}
@@ -147,7 +150,8 @@ func reduce(prog *lir.Program, op *lir.Reduce) (function, bool) {
 				if op.Fn == lir.ReduceMin {
 					cmp = "<"
 				}
-				fmt.Fprintf(&b, "%s{ const rlx_vi m = %s %s va; va = (rlx_vf)((m & (rlx_vi)%s) | (~m & (rlx_vi)va)); vf |= %s != %s; }\n", ind, v, cmp, v, v, v)
+				// vf: step's NaN detector, a lane at a time.
+				fmt.Fprintf(&b, "%s{ const rlx_vi m = %s %s va; va = (rlx_vf)((m & (rlx_vi)%s) | (~m & (rlx_vi)va)); vf = __builtin_elementwise_max(vf, (rlx_vi)%s & 0x7fffffff); }\n", ind, v, cmp, v, v)
 			}
 		}
 		if full > 0 {
@@ -169,14 +173,14 @@ func reduce(prog *lir.Program, op *lir.Reduce) (function, bool) {
 			cur, curF := fmt.Sprintf("h%d", w), fmt.Sprintf("g%d", w)
 			fmt.Fprintf(&b, "\t\tconst rlx_a%d %s = %s;\n", w, cur, fmt.Sprintf(op2, halfOf(prev, w, 0), halfOf(prev, w, 1)))
 			if extreme {
-				fmt.Fprintf(&b, "\t\tconst rlx_i%d %s = %s | %s;\n", w, curF, halfOf(prevF, w, 0), halfOf(prevF, w, 1))
+				fmt.Fprintf(&b, "\t\tconst rlx_i%d %s = __builtin_elementwise_max(%s, %s);\n", w, curF, halfOf(prevF, w, 0), halfOf(prevF, w, 1))
 			}
 			prev, prevF = cur, curF
 		}
 		fmt.Fprintf(&b, "\t\tconst %s a = %s;\n", acc, fmt.Sprintf(op2, prev+"[0]", prev+"[1]"))
 		flag := "0"
 		if extreme {
-			fmt.Fprintf(&b, "\t\tconst int32_t f = %s[0] | %s[1];\n", prevF, prevF)
+			fmt.Fprintf(&b, "\t\tconst uint32_t f = (uint32_t)(%s[0] > %s[1] ? %s[0] : %s[1]);\n", prevF, prevF, prevF, prevF)
 			flag = "f"
 		}
 		fmt.Fprintf(&b, "\t\ty[t] = %s;\n\t}\n", result("a", flag))
@@ -187,7 +191,7 @@ func reduce(prog *lir.Program, op *lir.Reduce) (function, bool) {
 		fmt.Fprintf(&b, "\t\tconst int64_t p = t / %d, j0 = (t - p * %d) * %d;\n", blocks, blocks, reduceBlock)
 		fmt.Fprintf(&b, "\t\tconst int64_t w = %d - j0 < %d ? %d - j0 : %d;\n", in, reduceBlock, in, reduceBlock)
 		fmt.Fprintf(&b, "\t\tconst float *xb = x + p * %d + j0;\n\t\tfloat *yb = y + p * %d + j0;\n", r*in, in)
-		fmt.Fprintf(&b, "\t\t%s a[%d];\n\t\tint32_t f[%d];\n", acc, reduceBlock, reduceBlock)
+		fmt.Fprintf(&b, "\t\t%s a[%d];\n\t\tuint32_t f[%d];\n", acc, reduceBlock, reduceBlock)
 		fmt.Fprintf(&b, "\t\tfor (int64_t j = 0; j < w; j++) { a[j] = %s; f[j] = 0; }\n", init)
 		fmt.Fprintf(&b, "\t\tfor (int64_t i = 0; i < %d; i++) {\n", r)
 		fmt.Fprintf(&b, "\t\t\tconst float *xr = xb + i * %d;\n", in)
