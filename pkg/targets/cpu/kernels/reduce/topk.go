@@ -110,8 +110,7 @@ func (s *selector[T]) top(line []T) []int32 {
 // the index, so that one unsigned comparison orders by key and then the
 // lower index first, the heap's and the sort's alike. The heap of
 // (key, index) pairs and the sort by a comparison function cost most of
-// TopK's time: a sweep point (k 16 over 128) ran near ONNX Runtime's
-// time, 2 us a line.
+// TopK's time (docs/perf/ops.md, run 14).
 func selectTopF32(h []uint64, line []float32, k int, largest bool) []uint64 {
 	flip := uint32(0)
 	if !largest {
