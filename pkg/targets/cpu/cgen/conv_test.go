@@ -418,6 +418,11 @@ func BenchmarkConv2DSweep(b *testing.B) {
 	add("3x3s2_c3o16_56", sq(1, 3, 56, 16, 3, 2, 1))
 	add("3x3s2_c3o16_28", sq(1, 3, 28, 16, 3, 2, 1))
 	add("3x3s2_c512_14", sq(1, 512, 14, 512, 3, 2, 1))
+	// ResNet-50 v1.5's stride-2 3x3s: 128 over 56x56 (a 1.6 MB input), 256
+	// over 28x28, 512 over 14x14 (a 1.2 MB panel).
+	add("3x3s2_c128_56", sq(1, 128, 56, 128, 3, 2, 1))
+	add("3x3s2_c256_28", sq(1, 256, 28, 256, 3, 2, 1))
+	add("3x3s2_c512o512_14", sq(1, 512, 14, 512, 3, 2, 1))
 	add("3x3s2p0_c288o384_35", sq(1, 288, 35, 384, 3, 2, 0)) // Inception-v3's Mixed_6a
 	add("3x3s2p0_c192o320_17", sq(1, 192, 17, 320, 3, 2, 0)) // and Mixed_7a
 	add("3x3s2_c768_14", sq(1, 768, 14, 768, 3, 2, 1))       // a tap-major panel of 1.8 MB

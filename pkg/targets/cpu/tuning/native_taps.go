@@ -51,7 +51,9 @@ import "github.com/rlx-project/rlx/pkg/lir"
 // onto 17x17 unpadded: a 0.66 MB panel over a 1.4 MB input) ran 73-81
 // against the runtime's 78-84 (and 60 against 72 in the model), its
 // Mixed_7a (192 -> 320, 17x17 onto 8x8: 0.44 MB over 0.22 MB) 86-94
-// against 57-76; the 64 -> 128 layer at 56x56 above reads 0.8 MB. Over
+// against 57-76; the 64 -> 128 layer at 56x56 above reads 0.8 MB. The
+// bound is coarse: ResNet-50's 128 -> 128 layer at 56x56 (a 1.6 MB input)
+// ran 65-81 tap-major against 41-76, and stays on the runtime. Over
 // 3 or 32 channels (stems) tap-major lost to the generated conv2d at
 // x86-64-v4 (0.7-0.95x). The same rule serves armv8.2-a, whose tap-major
 // code is tested under qemu but was not timed on hardware.
