@@ -67,7 +67,7 @@ func tapTiles(g lir.ConvGeom, np int64) []tapTile {
 }
 
 // rowTiles is tapTiles for an output row read through a copy of its
-// input row padded with zeros (rowCopy): every position through every
+// input row padded with zeros (rowTilesOf): every position through every
 // kernel column, the row split into tiles as equal as can be.
 func rowTiles(g lir.ConvGeom, np int64) []tapTile {
 	k := (g.OW + np - 1) / np
@@ -79,16 +79,24 @@ func rowTiles(g lir.ConvGeom, np int64) []tapTile {
 	return tiles
 }
 
-// rowCopy reports whether a level with tiles of np positions runs g
-// through a padded copy of each input row: for row kernels (1 x KW)
+// rowTilesOf returns the tiles of an output row for a level with tiles
+// of np positions, and whether they read a padded copy of each input row
+// (rowTiles) rather than the image (tapTiles): for row kernels (1 x KW)
 // whose padding splits an output row into more tiles than the copy does.
 // A small plane's row of 17 under a 1x7 kernel is 8 tiles of its own
 // (three single positions at each end, their taps cut by the padding)
 // and 3 through the copy; a tile of one position keeps a quarter of the
 // accumulators busy and loads a weight vector per multiply-add. The
 // copy, C rows of the padded width, is made once per item.
-func rowCopy(g lir.ConvGeom, np int64) bool {
-	return g.KH == 1 && g.KW > 1 && len(rowTiles(g, np)) < len(tapTiles(g, np)) && g.C*rowCopyWidth(g)*4 <= tuning.TapConvRowCopyBytes
+func rowTilesOf(g lir.ConvGeom, np int64) ([]tapTile, bool) {
+	tiles := tapTiles(g, np)
+	if g.KH != 1 || g.KW < 2 || g.C*rowCopyWidth(g)*4 > tuning.TapConvRowCopyBytes {
+		return tiles, false
+	}
+	if padded := rowTiles(g, np); len(padded) < len(tiles) {
+		return padded, true
+	}
+	return tiles, false
 }
 
 // rowCopyWidth is the columns of an input row that a row's positions read
@@ -164,11 +172,8 @@ func genTapLevel(b *strings.Builder, g lir.ConvGeom, ep lir.Epilogue, isa tapISA
 	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	oc := int64(lir.TapConvPanel)
 	sub := isa.vl * isa.nv // channels of a full tile
-	tiles, padded := tapTiles(g, isa.np), rowCopy(g, isa.np)
+	tiles, padded := rowTilesOf(g, isa.np)
 	wp := rowCopyWidth(g)
-	if padded {
-		tiles = rowTiles(g, isa.np)
-	}
 	w("\t{\n")
 	w("\ttypedef float tv __attribute__((vector_size(%d), unused));\n", 4*isa.vl)
 	rows := make([]int64, 0, 4*len(tiles))

@@ -16,7 +16,7 @@ import (
 // twins, output channels that fill no tile (5, 17, 80: AVX-512's last
 // item one vector), strides 1 to 3, uneven padding, a column that reads
 // only padding, 1x1 and 1xK kernels (through a padded copy of the row
-// where rowCopy has it; with rows of padding alone, at stride 2), batch
+// where rowTilesOf has it; with rows of padding alone, at stride 2), batch
 // 2, and every epilogue.
 func tapSweep() []convCase {
 	type c = convCase
@@ -130,11 +130,11 @@ func TestTapTiles(t *testing.T) {
 func TestRowCopy(t *testing.T) {
 	inception := geom(1, 24, 17, 17, 80, 1, 7, 1, 1, 0, 3, 0, 3, 1, 1)
 	for _, isa := range tapISAs {
-		if !rowCopy(normConv(inception), isa.np) {
+		if _, padded := rowTilesOf(normConv(inception), isa.np); !padded {
 			t.Errorf("np %d: a 1x7 over 17x17 does not take the row copy", isa.np)
 		}
 	}
-	if rowCopy(normConv(geom(1, 96, 14, 14, 64, 3, 3, 1, 1, 12, 12, 12, 12, 12, 12)), 6) {
+	if _, padded := rowTilesOf(normConv(geom(1, 96, 14, 14, 64, 3, 3, 1, 1, 12, 12, 12, 12, 12, 12)), 6); padded {
 		t.Error("a 3x3 kernel takes the row copy")
 	}
 }

@@ -113,7 +113,7 @@ const (
 // least TapConvColumnMinTaps, as Inception's factorized 1x7 and 1x5
 // layers) over at least TapConvMinChannels input channels that run
 // tap-major where some level lacks AVX-512: through a padded copy of each
-// input row (cgen's rowCopy), so a row's tiles are whole, not cut at
+// input row (cgen's rowTilesOf), so a row's tiles are whole, not cut at
 // both ends into single positions by the padding. BenchmarkConv2DSweep
 // (one thread, Zen 4, best of 3, 2026-11-29), GFLOP/s of the generated
 // conv2d against tap-major at x86-64-v3: 1x7 over 160 channels at 17x17

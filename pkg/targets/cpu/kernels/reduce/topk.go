@@ -155,15 +155,16 @@ func selectTopF32(h []uint64, line []float32, k int, largest bool) []uint64 {
 	return h
 }
 
-// f32Key is keyFunc's float32 key, shifted into the upper half.
+// f32Key is the order key of a float32 (keyFunc's, which calls it),
+// flipped by flip and shifted into the upper half.
 func f32Key(v float32, flip uint32) uint64 {
 	if v == 0 {
-		v = 0 // -0 ties with +0
+		v = 0 // -0 ties with +0, as the comparisons have it
 	}
 	b := math.Float32bits(v)
-	b ^= uint32(int32(b)>>31) | 1<<31
+	b ^= uint32(int32(b)>>31) | 1<<31 // negatives complemented, positives above them
 	if v != v {
-		b = math.MaxUint32
+		b = math.MaxUint32 // every NaN above +Inf
 	}
 	return uint64(b^flip) << 32
 }
@@ -208,17 +209,7 @@ func keyFunc[T Ordered](largest bool) func(T) uint64 {
 		if !largest {
 			flip = math.MaxUint32
 		}
-		return func(v T) uint64 {
-			if v == 0 {
-				v = 0 // -0 ties with +0, as the comparisons have it
-			}
-			b := math.Float32bits(float32(v))
-			b ^= uint32(int32(b)>>31) | 1<<31 // negatives complemented, positives above them
-			if v != v {
-				b = math.MaxUint32 // every NaN above +Inf
-			}
-			return uint64(b ^ flip)
-		}
+		return func(v T) uint64 { return f32Key(float32(v), flip) >> 32 }
 	case float64:
 		flip := uint64(0)
 		if !largest {
