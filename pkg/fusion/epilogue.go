@@ -14,10 +14,12 @@ var activations = map[mir.Op]bool{
 }
 
 // FuseEpilogues folds what follows a matmul or conv2d into it:
-// out = act(acc + bias) + residual. It takes, in that order and each only
-// when the intermediate has no other use: an add of a per-column (matmul)
-// or per-channel (conv) bias, an activation, and an add of a tensor of the
-// output's shape (the residual of a transformer block or a ResNet).
+// out = act(acc + bias) + residual, or act(acc + bias + residual) (attr
+// act_last). It takes, in that order and each only when the intermediate
+// has no other use: an add of a per-column (matmul) or per-channel (conv)
+// bias, an activation, an add of a tensor of the output's shape (the
+// residual of a transformer block or a ResNet), and an activation after
+// it where there was none before.
 func FuseEpilogues(g *mir.Graph) (string, error) {
 	biases, acts, residuals := 0, 0, 0
 	// Counted once: absorbing next into n gives n next's result (its uses
@@ -55,8 +57,13 @@ func FuseEpilogues(g *mir.Graph) (string, error) {
 				n.Attrs["bias"] = true
 				absorb(g, n, next)
 				biases++
-			case activations[next.Op] && n.Attrs.String("act") == "" && !n.Attrs.Bool("residual"):
+			case activations[next.Op] && n.Attrs.String("act") == "":
+				// After the residual, the activation comes last (a
+				// ResNet block's relu(conv + shortcut)).
 				n.Attrs["act"] = string(next.Op)
+				if n.Attrs.Bool("residual") {
+					n.Attrs["act_last"] = true
+				}
 				for _, k := range []string{"alpha", "min", "max"} {
 					if next.Attrs.Has(k) {
 						n.Attrs[k] = next.Attrs.Float(k)

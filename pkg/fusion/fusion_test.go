@@ -181,6 +181,24 @@ func TestFusionShapes(t *testing.T) {
 		if n.Op == "rsqrt" {
 			t.Errorf("rsqrt of the batchnorm variance left to run time: %s", n)
 		}
+		if n.Op == "relu" {
+			t.Errorf("a relu left as a node of its own: %s", n)
+		}
+	}
+	// The residual block ends relu(conv + bias + shortcut): one conv
+	// whose activation follows its residual; the other convs' relus come
+	// before any residual.
+	last := 0
+	for _, n := range g.Nodes {
+		if n.Attrs.Bool("act_last") {
+			last++
+			if n.Op != mir.OpConv2D || !n.Attrs.Bool("residual") || n.Attrs.String("act") != "relu" {
+				t.Errorf("act_last on %s", n)
+			}
+		}
+	}
+	if last != 1 {
+		t.Errorf("cnn: %d epilogues with the activation last, want 1\n%s", last, g)
 	}
 }
 

@@ -64,13 +64,18 @@ func ParseActivation(s string) (Activation, bool) {
 }
 
 // Epilogue is what a product or convolution applies to each sum before
-// storing it: bias, then the activation, then the residual.
+// storing it: bias, then the activation, then the residual; or, where
+// ActLast, bias, then the residual, then the activation (a ResNet block's
+// relu(conv + shortcut), which would otherwise read the whole output back
+// in a step of its own).
 type Epilogue struct {
 	Bias     Buf // per output column (matmul) or channel (conv), or NoBuf
 	Residual Buf // same layout as the output, added after the activation, or NoBuf
 	Act      Activation
 	Alpha    float64 // ActLeakyRelu's slope
 	Min, Max float64 // ActClamp's bounds
+	// ActLast applies Act after the residual; it needs both.
+	ActLast bool `msgpack:",omitempty"`
 }
 
 // NoEpilogue stores the sums as they are.

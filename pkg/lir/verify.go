@@ -236,6 +236,9 @@ func (v *verifier) epilogue(e *Epilogue, cols, out int64) {
 	if e.Act > ActClamp {
 		v.failf("epilogue.act", "unknown activation %d", e.Act)
 	}
+	if e.ActLast && (e.Act == ActNone || e.Residual == NoBuf) {
+		v.failf("epilogue.act_last", "needs an activation and a residual")
+	}
 	v.f32("epilogue.bias", e.Bias, cols)
 	v.f32("epilogue.residual", e.Residual, out)
 }

@@ -61,6 +61,7 @@ func TestVerifyRefuses(t *testing.T) {
 		{"matmul huge shape", func(p *Program) { p.Steps[0].Op.(*MatMul).AShape = []int64{1 << 40, 1 << 40, 3} }, "a_shape"},
 		{"bias shorter than a row", func(p *Program) { p.Buffers[3].Bytes = 8 }, "epilogue.bias: buffer b3 holds 8 bytes, needs 16"},
 		{"unknown activation", func(p *Program) { p.Steps[0].Op.(*MatMul).Epilogue.Act = 99 }, "unknown activation 99"},
+		{"activation last without a residual", func(p *Program) { p.Steps[0].Op.(*MatMul).Epilogue.ActLast = true }, "epilogue.act_last: needs an activation and a residual"},
 		{"softmax negative dim", func(p *Program) { p.Steps[1].Op.(*Softmax).Outer = -1 }, "step 1 (softmax, m:2): axis: dims"},
 		{"copy reads past its source", func(p *Program) { p.Steps[2].Op.(*Copy).SrcStrides = []int64{2, 4} }, "step 2 (copy, m:3): src: reaches elements [0, 10]"},
 		{"copy with a negative reach", func(p *Program) { p.Steps[2].Op.(*Copy).SrcStrides = []int64{-1, 4} }, "reaches elements [-3"},

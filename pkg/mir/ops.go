@@ -34,7 +34,7 @@ type OpInfo struct {
 }
 
 // epilogueAttrs are what fusion.FuseEpilogues adds to a matmul or conv.
-var epilogueAttrs = []string{"bias", "residual", "act", "alpha", "min", "max"}
+var epilogueAttrs = []string{"bias", "residual", "act", "alpha", "min", "max", "act_last"}
 
 // opTable is the one list of MIR operations. Elementwise rows come from
 // lir.EwOps, so an elementwise op is added there (see DEVELOPERS.md);

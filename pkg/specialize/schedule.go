@@ -119,6 +119,7 @@ func epilogue(n *mir.Node, first int) (bias, residual *mir.Value, e lir.Epilogue
 	}
 	e = lir.NoEpilogue()
 	e.Act, e.Alpha, e.Min, e.Max = act, n.Attrs.Float("alpha"), math.Inf(-1), math.Inf(1)
+	e.ActLast = n.Attrs.Bool("act_last") && residual != nil && act != lir.ActNone
 	if n.Attrs.Has("min") {
 		e.Min = n.Attrs.Float("min")
 	}

@@ -25,12 +25,16 @@ func epilogue(attrs mir.Attrs) (func(float64) float64, error) {
 }
 
 // finish applies an epilogue to a float accumulator in place:
-// res = act(res) + residual (broadcast to res's shape), then fits res.
-func finish(res *array, act func(float64) float64, residual *array) (*array, error) {
-	if act != nil {
+// res = act(res) + residual (broadcast to res's shape), or where actLast
+// act(res + residual), then fits res.
+func finish(res *array, act func(float64) float64, residual *array, actLast bool) (*array, error) {
+	if act != nil && !actLast {
 		for k, v := range res.f {
 			res.f[k] = act(v)
 		}
+	}
+	if actLast && (act == nil || residual == nil) {
+		return nil, fmt.Errorf("act_last needs an activation and a residual")
 	}
 	if residual != nil {
 		if residual.dt != res.dt {
@@ -42,6 +46,11 @@ func finish(res *array, act func(float64) float64, residual *array) (*array, err
 		}
 		for k := range res.f {
 			res.f[k] += residual.f[m[k]]
+		}
+	}
+	if act != nil && actLast {
+		for k, v := range res.f {
+			res.f[k] = act(v)
 		}
 	}
 	return res.fit(), nil
@@ -71,7 +80,8 @@ func epilogueArgs(args []*array, n int, hasBias, hasResidual bool) (main []*arra
 }
 
 // matmul is NumPy matmul on operands of rank >= 2 with broadcast batch
-// dims, then the epilogue: act(a·b + bias) + residual. The result shape
+// dims, then the epilogue: act(a·b + bias) + residual (act_last: act(a·b
+// + bias + residual)). The result shape
 // out comes from the node's type and is checked.
 func matmul(attrs mir.Attrs, args []*array, out []int64) (*array, error) {
 	main, bias, residual, err := epilogueArgs(args, 2, attrs.Bool("bias"), attrs.Bool("residual"))
@@ -140,7 +150,7 @@ func matmul(attrs mir.Attrs, args []*array, out []int64) (*array, error) {
 			}
 		}
 	}
-	return finish(res, act, residual)
+	return finish(res, act, residual, attrs.Bool("act_last"))
 }
 
 // windowAttrs reads stride, pad and dilation (with their defaults).
@@ -190,7 +200,8 @@ func windowOut(n, k, padB, padE, stride, dil int64, ceil bool) int64 {
 }
 
 // conv2d is NCHW convolution: x [N, C, H, W], w [O, C/groups, kh, kw],
-// optional bias [O], then the epilogue act(conv + bias) + residual.
+// optional bias [O], then the epilogue act(conv + bias) + residual
+// (act_last: act(conv + bias + residual)).
 func conv2d(attrs mir.Attrs, args []*array, out []int64) (*array, error) {
 	hasResidual := attrs.Bool("residual")
 	nb := len(args) - 2
@@ -277,7 +288,7 @@ func conv2d(attrs mir.Attrs, args []*array, out []int64) (*array, error) {
 			}
 		}
 	}
-	return finish(res, act, residual)
+	return finish(res, act, residual, attrs.Bool("act_last"))
 }
 
 // gemm sets c (m×n, row stride ldc) to a·b for row-major a (m×k) and b

@@ -666,6 +666,10 @@ func genConvPairTile(b *strings.Builder, pl *convPlan, ep lir.Epilogue, isa *con
 			w(ind+"\ts += %s;\n", isa.load(fmt.Sprintf("ro + %d", int64(o)*pl.p), "tl"))
 			w(ind+"\tu += %s;\n", isa.load(fmt.Sprintf("ro + %d", int64(o)*pl.p+g.OW), "tl"))
 		}
+		if ep.ActLast {
+			genVecAct(b, ind+"\t", isa.rv, isa.rvi, "s", ep)
+			genVecAct(b, ind+"\t", isa.rv, isa.rvi, "u", ep)
+		}
 		w(ind+"\t%s\n", isa.store(fmt.Sprintf("yo + %d", int64(o)*pl.p), "s", "tl"))
 		w(ind+"\t%s\n", isa.store(fmt.Sprintf("yo + %d", int64(o)*pl.p+g.OW), "u", "tl"))
 		w(ind + "}\n")
@@ -974,6 +978,7 @@ func genConvTile(b *strings.Builder, pl *convPlan, ep lir.Epilogue, isa, vi *con
 			if pl.res {
 				w(ind+"\ts += %s;\n", vi.load(fmt.Sprintf("ro + %d", int64(o)*pl.p+v*vl), fmt.Sprintf("t%d", v)))
 			}
+			genActLast(b, ind+"\t", rv, rvi, ep)
 			w(ind+"\t%s\n", vi.store(fmt.Sprintf("yo + %d", int64(o)*pl.p+v*vl), "s", fmt.Sprintf("t%d", v)))
 			w(ind + "}\n")
 		}
@@ -981,21 +986,41 @@ func genConvTile(b *strings.Builder, pl *convPlan, ep lir.Epilogue, isa, vi *con
 }
 
 // genAct writes the epilogue's activation of vector s (of type rv, its
-// int twin rvi) at indent ind: the runtime's piecewise-linear ones.
+// int twin rvi) at indent ind: the runtime's piecewise-linear ones. It is
+// the step before the residual's add, where the epilogue puts it there.
 func genAct(b *strings.Builder, ind, rv, rvi string, ep lir.Epilogue) {
+	if !ep.ActLast {
+		genVecAct(b, ind, rv, rvi, "s", ep)
+	}
+}
+
+// genActLast is genAct's step after the residual's add.
+func genActLast(b *strings.Builder, ind, rv, rvi string, ep lir.Epilogue) {
+	if ep.ActLast {
+		genVecAct(b, ind, rv, rvi, "s", ep)
+	}
+}
+
+// genVecAct writes the epilogue's activation of vector v.
+func genVecAct(b *strings.Builder, ind, rv, rvi, v string, ep lir.Epilogue) {
 	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	r := strings.NewReplacer("$", v)
 	switch ep.Act {
 	case lir.ActRelu:
-		w(ind+"s = (%s)((%s)s & ~(s < 0));\n", rv, rvi)
+		w(r.Replace(ind+"$ = (%s)((%s)$ & ~($ < 0));\n"), rv, rvi)
 	case lir.ActLeakyRelu:
-		w(ind+"%s k = s < 0;\n", rvi)
-		w(ind+"s = (%s)(((%s)(s * %s) & k) | ((%s)s & ~k));\n", rv, rvi, literal(ep.Alpha, computeFloat), rvi)
+		w("%s{\n", ind)
+		w(r.Replace(ind+"\t%s k = $ < 0;\n"), rvi)
+		w(r.Replace(ind+"\t$ = (%s)(((%s)($ * %s) & k) | ((%s)$ & ~k));\n"), rv, rvi, literal(ep.Alpha, computeFloat), rvi)
+		w("%s}\n", ind)
 	case lir.ActClamp:
 		// The runtime's order: below lo is lo, else above hi is hi
 		// (NaN stays).
 		lo, hi := literal(ep.Min, computeFloat), literal(ep.Max, computeFloat)
-		w(ind+"%s kh = s > %s, kl = s < %s;\n", rvi, hi, lo)
-		w(ind+"s = (%s)(((%s)((%s){0} + %s) & kh) | ((%s)s & ~kh));\n", rv, rvi, rv, hi, rvi)
-		w(ind+"s = (%s)(((%s)((%s){0} + %s) & kl) | ((%s)s & ~kl));\n", rv, rvi, rv, lo, rvi)
+		w("%s{\n", ind)
+		w(r.Replace(ind+"\t%s kh = $ > %s, kl = $ < %s;\n"), rvi, hi, lo)
+		w(r.Replace(ind+"\t$ = (%s)(((%s)((%s){0} + %s) & kh) | ((%s)$ & ~kh));\n"), rv, rvi, rv, hi, rvi)
+		w(r.Replace(ind+"\t$ = (%s)(((%s)((%s){0} + %s) & kl) | ((%s)$ & ~kl));\n"), rv, rvi, rv, lo, rvi)
+		w("%s}\n", ind)
 	}
 }

@@ -23,6 +23,7 @@ type convEpi struct {
 	act       lir.Activation
 	alpha     float64
 	lo, hi    float64
+	last      bool // the activation after the residual
 }
 
 var (
@@ -33,6 +34,10 @@ var (
 	epiBiasRes     = convEpi{name: "bias+res", bias: true, res: true}
 	epiClamp       = convEpi{name: "clamp", bias: true, act: lir.ActClamp, lo: 0, hi: 0.5}
 	epiLeaky       = convEpi{name: "leaky", res: true, act: lir.ActLeakyRelu, alpha: 0.1}
+	// The activation after the residual (a ResNet block's last relu).
+	epiReluLast  = convEpi{name: "relu(bias+res)", bias: true, res: true, act: lir.ActRelu, last: true}
+	epiClampLast = convEpi{name: "clamp(res)", res: true, act: lir.ActClamp, lo: 0, hi: 0.5, last: true}
+	epiLeakyLast = convEpi{name: "leaky(bias+res)", bias: true, res: true, act: lir.ActLeakyRelu, alpha: 0.1, last: true}
 )
 
 // geom is a convolution's geometry with its output size computed.
@@ -64,7 +69,7 @@ func convProgram(g lir.ConvGeom, e convEpi) *lir.Program {
 	if e.res {
 		op.Epilogue.Residual = input("res", g.N, g.O, g.OH, g.OW)
 	}
-	op.Epilogue.Act, op.Epilogue.Alpha = e.act, e.alpha
+	op.Epilogue.Act, op.Epilogue.Alpha, op.Epilogue.ActLast = e.act, e.alpha, e.last
 	op.Epilogue.Min, op.Epilogue.Max = math.Inf(-1), math.Inf(1)
 	if e.act == lir.ActClamp {
 		op.Epilogue.Min, op.Epilogue.Max = e.lo, e.hi
@@ -204,6 +209,16 @@ func convSweep() []convCase {
 		{grouped(sq(1, 64, 9, 64, 1, 1, 0), 4), epiNone},
 		{grouped(geom(1, 24, 17, 15, 60, 5, 5, 1, 1, 4, 4, 4, 4, 2, 2), 2), epiBiasResRelu},
 		{grouped(sq(2, 6, 23, 9, 7, 2, 3), 3), epiBias},
+		// The activation after the residual: register tiles, pairs of
+		// rows (2x2 and 7x7 planes), stride 2 in place and from a split
+		// copy, groups.
+		{sq(1, 128, 7, 128, 3, 1, 1), epiReluLast},
+		{sq(1, 8, 2, 9, 3, 1, 1), epiClampLast},
+		{sq(2, 40, 7, 24, 3, 1, 1), epiLeakyLast},
+		{sq(1, 64, 28, 64, 3, 1, 1), epiReluLast},
+		{sq(1, 64, 14, 40, 3, 2, 1), epiClampLast},
+		{sq(1, 3, 115, 8, 7, 2, 3), epiReluLast},
+		{grouped(sq(1, 64, 28, 64, 3, 1, 1), 16), epiReluLast},
 	}
 }
 

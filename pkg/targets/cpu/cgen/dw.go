@@ -324,6 +324,7 @@ func genDwTile(b *strings.Builder, pl *dwPlan, ep lir.Epilogue, vi *convISA, row
 					w(cl+"\ts += %s;\n", vi.load(fmt.Sprintf("ro + %d", v*vl), m))
 				}
 			}
+			genActLast(b, cl+"\t", rv, rvi, ep)
 			if lanes == vl {
 				w(cl+"\t__builtin_memcpy(yo + %d, &s, %d);\n", v*vl, 4*vl)
 			} else {

@@ -51,6 +51,9 @@ func dwSweep() []convCase {
 		{dwGeom(2, 5, 2, 16, 17, 5, 3, 1, 2, 2, 2, 2, 1), epiBiasRelu},
 		{dwGeom(1, 3, 1, 9, 17, 3, 1, 2, 1, 1, 1, 1, 1), epiBiasRes},
 		{dwGeom(1, 1, 4, 12, 11, 5, 1, 1, 2, 2, 2, 2, 1), epiBias},
+		{dwGeom(1, 24, 1, 28, 28, 7, 1, 1, 3, 3, 3, 3, 1), epiReluLast},
+		{dwGeom(1, 64, 1, 33, 33, 3, 2, 2, 1, 1, 1, 1, 1), epiClampLast},
+		{dwGeom(1, 8, 1, 12, 20, 3, 2, 1, 1, 1, 1, 1, 1), epiLeakyLast},
 	}
 }
 

@@ -11,8 +11,8 @@ import (
 // GPT block's 128x1024 product itself; the math header's versions take
 // well under one (docs/perf/native.md). So such a step becomes two: the
 // kernel with the bias alone, then one elementwise region, out =
-// act(out) + residual, in place, which the generator compiles like any
-// other. Piecewise-linear activations stay in the kernels' epilogues,
+// act(out) + residual (or act(out + residual)), in place, which the
+// generator compiles like any other. Piecewise-linear activations stay in the kernels' epilogues,
 // where they cost nothing.
 
 // ewActivation maps the activations split off to their elementwise
@@ -71,17 +71,25 @@ func splitActivation(prog *lir.Program, op lir.Op, opts Options) (lir.Op, *lir.E
 	ew := &lir.Elementwise{Shape: []int64{n},
 		In:   []lir.EwIn{{Buf: out, DType: tensor.F32, Strides: []int64{1}}},
 		Out:  []lir.EwOut{{Buf: out, DType: tensor.F32}},
-		Code: []lir.Instr{{Op: lir.EwLoad, Dst: 0, A: 0}, {Op: act, Dst: 1, A: 0}}}
-	res := 1
+		Code: []lir.Instr{{Op: lir.EwLoad, Dst: 0, A: 0}}}
+	v := 0
+	if !ep.ActLast {
+		ew.Code = append(ew.Code, lir.Instr{Op: act, Dst: 1, A: 0})
+		v = 1
+	}
 	if ep.Residual != lir.NoBuf {
 		ew.In = append(ew.In, lir.EwIn{Buf: ep.Residual, DType: tensor.F32, Strides: []int64{1}})
-		ew.Code = append(ew.Code, lir.Instr{Op: lir.EwLoad, Dst: 2, A: 1}, lir.Instr{Op: lir.EwAdd, Dst: 3, A: 1, B: 2})
-		res = 3
+		ew.Code = append(ew.Code, lir.Instr{Op: lir.EwLoad, Dst: v + 1, A: 1}, lir.Instr{Op: lir.EwAdd, Dst: v + 2, A: v, B: v + 1})
+		v += 2
 	}
-	ew.Code = append(ew.Code, lir.Instr{Op: lir.EwStore, Dst: res, A: 0})
+	if ep.ActLast {
+		ew.Code = append(ew.Code, lir.Instr{Op: act, Dst: v + 1, A: v})
+		v++
+	}
+	ew.Code = append(ew.Code, lir.Instr{Op: lir.EwStore, Dst: v, A: 0})
 	if _, ok := elementwise(prog, ew, opts); !ok {
 		return nil, nil, false
 	}
-	ep.Act, ep.Residual = lir.ActNone, lir.NoBuf
+	ep.Act, ep.Residual, ep.ActLast = lir.ActNone, lir.NoBuf, false
 	return kernel, ew, true
 }

@@ -30,10 +30,11 @@ func matmulProgram(m, k, n int64, act lir.Activation, res bool) *lir.Program {
 
 // TestNativeEpilogueActivations: a product or convolution with a smooth
 // activation becomes the kernel with its bias alone and a native region
-// out = act(out) + residual, which matches the runtime's fused epilogue
-// within the two math libraries' error (a few float32 ulps) at every
-// level this CPU runs; a residual that is the output itself, a
-// piecewise-linear activation, or no native level keeps the epilogue.
+// out = act(out) + residual (or act(out + residual)), which matches the
+// runtime's fused epilogue within the two math libraries' error (a few
+// float32 ulps) at every level this CPU runs; a residual that is the
+// output itself, a piecewise-linear activation, or no native level keeps
+// the epilogue.
 func TestNativeEpilogueActivations(t *testing.T) {
 	needToolchain(t)
 	levels := runnableLevels(t)
@@ -50,6 +51,10 @@ func TestNativeEpilogueActivations(t *testing.T) {
 		p := convProgram(sq(1, 16, 9, 20, 3, 1, 1), epiBiasRes)
 		p.Steps[0].Op.(*lir.Conv2D).Epilogue.Act = act
 		cases = append(cases, tc{fmt.Sprintf("conv %s + residual", act), p})
+		p = convProgram(sq(1, 16, 9, 20, 3, 1, 1), epiBiasRes)
+		p.Steps[0].Op.(*lir.Conv2D).Epilogue.Act = act
+		p.Steps[0].Op.(*lir.Conv2D).Epilogue.ActLast = true
+		cases = append(cases, tc{fmt.Sprintf("conv %s(residual)", act), p})
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

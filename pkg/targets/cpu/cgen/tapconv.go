@@ -289,9 +289,14 @@ func genTapTile(b *strings.Builder, g lir.ConvGeom, ep lir.Epilogue, isa tapISA,
 	if ep.Bias != lir.NoBuf {
 		w(ind + "\t\ts += bias[o0 + j];\n")
 	}
-	genScalarAct(b, ind+"\t\t", ep)
+	if !ep.ActLast {
+		genScalarAct(b, ind+"\t\t", ep)
+	}
 	if ep.Residual != lir.NoBuf {
 		w(ind + "\t\ts += ro[p];\n")
+	}
+	if ep.ActLast {
+		genScalarAct(b, ind+"\t\t", ep)
 	}
 	w(ind + "\t\tyo[p] = s;\n")
 	w(ind + "\t}\n")

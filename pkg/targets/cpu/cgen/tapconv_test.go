@@ -35,6 +35,9 @@ func tapSweep() []convCase {
 		{geom(1, 8, 6, 11, 20, 1, 5, 2, 2, 1, 2, 1, 3, 1, 1), epiBias},
 		{sq(1, 40, 14, 72, 3, 2, 1), epiBiasResRelu},
 		{sq(1, 3, 1, 20, 3, 1, 1), epiBiasRelu},
+		{sq(1, 40, 14, 72, 3, 2, 1), epiReluLast},
+		{geom(1, 8, 7, 7, 5, 3, 3, 1, 1, 4, 4, 4, 4, 5, 5), epiLeakyLast},
+		{geom(1, 24, 17, 17, 80, 1, 7, 1, 1, 0, 3, 0, 3, 1, 1), epiClampLast},
 	}
 }
 

@@ -321,6 +321,7 @@ func winogradOutput(prog *lir.Program, op *lir.WinogradOutput) (function, bool) 
 				if res {
 					w("\t\t\t\t\ts += %s;\n", winogradGather(isa, "ro", idx, bits))
 				}
+				genActLast(&b, "\t\t\t\t\t", isa.rv, isa.rvi, ep)
 				w("\t\t\t\t\t%s\n", winogradScatter(isa, "yo", idx, "s", bits))
 				w("\t\t\t\t}\n")
 			}

@@ -35,7 +35,7 @@ func winogradProgram(g lir.ConvGeom, m int64, e convEpi) *lir.Program {
 	if e.res {
 		ep.Residual = input("res", g.N, g.O, g.OH, g.OW)
 	}
-	ep.Act, ep.Alpha = e.act, e.alpha
+	ep.Act, ep.Alpha, ep.ActLast = e.act, e.alpha, e.last
 	ep.Min, ep.Max = math.Inf(-1), math.Inf(1)
 	if e.act == lir.ActClamp {
 		ep.Min, ep.Max = e.lo, e.hi
@@ -73,6 +73,9 @@ func winogradCases() []convCase {
 		{geom(1, 16, 30, 9, 50, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1), epiBiasResRelu},
 		{geom(1, 3, 1, 1, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1), epiBias},
 		{geom(2, 5, 2, 9, 3, 3, 3, 1, 1, 2, 1, 0, 2, 1, 1), epiBiasRes},
+		{sq(1, 32, 28, 40, 3, 1, 1), epiReluLast},
+		{sq(3, 8, 7, 9, 3, 1, 1), epiLeakyLast},
+		{geom(1, 16, 30, 9, 50, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1), epiClampLast},
 	}
 }
 

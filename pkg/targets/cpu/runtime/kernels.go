@@ -35,7 +35,7 @@ func intsIn(buf []int, v []int64) []int {
 
 // epilogue binds an epilogue's optional operands to their bytes.
 func epilogue(e lir.Epilogue, bufs [][]byte) gemm.Epilogue {
-	ep := gemm.Epilogue{Act: e.Act, Alpha: float32(e.Alpha), Min: float32(e.Min), Max: float32(e.Max)}
+	ep := gemm.Epilogue{Act: e.Act, Alpha: float32(e.Alpha), Min: float32(e.Min), Max: float32(e.Max), ActLast: e.ActLast}
 	if e.Bias != lir.NoBuf {
 		ep.Bias = tensor.AsF32(bufs[e.Bias])
 	}

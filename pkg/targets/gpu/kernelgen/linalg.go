@@ -10,17 +10,18 @@ import (
 )
 
 // epilogue is a matmul or conv epilogue with its parameters added: out =
-// act(acc + bias) + residual.
+// act(acc + bias) + residual, or where actLast act(acc + bias + residual).
 type epilogue struct {
 	bias, res     *operand
 	act           lir.Activation
 	alpha, lo, hi float64
+	actLast       bool
 }
 
 // epilogueParams adds the bias and residual parameters of e, where
 // present, and returns the epilogue.
 func (g *gen) epilogueParams(e *lir.Epilogue) (*epilogue, error) {
-	ep := &epilogue{act: e.Act, alpha: e.Alpha, lo: e.Min, hi: e.Max}
+	ep := &epilogue{act: e.Act, alpha: e.Alpha, lo: e.Min, hi: e.Max, actLast: e.ActLast && e.Residual != lir.NoBuf}
 	if e.Bias != lir.NoBuf {
 		o, err := g.param(e.Bias, kir.F32, false, "bias")
 		if err != nil {
@@ -81,13 +82,21 @@ func (g *gen) finish(ep *epilogue, out operand, acc *kir.Expr, idx, biasIdx *kir
 	if ep.bias != nil {
 		v = kir.Add(v, ep.bias.load(biasIdx))
 	}
-	if ep.act != lir.ActNone {
-		name := g.fresh("pre")
-		ss = append(ss, kir.Decl(name, v))
-		v = activation(ep.act, kir.Var(name, kir.F32), ep.alpha, ep.lo, ep.hi)
+	act := func() {
+		if ep.act != lir.ActNone {
+			name := g.fresh("pre")
+			ss = append(ss, kir.Decl(name, v))
+			v = activation(ep.act, kir.Var(name, kir.F32), ep.alpha, ep.lo, ep.hi)
+		}
+	}
+	if !ep.actLast {
+		act()
 	}
 	if ep.res != nil {
 		v = kir.Add(v, ep.res.load(idx))
+	}
+	if ep.actLast {
+		act()
 	}
 	return append(ss, out.store(idx, v))
 }

@@ -99,7 +99,7 @@ func Conv2D(p *parallel.Pool, out, x, w []float32, g ConvGeom, ep gemm.Epilogue)
 		if pointwise {
 			src = gemm.Dense(xs, hw)
 		}
-		e := gemm.Epi{Act: ep.Act, Alpha: ep.Alpha, Lo: ep.Min, Hi: ep.Max, BiasPerRow: true, Ldr: s}
+		e := gemm.Epi{Act: ep.Act, Alpha: ep.Alpha, Lo: ep.Min, Hi: ep.Max, BiasPerRow: true, Ldr: s, ActLast: ep.ActLast}
 		if ep.Bias != nil {
 			e.Bias = ep.Bias[gi*og : (gi+1)*og]
 		}
@@ -358,7 +358,7 @@ func convDirect(p *parallel.Pool, out, x, w []float32, g *ConvGeom, ep *gemm.Epi
 		depthwiseNHWC(p, out, x, w, g, ep.Bias, clo, chi)
 		if act != vec.ActNone || ep.Residual != nil {
 			for n := 0; n < g.N; n++ {
-				e := gemm.Epi{Act: act, Alpha: ep.Alpha, Lo: ep.Min, Hi: ep.Max, Ldr: s}
+				e := gemm.Epi{Act: act, Alpha: ep.Alpha, Lo: ep.Min, Hi: ep.Max, Ldr: s, ActLast: ep.ActLast}
 				if ep.Residual != nil {
 					e.Res = ep.Residual[n*g.O*s : (n+1)*g.O*s]
 				}
@@ -433,10 +433,11 @@ func convDirect(p *parallel.Pool, out, x, w []float32, g *ConvGeom, ep *gemm.Epi
 					// a zero-bordered copy (dwSmall).
 					clo, chi := float32(math.Inf(-1)), float32(math.Inf(1))
 					act := ep.Act
-					switch act {
-					case vec.ActRelu:
+					switch {
+					case ep.ActLast: // after the residual
+					case act == vec.ActRelu:
 						clo, act = 0, vec.ActNone
-					case vec.ActClamp:
+					case act == vec.ActClamp:
 						clo, chi, act = ep.Min, ep.Max, vec.ActNone
 					}
 					if inPlace {
@@ -444,7 +445,7 @@ func convDirect(p *parallel.Pool, out, x, w []float32, g *ConvGeom, ep *gemm.Epi
 					} else {
 						small.plane(op, xp, g, wk, bias, clo, chi)
 					}
-					e := gemm.Epi{BiasPerRow: true, Act: act, Alpha: ep.Alpha, Lo: ep.Min, Hi: ep.Max, Ldr: s}
+					e := gemm.Epi{BiasPerRow: true, Act: act, Alpha: ep.Alpha, Lo: ep.Min, Hi: ep.Max, Ldr: s, ActLast: ep.ActLast}
 					if ep.Residual != nil {
 						e.Res = ep.Residual[n*g.O*s : (n+1)*g.O*s]
 					}
@@ -453,14 +454,15 @@ func convDirect(p *parallel.Pool, out, x, w []float32, g *ConvGeom, ep *gemm.Epi
 				}
 				// ReLU and clamp are applied in the row pass itself.
 				clo, chi, act := float32(math.Inf(-1)), float32(math.Inf(1)), ep.Act
-				switch act {
-				case vec.ActRelu:
+				switch {
+				case ep.ActLast: // after the residual
+				case act == vec.ActRelu:
 					clo, act = 0, vec.ActNone
-				case vec.ActClamp:
+				case act == vec.ActClamp:
 					clo, chi, act = ep.Min, ep.Max, vec.ActNone
 				}
 				depthwise3x3(op, gp, wk, bias, clo, chi, &rows, zero)
-				e := gemm.Epi{BiasPerRow: true, Act: act, Alpha: ep.Alpha, Lo: ep.Min, Hi: ep.Max, Ldr: s}
+				e := gemm.Epi{BiasPerRow: true, Act: act, Alpha: ep.Alpha, Lo: ep.Min, Hi: ep.Max, Ldr: s, ActLast: ep.ActLast}
 				if ep.Residual != nil {
 					e.Res = ep.Residual[n*g.O*s : (n+1)*g.O*s]
 				}
@@ -495,7 +497,7 @@ func convDirect(p *parallel.Pool, out, x, w []float32, g *ConvGeom, ep *gemm.Epi
 					}
 				}
 			}
-			e := gemm.Epi{Bias: ep.Bias, BiasPerRow: true, Act: ep.Act, Alpha: ep.Alpha, Lo: ep.Min, Hi: ep.Max, Ldr: s}
+			e := gemm.Epi{Bias: ep.Bias, BiasPerRow: true, Act: ep.Act, Alpha: ep.Alpha, Lo: ep.Min, Hi: ep.Max, Ldr: s, ActLast: ep.ActLast}
 			if ep.Residual != nil {
 				e.Res = ep.Residual[n*g.O*s : (n+1)*g.O*s]
 			}

@@ -154,7 +154,7 @@ func TestConv2D(t *testing.T) {
 		{"batch of small", convGeom(6, 2, 4, 4, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, false)},
 		{"empty batch", convGeom(0, 2, 4, 4, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, false)},
 	}
-	eps := []string{"plain", "bias", "bias+relu+res", "silu+res"}
+	eps := []string{"plain", "bias", "bias+relu+res", "silu+res", "relu(bias+res)", "clamp(res)"}
 	seed := uint64(500)
 	for _, tc := range geoms {
 		for _, e := range eps {
@@ -172,6 +172,10 @@ func TestConv2D(t *testing.T) {
 				ep.Bias, ep.Act, ep.Residual = randSlice(r, g.O), vec.ActRelu, randSlice(r, nOut)
 			case "silu+res":
 				ep.Act, ep.Residual = vec.ActSilu, randSlice(r, nOut)
+			case "relu(bias+res)":
+				ep.Bias, ep.Act, ep.Residual, ep.ActLast = randSlice(r, g.O), vec.ActRelu, randSlice(r, nOut), true
+			case "clamp(res)":
+				ep.Act, ep.Min, ep.Max, ep.Residual, ep.ActLast = vec.ActClamp, -0.25, 0.5, randSlice(r, nOut), true
 			}
 			want, scale := refConv(x, w, g, &ep)
 			var first []float32
@@ -259,7 +263,7 @@ func TestConv1x1Packed(t *testing.T) {
 	for _, c := range []struct{ n, c, hw, o int }{
 		{1, 16, 49, 32}, {2, 7, 5, 3}, {1, 600, 13, 20}, {1, 5, 196, 17}, {3, 24, 6, 40}, {1, 1, 1, 1}, {0, 4, 4, 4},
 	} {
-		for _, e := range []string{"plain", "bias", "bias+relu+res", "clamp", "silu+res"} {
+		for _, e := range []string{"plain", "bias", "bias+relu+res", "clamp", "silu+res", "relu(bias+res)", "silu(res)"} {
 			seed++
 			r := newRand(seed)
 			g := convGeom(c.n, c.c, 1, c.hw, c.o, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, false)
@@ -276,6 +280,10 @@ func TestConv1x1Packed(t *testing.T) {
 				ep.Act, ep.Min, ep.Max = vec.ActClamp, -0.5, 0.5
 			case "silu+res":
 				ep.Act, ep.Residual = vec.ActSilu, randSlice(r, nOut)
+			case "relu(bias+res)":
+				ep.Bias, ep.Act, ep.Residual, ep.ActLast = randSlice(r, c.o), vec.ActRelu, randSlice(r, nOut), true
+			case "silu(res)":
+				ep.Act, ep.Residual, ep.ActLast = vec.ActSilu, randSlice(r, nOut), true
 			}
 			want, scale := refConv(x, w, g, &ep)
 			wt := make([]float32, c.c*c.o) // Wᵀ [C, O]

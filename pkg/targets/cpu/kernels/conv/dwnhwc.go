@@ -221,7 +221,7 @@ func DepthwiseNHWC(p *parallel.Pool, out, x, wt []float32, g ConvGeom, ep gemm.E
 		}
 	})
 	if act != vec.ActNone || ep.Residual != nil {
-		e := gemm.Epi{Act: act, Alpha: ep.Alpha, Lo: ep.Min, Hi: ep.Max, Res: ep.Residual, Ldr: C}
+		e := gemm.Epi{Act: act, Alpha: ep.Alpha, Lo: ep.Min, Hi: ep.Max, Res: ep.Residual, Ldr: C, ActLast: ep.ActLast}
 		e.Apply(out, C, 0, 0, g.N*ohw, C)
 	}
 }
@@ -245,10 +245,12 @@ func DepthwiseNHWCApplies(g ConvGeom) bool {
 }
 
 // clampOf splits ep's activation into the clamp the tap passes apply (ReLU
-// as [0, +Inf], a clamp as itself, else none) and the activation left.
+// as [0, +Inf], a clamp as itself, else none, and none where it follows
+// the residual) and the activation left.
 func clampOf(ep *gemm.Epilogue) (lo, hi float32, rest vec.Activation) {
 	lo, hi, rest = float32(math.Inf(-1)), float32(math.Inf(1)), ep.Act
 	switch {
+	case ep.ActLast && ep.Residual != nil:
 	case rest == vec.ActRelu:
 		lo, rest = 0, vec.ActNone
 	case rest == vec.ActClamp && !(ep.Min > ep.Max):

@@ -69,7 +69,8 @@ func TestDepthwiseNHWC(t *testing.T) {
 		convGeom(1, 24, 6, 9, 24, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 24, false),
 		convGeom(1, 16, 28, 28, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 16, false), // beyond Conv2D's own channels-last cut
 	}
-	eps := []gemm.Epilogue{{}, {Act: vec.ActClamp, Min: 0, Max: 6}, {Act: vec.ActRelu}, {Act: vec.ActGelu}}
+	eps := []gemm.Epilogue{{}, {Act: vec.ActClamp, Min: 0, Max: 6}, {Act: vec.ActRelu}, {Act: vec.ActGelu},
+		{Act: vec.ActRelu, ActLast: true}, {Act: vec.ActClamp, Min: 0, Max: 6, ActLast: true}}
 	for gi, g := range geoms {
 		for ei, ep := range eps {
 			for _, bias := range []bool{false, true} {

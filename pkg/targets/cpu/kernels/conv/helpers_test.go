@@ -23,8 +23,12 @@ func refAct(act vec.Activation, v, alpha, lo, hi float64) float64 {
 	return kerneltest.RefAct(act, v, alpha, lo, hi)
 }
 
-// refEpilogue finishes one element: act(acc + bias) + res.
+// refEpilogue finishes one element: act(acc + bias) + res, or where
+// ep.ActLast act(acc + bias + res).
 func refEpilogue(ep *gemm.Epilogue, acc, bias, res float64) float64 {
+	if ep.ActLast && ep.Residual != nil {
+		return refAct(ep.Act, acc+bias+res, float64(ep.Alpha), float64(ep.Min), float64(ep.Max))
+	}
 	return refAct(ep.Act, acc+bias, float64(ep.Alpha), float64(ep.Min), float64(ep.Max)) + res
 }
 

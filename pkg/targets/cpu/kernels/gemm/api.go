@@ -49,7 +49,8 @@ func Transposed(bt []float32, ldb int) BSource { return transB{bt, ldb} }
 
 // Epi is a fused epilogue over a block of C: the bias (by column, or by
 // row when BiasPerRow), the activation Act (Alpha its slope, [Lo, Hi] its
-// clamp) and the residual Res (rows Ldr apart), in that order.
+// clamp) and the residual Res (rows Ldr apart), in that order; where
+// ActLast, the activation after the residual.
 type Epi struct {
 	Bias       []float32
 	BiasPerRow bool
@@ -58,10 +59,12 @@ type Epi struct {
 	Lo, Hi     float32
 	Res        []float32
 	Ldr        int
+	ActLast    bool
 }
 
 func (e *Epi) epi() epi {
-	return epi{bias: e.Bias, biasPerRow: e.BiasPerRow, act: e.Act, alpha: e.Alpha, lo: e.Lo, hi: e.Hi, res: e.Res, ldr: e.Ldr}
+	return epi{bias: e.Bias, biasPerRow: e.BiasPerRow, act: e.Act, alpha: e.Alpha, lo: e.Lo, hi: e.Hi, res: e.Res, ldr: e.Ldr,
+		actLast: e.ActLast && e.Res != nil}
 }
 
 // Apply finishes the rows×cols block of c at (i0, j0); c is the whole

@@ -79,7 +79,7 @@ func TestBatchMatMul(t *testing.T) {
 	seed := uint64(0)
 	for _, c := range cases {
 		for _, mkn := range [][3]int{{1, 1, 1}, {3, 5, 7}, {17, 9, 33}, {4, 0, 3}, {0, 3, 2}, {65, 17, 3}} {
-			for _, epi := range []int{0, 1} {
+			for _, epi := range []int{0, 1, 2} {
 				seed++
 				m, k, n := mkn[0], mkn[1], mkn[2]
 				r := newRand(seed)
@@ -88,8 +88,11 @@ func TestBatchMatMul(t *testing.T) {
 				a, b := randSlice(r, prod(aShape)), randSlice(r, prod(bShape))
 				nOut := prod(c.outBatch) * m * n
 				ep := Epilogue{}
-				if epi == 1 {
+				switch epi {
+				case 1:
 					ep = Epilogue{Bias: randSlice(r, n), Act: vec.ActGelu, Residual: randSlice(r, nOut)}
+				case 2:
+					ep = Epilogue{Bias: randSlice(r, n), Act: vec.ActRelu, Residual: randSlice(r, nOut), ActLast: true}
 				}
 				want, scale := refBatchMatMul(a, aShape, b, bShape, c.outBatch, &ep)
 				var first []float32

@@ -7,7 +7,8 @@ import (
 )
 
 // Epilogue is what a matmul or convolution applies to each accumulated output
-// element before it is stored: out = act(acc + bias) + residual.
+// element before it is stored: out = act(acc + bias) + residual, or where
+// ActLast act(acc + bias + residual).
 //
 // Bias and Residual must not overlap the output (the output is written while
 // they are still being read). The zero Epilogue stores the plain product.
@@ -17,6 +18,7 @@ type Epilogue struct {
 	Alpha    float32   // ActLeakyRelu slope
 	Min, Max float32   // ActClamp bounds (±Inf for one-sided)
 	Residual []float32 // same layout as the output, added after the activation, or nil
+	ActLast  bool      // the activation follows the residual
 }
 
 // epi is an Epilogue bound to one output matrix: the bias runs along columns
@@ -29,6 +31,7 @@ type epi struct {
 	lo, hi     float32
 	res        []float32
 	ldr        int
+	actLast    bool // act follows res
 }
 
 func (e *epi) none() bool {
@@ -39,7 +42,16 @@ func (e *epi) none() bool {
 // bias along columns. The bias slice starts at column 0 and the residual at
 // element 0 of the output.
 func colEpi(ep *Epilogue, ld int) epi {
-	return epi{bias: ep.Bias, act: ep.Act, alpha: ep.Alpha, lo: ep.Min, hi: ep.Max, res: ep.Residual, ldr: ld}
+	return epi{bias: ep.Bias, act: ep.Act, alpha: ep.Alpha, lo: ep.Min, hi: ep.Max, res: ep.Residual, ldr: ld,
+		actLast: ep.ActLast && ep.Residual != nil}
+}
+
+// split returns e as its bias and residual, then its activation alone:
+// the two passes of an activation that follows the residual.
+func (e *epi) split() (first, then epi) {
+	first, then = *e, epi{act: e.act, alpha: e.alpha, lo: e.lo, hi: e.hi}
+	first.act, first.actLast = vec.ActNone, false
+	return first, then
 }
 
 // apply finishes the rows×cols block of c at (i0, j0); c is the whole output
@@ -47,6 +59,15 @@ func colEpi(ep *Epilogue, ld int) epi {
 // (i, j) coordinates.
 func (e *epi) apply(c []float32, ldc, i0, j0, rows, cols int) {
 	if e.none() || rows <= 0 || cols <= 0 {
+		return
+	}
+	if e.actLast && e.act != vec.ActNone {
+		// Row by row, so the activation reads a row still in L1.
+		first, then := e.split()
+		for i := i0; i < i0+rows; i++ {
+			first.apply(c, ldc, i, j0, 1, cols)
+			then.apply(c, ldc, i, j0, 1, cols)
+		}
 		return
 	}
 	// Bias, ReLU or a clamp, and the residual go through the vector row

@@ -139,7 +139,8 @@ const (
 // splitEpi splits e into the part a tile function applies (as flags and
 // the equivalent epi for edge tiles, which Go finishes) and the rest, which
 // runs after the tile is stored: an activation other than ReLU or a clamp
-// (and then the residual, which comes after it).
+// (and then the residual, which comes after it), or an activation that
+// follows the residual (the tiles add the residual last).
 func splitEpi(e *epi) (flags uint, fused, rest epi) {
 	fused = epi{bias: e.bias, biasPerRow: e.biasPerRow, ldr: e.ldr}
 	rest = epi{act: e.act, alpha: e.alpha, lo: e.lo, hi: e.hi, res: e.res, ldr: e.ldr}
@@ -149,6 +150,10 @@ func splitEpi(e *epi) (flags uint, fused, rest epi) {
 		} else {
 			flags |= epiBiasCol
 		}
+	}
+	if e.actLast && e.act != vec.ActNone {
+		fused.res, rest.res = e.res, nil
+		return flags | epiRes, fused, rest
 	}
 	switch {
 	case e.act == vec.ActNone:

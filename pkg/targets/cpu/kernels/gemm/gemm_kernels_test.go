@@ -76,7 +76,7 @@ func TestGemmKernelsRef(t *testing.T) {
 func runKernelCase(t *testing.T, name string, kn gemmKernel, ps []*parallel.Pool, m, n, k, padA, padB, padC int, epSpec struct {
 	name            string
 	act             vec.Activation
-	bias, res       bool
+	bias, res, last bool
 	alpha, min, max float32
 }, seed uint64) {
 	t.Helper()
@@ -84,7 +84,7 @@ func runKernelCase(t *testing.T, name string, kn gemmKernel, ps []*parallel.Pool
 	lda, ldb, ldc := k+padA, n+padB, n+padC
 	a := randSlice(r, max(m*lda, 1))
 	b := randSlice(r, max(k*ldb, 1))
-	ep := Epilogue{Act: epSpec.act, Alpha: epSpec.alpha, Min: epSpec.min, Max: epSpec.max}
+	ep := Epilogue{Act: epSpec.act, Alpha: epSpec.alpha, Min: epSpec.min, Max: epSpec.max, ActLast: epSpec.last}
 	if epSpec.bias {
 		ep.Bias = randSlice(r, n)
 	}
@@ -258,7 +258,7 @@ func TestGemmPacked(t *testing.T) {
 				lda, ldb, ldc := k+r.IntN(3), n+r.IntN(3), n+r.IntN(3)
 				a, b := randSlice(r, m*lda), randSlice(r, k*ldb)
 				es := eps[it%len(eps)]
-				ep := Epilogue{Act: es.act, Alpha: es.alpha, Min: es.min, Max: es.max}
+				ep := Epilogue{Act: es.act, Alpha: es.alpha, Min: es.min, Max: es.max, ActLast: es.last}
 				if es.bias {
 					ep.Bias = randSlice(r, n)
 				}

@@ -153,7 +153,8 @@ func GemmPacked(p *parallel.Pool, m, n, k int, a []float32, lda int, packedB []f
 // the spatial positions are the product's rows, so a small plane (7×7,
 // 14×14) gives full tiles over the channels instead of a narrow product
 // with one short panel, and the weights need no packing at run time. The
-// [HW, O] result is transposed into out, adding the residual there.
+// [HW, O] result is transposed into out, adding the residual there (and
+// then an activation that follows it).
 func Conv1x1Packed(p *parallel.Pool, out, x []float32, packedW []float32, n, c, hw, o int, ep Epilogue) {
 	kn := defaultKernel()
 	pb := unpackHeader("Conv1x1Packed", packedW, c, o, &kn)
@@ -171,6 +172,14 @@ func Conv1x1Packed(p *parallel.Pool, out, x []float32, packedW []float32, n, c, 
 	}
 	res := ep.Residual
 	ep.Residual = nil
+	// An activation after the residual runs in the transpose's pass,
+	// after the residual's add.
+	var after Epilogue
+	if ep.ActLast && res != nil && ep.Act != vec.ActNone {
+		after = Epilogue{Act: ep.Act, Alpha: ep.Alpha, Min: ep.Min, Max: ep.Max}
+		ep.Act = vec.ActNone
+	}
+	ep.ActLast = false
 	w := gemmWorkPool.Get().(*gemmWork)
 	defer gemmWorkPool.Put(w)
 	w.bp = grow(w.bp, hw*o) // the transposed result
@@ -191,6 +200,9 @@ func Conv1x1Packed(p *parallel.Pool, out, x []float32, packedW []float32, n, c, 
 				rr, row := r[c0*hw:c1*hw], dst[c0*hw:c1*hw]
 				for j := range row {
 					row[j] += rr[j]
+				}
+				if after.Act != vec.ActNone {
+					vec.Activate(row, after.Act, after.Alpha, after.Min, after.Max)
 				}
 			}
 		})

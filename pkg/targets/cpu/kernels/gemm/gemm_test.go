@@ -39,17 +39,18 @@ func refGemm(m, n, k int, a []float32, lda int, b []float32, ldb int, ep *Epilog
 }
 
 // testEpilogues is every activation (clamp one- and two-sided) crossed with
-// bias on/off and residual on/off; entry 0 is the plain product.
+// bias on/off and residual on/off, and each with a residual also with the
+// activation last; entry 0 is the plain product.
 func testEpilogues() []struct {
 	name            string
 	act             vec.Activation
-	bias, res       bool
+	bias, res, last bool
 	alpha, min, max float32
 } {
 	type e = struct {
 		name            string
 		act             vec.Activation
-		bias, res       bool
+		bias, res, last bool
 		alpha, min, max float32
 	}
 	inf := float32(math.Inf(1))
@@ -61,9 +62,14 @@ func testEpilogues() []struct {
 	} {
 		for _, bias := range []bool{false, true} {
 			for _, res := range []bool{false, true} {
-				a.bias, a.res = bias, res
+				a.bias, a.res, a.last = bias, res, false
 				a.name = fmt.Sprintf("%v[%v,%v] bias=%v res=%v", a.act, a.min, a.max, bias, res)
 				out = append(out, a)
+				if res && a.act != vec.ActNone {
+					a.last = true
+					a.name += " act-last"
+					out = append(out, a)
+				}
 			}
 		}
 	}
@@ -77,7 +83,7 @@ func testEpilogues() []struct {
 func gemmCase(t *testing.T, ps []*parallel.Pool, m, n, k, padA, padB, padC int, epSpec struct {
 	name            string
 	act             vec.Activation
-	bias, res       bool
+	bias, res, last bool
 	alpha, min, max float32
 }, seed uint64) {
 	t.Helper()
@@ -85,7 +91,7 @@ func gemmCase(t *testing.T, ps []*parallel.Pool, m, n, k, padA, padB, padC int, 
 	lda, ldb, ldc := k+padA, n+padB, n+padC
 	a := randSlice(r, max(m*lda, 1))
 	b := randSlice(r, max(k*ldb, 1))
-	ep := Epilogue{Act: epSpec.act, Alpha: epSpec.alpha, Min: epSpec.min, Max: epSpec.max}
+	ep := Epilogue{Act: epSpec.act, Alpha: epSpec.alpha, Min: epSpec.min, Max: epSpec.max, ActLast: epSpec.last}
 	if epSpec.bias {
 		ep.Bias = randSlice(r, n)
 	}

@@ -25,6 +25,9 @@ func refAct(act vec.Activation, v, alpha, lo, hi float64) float64 {
 
 // refEpilogue finishes one element: act(acc + bias) + res.
 func refEpilogue(ep *Epilogue, acc, bias, res float64) float64 {
+	if ep.ActLast && ep.Residual != nil {
+		return refAct(ep.Act, acc+bias+res, float64(ep.Alpha), float64(ep.Min), float64(ep.Max))
+	}
 	return refAct(ep.Act, acc+bias, float64(ep.Alpha), float64(ep.Min), float64(ep.Max)) + res
 }
 

@@ -316,14 +316,20 @@ func Output(p *parallel.Pool, out, mm []float32, g conv.ConvGeom, m int, ep gemm
 						}
 						row[j] = acc + bias
 					}
-					vec.Activate(row[:cols], ep.Act, ep.Alpha, ep.Min, ep.Max)
+					last := ep.ActLast && ep.Residual != nil
+					if !last {
+						vec.Activate(row[:cols], ep.Act, ep.Alpha, ep.Min, ep.Max)
+					}
 					at := ((n*g.O+o)*g.OH+oh0+i)*g.OW + ow0
-					for j := range cols {
-						if ep.Residual != nil {
+					if ep.Residual != nil {
+						for j := range cols {
 							row[j] += ep.Residual[at+j]
 						}
-						out[at+j] = row[j]
 					}
+					if last {
+						vec.Activate(row[:cols], ep.Act, ep.Alpha, ep.Min, ep.Max)
+					}
+					copy(out[at:at+cols], row[:cols])
 				}
 			}
 		}

@@ -40,11 +40,17 @@ func RefConv3x3(x, w []float32, g conv.ConvGeom, ep *gemm.Epilogue) (want, scale
 						s += float64(ep.Bias[o])
 						a += math.Abs(float64(ep.Bias[o]))
 					}
-					s = kerneltest.RefAct(ep.Act, s, float64(ep.Alpha), float64(ep.Min), float64(ep.Max))
+					last := ep.ActLast && ep.Residual != nil
+					if !last {
+						s = kerneltest.RefAct(ep.Act, s, float64(ep.Alpha), float64(ep.Min), float64(ep.Max))
+					}
 					i := ((n*g.O+o)*g.OH+oh)*g.OW + ow
 					if ep.Residual != nil {
 						s += float64(ep.Residual[i])
 						a += math.Abs(float64(ep.Residual[i]))
+					}
+					if last {
+						s = kerneltest.RefAct(ep.Act, s, float64(ep.Alpha), float64(ep.Min), float64(ep.Max))
 					}
 					want[i], scale[i] = s, a
 				}
@@ -103,7 +109,9 @@ func TestWinograd(t *testing.T) {
 		Geom3x3(1, 2, 5, 5, 2, 2, 1),     // uneven padding
 		Geom3x3(3, 3, 3, 3, 2, 1, 1),     // planes smaller than a tile
 	}
-	acts := []gemm.Epilogue{{}, {Act: lir.ActRelu}, {Act: lir.ActClamp, Min: 0, Max: 0.5}, {Act: lir.ActSilu}}
+	// Odd entries take a residual.
+	acts := []gemm.Epilogue{{}, {Act: lir.ActRelu}, {Act: lir.ActClamp, Min: 0, Max: 0.5}, {Act: lir.ActSilu},
+		{}, {Act: lir.ActRelu, ActLast: true}, {}, {Act: lir.ActClamp, Min: 0, Max: 0.5, ActLast: true}}
 	for _, p := range kerneltest.Pools(t) {
 		for gi, g := range geoms {
 			x := kerneltest.RandSlice(r, g.N*g.C*g.H*g.W)
@@ -114,7 +122,7 @@ func TestWinograd(t *testing.T) {
 					if ai%2 == 1 {
 						ep.Residual = kerneltest.RandSlice(r, g.N*g.O*g.OH*g.OW)
 					}
-					name := fmt.Sprintf("threads=%d/geom%d/F%d/%s", p.Threads(), gi, m, ep.Act)
+					name := fmt.Sprintf("threads=%d/geom%d/F%d/%s/last=%v", p.Threads(), gi, m, ep.Act, ep.ActLast)
 					want, scale := RefConv3x3(x, w, g, &ep)
 					got, err := run(p, x, w, g, m, ep)
 					if err != nil {
