@@ -50,13 +50,21 @@ func winogradInput(prog *lir.Program, op *lir.WinogradInput) (function, bool) {
 		sub := 16 / vl
 		w("\tfor (int64_t it = lo; it < hi; it++) {\n")
 		w("\t\tint64_t tg = it / %d, c0 = it %% %d * %d, c1 = c0 + %d < %d ? c0 + %d : %d;\n", nc, nc, cb, cb, g.C, cb, g.C)
-		// Each lane's tile: the offset of its patch's corner in x (of
-		// channel 0), and which of its rows and columns are in the input.
-		genTileLanes(&b, isa, tileLanes{tiles: nt, perImage: th * tw, tw: tw, m: op.Tile, span: a,
-			padT: g.PadT, padL: g.PadL, image: g.C * g.H * g.W, row: g.W, h: g.H, w: g.W})
+		rows := isa.vl == 16 // by rows of the plane (winograd_rows.go)
+		if rows {
+			genSegments(&b, segments{tiles: nt, perImage: th * tw, tw: tw, m: op.Tile, padT: g.PadT, padL: g.PadL,
+				image: g.C * g.H * g.W, row: g.W, h: g.H, w: g.W, loads: op.Tile + 1})
+		} else {
+			// Each lane's tile: the offset of its patch's corner in x (of
+			// channel 0), and which of its rows and columns are in the input.
+			genTileLanes(&b, isa, tileLanes{tiles: nt, perImage: th * tw, tw: tw, m: op.Tile, span: a,
+				padT: g.PadT, padL: g.PadL, image: g.C * g.H * g.W, row: g.W, h: g.H, w: g.W})
+		}
 		w("\t\tfor (int sv = 0; sv < %d; sv++) {\n", sub)
-		w("\t\t\t%s ib;\n", isa.rvi)
-		w("\t\t\t__builtin_memcpy(&ib, base + sv * %d, %d);\n", vl, 4*vl)
+		if !rows {
+			w("\t\t\t%s ib;\n", isa.rvi)
+			w("\t\t\t__builtin_memcpy(&ib, base + sv * %d, %d);\n", vl, 4*vl)
+		}
 		w("\t\t\tfor (int64_t c = c0; c < c1; c++) {\n")
 		w("\t\t\t\tconst float *xc = x + c * %d;\n", g.H*g.W)
 		w("\t\t\t\tfloat *vc = v + c * %d + tg * 16 + sv * %d;\n", tp, vl)
@@ -67,8 +75,13 @@ func winogradInput(prog *lir.Program, op *lir.WinogradInput) (function, bool) {
 		w("\t\t\t\t%s f[%d][%d];\n", isa.rv, a, a)
 		for i := range a {
 			w("\t\t\t\t{\n")
+			if rows {
+				genInputRow(&b, "\t\t\t\t\t", op.Tile, i, g.W, g.H)
+			}
 			for j := range a {
-				w("\t\t\t\t\t%s d%d = %s;\n", isa.rv, j, winogradGather(isa, "xc", fmt.Sprintf("ib + %d", i*g.W+int64(j)), fmt.Sprintf("rb[sv][%d] & cbits[sv][%d]", i, j)))
+				if !rows {
+					w("\t\t\t\t\t%s d%d = %s;\n", isa.rv, j, winogradGather(isa, "xc", fmt.Sprintf("ib + %d", i*g.W+int64(j)), fmt.Sprintf("rb[sv][%d] & cbits[sv][%d]", i, j)))
+				}
 			}
 			for j := range a {
 				w("\t\t\t\t\tf[%d][%d] = %s;\n", i, j, linear(t.BT[j], func(k int) string { return fmt.Sprintf("d%d", k) }))
@@ -282,13 +295,21 @@ func winogradOutput(prog *lir.Program, op *lir.WinogradOutput) (function, bool) 
 		sub := 16 / vl
 		w("\tfor (int64_t it = lo; it < hi; it++) {\n")
 		w("\t\tint64_t tg = it / %d, o0 = it %% %d * %d, o1 = o0 + %d < %d ? o0 + %d : %d;\n", no, no, ob, ob, g.O, ob, g.O)
-		// Each lane's tile: the offset of its block's corner in y (of
-		// channel 0), and which of its rows and columns are in the plane.
-		genTileLanes(&b, isa, tileLanes{tiles: nt, perImage: th * tw, tw: tw, m: m, span: m,
-			image: g.O * plane, row: g.OW, h: g.OH, w: g.OW})
+		rows := isa.vl == 16 // by rows of the plane (winograd_rows.go)
+		if rows {
+			genSegments(&b, segments{tiles: nt, perImage: th * tw, tw: tw, m: m,
+				image: g.O * plane, row: g.OW, h: g.OH, w: g.OW, loads: m, blockColumn: true})
+		} else {
+			// Each lane's tile: the offset of its block's corner in y (of
+			// channel 0), and which of its rows and columns are in the plane.
+			genTileLanes(&b, isa, tileLanes{tiles: nt, perImage: th * tw, tw: tw, m: m, span: m,
+				image: g.O * plane, row: g.OW, h: g.OH, w: g.OW})
+		}
 		w("\t\tfor (int sv = 0; sv < %d; sv++) {\n", sub)
-		w("\t\t\t%s ib;\n", isa.rvi)
-		w("\t\t\t__builtin_memcpy(&ib, base + sv * %d, %d);\n", vl, 4*vl)
+		if !rows {
+			w("\t\t\t%s ib;\n", isa.rvi)
+			w("\t\t\t__builtin_memcpy(&ib, base + sv * %d, %d);\n", vl, 4*vl)
+		}
 		w("\t\t\tfor (int64_t o = o0; o < o1; o++) {\n")
 		w("\t\t\t\tconst float *mo = mm + o * %d + tg * 16 + sv * %d;\n", tp, vl)
 		w("\t\t\t\tfloat *yo = y + o * %d;\n", plane)
@@ -309,6 +330,22 @@ func winogradOutput(prog *lir.Program, op *lir.WinogradOutput) (function, bool) 
 			w("\t\t\t\t}\n")
 		}
 		for i := range m {
+			if rows {
+				w("\t\t\t\t{\n")
+				for j := range m {
+					sj := fmt.Sprintf("s%d", j)
+					w("\t\t\t\t\trv %s = %s;\n", sj, linear(t.AT[j], func(k int) string { return fmt.Sprintf("e[%d][%d]", i, k) }))
+					if bias {
+						w("\t\t\t\t\t%s += bias[o];\n", sj)
+					}
+					if !ep.ActLast {
+						genVecAct(&b, "\t\t\t\t\t", isa.rv, isa.rvi, sj, ep)
+					}
+				}
+				genOutputRow(&b, "\t\t\t\t\t", m, i, g.OW, g.OH, res, ep)
+				w("\t\t\t\t}\n")
+				continue
+			}
 			for j := range m {
 				w("\t\t\t\t{\n")
 				w("\t\t\t\t\t%s s = %s;\n", isa.rv, linear(t.AT[j], func(k int) string { return fmt.Sprintf("e[%d][%d]", i, k) }))
