@@ -50,18 +50,22 @@ func winogradInput(prog *lir.Program, op *lir.WinogradInput) (function, bool) {
 		sub := 16 / vl
 		w("\tfor (int64_t it = lo; it < hi; it++) {\n")
 		w("\t\tint64_t tg = it / %d, c0 = it %% %d * %d, c1 = c0 + %d < %d ? c0 + %d : %d;\n", nc, nc, cb, cb, g.C, cb, g.C)
-		rows := isa.vl == 16 // by rows of the plane (winograd_rows.go)
-		if rows {
-			genSegments(&b, segments{tiles: nt, perImage: th * tw, tw: tw, m: op.Tile, padT: g.PadT, padL: g.PadL,
-				image: g.C * g.H * g.W, row: g.W, h: g.H, w: g.W, loads: op.Tile + 1})
-		} else {
+		rows := rowsISA(isa) // by rows of the plane (winograd_rows.go)
+		if !rows {
 			// Each lane's tile: the offset of its patch's corner in x (of
 			// channel 0), and which of its rows and columns are in the input.
 			genTileLanes(&b, isa, tileLanes{tiles: nt, perImage: th * tw, tw: tw, m: op.Tile, span: a,
 				padT: g.PadT, padL: g.PadL, image: g.C * g.H * g.W, row: g.W, h: g.H, w: g.W})
 		}
 		w("\t\tfor (int sv = 0; sv < %d; sv++) {\n", sub)
-		if !rows {
+		if rows {
+			sg := segments{tiles: nt, perImage: th * tw, tw: tw, m: op.Tile, padT: g.PadT, padL: g.PadL,
+				image: g.C * g.H * g.W, row: g.W, h: g.H, w: g.W, loads: op.Tile + 1}
+			if isa.vl == 8 {
+				sg.loads, sg.shifted = op.Tile, op.Tile
+			}
+			genSegments(&b, "\t\t\t", isa, sg)
+		} else {
 			w("\t\t\t%s ib;\n", isa.rvi)
 			w("\t\t\t__builtin_memcpy(&ib, base + sv * %d, %d);\n", vl, 4*vl)
 		}
@@ -76,7 +80,7 @@ func winogradInput(prog *lir.Program, op *lir.WinogradInput) (function, bool) {
 		for i := range a {
 			w("\t\t\t\t{\n")
 			if rows {
-				genInputRow(&b, "\t\t\t\t\t", op.Tile, i, g.W, g.H)
+				genInputRow(&b, "\t\t\t\t\t", isa, op.Tile, i, g.W, g.H)
 			}
 			for j := range a {
 				if !rows {
@@ -295,18 +299,18 @@ func winogradOutput(prog *lir.Program, op *lir.WinogradOutput) (function, bool) 
 		sub := 16 / vl
 		w("\tfor (int64_t it = lo; it < hi; it++) {\n")
 		w("\t\tint64_t tg = it / %d, o0 = it %% %d * %d, o1 = o0 + %d < %d ? o0 + %d : %d;\n", no, no, ob, ob, g.O, ob, g.O)
-		rows := isa.vl == 16 // by rows of the plane (winograd_rows.go)
-		if rows {
-			genSegments(&b, segments{tiles: nt, perImage: th * tw, tw: tw, m: m,
-				image: g.O * plane, row: g.OW, h: g.OH, w: g.OW, loads: m, blockColumn: true})
-		} else {
+		rows := rowsISA(isa) // by rows of the plane (winograd_rows.go)
+		if !rows {
 			// Each lane's tile: the offset of its block's corner in y (of
 			// channel 0), and which of its rows and columns are in the plane.
 			genTileLanes(&b, isa, tileLanes{tiles: nt, perImage: th * tw, tw: tw, m: m, span: m,
 				image: g.O * plane, row: g.OW, h: g.OH, w: g.OW})
 		}
 		w("\t\tfor (int sv = 0; sv < %d; sv++) {\n", sub)
-		if !rows {
+		if rows {
+			genSegments(&b, "\t\t\t", isa, segments{tiles: nt, perImage: th * tw, tw: tw, m: m,
+				image: g.O * plane, row: g.OW, h: g.OH, w: g.OW, loads: m, blockColumn: true})
+		} else {
 			w("\t\t\t%s ib;\n", isa.rvi)
 			w("\t\t\t__builtin_memcpy(&ib, base + sv * %d, %d);\n", vl, 4*vl)
 		}
@@ -334,7 +338,7 @@ func winogradOutput(prog *lir.Program, op *lir.WinogradOutput) (function, bool) 
 				w("\t\t\t\t{\n")
 				for j := range m {
 					sj := fmt.Sprintf("s%d", j)
-					w("\t\t\t\t\trv %s = %s;\n", sj, linear(t.AT[j], func(k int) string { return fmt.Sprintf("e[%d][%d]", i, k) }))
+					w("\t\t\t\t\t%s %s = %s;\n", isa.rv, sj, linear(t.AT[j], func(k int) string { return fmt.Sprintf("e[%d][%d]", i, k) }))
 					if bias {
 						w("\t\t\t\t\t%s += bias[o];\n", sj)
 					}
@@ -342,7 +346,7 @@ func winogradOutput(prog *lir.Program, op *lir.WinogradOutput) (function, bool) 
 						genVecAct(&b, "\t\t\t\t\t", isa.rv, isa.rvi, sj, ep)
 					}
 				}
-				genOutputRow(&b, "\t\t\t\t\t", m, i, g.OW, g.OH, res, ep)
+				genOutputRow(&b, "\t\t\t\t\t", isa, m, i, g.OW, g.OH, res, ep)
 				w("\t\t\t\t}\n")
 				continue
 			}
