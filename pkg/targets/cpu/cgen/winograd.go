@@ -81,9 +81,8 @@ func winogradInput(prog *lir.Program, op *lir.WinogradInput) (function, bool) {
 			w("\t\t\t\t{\n")
 			if rows {
 				genInputRow(&b, "\t\t\t\t\t", isa, op.Tile, i, g.W, g.H)
-			}
-			for j := range a {
-				if !rows {
+			} else {
+				for j := range a {
 					w("\t\t\t\t\t%s d%d = %s;\n", isa.rv, j, winogradGather(isa, "xc", fmt.Sprintf("ib + %d", i*g.W+int64(j)), fmt.Sprintf("rb[sv][%d] & cbits[sv][%d]", i, j)))
 				}
 			}
