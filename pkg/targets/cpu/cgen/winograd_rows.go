@@ -50,8 +50,8 @@ func rowsISA(isa *convISA) bool { return isa.vl == 16 || isa.vl == 8 }
 // mask), the row of the plane of its tiles' first row (shr), the offset
 // in channel 0 of the column that lane 0 would start at (sbase), and per
 // vector k of a row the lanes whose column lies in the plane (smask[s][k]
-// and its bits sbits[s][k], then the shifted loads'; for an output, in
-// the segment's own blocks too).
+// and, at 8 lanes, its bits sbits[s][k]; then the shifted loads'; for an
+// output, in the segment's own blocks too).
 func genSegments(b *strings.Builder, ind string, isa *convISA, s segments) {
 	w := func(format string, args ...any) { fmt.Fprintf(b, ind+format, args...) }
 	vl := int64(isa.vl)
@@ -59,7 +59,9 @@ func genSegments(b *strings.Builder, ind string, isa *convISA, s segments) {
 	w("int nseg = 0;\n")
 	w("int64_t sbase[%d], shr[%d];\n", vl, vl)
 	w("%s slanes[%d], smask[%d][%d];\n", isa.maskType, vl, vl, nl)
-	w("uint32_t sbits[%d][%d];\n", vl, nl)
+	if vl == 8 {
+		w("uint32_t sbits[%d][%d];\n", vl, nl)
+	}
 	w("for (int64_t l = 0; l < %d && tg * 16 + sv * %d + l < %d;) {\n", vl, vl, s.tiles)
 	w("\tint64_t t = tg * 16 + sv * %d + l, n = t / %d, r = t %% %d, tr = r / %d, tc = r %% %d;\n", vl, s.perImage, s.perImage, s.tw, s.tw)
 	w("\tint64_t run = %d - tc;\n", s.tw)
@@ -80,49 +82,41 @@ func genSegments(b *strings.Builder, ind string, isa *convISA, s segments) {
 	w("\t\tif (lo_ < 0) lo_ = 0;\n")
 	w("\t\tif (hi_ > %d) hi_ = %d;\n", vl, vl)
 	w("\t\tuint32_t bits_ = hi_ > lo_ ? ((1u << hi_) - 1u) & ~((1u << lo_) - 1u) : 0;\n")
-	w("\t\tsbits[nseg][k] = bits_;\n")
+	if vl == 8 {
+		w("\t\tsbits[nseg][k] = bits_;\n")
+	}
 	w("\t\tsmask[nseg][k] = %s;\n", isa.mask("bits_"))
 	w("\t}\n")
 	w("\tnseg++;\n")
 	w("\tl += run;\n")
 	w("}\n")
-	w("(void)sbits;\n")
-}
-
-// indices joins shuffle indices.
-func indices(ix ...int) string {
-	s := make([]string, len(ix))
-	for i, v := range ix {
-		s[i] = fmt.Sprint(v)
-	}
-	return strings.Join(s, ", ")
 }
 
 // Shuffle indices of 16-lane vectors: the even and the odd elements of
 // two; the first and the last 8 lanes of two interleaved; the second's
 // first (second) lane shifted in.
-var (
-	evens16 = indices(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30)
-	odds16  = indices(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31)
-	low16   = indices(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23)
-	high16  = indices(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31)
-	next16  = indices(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)
-	next216 = indices(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 17)
+const (
+	evens16 = "0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30"
+	odds16  = "1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31"
+	low16   = "0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23"
+	high16  = "8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31"
+	next16  = "1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16"
+	next216 = "1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 17"
 )
 
 // Shuffle indices of 8-lane vectors within 128-bit halves (AVX2's
 // unpcklps, unpckhps, shufps), and the lane orders they leave tiles in
 // (F(4x4): 0 2 4 6 1 3 5 7; F(2x2): 0 1 4 5 2 3 6 7) with their inverses.
-var (
-	unpackLo8 = indices(0, 8, 1, 9, 4, 12, 5, 13)
-	unpackHi8 = indices(2, 10, 3, 11, 6, 14, 7, 15)
-	pairLo8   = indices(0, 1, 8, 9, 4, 5, 12, 13)
-	pairHi8   = indices(2, 3, 10, 11, 6, 7, 14, 15)
-	evens8    = indices(0, 2, 8, 10, 4, 6, 12, 14)
-	odds8     = indices(1, 3, 9, 11, 5, 7, 13, 15)
-	order4    = indices(0, 2, 4, 6, 1, 3, 5, 7)
-	unorder4  = indices(0, 4, 1, 5, 2, 6, 3, 7)
-	order2    = indices(0, 1, 4, 5, 2, 3, 6, 7) // its own inverse
+const (
+	unpackLo8 = "0, 8, 1, 9, 4, 12, 5, 13"
+	unpackHi8 = "2, 10, 3, 11, 6, 14, 7, 15"
+	pairLo8   = "0, 1, 8, 9, 4, 5, 12, 13"
+	pairHi8   = "2, 3, 10, 11, 6, 7, 14, 15"
+	evens8    = "0, 2, 8, 10, 4, 6, 12, 14"
+	odds8     = "1, 3, 9, 11, 5, 7, 13, 15"
+	order4    = "0, 2, 4, 6, 1, 3, 5, 7"
+	unorder4  = "0, 4, 1, 5, 2, 6, 3, 7"
+	order2    = "0, 1, 4, 5, 2, 3, 6, 7" // its own inverse
 )
 
 // genInputRow writes vectors d0..d(m+1) of an input patch's row i by
