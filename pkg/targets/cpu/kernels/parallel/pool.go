@@ -299,29 +299,46 @@ func (j *forJob) runChunks(id int, step, ran *int) (panicked bool) {
 // chunk when n < 2*grain) and calls fn on each, in parallel, returning when
 // all are done. A panic in fn is re-raised in the caller after every chunk
 // has finished (with its original value; the stack is the caller's). For is safe to call from several goroutines at once.
+//
+// It makes n/grain chunks, at most 8 a thread, and where that is more
+// than the threads but not a multiple of them, fewer, larger ones that
+// are (see balanced).
 func (p *Pool) For(n, grain int, fn func(lo, hi int)) {
-	p.forChunks(n, grain, 8, fn)
-}
-
-// ForCoarse is For for callers whose grain already makes every chunk
-// long enough to be worth a claim of its own (the native functions',
-// from the tuning table's chunk rules): it splits [0, n) into n/grain
-// chunks however many that is, where For stops at 8 a thread. A native
-// convolution of 51 long tasks ran as 16 chunks of 3 or 4 tasks on 2
-// threads under For's cap, and one thread idled for most of a chunk at
-// the end.
-func (p *Pool) ForCoarse(n, grain int, fn func(lo, hi int)) {
-	p.forChunks(n, grain, 0, fn)
-}
-
-// forChunks is For with at most perThread chunks a thread (0: no cap).
-func (p *Pool) forChunks(n, grain, perThread int, fn func(lo, hi int)) {
-	if n <= 0 {
-		return
-	}
 	if grain < 1 {
 		grain = 1
 	}
+	chunks := n / grain
+	if p != nil {
+		chunks = balanced(min(chunks, 8*p.threads), p.threads)
+	}
+	p.ForChunks(n, chunks, fn)
+}
+
+// balanced rounds a count of equal chunks down to a multiple of the
+// threads where it is above them. Each thread owns an equal run of the
+// chunks (Shares), so 5 chunks on 2 threads end when one thread has run
+// 3 of them, 60% of the work, while 4 larger ones end at half of it.
+// Below the threads nothing is rounded: the chunks are the most there
+// can be.
+func balanced(chunks, threads int) int {
+	if threads > 1 && chunks > threads {
+		return chunks - chunks%threads
+	}
+	return chunks
+}
+
+// ForChunks splits [0, n) into exactly chunks contiguous chunks (at
+// least one, at most n) of n/chunks or n/chunks+1 elements and calls fn
+// on each, in parallel, as For does. It is for callers that size their
+// own chunks (the native functions', from the tuning table's grains and
+// the thread count): For's cap of 8 a thread ran a native convolution of
+// 51 long tasks as 16 chunks of 3 or 4 tasks on 2 threads, and one
+// thread idled for most of a chunk at the end.
+func (p *Pool) ForChunks(n, chunks int, fn func(lo, hi int)) {
+	if n <= 0 {
+		return
+	}
+	chunks = min(max(chunks, 1), n)
 	if p != nil && p.measure.Load() {
 		inner := fn
 		fn = func(lo, hi int) {
@@ -330,14 +347,9 @@ func (p *Pool) forChunks(n, grain, perThread int, fn func(lo, hi int)) {
 			p.busy.Add(int64(time.Since(t0)))
 		}
 	}
-	chunks := n / grain
-	if p == nil || p.threads == 1 || chunks <= 1 {
+	if p == nil || p.threads == 1 || chunks == 1 {
 		fn(0, n)
 		return
-	}
-	// A few chunks per thread balance uneven work and concurrent callers.
-	if max := perThread * p.threads; perThread > 0 && chunks > max {
-		chunks = max
 	}
 	j := &forJob{n: n, chunks: chunks, fn: fn}
 	runs := min(p.threads, chunks)

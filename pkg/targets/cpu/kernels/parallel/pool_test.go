@@ -188,16 +188,17 @@ func TestMeasure(t *testing.T) {
 	}
 }
 
-// TestForCoarse checks that ForCoarse visits every index once and splits
-// [0, n) into n/grain chunks however many that is, where For stops at 8
-// a thread.
-func TestForCoarse(t *testing.T) {
+// TestForChunks checks that ForChunks visits every index once in exactly
+// the chunks asked for (clamped to [1, n]), and that For makes n/grain
+// chunks, at most 8 a thread, rounded down to a multiple of the threads
+// above them.
+func TestForChunks(t *testing.T) {
 	p := NewPool(2)
 	defer p.Close()
-	for _, c := range []struct{ n, grain, chunks int }{{51, 1, 51}, {100, 3, 33}, {5, 10, 1}, {1000, 1, 1000}} {
-		seen := make([]atomic.Int32, c.n)
+	count := func(n int, run func(fn func(lo, hi int))) int {
+		seen := make([]atomic.Int32, n)
 		var calls atomic.Int32
-		p.ForCoarse(c.n, c.grain, func(lo, hi int) {
+		run(func(lo, hi int) {
 			calls.Add(1)
 			for i := lo; i < hi; i++ {
 				seen[i].Add(1)
@@ -205,17 +206,25 @@ func TestForCoarse(t *testing.T) {
 		})
 		for i := range seen {
 			if v := seen[i].Load(); v != 1 {
-				t.Fatalf("n=%d grain=%d: index %d visited %d times", c.n, c.grain, i, v)
+				t.Fatalf("n=%d: index %d visited %d times", n, i, v)
 			}
 		}
-		if got := int(calls.Load()); got != c.chunks {
-			t.Errorf("n=%d grain=%d: %d chunks, want %d", c.n, c.grain, got, c.chunks)
+		return int(calls.Load())
+	}
+	for _, c := range []struct{ n, chunks, want int }{{51, 51, 51}, {100, 33, 33}, {5, 0, 1}, {5, 9, 5}, {1000, 1000, 1000}, {7, 3, 3}} {
+		if got := count(c.n, func(fn func(lo, hi int)) { p.ForChunks(c.n, c.chunks, fn) }); got != c.want {
+			t.Errorf("ForChunks(%d, %d): %d chunks, want %d", c.n, c.chunks, got, c.want)
 		}
 	}
-	var calls atomic.Int32
-	p.For(51, 1, func(lo, hi int) { calls.Add(1) })
-	if got := calls.Load(); got != 16 {
-		t.Errorf("For(51, 1) on 2 threads: %d chunks, want For's cap of 16", got)
+	for _, c := range []struct{ n, grain, want int }{{51, 1, 16}, {100, 20, 4}, {100, 34, 2}, {100, 51, 1}, {100, 0, 16}} {
+		if got := count(c.n, func(fn func(lo, hi int)) { p.For(c.n, c.grain, fn) }); got != c.want {
+			t.Errorf("For(%d, %d) on 2 threads: %d chunks, want %d", c.n, c.grain, got, c.want)
+		}
+	}
+	p3 := NewPool(3)
+	defer p3.Close()
+	if got := count(100, func(fn func(lo, hi int)) { p3.For(100, 20, fn) }); got != 3 {
+		t.Errorf("For(100, 20) on 3 threads: %d chunks, want 3", got)
 	}
 }
 
