@@ -452,6 +452,7 @@ func BenchmarkConv2DSweep(b *testing.B) {
 	add("3x3s1_g2_c64_28", grouped(sq(1, 64, 28, 64, 3, 1, 1), 2))
 	add("3x3s2_g64_c128_56", grouped(sq(1, 128, 56, 128, 3, 2, 1), 64))
 	add("1x1s1_g4_c256_28", grouped(sq(1, 256, 28, 256, 1, 1, 0), 4))
+	add("3x3s1d12_c960o256_14", geom(1, 960, 14, 14, 256, 3, 3, 1, 1, 12, 12, 12, 12, 12, 12)) // DeepLabV3's ASPP
 	benchConvs(b, cs)
 }
 

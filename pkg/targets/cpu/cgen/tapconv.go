@@ -34,16 +34,65 @@ type tapISA struct {
 	vl   int64  // lanes of a vector
 	nv   int64  // vectors of channels in a tile at most
 	np   int64  // positions in a tile at most
+	// blocked: an item runs its input channels in blocks
+	// (tapChannelBlock), each block's tiles for every sub-block of the
+	// panel's channels, its partial sums kept in memory between blocks.
+	blocked bool
 }
 
 // tapISAs are the levels, best first. AVX-512: 4 vectors of 16 channels
 // by 6 positions, 24 of the 32 registers accumulate, 4 hold weights;
-// AVX2: 2 by 6 in 12 of 16; NEON (and any other machine): 4 vectors of 4
-// by 5 in 20 of 32.
+// AVX2: 2 by 6 in 12 of 16, by channel blocks; NEON (and any other
+// machine): 4 vectors of 4 by 5 in 20 of 32.
 var tapISAs = []tapISA{
 	{cond: "defined(__AVX512F__)", vl: 16, nv: 4, np: 6},
-	{cond: "defined(__AVX2__) && defined(__FMA__)", vl: 8, nv: 2, np: 6},
+	{cond: "defined(__AVX2__) && defined(__FMA__)", vl: 8, nv: 2, np: 6, blocked: true},
 	{vl: 4, nv: 4, np: 5},
+}
+
+// tapChannelBlock is the input channels of one block of a blocked level's
+// item, or 0 where the item takes them all at once: where the input rows
+// the item spans fit tuning.TapConvBlockMinInput, where one block would
+// hold them all, and where a tile's work in a block would be under
+// tuning.TapConvBlockMinSteps channel-taps on average. A block has as many
+// channels as keep its input rows and one tile's weights for it within
+// tuning.TapConvBlockBytes, a multiple of 4, at least 4.
+//
+// A tile covers sub of a panel's channels (AVX2: 16 of 64), so an item
+// that runs all its input channels tile by tile reads its input rows
+// once for each of the panel's sub-blocks, each time from L2 where they
+// outgrow L1 (512 channels of 3 rows of 15: 92 KB); a block's rows stay
+// in L1 for all of them, and its weights for the tiles of a row. Each
+// block costs a tile a load and a store of its accumulators.
+func tapChannelBlock(g lir.ConvGeom, sub int64, padded bool) int64 {
+	rows := g.KH * rowCopyWidth(g) * 4 // the input a channel's rows span
+	if padded {
+		rows = rowCopyWidth(g) * 4
+	}
+	if g.C*rows <= tuning.TapConvBlockMinInput {
+		return 0
+	}
+	cn := max(4, tuning.TapConvBlockBytes/(rows+g.KH*g.KW*sub*4)/4*4)
+	if cn >= g.C || cn*liveTaps(g) < tuning.TapConvBlockMinSteps*g.OH*g.OW {
+		return 0
+	}
+	return cn
+}
+
+// liveTaps counts the (output position, tap) pairs of g that read the
+// input, not the padding.
+func liveTaps(g lir.ConvGeom) int64 {
+	count := func(n, stride, k, dil, pad, in int64) (live int64) {
+		for o := range n {
+			for t := range k {
+				if i := o*stride + t*dil - pad; i >= 0 && i < in {
+					live++
+				}
+			}
+		}
+		return live
+	}
+	return count(g.OH, g.StrideH, g.KH, g.DilH, g.PadT, g.H) * count(g.OW, g.StrideW, g.KW, g.DilW, g.PadL, g.W)
 }
 
 // tapTile is one register tile of an output row: positions [ox, ox+n)
@@ -174,6 +223,10 @@ func genTapLevel(b *strings.Builder, g lir.ConvGeom, ep lir.Epilogue, isa tapISA
 	sub := isa.vl * isa.nv // channels of a full tile
 	tiles, padded := rowTilesOf(g, isa.np)
 	wp := rowCopyWidth(g)
+	var cn int64
+	if isa.blocked && sub < oc {
+		cn = tapChannelBlock(g, sub, padded)
+	}
 	w("\t{\n")
 	w("\ttypedef float tv __attribute__((vector_size(%d), unused));\n", 4*isa.vl)
 	rows := make([]int64, 0, 4*len(tiles))
@@ -198,6 +251,13 @@ func genTapLevel(b *strings.Builder, g lir.ConvGeom, ep lir.Epilogue, isa tapISA
 	if ep.Residual != lir.NoBuf {
 		w("\t\tconst float *rn = res + n * %d + oy * %d;\n", g.O*g.OH*g.OW, g.OW)
 	}
+	if cn > 0 {
+		// The row's partial sums between channel blocks: position ox's
+		// channel o at part[ox * oc + o - ob].
+		w("\t\tfloat part[%d] __attribute__((aligned(64)));\n", g.OW*oc)
+		w("\t\tfor (int64_t c0 = 0; c0 < %d; c0 += %d) {\n", g.C, cn)
+		w("\t\tconst int64_t c1 = c0 + %d < %d ? c0 + %d : %d;\n", cn, g.C, cn, g.C)
+	}
 	w("\t\tfor (int64_t o0 = ob; o0 < oe; o0 += %d) {\n", sub)
 	w("\t\t\tint64_t nv = (oe - o0 < %d ? oe - o0 : %d) / %d;\n", sub, sub, isa.vl)
 	w("\t\t\tconst float *wb = wpanel + (o0 - ob);\n")
@@ -217,21 +277,27 @@ func genTapLevel(b *strings.Builder, g lir.ConvGeom, ep lir.Epilogue, isa tapISA
 	for np := int64(1); np <= isa.np; np++ {
 		for _, nv := range nvs {
 			w("\t\t\t\tcase %d: {\n", np*8+nv)
-			genTapTile(b, g, ep, isa, np, nv, padded)
+			genTapTile(b, g, ep, isa, np, nv, padded, cn > 0)
 			w("\t\t\t\t\tbreak;\n\t\t\t\t}\n")
 		}
 	}
 	w("\t\t\t\t}\n")
 	w("\t\t\t}\n")
 	w("\t\t}\n")
+	if cn > 0 {
+		w("\t\t}\n")
+	}
 	w("\t}\n")
 	w("\t}\n")
 }
 
 // genTapTile writes one register tile: np positions by nv vectors of
 // channels from o0, accumulated over the live taps of row oy and columns
-// [kx0, kx1), then stored through the epilogue.
-func genTapTile(b *strings.Builder, g lir.ConvGeom, ep lir.Epilogue, isa tapISA, np, nv int64, padded bool) {
+// [kx0, kx1), then stored through the epilogue. A blocked tile
+// accumulates input channels [c0, c1) onto the partial sums of the
+// blocks before (none at c0 = 0) and stores them back to part, but for
+// the last block's, which go through the epilogue.
+func genTapTile(b *strings.Builder, g lir.ConvGeom, ep lir.Epilogue, isa tapISA, np, nv int64, padded, blocked bool) {
 	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	const ind = "\t\t\t\t\t"
 	vl := isa.vl
@@ -251,13 +317,26 @@ func genTapTile(b *strings.Builder, g lir.ConvGeom, ep lir.Epilogue, isa tapISA,
 		}
 	}
 	w(";\n")
+	oc := int64(lir.TapConvPanel)
+	partAt := func(p, v int64) string { return fmt.Sprintf("part + (ox0 + %d) * %d + (o0 - ob) + %d", p, oc, v*vl) }
+	c0, c1 := "0", fmt.Sprint(g.C)
+	if blocked {
+		c0, c1 = "c0", "c1"
+		w(ind + "if (c0 > 0) {\n")
+		for p := range np {
+			for v := range nv {
+				w(ind+"\t__builtin_memcpy(&a%d_%d, %s, %d);\n", p, v, partAt(p, v), 4*vl)
+			}
+		}
+		w(ind + "}\n")
+	}
 	w(ind+"for (int64_t ky = 0; ky < %d; ky++) {\n", g.KH)
 	w(ind+"\tint64_t iy = oy * %d + ky * %d - %d;\n", g.StrideH, g.DilH, g.PadT)
 	w(ind+"\tif ((uint64_t)iy >= %du) continue;\n", g.H)
 	w(ind + "\tfor (int64_t kx = kx0; kx < kx1; kx++) {\n")
-	w(ind+"\t\tconst float *xp = xb + iy * %d + kx * %d;\n", rowStride, g.DilW)
-	w(ind+"\t\tconst float *wp = wb + (ky * %d + kx) * %d * pw;\n", g.KW, g.C)
-	w(ind+"\t\tfor (int64_t c = 0; c < %d; c++, xp += %d, wp += pw) {\n", g.C, chanStride)
+	w(ind+"\t\tconst float *xp = xb + iy * %d + kx * %d + %s * %d;\n", rowStride, g.DilW, c0, chanStride)
+	w(ind+"\t\tconst float *wp = wb + ((ky * %d + kx) * %d + %s) * pw;\n", g.KW, g.C, c0)
+	w(ind+"\t\tfor (int64_t c = %s; c < %s; c++, xp += %d, wp += pw) {\n", c0, c1, chanStride)
 	for v := range nv {
 		w(ind+"\t\t\ttv w%d; __builtin_memcpy(&w%d, wp + %d, %d);\n", v, v, v*vl, 4*vl)
 	}
@@ -271,6 +350,16 @@ func genTapTile(b *strings.Builder, g lir.ConvGeom, ep lir.Epilogue, isa tapISA,
 	w(ind + "\t\t}\n")
 	w(ind + "\t}\n")
 	w(ind + "}\n")
+	if blocked {
+		w(ind+"if (c1 < %d) {\n", g.C)
+		for p := range np {
+			for v := range nv {
+				w(ind+"\t__builtin_memcpy(%s, &a%d_%d, %d);\n", partAt(p, v), p, v, 4*vl)
+			}
+		}
+		w(ind + "\tbreak;\n")
+		w(ind + "}\n")
+	}
 	// The epilogue: the accumulators through memory, then each channel's
 	// positions, contiguous in its output row.
 	w(ind+"float acc[%d] __attribute__((aligned(64)));\n", np*nv*vl)

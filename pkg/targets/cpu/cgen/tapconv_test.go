@@ -7,6 +7,7 @@ import (
 
 	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/targets/cpu/kernels/parallel"
+	"github.com/rlx-project/rlx/pkg/targets/cpu/tuning"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
 
@@ -17,7 +18,7 @@ import (
 // item one vector), strides 1 to 3, uneven padding, a column that reads
 // only padding, 1x1 and 1xK kernels (through a padded copy of the row
 // where rowTilesOf has it; with rows of padding alone, at stride 2), batch
-// 2, and every epilogue.
+// 2, every epilogue, and inputs that AVX2 takes in channel blocks.
 func tapSweep() []convCase {
 	type c = convCase
 	return []c{
@@ -38,6 +39,12 @@ func tapSweep() []convCase {
 		{sq(1, 40, 14, 72, 3, 2, 1), epiReluLast},
 		{geom(1, 8, 7, 7, 5, 3, 3, 1, 1, 4, 4, 4, 4, 5, 5), epiLeakyLast},
 		{geom(1, 24, 17, 17, 80, 1, 7, 1, 1, 0, 3, 0, 3, 1, 1), epiClampLast},
+		// Input rows past tuning.TapConvBlockMinInput: AVX2 runs them in
+		// channel blocks (tapChannelBlock), the last one short.
+		{sq(1, 290, 14, 72, 3, 2, 1), epiBiasResRelu},
+		{sq(2, 74, 20, 40, 7, 1, 3), epiReluLast},
+		{geom(1, 122, 14, 14, 24, 3, 3, 1, 1, 12, 12, 12, 12, 12, 12), epiBiasRes}, // too sparse to block
+		{geom(1, 262, 12, 12, 24, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2), epiBiasRes},
 	}
 }
 
@@ -139,5 +146,33 @@ func TestRowCopy(t *testing.T) {
 	}
 	if _, padded := rowTilesOf(normConv(geom(1, 96, 14, 14, 64, 3, 3, 1, 1, 12, 12, 12, 12, 12, 12)), 6); padded {
 		t.Error("a 3x3 kernel takes the row copy")
+	}
+}
+
+// TestTapChannelBlock: the blocked cases of tapSweep are blocked, with a
+// short last block, and the others are not.
+func TestTapChannelBlock(t *testing.T) {
+	blocked := 0
+	for _, c := range tapSweep() {
+		g := normConv(c.g)
+		_, padded := rowTilesOf(g, 6)
+		cn := tapChannelBlock(g, 16, padded)
+		rows := g.KH * rowCopyWidth(g) * 4
+		if padded {
+			rows = rowCopyWidth(g) * 4
+		}
+		want := g.C*rows > tuning.TapConvBlockMinInput && g.KH*g.KW > 1 && g.DilH < 12 // not the sparse ASPP twin
+		if want != (cn > 0) {
+			t.Errorf("%+v: blocks of %d channels for %d bytes of input rows", g, cn, g.C*rows)
+		}
+		if cn > 0 {
+			blocked++
+			if cn%4 != 0 || cn >= g.C || g.C%cn == 0 {
+				t.Errorf("%+v: blocks of %d channels, want a multiple of 4 below %d with a short last block", g, cn, g.C)
+			}
+		}
+	}
+	if blocked != 3 {
+		t.Errorf("%d blocked cases, want 3", blocked)
 	}
 }

@@ -160,3 +160,27 @@ const (
 // tap-major code reads a row kernel's (1 x KW) input through, on the
 // stack beside the tile: it stays in L1 with the weights' stream.
 const TapConvRowCopyBytes = 24 << 10
+
+// TapConvBlockBytes and TapConvBlockMinInput shape the channel blocks of
+// a blocked level's tap-major item (cgen's tapChannelBlock; AVX2, whose
+// tile covers 16 of a panel's 64 channels): items whose input rows span
+// more than TapConvBlockMinInput, half again a 32 KiB L1, run their input
+// channels in blocks, each block's input rows and one tile's weights for
+// it within TapConvBlockBytes, half of L1, so that both stay there while
+// the block runs every tile of the row for each sub-block of channels.
+// BenchmarkConv2D's and BenchmarkConv2DSweep's harness at x86-64-v3 (one
+// thread, Zen 4, medians of 3, 2026-11-29), GFLOP/s unblocked / blocked:
+// 3x3 stride 2 over 512 channels at 14x14 (92 KB of rows) 52 / 72, 7x7
+// over 128 at 14x14 (72 KB) 57 / 67, over 64 at 28x28 (61 KB) 73 / 81;
+// at 44-50 KB (3x3 stride 2 over 64 at 56x56, 128 at 28x28, 256 at
+// 14x14; 7x1 over 64 at 28x28) the two were within this VM's noise.
+// Each block costs a tile a load and a store of its accumulators: with
+// fewer than TapConvBlockMinSteps (input channel, live tap) pairs per
+// position in a block, as DeepLabV3's ASPP at dilation 12 over 14x14
+// has (1.65 live taps a position, 12 channels a block), that cost and
+// the dispatch of a tile outweighed the reads saved: it ran 0.6x.
+const (
+	TapConvBlockBytes    = 16 << 10
+	TapConvBlockMinInput = 48 << 10
+	TapConvBlockMinSteps = 64
+)
