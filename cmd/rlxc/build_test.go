@@ -136,6 +136,10 @@ func TestBuildErrors(t *testing.T) {
 		{[]string{"build", mlp, "--no-cache", "-o", out, "--bind", "batch=1"}, exitInput, "param fc1.weight has no data"},
 		{[]string{"build", mlp, "--target", "tpu", "--no-cache", "-o", out, "--bind", "batch=1"}, exitInput, `unknown target "tpu"`},
 		{[]string{"build", mlp, "--no-cache", "-o", out, "--bind", "batch"}, exitUsage, "want NAME=V"},
+		// A misspelt dim: the dim it leaves unbound and the name the
+		// module lacks, both.
+		{[]string{"build", mlp, "--random-weights", "1", "--no-cache", "-o", out, "--bind", "bach=1"}, exitInput,
+			"missing binding for dim batch (used by input x): pass --bind batch=N\n" + mlp + ": --bind bach=1: module mlp has no dim bach (its dims: batch)"},
 		{[]string{"build", "../../testdata/errors/shape_mismatch.hir", "--no-cache", "-o", out}, exitInput, "shape_mismatch.hir:9:7: linear"},
 		{[]string{"build", "no/such.hir", "-o", out}, exitIO, "no such file"},
 		{[]string{"build", mlp, "--random-weights", "1", "--no-cache", "-o", out, "--bind", "batch=1", "--cpu", "portable", "--emit-kernels", dir}, exitUsage, "--cpu portable generates none"},

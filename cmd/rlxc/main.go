@@ -5,9 +5,12 @@
 //
 //	0  success
 //	1  the input has errors (syntax, types, shapes); they are on stderr
-//	2  the command line is wrong (unknown flag, missing argument)
 //	3  a file could not be read or written
 //	4  an internal error in rlxc (a bug: please report it)
+//	5  a build tool the target needs is not installed
+//	64 the command line is wrong (unknown flag, missing argument)
+//
+// 2 is left to the Go runtime, which exits with it when it dies.
 package main
 
 import (

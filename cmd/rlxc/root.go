@@ -29,9 +29,10 @@ rlxrun loads and runs.
   rlxc inspect m.rlx                        what an artifact holds
   rlxc cache stats                          the AOT cache
 
-Exit codes: 0 ok, 1 errors in the input, 2 bad command line,
-3 file not readable or writable, 4 internal error, 5 a build tool the
-target needs is not installed.`,
+Exit codes: 0 ok, 1 errors in the input, 3 file not readable or
+writable, 4 internal error, 5 a build tool the target needs is not
+installed, 64 bad command line (2 is a crash of the Go runtime: a bug or
+no memory left). docs/cli.md has the table.`,
 		Version:       buildinfo.Describe(version),
 		SilenceErrors: true,
 		SilenceUsage:  true,

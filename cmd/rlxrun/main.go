@@ -5,10 +5,14 @@
 //
 //	0  success
 //	1  outputs differ from --expect
-//	2  the command line is wrong
 //	3  a file could not be read or written, or the artifact is corrupt
 //	4  an internal error in rlxrun (a bug: please report it)
 //	5  the inputs do not fit the model (name, dtype, shape, no variant)
+//	6  the artifact's device is not available here
+//	7  a run needs more memory than --max-memory allows
+//	64 the command line is wrong
+//
+// 2 is left to the Go runtime, which exits with it when it dies.
 package main
 
 import (

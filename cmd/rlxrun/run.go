@@ -40,7 +40,7 @@ func (f *runFlags) add(cmd *cobra.Command) {
 	fl.StringVar(&f.fill, "fill", "", "generate inputs not given: random or zeros")
 	fl.Uint64Var(&f.seed, "seed", 0, "seed for --fill random")
 	fl.StringSliceVar(&f.bind, "bind", nil, "the variant whose shapes --fill uses: `NAME=V`, repeatable or comma-separated; the dims named select it (default: the first variant)")
-	fl.IntVar(&f.threads, "threads", 0, "worker threads (default: one per CPU)")
+	fl.IntVar(&f.threads, "threads", 0, "worker threads (default 0: one per CPU)")
 	fl.StringVar(&f.maxMemory, "max-memory", "", "host memory one run may allocate, e.g. `8GiB` or none (default: 3/4 of physical memory)")
 }
 
@@ -59,11 +59,11 @@ them with --output NAME=@out.npy or --output-dir DIR, compare them with
 --expect NAME=@ref.npy (|got-ref| <= atol + rtol*|ref| everywhere), and get
 machine-readable results with --json.
 
-Exit codes: 0 ok, 1 outputs differ from --expect, 2 bad command line,
-3 file unreadable or artifact corrupt, 4 internal error, 5 inputs do not
-fit the model, 6 the artifact's device is not available here (no Vulkan or
-CUDA driver, or a metal artifact off macOS), 7 a run needs more memory than
---max-memory allows.`,
+Exit codes: 0 ok, 1 outputs differ from --expect, 3 file unreadable or
+artifact corrupt, 4 internal error, 5 inputs do not fit the model, 6 the
+artifact's device is not available here (no Vulkan or CUDA driver, or a
+metal artifact off macOS), 7 a run needs more memory than --max-memory
+allows, 64 bad command line (2 is a crash of the Go runtime).`,
 		Example: `  rlxrun mlp.rlx --fill random
   rlxrun mlp.rlx --input x=@x.npy --expect y=@y.npy --atol 1e-5
   rlxrun enc.rlx --input @inputs.npz --output-dir out/ --json`,
@@ -156,6 +156,9 @@ func memoryLimit(s string) (int64, error) {
 }
 
 func openModel(path string, threads int, maxMemory string) (*loader.Model, error) {
+	if threads < 0 {
+		return nil, fail(exitUsage, "--threads %d: want a count of worker threads, or 0 for one per CPU", threads)
+	}
 	limit, err := memoryLimit(maxMemory)
 	if err != nil {
 		return nil, err

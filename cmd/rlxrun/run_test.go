@@ -144,6 +144,7 @@ func TestRunInputErrors(t *testing.T) {
 		{[]string{"--input", "x=@" + filepath.Join(dir, "nope.npy")}, exitIO, "no such file"},
 		{[]string{"--input", "x"}, exitUsage, "want NAME=@file.npy"},
 		{[]string{"--fill", "ones"}, exitUsage, "want random or zeros"},
+		{[]string{"--fill", "random", "--threads", "-2"}, exitUsage, "--threads -2: want a count of worker threads"},
 	} {
 		code, _, errs := rlxrun(t, append([]string{art}, c.args...)...)
 		if code != c.code || !strings.Contains(errs, c.want) || strings.Count(strings.TrimSpace(errs), "\n") > 0 {

@@ -291,15 +291,24 @@ func checkBindings(m *hir.Module, f *hir.FuncDecl, bs []specialize.Binding) ([]s
 	if len(bs) == 0 {
 		bs = []specialize.Binding{{}}
 	}
+	// Every binding's errors, each once: a name the module lacks is said
+	// beside the dim it leaves unbound (a typo of it, often).
 	var errs []string
+	seen := map[string]bool{}
+	add := func(e string) {
+		if !seen[e] {
+			seen[e] = true
+			errs = append(errs, e)
+		}
+	}
 	for _, b := range bs {
 		for _, d := range used {
 			if _, ok := b[d.name]; !ok {
-				return nil, inputErr("%s: missing binding for dim %s (used by %s): pass --bind %s=N", m.File, d.name, d.user, d.name)
+				add(fmt.Sprintf("%s: missing binding for dim %s (used by %s): pass --bind %s=N", m.File, d.name, d.user, d.name))
 			}
 		}
 		if err := m.CheckBinding(b); err != nil {
-			errs = append(errs, err.Error())
+			add(err.Error())
 		}
 	}
 	if len(errs) > 0 {
