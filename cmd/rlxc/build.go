@@ -259,10 +259,7 @@ RLXC_TARGET, ...) and from rlxc.yaml in the working directory; flags win.`,
 			_, err = driver.Build(file, src, out, opts)
 			bar.finish()
 			if err != nil {
-				if fromONNX && hasPosition(err.Error(), file) {
-					err = fmt.Errorf("%w\nrlxc: note: line:col is in the HIR that rlxc import %s writes", err, file)
-				}
-				return buildError(err)
+				return buildError(importedNote(err, file))
 			}
 			if opts.Cache != nil && maxCache >= 0 {
 				// The limit holds after every build: a CI cache directory

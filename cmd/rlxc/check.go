@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/rlx-project/rlx/pkg/hir"
 	"github.com/rlx-project/rlx/pkg/specialize"
@@ -16,9 +17,11 @@ func newCheckCmd() *cobra.Command {
 	var binds []string
 	cmd := &cobra.Command{
 		Use:   "check FILE...",
-		Short: "Parse, verify and infer the shapes of HIR files",
+		Short: "Parse, verify and infer the shapes of HIR files (or ONNX models)",
 		Long: `check parses each HIR file, verifies it (names, operations, attributes,
-dtypes) and infers every value's symbolic shape. It writes nothing.
+dtypes) and infers every value's symbolic shape. It writes nothing. An ONNX
+model (FILE.onnx) is imported in memory first, as 'rlxc build' imports it;
+line:col in its errors are in the HIR that 'rlxc import' writes.
 
 Errors go to stderr as FILE:LINE:COL: message, all of them, not only the
 first. The exit code is 0 when every file is valid and 1 otherwise.
@@ -31,6 +34,7 @@ With -v it prints each function's signature, the inferred type of every
 value, and the dim relations that can only be checked once dims are bound
 (they are checked by 'rlxc build --bind').`,
 		Example: `  rlxc check model.hir
+  rlxc check model.onnx --bind batch=1
   rlxc check testdata/models/*.hir
   rlxc check -v encoder.hir
   rlxc check --bind batch=1 --bind seq=128,4096 encoder.hir`,
@@ -60,7 +64,7 @@ value, and the dim relations that can only be checked once dims are bound
 						continue
 					}
 					if err := m.CheckBinding(b); err != nil {
-						fmt.Fprintln(cmd.ErrOrStderr(), err)
+						fmt.Fprintln(cmd.ErrOrStderr(), importedNote(err, file))
 						bad++
 					}
 				}
@@ -91,21 +95,40 @@ func readSource(cmd *cobra.Command, file string) ([]byte, error) {
 	return src, nil
 }
 
-// loadChecked reads, parses and checks one file. Syntax errors stop before
-// checking: a module that did not parse would only add noise.
+// loadChecked reads, parses and checks one file (an ONNX model through
+// its import, in memory). Syntax errors stop before checking: a module
+// that did not parse would only add noise.
 func loadChecked(file string) (*hir.Module, error) {
-	src, err := os.ReadFile(file)
-	if err != nil {
-		return nil, &exitError{code: exitIO, err: fmt.Errorf("rlxc: %v", err)}
+	var src []byte
+	if strings.HasSuffix(file, ".onnx") {
+		res, err := importONNX(file, "", "")
+		if err != nil {
+			return nil, err
+		}
+		src = res.HIR
+	} else {
+		var err error
+		if src, err = os.ReadFile(file); err != nil {
+			return nil, &exitError{code: exitIO, err: fmt.Errorf("rlxc: %v", err)}
+		}
 	}
 	m, err := hir.ParseFile(file, src)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		err = hir.Check(m)
 	}
-	if err := hir.Check(m); err != nil {
-		return nil, err
+	if err != nil {
+		return nil, importedNote(err, file)
 	}
 	return m, nil
+}
+
+// importedNote adds to an error that names a line of an ONNX model that
+// the line is the imported HIR's.
+func importedNote(err error, file string) error {
+	if strings.HasSuffix(file, ".onnx") && hasPosition(err.Error(), file) {
+		return fmt.Errorf("%w\nrlxc: note: line:col is in the HIR that rlxc import %s writes", err, file)
+	}
+	return err
 }
 
 func describeModule(w io.Writer, m *hir.Module) {

@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"github.com/rlx-project/rlx/internal/atomicfile"
 	"os"
+	"strings"
+
+	"github.com/rlx-project/rlx/internal/atomicfile"
 
 	"github.com/rlx-project/rlx/pkg/hir"
 	"github.com/spf13/cobra"
@@ -36,6 +38,11 @@ fmt needs the file to parse; it does not need it to check.`,
 			}
 			bad, unformatted := 0, 0
 			for _, file := range args {
+				if strings.HasSuffix(file, ".onnx") {
+					fmt.Fprintf(cmd.ErrOrStderr(), "rlxc fmt: %s is an ONNX model; fmt formats HIR text (rlxc import %s -o FILE.hir writes it)\n", file, file)
+					bad++
+					continue
+				}
 				src, err := readSource(cmd, file)
 				if err != nil {
 					return err

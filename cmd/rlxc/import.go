@@ -67,6 +67,9 @@ func importONNX(file, module, weightsFile string) (*onnx.Result, error) {
 		if os.IsNotExist(err) || isPathError(err) {
 			return nil, &exitError{code: exitIO, err: fmt.Errorf("rlxc: %v", err)}
 		}
+		if strings.Contains(err.Error(), file) {
+			return nil, &exitError{code: exitInput, err: fmt.Errorf("rlxc: %v", err)}
+		}
 		return nil, &exitError{code: exitInput, err: fmt.Errorf("rlxc: %s: %v", file, err)}
 	}
 	if module == "" {

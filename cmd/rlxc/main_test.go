@@ -46,6 +46,33 @@ func TestCheckReportsErrorsWithPositions(t *testing.T) {
 	}
 }
 
+// TestCheckONNX: check imports an ONNX model in memory, as build does,
+// binds its dims (a bound's error carries the note that its line is the
+// imported HIR's), and refuses bytes that are not ONNX as one error;
+// fmt refuses an ONNX model, naming the import.
+func TestCheckONNX(t *testing.T) {
+	model := "../../testdata/onnx/encoder13.onnx"
+	if code, out, errs := rlxc(t, "", "check", "-v", model); code != exitOK || !strings.Contains(out, "func main") {
+		t.Fatalf("check %s: code %d\n%s%s", model, code, out, errs)
+	}
+	code, _, errs := rlxc(t, "", "check", "--bind", "batch=0", model)
+	if code != exitInput || !strings.Contains(errs, "dim batch = 0 is outside its bounds") || !strings.Contains(errs, "in the HIR that rlxc import") {
+		t.Errorf("check --bind batch=0: code %d: %s", code, errs)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.onnx")
+	if err := os.WriteFile(bad, []byte("garbage\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = rlxc(t, "", "check", bad)
+	if code != exitInput || strings.Count(strings.TrimSpace(errs), "\n") != 0 || strings.Count(errs, bad) != 1 {
+		t.Errorf("check of bytes that are not ONNX: code %d, want one line naming the file once: %s", code, errs)
+	}
+	code, _, errs = rlxc(t, "", "fmt", model)
+	if code != exitInput || !strings.Contains(errs, "is an ONNX model; fmt formats HIR text (rlxc import") {
+		t.Errorf("fmt of an ONNX model: code %d: %s", code, errs)
+	}
+}
+
 func TestCheckVerbose(t *testing.T) {
 	code, out, _ := rlxc(t, "", "check", "-v", "../../testdata/models/encoder.hir")
 	if code != exitOK || !strings.Contains(out, "q1 : f32[batch, seq, 4, 64] = reshape") {
