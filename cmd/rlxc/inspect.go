@@ -17,7 +17,7 @@ import (
 func newInspectCmd() *cobra.Command {
 	var asJSON, showLIR bool
 	cmd := &cobra.Command{
-		Use:   "inspect FILE.rlx | FILE.hir",
+		Use:   "inspect FILE.rlx | FILE.hir | FILE.onnx",
 		Short: "Show what an artifact (or a HIR file) holds",
 		Long: `inspect prints an artifact's provenance (compiler, target, bindings,
 digests of the source and weights), its signature, its variants (kernels and
@@ -26,15 +26,16 @@ kernels by kind; for GPU targets, every kernel (language, workgroup size,
 workgroup memory, compiled form, launches, the operation it runs for).
 Every section is verified first. With --lir it prints each variant's
 program instead: the buffer table, then one line per kernel launch with
-its concrete geometry and the HIR line it came from. For a .hir file it
-prints the checked signature and inferred types, as 'rlxc check -v' does.`,
+its concrete geometry and the HIR line it came from. For a .hir file (or
+an ONNX model, imported in memory) it prints the checked signature and
+inferred types, as 'rlxc check -v' does.`,
 		Example: `  rlxc inspect model.rlx
   rlxc inspect model.rlx --lir     # the launches of every variant
   rlxc inspect model.rlx --json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			file := args[0]
-			if strings.HasSuffix(file, ".hir") {
+			if strings.HasSuffix(file, ".hir") || strings.HasSuffix(file, ".onnx") {
 				m, err := loadChecked(file)
 				if err != nil {
 					return checkError(err)

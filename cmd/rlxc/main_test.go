@@ -67,6 +67,9 @@ func TestCheckONNX(t *testing.T) {
 	if code != exitInput || strings.Count(strings.TrimSpace(errs), "\n") != 0 || strings.Count(errs, bad) != 1 {
 		t.Errorf("check of bytes that are not ONNX: code %d, want one line naming the file once: %s", code, errs)
 	}
+	if code, out, errs := rlxc(t, "", "inspect", model); code != exitOK || !strings.Contains(out, "func main") {
+		t.Errorf("inspect %s: code %d\n%s%s", model, code, out, errs)
+	}
 	code, _, errs = rlxc(t, "", "fmt", model)
 	if code != exitInput || !strings.Contains(errs, "is an ONNX model; fmt formats HIR text (rlxc import") {
 		t.Errorf("fmt of an ONNX model: code %d: %s", code, errs)

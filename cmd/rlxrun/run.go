@@ -14,6 +14,7 @@ import (
 
 	"github.com/rlx-project/rlx/internal/buildinfo"
 	"github.com/rlx-project/rlx/internal/bytesize"
+	"github.com/rlx-project/rlx/pkg/artifact"
 	"github.com/rlx-project/rlx/pkg/loader"
 	"github.com/rlx-project/rlx/pkg/tensor"
 	"github.com/rlx-project/rlx/pkg/tensor/npy"
@@ -172,6 +173,8 @@ func openModel(path string, threads int, maxMemory string) (*loader.Model, error
 			return nil, fail(exitDevice, "%v", err)
 		case errors.As(err, &me):
 			return nil, fail(exitMemory, "%v", err)
+		case errors.Is(err, artifact.ErrNotArtifact) && (strings.HasSuffix(path, ".onnx") || strings.HasSuffix(path, ".hir")):
+			return nil, fail(exitIO, "%v: rlxrun runs artifacts; build one first: rlxc build %s --bind NAME=V -o MODEL.rlx", err, path)
 		}
 		return nil, fail(exitIO, "%v", err)
 	}

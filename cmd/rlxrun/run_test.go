@@ -154,6 +154,10 @@ func TestRunInputErrors(t *testing.T) {
 	if code, _, errs := rlxrun(t, filepath.Join(dir, "missing.rlx")); code != exitIO || !strings.Contains(errs, "no such file") {
 		t.Errorf("missing artifact: %d %s", code, errs)
 	}
+	// A model given where an artifact goes: the error says to build one.
+	if code, _, errs := rlxrun(t, "../../testdata/onnx/encoder13.onnx"); code != exitIO || !strings.Contains(errs, "not an rlx artifact") || !strings.Contains(errs, "build one first: rlxc build ../../testdata/onnx/encoder13.onnx") {
+		t.Errorf("an ONNX model: %d %s", code, errs)
+	}
 	if code, out, _ := rlxrun(t, art, "--fill", "random"); code != exitOK || !strings.Contains(out, "y: f32[1, 5, 256]") {
 		t.Errorf("--fill random: %d %s", code, out)
 	}
