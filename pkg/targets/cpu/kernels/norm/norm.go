@@ -200,19 +200,7 @@ func RMSNorm(p *parallel.Pool, out, x, scale []float32, rows, cols int, eps floa
 	}
 	p.For(rows, rowGrain(cols), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			xr, or := x[i*cols:(i+1)*cols], out[i*cols:(i+1)*cols]
-			var ss float64
-			for _, v := range xr {
-				ss += float64(v) * float64(v)
-			}
-			rs := 1 / math.Sqrt(ss/float64(cols)+float64(eps))
-			for j, v := range xr {
-				y := float64(v) * rs
-				if scale != nil {
-					y *= float64(scale[j])
-				}
-				or[j] = float32(y)
-			}
+			rmsNormRow(out[i*cols:(i+1)*cols], x[i*cols:(i+1)*cols], scale, eps)
 		}
 	})
 }

@@ -13,6 +13,14 @@ func layerNormRowGo(out, x, scale, bias []float32, eps float32) {
 	normAffineGo(out[:len(x)], x, scale, bias, mean, layerNormRstd(ss, len(x), eps))
 }
 
+// rmsNormRowGo is RMSNorm's row: layerNormRowGo's passes with the mean
+// taken as 0, x·rstd·scale[j] in float64, rounded once.
+func rmsNormRowGo(out, x, scale []float32, eps float32) {
+	n4 := len(x) &^ 3
+	ss := sqDev4Go(x[:n4], 0) + sqDevTail(x[n4:], 0)
+	normAffineGo(out[:len(x)], x, scale, nil, 0, layerNormRstd(ss, len(x), eps))
+}
+
 func layerNormRstd(ss float64, n int, eps float32) float64 {
 	return 1 / math.Sqrt(ss/float64(n)+float64(eps))
 }
