@@ -422,6 +422,16 @@ func layerNormCase(dims ...int64) opCase {
 		inputs: []tensorGen{x(dims...)}}
 }
 
+// rmsNormCase is opset 23's RMSNormalization over the last axis, as
+// LLaMA-style models normalize their hidden states.
+func rmsNormCase(dims ...int64) opCase {
+	c := dims[len(dims)-1]
+	return opCase{Family: "norm", Op: "RMSNormalization", opset: 23, outType: onnxpb.DTFloat, Shape: shapeStr(dims...),
+		Attrs: "axis=-1", node: node("RMSNormalization", []string{"x", "scale"}, attrI("axis", -1), attrF("epsilon", 1e-6)),
+		inits:  []tensorGen{randIn("scale", 0.5, 1.5, c)},
+		inputs: []tensorGen{x(dims...)}}
+}
+
 func opsGrid(quick bool) []opCase {
 	if quick {
 		return []opCase{
@@ -563,6 +573,7 @@ func opsGrid(quick bool) []opCase {
 		layerNormCase(1, 128, 768),
 		layerNormCase(8, 512, 1024),
 		layerNormCase(64, 3136, 96),
+		rmsNormCase(1, 128, 4096),
 	)
 	g = append(g,
 		opCase{Family: "norm", Op: "BatchNormalization", opset: 17, outType: onnxpb.DTFloat, Shape: shapeStr(1, 256, 56, 56), Attrs: "inference",
