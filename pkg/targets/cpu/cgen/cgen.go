@@ -285,6 +285,8 @@ var floatOps = [lir.NumEwOps]bool{
 	lir.EwErf: true, lir.EwSin: true, lir.EwCos: true, lir.EwFloor: true, lir.EwCeil: true, lir.EwRound: true,
 	lir.EwAdd: true, lir.EwSub: true, lir.EwMul: true, lir.EwDiv: true, lir.EwPow: true, lir.EwMax: true, lir.EwMin: true,
 	lir.EwMod: true, lir.EwSoftsign: true, lir.EwHardSwish: true, lir.EwMish: true,
+	// exact at any precision, as the runtime's float32 path takes them
+	lir.EwEq: true, lir.EwNe: true, lir.EwLt: true, lir.EwLe: true, lir.EwGt: true, lir.EwGe: true, lir.EwWhere: true,
 }
 
 // doubleOps are the instructions a double region may use: exact
@@ -847,7 +849,7 @@ func instr(ew *lir.Elementwise, in lir.Instr, ct compute, imms map[int]float64, 
 		return set(fmt.Sprintf("(%s != %s || %s != %s) ? %s : %s %s %s ? %s : %s", a, a, b, b, nan(ct), a, cmp, b, a, b))
 	case lir.EwEq, lir.EwNe, lir.EwLt, lir.EwLe, lir.EwGt, lir.EwGe:
 		op := map[lir.EwOp]string{lir.EwEq: "==", lir.EwNe: "!=", lir.EwLt: "<", lir.EwLe: "<=", lir.EwGt: ">", lir.EwGe: ">="}[in.Op]
-		return set(fmt.Sprintf("(double)(%s %s %s)", a, op, b))
+		return set(fmt.Sprintf("(%s)(%s %s %s)", reg, a, op, b))
 	case lir.EwAnd:
 		return set(fmt.Sprintf("(double)(%s != 0 && %s != 0)", a, b))
 	case lir.EwOr:

@@ -367,6 +367,14 @@ func TestNativeElementwise(t *testing.T) {
 		code: []lir.Instr{load(0, 0), load(1, 1), {Op: lir.EwAdd, Dst: 0, A: 0, B: 1}, {Op: lir.EwImm, Dst: 2, Imm: 0.7978845608}, {Op: lir.EwMul, Dst: 3, A: 0, B: 2},
 			{Op: lir.EwTanh, Dst: 3, A: 3}, {Op: lir.EwImm, Dst: 4, Imm: 1}, {Op: lir.EwAdd, Dst: 3, A: 3, B: 4}, {Op: lir.EwMul, Dst: 3, A: 3, B: 0}, store(3, 0),
 			load(5, 2), {Op: lir.EwSigmoid, Dst: 5, A: 5}, {Op: lir.EwMul, Dst: 5, A: 5, B: 3}, store(5, 1)}})
+	// Elu and a mask's select: comparisons and where in a float region
+	// (exact at any precision), with an exponential, which only the float
+	// path compiles; NaN fails the comparison and takes the other arm.
+	cases = append(cases, ewCase{name: "elu and a masked select", shape: []int64{5, 37}, in: []lir.EwIn{cont(f32), bcastRow(f32)}, out: []tensor.DType{f32, f32},
+		code: []lir.Instr{load(0, 0), {Op: lir.EwImm, Dst: 1}, {Op: lir.EwGt, Dst: 2, A: 0, B: 1}, {Op: lir.EwExp, Dst: 3, A: 0},
+			{Op: lir.EwImm, Dst: 4, Imm: 1}, {Op: lir.EwSub, Dst: 3, A: 3, B: 4}, {Op: lir.EwWhere, Dst: 5, A: 2, B: 0, C: 3}, store(5, 0),
+			load(6, 1), {Op: lir.EwLe, Dst: 7, A: 6, B: 0}, {Op: lir.EwWhere, Dst: 8, A: 7, B: 6, C: 5}, store(8, 1)},
+		values: append(edges, -0.5, 0.5, 3)})
 	cases = append(cases, ewCase{name: "mixed dtypes", shape: []int64{5, 37}, in: []lir.EwIn{cont(i64), bcastRow(tensor.I32), bcastCol(tensor.U8)}, out: []tensor.DType{f32, tensor.Bool},
 		code: []lir.Instr{load(0, 0), load(1, 1), load(2, 2), {Op: lir.EwAdd, Dst: 3, A: 0, B: 1}, {Op: lir.EwMul, Dst: 3, A: 3, B: 2}, store(3, 0),
 			{Op: lir.EwGt, Dst: 4, A: 3, B: 0}, store(4, 1)}})

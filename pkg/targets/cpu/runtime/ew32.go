@@ -18,6 +18,11 @@ var f32Ops = [lir.NumEwOps]bool{
 	lir.EwTanh: true, lir.EwSigmoid: true, lir.EwRelu: true, lir.EwGelu: true, lir.EwGeluTanh: true, lir.EwSilu: true,
 	lir.EwErf: true, lir.EwSin: true, lir.EwCos: true, lir.EwFloor: true, lir.EwCeil: true, lir.EwRound: true,
 	lir.EwAdd: true, lir.EwSub: true, lir.EwMul: true, lir.EwDiv: true, lir.EwPow: true, lir.EwMax: true, lir.EwMin: true, lir.EwMod: true,
+	// Comparisons and selection are exact at any precision: with them, a
+	// region such as Elu's where(x > 0, x, exp(x) - 1) computes in float
+	// like any other, where it took the double path (and native code
+	// left it to this interpreter: no double exp there).
+	lir.EwEq: true, lir.EwNe: true, lir.EwLt: true, lir.EwLe: true, lir.EwGt: true, lir.EwGe: true, lir.EwWhere: true,
 }
 
 // allF32 reports whether an elementwise step can run on the float32 path.
@@ -65,9 +70,19 @@ func evalChunk32(code []lir.Instr, regs, scratch [][]float32, n int64, loadOp fu
 		}
 		x := regs[in.A][:n]
 		switch in.Op {
-		case lir.EwAdd, lir.EwSub, lir.EwMul, lir.EwDiv, lir.EwMax, lir.EwMin, lir.EwPow, lir.EwMod:
+		case lir.EwAdd, lir.EwSub, lir.EwMul, lir.EwDiv, lir.EwMax, lir.EwMin, lir.EwPow, lir.EwMod,
+			lir.EwEq, lir.EwNe, lir.EwLt, lir.EwLe, lir.EwGt, lir.EwGe:
 			y := regs[in.B][:n]
 			binary32(in.Op, d, x, y)
+		case lir.EwWhere:
+			y, z := regs[in.B][:n], regs[in.C][:n]
+			for i := range d {
+				if x[i] != 0 {
+					d[i] = y[i]
+				} else {
+					d[i] = z[i]
+				}
+			}
 		default:
 			unary32(in.Op, d, x, float32(in.Imm))
 		}
@@ -125,6 +140,12 @@ func binary32(op lir.EwOp, d, x, y []float32) {
 		mod := lir.EwOps[lir.EwMod].Binary
 		for i := range d {
 			d[i] = float32(mod(float64(x[i]), float64(y[i])))
+		}
+	case lir.EwEq, lir.EwNe, lir.EwLt, lir.EwLe, lir.EwGt, lir.EwGe:
+		// As the double path computes them (lir.EwOps): 1 or 0.
+		cmp := lir.EwOps[op].Binary
+		for i := range d {
+			d[i] = float32(cmp(float64(x[i]), float64(y[i])))
 		}
 	}
 }
