@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/rlx-project/rlx/pkg/onnx/onnxpb"
@@ -90,6 +91,46 @@ func TestONNXCumSum(t *testing.T) {
 						}
 					}
 				}
+			}
+		}
+	}
+}
+
+// TestONNXCumSumLong: a float CumSum over a long static axis sums in
+// blocks (the importer's blockedCumSum: 64 within a block, then the
+// blocks' totals, themselves blocked past 128 blocks), every exclusive
+// and reverse combination, over the last axis and a middle one, against
+// the running sums computed here; and no mask over the whole axis (an
+// iota of its length) is made.
+func TestONNXCumSumLong(t *testing.T) {
+	for _, c := range []struct {
+		d    [3]int64
+		axis int64
+	}{{[3]int64{2, 3, 320}, 2}, {[3]int64{2, 256, 3}, 1}, {[3]int64{1, 1, 8192}, -1}} {
+		for _, mode := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
+			g := &graph{outs: []string{"y"}}
+			dims := make([]onnxpb.Dim, 3)
+			for i, v := range c.d {
+				dims[i] = onnxpb.Dim{Value: v, Known: true}
+			}
+			g.inputs = append(g.inputs, &onnxpb.ValueInfo{Name: "x", ElemType: 1, HasShape: true, Shape: dims})
+			g.initI64("axis", nil, []int64{c.axis})
+			g.node("CumSum", []string{"x", "axis"}, []string{"y"}, ai("exclusive", b2i(mode[0])), ai("reverse", b2i(mode[1])))
+			n := c.d[0] * c.d[1] * c.d[2]
+			f := seq(int(n), 3)
+			xs := make([]float64, n)
+			for i, v := range f {
+				xs[i] = float64(v)
+			}
+			out, hir := runONNX(t, g, specialize.Binding{}, map[string]*tensor.Tensor{"x": tensor.FromF32(c.d[:], f)})
+			a := int(c.axis)
+			if a < 0 {
+				a += 3
+			}
+			what := fmt.Sprintf("CumSum %v axis=%d exclusive=%v reverse=%v", c.d, c.axis, mode[0], mode[1])
+			nearTol(t, what, out[0].F32(), cumSumRef(xs, c.d, a, mode[0], mode[1]), 1e-5)
+			if iota := fmt.Sprintf("iota(n=%d", c.d[a]); strings.Contains(hir, iota) {
+				t.Errorf("%s: the HIR makes a mask over the whole axis (%s):\n%s", what, iota, hir)
 			}
 		}
 	}
