@@ -680,7 +680,9 @@ func (im *importer) blockedCumSum(hint, x string, lead []string, L int64, exclus
 	const b = cumSumBlock
 	nb := L / b
 	f32 := tensor.F32
-	shape := func(dims ...string) string { return "shape=[" + strings.Join(append(append([]string(nil), lead...), dims...), ", ") + "]" }
+	shape := func(dims ...string) string {
+		return "shape=[" + strings.Join(append(append([]string(nil), lead...), dims...), ", ") + "]"
+	}
 	xb := im.emitTmp(hint+"_blocks", "reshape", []string{x}, shape(fmt.Sprint(nb), fmt.Sprint(b)))
 	inner := im.emitTmp(hint+"_bm", "where", []string{im.cumSumMask(hint+"_b", fmt.Sprint(b), exclusive, reverse),
 		im.scalar(hint+"_one", 1, f32), im.scalar(hint+"_zero", 0, f32)})
