@@ -668,7 +668,45 @@ func opsGrid(quick bool) []opCase {
 		resize("linear", []int64{1, 256, 28, 28}, attrS("coordinate_transformation_mode", "align_corners")),
 		resize("cubic", []int64{1, 64, 28, 28}),
 	)
+	g = append(g, miscCases()...)
 	return append(g, quantCases()...)
+}
+
+// miscCases are operators real models use that the families above leave
+// out: selects, broadcasts, paddings, tiles, running sums, group norms,
+// per-channel slopes, smooth activations, einsum products, pixel
+// shuffles.
+func miscCases() []opCase {
+	fm := []int64{1, 256, 56, 56}
+	f := func(op string, opset int64, dims []int64, attrs string, n *onnxpb.Node, inits []tensorGen, inputs ...tensorGen) opCase {
+		if len(inputs) == 0 {
+			inputs = []tensorGen{x(dims...)}
+		}
+		return opCase{Family: "misc", Op: op, opset: opset, outType: onnxpb.DTFloat, Shape: shapeStr(dims...), Attrs: attrs,
+			node: n, inits: inits, inputs: inputs}
+	}
+	i64 := func(name string, v ...int64) tensorGen {
+		return tensorGen{name: name, dims: []int64{int64(len(v))}, i64: v}
+	}
+	where := f("Where", 17, fm, "x > 0 ? x : b", node("Where", []string{"c", "x", "b"}), nil, x(fm...), randIn("b", -1, 1, fm...))
+	where.pre = []*onnxpb.Node{{Name: "gt", OpType: "Greater", Inputs: []string{"x", "zero"}, Outputs: []string{"c"}}}
+	where.inits = []tensorGen{{name: "zero", f32: []float32{0}}}
+	return []opCase{
+		where,
+		f("Expand", 17, []int64{1, 256, 1, 1}, "to 8x256x28x28", node("Expand", []string{"x", "shape"}), []tensorGen{i64("shape", 8, 256, 28, 28)}),
+		f("Pad", 17, []int64{1, 64, 56, 56}, "reflect 1", node("Pad", []string{"x", "pads"}, attrS("mode", "reflect")), []tensorGen{i64("pads", 0, 0, 1, 1, 0, 0, 1, 1)}),
+		f("Pad", 17, []int64{1, 64, 56, 56}, "constant 2", node("Pad", []string{"x", "pads"}), []tensorGen{i64("pads", 0, 0, 2, 2, 0, 0, 2, 2)}),
+		f("Tile", 17, []int64{1, 64, 28, 28}, "repeats=[2 1 2 1]", node("Tile", []string{"x", "r"}), []tensorGen{i64("r", 2, 1, 2, 1)}),
+		f("CumSum", 17, []int64{8, 4096}, "axis=1", node("CumSum", []string{"x", "axis"}), []tensorGen{{name: "axis", i64: []int64{1}}}),
+		f("GroupNormalization", 21, fm, "groups=32", node("GroupNormalization", []string{"x", "s", "b"}, attrI("num_groups", 32)),
+			[]tensorGen{randIn("s", 0.5, 1.5, 256), randIn("b", -0.5, 0.5, 256)}),
+		f("PRelu", 17, []int64{1, 64, 112, 112}, "slope per channel", node("PRelu", []string{"x", "slope"}), []tensorGen{randIn("slope", 0, 0.5, 64, 1, 1)}),
+		f("Softplus", 17, fm, "", node("Softplus", []string{"x"}), nil),
+		f("Elu", 17, fm, "", node("Elu", []string{"x"}), nil),
+		f("Einsum", 17, []int64{1, 12, 128, 64}, "bhid,bhjd->bhij", node("Einsum", []string{"x", "k"}, attrS("equation", "bhid,bhjd->bhij")), nil,
+			x(1, 12, 128, 64), randIn("k", -1, 1, 1, 12, 128, 64)),
+		f("DepthToSpace", 17, []int64{1, 256, 28, 28}, "blocksize=2 DCR", node("DepthToSpace", []string{"x"}, attrI("blocksize", 2)), nil),
+	}
 }
 
 // quantCases are quantized operators as ONNX Runtime's quantizer writes
