@@ -1086,8 +1086,11 @@ func convExpand(im *importer, n *onnxpb.Node) error {
 }
 
 func convPad(im *importer, n *onnxpb.Node) error {
-	if mode := attrString(n, "mode", "constant"); mode != "constant" {
-		return fmt.Errorf("Pad mode %q is not supported (only constant)", mode)
+	mode := attrString(n, "mode", "constant")
+	switch mode {
+	case "constant", "reflect", "edge", "wrap":
+	default:
+		return fmt.Errorf("Pad mode %q is not one of constant, reflect, edge, wrap", mode)
 	}
 	x, err := im.rt(0)
 	if err != nil {
@@ -1103,6 +1106,9 @@ func convPad(im *importer, n *onnxpb.Node) error {
 	if len(n.Inputs) > 3 && n.Inputs[3] != "" {
 		return fmt.Errorf("Pad with axes is not supported")
 	}
+	if mode != "constant" {
+		return im.padByIndex(n, x, mode, pads)
+	}
 	attrs := []string{"pads=" + dimList(pads)}
 	if len(n.Inputs) > 2 && n.Inputs[2] != "" {
 		v := im.vals[n.Inputs[2]]
@@ -1112,6 +1118,65 @@ func convPad(im *importer, n *onnxpb.Node) error {
 		attrs = append(attrs, "value="+scalarLit(v.konst))
 	}
 	return im.emit(n.Outputs[:1], "pad", []string{x}, attrs...)
+}
+
+// padByIndex imports Pad's reflect, edge and wrap modes: along each
+// padded axis one gather of the input with constant indices (reflect:
+// ..., 2, 1, 0, 1, ..., n-1, n-2, ...; edge: 0, ..., 0, 1, ..., n-1,
+// ..., n-1; wrap: ..., n-1, 0, ..., n-1, 0, ...), which needs the
+// axis's size and its pads known at import. Reflect needs pads below the
+// size (ONNX leaves larger ones undefined; PyTorch refuses them).
+func (im *importer) padByIndex(n *onnxpb.Node, x, mode string, pads []dim.Expr) error {
+	t, err := im.typeOf(n.Inputs[0])
+	if err != nil {
+		return err
+	}
+	r := len(t.Shape)
+	if len(pads) != 2*r {
+		return fmt.Errorf("Pad has %d pads for a tensor of rank %d, want %d", len(pads), r, 2*r)
+	}
+	out := n.Outputs[0]
+	for ax := range r {
+		lo, ok1 := pads[ax].Const()
+		hi, ok2 := pads[r+ax].Const()
+		if !ok1 || !ok2 {
+			return fmt.Errorf("Pad mode %q needs pads known at import", mode)
+		}
+		if lo == 0 && hi == 0 {
+			continue
+		}
+		size, ok := t.Shape[ax].Const()
+		switch {
+		case !ok:
+			return fmt.Errorf("Pad mode %q over axis %d of symbolic size %s: rlx takes it only over static sizes", mode, ax, t.Shape[ax])
+		case lo < 0 || hi < 0:
+			return fmt.Errorf("Pad mode %q with negative pads (%d, %d)", mode, lo, hi)
+		case mode == "reflect" && (lo >= size || hi >= size):
+			return fmt.Errorf("Pad mode reflect with pads (%d, %d) not below axis %d's size %d", lo, hi, ax, size)
+		}
+		idx := make([]int64, lo+size+hi)
+		for i := range idx {
+			j := int64(i) - lo
+			switch mode {
+			case "reflect":
+				if j < 0 {
+					j = -j
+				}
+				if j >= size {
+					j = 2*(size-1) - j
+				}
+			case "edge":
+				j = min(max(j, 0), size-1)
+			case "wrap":
+				j = ((j % size) + size) % size
+			}
+			idx[i] = j
+		}
+		c := im.emitTmp(fmt.Sprintf("%s_pad%d_idx", out, ax), "const", nil, intList(idx), fmt.Sprintf("i64[%d]", len(idx)))
+		x = im.emitTmp(fmt.Sprintf("%s_pad%d", out, ax), "gather", []string{x, c}, fmt.Sprintf("axis=%d", ax))
+	}
+	im.vals[out] = &val{name: x}
+	return nil
 }
 
 // Range(start, limit, delta) with values known at import becomes iota, then
