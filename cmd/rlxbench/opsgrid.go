@@ -706,6 +706,16 @@ func miscCases() []opCase {
 		f("Einsum", 17, []int64{1, 12, 128, 64}, "bhid,bhjd->bhij", node("Einsum", []string{"x", "k"}, attrS("equation", "bhid,bhjd->bhij")), nil,
 			x(1, 12, 128, 64), randIn("k", -1, 1, 1, 12, 128, 64)),
 		f("DepthToSpace", 17, []int64{1, 256, 28, 28}, "blocksize=2 DCR", node("DepthToSpace", []string{"x"}, attrI("blocksize", 2)), nil),
+		f("Mish", 18, fm, "", node("Mish", []string{"x"}), nil),
+		f("LpNormalization", 17, []int64{64, 768}, "p=2 axis=-1", node("LpNormalization", []string{"x"}, attrI("axis", -1), attrI("p", 2)), nil),
+		f("ReduceL2", 18, []int64{32, 128, 256}, "axes=[2]", node("ReduceL2", []string{"x", "axes"}, attrI("keepdims", 0)), []tensorGen{i64("axes", 2)}),
+		f("LRN", 17, []int64{1, 64, 56, 56}, "size=5", node("LRN", []string{"x"}, attrI("size", 5), attrF("alpha", 1e-4), attrF("beta", 0.75), attrF("bias", 2)), nil),
+		f("Trilu", 17, []int64{12, 128, 128}, "upper", node("Trilu", []string{"x"}), nil),
+		f("Sum", 17, fm, "3 inputs", node("Sum", []string{"x", "a", "b"}), nil, x(fm...), randIn("a", -1, 1, fm...), randIn("b", -1, 1, fm...)),
+		f("Conv", 17, []int64{1, 256, 1024}, "1-D k3 p1 -> 256", node("Conv", []string{"x", "w"}, attrInts("kernel_shape", 3), attrInts("pads", 1, 1)),
+			[]tensorGen{randIn("w", -0.05, 0.05, 256, 256, 3)}),
+		f("LSTM", 17, []int64{32, 1, 256}, "hidden 256", node("LSTM", []string{"x", "W", "R", "B"}, attrI("hidden_size", 256)),
+			[]tensorGen{randIn("W", -0.06, 0.06, 1, 1024, 256), randIn("R", -0.06, 0.06, 1, 1024, 256), randIn("B", -0.06, 0.06, 1, 2048)}),
 	}
 }
 
