@@ -239,11 +239,35 @@ func variadic(op string) converter {
 	}
 }
 
+// convMod imports Mod. HIR's mod is floored (the sign of the divisor);
+// fmod=1 asks for C's remainder (the sign of the dividend), which is the
+// floored one less the divisor where the two signs differ and the
+// remainder is not zero.
 func convMod(im *importer, n *onnxpb.Node) error {
-	if attrInt(n, "fmod", 0) != 0 {
-		return fmt.Errorf("Mod with fmod=1 (C-style remainder) is not supported; HIR's mod is floored")
+	if attrInt(n, "fmod", 0) == 0 {
+		return binary("mod")(im, n)
 	}
-	return binary("mod")(im, n)
+	if len(n.Inputs) != 2 {
+		return fmt.Errorf("Mod takes 2 inputs, found %d", len(n.Inputs))
+	}
+	t, err := im.typeOf(n.Inputs[0])
+	if err != nil {
+		return err
+	}
+	a, err := im.rt(0)
+	if err != nil {
+		return err
+	}
+	b, err := im.rt(1)
+	if err != nil {
+		return err
+	}
+	out := n.Outputs[0]
+	zero := im.scalar(out+"_zero", 0, t.DType)
+	r := im.emitTmp(out+"_floored", "mod", []string{a, b})
+	signs := im.emitTmp(out+"_signs", "xor", []string{im.emitTmp(out+"_rneg", "lt", []string{r, zero}), im.emitTmp(out+"_aneg", "lt", []string{a, zero})})
+	fix := im.emitTmp(out+"_fix", "and", []string{im.emitTmp(out+"_nz", "ne", []string{r, zero}), signs})
+	return im.emit(n.Outputs[:1], "where", []string{fix, im.emitTmp(out+"_less", "sub", []string{r, b}), r})
 }
 
 func convWhere(im *importer, n *onnxpb.Node) error {
