@@ -43,6 +43,15 @@ func expandRecurrent(g *mir.Graph, b Binding) (*mir.Graph, error) {
 			return nil, fmt.Errorf("%s: %v", n.Src, err)
 		}
 	}
+	// The unrolled nodes slice the weights (a GRU's recurrent weights by
+	// gate block, the biases): computed now, as the template's constant
+	// folding computed the transposes, they are weights the matrix
+	// products read packed, not copies of a weight's columns made on
+	// every run (a GRU of 256 copied 512 KB a run and ran its gates'
+	// product unpacked).
+	if _, err := fusion.FoldConstants(c); err != nil {
+		return nil, err
+	}
 	if _, err := fusion.DeadCode(c); err != nil {
 		return nil, err
 	}
