@@ -691,6 +691,18 @@ func miscCases() []opCase {
 	where := f("Where", 17, fm, "x > 0 ? x : b", node("Where", []string{"c", "x", "b"}), nil, x(fm...), randIn("b", -1, 1, fm...))
 	where.pre = []*onnxpb.Node{{Name: "gt", OpType: "Greater", Inputs: []string{"x", "zero"}, Outputs: []string{"c"}}}
 	where.inits = []tensorGen{{name: "zero", f32: []float32{0}}}
+	// f32 -> f16 -> f32: half-precision weights cast up, activations
+	// stored in half.
+	castF16 := f("Cast", 17, fm, "f32 -> f16 -> f32", node("Cast", []string{"h"}, attrI("to", int64(onnxpb.DTFloat))), nil)
+	castF16.pre = []*onnxpb.Node{{Name: "half", OpType: "Cast", Inputs: []string{"x"}, Outputs: []string{"h"}, Attrs: []*onnxpb.Attr{attrI("to", int64(onnxpb.DTFloat16))}}}
+	// not(x > 0) and (x < 0.5), selected: bool operators between compares.
+	notAnd := f("And", 17, fm, "not(x > 0) and x < 0.5, where", node("Where", []string{"m", "x", "zero"}), []tensorGen{{name: "zero", f32: []float32{0}}, {name: "half", f32: []float32{0.5}}})
+	notAnd.pre = []*onnxpb.Node{
+		{Name: "gt", OpType: "Greater", Inputs: []string{"x", "zero"}, Outputs: []string{"g"}},
+		{Name: "not", OpType: "Not", Inputs: []string{"g"}, Outputs: []string{"ng"}},
+		{Name: "lt", OpType: "Less", Inputs: []string{"x", "half"}, Outputs: []string{"l"}},
+		{Name: "and", OpType: "And", Inputs: []string{"ng", "l"}, Outputs: []string{"m"}},
+	}
 	return []opCase{
 		where,
 		f("Expand", 17, []int64{1, 256, 1, 1}, "to 8x256x28x28", node("Expand", []string{"x", "shape"}), []tensorGen{i64("shape", 8, 256, 28, 28)}),
@@ -735,6 +747,10 @@ func miscCases() []opCase {
 		f("ReduceLogSumExp", 18, []int64{64, 1000}, "axes=[1]", node("ReduceLogSumExp", []string{"x", "axes"}), []tensorGen{i64("axes", 1)}),
 		f("ReduceProd", 18, []int64{32, 128, 256}, "axes=[2]", node("ReduceProd", []string{"x", "axes"}), []tensorGen{i64("axes", 2)}, randIn("x", 0.99, 1.01, 32, 128, 256)),
 		f("Mod", 17, fm, "fmod=1 by 0.7", node("Mod", []string{"x", "m"}, attrI("fmod", 1)), []tensorGen{{name: "m", f32: []float32{0.7}}}),
+		castF16,
+		f("Slice", 17, fm, "flip W (step -1)", node("Slice", []string{"x", "st", "en", "ax", "sp"}),
+			[]tensorGen{i64("st", -1), i64("en", -1<<62), i64("ax", 3), i64("sp", -1)}),
+		notAnd,
 	}
 }
 
