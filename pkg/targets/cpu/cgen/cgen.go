@@ -231,6 +231,36 @@ static inline int32_t rlx_f32_byte(float v) {
 	return (v >= -2147483648.0f && v < 2147483648.0f) ? (int32_t)v : v >= 9223372036854775807.0f ? 255 : 0;
 }
 
+/* IEEE half floats as the runtime's interpreter converts them
+   (tensor.F16ToF32, tensor.F32ToF16: exact widening, NaNs quiet;
+   rounding to the nearest half, ties to even, NaN to 0x7e00), in selects and
+   shifts that clang vectorizes: clang 14 has no _Float16 on x86-64. */
+static inline float rlx_f16_f32(uint16_t h) {
+	uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (uint32_t)(h >> 10) & 0x1fu, m = (uint32_t)h & 0x3ffu;
+	float sub = (float)m * 0x1p-24f;
+	sub = sign ? -sub : sub;
+	/* a NaN quiet, as the interpreter's float64 registers make it */
+	uint32_t bits = e == 0x1fu ? (sign | 0x7f800000u | (m << 13) | (m ? 0x400000u : 0u)) : (sign | ((e + 112u) << 23) | (m << 13));
+	float f;
+	__builtin_memcpy(&f, &bits, 4);
+	return e == 0 ? sub : f;
+}
+
+static inline uint16_t rlx_f32_f16(float f) {
+	uint32_t b;
+	__builtin_memcpy(&b, &f, 4);
+	uint32_t sign = (b >> 16) & 0x8000u, be = (b >> 23) & 0xffu, mant = b & 0x7fffffu;
+	int32_t exp = (int32_t)be - 127 + 15;
+	uint32_t h = ((uint32_t)exp << 10) + (mant >> 13), rem = mant & 0x1fffu;
+	h += rem > 0x1000u || (rem == 0x1000u && (h & 1u));
+	int32_t shift = 14 - exp; /* 14..24 where a subnormal half */
+	uint32_t sh = (uint32_t)(shift < 14 ? 14 : shift > 24 ? 24 : shift);
+	uint32_t mm = mant | 0x800000u, half = mm >> sh, r2 = mm & ((1u << sh) - 1u), tie = 1u << (sh - 1u);
+	half += r2 > tie || (r2 == tie && (half & 1u));
+	uint32_t out = be == 0xffu ? (mant ? 0x7e00u : 0x7c00u) : exp >= 0x1f ? 0x7c00u : exp <= 0 ? (exp < -10 ? 0u : half) : h;
+	return (uint16_t)(sign | out);
+}
+
 /* Integer floor modulo (the divisor's sign); 0 for a zero divisor. */
 static inline double rlx_imod(double a, double b) {
 	int64_t x = rlx_trunc_i64(a), y = rlx_trunc_i64(b);
@@ -360,9 +390,10 @@ func floatWithCasts(ew *lir.Elementwise) bool {
 }
 
 // cTypes are the C element types of the dtypes a region may load and
-// store (f16 and bf16 stay on the interpreter).
+// store (f16's bits, converted by rlx_f16_f32 and rlx_f32_f16; bf16
+// stays on the interpreter).
 var cTypes = map[tensor.DType]string{
-	tensor.F32: "float", tensor.F64: "double", tensor.I64: "int64_t", tensor.I32: "int32_t",
+	tensor.F32: "float", tensor.F64: "double", tensor.F16: "uint16_t", tensor.I64: "int64_t", tensor.I32: "int32_t",
 	tensor.I16: "int16_t", tensor.I8: "int8_t", tensor.U8: "uint8_t", tensor.Bool: "uint8_t",
 }
 
@@ -732,6 +763,9 @@ func instr(ew *lir.Elementwise, in lir.Instr, ct compute, imms map[int]float64, 
 		case 1:
 			idx = fmt.Sprintf("o%d + j", in.A)
 		}
+		if ew.In[in.A].DType == tensor.F16 {
+			return set(fmt.Sprintf("(%s)rlx_f16_f32(in%d[%s])", reg, in.A, idx))
+		}
 		return set(fmt.Sprintf("(%s)in%d[%s]", reg, in.A, idx))
 	case lir.EwStore:
 		if f, present := facts[in.Dst]; ct == computeFloat && fitsByte(f, present, ew.Out[in.A].DType) {
@@ -775,6 +809,8 @@ func instr(ew *lir.Elementwise, in lir.Instr, ct compute, imms map[int]float64, 
 		switch {
 		case to == tensor.F32:
 			return set("(double)(float)" + a)
+		case to == tensor.F16:
+			return set("(double)rlx_f16_f32(rlx_f32_f16((float)" + a + "))")
 		case to == tensor.F64:
 			return set(a)
 		case to == tensor.Bool:
@@ -918,6 +954,8 @@ func convert(v string, ct compute, dt tensor.DType) string {
 		return "(float)" + v
 	case tensor.F64:
 		return "(double)" + v
+	case tensor.F16:
+		return "rlx_f32_f16((float)" + v + ")"
 	case tensor.Bool:
 		return "(uint8_t)(" + v + " != 0)"
 	case tensor.U8, tensor.I8:

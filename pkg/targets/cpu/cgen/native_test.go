@@ -1,6 +1,7 @@
 package cgen
 
 import (
+	"bytes"
 	"fmt"
 	"hash/crc32"
 	"math"
@@ -574,5 +575,63 @@ func TestNativeGuard(t *testing.T) {
 	_, err = e.Run(pool, []*tensor.Tensor{tensor.FromF32([]int64{4}, []float32{1, 2, 3, 4})}, nil)
 	if err == nil || !strings.Contains(err.Error(), "refused its buffers") {
 		t.Fatalf("got %v, want the function to refuse its buffers", err)
+	}
+}
+
+// TestNativeF16 checks regions with f16 operands against the
+// interpreter bit for bit: every one of the 65536 halves widened (and
+// narrowed back), and floats rounded to halves where the rounding
+// decides: the midpoints between consecutive halves (ties to even), a
+// float either side of each, the overflow to infinity at 65520, the
+// subnormal halves' midpoints, values below the smallest half, NaN,
+// infinities and signed zeros; through a store to f16 and through a
+// cast inside the region.
+func TestNativeF16(t *testing.T) {
+	needToolchain(t)
+	f16, f32 := tensor.F16, tensor.F32
+	load := func(dst, a int) lir.Instr { return lir.Instr{Op: lir.EwLoad, Dst: dst, A: a} }
+	store := func(r, out int) lir.Instr { return lir.Instr{Op: lir.EwStore, Dst: r, A: out} }
+	widen := ewCase{name: "f16 widened", shape: []int64{1 << 16}, in: []lir.EwIn{{DType: f16, Strides: []int64{1}}}, out: []tensor.DType{f32, f16},
+		code: []lir.Instr{load(0, 0), store(0, 0), store(0, 1)}}
+	halves := tensor.New(f16, 1<<16)
+	for h := range 1 << 16 {
+		halves.Data[2*h], halves.Data[2*h+1] = byte(h), byte(h>>8)
+	}
+	var vs []float32
+	for h := uint16(0); h < 0x7c00; h++ {
+		a, b := float64(tensor.F16ToF32(h)), float64(tensor.F16ToF32(h+1))
+		mid := float32((a + b) / 2)
+		vs = append(vs, mid, math.Nextafter32(mid, 0), math.Nextafter32(mid, float32(math.Inf(1))), float32(a))
+	}
+	vs = append(vs, 65504, 65519.99, 65520, 65536, 1e10, 3e38, 2.9802322e-08, 2.98e-08, 1e-9, 0, float32(math.Copysign(0, -1)),
+		float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()))
+	n := int64(len(vs))
+	for _, v := range vs[:n] {
+		vs = append(vs, -v)
+	}
+	narrow := ewCase{name: "f32 narrowed", shape: []int64{int64(len(vs))}, in: []lir.EwIn{{DType: f32, Strides: []int64{1}}}, out: []tensor.DType{f16, f32},
+		code: []lir.Instr{load(0, 0), store(0, 0), {Op: lir.EwCast, Dst: 1, A: 0, Imm: float64(f16)}, store(1, 1)}}
+	floats := tensor.FromF32([]int64{int64(len(vs))}, vs)
+	pool := parallel.NewPool(2)
+	defer pool.Close()
+	for _, c := range []struct {
+		ew ewCase
+		in *tensor.Tensor
+	}{{widen, halves}, {narrow, floats}} {
+		interp := ewProgram(c.ew)
+		prog, err := Generate(interp, Options{EwGrain: 4096})
+		if err != nil || prog.Native == nil {
+			t.Fatalf("%s: not compiled (%v)", c.ew.name, err)
+		}
+		checkLevels(t, pool, interp, prog, runnableLevels(t), [][]*tensor.Tensor{{c.in}}, func(level string, _, i int, got, want *tensor.Tensor) {
+			if !bytes.Equal(got.Data, want.Data) {
+				for e := 0; e < len(want.Data); e += want.DType.Size() {
+					if !bytes.Equal(got.Data[e:e+want.DType.Size()], want.Data[e:e+want.DType.Size()]) {
+						t.Fatalf("%s %s: output %d element %d: native % x, interpreter % x (input element %d)", level, c.ew.name, i, e/want.DType.Size(),
+							got.Data[e:e+want.DType.Size()], want.Data[e:e+want.DType.Size()], e/want.DType.Size())
+					}
+				}
+			}
+		})
 	}
 }
