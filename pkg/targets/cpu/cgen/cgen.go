@@ -261,6 +261,24 @@ static inline uint16_t rlx_f32_f16(float f) {
 	return (uint16_t)(sign | out);
 }
 
+/* bfloat16 the same way (tensor.BF16ToF32, tensor.F32ToBF16): the high
+   half of a float, NaNs quiet; rounded to nearest, ties to even, a NaN
+   kept a NaN with the quiet bit set. */
+static inline float rlx_bf16_f32(uint16_t h) {
+	uint32_t bits = (uint32_t)h << 16;
+	bits |= (bits & 0x7fffffffu) > 0x7f800000u ? 0x400000u : 0u;
+	float f;
+	__builtin_memcpy(&f, &bits, 4);
+	return f;
+}
+
+static inline uint16_t rlx_f32_bf16(float f) {
+	uint32_t b;
+	__builtin_memcpy(&b, &f, 4);
+	uint32_t r = b + 0x7fffu + ((b >> 16) & 1u);
+	return (uint16_t)((b & 0x7fffffffu) > 0x7f800000u ? (b >> 16) | 0x40u : r >> 16);
+}
+
 /* Integer floor modulo (the divisor's sign); 0 for a zero divisor. */
 static inline double rlx_imod(double a, double b) {
 	int64_t x = rlx_trunc_i64(a), y = rlx_trunc_i64(b);
@@ -390,10 +408,10 @@ func floatWithCasts(ew *lir.Elementwise) bool {
 }
 
 // cTypes are the C element types of the dtypes a region may load and
-// store (f16's bits, converted by rlx_f16_f32 and rlx_f32_f16; bf16
-// stays on the interpreter).
+// store (f16's and bf16's bits, converted by the prelude's rlx_f16_f32,
+// rlx_f32_f16, rlx_bf16_f32 and rlx_f32_bf16).
 var cTypes = map[tensor.DType]string{
-	tensor.F32: "float", tensor.F64: "double", tensor.F16: "uint16_t", tensor.I64: "int64_t", tensor.I32: "int32_t",
+	tensor.F32: "float", tensor.F64: "double", tensor.F16: "uint16_t", tensor.BF16: "uint16_t", tensor.I64: "int64_t", tensor.I32: "int32_t",
 	tensor.I16: "int16_t", tensor.I8: "int8_t", tensor.U8: "uint8_t", tensor.Bool: "uint8_t",
 }
 
@@ -763,8 +781,11 @@ func instr(ew *lir.Elementwise, in lir.Instr, ct compute, imms map[int]float64, 
 		case 1:
 			idx = fmt.Sprintf("o%d + j", in.A)
 		}
-		if ew.In[in.A].DType == tensor.F16 {
+		switch ew.In[in.A].DType {
+		case tensor.F16:
 			return set(fmt.Sprintf("(%s)rlx_f16_f32(in%d[%s])", reg, in.A, idx))
+		case tensor.BF16:
+			return set(fmt.Sprintf("(%s)rlx_bf16_f32(in%d[%s])", reg, in.A, idx))
 		}
 		return set(fmt.Sprintf("(%s)in%d[%s]", reg, in.A, idx))
 	case lir.EwStore:
@@ -811,6 +832,8 @@ func instr(ew *lir.Elementwise, in lir.Instr, ct compute, imms map[int]float64, 
 			return set("(double)(float)" + a)
 		case to == tensor.F16:
 			return set("(double)rlx_f16_f32(rlx_f32_f16((float)" + a + "))")
+		case to == tensor.BF16:
+			return set("(double)rlx_bf16_f32(rlx_f32_bf16((float)" + a + "))")
 		case to == tensor.F64:
 			return set(a)
 		case to == tensor.Bool:
@@ -956,6 +979,8 @@ func convert(v string, ct compute, dt tensor.DType) string {
 		return "(double)" + v
 	case tensor.F16:
 		return "rlx_f32_f16((float)" + v + ")"
+	case tensor.BF16:
+		return "rlx_f32_bf16((float)" + v + ")"
 	case tensor.Bool:
 		return "(uint8_t)(" + v + " != 0)"
 	case tensor.U8, tensor.I8:

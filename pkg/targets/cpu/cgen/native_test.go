@@ -578,60 +578,69 @@ func TestNativeGuard(t *testing.T) {
 	}
 }
 
-// TestNativeF16 checks regions with f16 operands against the
-// interpreter bit for bit: every one of the 65536 halves widened (and
-// narrowed back), and floats rounded to halves where the rounding
-// decides: the midpoints between consecutive halves (ties to even), a
-// float either side of each, the overflow to infinity at 65520, the
-// subnormal halves' midpoints, values below the smallest half, NaN,
-// infinities and signed zeros; through a store to f16 and through a
-// cast inside the region.
+// TestNativeF16 checks regions with f16 and bf16 operands against the
+// interpreter bit for bit: every one of the 65536 values widened (and
+// narrowed back), and floats rounded to them where the rounding decides:
+// the midpoints between consecutive values (ties to even), a float
+// either side of each, the overflow to infinity, subnormals, values
+// below the smallest, NaN, infinities and signed zeros; through a store
+// and through a cast inside the region.
 func TestNativeF16(t *testing.T) {
 	needToolchain(t)
-	f16, f32 := tensor.F16, tensor.F32
+	f32 := tensor.F32
 	load := func(dst, a int) lir.Instr { return lir.Instr{Op: lir.EwLoad, Dst: dst, A: a} }
 	store := func(r, out int) lir.Instr { return lir.Instr{Op: lir.EwStore, Dst: r, A: out} }
-	widen := ewCase{name: "f16 widened", shape: []int64{1 << 16}, in: []lir.EwIn{{DType: f16, Strides: []int64{1}}}, out: []tensor.DType{f32, f16},
-		code: []lir.Instr{load(0, 0), store(0, 0), store(0, 1)}}
-	halves := tensor.New(f16, 1<<16)
-	for h := range 1 << 16 {
-		halves.Data[2*h], halves.Data[2*h+1] = byte(h), byte(h>>8)
-	}
-	var vs []float32
-	for h := uint16(0); h < 0x7c00; h++ {
-		a, b := float64(tensor.F16ToF32(h)), float64(tensor.F16ToF32(h+1))
-		mid := float32((a + b) / 2)
-		vs = append(vs, mid, math.Nextafter32(mid, 0), math.Nextafter32(mid, float32(math.Inf(1))), float32(a))
-	}
-	vs = append(vs, 65504, 65519.99, 65520, 65536, 1e10, 3e38, 2.9802322e-08, 2.98e-08, 1e-9, 0, float32(math.Copysign(0, -1)),
-		float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()))
-	n := int64(len(vs))
-	for _, v := range vs[:n] {
-		vs = append(vs, -v)
-	}
-	narrow := ewCase{name: "f32 narrowed", shape: []int64{int64(len(vs))}, in: []lir.EwIn{{DType: f32, Strides: []int64{1}}}, out: []tensor.DType{f16, f32},
-		code: []lir.Instr{load(0, 0), store(0, 0), {Op: lir.EwCast, Dst: 1, A: 0, Imm: float64(f16)}, store(1, 1)}}
-	floats := tensor.FromF32([]int64{int64(len(vs))}, vs)
 	pool := parallel.NewPool(2)
 	defer pool.Close()
-	for _, c := range []struct {
-		ew ewCase
-		in *tensor.Tensor
-	}{{widen, halves}, {narrow, floats}} {
-		interp := ewProgram(c.ew)
-		prog, err := Generate(interp, Options{EwGrain: 4096})
-		if err != nil || prog.Native == nil {
-			t.Fatalf("%s: not compiled (%v)", c.ew.name, err)
+	for _, h := range []struct {
+		dt    tensor.DType
+		widen func(uint16) float32
+		inf   uint16
+		extra []float32
+	}{
+		{tensor.F16, tensor.F16ToF32, 0x7c00, []float32{65504, 65519.99, 65520, 65536, 2.9802322e-08, 2.98e-08, 1e-9}},
+		{tensor.BF16, tensor.BF16ToF32, 0x7f80, []float32{3.3895314e38, 3.3961775e38, 1e-38, 1e-45}},
+	} {
+		widen := ewCase{name: h.dt.String() + " widened", shape: []int64{1 << 16}, in: []lir.EwIn{{DType: h.dt, Strides: []int64{1}}}, out: []tensor.DType{f32, h.dt},
+			code: []lir.Instr{load(0, 0), store(0, 0), store(0, 1)}}
+		all := tensor.New(h.dt, 1<<16)
+		for v := range 1 << 16 {
+			all.Data[2*v], all.Data[2*v+1] = byte(v), byte(v>>8)
 		}
-		checkLevels(t, pool, interp, prog, runnableLevels(t), [][]*tensor.Tensor{{c.in}}, func(level string, _, i int, got, want *tensor.Tensor) {
-			if !bytes.Equal(got.Data, want.Data) {
-				for e := 0; e < len(want.Data); e += want.DType.Size() {
-					if !bytes.Equal(got.Data[e:e+want.DType.Size()], want.Data[e:e+want.DType.Size()]) {
-						t.Fatalf("%s %s: output %d element %d: native % x, interpreter % x (input element %d)", level, c.ew.name, i, e/want.DType.Size(),
-							got.Data[e:e+want.DType.Size()], want.Data[e:e+want.DType.Size()], e/want.DType.Size())
+		var vs []float32
+		for v := uint16(0); v < h.inf; v++ {
+			a, b := float64(h.widen(v)), float64(h.widen(v+1))
+			mid := float32((a + b) / 2)
+			vs = append(vs, mid, math.Nextafter32(mid, 0), math.Nextafter32(mid, float32(math.Inf(1))), float32(a))
+		}
+		vs = append(vs, h.extra...)
+		vs = append(vs, 1e10, 3e38, 0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()),
+			// NaNs whose low bits a rounding would carry out of
+			math.Float32frombits(0x7fffffff), math.Float32frombits(0x7f80ffff), math.Float32frombits(0x7fc0ffff))
+		n := len(vs)
+		for _, v := range vs[:n] {
+			vs = append(vs, -v)
+		}
+		narrow := ewCase{name: "f32 narrowed to " + h.dt.String(), shape: []int64{int64(len(vs))}, in: []lir.EwIn{{DType: f32, Strides: []int64{1}}}, out: []tensor.DType{h.dt, f32},
+			code: []lir.Instr{load(0, 0), store(0, 0), {Op: lir.EwCast, Dst: 1, A: 0, Imm: float64(h.dt)}, store(1, 1)}}
+		floats := tensor.FromF32([]int64{int64(len(vs))}, vs)
+		for _, c := range []struct {
+			ew ewCase
+			in *tensor.Tensor
+		}{{widen, all}, {narrow, floats}} {
+			interp := ewProgram(c.ew)
+			prog, err := Generate(interp, Options{EwGrain: 4096})
+			if err != nil || prog.Native == nil {
+				t.Fatalf("%s: not compiled (%v)", c.ew.name, err)
+			}
+			checkLevels(t, pool, interp, prog, runnableLevels(t), [][]*tensor.Tensor{{c.in}}, func(level string, _, i int, got, want *tensor.Tensor) {
+				sz := want.DType.Size()
+				for e := 0; e < len(want.Data); e += sz {
+					if !bytes.Equal(got.Data[e:e+sz], want.Data[e:e+sz]) {
+						t.Fatalf("%s %s: output %d element %d: native % x, interpreter % x", level, c.ew.name, i, e/sz, got.Data[e:e+sz], want.Data[e:e+sz])
 					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
