@@ -751,6 +751,12 @@ func miscCases() []opCase {
 		f("Slice", 17, fm, "flip W (step -1)", node("Slice", []string{"x", "st", "en", "ax", "sp"}),
 			[]tensorGen{i64("st", -1), i64("en", -1<<62), i64("ax", 3), i64("sp", -1)}),
 		notAnd,
+		{Family: "misc", Op: "Split", opset: 18, outType: onnxpb.DTFloat, outTypes: []int32{onnxpb.DTFloat, onnxpb.DTFloat, onnxpb.DTFloat},
+			Shape: shapeStr(8, 128, 2304), Attrs: "3 ways, last axis",
+			node:   &onnxpb.Node{Name: "Split", OpType: "Split", Inputs: []string{"x"}, Outputs: []string{"q", "k", "v"}, Attrs: []*onnxpb.Attr{attrI("axis", -1), attrI("num_outputs", 3)}},
+			inputs: []tensorGen{x(8, 128, 2304)}},
+		f("Attention", 23, []int64{1, 12, 128, 64}, "q k v [b h s d], causal", node("Attention", []string{"x", "k", "v"}, attrI("is_causal", 1)), nil,
+			x(1, 12, 128, 64), randIn("k", -1, 1, 1, 12, 128, 64), randIn("v", -1, 1, 1, 12, 128, 64)),
 	}
 }
 
