@@ -687,6 +687,14 @@ func (im *importer) emitTmp(hint, op string, args []string, attrs ...string) str
 // alias makes an ONNX output the same value as an input (Identity, Dropout).
 func (im *importer) alias(out, in string) { im.vals[out] = im.vals[in] }
 
+// rt2 returns the HIR names of the node's inputs 0 and 1, materialized.
+func (im *importer) rt2() (a, b string, err error) {
+	if a, err = im.rt(0); err == nil {
+		b, err = im.rt(1)
+	}
+	return a, b, err
+}
+
 // rt returns the HIR name of the node's input i, materialized.
 func (im *importer) rt(i int) (string, error) {
 	n := im.node

@@ -254,11 +254,7 @@ func convMod(im *importer, n *onnxpb.Node) error {
 	if err != nil {
 		return err
 	}
-	a, err := im.rt(0)
-	if err != nil {
-		return err
-	}
-	b, err := im.rt(1)
+	a, b, err := im.rt2()
 	if err != nil {
 		return err
 	}
@@ -675,11 +671,7 @@ func convRMSNorm(im *importer, n *onnxpb.Node) error {
 	if err != nil {
 		return err
 	}
-	x, err := im.rt(0)
-	if err != nil {
-		return err
-	}
-	scale, err := im.rt(1)
+	x, scale, err := im.rt2()
 	if err != nil {
 		return err
 	}
