@@ -204,6 +204,12 @@ const (
 	// AttnBlockK is the keys per online-softmax step: at most
 	// AttnBlockQ×AttnBlockK scores exist at once, whatever S_k is.
 	AttnBlockK = 128
+
+	// AttnBlockQCausal is AttnBlockQ for causal attention, whose query
+	// block reads keys only up to its last row: over 128 queries one block
+	// computes every score, the masked half too; blocks of 32 compute
+	// five eighths of them. Measurements: docs/perf/kernels.md.
+	AttnBlockQCausal = 32
 )
 
 // Reductions.

@@ -93,12 +93,19 @@ func Attention(p *parallel.Pool, out, q, k, v, mask []float32, g AttnGeom) {
 		}
 		need("mask", mask, g.MaskStrides, (g.Sq-1)*g.MaskRowStride+(g.Sk-1)*g.MaskColStride+1)
 	}
-	qBlocks := ceilDiv(g.Sq, attnBQ)
+	// Causal query blocks are shorter: a block reads the keys up to its
+	// last row, so the scores above the diagonal it skips grow as blocks
+	// shrink (tuning.AttnBlockQCausal).
+	bq := attnBQ
+	if g.Causal {
+		bq = tuning.AttnBlockQCausal
+	}
+	qBlocks := ceilDiv(g.Sq, bq)
 	p.For(nb*qBlocks, 1, func(lo, hi int) {
 		w := attnWorkPool.Get().(*attnWork)
-		w.size(min(g.Sq, attnBQ), g.D, g.Dv)
+		w.size(min(g.Sq, bq), g.D, g.Dv)
 		for t := lo; t < hi; t++ {
-			attnBlock(out, q, k, v, mask, &g, t/qBlocks, (t%qBlocks)*attnBQ, w)
+			attnBlock(out, q, k, v, mask, &g, t/qBlocks, (t%qBlocks)*bq, bq, w)
 		}
 		attnWorkPool.Put(w)
 	})
@@ -139,8 +146,8 @@ func (w *attnWork) size(bq, d, dv int) {
 	w.m, w.l = w.m[:bq], w.l[:bq]
 }
 
-// attnBlock computes query rows [i0, i0+attnBQ) of batch matrix bi.
-func attnBlock(out, q, k, v, mask []float32, g *AttnGeom, bi, i0 int, w *attnWork) {
+// attnBlock computes query rows [i0, i0+bq) of batch matrix bi.
+func attnBlock(out, q, k, v, mask []float32, g *AttnGeom, bi, i0, bq int, w *attnWork) {
 	var qo, ko, vo, mo int
 	rem := bi
 	for d := len(g.Batch) - 1; d >= 0; d-- {
@@ -153,7 +160,7 @@ func attnBlock(out, q, k, v, mask []float32, g *AttnGeom, bi, i0 int, w *attnWor
 			mo += i * g.MaskStrides[d]
 		}
 	}
-	rows := min(attnBQ, g.Sq-i0)
+	rows := min(bq, g.Sq-i0)
 	D, Dv := g.D, g.Dv
 	// Without a mask (and for a positive Scale, which keeps the maximum
 	// the maximum) the softmax applies Scale to each score as it takes

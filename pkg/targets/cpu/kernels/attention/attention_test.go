@@ -169,6 +169,7 @@ func TestAttention(t *testing.T) {
 		{name: "single", batch: []int{1}, sq: 1, sk: 1, d: 1, dv: 1},
 		{name: "no batch dims", batch: nil, sq: 4, sk: 9, d: 5, dv: 3},
 		{name: "causal square crossing a query block", batch: []int{2}, sq: 37, sk: 37, d: 16, dv: 16, causal: true},
+		{name: "causal, query blocks ending either side of a key block's end", batch: []int{1}, sq: 70, sk: 150, d: 8, dv: 8, causal: true},
 		{name: "causal decode step", batch: []int{2, 2}, sq: 1, sk: 10, d: 8, dv: 8, causal: true},
 		{name: "causal chunked prefill", batch: []int{3}, sq: 3, sk: 10, d: 4, dv: 5, causal: true},
 		{name: "causal Sq > Sk (early rows see nothing: NaN)", batch: []int{1}, sq: 10, sk: 4, d: 4, dv: 4, causal: true},
