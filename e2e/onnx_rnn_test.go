@@ -11,7 +11,7 @@ import (
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
 
-// ONNX LSTM and GRU (pkg/onnx/rnn.go), checked against ONNX's equations
+// ONNX LSTM, GRU and RNN (pkg/onnx/rnn.go), checked against ONNX's equations
 // written out here as plain loops, on cpu and (where there is a Vulkan
 // device) vulkan, at two sequence lengths bound to the symbolic dim time.
 
@@ -19,9 +19,10 @@ func as(name, v string) *onnxpb.Attr {
 	return &onnxpb.Attr{Name: name, Type: onnxpb.AttrString, S: []byte(v)}
 }
 
-// rnnCase is one LSTM or GRU node of the test graph.
+// rnnCase is one LSTM, GRU or RNN node of the test graph.
 type rnnCase struct {
-	op        string // LSTM or GRU
+	op        string // LSTM, GRU or RNN
+	act       string // RNN: the activations attribute's (every direction's), "" for none (Tanh)
 	direction string
 	lbr       int64 // GRU linear_before_reset
 	bias      bool  // input B given
@@ -38,20 +39,13 @@ const (
 
 func sigm(v float64) float64 { return 1 / (1 + math.Exp(-v)) }
 
-// rnnRef is ONNX's LSTM or GRU: Y [seq, dirs, batch, H], Y_h and Y_c
+// rnnRef is ONNX's LSTM, GRU or RNN: Y [seq, dirs, batch, H], Y_h and Y_c
 // [dirs, batch, H]. w, r, b are ONNX's W [dirs, G*H, in], R [dirs, G*H, H]
 // and B [dirs, 2*G*H] (nil: zeros); h0 and c0 [dirs, batch, H] (nil:
 // zeros).
 func rnnRef(c rnnCase, seq int, x, w, r, b, h0, c0 []float32) (y, yh, yc []float64) {
 	const B, I, H = rnnBatch, rnnIn, rnnHidden
-	G := 4
-	if c.op == "GRU" {
-		G = 3
-	}
-	dirs := 1
-	if c.direction == "bidirectional" {
-		dirs = 2
-	}
+	G, dirs := rnnGates(c)
 	y = make([]float64, seq*dirs*B*H)
 	yh, yc = make([]float64, dirs*B*H), make([]float64, dirs*B*H)
 	at := func(v []float32, i int) float64 {
@@ -84,7 +78,19 @@ func rnnRef(c rnnCase, seq int, x, w, r, b, h0, c0 []float32) (y, yh, yc []float
 					}
 				}
 				nh := make([]float64, H)
-				if c.op == "LSTM" { // gates i, o, f, c
+				switch c.op {
+				case "RNN":
+					for j := 0; j < H; j++ {
+						switch v := xw[j] + hr[j]; c.act {
+						case "Relu":
+							nh[j] = math.Max(v, 0)
+						case "Sigmoid":
+							nh[j] = sigm(v)
+						default:
+							nh[j] = math.Tanh(v)
+						}
+					}
+				case "LSTM": // gates i, o, f, c
 					for j := 0; j < H; j++ {
 						i := sigm(xw[j] + hr[j])
 						o := sigm(xw[H+j] + hr[H+j])
@@ -93,7 +99,7 @@ func rnnRef(c rnnCase, seq int, x, w, r, b, h0, c0 []float32) (y, yh, yc []float
 						cs[j] = f*cs[j] + i*cc
 						nh[j] = o * math.Tanh(cs[j])
 					}
-				} else { // gates z, r, h
+				default: // GRU: gates z, r, h
 					rg := make([]float64, H)
 					for j := range rg {
 						rg[j] = sigm(xw[H+j] + hr[H+j])
@@ -123,6 +129,15 @@ func rnnRef(c rnnCase, seq int, x, w, r, b, h0, c0 []float32) (y, yh, yc []float
 	return y, yh, yc
 }
 
+// rnnGates is an rnnCase's gate count and directions.
+func rnnGates(c rnnCase) (gates, dirs int) {
+	gates, dirs = map[string]int{"LSTM": 4, "GRU": 3, "RNN": 1}[c.op], 1
+	if c.direction == "bidirectional" {
+		dirs = 2
+	}
+	return gates, dirs
+}
+
 func nearTol(t *testing.T, what string, got []float32, want []float64, tol float64) {
 	t.Helper()
 	if len(got) != len(want) {
@@ -139,9 +154,10 @@ func nearTol(t *testing.T, what string, got []float32, want []float64, tol float
 	t.Logf("%s: max|diff| %.3g", what, worst)
 }
 
-// TestONNXRecurrent builds one graph with LSTM and GRU nodes in every
-// direction, with and without B and initial states, both GRU
-// linear_before_reset values and unused outputs, at time = 2 and 3.
+// TestONNXRecurrent builds one graph with LSTM, GRU and RNN nodes in
+// every direction, with and without B and initial states, both GRU
+// linear_before_reset values, the RNN's three activations and unused
+// outputs, at time = 2 and 3.
 func TestONNXRecurrent(t *testing.T) {
 	t.Parallel() // minutes of external tools (glslang, clang, qemu) or builds: uses the second core
 	cases := []rnnCase{
@@ -152,6 +168,9 @@ func TestONNXRecurrent(t *testing.T) {
 		{op: "GRU", direction: "reverse", lbr: 1, bias: true, initH: true, outs: []bool{true, true}},
 		{op: "GRU", direction: "bidirectional", lbr: 1, bias: true, outs: []bool{false, true}},
 		{op: "GRU", direction: "bidirectional", lbr: 0, initH: true, outs: []bool{true, false}},
+		{op: "RNN", direction: "forward", bias: true, outs: []bool{true, true}},
+		{op: "RNN", act: "Relu", direction: "bidirectional", initH: true, outs: []bool{true, true}},
+		{op: "RNN", act: "Sigmoid", direction: "reverse", bias: true, outs: []bool{false, true}},
 	}
 	const B, I, H = rnnBatch, rnnIn, rnnHidden
 	for _, seq := range []int{2, 3} {
@@ -166,13 +185,7 @@ func TestONNXRecurrent(t *testing.T) {
 			}
 			var checks []check
 			for k, c := range cases {
-				G, dirs := 4, 1
-				if c.op == "GRU" {
-					G = 3
-				}
-				if c.direction == "bidirectional" {
-					dirs = 2
-				}
+				G, dirs := rnnGates(c)
 				p := fmt.Sprintf("n%d_", k)
 				w := seq1(dirs*G*H*I, 0.6, k+1)
 				r := seq1(dirs*G*H*H, 0.5, k+2)
@@ -208,7 +221,7 @@ func TestONNXRecurrent(t *testing.T) {
 					if used {
 						o = fmt.Sprintf("%sY%d", p, i)
 						g.outs = append(g.outs, o)
-						checks = append(checks, check{fmt.Sprintf("%s %s lbr=%d output %d", c.op, c.direction, c.lbr, i), want[i]})
+						checks = append(checks, check{fmt.Sprintf("%s%s %s lbr=%d output %d", c.op, c.act, c.direction, c.lbr, i), want[i]})
 					}
 					outs = append(outs, o)
 				}
@@ -218,6 +231,13 @@ func TestONNXRecurrent(t *testing.T) {
 				}
 				if k == 0 {
 					attrs = append(attrs, &onnxpb.Attr{Name: "activations", Type: onnxpb.AttrStrings, Strings: [][]byte{[]byte("Sigmoid"), []byte("Tanh"), []byte("Tanh")}})
+				}
+				if c.act != "" {
+					acts := [][]byte{[]byte(c.act)}
+					if dirs == 2 {
+						acts = append(acts, []byte(c.act))
+					}
+					attrs = append(attrs, &onnxpb.Attr{Name: "activations", Type: onnxpb.AttrStrings, Strings: acts})
 				}
 				g.nodes = append(g.nodes, &onnxpb.Node{Name: fmt.Sprintf("/rnn%d", k), OpType: c.op, Inputs: in, Outputs: outs, Attrs: attrs})
 			}
@@ -229,8 +249,8 @@ func TestONNXRecurrent(t *testing.T) {
 					nearTol(t, c.name, out[i].F32(), c.want, 2e-5)
 				}
 			})
-			if !strings.Contains(hir, "lstm(") || !strings.Contains(hir, "gru(") {
-				t.Fatalf("the import has no lstm or gru:\n%s", hir)
+			if !strings.Contains(hir, "lstm(") || !strings.Contains(hir, "gru(") || !strings.Contains(hir, `activation="relu"`) {
+				t.Fatalf("the import has no lstm, gru or relu rnn:\n%s", hir)
 			}
 		})
 	}
@@ -259,6 +279,14 @@ func TestONNXRecurrentErrors(t *testing.T) {
 			n.Attrs = append(n.Attrs, &onnxpb.Attr{Name: "activations", Type: onnxpb.AttrStrings, Strings: [][]byte{[]byte("Relu"), []byte("Tanh"), []byte("Tanh")}})
 		}, "LSTM activations [Relu Tanh Tanh] are not supported"},
 		{func(n *onnxpb.Node) { n.Attrs = append(n.Attrs, ai("layout", 1)) }, "LSTM layout=1 is not supported"},
+		{func(n *onnxpb.Node) {
+			n.OpType = "RNN"
+			n.Attrs = append(n.Attrs, &onnxpb.Attr{Name: "activations", Type: onnxpb.AttrStrings, Strings: [][]byte{[]byte("Relu"), []byte("Tanh")}})
+		}, "RNN activations [Relu Tanh] are not supported (one of Tanh, Relu or Sigmoid, the same for every direction)"},
+		{func(n *onnxpb.Node) {
+			n.OpType = "RNN"
+			n.Attrs = append(n.Attrs, &onnxpb.Attr{Name: "activations", Type: onnxpb.AttrStrings, Strings: [][]byte{[]byte("LeakyRelu")}})
+		}, "RNN activations [LeakyRelu] are not supported"},
 	} {
 		g := &graph{outs: []string{"y"}}
 		g.input("x", "time", 1, 2)
@@ -269,7 +297,7 @@ func TestONNXRecurrentErrors(t *testing.T) {
 		n := &onnxpb.Node{Name: "/lstm/LSTM", OpType: "LSTM", Inputs: []string{"x", "w", "r"}, Outputs: []string{"y"}, Attrs: []*onnxpb.Attr{ai("hidden_size", 1)}}
 		tc.edit(n)
 		g.nodes = append(g.nodes, n)
-		if got := importErr(g, 15); !strings.Contains(got, tc.want) || !strings.Contains(got, `"/lstm/LSTM" (LSTM, opset 15)`) {
+		if got := importErr(g, 15); !strings.Contains(got, tc.want) || !strings.Contains(got, fmt.Sprintf(`"/lstm/LSTM" (%s, opset 15)`, n.OpType)) {
 			t.Errorf("got %q, want it to contain %q", got, tc.want)
 		}
 	}

@@ -253,6 +253,9 @@ var inferCases = []inferCase{
 	{sig: "x: f32[seq, 3, 8], wi: f32[1, 12, 8], r: f32[1, 12, 4], bi: f32[1, 24]", body: `y, yh = gru(x, wi, r, bi, hidden=4, direction="reverse", linear_before_reset=true)`, want: "f32[seq, 1, 3, 4]; f32[1, 3, 4]"},
 	{sig: "x: f32[seq, 3, 8], wi: f32[2, 12, 8], r: f32[1, 12, 4]", body: "y, yh = gru(x, wi, r, hidden=4)", err: "wi (w) has shape [2, 12, 8] but [dirs, 3*hidden, in] is [1, 12, 8]"},
 	{sig: "x: f32[seq, 3, 8], wi: f32[1, 12, 8], r: f32[1, 12, 4]", body: `y, yh = gru(x, wi, r, hidden=4, direction="sideways")`, err: `direction must be "forward", "reverse" or "bidirectional", found "sideways"`},
+	{sig: "x: f32[seq, 3, 8], wi: f32[2, 4, 8], r: f32[2, 4, 4], bi: f32[2, 8], h0: f32[2, 3, 4]", body: `y, yh = rnn(x, wi, r, bi, h0, hidden=4, direction="bidirectional", activation="relu")`, want: "f32[seq, 2, 3, 4]; f32[2, 3, 4]"},
+	{sig: "x: f32[seq, 3, 8], wi: f32[1, 4, 8], r: f32[1, 4, 4]", body: `y, yh = rnn(x, wi, r, hidden=4, activation="elu")`, err: `activation must be "tanh", "relu" or "sigmoid", found "elu"`},
+	{sig: "x: f32[seq, 3, 8], wi: f32[1, 12, 8], r: f32[1, 12, 4]", body: `y, yh = rnn(x, wi, r, hidden=4)`, err: "wi (w) has shape [1, 12, 8] but [dirs, 1*hidden, in] is [1, 4, 8]"},
 	{sig: "x: f32[seq, 3, 8], wi: f32[1, 12, 8], r: f32[1, 12, 4]", body: "y, yh = lstm(x, wi, r, hidden=4)", err: "lstm gives 3 results, found 2 names"},
 	{sig: "x: f32[seq, 3, 8], wi: f32[1, 16, 8], r: f32[1, 16, 4], h: f32[1, 2, 4]", body: "y, yh, yc = lstm(x, wi, r, wi, h, hidden=4)", err: "wi (bias) has shape [1, 16, 8] but [dirs, 8*hidden] is [1, 32]"},
 

@@ -121,6 +121,8 @@ func buildOps() map[string]*opSpec {
 		attrs: rnnAttrs, infer: inferRecurrent(4)})
 	add(&opSpec{name: "gru", minArgs: 3, maxArgs: 5, argNames: []string{"x", "w", "r", "bias", "h0"}, results: 2,
 		attrs: append(append([]attrSpec(nil), rnnAttrs...), attrSpec{name: "linear_before_reset", kind: aBool, def: false}), infer: inferRecurrent(3)})
+	add(&opSpec{name: "rnn", minArgs: 3, maxArgs: 5, argNames: []string{"x", "w", "r", "bias", "h0"}, results: 2,
+		attrs: append(append([]attrSpec(nil), rnnAttrs...), attrSpec{name: "activation", kind: aString, def: "tanh"}), infer: inferRecurrent(1)})
 
 	add(&opSpec{name: "conv2d", minArgs: 2, maxArgs: 3, argNames: []string{"x", "w", "b"},
 		attrs: []attrSpec{
@@ -521,7 +523,10 @@ func inferAttention(x *opCtx) ([]Type, bool) {
 	return one(Type{DType: x.args[0].DType, Shape: out})
 }
 
-// RNNDirections is the number of directions of an lstm or gru's
+// RNNActivation reports whether a is an activation of an rnn cell.
+func RNNActivation(a string) bool { return a == "tanh" || a == "relu" || a == "sigmoid" }
+
+// RNNDirections is the number of directions of an lstm, gru or rnn's
 // direction attribute (2 for "bidirectional"), 0 for an unknown one.
 func RNNDirections(direction string) int {
 	switch direction {
@@ -533,8 +538,9 @@ func RNNDirections(direction string) int {
 	return 0
 }
 
-// inferRecurrent covers lstm (4 gates, results y, y_h, y_c) and gru (3
-// gates, results y, y_h), with ONNX's operands: x [seq, batch, in],
+// inferRecurrent covers lstm (4 gates, results y, y_h, y_c), gru (3
+// gates, results y, y_h) and rnn (1 gate, results y, y_h), with ONNX's
+// operands: x [seq, batch, in],
 // w [dirs, gates*hidden, in], r [dirs, gates*hidden, hidden],
 // b [dirs, 2*gates*hidden], h0 and c0 [dirs, batch, hidden].
 func inferRecurrent(gates int64) func(*opCtx) ([]Type, bool) {
@@ -550,6 +556,10 @@ func inferRecurrent(gates int64) func(*opCtx) ([]Type, bool) {
 		h := x.attrs.Int("hidden")
 		if h < 1 || h > 1<<20 {
 			x.attrErrorf("hidden", "hidden must be from 1 to %d, found %d", 1<<20, h)
+			return nil, false
+		}
+		if gates == 1 && !RNNActivation(x.attrs.String("activation")) {
+			x.attrErrorf("activation", "activation must be \"tanh\", \"relu\" or \"sigmoid\", found %q", x.attrs.String("activation"))
 			return nil, false
 		}
 		dirs := RNNDirections(x.attrs.String("direction"))

@@ -248,7 +248,7 @@ func (l *lowerer) stmt(s *hir.Stmt) error {
 		one(v)
 	case op == "iota":
 		one(l.emit(mir.OpIota, nil, mir.Attrs{"n": a.Dim("n")}, src, t))
-	case op == "lstm" || op == "gru":
+	case op == "lstm" || op == "gru" || op == "rnn":
 		res = l.recurrent(s, args, src)
 	default:
 		return fmt.Errorf("%s: internal: no lowering for %s", src, op)
@@ -343,7 +343,7 @@ func (l *lowerer) batchnorm(args []*mir.Value, eps float64, src string, t mir.Ty
 	return l.emit("add", []*mir.Value{xa, b}, nil, src, t)
 }
 
-// recurrent lowers lstm and gru to one recurrent node (mir.OpRecurrent)
+// recurrent lowers lstm, gru and rnn to one recurrent node (mir.OpRecurrent)
 // with the weights of each direction apart and transposed: w_d = W[d]ᵀ
 // [in, G*H], r_d = R[d]ᵀ [H, G*H], b_d = B[d] [2*G*H] (zeros without B).
 // Over params these are constant subgraphs, which constant folding
@@ -351,10 +351,7 @@ func (l *lowerer) batchnorm(args []*mir.Value, eps float64, src string, t mir.Ty
 func (l *lowerer) recurrent(s *hir.Stmt, args []*mir.Value, src string) []*mir.Value {
 	a := s.Attr
 	h := a.Int("hidden")
-	gates := int64(4)
-	if s.Op == "gru" {
-		gates = 3
-	}
+	gates := map[string]int64{"lstm": 4, "gru": 3, "rnn": 1}[s.Op]
 	dirs := int64(hir.RNNDirections(a.String("direction")))
 	x := args[0]
 	dt := x.Type.DType
@@ -388,9 +385,12 @@ func (l *lowerer) recurrent(s *hir.Stmt, args []*mir.Value, src string) []*mir.V
 	}
 	ops = append(ops, args[min(len(args), 4):]...)
 	attrs := mir.Attrs{"cell": s.Op, "hidden": h, "direction": a.String("direction"), "initial_h": len(args) > 4}
-	if s.Op == "gru" {
+	switch s.Op {
+	case "gru":
 		attrs["linear_before_reset"] = a.Bool("linear_before_reset")
-	} else {
+	case "rnn":
+		attrs["activation"] = a.String("activation")
+	default:
 		attrs["initial_c"] = len(args) > 5
 	}
 	n := l.g.Add(mir.OpRecurrent, ops, attrs, src, s.Types...)

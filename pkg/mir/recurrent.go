@@ -2,9 +2,10 @@ package mir
 
 import "fmt"
 
-// A recurrent node (OpRecurrent) runs an LSTM or a GRU over a whole
-// sequence, with ONNX's equations (gate order i, o, f, c for the LSTM;
-// z, r, h for the GRU; sigmoid and tanh activations). Its operands:
+// A recurrent node (OpRecurrent) runs an LSTM, a GRU or a plain RNN over
+// a whole sequence, with ONNX's equations (gate order i, o, f, c for the
+// LSTM; z, r, h for the GRU; sigmoid and tanh activations; the RNN's
+// one gate through its activation, tanh, relu or sigmoid). Its operands:
 //
 //	x [seq, batch, in]
 //	for each direction d: w_d [in, G*H] (ONNX's W[d] transposed),
@@ -12,26 +13,28 @@ import "fmt"
 //	h0 [dirs, batch, H]   when initial_h
 //	c0 [dirs, batch, H]   when initial_c (lstm only)
 //
-// with G = 4 (lstm) or 3 (gru) and H = hidden. Its results are y [seq,
+// with G = 4 (lstm), 3 (gru) or 1 (rnn) and H = hidden. Its results are y [seq,
 // dirs, batch, H], y_h [dirs, batch, H] and, for the LSTM, y_c [dirs,
 // batch, H]. Lowering puts the weights in this form (transposes and
 // slices of params, which constant folding computes once at build time).
 // Direction 0 of "bidirectional" runs forward, direction 1 in reverse.
 
-// RecurrentAttrs are the attributes of a recurrent node: cell ("lstm" or
-// "gru"), hidden (H), direction ("forward", "reverse" or
-// "bidirectional"), linear_before_reset (gru), initial_h and initial_c
-// (whether h0 and c0 are operands).
-var RecurrentAttrs = []string{"cell", "hidden", "direction", "linear_before_reset", "initial_h", "initial_c"}
+// RecurrentAttrs are the attributes of a recurrent node: cell ("lstm",
+// "gru" or "rnn"), hidden (H), direction ("forward", "reverse" or
+// "bidirectional"), linear_before_reset (gru), activation (rnn: "tanh",
+// "relu" or "sigmoid"), initial_h and initial_c (whether h0 and c0 are
+// operands).
+var RecurrentAttrs = []string{"cell", "hidden", "direction", "linear_before_reset", "activation", "initial_h", "initial_c"}
 
 // Recurrent is a recurrent node decoded: its attributes and operands.
 type Recurrent struct {
-	Cell              string // "lstm" or "gru"
-	Gates             int64  // 4 or 3
+	Cell              string // "lstm", "gru" or "rnn"
+	Gates             int64  // 4, 3 or 1
 	Hidden            int64
 	Direction         string
 	Dirs              int
 	LinearBeforeReset bool
+	Activation        string // rnn: "tanh", "relu" or "sigmoid"
 	X                 *Value
 	W, R, B           []*Value // one per direction
 	H0, C0            *Value   // nil when absent
@@ -53,8 +56,14 @@ func DecodeRecurrent(n *Node) (*Recurrent, error) {
 		r.Gates = 4
 	case "gru":
 		r.Gates = 3
+	case "rnn":
+		r.Gates = 1
+		r.Activation = a.String("activation")
+		if r.Activation != "tanh" && r.Activation != "relu" && r.Activation != "sigmoid" {
+			return nil, fmt.Errorf("recurrent: rnn activation %q is none of tanh, relu, sigmoid", r.Activation)
+		}
 	default:
-		return nil, fmt.Errorf("recurrent: cell %q is neither lstm nor gru", r.Cell)
+		return nil, fmt.Errorf("recurrent: cell %q is none of lstm, gru, rnn", r.Cell)
 	}
 	switch r.Direction {
 	case "forward", "reverse":

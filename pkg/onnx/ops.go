@@ -74,7 +74,7 @@ var converters = map[string]converter{
 	"GroupNormalization": convGroupNorm, "LRN": convLRN, "Hardmax": convHardmax, "CumSum": convCumSum, "Einsum": convEinsum, "GridSample": convGridSample,
 
 	// Recurrent layers (rnn.go).
-	"LSTM": convRNN("lstm"), "GRU": convRNN("gru"),
+	"LSTM": convRNN("lstm"), "GRU": convRNN("gru"), "RNN": convRNN("rnn"),
 }
 
 func (im *importer) importNode(n *onnxpb.Node) error {

@@ -1,7 +1,7 @@
 package onnx
 
-// LSTM and GRU, as PyTorch exports nn.LSTM and nn.GRU, to HIR's lstm and
-// gru (ONNX's operand layouts, passed through).
+// LSTM, GRU and RNN, as PyTorch exports nn.LSTM, nn.GRU and nn.RNN, to
+// HIR's lstm, gru and rnn (ONNX's operand layouts, passed through).
 
 import (
 	"fmt"
@@ -13,17 +13,22 @@ import (
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
 
-// convRNN converts LSTM (cell "lstm", four gates) and GRU ("gru", three).
-// Supported: every direction, hidden_size, GRU's linear_before_reset,
-// the default activations (spelled out or not), optional B, initial_h and
+// convRNN converts LSTM (cell "lstm", four gates), GRU ("gru", three)
+// and RNN ("rnn", one). Supported: every direction, hidden_size, GRU's
+// linear_before_reset, the default activations (spelled out or not), an
+// RNN's Tanh, Relu or Sigmoid (one for every direction: PyTorch's
+// nonlinearity is the layer's), optional B, initial_h and
 // initial_c (zeros when absent) and unused outputs. Not supported, each an
 // error at import: sequence_lens, peepholes (P), clip, other
 // activations, activation_alpha/beta, LSTM input_forget and layout=1.
 func convRNN(cell string) converter {
 	return func(im *importer, n *onnxpb.Node) error {
 		gates, results, defaults := int64(4), 3, []string{"Sigmoid", "Tanh", "Tanh"}
-		if cell == "gru" {
+		switch cell {
+		case "gru":
 			gates, results, defaults = 3, 2, []string{"Sigmoid", "Tanh"}
+		case "rnn":
+			gates, results, defaults = 1, 2, []string{"Tanh"}
 		}
 		op := n.OpType
 		for _, a := range []string{"clip", "activation_alpha", "activation_beta"} {
@@ -42,16 +47,24 @@ func convRNN(cell string) converter {
 		if dirs == 0 {
 			return fmt.Errorf("%s direction %q: want forward, reverse or bidirectional", op, direction)
 		}
+		activation := "tanh"
 		if a := n.Attr("activations"); a != nil {
 			var got []string
 			for _, s := range a.Strings {
 				got = append(got, string(s))
+			}
+			if cell == "rnn" && len(got) == dirs && hir.RNNActivation(strings.ToLower(got[0])) {
+				activation = strings.ToLower(got[0])
+				defaults = []string{got[0]}
 			}
 			var want []string
 			for range dirs {
 				want = append(want, defaults...)
 			}
 			if strings.Join(got, ",") != strings.Join(want, ",") {
+				if cell == "rnn" {
+					return fmt.Errorf("%s activations %v are not supported (one of Tanh, Relu or Sigmoid, the same for every direction)", op, got)
+				}
 				return fmt.Errorf("%s activations %v are not supported (only the defaults, %v per direction)", op, got, defaults)
 			}
 		}
@@ -145,8 +158,11 @@ func convRNN(cell string) converter {
 			}
 		}
 		attrs := []string{fmt.Sprintf("hidden=%d", h), fmt.Sprintf("direction=%q", direction)}
-		if cell == "gru" {
+		switch cell {
+		case "gru":
 			attrs = append(attrs, fmt.Sprintf("linear_before_reset=%v", attrInt(n, "linear_before_reset", 0) != 0))
+		case "rnn":
+			attrs = append(attrs, fmt.Sprintf("activation=%q", activation))
 		}
 		return im.emit(outs, cell, args, attrs...)
 	}

@@ -172,11 +172,11 @@ func unroll(g *mir.Graph, n *mir.Node, b Binding) error {
 		w, r, bias := rc.W[d], rc.R[d], rc.B[d]
 		G := rc.Gates * H
 		wb, rb := u.slice(bias, 0, 0, G), u.slice(bias, 0, G, 2*G)
-		// The input bias, added once for all steps: the LSTM's Wb + Rb;
-		// the GRU's Wb (its Rb is the recurrent products' bias, where the
-		// h gate needs it).
+		// The input bias, added once for all steps: the LSTM's and RNN's
+		// Wb + Rb; the GRU's Wb (its Rb is the recurrent products' bias,
+		// where the h gate needs it).
 		xb := wb
-		if rc.Cell == "lstm" {
+		if rc.Cell != "gru" {
 			xb = u.ew("add", wb, rb)
 		}
 		p := u.matmul(rc.X, w, xb, nil, dim.Const(seq), batch, gh)
@@ -196,14 +196,18 @@ func unroll(g *mir.Graph, n *mir.Node, b Binding) error {
 				t = seq - 1 - s
 			}
 			pt := u.reshape(u.slice(p, 0, t, t+1), batch, gh)
-			if rc.Cell == "lstm" {
+			switch rc.Cell {
+			case "rnn":
+				// tanh, relu and sigmoid are MIR's elementwise ops of those names.
+				hp = u.ew(mir.Op(rc.Activation), u.matmul(hp, r, nil, pt, batch, gh))
+			case "lstm":
 				gates := u.matmul(hp, r, nil, pt, batch, gh)
 				gate := func(k int64) *mir.Value { return u.slice(gates, 1, k*H, (k+1)*H) }
 				i, o, f := u.ew("sigmoid", gate(0)), u.ew("sigmoid", gate(1)), u.ew("sigmoid", gate(2))
 				cc := u.ew("tanh", gate(3))
 				cp = u.ew("add", u.ew("mul", f, cp), u.ew("mul", i, cc))
 				hp = u.ew("mul", o, u.ew("tanh", cp))
-			} else {
+			default:
 				var z, rg, nn *mir.Value
 				xz, xr, xn := u.slice(pt, 1, 0, H), u.slice(pt, 1, H, 2*H), u.slice(pt, 1, 2*H, 3*H)
 				if rc.LinearBeforeReset {

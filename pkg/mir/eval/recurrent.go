@@ -8,7 +8,7 @@ import (
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
 
-// recurrent runs an LSTM or GRU node (mir.OpRecurrent) step by step with
+// recurrent runs an LSTM, GRU or RNN node (mir.OpRecurrent) step by step with
 // ONNX's equations, in float64 from the first step to the last; the
 // results are rounded to the dtype once, at the end.
 //
@@ -18,6 +18,7 @@ import (
 //	      n = tanh(Xh + r⊙(h·Rhᵀ + Rbh))   (linear_before_reset)
 //	      n = tanh(Xh + (r⊙h)·Rhᵀ + Rbh)   (otherwise)
 //	      h' = (1 - z)⊙n + z⊙h
+//	RNN:  h' = f(X + H), f the activation (tanh, relu or sigmoid)
 //
 // where X* = x_t·W*ᵀ + Wb* and H* = h·R*ᵀ + Rb*.
 func recurrent(n *mir.Node, args []*array) ([]*array, error) {
@@ -91,7 +92,12 @@ func recurrent(n *mir.Node, args []*array) ([]*array, error) {
 					}
 					gx[j], gh[j] = sx, sh
 				}
-				if rc.Cell == "lstm" {
+				switch rc.Cell {
+				case "rnn":
+					for j := 0; j < H; j++ {
+						gx[j] = rnnActivation(rc.Activation, gx[j]+gh[j]) // h', written back below
+					}
+				case "lstm":
 					for j := 0; j < H; j++ {
 						i := sigmoid(gx[j] + gh[j])
 						o := sigmoid(gx[H+j] + gh[H+j])
@@ -100,7 +106,7 @@ func recurrent(n *mir.Node, args []*array) ([]*array, error) {
 						ct[j] = f*ct[j] + i*cc
 						gx[j] = o * math.Tanh(ct[j]) // h', written back below
 					}
-				} else {
+				default:
 					for j := 0; j < H; j++ {
 						rh[j] = sigmoid(gx[H+j]+gh[H+j]) * ht[j] // r⊙h
 					}
@@ -128,4 +134,15 @@ func recurrent(n *mir.Node, args []*array) ([]*array, error) {
 	}
 	res := []*array{y.fit(), yh.fit(), yc.fit()}
 	return res[:len(n.Results)], nil
+}
+
+// rnnActivation applies an RNN cell's activation.
+func rnnActivation(f string, v float64) float64 {
+	switch f {
+	case "relu":
+		return math.Max(v, 0)
+	case "sigmoid":
+		return sigmoid(v)
+	}
+	return math.Tanh(v)
 }

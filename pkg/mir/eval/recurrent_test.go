@@ -2,6 +2,7 @@ package eval
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/rlx-project/rlx/pkg/mir"
@@ -40,6 +41,37 @@ func TestRecurrentLSTM(t *testing.T) {
 	check(t, "y", out[0], sh(2, 1, 1, 1), []float64{h1, h2}, 1e-12)
 	check(t, "y_h", out[1], sh(1, 1, 1), []float64{h2}, 1e-12)
 	check(t, "y_c", out[2], sh(1, 1, 1), []float64{c2}, 1e-12)
+}
+
+// TestRecurrentRNN: one unit, two steps from h0 = 0.5, each activation.
+func TestRecurrentRNN(t *testing.T) {
+	x := mk(tensor.F64, sh(2, 1, 1), 1, -2)
+	w := mk(tensor.F64, sh(1, 1), 0.5)
+	r := mk(tensor.F64, sh(1, 1), -0.75)
+	b := mk(tensor.F64, sh(2), 0.1, 0.2) // Wb, Rb
+	h0 := mk(tensor.F64, sh(1, 1, 1), 0.5)
+	for _, tc := range []struct {
+		act string
+		f   func(float64) float64
+	}{
+		{"tanh", math.Tanh},
+		{"relu", func(v float64) float64 { return math.Max(v, 0) }},
+		{"sigmoid", func(v float64) float64 { return 1 / (1 + math.Exp(-v)) }},
+	} {
+		g := rnnGraph(mir.Attrs{"cell": "rnn", "hidden": int64(1), "direction": "forward", "activation": tc.act, "initial_h": true}, 2, 2, 1, 1, x, w, r, b, h0)
+		out, err := Run(g, nil, []*tensor.Tensor{x, w, r, b, h0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h1 := tc.f(0.5*1 + 0.1 - 0.75*0.5 + 0.2)
+		h2 := tc.f(0.5*-2 + 0.1 - 0.75*h1 + 0.2)
+		check(t, tc.act+" y", out[0], sh(2, 1, 1, 1), []float64{h1, h2}, 1e-12)
+		check(t, tc.act+" y_h", out[1], sh(1, 1, 1), []float64{h2}, 1e-12)
+	}
+	g := rnnGraph(mir.Attrs{"cell": "rnn", "hidden": int64(1), "direction": "forward", "activation": "elu"}, 2, 2, 1, 1, x, w, r, b)
+	if _, err := Run(g, nil, []*tensor.Tensor{x, w, r, b}); err == nil || !strings.Contains(err.Error(), `rnn activation "elu"`) {
+		t.Errorf("activation elu: got %v", err)
+	}
 }
 
 // TestRecurrentGRU: one unit from h0 = 0.5, both placements of the reset
