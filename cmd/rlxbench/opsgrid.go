@@ -489,6 +489,11 @@ func opsGrid(quick bool) []opCase {
 		convCase(8, 96, 96, 28, 3, 1, 1, 96),
 		convCase(1, 208, 208, 14, 3, 1, 1, 26),  // RegNetY: groups of 8 channels
 		convCase(1, 240, 240, 28, 5, 2, 1, 240), // EfficientNet: depthwise 5x5/2
+		convCase(1, 3, 32, 320, 6, 2, 1, 1),     // YOLOv5's stem (6x6/2, pads 2)
+		convCase(1, 32, 64, 160, 3, 2, 1, 1),
+		convCase(1, 32, 32, 160, 1, 1, 1, 1), // YOLOv5's C3 1x1s: few channels, large planes
+		convCase(1, 64, 64, 80, 1, 1, 1, 1),
+		convCase(1, 128, 64, 80, 1, 1, 1, 1),
 	)
 	g = append(g,
 		convTCase(256, 128, 14, 2, 2, 0, 0),
@@ -757,6 +762,9 @@ func miscCases() []opCase {
 			inputs: []tensorGen{x(8, 128, 2304)}},
 		f("Attention", 23, []int64{1, 12, 128, 64}, "q k v [b h s d], causal", node("Attention", []string{"x", "k", "v"}, attrI("is_causal", 1)), nil,
 			x(1, 12, 128, 64), randIn("k", -1, 1, 1, 12, 128, 64), randIn("v", -1, 1, 1, 12, 128, 64)),
+		// Conformer-S's attention: 4 heads of 36, an additive mask.
+		f("Attention", 23, []int64{1, 4, 200, 36}, "q k v [b h s d], additive mask [s s]", node("Attention", []string{"x", "k", "v", "mask"}), nil,
+			x(1, 4, 200, 36), randIn("k", -1, 1, 1, 4, 200, 36), randIn("v", -1, 1, 1, 4, 200, 36), randIn("mask", -2, 0, 200, 200)),
 	}
 }
 

@@ -173,10 +173,10 @@ func attnBlock(out, q, k, v, mask []float32, g *AttnGeom, bi, i0, bq int, w *att
 	if mask != nil || !(g.Scale > 0) || math.IsInf(float64(g.Scale), 1) {
 		escale = 1
 		qs := w.qs[:rows*D]
+		clear(qs)
 		for r := 0; r < rows; r++ {
-			for i, x := range qm[r*ldq : r*ldq+D] {
-				qs[r*D+i] = x * g.Scale
-			}
+			// qs = 0 + Scale·q, one rounding: Scale·q's (but a -0 product is +0)
+			vec.Axpy(qs[r*D:(r+1)*D], qm[r*ldq:r*ldq+D], g.Scale)
 		}
 		qm, ldq = qs, D
 	}
@@ -218,7 +218,14 @@ func attnBlock(out, q, k, v, mask []float32, g *AttnGeom, bi, i0, bq int, w *att
 				lim = max(0, min(cols, i+diag+1-j0))
 			}
 			var mx float64
-			if mask != nil {
+			switch {
+			case mask != nil && g.MaskColStride == 1:
+				// srow += the mask row: an FMA by 1 rounds each sum once,
+				// as float32 addition does.
+				mrow := mask[mo+i*g.MaskRowStride+j0:]
+				vec.Axpy(srow[:lim], mrow[:lim], 1)
+				mx = float64(vec.MaxNaN32(srow[:lim]))
+			case mask != nil:
 				mx = math.Inf(-1)
 				for j := 0; j < lim; j++ {
 					sv := float64(srow[j]) + float64(mask[mo+i*g.MaskRowStride+(j0+j)*g.MaskColStride])
@@ -227,7 +234,7 @@ func attnBlock(out, q, k, v, mask []float32, g *AttnGeom, bi, i0, bq int, w *att
 						mx = sv
 					}
 				}
-			} else {
+			default:
 				mx = float64(vec.MaxNaN32(srow[:lim]))
 			}
 			mNew := m[r]

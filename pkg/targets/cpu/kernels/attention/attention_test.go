@@ -131,6 +131,10 @@ func runAttnCase(t *testing.T, ps []*parallel.Pool, c attnCase, seed uint64) {
 		g.MaskStrides = make([]int, nd)
 		g.MaskStrides[0] = c.sk
 		g.MaskColStride = 1
+	case "row": // [Sq, 1], broadcast over keys (the scalar path: column stride 0)
+		mask = randSlice(r, c.sq)
+		mask[c.sq-1] = ninf
+		g.MaskRowStride, g.MaskColStride = 1, 0
 	case "full": // [...Batch, Sq, Sk]
 		mask = randSlice(r, nb*c.sq*c.sk)
 		g.MaskStrides = contiguous(c.sq*c.sk, c.batch)
@@ -177,6 +181,7 @@ func TestAttention(t *testing.T) {
 		{name: "shared mask causal", batch: []int{2}, sq: 9, sk: 9, d: 8, dv: 4, mask: "shared", causal: true},
 		{name: "padding mask", batch: []int{3, 2}, sq: 5, sk: 8, d: 8, dv: 8, mask: "padding"},
 		{name: "full mask", batch: []int{2, 2}, sq: 7, sk: 130, d: 8, dv: 8, mask: "full"},
+		{name: "row mask", batch: []int{2}, sq: 5, sk: 150, d: 8, dv: 8, mask: "row"},
 		{name: "fully masked row gives NaN", batch: []int{2}, sq: 4, sk: 6, d: 4, dv: 4, mask: "shared", maskAllOffRow: true},
 		{name: "NaN in mask", batch: []int{1}, sq: 5, sk: 6, d: 4, dv: 4, mask: "shared", maskNaN: true},
 		{name: "multi-query kv broadcast", batch: []int{2, 4}, sq: 6, sk: 11, d: 8, dv: 8, kvShared: true, causal: true},
@@ -195,25 +200,35 @@ func TestAttention(t *testing.T) {
 }
 
 func BenchmarkAttention(b *testing.B) {
-	// BERT-base-like: 12 heads, 512 tokens, head dim 64; and a decode step.
+	// BERT-base-like: 12 heads, 512 tokens, head dim 64; a decode step;
+	// and a Conformer-S layer's (4 heads of 36, a key padding mask of
+	// zeros added to every row).
 	for _, c := range []struct {
-		name   string
-		sq, sk int
-		causal bool
-		heads  int
-	}{{"encoder_4x128x128", 128, 128, false, 4}, {"prefill_12x512x512", 512, 512, false, 12}, {"causal_12x512x512", 512, 512, true, 12}, {"decode_12x1x2048", 1, 2048, true, 12}} {
+		name      string
+		sq, sk    int
+		causal    bool
+		heads, d  int
+		maskAdded bool
+	}{{"encoder_4x128x128", 128, 128, false, 4, 64, false}, {"prefill_12x512x512", 512, 512, false, 12, 64, false},
+		{"causal_12x512x512", 512, 512, true, 12, 64, false}, {"decode_12x1x2048", 1, 2048, true, 12, 64, false},
+		{"masked_4x200x200_d36", 200, 200, false, 4, 36, true}, {"masked_4x200x200_d64", 200, 200, false, 4, 64, true}} {
 		for _, threads := range []int{1, 2} {
 			b.Run(fmt.Sprintf("%s/threads=%d", c.name, threads), func(b *testing.B) {
 				p := parallel.NewPool(threads)
 				defer p.Close()
-				h, d := c.heads, 64
+				h, d := c.heads, c.d
 				r := newRand(3)
 				q, k, v := randSlice(r, h*c.sq*d), randSlice(r, h*c.sk*d), randSlice(r, h*c.sk*d)
 				out := make([]float32, h*c.sq*d)
 				g := AttnGeom{Batch: []int{h}, QStrides: []int{c.sq * d}, KStrides: []int{c.sk * d}, VStrides: []int{c.sk * d},
-					Sq: c.sq, Sk: c.sk, D: d, Dv: d, Scale: 0.125, Causal: c.causal}
+					Sq: c.sq, Sk: c.sk, D: d, Dv: d, Scale: float32(1 / math.Sqrt(float64(d))), Causal: c.causal}
+				var mask []float32
+				if c.maskAdded {
+					mask = make([]float32, c.sk)
+					g.MaskStrides, g.MaskColStride = []int{0}, 1
+				}
 				for b.Loop() {
-					Attention(p, out, q, k, v, nil, g)
+					Attention(p, out, q, k, v, mask, g)
 				}
 				flops := 4 * float64(h*c.sq*c.sk*d)
 				if c.causal && c.sq == c.sk {
