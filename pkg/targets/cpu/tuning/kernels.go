@@ -202,8 +202,17 @@ const (
 	AttnBlockQ = 128
 
 	// AttnBlockK is the keys per online-softmax step: at most
-	// AttnBlockQ×AttnBlockK scores exist at once, whatever S_k is.
-	AttnBlockK = 128
+	// AttnBlockQ×AttnBlockK scores exist at once, whatever S_k is (128 KB
+	// at 256). Longer blocks mean fewer products, fewer rescales of the
+	// running sums and accumulators; with AttnOnePassMaxK, 256 ran 4-14%
+	// faster than 128 on BenchmarkAttention (docs/perf/kernels.md).
+	AttnBlockK = 256
+
+	// AttnOnePassMaxK is the longest key sequence one softmax pass covers:
+	// up to it a task computes all its scores at once, one product each
+	// for q·kᵀ and p·v, with no running maximum to rescale by (a block of
+	// 200 or 512 keys rather than two).
+	AttnOnePassMaxK = 512
 
 	// AttnBlockQCausal is AttnBlockQ for causal attention, whose query
 	// block reads keys only up to its last row: over 128 queries one block

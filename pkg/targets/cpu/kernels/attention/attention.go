@@ -33,7 +33,8 @@ type AttnGeom struct {
 
 // Attention blocks. A task is attnBQ query rows of one batch matrix; keys
 // go by in blocks of attnBK with a running (online) softmax, so no more
-// than attnBQ×attnBK scores exist at once whatever S_k is. Each task packs
+// than attnBQ×attnBK scores exist at once whatever S_k is, or in one block
+// of S_k up to tuning.AttnOnePassMaxK. Each task packs
 // its key and value blocks, so taller query blocks pack less: 128 rows ran
 // 12 heads × 512 tokens faster than 32 did (the sizes are in the tuning
 // table).
@@ -96,16 +97,19 @@ func Attention(p *parallel.Pool, out, q, k, v, mask []float32, g AttnGeom) {
 	// Causal query blocks are shorter: a block reads the keys up to its
 	// last row, so the scores above the diagonal it skips grow as blocks
 	// shrink (tuning.AttnBlockQCausal).
-	bq := attnBQ
+	bq, bk := attnBQ, attnBK
 	if g.Causal {
 		bq = tuning.AttnBlockQCausal
+	}
+	if g.Sk <= tuning.AttnOnePassMaxK {
+		bk = max(g.Sk, 1)
 	}
 	qBlocks := ceilDiv(g.Sq, bq)
 	p.For(nb*qBlocks, 1, func(lo, hi int) {
 		w := attnWorkPool.Get().(*attnWork)
-		w.size(min(g.Sq, bq), g.D, g.Dv)
+		w.size(min(g.Sq, bq), bk, g.D, g.Dv)
 		for t := lo; t < hi; t++ {
-			attnBlock(out, q, k, v, mask, &g, t/qBlocks, (t%qBlocks)*bq, bq, w)
+			attnBlock(out, q, k, v, mask, &g, t/qBlocks, (t%qBlocks)*bq, bq, bk, w)
 		}
 		attnWorkPool.Put(w)
 	})
@@ -132,22 +136,24 @@ func matrixLen(rows, ld, n int) int {
 var attnWorkPool = sync.Pool{New: func() any { return new(attnWork) }}
 
 type attnWork struct {
-	s, acc []float32 // scores/probabilities [bq, attnBK], output accumulator [bq, Dv]
+	s, acc []float32 // scores/probabilities [bq, bk], output accumulator [bq, Dv]
 	qs     []float32 // the block's query rows times Scale [bq, D]
 	m, l   []float64 // running maximum and sum per row
 }
 
-// size makes w's buffers hold bq query rows of d and dv columns.
-func (w *attnWork) size(bq, d, dv int) {
-	w.s, w.acc, w.qs = grow(w.s, bq*attnBK), grow(w.acc, bq*dv), grow(w.qs, bq*d)
+// size makes w's buffers hold bq query rows of d and dv columns and
+// their scores for bk keys.
+func (w *attnWork) size(bq, bk, d, dv int) {
+	w.s, w.acc, w.qs = grow(w.s, bq*bk), grow(w.acc, bq*dv), grow(w.qs, bq*d)
 	if cap(w.m) < bq {
 		w.m, w.l = make([]float64, bq), make([]float64, bq)
 	}
 	w.m, w.l = w.m[:bq], w.l[:bq]
 }
 
-// attnBlock computes query rows [i0, i0+bq) of batch matrix bi.
-func attnBlock(out, q, k, v, mask []float32, g *AttnGeom, bi, i0, bq int, w *attnWork) {
+// attnBlock computes query rows [i0, i0+bq) of batch matrix bi, keys in
+// blocks of bk.
+func attnBlock(out, q, k, v, mask []float32, g *AttnGeom, bi, i0, bq, bk int, w *attnWork) {
 	var qo, ko, vo, mo int
 	rem := bi
 	for d := len(g.Batch) - 1; d >= 0; d-- {
@@ -194,25 +200,25 @@ func attnBlock(out, q, k, v, mask []float32, g *AttnGeom, bi, i0, bq int, w *att
 		m[r] = math.Inf(-1)
 		l[r] = 0
 	}
-	for j0 := 0; j0 < kEnd; j0 += attnBK {
-		cols := min(attnBK, kEnd-j0)
+	for j0 := 0; j0 < kEnd; j0 += bk {
+		cols := min(bk, kEnd-j0)
 		s := w.s
 		// Scores for this key block.
 		if rows < gemm.TileRows() {
 			for r := 0; r < rows; r++ {
 				qr := qm[r*ldq : r*ldq+D]
 				for j := 0; j < cols; j++ {
-					s[r*attnBK+j] = dot(qr, km[(j0+j)*ldk:(j0+j)*ldk+D])
+					s[r*bk+j] = dot(qr, km[(j0+j)*ldk:(j0+j)*ldk+D])
 				}
 			}
 		} else {
-			ga := gemm.Args{M: rows, N: cols, K: D, A: qm, Lda: ldq, B: gemm.Transposed(km[j0*ldk:], ldk), C: s, Ldc: attnBK, DirectA: true}
+			ga := gemm.Args{M: rows, N: cols, K: D, A: qm, Lda: ldq, B: gemm.Transposed(km[j0*ldk:], ldk), C: s, Ldc: bk, DirectA: true}
 			gemm.Run(nil, &ga)
 		}
 		// Online softmax update, row by row.
 		for r := 0; r < rows; r++ {
 			i := i0 + r
-			srow := s[r*attnBK : r*attnBK+cols]
+			srow := s[r*bk : r*bk+cols]
 			lim := cols
 			if g.Causal {
 				lim = max(0, min(cols, i+diag+1-j0))
@@ -264,7 +270,7 @@ func attnBlock(out, q, k, v, mask []float32, g *AttnGeom, bi, i0, bq int, w *att
 			}
 		}
 		// acc += P·V for this block.
-		gv := gemm.Args{M: rows, N: Dv, K: cols, A: s, Lda: attnBK, B: gemm.Dense(vm[j0*ldv:], ldv), C: acc, Ldc: Dv, Accumulate: true, DirectA: true}
+		gv := gemm.Args{M: rows, N: Dv, K: cols, A: s, Lda: bk, B: gemm.Dense(vm[j0*ldv:], ldv), C: acc, Ldc: Dv, Accumulate: true, DirectA: true}
 		gemm.Run(nil, &gv)
 	}
 	for r := 0; r < rows; r++ {
