@@ -512,6 +512,9 @@ func opsGrid(quick bool) []opCase {
 			poolCase(op, 480, 14, 3, 2, 0, true), // GoogLeNet's ceil-mode pool onto 7x7
 		)
 	}
+	// YOLOv5's SPPF: three 5x5/1 max pools on the last stage (20x20 at a
+	// 640 input, 10x10 at 320).
+	g = append(g, poolCase("MaxPool", 256, 20, 5, 1, 2, false), poolCase("MaxPool", 256, 10, 5, 1, 2, false))
 	for _, gp := range []struct {
 		op   string
 		dims []int64

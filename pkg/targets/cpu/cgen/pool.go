@@ -96,6 +96,9 @@ func pool2d(prog *lir.Program, op *lir.Pool2D, opts Options) (function, bool) {
 	}
 	p := &poolGen{g: g, sh: max(g.StrideH, 1), sw: max(g.StrideW, 1), dh: max(g.DilH, 1), dw: max(g.DilW, 1),
 		max: op.Max, includePad: op.CountIncludePad}
+	if poolPlanes(op, p.sh, p.sw, p.dh, p.dw) {
+		return maxPoolPlanes(op, inElems), true
+	}
 	rowClasses := p.classes(g.OH, p.sh, g.KH, p.dh, g.PadT, g.PadB, g.H)
 	colClasses := p.classes(g.OW, p.sw, g.KW, p.dw, g.PadL, g.PadR, g.W)
 

@@ -134,6 +134,7 @@ var poolPads = map[string]struct {
 	"extra":  {[4]int64{0, 1, 2, 3}, false}, // ceil mode as extra bottom/right padding
 	"ceil":   {[4]int64{1, 1, 1, 1}, true},  // ceil mode: the last windows run past the padding
 	"allpad": {[4]int64{3, 3, 3, 3}, false}, // windows wholly in padding
+	"pad2":   {[4]int64{2, 2, 2, 2}, false},
 }
 
 // cases are the grid's geometries that give an output, each as a max
@@ -192,6 +193,14 @@ func TestNativePool2D(t *testing.T) {
 		{"14x14 and 7x7", slices.Concat(
 			poolGrid{1, 3, 14, 14, [][2]int64{{3, 3}, {2, 2}}, []int64{1, 2}, []string{"pad0", "pad1", "ceil"}, []int64{1}}.cases(),
 			poolGrid{1, 3, 7, 7, [][2]int64{{3, 3}}, []int64{1, 2}, []string{"pad1", "ceil"}, []int64{1}}.cases())},
+		// stride 1 by planes (maxPoolPlanes): YOLOv5's SPPF over 10x10 and
+		// 20x20, a window wider than the plane, a padded plane at the
+		// bound and one row past it (tuning.PoolPlaneMaxCells is 1024)
+		{"planes", slices.Concat(
+			poolGrid{2, 3, 10, 10, [][2]int64{{5, 5}, {13, 13}, {1, 7}}, []int64{1}, []string{"pad2", "allpad", "asym"}, []int64{1}}.cases(),
+			poolGrid{1, 2, 20, 20, [][2]int64{{5, 5}}, []int64{1}, []string{"pad2"}, []int64{1}}.cases(),
+			poolGrid{1, 1, 30, 30, [][2]int64{{3, 3}}, []int64{1}, []string{"pad1"}, []int64{1}}.cases(),
+			poolGrid{1, 1, 31, 30, [][2]int64{{3, 3}}, []int64{1}, []string{"pad1"}, []int64{1}}.cases())},
 		{"56x56", poolGrid{1, 3, 56, 56, [][2]int64{{2, 2}, {3, 3}, {5, 5}}, []int64{1, 2}, []string{"pad0", "pad1"}, []int64{1}}.cases()},
 		{"112x112", []poolCase{
 			{"resnet max 3x3/2 pad1", lir.Pool2D{Max: true, Geom: poolGeomOf(1, 4, 112, 112, 3, 3, 2, 2, [4]int64{1, 1, 1, 1}, 1, 1, false)}},
@@ -291,13 +300,18 @@ func comparePool(t *testing.T, what string, got, want []float32, isMax bool) {
 func TestPool2DFunc(t *testing.T) {
 	// 3x3/2 over 9x9 without padding: outputs 4x4 read rows and columns
 	// 0..8; 2x2/2 over 5x5: outputs 2x2 never read row or column 4.
+	// Stride 1 over a padded plane of up to tuning.PoolPlaneMaxCells runs
+	// by planes (its range is N·C), larger ones by output rows.
 	for _, c := range []struct {
-		g       lir.PoolGeom
-		in, out int64
+		g          lir.PoolGeom
+		n, in, out int64
 	}{
-		{poolGeomOf(2, 3, 9, 9, 3, 3, 2, 2, [4]int64{}, 1, 1, false), 2 * 3 * 81 * 4, 2 * 3 * 16 * 4},
-		{poolGeomOf(1, 2, 5, 5, 2, 2, 2, 2, [4]int64{}, 1, 1, false), (25 + 3*5 + 3 + 1) * 4, 2 * 4 * 4},
-		{poolGeomOf(1, 1, 2, 2, 2, 2, 1, 1, [4]int64{3, 3, 3, 3}, 1, 1, false), 4 * 4, 7 * 7 * 4},
+		{poolGeomOf(2, 3, 9, 9, 3, 3, 2, 2, [4]int64{}, 1, 1, false), 2 * 3 * 4, 2 * 3 * 81 * 4, 2 * 3 * 16 * 4},
+		{poolGeomOf(1, 2, 5, 5, 2, 2, 2, 2, [4]int64{}, 1, 1, false), 2 * 2, (25 + 3*5 + 3 + 1) * 4, 2 * 4 * 4},
+		{poolGeomOf(1, 1, 2, 2, 2, 2, 1, 1, [4]int64{3, 3, 3, 3}, 1, 1, false), 1, 4 * 4, 7 * 7 * 4},
+		{poolGeomOf(2, 3, 10, 10, 5, 5, 1, 1, [4]int64{2, 2, 2, 2}, 1, 1, false), 2 * 3, 2 * 3 * 100 * 4, 2 * 3 * 100 * 4},
+		{poolGeomOf(1, 2, 30, 30, 3, 3, 1, 1, [4]int64{1, 1, 1, 1}, 1, 1, false), 2, 2 * 30 * 30 * 4, 2 * 30 * 30 * 4},
+		{poolGeomOf(1, 2, 31, 30, 3, 3, 1, 1, [4]int64{1, 1, 1, 1}, 1, 1, false), 2 * 31, 2 * 31 * 30 * 4, 2 * 31 * 30 * 4},
 	} {
 		p := poolProgram([]poolCase{{"p", lir.Pool2D{Max: true, Geom: c.g}}})
 		out, err := Generate(p, Options{EwGrain: 1})
@@ -308,8 +322,8 @@ func TestPool2DFunc(t *testing.T) {
 			t.Fatalf("%+v: not compiled", c.g)
 		}
 		f := out.Native.Funcs[0]
-		if f.N != c.g.N*c.g.C*c.g.OH || f.In[0] != c.in || f.Out[0] != c.out || f.Grain < 1 || !strings.HasPrefix(f.Name, "rlx_maxpool2d_") {
-			t.Errorf("%+v: function %s N %d grain %d in %v out %v; want N %d in %d out %d", c.g, f.Name, f.N, f.Grain, f.In, f.Out, c.g.N*c.g.C*c.g.OH, c.in, c.out)
+		if f.N != c.n || f.In[0] != c.in || f.Out[0] != c.out || f.Grain < 1 || !strings.HasPrefix(f.Name, "rlx_maxpool2d_") {
+			t.Errorf("%+v: function %s N %d grain %d in %v out %v; want N %d in %d out %d", c.g, f.Name, f.N, f.Grain, f.In, f.Out, c.n, c.in, c.out)
 		}
 	}
 	// Nothing to compute, or no window.
@@ -339,6 +353,9 @@ func BenchmarkPool2D(b *testing.B) {
 	for _, c := range []poolCase{
 		{"resnet18-max3x3s2", lir.Pool2D{Max: true, Geom: poolGeomOf(1, 64, 112, 112, 3, 3, 2, 2, [4]int64{1, 1, 1, 1}, 1, 1, false)}},
 		{"avg2x2s2", lir.Pool2D{Geom: poolGeomOf(1, 64, 112, 112, 2, 2, 2, 2, [4]int64{}, 1, 1, false)}},
+		{"sppf-max5x5s1-10x10", lir.Pool2D{Max: true, Geom: poolGeomOf(1, 256, 10, 10, 5, 5, 1, 1, [4]int64{2, 2, 2, 2}, 1, 1, false)}},
+		{"sppf-max5x5s1-20x20", lir.Pool2D{Max: true, Geom: poolGeomOf(1, 256, 20, 20, 5, 5, 1, 1, [4]int64{2, 2, 2, 2}, 1, 1, false)}},
+		{"max3x3s1-28x28", lir.Pool2D{Max: true, Geom: poolGeomOf(1, 256, 28, 28, 3, 3, 1, 1, [4]int64{1, 1, 1, 1}, 1, 1, false)}},
 	} {
 		interp := poolProgram([]poolCase{c})
 		g := c.op.Geom

@@ -8,3 +8,14 @@ package tuning
 // keep the purego call near 1%; 64K cells is still 27 chunks of
 // ResNet-18's first max pool, enough to split it among 8 workers.
 const NativePoolGrain = 1 << 16
+
+// PoolPlaneMaxCells is the largest padded plane ((H + pads)·(W + pads)
+// cells) a stride-1 max pool runs plane by plane through scratch on the
+// native call's stack (four plane-sized float arrays, 16 KB at this
+// bound), folding rows and then columns in full vectors (cgen's
+// maxPoolPlanes). The row-by-row code folds every window cell and, on a
+// narrow plane, runs short vectors and scalar borders: YOLOv5's SPPF
+// pool (5x5/1 over 256x10x10) took 145 us there against ONNX Runtime's
+// 36, and 16-21 by planes. Wide planes (56x56) keep the row code, whose
+// vectors are full there. Measurements: docs/perf/ops.md.
+const PoolPlaneMaxCells = 1024
