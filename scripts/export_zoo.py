@@ -104,6 +104,140 @@ def eval_googlenet():
     return tvm.googlenet(weights=None, aux_logits=False, init_weights=True)
 
 
+class ConvBNSiLU(torch.nn.Module):
+    def __init__(self, c1, c2, k=1, s=1, p=None):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(c1, c2, k, s, k // 2 if p is None else p, bias=False)
+        self.bn = torch.nn.BatchNorm2d(c2)
+        self.act = torch.nn.SiLU()
+
+    def forward(self, x):
+        return self.act(self.bn(self.conv(x)))
+
+
+class Bottleneck(torch.nn.Module):
+    def __init__(self, c, shortcut=True):
+        super().__init__()
+        self.cv1, self.cv2, self.add = ConvBNSiLU(c, c, 1), ConvBNSiLU(c, c, 3), shortcut
+
+    def forward(self, x):
+        y = self.cv2(self.cv1(x))
+        return x + y if self.add else y
+
+
+class C3(torch.nn.Module):
+    def __init__(self, c1, c2, n=1, shortcut=True):
+        super().__init__()
+        h = c2 // 2
+        self.cv1, self.cv2, self.cv3 = ConvBNSiLU(c1, h), ConvBNSiLU(c1, h), ConvBNSiLU(2 * h, c2)
+        self.m = torch.nn.Sequential(*(Bottleneck(h, shortcut) for _ in range(n)))
+
+    def forward(self, x):
+        return self.cv3(torch.cat((self.m(self.cv1(x)), self.cv2(x)), 1))
+
+
+class SPPF(torch.nn.Module):
+    def __init__(self, c1, c2):
+        super().__init__()
+        self.cv1, self.cv2 = ConvBNSiLU(c1, c1 // 2), ConvBNSiLU(c1 * 2, c2)
+        self.m = torch.nn.MaxPool2d(5, 1, 2)
+
+    def forward(self, x):
+        x = self.cv1(x)
+        y1 = self.m(x)
+        y2 = self.m(y1)
+        return self.cv2(torch.cat((x, y1, y2, self.m(y2)), 1))
+
+
+class YoloV5s(torch.nn.Module):
+    """YOLOv5s's layers as the ultralytics model builds them (width 0.5,
+    depth 0.33), written out here: no package to install. The detect head
+    stops at the sigmoid, before the grid decode."""
+
+    def __init__(self, classes=80):
+        super().__init__()
+        C = ConvBNSiLU
+        self.b0, self.b1, self.b2 = C(3, 32, 6, 2, 2), C(32, 64, 3, 2), C3(64, 64, 1)
+        self.b3, self.b4 = C(64, 128, 3, 2), C3(128, 128, 2)
+        self.b5, self.b6 = C(128, 256, 3, 2), C3(256, 256, 3)
+        self.b7, self.b8, self.b9 = C(256, 512, 3, 2), C3(512, 512, 1), SPPF(512, 512)
+        self.h10, self.h13 = C(512, 256), C3(512, 256, 1, False)
+        self.h14, self.h17 = C(256, 128), C3(256, 128, 1, False)
+        self.h18, self.h20 = C(128, 128, 3, 2), C3(256, 256, 1, False)
+        self.h21, self.h23 = C(256, 256, 3, 2), C3(512, 512, 1, False)
+        self.up = torch.nn.Upsample(scale_factor=2, mode="nearest")
+        self.no = classes + 5
+        self.det = torch.nn.ModuleList(torch.nn.Conv2d(c, 3 * self.no, 1) for c in (128, 256, 512))
+
+    def forward(self, x):
+        x = self.b2(self.b1(self.b0(x)))
+        p3 = self.b4(self.b3(x))
+        p4 = self.b6(self.b5(p3))
+        x10 = self.h10(self.b9(self.b8(self.b7(p4))))
+        x14 = self.h14(self.h13(torch.cat((self.up(x10), p4), 1)))
+        o3 = self.h17(torch.cat((self.up(x14), p3), 1))
+        o4 = self.h20(torch.cat((self.h18(o3), x14), 1))
+        o5 = self.h23(torch.cat((self.h21(o4), x10), 1))
+        outs = []
+        for conv, o in zip(self.det, (o3, o4, o5)):
+            y = conv(o)
+            b, _, h, w = y.shape
+            y = y.view(b, 3, self.no, h, w).permute(0, 1, 3, 4, 2).sigmoid()
+            outs.append(y.reshape(b, -1, self.no))
+        return torch.cat(outs, 1)
+
+
+class FirstOutput(torch.nn.Module):
+    """A model's first output alone (torchaudio's return tuples)."""
+
+    def __init__(self, m):
+        super().__init__()
+        self.m = m
+
+    def forward(self, x):
+        return self.m(x)[0]
+
+
+class ConformerFull(torch.nn.Module):
+    """torchaudio's Conformer over unpadded input: every row's length is the
+    sequence's (the padding mask is still built and applied)."""
+
+    def __init__(self, m):
+        super().__init__()
+        self.m = m
+
+    def forward(self, x):
+        lengths = torch.ones(x.shape[0], dtype=torch.int64) * x.shape[1]
+        return self.m(x, lengths)[0]
+
+
+def audio(make, note, inputs, outputs, trace, cases, shape, opset=17, bn=False):
+    """An audio model: shape(binding) gives the input's shape."""
+    return dict(make=make, opset=opset, inputs=inputs, outputs=outputs, bn=bn, trace=trace, cases=cases,
+                feed=lambda rng, b: {list(inputs)[0]: base.signal(rng, shape(b))}, note=note)
+
+
+def wav2vec2_base():
+    import torchaudio.models as tam
+    return FirstOutput(tam.wav2vec2_base())
+
+
+def conformer_s():
+    import torchaudio.models as tam
+    return ConformerFull(tam.Conformer(input_dim=144, num_heads=4, ffn_dim=576, num_layers=16,
+                                       depthwise_conv_kernel_size=31))
+
+
+def conv_tasnet():
+    import torchaudio.models as tam
+    return tam.conv_tasnet_base(num_sources=2)
+
+
+def deepspeech():
+    import torchaudio.models as tam
+    return tam.DeepSpeech(n_feature=80, n_hidden=1024)
+
+
 SPECS = {
     "resnet50": cnn(tvm.resnet50, "ResNet-50: 1x1-3x3-1x1 bottlenecks, stride-2 3x3 and 1x1 shortcuts"),
     "efficientnet_b0": cnn(tvm.efficientnet_b0, "EfficientNet-B0: MBConv, SiLU, depthwise 3x3/5x5, "
@@ -147,6 +281,32 @@ SPECS = {
                     "AvgPool3d 2x7x7, inception blocks"),
     "vit_b_16": fixed(vit_b_16, "ViT-B/16: 16x16 patchify conv, 12 encoder layers (MultiheadAttention), "
                       "class token"),
+    "yolov5s": cnn(YoloV5s, "YOLOv5s (layers written out): Conv-BN-SiLU, C3 blocks, SPPF (three MaxPool 5x5/1), "
+                   "nearest Resize x2, Concat, three 1x1 detect heads, reshape/permute/sigmoid",
+                   sizes=((320, 320), (256, 384))),
+    "wav2vec2_base": audio(wav2vec2_base, "wav2vec 2.0 base (torchaudio): 7 strided Conv1d with GroupNorm and GELU, "
+                           "feature projection, positional Conv1d k128 groups 16, 12 post-norm encoder layers",
+                           {"wave": ["batch", "samples"]}, {"features": ["batch", "frames", 768]},
+                           dict(batch=3, samples=12000), dict(b1=dict(batch=1, samples=16000),
+                                                              alt=dict(batch=2, samples=9600)),
+                           lambda b: (b["batch"], b["samples"])),
+    "conformer_s": audio(conformer_s, "Conformer-S (torchaudio): 16 blocks of half-step FFNs, attention with a "
+                         "length mask, GLU, depthwise Conv1d k31, BatchNorm1d, SiLU; 200 frames (torch 1.13's "
+                         "export of its attention bakes the traced length into a Reshape)",
+                         {"feats": ["batch", 200, 144]}, {"out": ["batch", 200, 144]},
+                         dict(batch=3), dict(b1=dict(batch=1), alt=dict(batch=2)),
+                         lambda b: (b["batch"], 200, 144), bn=True),
+    "conv_tasnet": audio(conv_tasnet, "Conv-TasNet (torchaudio base): Conv1d k16/8 encoder, 3x8 dilated depthwise "
+                         "Conv1d blocks with PReLU and global layer norm (GroupNorm 1), ConvTranspose1d decoder",
+                         {"wave": ["batch", 1, "samples"]}, {"sources": ["batch", 2, "samples"]},
+                         dict(batch=3, samples=6000), dict(b1=dict(batch=1, samples=16000),
+                                                           alt=dict(batch=2, samples=8000)),
+                         lambda b: (b["batch"], 1, b["samples"])),
+    "deepspeech": audio(deepspeech, "DeepSpeech (torchaudio): three Linear+hardtanh layers, a bidirectional "
+                        "relu RNN, log-softmax", {"feats": ["batch", 1, "frames", 80]},
+                        {"logp": ["batch", "frames", 40]}, dict(batch=3, frames=90),
+                        dict(b1=dict(batch=1, frames=200), alt=dict(batch=2, frames=120)),
+                        lambda b: (b["batch"], 1, b["frames"], 80)),
 }
 
 
