@@ -34,3 +34,34 @@ func TestGeluAVX2Pairs(t *testing.T) {
 		}
 	}
 }
+
+// TestExpSub32AVX512 checks the 16-lane exp-and-sum against the 8-lane
+// one bit for bit (elements and sum): lengths multiples of 8 from 8 to
+// 80, with NaN, -Inf and values below the clamp among them.
+func TestExpSub32AVX512(t *testing.T) {
+	if !AVX512F {
+		t.Skip("needs hardware: no AVX-512")
+	}
+	r := newRand(12)
+	for n := 8; n <= 80; n += 8 {
+		x := randSlice(r, n)
+		for i := range x {
+			x[i] = x[i]*60 - 50
+		}
+		x[n/2] = float32(math.Inf(-1))
+		x[n-3] = -300
+		if n%32 == 24 { // a NaN sum on some lengths only
+			x[13] = float32(math.NaN())
+		}
+		a, b := append([]float32(nil), x...), append([]float32(nil), x...)
+		sa, sb := expSub32AVX512(&a[0], n, 0.5, 0.7), expSub32AVX2(&b[0], n, 0.5, 0.7)
+		if math.Float64bits(sa) != math.Float64bits(sb) && !(sa != sa && sb != sb) {
+			t.Fatalf("n=%d: sum %v, 8-lane %v", n, sa, sb)
+		}
+		for i := range a {
+			if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+				t.Fatalf("n=%d: element %d = %v (%#x), 8-lane %v (%#x)", n, i, a[i], math.Float32bits(a[i]), b[i], math.Float32bits(b[i]))
+			}
+		}
+	}
+}

@@ -106,3 +106,100 @@ mloop:
 	SETNE ret+24(FP)
 	VZEROUPPER
 	RET
+
+// func expSub32AVX512(x *float32, n int, m, scale float32) float64
+// expSub32AVX2 in 16 lanes (zmm): the same operations on every element,
+// so the same results, and the same sum: the zmm accumulator's low four
+// doubles are expSub32AVX2's lanes 0-3 and its high four lanes 4-7, each
+// adding its elements in the same order; an n not a multiple of 16 ends
+// with one 8-lane step on the two halves. n > 0, a multiple of 8.
+TEXT ·expSub32AVX512(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), DI
+	MOVQ n+8(FP), CX
+	VBROADCASTSS m+16(FP), Z15
+	VBROADCASTSS scale+20(FP), Z10
+	VXORPD Z14, Z14, Z14
+	VBROADCASTSS ·expf32Consts+0(SB), Z12   // clamp
+	VBROADCASTSS ·expf32Consts+32(SB), Z11  // log2(e)
+	VBROADCASTSS ·expf32Consts+64(SB), Z16  // ln2 high
+	VBROADCASTSS ·expf32Consts+96(SB), Z9   // ln2 low
+	VBROADCASTSS ·expf32Consts+128(SB), Z17 // the polynomial
+	VBROADCASTSS ·expf32Consts+160(SB), Z18
+	VBROADCASTSS ·expf32Consts+192(SB), Z19
+	VBROADCASTSS ·expf32Consts+224(SB), Z20
+	VBROADCASTSS ·expf32Consts+256(SB), Z21
+	VBROADCASTSS ·expf32Consts+288(SB), Z22
+	VBROADCASTSS ·expf32Consts+320(SB), Z8  // 1.0
+	CMPQ CX, $16
+	JLT  ztail
+zloop:
+	VMOVUPS (DI), Z0
+	VSUBPS  Z15, Z0, Z0
+	VMULPS  Z10, Z0, Z0          // d = (x - m)·scale
+	VCMPPS  $3, Z0, Z0, K1       // d is NaN
+	VMAXPS  Z12, Z0, Z1          // clamped (NaN gives the clamp; restored below)
+	VMULPS  Z11, Z1, Z2
+	VRNDSCALEPS $0, Z2, Z2       // n = round(d·log2e)
+	VMOVAPS Z1, Z3
+	VFNMADD231PS Z16, Z2, Z3     // r = d - n·ln2hi
+	VFNMADD231PS Z9, Z2, Z3      //     - n·ln2lo
+	VMULPS  Z3, Z3, Z4           // EXPPOLY in zmm
+	VMOVAPS Z17, Z5
+	VFMADD213PS Z18, Z3, Z5
+	VFMADD213PS Z19, Z3, Z5
+	VFMADD213PS Z20, Z3, Z5
+	VFMADD213PS Z21, Z3, Z5
+	VFMADD213PS Z22, Z3, Z5
+	VFMADD213PS Z3, Z4, Z5
+	VADDPS  Z8, Z5, Z5
+	VCVTPS2DQ Z2, Z2
+	VPSLLD  $23, Z2, Z2
+	VPADDD  Z8, Z2, Z2
+	VMULPS  Z2, Z5, Z5           // e^r · 2^n
+	VCMPPS  $1, Z12, Z0, K2      // d below the clamp (-Inf included): 0
+	VXORPS  Z5, Z5, K2, Z5
+	VMOVAPS Z0, K1, Z5           // NaN stays NaN
+	VMOVUPS Z5, (DI)
+	VCVTPS2PD Y5, Z6             // elements 0-7: lanes 0-7
+	VADDPD  Z6, Z14, Z14
+	VEXTRACTF32X8 $1, Z5, Y7     // elements 8-15: lanes 0-7 again
+	VCVTPS2PD Y7, Z7
+	VADDPD  Z7, Z14, Z14
+	ADDQ $64, DI
+	SUBQ $16, CX
+	CMPQ CX, $16
+	JGE  zloop
+ztail:
+	VEXTRACTF64X4 $1, Z14, Y13   // lanes 4-7 (expSub32AVX2's Y13)
+	TESTQ CX, CX
+	JZ   zfold
+	VMOVUPS (DI), Y0             // the last 8, as expSub32AVX2
+	VSUBPS  Y15, Y0, Y0
+	VMULPS  Y10, Y0, Y0
+	VCMPPS  $3, Y0, Y0, Y6
+	VMAXPS  Y12, Y0, Y1
+	VMULPS  Y11, Y1, Y2
+	VROUNDPS $0, Y2, Y2
+	VMOVAPS Y1, Y3
+	VMOVUPS ·expf32Consts+64(SB), Y4
+	VFNMADD231PS Y4, Y2, Y3
+	VFNMADD231PS Y9, Y2, Y3
+	EXPPOLY(Y3, Y2, Y5, Y4, Y8)
+	VCMPPS  $1, Y12, Y0, Y4
+	VANDNPS Y5, Y4, Y5
+	VBLENDVPS Y6, Y0, Y5, Y5
+	VMOVUPS Y5, (DI)
+	VCVTPS2PD X5, Y0
+	VADDPD  Y0, Y14, Y14
+	VEXTRACTF128 $1, Y5, X1
+	VCVTPS2PD X1, Y1
+	VADDPD  Y1, Y13, Y13
+zfold:
+	VADDPD Y13, Y14, Y14         // t_j = l_j + l_{j+4}
+	VEXTRACTF128 $1, Y14, X1
+	VHADDPD X14, X14, X2         // t0+t1
+	VHADDPD X1, X1, X3           // t2+t3
+	VADDSD X3, X2, X2
+	VMOVSD X2, ret+24(FP)
+	VZEROUPPER
+	RET
