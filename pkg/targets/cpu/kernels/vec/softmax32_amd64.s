@@ -34,6 +34,44 @@ SPLAT(320, $0x3f800000) // 1.0
 SPLAT(352, $0xff800000) // -Inf
 GLOBL ·expf32Consts(SB), RODATA|NOPTR, $384
 
+// EXPSUB8 is one 8-lane step of expSub32AVX2 at DI: x = e^((x-m)·scale)
+// with Y15 = m, Y10 = scale, Y12 the clamp, Y11 log2(e), Y9 ln2 low, Y8
+// 1.0; the results' lanes 0-3 added (as float64) to Y14, lanes 4-7 to
+// Y13. In order: d = (x - m)·scale; d's NaN lanes (Y6); d clamped (NaN
+// gives the clamp, restored at the end); n = round(d·log2e); r = d -
+// n·ln2hi - n·ln2lo; e^r·2^n; 0 where d is below the clamp (-Inf
+// included); NaN stays NaN.
+#define EXPSUB8 \
+	VMOVUPS (DI), Y0 \
+	VSUBPS  Y15, Y0, Y0 \
+	VMULPS  Y10, Y0, Y0 \
+	VCMPPS  $3, Y0, Y0, Y6 \
+	VMAXPS  Y12, Y0, Y1 \
+	VMULPS  Y11, Y1, Y2 \
+	VROUNDPS $0, Y2, Y2 \
+	VMOVAPS Y1, Y3 \
+	VFNMADD231PS ·expf32Consts+64(SB), Y2, Y3 \
+	VFNMADD231PS Y9, Y2, Y3 \
+	EXPPOLY(Y3, Y2, Y5, Y4, Y8) \
+	VCMPPS  $1, Y12, Y0, Y4 \
+	VANDNPS Y5, Y4, Y5 \
+	VBLENDVPS Y6, Y0, Y5, Y5 \
+	VMOVUPS Y5, (DI) \
+	VCVTPS2PD X5, Y0 \
+	VADDPD  Y0, Y14, Y14 \
+	VEXTRACTF128 $1, Y5, X1 \
+	VCVTPS2PD X1, Y1 \
+	VADDPD  Y1, Y13, Y13
+
+// FOLD8 sets X2 to Y14's and Y13's eight float64 lanes added as fold8
+// does: t_j = l_j + l_{j+4}, then (t0+t1) + (t2+t3).
+#define FOLD8 \
+	VADDPD Y13, Y14, Y14 \
+	VEXTRACTF128 $1, Y14, X1 \
+	VHADDPD X14, X14, X2 \
+	VHADDPD X1, X1, X3 \
+	VADDSD X3, X2, X2
+
 // func expSub32AVX2(x *float32, n int, m, scale float32) float64
 // x[i] = e^((x[i]-m)·scale) in place for n > 0, a multiple of 8, and returns the
 // sum of the results in float64 (lane i%8, lanes 0-3 and 4-7 in two
@@ -51,34 +89,11 @@ TEXT ·expSub32AVX2(SB), NOSPLIT, $0-32
 	VMOVUPS ·expf32Consts+96(SB), Y9
 	VMOVUPS ·expf32Consts+320(SB), Y8
 eloop:
-	VMOVUPS (DI), Y0
-	VSUBPS  Y15, Y0, Y0
-	VMULPS  Y10, Y0, Y0          // d = (x - m)·scale
-	VCMPPS  $3, Y0, Y0, Y6       // d is NaN
-	VMAXPS  Y12, Y0, Y1          // clamped (NaN gives the clamp; restored below)
-	VMULPS  Y11, Y1, Y2
-	VROUNDPS $0, Y2, Y2          // n = round(d·log2e)
-	VMOVAPS Y1, Y3
-	VFNMADD231PS ·expf32Consts+64(SB), Y2, Y3 // r = d - n·ln2hi
-	VFNMADD231PS Y9, Y2, Y3      //     - n·ln2lo
-	EXPPOLY(Y3, Y2, Y5, Y4, Y8)  // e^r · 2^n (Y8: 1.0)
-	VCMPPS  $1, Y12, Y0, Y4      // d below the clamp (-Inf included): 0
-	VANDNPS Y5, Y4, Y5
-	VBLENDVPS Y6, Y0, Y5, Y5     // NaN stays NaN
-	VMOVUPS Y5, (DI)
-	VCVTPS2PD X5, Y0
-	VADDPD  Y0, Y14, Y14
-	VEXTRACTF128 $1, Y5, X1
-	VCVTPS2PD X1, Y1
-	VADDPD  Y1, Y13, Y13
+	EXPSUB8
 	ADDQ $32, DI
 	SUBQ $8, CX
 	JNZ  eloop
-	VADDPD Y13, Y14, Y14         // t_j = l_j + l_{j+4}
-	VEXTRACTF128 $1, Y14, X1
-	VHADDPD X14, X14, X2         // t0+t1
-	VHADDPD X1, X1, X3           // t2+t3
-	VADDSD X3, X2, X2
+	FOLD8
 	VMOVSD X2, ret+24(FP)
 	VZEROUPPER
 	RET
@@ -173,33 +188,9 @@ ztail:
 	VEXTRACTF64X4 $1, Z14, Y13   // lanes 4-7 (expSub32AVX2's Y13)
 	TESTQ CX, CX
 	JZ   zfold
-	VMOVUPS (DI), Y0             // the last 8, as expSub32AVX2
-	VSUBPS  Y15, Y0, Y0
-	VMULPS  Y10, Y0, Y0
-	VCMPPS  $3, Y0, Y0, Y6
-	VMAXPS  Y12, Y0, Y1
-	VMULPS  Y11, Y1, Y2
-	VROUNDPS $0, Y2, Y2
-	VMOVAPS Y1, Y3
-	VMOVUPS ·expf32Consts+64(SB), Y4
-	VFNMADD231PS Y4, Y2, Y3
-	VFNMADD231PS Y9, Y2, Y3
-	EXPPOLY(Y3, Y2, Y5, Y4, Y8)
-	VCMPPS  $1, Y12, Y0, Y4
-	VANDNPS Y5, Y4, Y5
-	VBLENDVPS Y6, Y0, Y5, Y5
-	VMOVUPS Y5, (DI)
-	VCVTPS2PD X5, Y0
-	VADDPD  Y0, Y14, Y14
-	VEXTRACTF128 $1, Y5, X1
-	VCVTPS2PD X1, Y1
-	VADDPD  Y1, Y13, Y13
+	EXPSUB8                      // the last 8, as expSub32AVX2
 zfold:
-	VADDPD Y13, Y14, Y14         // t_j = l_j + l_{j+4}
-	VEXTRACTF128 $1, Y14, X1
-	VHADDPD X14, X14, X2         // t0+t1
-	VHADDPD X1, X1, X3           // t2+t3
-	VADDSD X3, X2, X2
+	FOLD8
 	VMOVSD X2, ret+24(FP)
 	VZEROUPPER
 	RET
