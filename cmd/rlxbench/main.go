@@ -42,6 +42,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rlx-project/rlx/internal/atomicfile"
 	"github.com/rlx-project/rlx/pkg/tensor"
 	"github.com/rlx-project/rlx/pkg/tensor/npy"
 )
@@ -954,7 +955,7 @@ func contains(xs []string, s string) bool {
 	return false
 }
 
-// writeJSON writes v through a temp file and a rename.
+// writeJSON writes v through a temp file and a rename (internal/atomicfile).
 func writeJSON(path string, v any) error {
 	data, err := json.MarshalIndent(v, "", " ")
 	if err != nil {
@@ -965,23 +966,8 @@ func writeJSON(path string, v any) error {
 			return err
 		}
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".rlxbench-*.json")
-	if err != nil {
+	return atomicfile.Write(path, 0o644, func(f *os.File) error {
+		_, err := f.Write(append(data, '\n'))
 		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	})
 }

@@ -7,6 +7,7 @@
 package atomicfile
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,7 +26,19 @@ func IsTemp(name string) bool {
 // fill or any later step fails, the temporary file is removed and path is left
 // as it was. perm is applied as given (not masked by the umask): artifacts are
 // meant to be readable by the services that run them.
+//
+// A path that names a device, a pipe or a socket (-o /dev/null, /dev/stdout,
+// a FIFO) is written in place: there is no file to replace atomically, and a
+// rename would replace the device node itself (run as root, a build with
+// -o /dev/null turned /dev/null into a regular file). A directory is an
+// error.
 func Write(path string, perm os.FileMode, fill func(f *os.File) error) (err error) {
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		if fi.IsDir() {
+			return &os.PathError{Op: "write", Path: path, Err: errIsDir}
+		}
+		return writeInPlace(path, fill)
+	}
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -73,4 +86,20 @@ func syncDir(dir string) {
 	}
 	d.Sync()
 	d.Close()
+}
+
+var errIsDir = errors.New("is a directory")
+
+// writeInPlace writes fill's bytes to an existing file that is not a
+// regular one.
+func writeInPlace(path string, fill func(f *os.File) error) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	if err := fill(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

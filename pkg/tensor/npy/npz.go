@@ -7,11 +7,11 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/rlx-project/rlx/internal/atomicfile"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
 
@@ -163,45 +163,22 @@ func WriteNPZ(path string, names []string, ts map[string]*tensor.Tensor) error {
 }
 
 // writeAtomic writes path through a temporary file in the same directory, a
-// sync and a rename. On any error the temporary file is removed and path is
-// untouched. A new file gets mode 0644; a replaced file keeps its mode.
-func writeAtomic(path string, write func(io.Writer) error) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
+// sync and a rename (internal/atomicfile). On any error path is untouched. A
+// new file gets mode 0644; a replaced file keeps its mode.
+func writeAtomic(path string, write func(io.Writer) error) error {
 	mode := os.FileMode(0o644)
 	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
 		mode = fi.Mode().Perm()
 	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("npy: %w", err)
-	}
-	tmp := f.Name()
-	closed := false
-	defer func() {
-		if err != nil {
-			if !closed {
-				f.Close()
-			}
-			os.Remove(tmp)
-		}
-	}()
-	if err := write(f); err != nil {
-		return err
-	}
-	if err := f.Chmod(mode); err != nil {
-		return fmt.Errorf("npy: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("npy: %w", err)
-	}
-	closed = true
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("npy: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	var werr error // write's own error, returned as it is
+	err := atomicfile.Write(path, mode, func(f *os.File) error {
+		werr = write(f)
+		return werr
+	})
+	switch {
+	case werr != nil:
+		return werr
+	case err != nil:
 		return fmt.Errorf("npy: %w", err)
 	}
 	return nil

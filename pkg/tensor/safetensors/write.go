@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 
+	"github.com/rlx-project/rlx/internal/atomicfile"
 	"github.com/rlx-project/rlx/pkg/tensor"
 )
 
@@ -148,36 +148,15 @@ func Write(path string, names []string, ts map[string]*tensor.Tensor, meta map[s
 	if err != nil {
 		return fmt.Errorf("safetensors: write %s: %w", path, err)
 	}
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp*")
+	err = atomicfile.Write(path, 0o644, func(f *os.File) error {
+		bw := bufio.NewWriterSize(f, 1<<20)
+		if err := l.writeTo(bw); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
 	if err != nil {
 		return fmt.Errorf("safetensors: write %s: %w", path, err)
 	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-			err = fmt.Errorf("safetensors: write %s: %w", path, err)
-		}
-	}()
-	bw := bufio.NewWriterSize(tmp, 1<<20)
-	if err = l.writeTo(bw); err != nil {
-		return err
-	}
-	if err = bw.Flush(); err != nil {
-		return err
-	}
-	if err = tmp.Chmod(0o644); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return nil
 }
