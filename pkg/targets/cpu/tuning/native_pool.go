@@ -15,7 +15,7 @@ const NativePoolGrain = 1 << 16
 // bound), folding rows and then columns in full vectors (cgen's
 // maxPoolPlanes). The row-by-row code folds every window cell and, on a
 // narrow plane, runs short vectors and scalar borders: YOLOv5's SPPF
-// pool (5x5/1 over 256x10x10) took 145 us there against ONNX Runtime's
-// 36, and 16-21 by planes. Wide planes (56x56) keep the row code, whose
-// vectors are full there. Measurements: docs/perf/ops.md.
+// pool (5x5/1 over 256x10x10) ran at a quarter of ONNX Runtime's speed
+// there, twice its speed by planes. Wide planes (56x56) keep the row
+// code, whose vectors are full there. Measurements: docs/perf/ops.md.
 const PoolPlaneMaxCells = 1024
