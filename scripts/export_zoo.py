@@ -211,6 +211,108 @@ class ConformerFull(torch.nn.Module):
         return self.m(x, lengths)[0]
 
 
+class WhisperEncoder(torch.nn.Module):
+    """Whisper-tiny's encoder's layers (written out): two Conv1d with GELU
+    (the second stride 2), sinusoidal positions sliced to the length,
+    four pre-norm blocks of nn.MultiheadAttention (6 heads of 64) and a
+    GELU MLP, a final LayerNorm."""
+
+    def __init__(self, mels=80, width=384, heads=6, layers=4, ctx=1500):
+        super().__init__()
+        self.conv1 = torch.nn.Conv1d(mels, width, 3, padding=1)
+        self.conv2 = torch.nn.Conv1d(width, width, 3, stride=2, padding=1)
+        t = torch.arange(ctx, dtype=torch.float32)[:, None]
+        inv = torch.exp(-torch.log(torch.tensor(10000.0)) * torch.arange(width // 2) / (width // 2 - 1))
+        self.register_buffer("pos", torch.cat([torch.sin(t * inv), torch.cos(t * inv)], 1))
+        self.blocks = torch.nn.ModuleList(WhisperBlock(width, heads) for _ in range(layers))
+        self.ln = torch.nn.LayerNorm(width)
+
+    def forward(self, x):
+        x = torch.nn.functional.gelu(self.conv1(x))
+        x = torch.nn.functional.gelu(self.conv2(x)).permute(0, 2, 1)
+        x = x + self.pos[: x.shape[1]]
+        for b in self.blocks:
+            x = b(x)
+        return self.ln(x)
+
+
+class WhisperBlock(torch.nn.Module):
+    def __init__(self, width, heads):
+        super().__init__()
+        self.ln1, self.ln2 = torch.nn.LayerNorm(width), torch.nn.LayerNorm(width)
+        self.attn = torch.nn.MultiheadAttention(width, heads, batch_first=True)
+        self.mlp = torch.nn.Sequential(torch.nn.Linear(width, 4 * width), torch.nn.GELU(), torch.nn.Linear(4 * width, width))
+
+    def forward(self, x):
+        h = self.ln1(x)
+        x = x + self.attn(h, h, h, need_weights=False)[0]
+        return x + self.mlp(self.ln2(x))
+
+
+class T5Encoder(torch.nn.Module):
+    """T5 v1.1's encoder's layers (written out, the small size's widths,
+    four layers): RMS norms by pow/mean/rsqrt, unscaled attention with a
+    bucketed relative position bias (log, floor by cast, min, where,
+    abs), gated-GELU feed-forward."""
+
+    def __init__(self, vocab=1000, width=512, heads=8, ff=1024, layers=4, buckets=32, max_dist=128):
+        super().__init__()
+        self.emb = torch.nn.Embedding(vocab, width)
+        self.rel = torch.nn.Embedding(buckets, heads)
+        self.heads, self.buckets, self.max_dist = heads, buckets, max_dist
+        self.layers = torch.nn.ModuleList(T5Layer(width, heads, ff) for _ in range(layers))
+        self.norm = T5Norm(width)
+
+    def bias(self, n):
+        pos = torch.arange(n)
+        rel = pos[None, :] - pos[:, None]
+        half = self.buckets // 2
+        out = (rel > 0).long() * half
+        rel = rel.abs()
+        exact = half // 2
+        large = exact + (torch.log(rel.float() / exact) / torch.log(torch.tensor(self.max_dist / exact))
+                         * (half - exact)).long()
+        large = torch.min(large, torch.full_like(large, half - 1))
+        out = out + torch.where(rel < exact, rel, large)
+        return self.rel(out).permute(2, 0, 1)[None]
+
+    def forward(self, tokens):
+        x = self.emb(tokens)
+        b = self.bias(tokens.shape[1])
+        for layer in self.layers:
+            x = layer(x, b)
+        return self.norm(x)
+
+
+class T5Norm(torch.nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.ones(width))
+
+    def forward(self, x):
+        return self.w * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6))
+
+
+class T5Layer(torch.nn.Module):
+    def __init__(self, width, heads, ff):
+        super().__init__()
+        self.heads = heads
+        self.n1, self.n2 = T5Norm(width), T5Norm(width)
+        self.qkv = torch.nn.Linear(width, 3 * width, bias=False)
+        self.o = torch.nn.Linear(width, width, bias=False)
+        self.wi0 = torch.nn.Linear(width, ff, bias=False)
+        self.wi1 = torch.nn.Linear(width, ff, bias=False)
+        self.wo = torch.nn.Linear(ff, width, bias=False)
+
+    def forward(self, x, bias):
+        b, n, w = x.shape
+        q, k, v = self.qkv(self.n1(x)).view(b, n, 3, self.heads, w // self.heads).permute(2, 0, 3, 1, 4)
+        a = torch.softmax(q @ k.transpose(-1, -2) + bias, -1) @ v
+        x = x + self.o(a.transpose(1, 2).reshape(b, n, w))
+        h = self.n2(x)
+        return x + self.wo(torch.nn.functional.gelu(self.wi0(h), approximate="tanh") * self.wi1(h))
+
+
 def audio(make, note, inputs, outputs, trace, cases, shape, opset=17, bn=False):
     """An audio model: shape(binding) gives the input's shape."""
     return dict(make=make, opset=opset, inputs=inputs, outputs=outputs, bn=bn, trace=trace, cases=cases,
@@ -307,6 +409,17 @@ SPECS = {
                         {"logp": ["batch", "frames", 40]}, dict(batch=3, frames=90),
                         dict(b1=dict(batch=1, frames=200), alt=dict(batch=2, frames=120)),
                         lambda b: (b["batch"], 1, b["frames"], 80)),
+    "whisper_enc": audio(WhisperEncoder, "Whisper-tiny's encoder (layers written out): Conv1d+GELU twice (stride 2), "
+                         "positions sliced to the length, 4 pre-norm MultiheadAttention blocks (6 heads of 64)",
+                         {"mel": ["batch", 80, "frames"]}, {"features": ["batch", "ctx", 384]},
+                         dict(batch=3, frames=600), dict(b1=dict(batch=1, frames=1000), alt=dict(batch=2, frames=400)),
+                         lambda b: (b["batch"], 80, b["frames"])),
+    "t5_enc": dict(make=T5Encoder, opset=17, inputs={"tokens": ["batch", "seq"]}, outputs={"hidden": ["batch", "seq", 512]},
+                   input_dtypes={"tokens": "int64"}, bn=False, trace=dict(batch=3, seq=40),
+                   cases=dict(b1=dict(batch=1, seq=128), alt=dict(batch=2, seq=64)),
+                   feed=lambda rng, b: {"tokens": base.tokens(rng, (b["batch"], b["seq"]), 1000)},
+                   note="T5 v1.1's encoder (layers written out, small widths, 4 layers): RMS norms, unscaled "
+                        "attention with a bucketed relative position bias (log, cast, min, where), gated GELU"),
 }
 
 
