@@ -141,6 +141,17 @@ func TestCLIImport(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "bad.hir")); err == nil {
 		t.Error("a failed import left bad.hir")
 	}
+	// -o names where the HIR goes and the weights go beside it: a
+	// directory (or a device, a pipe) is a usage error that writes nothing.
+	sub := filepath.Join(dir, "out.d")
+	os.Mkdir(sub, 0o755)
+	cmd = exec.Command(rlxc, "import", filepath.Join(sharedModels, "mlp.onnx"), "-o", sub)
+	if out, err := cmd.CombinedOutput(); err == nil || cmd.ProcessState.ExitCode() != 64 || !strings.Contains(string(out), "is not a regular file") {
+		t.Errorf("import -o a directory: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(sub + ".safetensors"); err == nil {
+		t.Error("import -o a directory wrote weights beside it")
+	}
 }
 
 // TestUsageExitCode: a wrong command line is exit 64 in both tools, never

@@ -35,6 +35,12 @@ operator, attribute or dtype.`,
 			if out == "" {
 				out = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file)) + ".hir"
 			}
+			if fi, err := os.Stat(out); err == nil && !fi.Mode().IsRegular() {
+				// The weights go beside the HIR: a device, a pipe or a
+				// directory has no "beside" (-o /dev/null would write
+				// /dev/null.safetensors).
+				return &exitError{code: exitUsage, err: fmt.Errorf("rlxc import: -o %s is not a regular file: give the HIR file's path (the weights go beside it as .safetensors)", out)}
+			}
 			weights := strings.TrimSuffix(out, filepath.Ext(out)) + ".safetensors"
 			res, err := importONNX(file, module, filepath.Base(weights))
 			if err != nil {
