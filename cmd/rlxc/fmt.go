@@ -87,11 +87,7 @@ fmt needs the file to parse; it does not need it to check.`,
 // directory, so a crash never leaves a half-written file; an existing file
 // keeps its permissions.
 func writeFileAtomic(path string, data []byte) error {
-	mode := os.FileMode(0o644)
-	if fi, err := os.Stat(path); err == nil {
-		mode = fi.Mode().Perm()
-	}
-	return atomicfile.Write(path, mode, func(f *os.File) error {
+	return atomicfile.Write(path, atomicfile.Perm(path, 0o644), func(f *os.File) error {
 		_, err := f.Write(data)
 		return err
 	})

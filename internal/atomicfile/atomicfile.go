@@ -22,6 +22,15 @@ func IsTemp(name string) bool {
 	return strings.HasPrefix(name, ".") && strings.Contains(name, TempMarker)
 }
 
+// Perm is the mode to replace path with: its own where path is a regular
+// file, else def (a new file).
+func Perm(path string, def os.FileMode) os.FileMode {
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+		return fi.Mode().Perm()
+	}
+	return def
+}
+
 // Write creates or replaces path with the bytes that fill writes into f. If
 // fill or any later step fails, the temporary file is removed and path is left
 // as it was. perm is applied as given (not masked by the umask): artifacts are

@@ -56,3 +56,22 @@ func TestWriteFailureLeavesPath(t *testing.T) {
 		t.Errorf("%d entries left, want 1", len(ents))
 	}
 }
+
+// TestPerm: a regular file's own mode, else the default.
+func TestPerm(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "a")
+	if got := Perm(p, 0o644); got != 0o644 {
+		t.Errorf("new file: %v", got)
+	}
+	if err := os.WriteFile(p, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(p, 0o600)
+	if got := Perm(p, 0o644); got != 0o600 {
+		t.Errorf("existing file: %v", got)
+	}
+	if got := Perm(dir, 0o644); got != 0o644 {
+		t.Errorf("directory: %v", got)
+	}
+}

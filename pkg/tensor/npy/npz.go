@@ -166,12 +166,8 @@ func WriteNPZ(path string, names []string, ts map[string]*tensor.Tensor) error {
 // sync and a rename (internal/atomicfile). On any error path is untouched. A
 // new file gets mode 0644; a replaced file keeps its mode.
 func writeAtomic(path string, write func(io.Writer) error) error {
-	mode := os.FileMode(0o644)
-	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
-		mode = fi.Mode().Perm()
-	}
 	var werr error // write's own error, returned as it is
-	err := atomicfile.Write(path, mode, func(f *os.File) error {
+	err := atomicfile.Write(path, atomicfile.Perm(path, 0o644), func(f *os.File) error {
 		werr = write(f)
 		return werr
 	})
