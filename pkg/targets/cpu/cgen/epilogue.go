@@ -16,7 +16,9 @@ import (
 // where they cost nothing.
 
 // ewActivation maps the activations split off to their elementwise
-// instructions.
+// instructions. Winograd's output transform has the same split, so a 3x3
+// convolution with one of them still runs as Winograd
+// (WinogradActivation).
 var ewActivation = map[lir.Activation]lir.EwOp{
 	lir.ActGelu:     lir.EwGelu,
 	lir.ActGeluTanh: lir.EwGeluTanh,
@@ -56,6 +58,9 @@ func splitActivation(prog *lir.Program, op lir.Op, opts Options) (lir.Op, *lir.E
 		c := *o
 		ep, out, n, kernel = &c.Epilogue, c.Out, c.Geom.N*c.Geom.O*c.Geom.OH*c.Geom.OW, &c
 	case *lir.DepthwiseNHWC:
+		c := *o
+		ep, out, n, kernel = &c.Epilogue, c.Out, c.Geom.N*c.Geom.O*c.Geom.OH*c.Geom.OW, &c
+	case *lir.WinogradOutput:
 		c := *o
 		ep, out, n, kernel = &c.Epilogue, c.Out, c.Geom.N*c.Geom.O*c.Geom.OH*c.Geom.OW, &c
 	default:

@@ -28,8 +28,8 @@ func matmulProgram(m, k, n int64, act lir.Activation, res bool) *lir.Program {
 	return p
 }
 
-// TestNativeEpilogueActivations: a product or convolution with a smooth
-// activation becomes the kernel with its bias alone and a native region
+// TestNativeEpilogueActivations: a product or convolution (direct or
+// Winograd's) with a smooth activation becomes the kernel with its bias alone and a native region
 // out = act(out) + residual (or act(out + residual)), which matches the
 // runtime's fused epilogue within the two math libraries' error (a few
 // float32 ulps) at every level this CPU runs; a residual that is the
@@ -44,17 +44,25 @@ func TestNativeEpilogueActivations(t *testing.T) {
 	type tc struct {
 		name string
 		prog *lir.Program
+		tol  float64 // relative to max(1, |y|)
 	}
 	var cases []tc
 	for _, act := range []lir.Activation{lir.ActGelu, lir.ActGeluTanh, lir.ActSilu, lir.ActSigmoid, lir.ActTanh} {
-		cases = append(cases, tc{fmt.Sprintf("matmul %s", act), matmulProgram(5, 7, 33, act, false)})
+		cases = append(cases, tc{fmt.Sprintf("matmul %s", act), matmulProgram(5, 7, 33, act, false), 2e-6})
 		p := convProgram(sq(1, 16, 9, 20, 3, 1, 1), epiBiasRes)
 		p.Steps[0].Op.(*lir.Conv2D).Epilogue.Act = act
-		cases = append(cases, tc{fmt.Sprintf("conv %s + residual", act), p})
+		cases = append(cases, tc{fmt.Sprintf("conv %s + residual", act), p, 2e-6})
 		p = convProgram(sq(1, 16, 9, 20, 3, 1, 1), epiBiasRes)
 		p.Steps[0].Op.(*lir.Conv2D).Epilogue.Act = act
 		p.Steps[0].Op.(*lir.Conv2D).Epilogue.ActLast = true
-		cases = append(cases, tc{fmt.Sprintf("conv %s(residual)", act), p})
+		cases = append(cases, tc{fmt.Sprintf("conv %s(residual)", act), p, 2e-6})
+		for _, last := range []bool{false, true} {
+			e := epiBiasRes
+			e.act, e.last = act, last
+			// TestNativeWinograd's tolerance: the transforms summed in
+			// another order.
+			cases = append(cases, tc{fmt.Sprintf("winograd %s last=%v", act, last), winogradProgram(sq(1, 16, 9, 20, 3, 1, 1), 4, e), 1e-5})
+		}
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -62,18 +70,21 @@ func TestNativeEpilogueActivations(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(prog.Steps) != 2 {
-				t.Fatalf("%d steps, want the kernel and the activation's region", len(prog.Steps))
+			if len(prog.Steps) != len(c.prog.Steps)+1 {
+				t.Fatalf("%d steps, want the kernel's %d and the activation's region", len(prog.Steps), len(c.prog.Steps))
 			}
-			last, ok := prog.Steps[1].Op.(*lir.NativeCall)
+			last, ok := prog.Steps[len(prog.Steps)-1].Op.(*lir.NativeCall)
 			if !ok || prog.Native.Funcs[last.Func].Source == "" {
 				t.Fatalf("second step %s, want a native call", prog.Steps[1].Op.Kind())
 			}
 			ins := convInputs(r, c.prog)
+			if w, ok := c.prog.Steps[0].Op.(*lir.WinogradInput); ok {
+				ins[1] = winogradWeights(t, r, w.Geom, w.Tile)
+			}
 			checkLevels(t, pool, c.prog, prog, levels, [][]*tensor.Tensor{ins}, func(level string, _, _ int, got, want *tensor.Tensor) {
 				gs, ws := got.F32(), want.F32()
 				for i := range ws {
-					if d := math.Abs(float64(gs[i]) - float64(ws[i])); d > 2e-6*max(1, math.Abs(float64(ws[i]))) {
+					if d := math.Abs(float64(gs[i]) - float64(ws[i])); d > c.tol*max(1, math.Abs(float64(ws[i]))) {
 						t.Fatalf("%s: element %d: native %v, runtime %v", level, i, gs[i], ws[i])
 					}
 				}

@@ -251,7 +251,7 @@ func winogradOutput(prog *lir.Program, op *lir.WinogradOutput) (function, bool) 
 		return function{}, false
 	}
 	ep := op.Epilogue
-	if !WinogradActivation(ep.Act) {
+	if !winogradInline(ep.Act) {
 		return function{}, false
 	}
 	for _, b := range []lir.Buf{op.M, ep.Bias} {
@@ -375,9 +375,19 @@ func winogradOutput(prog *lir.Program, op *lir.WinogradOutput) (function, bool) 
 	return f, true
 }
 
-// WinogradActivation reports whether the generated output transform
-// applies act: the piecewise-linear activations.
+// WinogradActivation reports whether generated code runs a Winograd
+// convolution whose epilogue applies act: the output transform applies
+// the piecewise-linear ones itself (winogradInline), and the smooth ones
+// (ewActivation) are split off into an elementwise region after it
+// (splitActivation), as for every other generated convolution.
 func WinogradActivation(act lir.Activation) bool {
+	_, split := ewActivation[act]
+	return winogradInline(act) || split
+}
+
+// winogradInline reports whether the generated output transform applies
+// act: the piecewise-linear activations.
+func winogradInline(act lir.Activation) bool {
 	switch act {
 	case lir.ActNone, lir.ActRelu, lir.ActLeakyRelu, lir.ActClamp:
 		return true

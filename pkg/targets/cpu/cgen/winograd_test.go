@@ -54,6 +54,21 @@ func winogradProgram(g lir.ConvGeom, m int64, e convEpi) *lir.Program {
 	return p
 }
 
+// winogradWeights is u for winogradProgram: the transform of random
+// weights, as the build makes it.
+func winogradWeights(t *testing.T, r *rand.Rand, g lir.ConvGeom, m int64) *tensor.Tensor {
+	t.Helper()
+	wt := make([]float32, g.O*g.C*9)
+	for i := range wt {
+		wt[i] = float32((2*r.Float64() - 1) / math.Sqrt(float64(9*g.C)))
+	}
+	u, err := winograd.Weights(wt, int(g.O), int(g.C), int(m))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tensor.FromF32([]int64{int64(len(u))}, u)
+}
+
 // winogradCases are the geometries and epilogues the test compiles:
 // whole and partial tiles, tile counts that fill vectors and blocks or
 // not, batches, planes smaller than a tile, uneven and no padding, output
@@ -139,16 +154,7 @@ func TestNativeWinograd(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, p := range progs {
 		ins := convInputs(r, p.interp)
-		// u: the transform of random weights, as the build makes it.
-		wt := make([]float32, p.g.O*p.g.C*9)
-		for i := range wt {
-			wt[i] = float32((2*r.Float64() - 1) / math.Sqrt(float64(9*p.g.C)))
-		}
-		u, err := winograd.Weights(wt, int(p.g.O), int(p.g.C), int(p.m))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ins[1] = tensor.FromF32([]int64{int64(len(u))}, u)
+		ins[1] = winogradWeights(t, r, p.g, p.m)
 		want := run(t, pool, p.interp, ins)[0]
 		for li := range levels {
 			p.native.Native = &lir.Native{Funcs: unit.Funcs, Objects: []lir.NativeObject{objects[li]}}
