@@ -134,7 +134,7 @@ fuzz-smoke:
 bench: build
 	$(GO) run ./cmd/rlxbench --bin $(BIN) $(BENCHFLAGS)
 
-## bench-ops: single-operator ONNX models over a grid per operator family, rlx against ONNX Runtime at 1 and 2 threads, one table and a per-family summary (cmd/rlxbench --ops; the full grid, 167 points, takes minutes (docs/perf/ops.md); BENCHFLAGS="--ops-filter conv --json out.json", or --quick)
+## bench-ops: single-operator ONNX models over a grid per operator family, rlx against ONNX Runtime at 1 and 2 threads, one table and a per-family summary (cmd/rlxbench --ops; the full grid, 167 points, takes minutes (docs/perf/ops.md); BENCHFLAGS="--ops-filter conv --json out.json" (the filter matches families, op names and attributes), or --quick)
 bench-ops: build
 	$(GO) run ./cmd/rlxbench --ops --bin $(BIN) $(BENCHFLAGS)
 

@@ -186,7 +186,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.ops, "ops", false, "time single-operator ONNX models over a grid per operator family instead of the manifest's models (--time defaults to 200ms and --rounds to 2 here)")
 	fs.BoolVar(&c.quick, "quick", false, "with --ops: a small grid, for a smoke test")
 	var filter string
-	fs.StringVar(&filter, "ops-filter", "", "with --ops: only the grid points whose family or ONNX op name matches this regular expression (case-insensitive)")
+	fs.StringVar(&filter, "ops-filter", "", "with --ops: only the grid points whose family, ONNX op name or attributes match this regular expression (case-insensitive)")
 	var qdq string
 	fs.StringVar(&qdq, "qdq", "", "with --ops: comma-separated manifest models (resnet18,mobilenet_v2) quantized to QDQ form here (every Conv, MatMul and Gemm with initializer weights: int8 per output channel, uint8 activations calibrated on the b1 input), timed as grid points of family qdq, rlx's outputs checked against ORT's")
 	fs.BoolVar(&c.keep, "keep", false, "keep the temp dir (artifacts, logs)")

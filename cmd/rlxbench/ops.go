@@ -104,7 +104,7 @@ func (d *driver) mainOps(stdout, stderr io.Writer) int {
 	needORTInstall := d.checkORT(&problems)
 	var grid []*opCase
 	for _, c := range opsGrid(cfg.quick) {
-		if cfg.opsFilter == nil || cfg.opsFilter.MatchString(c.Family) || cfg.opsFilter.MatchString(c.Op) {
+		if cfg.opsFilter == nil || cfg.opsFilter.MatchString(c.Family) || cfg.opsFilter.MatchString(c.Op) || cfg.opsFilter.MatchString(c.Attrs) {
 			grid = append(grid, &c)
 		}
 	}

@@ -232,6 +232,20 @@ func convCase(n, cin, cout, h, k, stride, dil, groups int64) opCase {
 		flop:   2 * float64(n*cout*ho*ho*(cin/groups)*k*k)}
 }
 
+// siluCase is c (a Conv) followed by SiLU as PyTorch exports nn.SiLU,
+// Sigmoid then Mul: Conv-BN-SiLU layers (YOLO, EfficientNet) fold the
+// batch norm into the Conv, and the activation becomes the convolution's
+// epilogue, which can change which kernel runs it.
+func siluCase(c opCase) opCase {
+	conv := *c.node
+	conv.Outputs = []string{"cv"}
+	c.pre = append(append([]*onnxpb.Node(nil), c.pre...), &conv,
+		&onnxpb.Node{Name: "Sigmoid", OpType: "Sigmoid", Inputs: []string{"cv"}, Outputs: []string{"sg"}})
+	c.node = node("Mul", []string{"cv", "sg"})
+	c.Attrs += " +silu"
+	return c
+}
+
 // patchCase is a patchify convolution with bias (kernel = stride, no
 // padding): a ConvNeXt or ViT stem.
 func patchCase(n, cin, cout, h, k int64) opCase {
@@ -494,6 +508,12 @@ func opsGrid(quick bool) []opCase {
 		convCase(1, 32, 32, 160, 1, 1, 1, 1), // YOLOv5's C3 1x1s: few channels, large planes
 		convCase(1, 64, 64, 80, 1, 1, 1, 1),
 		convCase(1, 128, 64, 80, 1, 1, 1, 1),
+		// Conv-BN-SiLU: every generated kind (Winograd, direct stride 2,
+		// depthwise) and a runtime product.
+		siluCase(convCase(1, 64, 64, 40, 3, 1, 1, 1)),
+		siluCase(convCase(1, 64, 128, 80, 3, 2, 1, 1)),
+		siluCase(convCase(1, 240, 240, 28, 3, 1, 1, 240)),
+		siluCase(convCase(1, 128, 128, 40, 1, 1, 1, 1)),
 	)
 	g = append(g,
 		convTCase(256, 128, 14, 2, 2, 0, 0),
