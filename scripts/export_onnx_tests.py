@@ -255,6 +255,64 @@ class Llama(nn.Module):
         return self.out(self.norm(x))
 
 
+class LlamaKV(nn.Module):
+    """The Llama above as a decoder step with a key/value cache, the way
+    generation runs it: seq new tokens after past cached ones. Per block the
+    cached keys and values [batch, kv_heads, past, head] come in, the new
+    ones are concatenated after them and go out as present_k/present_v
+    [batch, kv_heads, past + seq, head] (the exporter names that dim);
+    positions run from past (a Shape of the cache), and query i sees keys
+    j <= past + i (a mask built from two Ranges, Greater and Where)."""
+
+    def __init__(self, vocab=128, dim=64, heads=4, kv_heads=2, hidden=160, depth=2):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, dim)
+        self.blocks = nn.ModuleList([LlamaBlock(dim, heads, kv_heads, hidden) for _ in range(depth)])
+        self.norm = RMSNorm(dim)
+        self.out = nn.Linear(dim, vocab, bias=False)
+        hd = dim // heads
+        self.register_buffer("inv_freq", 1.0 / (10000 ** (torch.arange(0, hd, 2).float() / hd)), persistent=False)
+
+    def forward(self, tokens, past_k0, past_v0, past_k1, past_v1):
+        b, s = tokens.shape
+        past = past_k0.shape[2]
+        x = self.emb(tokens)
+        t = torch.arange(s, dtype=torch.float32) + past
+        freqs = t[:, None] * self.inv_freq[None, :]
+        emb = torch.cat([freqs, freqs], dim=-1)
+        cos, sin = emb.cos(), emb.sin()
+        i = torch.arange(s)[:, None] + past
+        j = torch.arange(past + s)[None, :]
+        mask = torch.where(j > i, torch.tensor(float("-inf")), torch.tensor(0.0))
+        present = []
+        for blk, pk, pv in zip(self.blocks, (past_k0, past_k1), (past_v0, past_v1)):
+            h = blk.attn_norm(x)
+            q = blk.wq(h).view(b, s, blk.heads, blk.hd).transpose(1, 2)
+            k = blk.wk(h).view(b, s, blk.kv_heads, blk.hd).transpose(1, 2)
+            v = blk.wv(h).view(b, s, blk.kv_heads, blk.hd).transpose(1, 2)
+            q = q * cos + rotate_half(q) * sin
+            k = k * cos + rotate_half(k) * sin
+            k = torch.cat([pk, k], dim=2)
+            v = torch.cat([pv, v], dim=2)
+            present += [k, v]
+            n = k.shape[2]
+            rep = blk.heads // blk.kv_heads
+            kr = k[:, :, None].expand(b, blk.kv_heads, rep, n, blk.hd).reshape(b, blk.heads, n, blk.hd)
+            vr = v[:, :, None].expand(b, blk.kv_heads, rep, n, blk.hd).reshape(b, blk.heads, n, blk.hd)
+            a = torch.softmax(q @ kr.transpose(2, 3) / math.sqrt(blk.hd) + mask, dim=-1)
+            x = x + blk.wo((a @ vr).transpose(1, 2).reshape(b, s, -1))
+            h = blk.ffn_norm(x)
+            x = x + blk.w2(F.silu(blk.w1(h)) * blk.w3(h))
+        return (self.out(self.norm(x)), *present)
+
+
+def llama_kv_inputs(rng, b):
+    feeds = {"tokens": tokens(rng, (b["batch"], b["seq"]), 128)}
+    for n in ("past_k0", "past_v0", "past_k1", "past_v1"):
+        feeds[n] = signal(rng, (b["batch"], 2, b["past"], 16))
+    return feeds
+
+
 class Audio(nn.Module):
     """Log-mel frames (batch, mels, time): Conv1d + BatchNorm1d + ReLU, then a
     bidirectional LSTM and a GRU over time (batch_first, no lengths), per-frame
@@ -524,6 +582,22 @@ SPECS = {
              "attention (4 query heads, 2 kv heads repeated by Expand + Reshape), SwiGLU (SiLU as "
              "Sigmoid*x), "
              "causal mask from torch.triu of a -inf ConstantOfShape (Trilu upper, k=1)"),
+    "llama_kv": dict(
+        make=LlamaKV, opset=14,
+        inputs={"tokens": ["batch", "seq"], "past_k0": ["batch", 2, "past", 16], "past_v0": ["batch", 2, "past", 16],
+                "past_k1": ["batch", 2, "past", 16], "past_v1": ["batch", 2, "past", 16]},
+        outputs={"logits": ["batch", "seq", 128], "present_k0": ["batch", 2, "total", 16],
+                 "present_v0": ["batch", 2, "total", 16], "present_k1": ["batch", 2, "total", 16],
+                 "present_v1": ["batch", 2, "total", 16]},
+        input_dtypes={"tokens": "int64"},
+        trace=dict(batch=3, seq=2, past=5),
+        cases=dict(b1=dict(batch=1, seq=1, past=15), alt=dict(batch=2, seq=3, past=8)),
+        feed=llama_kv_inputs,
+        note="LLaMA-style decoder step with a key/value cache: the llama model's blocks, cached keys and "
+             "values per block [batch, 2, past, 16] concatenated before the new ones and returned as "
+             "present_* [batch, 2, past + seq, 16]; rotary positions from past (Shape of the cache, "
+             "Range, Add), mask from Ranges, Greater and Where (query i sees keys j <= past + i); b1 is "
+             "one token after 15"),
     "audio": dict(
         make=Audio, opset=15, inputs={"x": ["batch", 16, "time"]},
         outputs={"y": ["batch", "time", 8]},
