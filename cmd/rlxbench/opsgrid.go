@@ -519,6 +519,13 @@ func opsGrid(quick bool) []opCase {
 		convTCase(256, 128, 14, 2, 2, 0, 0),
 		convTCase(64, 32, 28, 4, 2, 1, 0),
 		convTCase(128, 64, 28, 3, 2, 1, 1),
+		// A DCGAN-style generator (k4 s2 p1): a middle layer and the last
+		// one onto 3 channels; a UNet decoder's k2 s2 on a larger plane; a
+		// stride-1 one (a convolution by another name).
+		convTCase(512, 256, 8, 4, 2, 1, 0),
+		convTCase(64, 3, 32, 4, 2, 1, 0),
+		convTCase(128, 64, 56, 2, 2, 0, 0),
+		convTCase(64, 64, 28, 3, 1, 1, 0),
 	)
 	for _, op := range []string{"MaxPool", "AveragePool"} {
 		g = append(g,

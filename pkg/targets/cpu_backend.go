@@ -208,7 +208,7 @@ func (c *cpu) Caps() specialize.Caps {
 func (c *cpu) tapConv(g lir.ConvGeom) bool {
 	live, total := specialize.LiveTapPairs(g)
 	return tuning.NativeTapConv(tuning.ConvShape{KH: g.KH, KW: g.KW, StrideH: g.StrideH, StrideW: g.StrideW, DilH: g.DilH, DilW: g.DilW,
-		Groups: g.Groups, C: g.C, O: g.O, OH: g.OH, OW: g.OW, AVX512: cgen.Options{Levels: c.levels}.AllHave("avx512f")}, live, total)
+		Groups: g.Groups, C: g.C, O: g.O, OH: g.OH, OW: g.OW, W: g.W, AVX512: cgen.Options{Levels: c.levels}.AllHave("avx512f")}, live, total)
 }
 
 func (c *cpu) NewWeights() *specialize.Weights {

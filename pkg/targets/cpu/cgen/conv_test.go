@@ -453,6 +453,14 @@ func BenchmarkConv2DSweep(b *testing.B) {
 	add("3x3s2_g64_c128_56", grouped(sq(1, 128, 56, 128, 3, 2, 1), 64))
 	add("1x1s1_g4_c256_28", grouped(sq(1, 256, 28, 256, 1, 1, 0), 4))
 	add("3x3s1d12_c960o256_14", geom(1, 960, 14, 14, 256, 3, 3, 1, 1, 12, 12, 12, 12, 12, 12)) // DeepLabV3's ASPP
+	// Stride 1 with output rows of a different width than the input's
+	// (not "same" padded) and narrow: ConvTranspose k4 s2 p1's 2x2 phase
+	// convolution (padded by 1: 8 -> 9), and unpadded 3x3s.
+	add("2x2s1p1_c512o1024_8", sq(1, 512, 8, 1024, 2, 1, 1))
+	add("2x2s1p1_c256o512_16", sq(1, 256, 16, 512, 2, 1, 1))
+	add("2x2s1p1_c128o256_32", sq(1, 128, 32, 256, 2, 1, 1))
+	add("3x3s1p0_c256_9", sq(1, 256, 9, 256, 3, 1, 0))
+	add("3x3s1p0_c128_19", sq(1, 128, 19, 128, 3, 1, 0))
 	benchConvs(b, cs)
 }
 

@@ -45,6 +45,12 @@ func tapSweep() []convCase {
 		{sq(2, 74, 20, 40, 7, 1, 3), epiReluLast},
 		{geom(1, 122, 14, 14, 24, 3, 3, 1, 1, 12, 12, 12, 12, 12, 12), epiBiasRes}, // too sparse to block
 		{geom(1, 262, 12, 12, 24, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2), epiBiasRes},
+		// Narrow rows another width than the input's (tuning's
+		// narrowRows): ConvTranspose k4 s2 p1's 2x2 phase convolution
+		// (padded by 1: rows of 9 from 8), an unpadded 3x3.
+		{sq(1, 64, 8, 40, 2, 1, 1), epiBiasRes},
+		{sq(2, 70, 5, 24, 2, 1, 1), epiBiasRelu},
+		{sq(1, 66, 9, 20, 3, 1, 0), epiBias},
 	}
 }
 

@@ -17,6 +17,7 @@ type ConvShape struct {
 	Groups           int64
 	C, O             int64 // input and output channels (all groups)
 	OH, OW           int64
+	W                int64 // the input's width (0: unknown)
 	// Padded is whether the convolution pads its input: a 1x1 kernel with
 	// padding is no plain product (its border is the bias alone), so the
 	// runtime runs it as a general implicit GEMM, not as a packed one.

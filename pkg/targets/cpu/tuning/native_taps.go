@@ -21,7 +21,8 @@ import "github.com/rlx-project/rlx/pkg/lir"
 //
 // Row kernels on small planes and kernels of 7x7 and more, at stride 1,
 // where some level lacks AVX-512 (TapConvRowMaxPlane,
-// TapConvWideMinTaps). Dense stride-2 convolutions too, with at least
+// TapConvWideMinTaps). Stride-1 kernels whose output rows are narrow and
+// not the input's width, at every level (narrowRows). Dense stride-2 convolutions too, with at least
 // TapConvMinChannels input channels and a panel of weights
 // (lir.TapConvPanel output channels by every tap and input channel)
 // within TapConvPanelMaxBytes: the generated conv2d's stride-2 tiles
@@ -76,6 +77,9 @@ func NativeTapConv(s ConvShape, live, total int64) bool {
 		s.DilH == 1 && s.DilW == 1 && s.C >= TapConvWideMinChannels {
 		return true
 	}
+	if narrowRows(s) {
+		return s.KH*s.KW*s.C*lir.TapConvPanel*4 <= TapConvPanelMaxBytes
+	}
 	if s.StrideH != 2 || s.StrideW != 2 || s.DilH != 1 || s.DilW != 1 || s.C < TapConvMinChannels {
 		return false
 	}
@@ -88,6 +92,46 @@ func NativeTapConv(s ConvShape, live, total int64) bool {
 	input := s.C * ((s.OH-1)*s.StrideH + s.KH) * ((s.OW-1)*s.StrideW + s.KW) * 4
 	return panel <= TapConvPanelMaxBytes && input <= TapConvPanelMaxBytes
 }
+
+// narrowRows reports a stride-1, undilated convolution of several taps
+// over at least TapConvMinChannels input channels whose output rows are
+// not the input's width (unpadded, or an even kernel padded on both
+// sides: ConvTranspose k4 s2 p1's 2x2 phase convolution) and fill the
+// generated conv2d's vectors of positions (16 lanes where every level
+// has AVX-512, else 8) to less than TapConvNarrowRowFill: where rows keep
+// the input's width the generated code runs the flattened plane and fills
+// its vectors, but here it tiles row by row, and a row of 9 takes a
+// vector of 16 (of 17, two). Tap-major tiles run along output channels
+// instead. BenchmarkConv2DSweep (one thread, Zen 4, best of 3,
+// 2026-11-29), GFLOP/s of the generated conv2d against tap-major at
+// x86-64-v4 and x86-64-v3:
+//
+//	2x2 padded by 1, channels, plane  fill (v4, v3)  x86-64-v4  x86-64-v3
+//	512 -> 1024, 8 (rows of 9)       0.56, 0.56     61 / 107    56 / 72
+//	256 -> 512, 16 (rows of 17)      0.53, 0.71     60 / 108    56 / 95
+//	128 -> 256, 32 (rows of 33)      0.69, 0.83     78 / 106    69 / 60
+//
+// and unpadded 3x3s (which run as Winograd where it takes them): over
+// 128 channels at 19x19 (rows of 17) 60 / 102 and 44-64 / 87-104. A
+// tap-major tile is a panel's output channels, so at least one panel of
+// them (lir.TapConvPanel): a DCGAN's last ConvTranspose (64 -> 3
+// channels, k4 s2 p1 over 32x32: a 2x2 phase convolution onto 12
+// channels in rows of 33) ran 2.3 times as long tap-major.
+func narrowRows(s ConvShape) bool {
+	if s.StrideH != 1 || s.StrideW != 1 || s.DilH != 1 || s.DilW != 1 || s.KH*s.KW < 2 ||
+		s.C < TapConvMinChannels || s.O < lir.TapConvPanel || s.W <= 0 || s.OW == s.W {
+		return false
+	}
+	lanes := int64(8)
+	if s.AVX512 {
+		lanes = 16
+	}
+	return float64(s.OW) < TapConvNarrowRowFill*float64((s.OW+lanes-1)/lanes*lanes)
+}
+
+// TapConvNarrowRowFill is the least fill of the generated conv2d's
+// position vectors at which narrowRows leaves a convolution to it.
+const TapConvNarrowRowFill = 0.75
 
 // TapConvColumnMinTaps and TapConvColumnMaxPlane bound the column kernels
 // (KH x 1, stride 1, as Inception's factorized 7x1 and 5x1 layers) that
