@@ -232,6 +232,30 @@ func convCase(n, cin, cout, h, k, stride, dil, groups int64) opCase {
 		flop:   2 * float64(n*cout*ho*ho*(cin/groups)*k*k)}
 }
 
+// conv1dCase is a 1-D Conv with bias over [n, cin, l] (audio models'
+// feature extractors, depthwise and dilated temporal convolutions).
+func conv1dCase(n, cin, cout, l, k, stride, dil, groups, pad int64) opCase {
+	lo := (l+2*pad-dil*(k-1)-1)/stride + 1
+	s := 1 / float32(math.Sqrt(float64(cin/groups*k)))
+	attrs := fmt.Sprintf("1-D k%d s%d p%d", k, stride, pad)
+	if dil > 1 {
+		attrs += fmt.Sprintf(" d%d", dil)
+	}
+	switch {
+	case groups == cin && groups == cout && groups > 1:
+		attrs += " dw"
+	case groups > 1:
+		attrs += fmt.Sprintf(" g%d", groups)
+	}
+	return opCase{Family: "conv", Op: "Conv", opset: 17, outType: onnxpb.DTFloat,
+		Shape: fmt.Sprintf("%s -> %d", shapeStr(n, cin, l), cout), Attrs: attrs,
+		node: node("Conv", []string{"x", "w", "b"}, attrInts("kernel_shape", k), attrInts("strides", stride),
+			attrInts("dilations", dil), attrInts("pads", pad, pad), attrI("group", groups)),
+		inits:  []tensorGen{randIn("w", -s, s, cout, cin/groups, k), randIn("b", -0.1, 0.1, cout)},
+		inputs: []tensorGen{x(n, cin, l)},
+		flop:   2 * float64(n*cout*lo*(cin/groups)*k)}
+}
+
 // siluCase is c (a Conv) followed by SiLU as PyTorch exports nn.SiLU,
 // Sigmoid then Mul: Conv-BN-SiLU layers (YOLO, EfficientNet) fold the
 // batch norm into the Conv, and the activation becomes the convolution's
@@ -514,6 +538,17 @@ func opsGrid(quick bool) []opCase {
 		siluCase(convCase(1, 64, 128, 80, 3, 2, 1, 1)),
 		siluCase(convCase(1, 240, 240, 28, 3, 1, 1, 240)),
 		siluCase(convCase(1, 128, 128, 40, 1, 1, 1, 1)),
+		// 1-D: wav2vec 2.0's feature extractor (k10 s5 over raw audio, k3
+		// s2 over 512 channels) and its grouped positional convolution
+		// (k128, 16 groups); Whisper's stem; a Conformer's depthwise k31;
+		// Conv-TasNet's dilated depthwise k3.
+		conv1dCase(1, 1, 512, 16000, 10, 5, 1, 1, 0),
+		conv1dCase(1, 512, 512, 3199, 3, 2, 1, 1, 0),
+		conv1dCase(1, 768, 768, 200, 128, 1, 1, 16, 64),
+		conv1dCase(1, 80, 384, 3000, 3, 1, 1, 1, 1),
+		conv1dCase(1, 384, 384, 3000, 3, 2, 1, 1, 1),
+		conv1dCase(1, 144, 144, 200, 31, 1, 1, 144, 15),
+		conv1dCase(1, 512, 512, 2000, 3, 1, 16, 512, 16),
 	)
 	g = append(g,
 		convTCase(256, 128, 14, 2, 2, 0, 0),

@@ -181,6 +181,20 @@ const (
 	// keep packing.
 	ConvPointwiseDirectK = 64
 
+	// ConvOneChannelGemmRows is the fewest output channels from which a
+	// one-group convolution of a single input channel (raw audio,
+	// grayscale images) runs as the implicit GEMM, weights [O, KH·KW]
+	// times the im2col matrix, instead of the depthwise loop (one
+	// strided row of axpys per output channel and tap): the GEMM writes
+	// each output once from registers. conv.Conv2D through rlxrun (one
+	// thread, Zen 4, median of 3, 2026-11-29), ms depthwise loop /
+	// GEMM: 1-D k10 s5 over 16000 samples (wav2vec 2.0's first layer)
+	// onto 512 channels 2.5 / 0.45, onto 64 0.20 / 0.08, 16 0.09 / 0.04,
+	// 8 0.04-0.05 / 0.04; 1-D k16 s8 over 32000 onto 512 (Conv-TasNet's
+	// encoder) 3.4-4.6 / 1.0-1.1; 2-D 5x5 over 64x64 onto 16 0.32 / 0.07,
+	// onto 32 0.63 / 0.10.
+	ConvOneChannelGemmRows = 8
+
 	// DwSmallPlane is the largest input plane (H·W) the padded-copy
 	// depthwise kernel (dwSmall) takes; larger planes go row by row, so
 	// that the padded copy does not double their memory traffic.

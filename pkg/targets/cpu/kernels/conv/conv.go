@@ -51,7 +51,8 @@ func (g *ConvGeom) normalize() {
 // packing reads the input directly (implicit GEMM). A 1×1, stride-1,
 // unpadded convolution reads the input as a plain matrix. Convolutions with
 // one input channel per group (depthwise, any channel multiplier) take a
-// direct loop instead.
+// direct loop instead, but for one group of a single input channel onto
+// tuning.ConvOneChannelGemmRows output channels or more.
 func Conv2D(p *parallel.Pool, out, x, w []float32, g ConvGeom, ep gemm.Epilogue) {
 	g.normalize()
 	if g.C%g.Groups != 0 || g.O%g.Groups != 0 || min(g.N, g.C, g.H, g.W, g.O, g.KH, g.KW, g.OH, g.OW) < 0 {
@@ -72,7 +73,7 @@ func Conv2D(p *parallel.Pool, out, x, w []float32, g ConvGeom, ep gemm.Epilogue)
 	if g.N == 0 || g.O == 0 || s == 0 {
 		return
 	}
-	if cg == 1 && g.KH*g.KW > 0 {
+	if cg == 1 && g.KH*g.KW > 0 && (g.Groups > 1 || og < tuning.ConvOneChannelGemmRows) {
 		convDirect(p, out, x, w, &g, &ep)
 		return
 	}

@@ -131,6 +131,10 @@ func TestConv2D(t *testing.T) {
 		{"depthwise 5x5 dil2", convGeom(1, 3, 12, 11, 3, 5, 5, 1, 1, 4, 4, 4, 4, 2, 2, 3, false)},
 		{"depthwise multiplier 2", convGeom(1, 3, 7, 7, 6, 3, 3, 1, 2, 1, 1, 1, 1, 1, 1, 3, false)},
 		{"single input channel", convGeom(2, 1, 8, 8, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, false)},
+		// From tuning.ConvOneChannelGemmRows output channels on, the
+		// implicit GEMM: 2-D, and 1-D with a long stride (raw audio).
+		{"single input channel GEMM", convGeom(2, 1, 9, 8, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, false)},
+		{"single input channel 1-D k10 s5", convGeom(1, 1, 1, 203, 33, 1, 10, 1, 5, 0, 0, 0, 0, 1, 1, 1, false)},
 		{"1x1", convGeom(2, 8, 5, 7, 6, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, false)},
 		{"1x1 groups 2", convGeom(1, 8, 5, 5, 4, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 2, false)},
 		// 1x1 over 64 or more channels reads its input in place
