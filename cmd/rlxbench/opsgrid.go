@@ -312,6 +312,18 @@ func convTCase(cin, cout, h, k, stride, pad, outPad int64) opCase {
 		flop:   2 * float64(cin*cout*k*k*h*h)}
 }
 
+// convT1dCase is a 1-D ConvTranspose with bias over [1, cin, l] (audio
+// decoders and vocoders upsample so).
+func convT1dCase(cin, cout, l, k, stride, pad int64) opCase {
+	s := 1 / float32(math.Sqrt(float64(cin*k/stride)))
+	return opCase{Family: "convtranspose", Op: "ConvTranspose", opset: 17, outType: onnxpb.DTFloat,
+		Shape: fmt.Sprintf("%s -> %d", shapeStr(1, cin, l), cout), Attrs: fmt.Sprintf("1-D k%d s%d p%d", k, stride, pad),
+		node:   node("ConvTranspose", []string{"x", "w", "b"}, attrInts("kernel_shape", k), attrInts("strides", stride), attrInts("pads", pad, pad)),
+		inits:  []tensorGen{randIn("w", -s, s, cin, cout, k), randIn("b", -0.1, 0.1, cout)},
+		inputs: []tensorGen{x(1, cin, l)},
+		flop:   2 * float64(cin*cout*k*l)}
+}
+
 func poolCase(op string, c, h, k, stride, pad int64, ceil bool) opCase {
 	attrs := []*onnxpb.Attr{attrInts("kernel_shape", k, k), attrInts("strides", stride, stride), attrInts("pads", pad, pad, pad, pad)}
 	desc := fmt.Sprintf("%dx%d/%d", k, k, stride)
@@ -549,6 +561,13 @@ func opsGrid(quick bool) []opCase {
 		conv1dCase(1, 384, 384, 3000, 3, 2, 1, 1, 1),
 		conv1dCase(1, 144, 144, 200, 31, 1, 1, 144, 15),
 		conv1dCase(1, 512, 512, 2000, 3, 1, 16, 512, 16),
+		// Few groups: ShuffleNet v1's grouped 1x1s (3 groups), AlexNet-
+		// style halves of a 3x3; ConvNeXt's last stage (depthwise 7x7
+		// over 7x7); a depthwise with channel multiplier 2.
+		convCase(1, 240, 240, 28, 1, 1, 1, 3),
+		convCase(1, 256, 384, 13, 3, 1, 1, 2),
+		convCase(1, 768, 768, 7, 7, 1, 1, 768),
+		convCase(1, 32, 64, 56, 3, 1, 1, 32),
 	)
 	g = append(g,
 		convTCase(256, 128, 14, 2, 2, 0, 0),
@@ -561,6 +580,10 @@ func opsGrid(quick bool) []opCase {
 		convTCase(64, 3, 32, 4, 2, 1, 0),
 		convTCase(128, 64, 56, 2, 2, 0, 0),
 		convTCase(64, 64, 28, 3, 1, 1, 0),
+		// A HiFi-GAN-style vocoder's upsampling (k16 s8 p4), and a k4 s2
+		// p1 over a longer sequence.
+		convT1dCase(512, 256, 32, 16, 8, 4),
+		convT1dCase(128, 64, 1000, 4, 2, 1),
 	)
 	for _, op := range []string{"MaxPool", "AveragePool"} {
 		g = append(g,
