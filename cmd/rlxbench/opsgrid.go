@@ -853,6 +853,13 @@ func miscCases() []opCase {
 		// Conformer-S's attention: 4 heads of 36, an additive mask.
 		f("Attention", 23, []int64{1, 4, 200, 36}, "q k v [b h s d], additive mask [s s]", node("Attention", []string{"x", "k", "v", "mask"}), nil,
 			x(1, 4, 200, 36), randIn("k", -1, 1, 1, 4, 200, 36), randIn("v", -1, 1, 1, 4, 200, 36), randIn("mask", -2, 0, 200, 200)),
+		// An LLM's decode step: one query per head against 512 cached
+		// keys, 32 query heads of 128 over 8 key/value heads (grouped).
+		f("Attention", 23, []int64{1, 32, 1, 128}, "decode: 1 query, 512 keys, 8 kv heads", node("Attention", []string{"x", "k", "v"}), nil,
+			x(1, 32, 1, 128), randIn("k", -1, 1, 1, 8, 512, 128), randIn("v", -1, 1, 1, 8, 512, 128)),
+		// A long causal prefill with heads of 128.
+		f("Attention", 23, []int64{1, 8, 1024, 128}, "q k v [b h s d], causal", node("Attention", []string{"x", "k", "v"}, attrI("is_causal", 1)), nil,
+			x(1, 8, 1024, 128), randIn("k", -1, 1, 1, 8, 1024, 128), randIn("v", -1, 1, 1, 8, 1024, 128)),
 	}
 }
 

@@ -206,10 +206,7 @@ func attnBlock(out, q, k, v, mask []float32, g *AttnGeom, bi, i0, bq, bk int, w 
 		// Scores for this key block.
 		if rows < gemm.TileRows() {
 			for r := 0; r < rows; r++ {
-				qr := qm[r*ldq : r*ldq+D]
-				for j := 0; j < cols; j++ {
-					s[r*bk+j] = dot(qr, km[(j0+j)*ldk:(j0+j)*ldk+D])
-				}
+				vec.Dots(s[r*bk:r*bk+cols], qm[r*ldq:r*ldq+D], km[j0*ldk:], ldk)
 			}
 		} else {
 			ga := gemm.Args{M: rows, N: cols, K: D, A: qm, Lda: ldq, B: gemm.Transposed(km[j0*ldk:], ldk), C: s, Ldc: bk, DirectA: true}
@@ -285,24 +282,6 @@ func attnBlock(out, q, k, v, mask []float32, g *AttnGeom, bi, i0, bq, bk int, w 
 		clear(orow)
 		vec.Axpy(orow, ar, float32(1/l[r])) // orow = acc/l, one rounding, in vectors
 	}
-}
-
-// dot is a float32 dot product with four accumulators.
-func dot(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		x, y := a[i:i+4:i+4], b[i:i+4:i+4]
-		s0 += x[0] * y[0]
-		s1 += x[1] * y[1]
-		s2 += x[2] * y[2]
-		s3 += x[3] * y[3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3)
 }
 
 func grow(buf []float32, n int) []float32 {

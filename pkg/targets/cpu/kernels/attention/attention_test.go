@@ -202,31 +202,42 @@ func TestAttention(t *testing.T) {
 
 func BenchmarkAttention(b *testing.B) {
 	// BERT-base-like: 12 heads, 512 tokens, head dim 64; a decode step;
-	// and a Conformer-S layer's (4 heads of 36, a key padding mask of
-	// zeros added to every row).
+	// a Conformer-S layer's (4 heads of 36, a key padding mask of zeros
+	// added to every row); an LLM's grouped-query decode step (32 query
+	// heads of 128 over 8 key/value heads).
 	for _, c := range []struct {
 		name      string
 		sq, sk    int
 		causal    bool
 		heads, d  int
 		maskAdded bool
-	}{{"encoder_4x128x128", 128, 128, false, 4, 64, false}, {"prefill_12x512x512", 512, 512, false, 12, 64, false},
-		{"causal_12x512x512", 512, 512, true, 12, 64, false}, {"decode_12x1x2048", 1, 2048, true, 12, 64, false},
-		{"masked_4x200x200_d36", 200, 200, false, 4, 36, true}, {"masked_4x200x200_d64", 200, 200, false, 4, 64, true}} {
+		kvHeads   int // 0: heads
+	}{{"encoder_4x128x128", 128, 128, false, 4, 64, false, 0}, {"prefill_12x512x512", 512, 512, false, 12, 64, false, 0},
+		{"causal_12x512x512", 512, 512, true, 12, 64, false, 0}, {"decode_12x1x2048", 1, 2048, true, 12, 64, false, 0},
+		{"masked_4x200x200_d36", 200, 200, false, 4, 36, true, 0}, {"masked_4x200x200_d64", 200, 200, false, 4, 64, true, 0},
+		{"decode_gqa_32over8x1x512_d128", 1, 512, false, 32, 128, false, 8}} {
 		for _, threads := range []int{1, 2} {
 			b.Run(fmt.Sprintf("%s/threads=%d", c.name, threads), func(b *testing.B) {
 				p := parallel.NewPool(threads)
 				defer p.Close()
 				h, d := c.heads, c.d
+				kvh := h
+				if c.kvHeads > 0 {
+					kvh = c.kvHeads
+				}
 				r := newRand(3)
-				q, k, v := randSlice(r, h*c.sq*d), randSlice(r, h*c.sk*d), randSlice(r, h*c.sk*d)
+				q, k, v := randSlice(r, h*c.sq*d), randSlice(r, kvh*c.sk*d), randSlice(r, kvh*c.sk*d)
 				out := make([]float32, h*c.sq*d)
-				g := AttnGeom{Batch: []int{h}, QStrides: []int{c.sq * d}, KStrides: []int{c.sk * d}, VStrides: []int{c.sk * d},
+				// Query heads [kv heads, group], keys and values broadcast
+				// over the group, as the importer lays out grouped queries.
+				rep := h / kvh
+				g := AttnGeom{Batch: []int{kvh, rep}, QStrides: []int{rep * c.sq * d, c.sq * d},
+					KStrides: []int{c.sk * d, 0}, VStrides: []int{c.sk * d, 0},
 					Sq: c.sq, Sk: c.sk, D: d, Dv: d, Scale: float32(1 / math.Sqrt(float64(d))), Causal: c.causal}
 				var mask []float32
 				if c.maskAdded {
 					mask = make([]float32, c.sk)
-					g.MaskStrides, g.MaskColStride = []int{0}, 1
+					g.MaskStrides, g.MaskColStride = []int{0, 0}, 1
 				}
 				for b.Loop() {
 					Attention(p, out, q, k, v, mask, g)
