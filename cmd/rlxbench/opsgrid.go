@@ -657,12 +657,16 @@ func opsGrid(quick bool) []opCase {
 	g = append(g, reduceCase("ReduceProd", []int64{2}, 32, 128, 16),
 		reduceCase("ArgMax", []int64{2}, 32, 128, 256), reduceCase("ArgMax", []int64{1}, 32, 128, 256),
 		reduceCase("ArgMin", []int64{0}, 32, 128, 256),
+		reduceCase("ArgMax", []int64{1}, 8, 32000), // greedy decoding over a vocabulary
 		topKCase(5, -1, 64, 1000), topKCase(1000, -1, 1, 100000), topKCase(16, 1, 8, 128, 256))
 	g = append(g,
 		softmaxCase("Softmax", -1, 64, 1000),
 		softmaxCase("Softmax", -1, 96, 128, 128),
 		softmaxCase("Softmax", 1, 8, 1000, 64),
 		softmaxCase("LogSoftmax", -1, 64, 1000),
+		// An LLM's next-token distribution over a 32000-word vocabulary.
+		softmaxCase("Softmax", -1, 1, 32000),
+		softmaxCase("LogSoftmax", -1, 8, 32000),
 		layerNormCase(1, 128, 768),
 		layerNormCase(8, 512, 1024),
 		layerNormCase(64, 3136, 96),
@@ -698,7 +702,9 @@ func opsGrid(quick bool) []opCase {
 	for _, tr := range []struct {
 		dims, perm []int64
 	}{{[]int64{1, 64, 112, 112}, []int64{0, 2, 3, 1}}, {[]int64{8, 128, 12, 64}, []int64{0, 2, 1, 3}},
-		{[]int64{1024, 1024}, []int64{1, 0}}, {[]int64{8, 12, 128, 64}, []int64{0, 1, 3, 2}}} {
+		{[]int64{1024, 1024}, []int64{1, 0}}, {[]int64{8, 12, 128, 64}, []int64{0, 1, 3, 2}},
+		// YOLOv5's head: [1, 3, 85, 80, 80] with the 85 outputs moved last.
+		{[]int64{1, 3, 85, 80, 80}, []int64{0, 1, 3, 4, 2}}} {
 		g = append(g, opCase{Family: "transpose", Op: "Transpose", opset: 17, outType: onnxpb.DTFloat, Shape: shapeStr(tr.dims...),
 			Attrs: fmt.Sprintf("perm=%v", tr.perm), node: node("Transpose", []string{"x"}, attrInts("perm", tr.perm...)),
 			inputs: []tensorGen{x(tr.dims...)}})
