@@ -313,6 +313,111 @@ class T5Layer(torch.nn.Module):
         return x + self.wo(torch.nn.functional.gelu(self.wi0(h), approximate="tanh") * self.wi1(h))
 
 
+class ResBlock(torch.nn.Module):
+    """A diffusion UNet's residual block: GroupNorm(32) and SiLU before
+    each 3x3 convolution, the timestep embedding added between them, a 1x1
+    shortcut where the channels change."""
+
+    def __init__(self, cin, cout, temb):
+        super().__init__()
+        self.n1, self.n2 = torch.nn.GroupNorm(32, cin), torch.nn.GroupNorm(32, cout)
+        self.c1, self.c2 = torch.nn.Conv2d(cin, cout, 3, padding=1), torch.nn.Conv2d(cout, cout, 3, padding=1)
+        self.t = torch.nn.Linear(temb, cout)
+        self.skip = torch.nn.Conv2d(cin, cout, 1) if cin != cout else torch.nn.Identity()
+
+    def forward(self, x, e):
+        h = self.c1(torch.nn.functional.silu(self.n1(x)))
+        h = h + self.t(torch.nn.functional.silu(e))[:, :, None, None]
+        h = self.c2(torch.nn.functional.silu(self.n2(h)))
+        return self.skip(x) + h
+
+
+class AttnBlock(torch.nn.Module):
+    """Self-attention over a feature map's positions (GroupNorm, one
+    projection to q, k and v, 8 heads), added back."""
+
+    def __init__(self, c, heads=8):
+        super().__init__()
+        self.n = torch.nn.GroupNorm(32, c)
+        self.attn = torch.nn.MultiheadAttention(c, heads, batch_first=True)
+
+    def forward(self, x):
+        b, c, h, w = x.shape
+        t = self.n(x).flatten(2).transpose(1, 2)
+        a = self.attn(t, t, t, need_weights=False)[0]
+        return x + a.transpose(1, 2).reshape(b, c, h, w)
+
+
+class DiffusionUNet(torch.nn.Module):
+    """A latent diffusion UNet at small widths (Stable Diffusion's layout
+    without text conditioning): sinusoidal timestep embedding (Sin, Cos)
+    through a SiLU MLP, three levels of 64, 128 and 256 channels with two
+    residual blocks each, attention at the two lower levels, stride-2
+    convolutions down, nearest 2x upsampling and skip concatenations up,
+    a GroupNorm-SiLU-conv head."""
+
+    def __init__(self, cin=4, chans=(64, 128, 256), temb=256):
+        super().__init__()
+        self.temb = temb
+        self.mlp = torch.nn.Sequential(torch.nn.Linear(chans[0], temb), torch.nn.SiLU(), torch.nn.Linear(temb, temb))
+        self.inp = torch.nn.Conv2d(cin, chans[0], 3, padding=1)
+        self.down, self.downattn, self.downsample = torch.nn.ModuleList(), torch.nn.ModuleList(), torch.nn.ModuleList()
+        c, skips = chans[0], [chans[0]]
+        for i, co in enumerate(chans):
+            blocks = torch.nn.ModuleList([ResBlock(c, co, temb), ResBlock(co, co, temb)])
+            self.down.append(blocks)
+            self.downattn.append(torch.nn.ModuleList([AttnBlock(co) for _ in blocks]) if i > 0 else torch.nn.ModuleList())
+            c = co
+            skips += [co, co]
+            if i < len(chans) - 1:
+                self.downsample.append(torch.nn.Conv2d(c, c, 3, stride=2, padding=1))
+                skips.append(c)
+        self.mid1, self.midattn, self.mid2 = ResBlock(c, c, temb), AttnBlock(c), ResBlock(c, c, temb)
+        self.up, self.upattn, self.upsample = torch.nn.ModuleList(), torch.nn.ModuleList(), torch.nn.ModuleList()
+        for i, co in reversed(list(enumerate(chans))):
+            blocks = torch.nn.ModuleList()
+            for _ in range(3):
+                blocks.append(ResBlock(c + skips.pop(), co, temb))
+                c = co
+            self.up.append(blocks)
+            self.upattn.append(torch.nn.ModuleList([AttnBlock(co) for _ in blocks]) if i > 0 else torch.nn.ModuleList())
+            if i > 0:
+                self.upsample.append(torch.nn.Conv2d(c, c, 3, padding=1))
+        self.out_norm, self.out = torch.nn.GroupNorm(32, c), torch.nn.Conv2d(c, cin, 3, padding=1)
+
+    def forward(self, x, t):
+        half = self.mlp[0].in_features // 2
+        freqs = torch.exp(-torch.log(torch.tensor(10000.0)) * torch.arange(half, dtype=torch.float32) / half)
+        a = t[:, None] * freqs[None]
+        e = self.mlp(torch.cat([torch.sin(a), torch.cos(a)], 1))
+        h = self.inp(x)
+        hs = [h]
+        for i, blocks in enumerate(self.down):
+            for j, blk in enumerate(blocks):
+                h = blk(h, e)
+                if len(self.downattn[i]):
+                    h = self.downattn[i][j](h)
+                hs.append(h)
+            if i < len(self.downsample):
+                h = self.downsample[i](h)
+                hs.append(h)
+        h = self.mid2(self.midattn(self.mid1(h, e)), e)
+        for i, blocks in enumerate(self.up):
+            for j, blk in enumerate(blocks):
+                h = blk(torch.cat([h, hs.pop()], 1), e)
+                if len(self.upattn[i]):
+                    h = self.upattn[i][j](h)
+            if i < len(self.upsample):
+                h = self.upsample[i](torch.nn.functional.interpolate(h, scale_factor=2.0, mode="nearest"))
+        return self.out(torch.nn.functional.silu(self.out_norm(h)))
+
+
+def unet_inputs(rng, b):
+    import numpy as np
+    return {"x": base.signal(rng, (b["batch"], 4, b["height"], b["width"])),
+            "t": (rng.integers(0, 1000, size=(b["batch"],))).astype(np.float32)}
+
+
 def audio(make, note, inputs, outputs, trace, cases, shape, opset=17, bn=False):
     """An audio model: shape(binding) gives the input's shape."""
     return dict(make=make, opset=opset, inputs=inputs, outputs=outputs, bn=bn, trace=trace, cases=cases,
@@ -414,6 +519,14 @@ SPECS = {
                          {"mel": ["batch", 80, "frames"]}, {"features": ["batch", "ctx", 384]},
                          dict(batch=3, frames=600), dict(b1=dict(batch=1, frames=1000), alt=dict(batch=2, frames=400)),
                          lambda b: (b["batch"], 80, b["frames"])),
+    "diffusion_unet": dict(make=DiffusionUNet, opset=17, inputs={"x": ["batch", 4, "height", "width"], "t": ["batch"]},
+                           outputs={"eps": ["batch", 4, "height", "width"]}, bn=False,
+                           trace=dict(batch=3, height=16, width=24),
+                           cases=dict(b1=dict(batch=1, height=32, width=32), alt=dict(batch=2, height=24, width=40)),
+                           feed=unet_inputs,
+                           note="A latent diffusion UNet at small widths (layers written out): GroupNorm+SiLU before "
+                                "3x3 convs, timestep embedding (Sin, Cos, SiLU MLP) added per block, self-attention "
+                                "(8 heads) at 16x16 and 8x8, stride-2 convs down, nearest upsampling and skip Concats up"),
     "t5_enc": dict(make=T5Encoder, opset=17, inputs={"tokens": ["batch", "seq"]}, outputs={"hidden": ["batch", "seq", 512]},
                    input_dtypes={"tokens": "int64"}, bn=False, trace=dict(batch=3, seq=40),
                    cases=dict(b1=dict(batch=1, seq=128), alt=dict(batch=2, seq=64)),
