@@ -256,6 +256,30 @@ func conv1dCase(n, cin, cout, l, k, stride, dil, groups, pad int64) opCase {
 		flop:   2 * float64(n*cout*lo*(cin/groups)*k)}
 }
 
+// nhwcCase is two 3x3 Convs with a Relu between over an NHWC tensor as
+// tf2onnx writes a Keras model: a Transpose to NCHW before each Conv and
+// back after it, the pair between the two Convs cancelling.
+func nhwcCase(n, c, h int64) opCase {
+	s := 1 / float32(math.Sqrt(float64(c*9)))
+	tr := func(name, in, out string, perm ...int64) *onnxpb.Node {
+		return &onnxpb.Node{Name: name, OpType: "Transpose", Inputs: []string{in}, Outputs: []string{out}, Attrs: []*onnxpb.Attr{attrInts("perm", perm...)}}
+	}
+	conv := func(name, in, w, b, out string) *onnxpb.Node {
+		return &onnxpb.Node{Name: name, OpType: "Conv", Inputs: []string{in, w, b}, Outputs: []string{out},
+			Attrs: []*onnxpb.Attr{attrInts("kernel_shape", 3, 3), attrInts("pads", 1, 1, 1, 1)}}
+	}
+	return opCase{Family: "conv", Op: "Conv", opset: 17, outType: onnxpb.DTFloat,
+		Shape: fmt.Sprintf("%s -> %d", shapeStr(n, h, h, c), c), Attrs: "k3 s1 NHWC x2 (tf2onnx)",
+		pre: []*onnxpb.Node{tr("t0", "x", "a0", 0, 3, 1, 2), conv("c0", "a0", "w0", "b0", "a1"), tr("t1", "a1", "a2", 0, 2, 3, 1),
+			{Name: "r", OpType: "Relu", Inputs: []string{"a2"}, Outputs: []string{"a3"}},
+			tr("t2", "a3", "a4", 0, 3, 1, 2), conv("c1", "a4", "w1", "b1", "a5")},
+		node: node("Transpose", []string{"a5"}, attrInts("perm", 0, 2, 3, 1)),
+		inits: []tensorGen{randIn("w0", -s, s, c, c, 3, 3), randIn("b0", -0.1, 0.1, c),
+			randIn("w1", -s, s, c, c, 3, 3), randIn("b1", -0.1, 0.1, c)},
+		inputs: []tensorGen{x(n, h, h, c)},
+		flop:   4 * float64(n*c*c*9*h*h)}
+}
+
 // siluCase is c (a Conv) followed by SiLU as PyTorch exports nn.SiLU,
 // Sigmoid then Mul: Conv-BN-SiLU layers (YOLO, EfficientNet) fold the
 // batch norm into the Conv, and the activation becomes the convolution's
@@ -568,6 +592,7 @@ func opsGrid(quick bool) []opCase {
 		convCase(1, 256, 384, 13, 3, 1, 1, 2),
 		convCase(1, 768, 768, 7, 7, 1, 1, 768),
 		convCase(1, 32, 64, 56, 3, 1, 1, 32),
+		nhwcCase(1, 64, 56),
 	)
 	g = append(g,
 		convTCase(256, 128, 14, 2, 2, 0, 0),

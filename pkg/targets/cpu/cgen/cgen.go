@@ -233,8 +233,34 @@ static inline int32_t rlx_f32_byte(float v) {
 
 /* IEEE half floats as the runtime's interpreter converts them
    (tensor.F16ToF32, tensor.F32ToF16: exact widening, NaNs quiet;
-   rounding to the nearest half, ties to even, NaN to 0x7e00), in selects and
-   shifts that clang vectorizes: clang 14 has no _Float16 on x86-64. */
+   rounding to the nearest half, ties to even, NaN to 0x7e00). Where the
+   CPU converts them (F16C on x86-64-v3 and v4, every arm64) through
+   __fp16, which clang vectorizes to vcvtps2ph/vcvtph2ps or fcvtn/fcvtl
+   (the hardware rounds to nearest even as the interpreter does, and
+   quiets a NaN keeping its payload, so a NaN is made payload-free before
+   it narrows, to the interpreter's 0x7e00); elsewhere in selects and shifts
+   (clang 14 has no _Float16 on x86-64, and __fp16 there would call
+   compiler-rt, which freestanding code does not link). */
+#if defined(__F16C__) || defined(__aarch64__)
+static inline float rlx_f16_f32(uint16_t h) {
+	__fp16 v;
+	__builtin_memcpy(&v, &h, 2);
+	return (float)v;
+}
+
+static inline uint16_t rlx_f32_f16(float f) {
+	/* a NaN first made the float NaN with no payload (its sign kept),
+	   which narrows to 0x7e00: in 32-bit lanes, as the rest is */
+	uint32_t b;
+	__builtin_memcpy(&b, &f, 4);
+	b = (b & 0x7fffffffu) > 0x7f800000u ? (b & 0x80000000u) | 0x7fc00000u : b;
+	__builtin_memcpy(&f, &b, 4);
+	__fp16 v = (__fp16)f;
+	uint16_t h;
+	__builtin_memcpy(&h, &v, 2);
+	return h;
+}
+#else
 static inline float rlx_f16_f32(uint16_t h) {
 	uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (uint32_t)(h >> 10) & 0x1fu, m = (uint32_t)h & 0x3ffu;
 	float sub = (float)m * 0x1p-24f;
@@ -260,6 +286,7 @@ static inline uint16_t rlx_f32_f16(float f) {
 	uint32_t out = be == 0xffu ? (mant ? 0x7e00u : 0x7c00u) : exp >= 0x1f ? 0x7c00u : exp <= 0 ? (exp < -10 ? 0u : half) : h;
 	return (uint16_t)(sign | out);
 }
+#endif
 
 /* bfloat16 the same way (tensor.BF16ToF32, tensor.F32ToBF16): the high
    half of a float, NaNs quiet; rounded to nearest, ties to even, a NaN
@@ -354,23 +381,30 @@ var doubleOps = [lir.NumEwOps]bool{
 // exactly.
 var smallInts = map[tensor.DType]bool{tensor.U8: true, tensor.I8: true, tensor.I16: true, tensor.Bool: true}
 
+// floatExact are the dtypes a float region may load, store and cast to:
+// f32, the small integers and the half floats, whose every value a float
+// holds exactly (a cast to f16 rounds a float to a float).
+var floatExact = map[tensor.DType]bool{tensor.F32: true, tensor.F16: true, tensor.BF16: true,
+	tensor.U8: true, tensor.I8: true, tensor.I16: true, tensor.Bool: true}
+
 // floatWithCasts reports a region that computes in float up to casts
-// from and to small integers (a QuantizeLinear's round, clamp and cast to
-// uint8, a DequantizeLinear's cast from uint8): f32 or small-integer
-// inputs and results, float instructions on f32 values alone, small
-// integers only cast or stored, casts to f32 or a small integer type. The interpreter
+// from and to small integers and half floats (a QuantizeLinear's round,
+// clamp and cast to uint8, a DequantizeLinear's cast from uint8, a mixed
+// precision model's casts to f16 and back): inputs and results of the
+// floatExact dtypes, float instructions on f32 values alone, other
+// values only cast or stored, casts to a floatExact dtype. The interpreter
 // computes it in double with every f32 step rounded to f32
 // (lir.Elementwise.Narrowing), which is float arithmetic; a cast's
 // integer is exact in a float register and converts as the double path
 // converts, so both give the same values.
 func floatWithCasts(ew *lir.Elementwise) bool {
 	for _, in := range ew.In {
-		if in.DType != tensor.F32 && !smallInts[in.DType] {
+		if !floatExact[in.DType] {
 			return false
 		}
 	}
 	for _, out := range ew.Out {
-		if out.DType != tensor.F32 && !smallInts[out.DType] {
+		if !floatExact[out.DType] {
 			return false
 		}
 	}
@@ -390,7 +424,7 @@ func floatWithCasts(ew *lir.Elementwise) bool {
 		case in.Op == lir.EwStore:
 		case in.Op == lir.EwCast:
 			to := tensor.DType(in.Imm)
-			if to != tensor.F32 && !smallInts[to] {
+			if !floatExact[to] {
 				return false
 			}
 			regs[in.Dst] = to
@@ -807,10 +841,15 @@ func instr(ew *lir.Elementwise, in lir.Instr, ct compute, imms map[int]float64, 
 	case lir.EwCast:
 		to := tensor.DType(in.Imm)
 		if ct == computeFloat {
-			// floatWithCasts: to f32 or a small integer, exact in float
+			// floatWithCasts: to f32, a half float or a small integer,
+			// exact in float
 			switch to {
 			case tensor.F32:
 				return set(a)
+			case tensor.F16:
+				return set("rlx_f16_f32(rlx_f32_f16(" + a + "))")
+			case tensor.BF16:
+				return set("rlx_bf16_f32(rlx_f32_bf16(" + a + "))")
 			case tensor.Bool:
 				return set("(float)(" + a + " != 0)")
 			}
