@@ -199,9 +199,11 @@ func TestONNXConvTransposeSweep(t *testing.T) {
 				if !c.oneD && d == [2]int{1, 1} && !c.runtimeW {
 					// One conv2d of the phases, or one per phase where a
 					// kernel is not a multiple of its stride (and at least
-					// the stride): each phase with its own taps.
+					// the stride): each phase with its own taps; or where
+					// every phase can give just the outputs kept
+					// (exactPhases).
 					n := 1
-					if s := c.s; (c.k[0]%s[0] != 0 || c.k[1]%s[1] != 0) && c.k[0] >= s[0] && c.k[1] >= s[1] && s[0]*s[1] > 1 {
+					if s := c.s; s[0]*s[1] > 1 && ((c.k[0]%s[0] != 0 || c.k[1]%s[1] != 0) && c.k[0] >= s[0] && c.k[1] >= s[1] || exactPhases(c.k, s, c.op, pads)) {
 						n = s[0] * s[1]
 					}
 					phases += n
@@ -230,4 +232,33 @@ func TestONNXConvTransposeSweep(t *testing.T) {
 			}
 		})
 	}
+}
+
+// exactPhases is the importer's rule (pkg/onnx exactPhases) for a
+// ConvTranspose whose phases each compute just the outputs kept: more
+// than one tap a phase on some axis, and per axis a kernel a multiple of
+// the stride, pads that leave the output a
+// multiple of the stride long, and no phase's conv2d padding negative
+// (the first phase begins at most J-1 steps in, the last ends at or
+// after the input's end).
+func exactPhases(k, s, op [2]int, pads [4]int) bool {
+	if k[0] <= s[0] && k[1] <= s[1] {
+		return false // one tap a phase
+	}
+	for a := 0; a < 2; a++ {
+		pb, pe := pads[a], pads[a+2]
+		j := k[a] / s[a]
+		if k[a]%s[a] != 0 || pb < 0 || pe < op[a] || (op[a]+k[a]-pb-pe)%s[a] != 0 {
+			return false
+		}
+		d := (op[a]+k[a]-pb-pe)/s[a] - 1
+		t0max, t0min := (pb+s[a]-1)/s[a], max(0, (pb-s[a]+1+s[a]-1)/s[a])
+		if pb-s[a]+1 < 0 {
+			t0min = 0
+		}
+		if t0max > j-1 || d+t0min < 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -703,6 +703,11 @@ func (im *importer) convTransposePhases(out, x, w, bias string, c ctGeom, last f
 	w = im.emitTmp(out+"_wgt", "transpose", []string{w}, "perm=[0, 2, 4, 1, 3, 5]")
 	w = im.emitTmp(out+"_wc", "reshape", []string{w}, "shape="+intList([]int64{cout * ph, c.cig, j[0], j[1]}))
 	convAttrs := []string{"stride=[1, 1]", "pad=" + intList(convPad[:]), "dilation=[1, 1]", fmt.Sprintf("groups=%d", c.g)}
+	if ph > 1 {
+		if pads, ok := exactPhases(c, j); ok {
+			return im.convTransposeExactPhases(out, x, w, bias, c, j, pads, last)
+		}
+	}
 	var y string
 	if ph > 1 && (j[0]*sh > c.k[0] || j[1]*sw > c.k[1]) && c.k[0] >= sh && c.k[1] >= sw {
 		y = im.convTransposeEachPhase(out, x, w, bias, c, j, convPad)
@@ -760,6 +765,111 @@ func (im *importer) convTransposePhases(out, x, w, bias string, c ctGeom, last f
 		y = im.emitTmp(out+"_full", "reshape", []string{y}, "shape="+dimList(full))
 	}
 	return last("slice", []string{y}, "starts="+dimList(starts), "ends="+dimList(ends), "axes="+intList(axes))
+}
+
+// exactPhases reports a ConvTranspose whose every phase can compute just
+// the outputs ONNX keeps, and gives each phase's conv2d padding
+// [axis][slot][begin, end] with the phases ordered by the output slot
+// they fill (slot (a - pad_begin) mod s for phase a). It takes kernels a
+// multiple of the stride (every phase has J taps), pads and
+// output_padding that leave the output a multiple of the stride long
+// (every phase as long: s*(L-1)+output_padding+K-pad_begin-pad_end =
+// s*(L+d)), no negative conv2d padding, and more than one tap a phase
+// on some axis (else nothing is dropped). ConvTranspose k4 s2 p1 (a
+// DCGAN's, pix2pix's) is one: the single conv computes L+1 positions a
+// phase where the output keeps L, a quarter more work at 8x8 and a
+// cropping copy after.
+func exactPhases(c ctGeom, j [2]int64) (pads [2][][2]int64, ok bool) {
+	if j[0] == 1 && j[1] == 1 {
+		// One tap a phase (k2 s2): the single conv computes no position
+		// it drops.
+		return pads, false
+	}
+	for i := 0; i < 2; i++ {
+		s, k, pb, pe, op := c.stride[i], c.k[i], c.pads[i], c.pads[i+2], c.outPad[i]
+		if k%s != 0 || pb < 0 || pe < op || (op+k-pb-pe)%s != 0 {
+			return pads, false
+		}
+		d := (op+k-pb-pe)/s - 1 // each phase has L + d outputs
+		pads[i] = make([][2]int64, s)
+		for slot := int64(0); slot < s; slot++ {
+			a := (slot + pb) % s
+			t0 := (pb - a + s - 1) / s // the phase's first kept position, a multiple of s away
+			begin := j[i] - 1 - t0
+			end := d + j[i] - 1 - begin
+			if begin < 0 || end < 0 {
+				return pads, false
+			}
+			pads[i][slot] = [2]int64{begin, end}
+		}
+	}
+	return pads, true
+}
+
+// convTransposeExactPhases is convTransposePhases where exactPhases
+// holds: one conv2d per phase with its own padding, each giving just the
+// outputs kept, stacked slot-major and interleaved (reshape, transpose,
+// reshape) straight into the output, with no crop.
+func (im *importer) convTransposeExactPhases(out, x, wc, bias string, c ctGeom, j [2]int64, pads [2][][2]int64,
+	last func(op string, args []string, attrs ...string) error) error {
+	sh, sw := c.stride[0], c.stride[1]
+	cout := c.g * c.cog
+	wr := im.emitTmp(out+"_wr", "reshape", []string{wc}, "shape="+intList([]int64{cout, sh, sw, c.cig, j[0], j[1]}))
+	var phases []string
+	for sa := int64(0); sa < sh; sa++ {
+		for sb := int64(0); sb < sw; sb++ {
+			a, b := (sa+c.pads[0])%sh, (sb+c.pads[1])%sw
+			hint := fmt.Sprintf("%s_ph%d%d", out, a, b)
+			ws := im.emitTmp(hint+"_w", "slice", []string{wr}, "starts="+intList([]int64{a, b}), "ends="+intList([]int64{a + 1, b + 1}), "axes=[1, 2]")
+			ws = im.emitTmp(hint+"_wk", "reshape", []string{ws}, "shape="+intList([]int64{cout, c.cig, j[0], j[1]}))
+			args := []string{x, ws}
+			if bias != "" {
+				args = append(args, bias)
+			}
+			pad := []int64{pads[0][sa][0], pads[1][sb][0], pads[0][sa][1], pads[1][sb][1]}
+			y := im.emitTmp(hint, "conv2d", args, "stride=[1, 1]", "pad="+intList(pad), "dilation=[1, 1]", fmt.Sprintf("groups=%d", c.g))
+			phases = append(phases, im.emitTmp(hint+"_u", "unsqueeze", []string{y}, "axes=[2]"))
+		}
+	}
+	y := im.emitTmp(out+"_phases", "concat", phases, "axis=2")
+	// Each phase is L + d long per axis: the output's length over s.
+	n := make([]dim.Expr, 2)
+	full := []dim.Expr{c.xs[0], dim.Const(cout), dim.Const(0), dim.Const(0)}
+	for i := 0; i < 2; i++ {
+		d := (c.outPad[i]+c.k[i]-c.pads[i]-c.pads[i+2])/c.stride[i] - 1
+		var err error
+		if n[i], err = dim.Add(c.xs[2+i], dim.Const(d)); err != nil {
+			return err
+		}
+		if full[2+i], err = dim.Mul(n[i], dim.Const(c.stride[i])); err != nil {
+			return err
+		}
+	}
+	nc, err := dim.Mul(c.xs[0], dim.Const(cout))
+	if err != nil {
+		return err
+	}
+	// [N*Cout, sh, sw, H', W'] -> [N*Cout, H', sh, W', sw], leaving out a
+	// unit stride axis (a 1-D ConvTranspose's H).
+	src := []dim.Expr{nc, dim.Const(sh), dim.Const(sw), n[0], n[1]}
+	var shape []dim.Expr
+	pos := map[int]int64{}
+	for a, d := range src {
+		if (a == 1 && sh == 1) || (a == 2 && sw == 1) {
+			continue
+		}
+		pos[a] = int64(len(shape))
+		shape = append(shape, d)
+	}
+	var perm []int64
+	for _, a := range []int{0, 3, 1, 4, 2} {
+		if p, ok := pos[a]; ok {
+			perm = append(perm, p)
+		}
+	}
+	y = im.emitTmp(out+"_ph", "reshape", []string{y}, "shape="+dimList(shape))
+	y = im.emitTmp(out+"_pht", "transpose", []string{y}, "perm="+intList(perm))
+	return last("reshape", []string{y}, "shape="+dimList(full))
 }
 
 // convTransposeEachPhase is convTransposePhases' conv2d where some
