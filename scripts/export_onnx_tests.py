@@ -218,9 +218,13 @@ class LlamaBlock(nn.Module):
         v = self.wv(h).view(b, s, self.kv_heads, self.hd).transpose(1, 2)
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin
+        return self.attend(x, q, k, v, mask, b, s, s)
+
+    def attend(self, x, q, k, v, mask, b, s, n):
+        """The rest of the block after the rotary embedding, over n keys."""
         rep = self.heads // self.kv_heads  # grouped-query attention: repeat kv heads
-        k = k[:, :, None].expand(b, self.kv_heads, rep, s, self.hd).reshape(b, self.heads, s, self.hd)
-        v = v[:, :, None].expand(b, self.kv_heads, rep, s, self.hd).reshape(b, self.heads, s, self.hd)
+        k = k[:, :, None].expand(b, self.kv_heads, rep, n, self.hd).reshape(b, self.heads, n, self.hd)
+        v = v[:, :, None].expand(b, self.kv_heads, rep, n, self.hd).reshape(b, self.heads, n, self.hd)
         a = torch.softmax(q @ k.transpose(2, 3) / math.sqrt(self.hd) + mask, dim=-1)
         x = x + self.wo((a @ v).transpose(1, 2).reshape(b, s, -1))
         h = self.ffn_norm(x)
@@ -295,14 +299,7 @@ class LlamaKV(nn.Module):
             k = torch.cat([pk, k], dim=2)
             v = torch.cat([pv, v], dim=2)
             present += [k, v]
-            n = k.shape[2]
-            rep = blk.heads // blk.kv_heads
-            kr = k[:, :, None].expand(b, blk.kv_heads, rep, n, blk.hd).reshape(b, blk.heads, n, blk.hd)
-            vr = v[:, :, None].expand(b, blk.kv_heads, rep, n, blk.hd).reshape(b, blk.heads, n, blk.hd)
-            a = torch.softmax(q @ kr.transpose(2, 3) / math.sqrt(blk.hd) + mask, dim=-1)
-            x = x + blk.wo((a @ vr).transpose(1, 2).reshape(b, s, -1))
-            h = blk.ffn_norm(x)
-            x = x + blk.w2(F.silu(blk.w1(h)) * blk.w3(h))
+            x = blk.attend(x, q, k, v, mask, b, s, k.shape[2])
         return (self.out(self.norm(x)), *present)
 
 

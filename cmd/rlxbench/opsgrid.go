@@ -213,16 +213,7 @@ func convCase(n, cin, cout, h, k, stride, dil, groups int64) opCase {
 	ho := (h+2*pad-dil*(k-1)-1)/stride + 1
 	fan := float32(cin / groups * k * k)
 	s := 1 / float32(math.Sqrt(float64(fan)))
-	attrs := fmt.Sprintf("k%d s%d", k, stride)
-	if dil > 1 {
-		attrs += fmt.Sprintf(" d%d", dil)
-	}
-	switch {
-	case groups == cin && groups == cout && groups > 1:
-		attrs += " dw"
-	case groups > 1:
-		attrs += fmt.Sprintf(" g%d", groups)
-	}
+	attrs := fmt.Sprintf("k%d s%d", k, stride) + dilGroupAttrs(cin, cout, dil, groups)
 	return opCase{Family: "conv", Op: "Conv", opset: 17, outType: onnxpb.DTFloat,
 		Shape: fmt.Sprintf("%s -> %d", shapeStr(n, cin, h, h), cout), Attrs: attrs,
 		node: node("Conv", []string{"x", "w", "b"}, attrInts("kernel_shape", k, k), attrInts("strides", stride, stride),
@@ -232,21 +223,28 @@ func convCase(n, cin, cout, h, k, stride, dil, groups int64) opCase {
 		flop:   2 * float64(n*cout*ho*ho*(cin/groups)*k*k)}
 }
 
+// dilGroupAttrs is a Conv's dilation and groups for the attributes
+// column: " d2", " dw" (depthwise), " g32".
+func dilGroupAttrs(cin, cout, dil, groups int64) string {
+	var a string
+	if dil > 1 {
+		a = fmt.Sprintf(" d%d", dil)
+	}
+	switch {
+	case groups == cin && groups == cout && groups > 1:
+		a += " dw"
+	case groups > 1:
+		a += fmt.Sprintf(" g%d", groups)
+	}
+	return a
+}
+
 // conv1dCase is a 1-D Conv with bias over [n, cin, l] (audio models'
 // feature extractors, depthwise and dilated temporal convolutions).
 func conv1dCase(n, cin, cout, l, k, stride, dil, groups, pad int64) opCase {
 	lo := (l+2*pad-dil*(k-1)-1)/stride + 1
 	s := 1 / float32(math.Sqrt(float64(cin/groups*k)))
-	attrs := fmt.Sprintf("1-D k%d s%d p%d", k, stride, pad)
-	if dil > 1 {
-		attrs += fmt.Sprintf(" d%d", dil)
-	}
-	switch {
-	case groups == cin && groups == cout && groups > 1:
-		attrs += " dw"
-	case groups > 1:
-		attrs += fmt.Sprintf(" g%d", groups)
-	}
+	attrs := fmt.Sprintf("1-D k%d s%d p%d", k, stride, pad) + dilGroupAttrs(cin, cout, dil, groups)
 	return opCase{Family: "conv", Op: "Conv", opset: 17, outType: onnxpb.DTFloat,
 		Shape: fmt.Sprintf("%s -> %d", shapeStr(n, cin, l), cout), Attrs: attrs,
 		node: node("Conv", []string{"x", "w", "b"}, attrInts("kernel_shape", k), attrInts("strides", stride),

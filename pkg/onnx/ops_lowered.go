@@ -726,45 +726,58 @@ func (im *importer) convTransposePhases(out, x, w, bias string, c ctGeom, last f
 		}
 		y = im.emitTmp(out+"_phases", "conv2d", args, convAttrs...)
 	}
-	full := make([]dim.Expr, 4)
-	full[0], full[1] = c.xs[0], dim.Const(cout)
-	for i := 0; i < 2; i++ {
-		var err error
-		if full[2+i], err = dim.Mul(phaseLen[i], dim.Const(c.stride[i])); err != nil {
-			return err
-		}
-	}
 	if ph > 1 {
-		// Interleave: [N*Cout, sh, sw, H', W'] -> [N*Cout, H', sh, W', sw],
-		// leaving out the unit stride axes.
-		nc, err := dim.Mul(c.xs[0], dim.Const(cout))
-		if err != nil {
+		var full []dim.Expr
+		var err error
+		if y, full, err = im.interleavePhases(out, y, c, phaseLen); err != nil {
 			return err
 		}
-		src := []dim.Expr{nc, dim.Const(sh), dim.Const(sw), phaseLen[0], phaseLen[1]}
-		var shape []dim.Expr
-		pos := map[int]int64{}
-		for a, d := range src {
-			if (a == 1 && sh == 1) || (a == 2 && sw == 1) {
-				continue
-			}
-			pos[a] = int64(len(shape))
-			shape = append(shape, d)
-		}
-		var perm []int64
-		for _, a := range []int{0, 3, 1, 4, 2} {
-			if p, ok := pos[a]; ok {
-				perm = append(perm, p)
-			}
-		}
-		y = im.emitTmp(out+"_ph", "reshape", []string{y}, "shape="+dimList(shape))
-		y = im.emitTmp(out+"_pht", "transpose", []string{y}, "perm="+intList(perm))
 		if axes == nil {
 			return last("reshape", []string{y}, "shape="+dimList(full))
 		}
 		y = im.emitTmp(out+"_full", "reshape", []string{y}, "shape="+dimList(full))
 	}
 	return last("slice", []string{y}, "starts="+dimList(starts), "ends="+dimList(ends), "axes="+intList(axes))
+}
+
+// interleavePhases moves y's stride phases [N, Cout, sh·sw, H', W']
+// (phase-major, n = [H', W']) into place: reshaped to [N·Cout, sh, sw,
+// H', W'] and transposed to [N·Cout, H', sh, W', sw], leaving out a unit
+// stride axis (a 1-D ConvTranspose's H). It returns the transposed value
+// and the shape [N, Cout, H'·sh, W'·sw] that reshaping it to gives the
+// interleaved output.
+func (im *importer) interleavePhases(out, y string, c ctGeom, n []dim.Expr) (string, []dim.Expr, error) {
+	sh, sw := c.stride[0], c.stride[1]
+	cout := c.g * c.cog
+	full := []dim.Expr{c.xs[0], dim.Const(cout), dim.Const(0), dim.Const(0)}
+	for i := 0; i < 2; i++ {
+		var err error
+		if full[2+i], err = dim.Mul(n[i], dim.Const(c.stride[i])); err != nil {
+			return "", nil, err
+		}
+	}
+	nc, err := dim.Mul(c.xs[0], dim.Const(cout))
+	if err != nil {
+		return "", nil, err
+	}
+	src := []dim.Expr{nc, dim.Const(sh), dim.Const(sw), n[0], n[1]}
+	var shape []dim.Expr
+	pos := map[int]int64{}
+	for a, d := range src {
+		if (a == 1 && sh == 1) || (a == 2 && sw == 1) {
+			continue
+		}
+		pos[a] = int64(len(shape))
+		shape = append(shape, d)
+	}
+	var perm []int64
+	for _, a := range []int{0, 3, 1, 4, 2} {
+		if p, ok := pos[a]; ok {
+			perm = append(perm, p)
+		}
+	}
+	y = im.emitTmp(out+"_ph", "reshape", []string{y}, "shape="+dimList(shape))
+	return im.emitTmp(out+"_pht", "transpose", []string{y}, "perm="+intList(perm)), full, nil
 }
 
 // exactPhases reports a ConvTranspose whose every phase can compute just
@@ -834,41 +847,16 @@ func (im *importer) convTransposeExactPhases(out, x, wc, bias string, c ctGeom, 
 	y := im.emitTmp(out+"_phases", "concat", phases, "axis=2")
 	// Each phase is L + d long per axis: the output's length over s.
 	n := make([]dim.Expr, 2)
-	full := []dim.Expr{c.xs[0], dim.Const(cout), dim.Const(0), dim.Const(0)}
 	for i := 0; i < 2; i++ {
-		d := (c.outPad[i]+c.k[i]-c.pads[i]-c.pads[i+2])/c.stride[i] - 1
 		var err error
-		if n[i], err = dim.Add(c.xs[2+i], dim.Const(d)); err != nil {
-			return err
-		}
-		if full[2+i], err = dim.Mul(n[i], dim.Const(c.stride[i])); err != nil {
+		if n[i], err = dim.Add(c.xs[2+i], dim.Const((c.outPad[i]+c.k[i]-c.pads[i]-c.pads[i+2])/c.stride[i]-1)); err != nil {
 			return err
 		}
 	}
-	nc, err := dim.Mul(c.xs[0], dim.Const(cout))
+	y, full, err := im.interleavePhases(out, y, c, n)
 	if err != nil {
 		return err
 	}
-	// [N*Cout, sh, sw, H', W'] -> [N*Cout, H', sh, W', sw], leaving out a
-	// unit stride axis (a 1-D ConvTranspose's H).
-	src := []dim.Expr{nc, dim.Const(sh), dim.Const(sw), n[0], n[1]}
-	var shape []dim.Expr
-	pos := map[int]int64{}
-	for a, d := range src {
-		if (a == 1 && sh == 1) || (a == 2 && sw == 1) {
-			continue
-		}
-		pos[a] = int64(len(shape))
-		shape = append(shape, d)
-	}
-	var perm []int64
-	for _, a := range []int{0, 3, 1, 4, 2} {
-		if p, ok := pos[a]; ok {
-			perm = append(perm, p)
-		}
-	}
-	y = im.emitTmp(out+"_ph", "reshape", []string{y}, "shape="+dimList(shape))
-	y = im.emitTmp(out+"_pht", "transpose", []string{y}, "perm="+intList(perm))
 	return last("reshape", []string{y}, "shape="+dimList(full))
 }
 
