@@ -259,7 +259,7 @@ class Llama(nn.Module):
         return self.out(self.norm(x))
 
 
-class LlamaKV(nn.Module):
+class LlamaKV(Llama):
     """The Llama above as a decoder step with a key/value cache, the way
     generation runs it: seq new tokens after past cached ones. Per block the
     cached keys and values [batch, kv_heads, past, head] come in, the new
@@ -267,15 +267,6 @@ class LlamaKV(nn.Module):
     [batch, kv_heads, past + seq, head] (the exporter names that dim);
     positions run from past (a Shape of the cache), and query i sees keys
     j <= past + i (a mask built from two Ranges, Greater and Where)."""
-
-    def __init__(self, vocab=128, dim=64, heads=4, kv_heads=2, hidden=160, depth=2):
-        super().__init__()
-        self.emb = nn.Embedding(vocab, dim)
-        self.blocks = nn.ModuleList([LlamaBlock(dim, heads, kv_heads, hidden) for _ in range(depth)])
-        self.norm = RMSNorm(dim)
-        self.out = nn.Linear(dim, vocab, bias=False)
-        hd = dim // heads
-        self.register_buffer("inv_freq", 1.0 / (10000 ** (torch.arange(0, hd, 2).float() / hd)), persistent=False)
 
     def forward(self, tokens, past_k0, past_v0, past_k1, past_v1):
         b, s = tokens.shape
