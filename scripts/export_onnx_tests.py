@@ -212,13 +212,16 @@ class LlamaBlock(nn.Module):
 
     def forward(self, x, cos, sin, mask):
         b, s, _ = x.shape
+        q, k, v = self.qkv(x, cos, sin, b, s)
+        return self.attend(x, q, k, v, mask, b, s, s)
+
+    def qkv(self, x, cos, sin, b, s):
+        """Queries, keys and values of x [b, s, dim], rotary-embedded."""
         h = self.attn_norm(x)
         q = self.wq(h).view(b, s, self.heads, self.hd).transpose(1, 2)
         k = self.wk(h).view(b, s, self.kv_heads, self.hd).transpose(1, 2)
         v = self.wv(h).view(b, s, self.kv_heads, self.hd).transpose(1, 2)
-        q = q * cos + rotate_half(q) * sin
-        k = k * cos + rotate_half(k) * sin
-        return self.attend(x, q, k, v, mask, b, s, s)
+        return q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin, v
 
     def attend(self, x, q, k, v, mask, b, s, n):
         """The rest of the block after the rotary embedding, over n keys."""
@@ -281,12 +284,7 @@ class LlamaKV(Llama):
         mask = torch.where(j > i, torch.tensor(float("-inf")), torch.tensor(0.0))
         present = []
         for blk, pk, pv in zip(self.blocks, (past_k0, past_k1), (past_v0, past_v1)):
-            h = blk.attn_norm(x)
-            q = blk.wq(h).view(b, s, blk.heads, blk.hd).transpose(1, 2)
-            k = blk.wk(h).view(b, s, blk.kv_heads, blk.hd).transpose(1, 2)
-            v = blk.wv(h).view(b, s, blk.kv_heads, blk.hd).transpose(1, 2)
-            q = q * cos + rotate_half(q) * sin
-            k = k * cos + rotate_half(k) * sin
+            q, k, v = blk.qkv(x, cos, sin, b, s)
             k = torch.cat([pk, k], dim=2)
             v = torch.cat([pv, v], dim=2)
             present += [k, v]
