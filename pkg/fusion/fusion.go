@@ -18,6 +18,7 @@ type Pass struct {
 }
 
 // Passes is the pipeline, in order. Later passes rely on earlier ones:
+// widen-halves' casts of half-precision weights fold with the constants;
 // the canonicalizations (pow-const to conv-affine, canon.go) turn spelled-
 // out computations into the ops the fusions below look for (norms wants
 // pow(d, 2) as d*d; conv-affine wants batchnorm's scale and shift folded
@@ -25,6 +26,7 @@ type Pass struct {
 // that lowering emits, before elementwise fusion swallows them.
 func Passes() []Pass {
 	return []Pass{
+		{"widen-halves", WidenHalves},
 		{"fold-constants", FoldConstants},
 		{"identities", DropIdentities},
 		{"dead-code", DeadCode},

@@ -1,0 +1,154 @@
+package e2e
+
+import (
+	"encoding/binary"
+	"math"
+	"testing"
+
+	"github.com/rlx-project/rlx/pkg/onnx/onnxpb"
+	"github.com/rlx-project/rlx/pkg/specialize"
+	"github.com/rlx-project/rlx/pkg/tensor"
+)
+
+// halves rounds f to float16 and returns the values and their bytes.
+func halves(f []float32) ([]float64, []byte) {
+	v := make([]float64, len(f))
+	raw := make([]byte, 2*len(f))
+	for i, x := range f {
+		h := tensor.F32ToF16(x)
+		binary.LittleEndian.PutUint16(raw[2*i:], h)
+		v[i] = float64(tensor.F16ToF32(h))
+	}
+	return v, raw
+}
+
+// toHalf rounds a float64 result to float16, as each op of a half model
+// rounds its result.
+func toHalf(x float64) float64 { return float64(tensor.F16ToF32(tensor.F32ToF16(float32(x)))) }
+
+// TestONNXHalfModel runs a float16 model (an fp16 export: inputs, weights
+// and outputs f16) whose convolution, pool, product, softmax and layer
+// norm have f32 kernels only: each computes in f32 and rounds its result
+// to f16 (fusion's widen-halves). The reference computes each op in
+// float64 from the f16 values and rounds its result to f16; the two
+// agree within one f16 rounding (relative 2^-10) of the larger of the
+// value and 2^-10 (the f32 sums may round a tie the other way), on the
+// cpu target and on vulkan.
+func TestONNXHalfModel(t *testing.T) {
+	const N, C, H, W, O = 2, 16, 6, 6, 16
+	xv, xraw := halves(seq(N*C*H*W, 1))
+	wv, wraw := halves(seq(O*C*9, 0.08))
+	bv, braw := halves(seq(O, 0.2))
+	const M, K, P = 5, 8, 7
+	av, araw := halves(seq(3*M*K, 1.1))
+	mv, mraw := halves(seq(K*P, 0.4))
+	sv, sraw := halves(seq(P, 1.3))
+
+	g := &graph{}
+	g.inputs = append(g.inputs,
+		&onnxpb.ValueInfo{Name: "x", ElemType: 10, HasShape: true, Shape: []onnxpb.Dim{{Value: N, Known: true}, {Value: C, Known: true}, {Value: H, Known: true}, {Value: W, Known: true}}},
+		&onnxpb.ValueInfo{Name: "a", ElemType: 10, HasShape: true, Shape: []onnxpb.Dim{{Value: 3, Known: true}, {Value: M, Known: true}, {Value: K, Known: true}}})
+	half := func(name string, dims []int64, raw []byte) {
+		g.inits = append(g.inits, &onnxpb.Tensor{Name: name, DataType: 10, Dims: dims, RawData: raw})
+	}
+	half("w", i64s(O, C, 3, 3), wraw)
+	half("b", i64s(O), braw)
+	half("m", i64s(K, P), mraw)
+	half("s", i64s(P), sraw)
+	g.node("Conv", []string{"x", "w", "b"}, []string{"c"}, ais("kernel_shape", 3, 3), ais("pads", 1, 1, 1, 1))
+	g.node("Relu", []string{"c"}, []string{"r"})
+	g.node("MaxPool", []string{"r"}, []string{"y"}, ais("kernel_shape", 2, 2), ais("strides", 2, 2))
+	g.node("MatMul", []string{"a", "m"}, []string{"p"})
+	g.node("Softmax", []string{"p"}, []string{"q"}, ai("axis", -1))
+	g.node("LayerNormalization", []string{"p", "s"}, []string{"z"}, ai("axis", -1))
+	g.outs = []string{"y", "q", "z"}
+
+	xt, at := tensor.New(tensor.F16, N, C, H, W), tensor.New(tensor.F16, 3, M, K)
+	copy(xt.Data, xraw)
+	copy(at.Data, araw)
+
+	// Conv + bias (one f16 rounding), relu, 2x2 max pool.
+	conv := make([]float64, N*O*H*W)
+	for n := 0; n < N; n++ {
+		for o := 0; o < O; o++ {
+			for y := 0; y < H; y++ {
+				for x := 0; x < W; x++ {
+					s := bv[o]
+					for c := 0; c < C; c++ {
+						for i := 0; i < 3; i++ {
+							for j := 0; j < 3; j++ {
+								if yy, xx := y+i-1, x+j-1; yy >= 0 && yy < H && xx >= 0 && xx < W {
+									s += xv[((n*C+c)*H+yy)*W+xx] * wv[((o*C+c)*3+i)*3+j]
+								}
+							}
+						}
+					}
+					conv[((n*O+o)*H+y)*W+x] = math.Max(toHalf(s), 0)
+				}
+			}
+		}
+	}
+	var pooled []float64
+	for n := 0; n < N*O; n++ {
+		for y := 0; y < H; y += 2 {
+			for x := 0; x < W; x += 2 {
+				m := math.Inf(-1)
+				for i := 0; i < 2; i++ {
+					for j := 0; j < 2; j++ {
+						m = math.Max(m, conv[(n*H+y+i)*W+x+j])
+					}
+				}
+				pooled = append(pooled, m)
+			}
+		}
+	}
+	// MatMul (one rounding), then softmax and layer norm of its f16 rows.
+	var soft, norm []float64
+	for r := 0; r < 3*M; r++ {
+		row := make([]float64, P)
+		for p := range row {
+			s := 0.0
+			for k := 0; k < K; k++ {
+				s += av[r*K+k] * mv[k*P+p]
+			}
+			row[p] = toHalf(s)
+		}
+		mx, sum, mean := math.Inf(-1), 0.0, 0.0
+		for _, v := range row {
+			mx = math.Max(mx, v)
+			mean += v / P
+		}
+		for _, v := range row {
+			sum += math.Exp(v - mx)
+		}
+		vr := 0.0
+		for _, v := range row {
+			vr += (v - mean) * (v - mean) / P
+		}
+		for p, v := range row {
+			soft = append(soft, toHalf(math.Exp(v-mx)/sum))
+			norm = append(norm, toHalf((v-mean)/math.Sqrt(vr+1e-5)*sv[p]))
+		}
+	}
+	eachTarget(t, func(t *testing.T, target string) {
+		out := runONNXOn(t, g, 17, target, specialize.Binding{}, map[string]*tensor.Tensor{"x": xt, "a": at})
+		for i, c := range []struct {
+			name string
+			want []float64
+		}{{"conv, relu, max pool", pooled}, {"matmul, softmax", soft}, {"matmul, layer norm", norm}} {
+			got := out[i]
+			if got.DType != tensor.F16 {
+				t.Fatalf("%s: output %s, want f16", c.name, got.DType)
+			}
+			if len(got.Data) != 2*len(c.want) {
+				t.Fatalf("%s: %d bytes, want %d values", c.name, len(got.Data), len(c.want))
+			}
+			for k, w := range c.want {
+				g := float64(tensor.F16ToF32(binary.LittleEndian.Uint16(got.Data[2*k:])))
+				if d := math.Abs(g - w); d > math.Max(math.Abs(w), 1.0/1024)/1024 {
+					t.Fatalf("%s: element %d = %v, want %v", c.name, k, g, w)
+				}
+			}
+		}
+	})
+}

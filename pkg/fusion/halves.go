@@ -1,0 +1,82 @@
+package fusion
+
+import (
+	"fmt"
+
+	"github.com/rlx-project/rlx/pkg/mir"
+	"github.com/rlx-project/rlx/pkg/tensor"
+)
+
+// f32Kernels are the ops whose kernels, on every target, take float32
+// alone: the products, convolutions, pools, softmax, norms and attention.
+var f32Kernels = map[mir.Op]bool{
+	mir.OpMatMul: true, mir.OpConv2D: true, mir.OpMaxPool2D: true, mir.OpAvgPool2D: true,
+	mir.OpSoftmax: true, mir.OpLayerNorm: true, mir.OpAttention: true,
+}
+
+// isHalf reports the 16-bit float dtypes.
+func isHalf(dt tensor.DType) bool { return dt == tensor.F16 || dt == tensor.BF16 }
+
+// WidenHalves computes the f32-only ops (f32Kernels) of a half-precision
+// model in float32: each f16 or bf16 operand is cast to f32 before the
+// op, and each half result is the op's f32 result cast back, so every op
+// still rounds its result to the model's dtype. ONNX Runtime's CPU
+// provider runs nodes without a half kernel the same way (it inserts the
+// casts). Weights' casts fold at build time (fold-constants runs next);
+// the others fuse with the elementwise work around them.
+func WidenHalves(g *mir.Graph) (string, error) {
+	widened := 0
+	nodes := make([]*mir.Node, 0, len(g.Nodes))
+	for _, n := range g.Nodes {
+		if !f32Kernels[n.Op] || !touchesHalf(n) {
+			nodes = append(nodes, n)
+			continue
+		}
+		for i, a := range n.Args {
+			if a != nil && isHalf(a.Type.DType) {
+				c := castNode(g, a, tensor.F32, n.Src)
+				nodes = append(nodes, c)
+				n.Args[i] = c.Results[0]
+			}
+		}
+		nodes = append(nodes, n)
+		for i, r := range n.Results {
+			if !isHalf(r.Type.DType) {
+				continue
+			}
+			// n now computes a new f32 value; a cast of it becomes r's
+			// definition, so r's uses stay as they are.
+			r32 := g.NewValue(r.Name, mir.Type{DType: tensor.F32, Shape: r.Type.Shape})
+			r32.Def = n
+			n.Results[i] = r32
+			c := &mir.Node{Op: "cast", Args: []*mir.Value{r32}, Results: []*mir.Value{r}, Attrs: mir.Attrs{"to": r.Type.DType}, Src: n.Src}
+			r.Def = c
+			nodes = append(nodes, c)
+		}
+		widened++
+	}
+	g.Nodes = nodes
+	if widened == 0 {
+		return "", nil
+	}
+	return fmt.Sprintf("%d half-precision ops computed in f32", widened), nil
+}
+
+// touchesHalf reports a node with a half-precision operand or result.
+func touchesHalf(n *mir.Node) bool {
+	for _, v := range append(append([]*mir.Value(nil), n.Args...), n.Results...) {
+		if v != nil && isHalf(v.Type.DType) {
+			return true
+		}
+	}
+	return false
+}
+
+// castNode is a node casting v to dt (not yet in g's node list).
+func castNode(g *mir.Graph, v *mir.Value, dt tensor.DType, src string) *mir.Node {
+	n := &mir.Node{Op: "cast", Args: []*mir.Value{v}, Attrs: mir.Attrs{"to": dt}, Src: src}
+	r := g.NewValue("", mir.Type{DType: dt, Shape: v.Type.Shape})
+	r.Def = n
+	n.Results = []*mir.Value{r}
+	return n
+}
