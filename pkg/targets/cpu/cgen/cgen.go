@@ -377,13 +377,10 @@ var doubleOps = [lir.NumEwOps]bool{
 	lir.EwAnd: true, lir.EwOr: true, lir.EwXor: true, lir.EwSoftsign: true, lir.EwHardSwish: true,
 }
 
-// smallInts are the integer dtypes whose every value a float holds
-// exactly.
-var smallInts = map[tensor.DType]bool{tensor.U8: true, tensor.I8: true, tensor.I16: true, tensor.Bool: true}
-
 // floatExact are the dtypes a float region may load, store and cast to:
-// f32, the small integers and the half floats, whose every value a float
-// holds exactly (a cast to f16 rounds a float to a float).
+// f32, the small integers (u8, i8, i16, bool) and the half floats, whose
+// every value a float holds exactly (a cast to f16 rounds a float to a
+// float).
 var floatExact = map[tensor.DType]bool{tensor.F32: true, tensor.F16: true, tensor.BF16: true,
 	tensor.U8: true, tensor.I8: true, tensor.I16: true, tensor.Bool: true}
 
