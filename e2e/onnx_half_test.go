@@ -27,8 +27,8 @@ func halves(f []float32) ([]float64, []byte) {
 func toHalf(x float64) float64 { return float64(tensor.F16ToF32(tensor.F32ToF16(float32(x)))) }
 
 // TestONNXHalfModel runs a float16 model (an fp16 export: inputs, weights
-// and outputs f16) whose convolution, pool, product, softmax and layer
-// norm have f32 kernels only: each computes in f32 and rounds its result
+// and outputs f16) whose convolution, pools, product, softmax and layer
+// norm have f32 kernels only (and whose reduction's are the fast ones): each computes in f32 and rounds its result
 // to f16 (fusion's widen-halves). The reference computes each op in
 // float64 from the f16 values and rounds its result to f16; the two
 // agree within one f16 rounding (relative 2^-10) of the larger of the
@@ -61,7 +61,8 @@ func TestONNXHalfModel(t *testing.T) {
 	g.node("MatMul", []string{"a", "m"}, []string{"p"})
 	g.node("Softmax", []string{"p"}, []string{"q"}, ai("axis", -1))
 	g.node("LayerNormalization", []string{"p", "s"}, []string{"z"}, ai("axis", -1))
-	g.outs = []string{"y", "q", "z"}
+	g.node("GlobalAveragePool", []string{"y"}, []string{"gap"})
+	g.outs = []string{"y", "q", "z", "gap"}
 
 	xt, at := tensor.New(tensor.F16, N, C, H, W), tensor.New(tensor.F16, 3, M, K)
 	copy(xt.Data, xraw)
@@ -102,6 +103,15 @@ func TestONNXHalfModel(t *testing.T) {
 			}
 		}
 	}
+	// The global average pool of the pooled planes (one rounding).
+	var gap []float64
+	for n := 0; n < N*O; n++ {
+		s := 0.0
+		for _, v := range pooled[n*(H/2)*(W/2) : (n+1)*(H/2)*(W/2)] {
+			s += v
+		}
+		gap = append(gap, toHalf(s/float64((H/2)*(W/2))))
+	}
 	// MatMul (one rounding), then softmax and layer norm of its f16 rows.
 	var soft, norm []float64
 	for r := 0; r < 3*M; r++ {
@@ -135,7 +145,7 @@ func TestONNXHalfModel(t *testing.T) {
 		for i, c := range []struct {
 			name string
 			want []float64
-		}{{"conv, relu, max pool", pooled}, {"matmul, softmax", soft}, {"matmul, layer norm", norm}} {
+		}{{"conv, relu, max pool", pooled}, {"matmul, softmax", soft}, {"matmul, layer norm", norm}, {"global average pool", gap}} {
 			got := out[i]
 			if got.DType != tensor.F16 {
 				t.Fatalf("%s: output %s, want f16", c.name, got.DType)
