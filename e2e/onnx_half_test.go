@@ -37,7 +37,7 @@ func toHalf(x float64) float64 { return float64(tensor.F16ToF32(tensor.F32ToF16(
 func TestONNXHalfModel(t *testing.T) {
 	const N, C, H, W, O = 2, 16, 6, 6, 16
 	xv, xraw := halves(seq(N*C*H*W, 1))
-	wv, wraw := halves(seq(O*C*9, 0.08))
+	wv, wraw := halves(seq(O*C*9, 0.3))
 	bv, braw := halves(seq(O, 0.2))
 	const M, K, P = 5, 8, 7
 	av, araw := halves(seq(3*M*K, 1.1))
@@ -56,7 +56,13 @@ func TestONNXHalfModel(t *testing.T) {
 	half("m", i64s(K, P), mraw)
 	half("s", i64s(P), sraw)
 	g.node("Conv", []string{"x", "w", "b"}, []string{"c"}, ais("kernel_shape", 3, 3), ais("pads", 1, 1, 1, 1))
-	g.node("Relu", []string{"c"}, []string{"r"})
+	// MobileNetV2's relu6: Clip with its bounds as f16 Constants, which
+	// the importer writes inline.
+	_, zero := halves([]float32{0})
+	_, six := halves([]float32{6})
+	g.node("Constant", nil, []string{"lo"}, &onnxpb.Attr{Name: "value", Type: onnxpb.AttrTensor, T: &onnxpb.Tensor{DataType: 10, RawData: zero}})
+	g.node("Constant", nil, []string{"hi"}, &onnxpb.Attr{Name: "value", Type: onnxpb.AttrTensor, T: &onnxpb.Tensor{DataType: 10, RawData: six}})
+	g.node("Clip", []string{"c", "lo", "hi"}, []string{"r"})
 	g.node("MaxPool", []string{"r"}, []string{"y"}, ais("kernel_shape", 2, 2), ais("strides", 2, 2))
 	g.node("MatMul", []string{"a", "m"}, []string{"p"})
 	g.node("Softmax", []string{"p"}, []string{"q"}, ai("axis", -1))
@@ -68,7 +74,7 @@ func TestONNXHalfModel(t *testing.T) {
 	copy(xt.Data, xraw)
 	copy(at.Data, araw)
 
-	// Conv + bias (one f16 rounding), relu, 2x2 max pool.
+	// Conv + bias (one f16 rounding), relu6, 2x2 max pool.
 	conv := make([]float64, N*O*H*W)
 	for n := 0; n < N; n++ {
 		for o := 0; o < O; o++ {
@@ -84,7 +90,7 @@ func TestONNXHalfModel(t *testing.T) {
 							}
 						}
 					}
-					conv[((n*O+o)*H+y)*W+x] = math.Max(toHalf(s), 0)
+					conv[((n*O+o)*H+y)*W+x] = math.Min(math.Max(toHalf(s), 0), 6)
 				}
 			}
 		}
@@ -145,7 +151,7 @@ func TestONNXHalfModel(t *testing.T) {
 		for i, c := range []struct {
 			name string
 			want []float64
-		}{{"conv, relu, max pool", pooled}, {"matmul, softmax", soft}, {"matmul, layer norm", norm}, {"global average pool", gap}} {
+		}{{"conv, relu6, max pool", pooled}, {"matmul, softmax", soft}, {"matmul, layer norm", norm}, {"global average pool", gap}} {
 			got := out[i]
 			if got.DType != tensor.F16 {
 				t.Fatalf("%s: output %s, want f16", c.name, got.DType)

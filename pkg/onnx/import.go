@@ -616,6 +616,10 @@ func elemString(t *tensor.Tensor, i int) string {
 		return floatLit(float64(t.F32()[i]), 32)
 	case tensor.F64:
 		return floatLit(t.F64()[i], 64)
+	case tensor.F16:
+		return floatLit(float64(tensor.F16ToF32(uint16(t.Data[2*i])|uint16(t.Data[2*i+1])<<8)), 32)
+	case tensor.BF16:
+		return floatLit(float64(tensor.BF16ToF32(uint16(t.Data[2*i])|uint16(t.Data[2*i+1])<<8)), 32)
 	case tensor.I64:
 		return fmt.Sprint(t.I64()[i])
 	case tensor.I32:
