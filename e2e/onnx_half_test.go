@@ -16,32 +16,60 @@ import (
 	"github.com/rlx-project/rlx/pkg/tensor/npy"
 )
 
-// halves rounds f to float16 and returns the values and their bytes.
-func halves(f []float32) ([]float64, []byte) {
+// halfType is a 16-bit float dtype: its ONNX and rlx dtypes and its
+// conversions.
+type halfType struct {
+	name   string
+	onnx   int32
+	dt     tensor.DType
+	narrow func(float32) uint16
+	widen  func(uint16) float32
+	ulp    float64 // one rounding's relative error bound, 2^-(mantissa bits)
+}
+
+var (
+	f16  = halfType{"f16", 10, tensor.F16, tensor.F32ToF16, tensor.F16ToF32, 1.0 / 1024}
+	bf16 = halfType{"bf16", 16, tensor.BF16, tensor.F32ToBF16, tensor.BF16ToF32, 1.0 / 128}
+)
+
+// values rounds f to h and returns the values and their bytes.
+func (h halfType) values(f []float32) ([]float64, []byte) {
 	v := make([]float64, len(f))
 	raw := make([]byte, 2*len(f))
 	for i, x := range f {
-		h := tensor.F32ToF16(x)
-		binary.LittleEndian.PutUint16(raw[2*i:], h)
-		v[i] = float64(tensor.F16ToF32(h))
+		b := h.narrow(x)
+		binary.LittleEndian.PutUint16(raw[2*i:], b)
+		v[i] = float64(h.widen(b))
 	}
 	return v, raw
 }
 
-// toHalf rounds a float64 result to float16, as each op of a half model
-// rounds its result.
-func toHalf(x float64) float64 { return float64(tensor.F16ToF32(tensor.F32ToF16(float32(x)))) }
+// round rounds a float64 result to h, as each op of a half model rounds
+// its result.
+func (h halfType) round(x float64) float64 { return float64(h.widen(h.narrow(float32(x)))) }
 
-// TestONNXHalfModel runs a float16 model (an fp16 export: inputs, weights
-// and outputs f16) whose convolution, pools, product, softmax and layer
-// norm have f32 kernels only (and whose reduction's are the fast ones): each computes in f32 and rounds its result
-// to f16 (fusion's widen-halves). The reference computes each op in
-// float64 from the f16 values and rounds its result to f16; the two
-// agree within one f16 rounding (relative 2^-10) of the larger of the
-// value and 2^-10 (the f32 sums may round a tie the other way), on the
-// cpu target and on vulkan.
+// halves rounds f to float16 and returns the values and their bytes.
+func halves(f []float32) ([]float64, []byte) { return f16.values(f) }
+
+// TestONNXHalfModel runs a float16 and a bfloat16 model (an fp16 or bf16
+// export: inputs, weights and outputs in the half type) whose
+// convolution, pools, product, softmax and layer norm have f32 kernels
+// only (and whose reduction's are the fast ones): each computes in f32
+// and rounds its result to the half type (fusion's widen-halves). The
+// reference computes each op in float64 from the half values and rounds
+// its result the same way; the two agree within one rounding (relative
+// 2^-10 for f16, 2^-7 for bf16) of the larger of the value and that
+// bound (the f32 sums may round a tie the other way), on the cpu target
+// and on vulkan.
 func TestONNXHalfModel(t *testing.T) {
+	for _, h := range []halfType{f16, bf16} {
+		t.Run(h.name, func(t *testing.T) { halfModelCase(t, h) })
+	}
+}
+
+func halfModelCase(t *testing.T, h halfType) {
 	const N, C, H, W, O = 2, 16, 6, 6, 16
+	halves, toHalf := h.values, h.round
 	xv, xraw := halves(seq(N*C*H*W, 1))
 	wv, wraw := halves(seq(O*C*9, 0.3))
 	bv, braw := halves(seq(O, 0.2))
@@ -52,10 +80,10 @@ func TestONNXHalfModel(t *testing.T) {
 
 	g := &graph{}
 	g.inputs = append(g.inputs,
-		&onnxpb.ValueInfo{Name: "x", ElemType: 10, HasShape: true, Shape: []onnxpb.Dim{{Value: N, Known: true}, {Value: C, Known: true}, {Value: H, Known: true}, {Value: W, Known: true}}},
-		&onnxpb.ValueInfo{Name: "a", ElemType: 10, HasShape: true, Shape: []onnxpb.Dim{{Value: 3, Known: true}, {Value: M, Known: true}, {Value: K, Known: true}}})
+		&onnxpb.ValueInfo{Name: "x", ElemType: h.onnx, HasShape: true, Shape: []onnxpb.Dim{{Value: N, Known: true}, {Value: C, Known: true}, {Value: H, Known: true}, {Value: W, Known: true}}},
+		&onnxpb.ValueInfo{Name: "a", ElemType: h.onnx, HasShape: true, Shape: []onnxpb.Dim{{Value: 3, Known: true}, {Value: M, Known: true}, {Value: K, Known: true}}})
 	half := func(name string, dims []int64, raw []byte) {
-		g.inits = append(g.inits, &onnxpb.Tensor{Name: name, DataType: 10, Dims: dims, RawData: raw})
+		g.inits = append(g.inits, &onnxpb.Tensor{Name: name, DataType: h.onnx, Dims: dims, RawData: raw})
 	}
 	half("w", i64s(O, C, 3, 3), wraw)
 	half("b", i64s(O), braw)
@@ -66,8 +94,8 @@ func TestONNXHalfModel(t *testing.T) {
 	// the importer writes inline.
 	_, zero := halves([]float32{0})
 	_, six := halves([]float32{6})
-	g.node("Constant", nil, []string{"lo"}, &onnxpb.Attr{Name: "value", Type: onnxpb.AttrTensor, T: &onnxpb.Tensor{DataType: 10, RawData: zero}})
-	g.node("Constant", nil, []string{"hi"}, &onnxpb.Attr{Name: "value", Type: onnxpb.AttrTensor, T: &onnxpb.Tensor{DataType: 10, RawData: six}})
+	g.node("Constant", nil, []string{"lo"}, &onnxpb.Attr{Name: "value", Type: onnxpb.AttrTensor, T: &onnxpb.Tensor{DataType: h.onnx, RawData: zero}})
+	g.node("Constant", nil, []string{"hi"}, &onnxpb.Attr{Name: "value", Type: onnxpb.AttrTensor, T: &onnxpb.Tensor{DataType: h.onnx, RawData: six}})
 	g.node("Clip", []string{"c", "lo", "hi"}, []string{"r"})
 	g.node("MaxPool", []string{"r"}, []string{"y"}, ais("kernel_shape", 2, 2), ais("strides", 2, 2))
 	g.node("MatMul", []string{"a", "m"}, []string{"p"})
@@ -76,7 +104,7 @@ func TestONNXHalfModel(t *testing.T) {
 	g.node("GlobalAveragePool", []string{"y"}, []string{"gap"})
 	g.outs = []string{"y", "q", "z", "gap"}
 
-	xt, at := tensor.New(tensor.F16, N, C, H, W), tensor.New(tensor.F16, 3, M, K)
+	xt, at := tensor.New(h.dt, N, C, H, W), tensor.New(h.dt, 3, M, K)
 	copy(xt.Data, xraw)
 	copy(at.Data, araw)
 
@@ -159,15 +187,15 @@ func TestONNXHalfModel(t *testing.T) {
 			want []float64
 		}{{"conv, relu6, max pool", pooled}, {"matmul, softmax", soft}, {"matmul, layer norm", norm}, {"global average pool", gap}} {
 			got := out[i]
-			if got.DType != tensor.F16 {
-				t.Fatalf("%s: output %s, want f16", c.name, got.DType)
+			if got.DType != h.dt {
+				t.Fatalf("%s: output %s, want %s", c.name, got.DType, h.dt)
 			}
 			if len(got.Data) != 2*len(c.want) {
 				t.Fatalf("%s: %d bytes, want %d values", c.name, len(got.Data), len(c.want))
 			}
 			for k, w := range c.want {
-				g := float64(tensor.F16ToF32(binary.LittleEndian.Uint16(got.Data[2*k:])))
-				if d := math.Abs(g - w); d > math.Max(math.Abs(w), 1.0/1024)/1024 {
+				g := float64(h.widen(binary.LittleEndian.Uint16(got.Data[2*k:])))
+				if d := math.Abs(g - w); d > math.Max(math.Abs(w), h.ulp)*h.ulp {
 					t.Fatalf("%s: element %d = %v, want %v", c.name, k, g, w)
 				}
 			}
