@@ -22,8 +22,9 @@ import "github.com/rlx-project/rlx/pkg/lir"
 // Row kernels on small planes and kernels of 7x7 and more, at stride 1,
 // where some level lacks AVX-512 (TapConvRowMaxPlane,
 // TapConvWideMinTaps). Stride-1 kernels whose output rows are narrow and
-// not the input's width, at every level (narrowRows). Dense stride-2 convolutions too, with at least
-// TapConvMinChannels input channels and a panel of weights
+// not the input's width, at every level (narrowRows). Dense stride-2
+// convolutions too, with at least TapConvMinChannels input channels and
+// a panel of weights
 // (lir.TapConvPanel output channels by every tap and input channel)
 // within TapConvPanelMaxBytes: the generated conv2d's stride-2 tiles
 // shuffle the even lanes out of two loads per tap (and at x86-64-v3 it
