@@ -37,7 +37,7 @@ func WidenHalves(g *mir.Graph) (string, error) {
 		}
 		for i, a := range n.Args {
 			if a != nil && isHalf(a.Type.DType) {
-				c := castNode(g, a, tensor.F32, n.Src)
+				c := castNode(g, a, g.NewValue("", mir.Type{DType: tensor.F32, Shape: a.Type.Shape}), n.Src)
 				nodes = append(nodes, c)
 				n.Args[i] = c.Results[0]
 			}
@@ -52,9 +52,7 @@ func WidenHalves(g *mir.Graph) (string, error) {
 			r32 := g.NewValue(r.Name, mir.Type{DType: tensor.F32, Shape: r.Type.Shape})
 			r32.Def = n
 			n.Results[i] = r32
-			c := &mir.Node{Op: "cast", Args: []*mir.Value{r32}, Results: []*mir.Value{r}, Attrs: mir.Attrs{"to": r.Type.DType}, Src: n.Src}
-			r.Def = c
-			nodes = append(nodes, c)
+			nodes = append(nodes, castNode(g, r32, r, n.Src))
 		}
 		widened++
 	}
@@ -75,11 +73,10 @@ func touchesHalf(n *mir.Node) bool {
 	return false
 }
 
-// castNode is a node casting v to dt (not yet in g's node list).
-func castNode(g *mir.Graph, v *mir.Value, dt tensor.DType, src string) *mir.Node {
-	n := &mir.Node{Op: "cast", Args: []*mir.Value{v}, Attrs: mir.Attrs{"to": dt}, Src: src}
-	r := g.NewValue("", mir.Type{DType: dt, Shape: v.Type.Shape})
+// castNode is a node casting v to r's dtype into r (not yet in g's node
+// list): r is a fresh value, or an existing one the cast now defines.
+func castNode(g *mir.Graph, v, r *mir.Value, src string) *mir.Node {
+	n := &mir.Node{Op: "cast", Args: []*mir.Value{v}, Results: []*mir.Value{r}, Attrs: mir.Attrs{"to": r.Type.DType}, Src: src}
 	r.Def = n
-	n.Results = []*mir.Value{r}
 	return n
 }
