@@ -742,7 +742,9 @@ def export(name, spec, seed):
         # how much the outputs depend on the input: std(f(x) - f(x')) / std(f(x))
         # for another draw x' at the same binding
         other = run(model, spec["feed"](np.random.default_rng(seed * 10 + ci + 5), bind))
-        sens = {n: float((a - b).std() / a.std()) for n, a, b in zip(out_names, outs, other)}
+        # (a single output value has no spread: its change relative to itself)
+        sens = {n: float((a - b).std() / a.std()) if a.std() > 0 else float(np.abs(a - b).max() / np.abs(a).max())
+                for n, a, b in zip(out_names, outs, other)}
         case = {"binding": bind, "inputs": {}, "outputs": {}}
         for n, a in feeds.items():
             rel = f"{name}_data/{cname}_in_{n}.npy"

@@ -412,6 +412,181 @@ class DiffusionUNet(torch.nn.Module):
         return self.out(torch.nn.functional.silu(self.out_norm(h)))
 
 
+class StyleTransfer(torch.nn.Module):
+    """Johnson et al.'s fast neural style network (the PyTorch examples'
+    TransformerNet): reflection padding before every convolution,
+    InstanceNorm with affine parameters, ReLU, 9x9 convolutions at both
+    ends, two stride-2 convolutions down, five residual blocks at 128
+    channels, nearest 2x upsampling before the convolutions up."""
+
+    def __init__(self):
+        super().__init__()
+        def conv(cin, cout, k, stride=1, up=False, norm=True, relu=True):
+            layers = [torch.nn.Upsample(scale_factor=2, mode="nearest")] if up else []
+            layers += [torch.nn.ReflectionPad2d(k // 2), torch.nn.Conv2d(cin, cout, k, stride)]
+            if norm:
+                layers.append(torch.nn.InstanceNorm2d(cout, affine=True))
+            if relu:
+                layers.append(torch.nn.ReLU())
+            return torch.nn.Sequential(*layers)
+        self.down = torch.nn.Sequential(conv(3, 32, 9), conv(32, 64, 3, 2), conv(64, 128, 3, 2))
+        self.res = torch.nn.ModuleList(
+            [torch.nn.Sequential(conv(128, 128, 3), conv(128, 128, 3, relu=False)) for _ in range(5)])
+        self.up = torch.nn.Sequential(conv(128, 64, 3, up=True), conv(64, 32, 3, up=True),
+                                      conv(32, 3, 9, norm=False, relu=False))
+
+    def forward(self, x):
+        h = self.down(x)
+        for r in self.res:
+            h = h + r(h)
+        return self.up(h)
+
+
+class DoubleConv(torch.nn.Sequential):
+    def __init__(self, cin, cout):
+        super().__init__(torch.nn.Conv2d(cin, cout, 3, padding=1, bias=False), torch.nn.BatchNorm2d(cout),
+                         torch.nn.ReLU(), torch.nn.Conv2d(cout, cout, 3, padding=1, bias=False),
+                         torch.nn.BatchNorm2d(cout), torch.nn.ReLU())
+
+
+class SegUNet(torch.nn.Module):
+    """Ronneberger's U-Net at half width (32 to 512 channels, 4 levels):
+    two 3x3 Conv-BN-ReLU per level, MaxPool 2x2 down, ConvTranspose 2x2
+    stride 2 up, skip Concats, a 1x1 head onto 2 classes."""
+
+    def __init__(self, chans=(32, 64, 128, 256, 512), classes=2):
+        super().__init__()
+        self.inc = DoubleConv(3, chans[0])
+        self.downs = torch.nn.ModuleList([DoubleConv(a, b) for a, b in zip(chans, chans[1:])])
+        self.ups = torch.nn.ModuleList([torch.nn.ConvTranspose2d(b, a, 2, stride=2) for a, b in zip(chans, chans[1:])])
+        self.upconvs = torch.nn.ModuleList([DoubleConv(2 * a, a) for a in chans[:-1]])
+        self.head = torch.nn.Conv2d(chans[0], classes, 1)
+
+    def forward(self, x):
+        hs = [self.inc(x)]
+        for d in self.downs:
+            hs.append(d(torch.nn.functional.max_pool2d(hs[-1], 2)))
+        h = hs.pop()
+        for up, conv in reversed(list(zip(self.ups, self.upconvs))):
+            h = conv(torch.cat([hs.pop(), up(h)], 1))
+        return self.head(h)
+
+
+class ESPCN(torch.nn.Module):
+    """Shi et al.'s sub-pixel super-resolution (the PyTorch examples'
+    model): 5x5 and 3x3 convolutions with tanh on the luma channel, then
+    PixelShuffle (DepthToSpace) by 3."""
+
+    def __init__(self, r=3):
+        super().__init__()
+        self.c1, self.c2 = torch.nn.Conv2d(1, 64, 5, padding=2), torch.nn.Conv2d(64, 32, 3, padding=1)
+        self.c3 = torch.nn.Conv2d(32, r * r, 3, padding=1)
+        self.shuffle = torch.nn.PixelShuffle(r)
+
+    def forward(self, x):
+        return self.shuffle(self.c3(torch.tanh(self.c2(torch.tanh(self.c1(x))))))
+
+
+class TNet(torch.nn.Module):
+    """PointNet's transform network: shared MLPs (Conv1d 1x1 with BN),
+    max over points, a k x k matrix added to the identity."""
+
+    def __init__(self, k):
+        super().__init__()
+        self.k = k
+        self.conv = torch.nn.Sequential(
+            torch.nn.Conv1d(k, 64, 1), torch.nn.BatchNorm1d(64), torch.nn.ReLU(),
+            torch.nn.Conv1d(64, 128, 1), torch.nn.BatchNorm1d(128), torch.nn.ReLU(),
+            torch.nn.Conv1d(128, 1024, 1), torch.nn.BatchNorm1d(1024), torch.nn.ReLU())
+        self.fc = torch.nn.Sequential(
+            torch.nn.Linear(1024, 512), torch.nn.BatchNorm1d(512), torch.nn.ReLU(),
+            torch.nn.Linear(512, 256), torch.nn.BatchNorm1d(256), torch.nn.ReLU(), torch.nn.Linear(256, k * k))
+
+    def forward(self, x):
+        m = self.fc(torch.max(self.conv(x), 2)[0])
+        return m.view(-1, self.k, self.k) + torch.eye(self.k)
+
+
+class PointNet(torch.nn.Module):
+    """PointNet classification over [batch, 3, points]: input and feature
+    transforms (batched 3x3 and 64x64 products), shared MLPs as Conv1d
+    1x1 with BN, a global max over points, an MLP head, LogSoftmax."""
+
+    def __init__(self, classes=40):
+        super().__init__()
+        self.t3, self.t64 = TNet(3), TNet(64)
+        self.c1 = torch.nn.Sequential(torch.nn.Conv1d(3, 64, 1), torch.nn.BatchNorm1d(64), torch.nn.ReLU())
+        self.c2 = torch.nn.Sequential(
+            torch.nn.Conv1d(64, 128, 1), torch.nn.BatchNorm1d(128), torch.nn.ReLU(),
+            torch.nn.Conv1d(128, 1024, 1), torch.nn.BatchNorm1d(1024))
+        self.head = torch.nn.Sequential(
+            torch.nn.Linear(1024, 512), torch.nn.BatchNorm1d(512), torch.nn.ReLU(),
+            torch.nn.Linear(512, 256), torch.nn.BatchNorm1d(256), torch.nn.ReLU(), torch.nn.Linear(256, classes))
+
+    def forward(self, x):
+        x = torch.bmm(self.t3(x), x)
+        x = self.c1(x)
+        x = torch.bmm(self.t64(x), x)
+        x = torch.max(self.c2(x), 2)[0]
+        return torch.log_softmax(self.head(x), 1)
+
+
+class WaveNet(torch.nn.Module):
+    """A WaveNet-style stack over [batch, 1, samples]: causal dilated
+    Conv1d k2 (left padding by Pad), gated tanh * sigmoid, 1x1 residual
+    and skip convolutions, dilations 1 to 512 twice, a ReLU-1x1 head."""
+
+    def __init__(self, res=64, skip=128, layers=10, stacks=2):
+        super().__init__()
+        self.inp = torch.nn.Conv1d(1, res, 1)
+        self.dil = [2 ** i for i in range(layers)] * stacks
+        self.filt = torch.nn.ModuleList([torch.nn.Conv1d(res, 2 * res, 2, dilation=d) for d in self.dil])
+        self.res = torch.nn.ModuleList([torch.nn.Conv1d(res, res, 1) for _ in self.dil])
+        self.skip = torch.nn.ModuleList([torch.nn.Conv1d(res, skip, 1) for _ in self.dil])
+        self.out = torch.nn.Sequential(torch.nn.ReLU(), torch.nn.Conv1d(skip, skip, 1), torch.nn.ReLU(),
+                                       torch.nn.Conv1d(skip, 256, 1))
+
+    def forward(self, x):
+        h = self.inp(x)
+        s = 0
+        for d, f, r, k in zip(self.dil, self.filt, self.res, self.skip):
+            t, g = f(torch.nn.functional.pad(h, (d, 0))).chunk(2, 1)
+            z = torch.tanh(t) * torch.sigmoid(g)
+            h = h + r(z)
+            s = s + k(z)
+        return self.out(s)
+
+
+class DLRM(torch.nn.Module):
+    """A DLRM-style recommender: a bottom MLP over dense features, 8
+    embedding tables (Gather), the pairwise dot products of the 9 vectors
+    (a batched product), their lower triangle by a constant index
+    (Gather), a top MLP and a sigmoid."""
+
+    def __init__(self, dense=13, tables=8, rows=20000, dim=64):
+        super().__init__()
+        self.bottom = torch.nn.Sequential(torch.nn.Linear(dense, 512), torch.nn.ReLU(), torch.nn.Linear(512, 256),
+                                          torch.nn.ReLU(), torch.nn.Linear(256, dim), torch.nn.ReLU())
+        self.emb = torch.nn.ModuleList([torch.nn.Embedding(rows, dim) for _ in range(tables)])
+        n = tables + 1
+        li, lj = torch.tril_indices(n, n, -1)
+        self.register_buffer("flat", li * n + lj)
+        self.top = torch.nn.Sequential(torch.nn.Linear(dim + len(li), 512), torch.nn.ReLU(),
+                                       torch.nn.Linear(512, 256), torch.nn.ReLU(), torch.nn.Linear(256, 1))
+
+    def forward(self, dense, ids):
+        x = self.bottom(dense)
+        t = torch.stack([x] + [e(ids[:, i]) for i, e in enumerate(self.emb)], 1)
+        z = torch.bmm(t, t.transpose(1, 2)).flatten(1)[:, self.flat]
+        return torch.sigmoid(self.top(torch.cat([x, z], 1)))
+
+
+def dlrm_inputs(rng, b):
+    import numpy as np
+    return {"dense": np.log1p(rng.exponential(3.0, size=(b["batch"], 13))).astype(np.float32),
+            "ids": base.tokens(rng, (b["batch"], 8), 20000)}
+
+
 def unet_inputs(rng, b):
     import numpy as np
     return {"x": base.signal(rng, (b["batch"], 4, b["height"], b["width"])),
@@ -533,6 +708,40 @@ SPECS = {
                    feed=lambda rng, b: {"tokens": base.tokens(rng, (b["batch"], b["seq"]), 1000)},
                    note="T5 v1.1's encoder (layers written out, small widths, 4 layers): RMS norms, unscaled "
                         "attention with a bucketed relative position bias (log, cast, min, where), gated GELU"),
+    "style_transfer": dict(make=StyleTransfer, opset=17, inputs=IMG, outputs={"y": ["batch", 3, "height", "width"]},
+                           bn=False, trace=dict(batch=2, height=96, width=128),
+                           cases=dict(b1=dict(batch=1, height=256, width=256), alt=dict(batch=2, height=192, width=160)),
+                           feed=base.img_inputs,
+                           note="Fast neural style (Johnson et al., layers written out): ReflectionPad before every "
+                                "conv, 9x9 convs at both ends, InstanceNorm, stride-2 down, nearest upsampling up"),
+    "seg_unet": dict(make=SegUNet, opset=17, inputs=IMG, outputs={"mask": ["batch", 2, "height", "width"]}, bn=True,
+                     trace=dict(batch=2, height=96, width=128),
+                     cases=dict(b1=dict(batch=1, height=256, width=256), alt=dict(batch=2, height=128, width=192)),
+                     feed=base.img_inputs,
+                     note="U-Net at half width (layers written out): 3x3 Conv-BN-ReLU pairs, MaxPool 2x2, "
+                          "ConvTranspose 2x2/2, skip Concats, 32 to 512 channels over 4 levels"),
+    "espcn": dict(make=ESPCN, opset=17, inputs={"x": ["batch", 1, "height", "width"]},
+                  outputs={"y": ["batch", 1, "h3", "w3"]}, bn=False, trace=dict(batch=2, height=48, width=64),
+                  cases=dict(b1=dict(batch=1, height=224, width=224), alt=dict(batch=2, height=120, width=160)),
+                  feed=lambda rng, b: {"x": base.signal(rng, (b["batch"], 1, b["height"], b["width"]))},
+                  note="ESPCN super-resolution x3 (layers written out): 5x5 and 3x3 convs with tanh on one "
+                       "channel, PixelShuffle as DepthToSpace"),
+    "pointnet": dict(make=PointNet, opset=17, inputs={"points": ["batch", 3, "n"]},
+                     outputs={"logp": ["batch", 40]}, bn=True, trace=dict(batch=4, n=512),
+                     cases=dict(b1=dict(batch=1, n=1024), alt=dict(batch=8, n=2048)),
+                     feed=lambda rng, b: {"points": base.signal(rng, (b["batch"], 3, b["n"]))},
+                     note="PointNet classification (layers written out): T-Nets, Conv1d 1x1 shared MLPs with BN, "
+                          "batched 3x3 and 64x64 transforms, max over points, LogSoftmax"),
+    "wavenet": audio(WaveNet, "A WaveNet stack (layers written out): 20 causal dilated Conv1d k2 (dilations 1-512, "
+                     "left Pad), gated tanh*sigmoid, 1x1 residual and skip convs",
+                     {"wave": ["batch", 1, "samples"]}, {"logits": ["batch", 256, "samples"]},
+                     dict(batch=2, samples=3000), dict(b1=dict(batch=1, samples=16000), alt=dict(batch=4, samples=4000)),
+                     lambda b: (b["batch"], 1, b["samples"])),
+    "dlrm": dict(make=DLRM, opset=17, inputs={"dense": ["batch", 13], "ids": ["batch", 8]},
+                 outputs={"ctr": ["batch", 1]}, input_dtypes={"ids": "int64"}, bn=False, trace=dict(batch=16),
+                 cases=dict(b1=dict(batch=1), alt=dict(batch=256)), feed=dlrm_inputs,
+                 note="A DLRM-style recommender (layers written out): bottom MLP, 8 embedding tables of 20000x64 "
+                      "(Gather), pairwise dots by a batched product, lower triangle by Gather, top MLP, sigmoid"),
 }
 
 

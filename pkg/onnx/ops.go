@@ -1139,9 +1139,10 @@ func convPad(im *importer, n *onnxpb.Node) error {
 // padByIndex imports Pad's reflect, edge and wrap modes: along each
 // padded axis one gather of the input with constant indices (reflect:
 // ..., 2, 1, 0, 1, ..., n-1, n-2, ...; edge: 0, ..., 0, 1, ..., n-1,
-// ..., n-1; wrap: ..., n-1, 0, ..., n-1, 0, ...), which needs the
-// axis's size and its pads known at import. Reflect needs pads below the
-// size (ONNX leaves larger ones undefined; PyTorch refuses them).
+// ..., n-1; wrap: ..., n-1, 0, ..., n-1, 0, ...), which needs the pads
+// known at import; an axis of symbolic size goes to padBySlices. Reflect
+// needs pads below the size (ONNX leaves larger ones undefined; PyTorch
+// refuses them).
 func (im *importer) padByIndex(n *onnxpb.Node, x, mode string, pads []dim.Expr) error {
 	t, err := im.typeOf(n.Inputs[0])
 	if err != nil {
@@ -1163,10 +1164,11 @@ func (im *importer) padByIndex(n *onnxpb.Node, x, mode string, pads []dim.Expr) 
 		}
 		size, ok := t.Shape[ax].Const()
 		switch {
-		case !ok:
-			return fmt.Errorf("Pad mode %q over axis %d of symbolic size %s: rlx takes it only over static sizes", mode, ax, t.Shape[ax])
 		case lo < 0 || hi < 0:
 			return fmt.Errorf("Pad mode %q with negative pads (%d, %d)", mode, lo, hi)
+		case !ok:
+			x = im.padBySlices(out, x, mode, ax, lo, hi, t.Shape[ax])
+			continue
 		case mode == "reflect" && (lo >= size || hi >= size):
 			return fmt.Errorf("Pad mode reflect with pads (%d, %d) not below axis %d's size %d", lo, hi, ax, size)
 		}
@@ -1193,6 +1195,51 @@ func (im *importer) padByIndex(n *onnxpb.Node, x, mode string, pads []dim.Expr) 
 	}
 	im.vals[out] = &val{name: x}
 	return nil
+}
+
+// padBySlices pads an axis whose size is known only at binding: the
+// gather of padByIndex needs the size in its indices, so the padding is
+// cut from the input instead, by slices counted from either end, and
+// concatenated around it. Reflect: x[lo], ..., x[1] before and x[n-2],
+// ..., x[n-1-hi] after (slices of step -1); edge: the first and last
+// element repeated (a gather of zeros from a slice of one); wrap: the
+// last lo and the first hi elements. A size too small for the pads is an
+// error at the binding, where the slices' lengths are checked (reflect
+// needs pads below the size, wrap pads up to it).
+func (im *importer) padBySlices(out, x, mode string, ax int, lo, hi int64, size dim.Expr) string {
+	tag := func(s string) string { return fmt.Sprintf("%s_pad%d_%s", out, ax, s) }
+	slice := func(name string, start, end dim.Expr, step int64) string {
+		return im.emitTmp(tag(name), "slice", []string{x}, "starts="+dimList([]dim.Expr{start}),
+			"ends="+dimList([]dim.Expr{end}), fmt.Sprintf("axes=[%d]", ax), fmt.Sprintf("steps=[%d]", step))
+	}
+	repeat := func(name, one string, k int64) string {
+		c := im.emitTmp(tag(name+"_idx"), "const", nil, intList(make([]int64, k)), fmt.Sprintf("i64[%d]", k))
+		return im.emitTmp(tag(name), "gather", []string{one, c}, fmt.Sprintf("axis=%d", ax))
+	}
+	c := dim.Const
+	var parts []string
+	if lo > 0 {
+		switch mode {
+		case "reflect":
+			parts = append(parts, slice("lo", c(lo), c(0), -1))
+		case "edge":
+			parts = append(parts, repeat("lo", slice("first", c(0), c(1), 1), lo))
+		case "wrap":
+			parts = append(parts, slice("lo", c(-lo), size, 1))
+		}
+	}
+	parts = append(parts, x)
+	if hi > 0 {
+		switch mode {
+		case "reflect":
+			parts = append(parts, slice("hi", c(-2), c(-2-hi), -1))
+		case "edge":
+			parts = append(parts, repeat("hi", slice("last", c(-1), size, 1), hi))
+		case "wrap":
+			parts = append(parts, slice("hi", c(0), c(hi), 1))
+		}
+	}
+	return im.emitTmp(tag("cat"), "concat", parts, fmt.Sprintf("axis=%d", ax))
 }
 
 // Range(start, limit, delta) with values known at import becomes iota, then
