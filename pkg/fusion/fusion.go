@@ -22,8 +22,9 @@ type Pass struct {
 // the canonicalizations (pow-const to conv-affine, canon.go) turn spelled-
 // out computations into the ops the fusions below look for (norms wants
 // pow(d, 2) as d*d; conv-affine wants batchnorm's scale and shift folded
-// to constants); epilogues and layernorm fusion look for the add nodes
-// that lowering emits, before elementwise fusion swallows them.
+// to constants); sink-views moves a product's reshape below the ops that
+// follow it; epilogues and layernorm fusion look for the add nodes that
+// lowering emits, before elementwise fusion swallows them.
 func Passes() []Pass {
 	return []Pass{
 		{"widen-halves", WidenHalves},
@@ -38,6 +39,7 @@ func Passes() []Pass {
 		{"conv-affine", FoldConvAffine},
 		{"gelu", FuseGelu},
 		{"attention", FuseAttention},
+		{"sink-views", SinkViews},
 		{"matmul-epilogue", FuseEpilogues},
 		{"add-layernorm", FuseAddLayerNorm},
 		{"elementwise", FuseElementwise},
