@@ -32,6 +32,9 @@ func samples() []Op {
 		&WinogradInput{X: 0, V: 3, Geom: conv, Tile: 4},
 		&WinogradProduct{V: 3, U: 1, M: 5, P: 36, C: 3, O: 4, TP: 16},
 		&WinogradOutput{M: 5, Out: 2, Geom: conv, Tile: 2, Epilogue: epi},
+		&WinogradInput{X: 0, V: 3, Geom: conv, Tile: 4, Part: TileRange{T0: 32, T1: 48, LD: 32}},
+		&WinogradProduct{V: 3, U: 1, M: 5, P: 36, C: 3, O: 4, TP: 16, LD: 32},
+		&WinogradOutput{M: 5, Out: 2, Geom: conv, Tile: 2, Epilogue: epi, Part: TileRange{T0: 32, T1: 48, LD: 32}},
 		&Relayout{Src: 0, Dst: 2, N: 1, C: 2, HW: 3, ToNHWC: true},
 		&Relayout{Src: 0, Dst: 2, N: 1, C: 2, HW: 3},
 		&Pool2D{X: 0, Out: 2, Max: true, Geom: pool},
@@ -54,6 +57,7 @@ func samples() []Op {
 		&Dispatch{Kernel: 1, Groups: [3]int64{4, 5, 6}, Args: []Buf{0, 2}},
 		&Dispatch{Kernel: 1, Groups: [3]int64{4, 5, 6}, Args: []Buf{0, 2}, Offsets: []int64{16, 0}},
 		&NativeCall{Func: 0, In: []Buf{0, 1}, Out: []Buf{2}},
+		&NativeCall{Func: 0, In: []Buf{0, 1}, Out: []Buf{2}, Lo: 2, Hi: 5},
 		&Elementwise{Shape: []int64{2, 3}, In: []EwIn{{Buf: 0, DType: tensor.F32, Strides: []int64{0, 1}}}, Out: []EwOut{{Buf: 2, DType: tensor.F16}},
 			Code: []Instr{{Op: EwLoad, Dst: 0}, {Op: EwImm, Dst: 1, Imm: 2}, {Op: EwWhere, Dst: 2, A: 0, B: 1, C: 0}, {Op: EwStore, Dst: 2}}},
 	}

@@ -284,34 +284,65 @@ func TapMajor(w []float32, o, c, taps int64) []float32 {
 // output in m×m blocks, numbered t = (n·TH + th)·TW + tw over the batch
 // (WinogradTiles); each step's layout keeps the tiles innermost, padded
 // to TP, a multiple of 16, so vectors of them are whole.
+//
+// A convolution over a large plane runs in parts of its tiles (Part),
+// the three steps per part in turn, so that the scratch V and M (the
+// transformed input and the products, 2.25x the input and output at
+// F(4×4)) hold one part and stay in cache between the steps, instead of
+// all the tiles going out to memory and back.
+
+// TileRange is the part [T0, T1) of a Winograd convolution's tiles a
+// step computes, and LD the tiles its scratch holds: tile t is at t - T0
+// there. T0 is a multiple of LD, and T0, T1 and LD of 16. The zero
+// value is every tile, LD = TP.
+type TileRange struct {
+	T0, T1, LD int64
+}
+
+// Whole reports the zero range: every tile.
+func (r TileRange) Whole() bool { return r == TileRange{} }
 
 // WinogradInput writes V[P, C, TP] (P = (m+2)², the points of the
 // transform): V[p, c, t] = (Bᵀ·d·B)[p] for the (m+2)×(m+2) patch d of
 // channel c that tile t reads (zeros in the padding); tiles past T are
-// zeros.
+// zeros. With a Part, V is [P, C, Part.LD] and holds the part's tiles.
 type WinogradInput struct {
 	X, V Buf
 	Geom ConvGeom
 	Tile int64
+	Part TileRange `msgpack:",omitempty"`
 }
 
 // WinogradProduct is M[p, o, t] = Σ_c U[p, o, c]·V[p, c, t]: one product
 // per point p, with U the weights transformed at build time (G·g·Gᵀ),
 // stored in blocks of 4 output channels, [P, ⌈O/4⌉, C, 4] (zeros past
 // O), so that a register tile of channels reads a few streams.
+// V and M hold LD tiles per row (0: TP), of which the product computes
+// the first TP: a part's (TileRange).
 type WinogradProduct struct {
 	V, U, M     Buf
 	P, C, O, TP int64
+	LD          int64 `msgpack:",omitempty"`
+}
+
+// Stride returns the tiles per row of V and M.
+func (o *WinogradProduct) Stride() int64 {
+	if o.LD != 0 {
+		return o.LD
+	}
+	return o.TP
 }
 
 // WinogradOutput writes Out [N, O, OH, OW] = act(Aᵀ·m·A + bias) +
 // residual from each tile's P sums m of M[P, O, TP], the part of each
-// m×m block inside the plane.
+// m×m block inside the plane. With a Part, M is [P, O, Part.LD] and it
+// writes the part's tiles.
 type WinogradOutput struct {
 	M, Out   Buf
 	Geom     ConvGeom
 	Tile     int64
 	Epilogue Epilogue
+	Part     TileRange `msgpack:",omitempty"`
 }
 
 // WinogradTiles returns the tiles of F(m×m, 3×3) over g's output: th×tw
@@ -536,33 +567,64 @@ type NativeCall struct {
 	Func int
 	In   []Buf
 	Out  []Buf
+	// Lo and Hi narrow the range to [Lo, Hi) of the function's [0, N)
+	// when Hi > 0: one part of a Winograd convolution's tiles.
+	Lo, Hi int64 `msgpack:",omitempty"`
 }
 
-func (*MatMul) Kind() Kind          { return "matmul" }
-func (*PackedMatMul) Kind() Kind    { return "matmul_packed" }
-func (*PackedConv1x1) Kind() Kind   { return "conv1x1_packed" }
-func (*QMatMul) Kind() Kind         { return "matmul_i8" }
-func (*Conv2D) Kind() Kind          { return "conv2d" }
-func (*DepthwiseNHWC) Kind() Kind   { return "dwconv_nhwc_taps" }
-func (*TapConv2D) Kind() Kind       { return "conv2d_taps" }
-func (*WinogradInput) Kind() Kind   { return "winograd_input" }
-func (*WinogradProduct) Kind() Kind { return "winograd_product" }
-func (*WinogradOutput) Kind() Kind  { return "winograd_output" }
-func (*Reduce) Kind() Kind          { return "reduce" }
-func (*ArgReduce) Kind() Kind       { return "argreduce" }
-func (*TopK) Kind() Kind            { return "topk" }
-func (*Softmax) Kind() Kind         { return "softmax" }
-func (*LayerNorm) Kind() Kind       { return "layernorm" }
-func (*AddLayerNorm) Kind() Kind    { return "add_layernorm" }
-func (*Attention) Kind() Kind       { return "attention" }
-func (*Memcpy) Kind() Kind          { return "memcpy" }
-func (*Copy) Kind() Kind            { return "copy" }
-func (*Fill) Kind() Kind            { return "fill" }
-func (*Gather) Kind() Kind          { return "gather" }
-func (*Scatter) Kind() Kind         { return "scatter" }
-func (*Iota) Kind() Kind            { return "iota" }
-func (*Elementwise) Kind() Kind     { return "ew" }
-func (*NativeCall) Kind() Kind      { return "native" }
+func (*MatMul) Kind() Kind        { return "matmul" }
+func (*PackedMatMul) Kind() Kind  { return "matmul_packed" }
+func (*PackedConv1x1) Kind() Kind { return "conv1x1_packed" }
+func (*QMatMul) Kind() Kind       { return "matmul_i8" }
+func (*Conv2D) Kind() Kind        { return "conv2d" }
+func (*DepthwiseNHWC) Kind() Kind { return "dwconv_nhwc_taps" }
+func (*TapConv2D) Kind() Kind     { return "conv2d_taps" }
+func (*Reduce) Kind() Kind        { return "reduce" }
+func (*ArgReduce) Kind() Kind     { return "argreduce" }
+func (*TopK) Kind() Kind          { return "topk" }
+func (*Softmax) Kind() Kind       { return "softmax" }
+func (*LayerNorm) Kind() Kind     { return "layernorm" }
+func (*AddLayerNorm) Kind() Kind  { return "add_layernorm" }
+func (*Attention) Kind() Kind     { return "attention" }
+func (*Memcpy) Kind() Kind        { return "memcpy" }
+func (*Copy) Kind() Kind          { return "copy" }
+func (*Fill) Kind() Kind          { return "fill" }
+func (*Gather) Kind() Kind        { return "gather" }
+func (*Scatter) Kind() Kind       { return "scatter" }
+func (*Iota) Kind() Kind          { return "iota" }
+func (*Elementwise) Kind() Kind   { return "ew" }
+
+// Kind tags a call over part of its range, a Winograd step over part of
+// its tiles and a product of another stride apart from the whole ones,
+// so that a loader from before parts refuses them rather than running
+// the whole range.
+func (o *NativeCall) Kind() Kind {
+	if o.Hi > 0 {
+		return "native_part"
+	}
+	return "native"
+}
+
+func (o *WinogradInput) Kind() Kind {
+	if !o.Part.Whole() {
+		return "winograd_input_part"
+	}
+	return "winograd_input"
+}
+
+func (o *WinogradProduct) Kind() Kind {
+	if o.LD != 0 {
+		return "winograd_product_part"
+	}
+	return "winograd_product"
+}
+
+func (o *WinogradOutput) Kind() Kind {
+	if !o.Part.Whole() {
+		return "winograd_output_part"
+	}
+	return "winograd_output"
+}
 
 func (o *Dispatch) Kind() Kind {
 	if len(o.Offsets) > 0 {

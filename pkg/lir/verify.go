@@ -415,10 +415,24 @@ func (v *verifier) winograd(g *ConvGeom, tile int64) (x, out, p, tp int64) {
 	return x, out, (tile + 2) * (tile + 2), tp
 }
 
+// part checks a Winograd step's part of the tp tiles and returns the
+// tiles its scratch holds.
+func (v *verifier) part(r TileRange, tp int64) int64 {
+	if r.Whole() {
+		return tp
+	}
+	if r.T0 < 0 || r.T0 >= r.T1 || r.T1 > tp || r.LD < r.T1-r.T0 || r.T0%16 != 0 || r.T1%16 != 0 || r.LD%16 != 0 || r.T0%r.LD != 0 {
+		v.failf("part", "tiles [%d, %d) in a scratch of %d: want 0 <= T0 < T1 <= %d, at most LD tiles, T0 a multiple of LD, all of 16", r.T0, r.T1, r.LD, tp)
+		return 0
+	}
+	return r.LD
+}
+
 func (o *WinogradInput) verify(v *verifier) {
 	x, _, p, tp := v.winograd(&o.Geom, o.Tile)
+	ld := v.part(o.Part, tp)
 	v.f32("x", o.X, x)
-	v.f32("v", o.V, v.dims("geom", p, o.Geom.C, tp))
+	v.f32("v", o.V, v.dims("geom", p, o.Geom.C, ld))
 }
 
 func (o *WinogradProduct) verify(v *verifier) {
@@ -426,17 +440,18 @@ func (o *WinogradProduct) verify(v *verifier) {
 	if o.P != 16 && o.P != 36 {
 		v.failf("p", "%d points, want 16 or 36", o.P)
 	}
-	if o.TP%16 != 0 {
-		v.failf("tp", "%d tiles, not a multiple of 16", o.TP)
+	if o.TP%16 != 0 || o.Stride()%16 != 0 || o.Stride() < o.TP {
+		v.failf("tp", "%d tiles in rows of %d: want multiples of 16, no more tiles than the row holds", o.TP, o.Stride())
 	}
-	v.f32("v", o.V, v.dims("c", o.P, o.C, o.TP))
+	v.f32("v", o.V, v.dims("c", o.P, o.C, o.Stride()))
 	v.f32("u", o.U, v.dims("o", o.P, (o.O+3)/4*4, o.C))
-	v.f32("m", o.M, v.dims("o", o.P, o.O, o.TP))
+	v.f32("m", o.M, v.dims("o", o.P, o.O, o.Stride()))
 }
 
 func (o *WinogradOutput) verify(v *verifier) {
 	_, out, p, tp := v.winograd(&o.Geom, o.Tile)
-	v.f32("m", o.M, v.dims("geom", p, o.Geom.O, tp))
+	ld := v.part(o.Part, tp)
+	v.f32("m", o.M, v.dims("geom", p, o.Geom.O, ld))
 	v.f32("out", o.Out, out)
 	v.epilogue(&o.Epilogue, o.Geom.O, out)
 }
@@ -706,6 +721,10 @@ func (o *NativeCall) verify(v *verifier) {
 	f := &v.p.Native.Funcs[o.Func]
 	if len(o.In) != len(f.In) || len(o.Out) != len(f.Out) {
 		v.failf("args", "%d inputs and %d outputs for function %s of %d and %d", len(o.In), len(o.Out), f.Name, len(f.In), len(f.Out))
+		return
+	}
+	if o.Hi != 0 && (o.Lo < 0 || o.Lo >= o.Hi || o.Hi > f.N) || o.Hi == 0 && o.Lo != 0 {
+		v.failf("range", "[%d, %d) of function %s's %d items", o.Lo, o.Hi, f.Name, f.N)
 		return
 	}
 	for i, b := range o.In {

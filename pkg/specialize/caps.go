@@ -48,6 +48,11 @@ type Caps struct {
 	// weights transformed when the artifact is loaded), 0 where it runs
 	// as itself. nil: never.
 	WinogradTile func(g lir.ConvGeom, act lir.Activation) int64
+	// WinogradPart returns how many of the tp tiles of such a
+	// convolution at tile m one part holds: the three steps run part by
+	// part over scratch of one part's size (lir.TileRange). nil or tp:
+	// every tile at once.
+	WinogradPart func(g lir.ConvGeom, m, tp int64) int64
 
 	// InPlaceConcat: a concat's operands may be computed straight into
 	// their blocks of its result (concat.go), which puts buffers at

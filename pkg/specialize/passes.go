@@ -73,6 +73,7 @@ const (
 // node alone.
 type WinogradPlan struct {
 	Tile int64
+	Part int64 // tiles a part holds: the scratch's; TP when one part
 	V, M *Store
 }
 
@@ -165,10 +166,16 @@ func winograd(p *Plan) {
 			continue
 		}
 		_, _, _, tp := g.WinogradTiles(m)
+		part := tp
+		if p.Caps.WinogradPart != nil {
+			if k := p.Caps.WinogradPart(g, m, tp); k > 0 && k < tp && k%16 == 0 {
+				part = k
+			}
+		}
 		pts := (m + 2) * (m + 2)
-		wp := WinogradPlan{Tile: m,
-			V: &Store{Kind: StoreArena, Root: n.Args[0], Bytes: pts * g.C * tp * 4},
-			M: &Store{Kind: StoreArena, Root: n.Results[0], Bytes: pts * g.O * tp * 4}}
+		wp := WinogradPlan{Tile: m, Part: part,
+			V: &Store{Kind: StoreArena, Root: n.Args[0], Bytes: pts * g.C * part * 4},
+			M: &Store{Kind: StoreArena, Root: n.Results[0], Bytes: pts * g.O * part * 4}}
 		p.addScratch(wp.V, i)
 		p.addScratch(wp.M, i)
 		p.Winograd[n] = wp

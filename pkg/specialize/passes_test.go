@@ -245,12 +245,14 @@ func TestPackWeightsPass(t *testing.T) {
 func TestWinogradPass(t *testing.T) {
 	g := bundled(t, "cnn")
 	b := specialize.Binding{"batch": 2}
+	parts := func(g lir.ConvGeom, m, tp int64) int64 { return 16 }
 	for _, tc := range []struct {
 		name string
 		caps specialize.Caps
 		want int64
 	}{
 		{"no capability", specialize.Caps{Packer: testPacker{}}, 0},
+		{"tile 2 in parts of 16", specialize.Caps{Packer: testPacker{}, WinogradTile: func(lir.ConvGeom, lir.Activation) int64 { return 2 }, WinogradPart: parts}, 2},
 		{"no packer", specialize.Caps{WinogradTile: func(lir.ConvGeom, lir.Activation) int64 { return 4 }}, 0},
 		{"tile 0", specialize.Caps{Packer: testPacker{}, WinogradTile: func(lir.ConvGeom, lir.Activation) int64 { return 0 }}, 0},
 		{"tile 4", specialize.Caps{Packer: testPacker{}, WinogradTile: func(lir.ConvGeom, lir.Activation) int64 { return 4 }}, 4},
@@ -284,6 +286,23 @@ func TestWinogradPass(t *testing.T) {
 				t.Fatal("cnn has no 3x3 stride-1 convolution")
 			}
 			kinds := stepKinds(t, p, tc.caps)
+			if tc.caps.WinogradPart != nil {
+				// Each convolution's tiles in parts of 16, the last
+				// perhaps short: three steps per part.
+				wantParts := 0
+				for n, w := range p.Winograd {
+					gm := specialize.ConvGeom(n, p.Shapes[n.Args[0]], p.Shapes[n.Args[1]], p.Shapes[n.Results[0]])
+					_, _, _, tp := gm.WinogradTiles(w.Tile)
+					if w.Part != 16 || w.V.Bytes != (w.Tile+2)*(w.Tile+2)*gm.C*16*4 {
+						t.Errorf("%s: plan %+v, want parts of 16 tiles and scratch for one", n.Results[0], w)
+					}
+					wantParts += int((tp + 15) / 16)
+				}
+				if wantParts <= convs || kinds["winograd_input_part"] != wantParts || kinds["winograd_product_part"] != wantParts || kinds["winograd_output_part"] != wantParts {
+					t.Errorf("steps %v for %d parts of %d convolutions", kinds, wantParts, convs)
+				}
+				return
+			}
 			if tc.want == 0 && kinds["winograd_product"] != 0 || tc.want != 0 && (kinds["winograd_input"] != convs || kinds["winograd_product"] != convs || kinds["winograd_output"] != convs) {
 				t.Errorf("steps %v for %d convolutions", kinds, convs)
 			}

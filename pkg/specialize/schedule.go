@@ -404,7 +404,8 @@ func (g *gen) conv(n *mir.Node) error {
 // convWinograd emits a convolution run as F(m×m, 3×3) (the winograd
 // pass): the input transform into scratch V, the products with the
 // weights transformed here into scratch M, and the output transform with
-// the epilogue.
+// the epilogue; the three for each part of the tiles in turn where the
+// plan has parts.
 func (g *gen) convWinograd(n *mir.Node, bias, res *mir.Value, epi lir.Epilogue) error {
 	x, w, out := n.Args[0], n.Args[1], n.Results[0]
 	wp := g.p.Winograd[n]
@@ -414,11 +415,26 @@ func (g *gen) convWinograd(n *mir.Node, bias, res *mir.Value, epi lir.Epilogue) 
 		return err
 	}
 	_, _, _, tp := geom.WinogradTiles(wp.Tile)
+	parts := []lir.TileRange{{}}
+	if wp.Part > 0 && wp.Part < tp {
+		parts = nil
+		for t0 := int64(0); t0 < tp; t0 += wp.Part {
+			parts = append(parts, lir.TileRange{T0: t0, T1: min(t0+wp.Part, tp), LD: wp.Part})
+		}
+	}
 	vb, mb := g.scratch(wp.V), g.scratch(wp.M)
-	g.emit(n, &lir.WinogradInput{X: g.buffer(x), V: vb, Geom: geom, Tile: wp.Tile})
-	g.emit(n, &lir.WinogradProduct{V: vb, U: g.weightBuffer(idx), M: mb, P: (wp.Tile + 2) * (wp.Tile + 2), C: geom.C, O: geom.O, TP: tp})
+	xb, ub := g.buffer(x), g.weightBuffer(idx)
 	epi.Bias, epi.Residual = g.optBuffer(bias), g.optBuffer(res)
-	g.emit(n, &lir.WinogradOutput{M: mb, Out: g.buffer(out), Geom: geom, Tile: wp.Tile, Epilogue: epi})
+	ob := g.buffer(out)
+	for _, r := range parts {
+		prod := &lir.WinogradProduct{V: vb, U: ub, M: mb, P: (wp.Tile + 2) * (wp.Tile + 2), C: geom.C, O: geom.O, TP: tp}
+		if !r.Whole() {
+			prod.TP, prod.LD = r.T1-r.T0, r.LD
+		}
+		g.emit(n, &lir.WinogradInput{X: xb, V: vb, Geom: geom, Tile: wp.Tile, Part: r})
+		g.emit(n, prod)
+		g.emit(n, &lir.WinogradOutput{M: mb, Out: ob, Geom: geom, Tile: wp.Tile, Epilogue: epi, Part: r})
+	}
 	return nil
 }
 

@@ -200,6 +200,7 @@ func (c *cpu) Caps() specialize.Caps {
 			return tuning.WinogradTile(tuning.ConvShape{KH: g.KH, KW: g.KW, StrideH: g.StrideH, StrideW: g.StrideW, DilH: g.DilH, DilW: g.DilW,
 				Groups: g.Groups, C: g.C, O: g.O, OH: g.OH, OW: g.OW, AVX512: avx512}, g.N)
 		}
+		caps.WinogradPart = func(g lir.ConvGeom, m, tp int64) int64 { return tuning.WinogradPartTiles(g.C, g.O, m, tp) }
 	}
 	return caps
 }

@@ -81,12 +81,14 @@ func Generate(prog *lir.Program, opts Options) (*lir.Program, error) {
 				body + "\treturn 0;\n}\n"
 			native.Funcs = append(native.Funcs, f.fn)
 		}
-		out.Steps = append(out.Steps, lir.Step{Op: &lir.NativeCall{Func: fi, In: f.in, Out: f.out}, Src: s.Src})
+		out.Steps = append(out.Steps, lir.Step{Op: &lir.NativeCall{Func: fi, In: f.in, Out: f.out, Lo: f.lo, Hi: f.hi}, Src: s.Src})
 	}
 	for _, s := range prog.Steps {
 		if op, act, ok := splitActivation(prog, s.Op, opts); ok {
 			emit(lir.Step{Op: op, Src: s.Src})
-			emit(lir.Step{Op: act, Src: s.Src})
+			if !earlierPart(s.Op) { // the activation once, after the last part
+				emit(lir.Step{Op: act, Src: s.Src})
+			}
 			continue
 		}
 		emit(s)
@@ -95,6 +97,18 @@ func Generate(prog *lir.Program, opts Options) (*lir.Program, error) {
 		out.Native = native
 	}
 	return &out, nil
+}
+
+// earlierPart reports a Winograd output transform of a part of the tiles
+// before the last: one whose activation, split off into its own pass
+// over the whole output, runs after the last part.
+func earlierPart(op lir.Op) bool {
+	o, ok := op.(*lir.WinogradOutput)
+	if !ok || o.Part.Whole() {
+		return false
+	}
+	_, _, _, tp := o.Geom.WinogradTiles(o.Tile)
+	return o.Part.T1 < tp
 }
 
 // levelCond is the preprocessor line that opens CPU level i of a
@@ -322,6 +336,7 @@ type function struct {
 	body    string
 	fn      lir.NativeFunc
 	in, out []lir.Buf
+	lo, hi  int64 // the part of fn's range the step computes, when hi > 0
 }
 
 // epilogueOut adds a convolution's epilogue operands to f's inputs (the

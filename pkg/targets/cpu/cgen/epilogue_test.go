@@ -61,8 +61,13 @@ func TestNativeEpilogueActivations(t *testing.T) {
 			e.act, e.last = act, last
 			// TestNativeWinograd's tolerance: the transforms summed in
 			// another order.
-			cases = append(cases, tc{fmt.Sprintf("winograd %s last=%v", act, last), winogradProgram(sq(1, 16, 9, 20, 3, 1, 1), 4, e), 1e-5})
+			cases = append(cases, tc{fmt.Sprintf("winograd %s last=%v", act, last), winogradProgram(sq(1, 16, 9, 20, 3, 1, 1), 4, e, 0), 1e-5})
 		}
+		// In four parts of 16 tiles (7x7 tiles of 4 over 28x28, 64 with
+		// the padding): the activation's region once, after the last part.
+		e := epiBiasRes
+		e.act = act
+		cases = append(cases, tc{fmt.Sprintf("winograd %s in parts", act), winogradProgram(sq(1, 16, 28, 20, 3, 1, 1), 4, e, 16), 1e-5})
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -35,9 +35,10 @@ func winogradInput(prog *lir.Program, op *lir.WinogradInput) (function, bool) {
 	cb := min(g.C, tuning.WinogradInputChannels)
 	nc := (g.C + cb - 1) / cb
 	f := function{fn: lir.NativeFunc{N: groups * nc, Grain: max(1, tuning.WinogradChunkLanes/(16*cb))}}
+	ld, local := winogradPart(&f, op.Part, tp, nc)
 	f.in, f.out = []lir.Buf{op.X}, []lir.Buf{op.V}
 	f.fn.In = []int64{g.N * g.C * g.H * g.W * 4}
-	f.fn.Out = []int64{a * a * g.C * tp * 4}
+	f.fn.Out = []int64{a * a * g.C * ld * 4}
 
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
@@ -71,7 +72,7 @@ func winogradInput(prog *lir.Program, op *lir.WinogradInput) (function, bool) {
 		}
 		w("\t\t\tfor (int64_t c = c0; c < c1; c++) {\n")
 		w("\t\t\t\tconst float *xc = x + c * %d;\n", g.H*g.W)
-		w("\t\t\t\tfloat *vc = v + c * %d + tg * 16 + sv * %d;\n", tp, vl)
+		w("\t\t\t\tfloat *vc = v + c * %d + %s * 16 + sv * %d;\n", ld, local, vl)
 		// Row by row of the patch: its row gathered, then f = d·B of
 		// that row; then column by column Bᵀ·f, stored. A row or a column
 		// at a time keeps a dozen vectors live, where the whole patch
@@ -94,7 +95,7 @@ func winogradInput(prog *lir.Program, op *lir.WinogradInput) (function, bool) {
 		for j := range a {
 			for i := range a {
 				w("\t\t\t\t{ %s r_ = %s; __builtin_memcpy(vc + %d, &r_, %d); }\n", isa.rv,
-					linear(t.BT[i], func(k int) string { return fmt.Sprintf("f[%d][%d]", k, j) }), (i*a+j)*g.C*tp, 4*vl)
+					linear(t.BT[i], func(k int) string { return fmt.Sprintf("f[%d][%d]", k, j) }), (i*a+j)*g.C*ld, 4*vl)
 			}
 		}
 		w("\t\t\t}\n")
@@ -104,6 +105,20 @@ func winogradInput(prog *lir.Program, op *lir.WinogradInput) (function, bool) {
 	w("}\n")
 	f.body = b.String()
 	return f, true
+}
+
+// winogradPart sets f's range to a part's tile groups (items are tile
+// groups times blocks of per channels) and returns the tiles the
+// scratch holds and the C expression of a group's place in it: tg
+// itself for every tile, tg modulo the part's groups for a part (a part
+// starts at a multiple of its size), so that the one function serves
+// every part.
+func winogradPart(f *function, r lir.TileRange, tp, per int64) (ld int64, local string) {
+	if r.Whole() {
+		return tp, "tg"
+	}
+	f.lo, f.hi = r.T0/16*per, r.T1/16*per
+	return r.LD, fmt.Sprintf("(tg %% %d)", r.LD/16)
 }
 
 // winogradProduct generates the products M[p] = U[p]·V[p]: items of
@@ -123,10 +138,11 @@ func winogradProduct(prog *lir.Program, op *lir.WinogradProduct) (function, bool
 	tb := int64(tuning.NativeConvPositions)
 	ntb := (op.TP + tb - 1) / tb
 	itemFlops := 2 * og * min(tb, op.TP) * op.C
+	ld := op.Stride()
 	f := function{fn: lir.NativeFunc{N: op.P * nog * ntb, Grain: max(1, tuning.NativeConvChunkFlops/itemFlops)}}
 	f.in, f.out = []lir.Buf{op.V, op.U}, []lir.Buf{op.M}
-	f.fn.In = []int64{op.P * op.C * op.TP * 4, int64(winograd.ULen(int(op.P), int(op.O), int(op.C))) * 4}
-	f.fn.Out = []int64{op.P * op.O * op.TP * 4}
+	f.fn.In = []int64{op.P * op.C * ld * 4, int64(winograd.ULen(int(op.P), int(op.O), int(op.C))) * 4}
+	f.fn.Out = []int64{op.P * op.O * ld * 4}
 
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
@@ -151,9 +167,9 @@ func winogradProduct(prog *lir.Program, op *lir.WinogradProduct) (function, bool
 		w("\t\tint64_t gi = r_ %% %d, p = r_ / %d;\n", nog, nog)
 		w("\t\tint64_t oc0 = gi * %d, oc1 = oc0 + %d < %d ? oc0 + %d : %d;\n", og, og, op.O, og, op.O)
 		w("\t\tint64_t t0 = blk * %d, t1 = t0 + %d < %d ? t0 + %d : %d;\n", tb, tb, op.TP, tb, op.TP)
-		w("\t\tconst float *vp = v + p * %d;\n", op.C*op.TP)
+		w("\t\tconst float *vp = v + p * %d;\n", op.C*ld)
 		w("\t\tconst float *up = u + p * %d;\n", (op.O+winograd.Block-1)/winograd.Block*winograd.Block*op.C)
-		w("\t\tfloat *mp = m + p * %d;\n", op.O*op.TP)
+		w("\t\tfloat *mp = m + p * %d;\n", op.O*ld)
 		// Blocks are whole vectors (TP and the block a multiple of 16).
 		w("\t\tfor (int64_t t = t0; t < t1; ) {\n")
 		w("\t\t\tint64_t nv = (t1 - t) / %d;\n", vl)
@@ -222,7 +238,7 @@ func genWinoTile(b *strings.Builder, op *lir.WinogradProduct, isa *convISA, nc, 
 	w(ind + "const float *vt = vp + t;\n")
 	w(ind+"for (int64_t c = 0; c < %d; c++) {\n", op.C)
 	for j := range nv {
-		w(ind+"\t%s x%d = %s;\n", isa.rv, j, isa.plainLoad(fmt.Sprintf("vt + c * %d + %d", op.TP, j*vl)))
+		w(ind+"\t%s x%d = %s;\n", isa.rv, j, isa.plainLoad(fmt.Sprintf("vt + c * %d + %d", op.Stride(), j*vl)))
 	}
 	for o := range nc {
 		w(ind+"\tfloat w%d = uo[%d + c * %d];\n", o, o/winograd.Block*winograd.Block*op.C+o%winograd.Block, winograd.Block)
@@ -235,7 +251,7 @@ func genWinoTile(b *strings.Builder, op *lir.WinogradProduct, isa *convISA, nc, 
 	w(ind + "}\n")
 	for o := range nc {
 		for j := range nv {
-			w(ind+"__builtin_memcpy(mp + (oc + %d) * %d + t + %d, &a%d_%d, %d);\n", o, op.TP, j*vl, o, j, 4*vl)
+			w(ind+"__builtin_memcpy(mp + (oc + %d) * %d + t + %d, &a%d_%d, %d);\n", o, op.Stride(), j*vl, o, j, 4*vl)
 		}
 	}
 }
@@ -270,8 +286,9 @@ func winogradOutput(prog *lir.Program, op *lir.WinogradOutput) (function, bool) 
 	no := (g.O + ob - 1) / ob
 	plane := g.OH * g.OW
 	f := function{fn: lir.NativeFunc{N: groups * no, Grain: max(1, tuning.WinogradChunkLanes/(16*ob))}}
+	ld, local := winogradPart(&f, op.Part, tp, no)
 	f.in = []lir.Buf{op.M}
-	f.fn.In = []int64{a * a * g.O * tp * 4}
+	f.fn.In = []int64{a * a * g.O * ld * 4}
 	f.epilogueOut(ep, op.Out, g.O, g.N*g.O*plane)
 
 	var b strings.Builder
@@ -314,7 +331,7 @@ func winogradOutput(prog *lir.Program, op *lir.WinogradOutput) (function, bool) 
 			w("\t\t\t__builtin_memcpy(&ib, base + sv * %d, %d);\n", vl, 4*vl)
 		}
 		w("\t\t\tfor (int64_t o = o0; o < o1; o++) {\n")
-		w("\t\t\t\tconst float *mo = mm + o * %d + tg * 16 + sv * %d;\n", tp, vl)
+		w("\t\t\t\tconst float *mo = mm + o * %d + %s * 16 + sv * %d;\n", ld, local, vl)
 		w("\t\t\t\tfloat *yo = y + o * %d;\n", plane)
 		if res {
 			w("\t\t\t\tconst float *ro = res + o * %d;\n", plane)
@@ -325,7 +342,7 @@ func winogradOutput(prog *lir.Program, op *lir.WinogradOutput) (function, bool) 
 		for j := range a {
 			w("\t\t\t\t{\n")
 			for k := range a {
-				w("\t\t\t\t\t%s q%d = %s;\n", isa.rv, k, isa.plainLoad(fmt.Sprintf("mo + %d", (k*a+j)*g.O*tp)))
+				w("\t\t\t\t\t%s q%d = %s;\n", isa.rv, k, isa.plainLoad(fmt.Sprintf("mo + %d", (k*a+j)*g.O*ld)))
 			}
 			for i := range m {
 				w("\t\t\t\t\te[%d][%d] = %s;\n", i, j, linear(t.AT[i], func(k int) string { return fmt.Sprintf("q%d", k) }))

@@ -20,11 +20,20 @@ import (
 // transformed weights u, then the bias and the residual where the
 // epilogue has them are inputs, V and M arena scratch, the result the
 // output. inPlace makes the residual the output's own buffer: an input
-// of the program copied into the output first.
-func winogradProgram(g lir.ConvGeom, m int64, e convEpi) *lir.Program {
+// of the program copied into the output first. With ld > 0 it runs in
+// parts of ld tiles, V and M of one part's size.
+func winogradProgram(g lir.ConvGeom, m int64, e convEpi, ld int64) *lir.Program {
 	p := &lir.Program{}
 	input := func(name string, shape ...int64) lir.Buf { return addInput(p, name, tensor.F32, shape...) }
-	_, _, _, tp := g.WinogradTiles(m)
+	_, _, _, all := g.WinogradTiles(m)
+	parts := []lir.TileRange{{}}
+	tp := all
+	if ld > 0 && ld < all {
+		parts, tp = nil, ld
+		for t0 := int64(0); t0 < all; t0 += ld {
+			parts = append(parts, lir.TileRange{T0: t0, T1: min(t0+ld, all), LD: ld})
+		}
+	}
 	pts := (m + 2) * (m + 2)
 	x := input("x", g.N, g.C, g.H, g.W)
 	u := input("u", int64(winograd.ULen(int(pts), int(g.O), int(g.C))))
@@ -46,10 +55,15 @@ func winogradProgram(g lir.ConvGeom, m int64, e convEpi) *lir.Program {
 		lir.Buffer{Kind: lir.BufArena, Offset: (vBytes + 63) / 64 * 64, Bytes: pts * g.O * tp * 4})
 	p.ArenaBytes = (vBytes+63)/64*64 + pts*g.O*tp*4
 	out := addOutput(p, "y", tensor.F32, g.N, g.O, g.OH, g.OW)
-	p.Steps = []lir.Step{
-		{Op: &lir.WinogradInput{X: x, V: vb, Geom: g, Tile: m}, Src: "t.hir:1:1 conv2d"},
-		{Op: &lir.WinogradProduct{V: vb, U: u, M: mb, P: pts, C: g.C, O: g.O, TP: tp}, Src: "t.hir:1:1 conv2d"},
-		{Op: &lir.WinogradOutput{M: mb, Out: out, Geom: g, Tile: m, Epilogue: ep}, Src: "t.hir:1:1 conv2d"},
+	for _, r := range parts {
+		prod := &lir.WinogradProduct{V: vb, U: u, M: mb, P: pts, C: g.C, O: g.O, TP: tp}
+		if !r.Whole() {
+			prod.TP, prod.LD = r.T1-r.T0, ld
+		}
+		p.Steps = append(p.Steps,
+			lir.Step{Op: &lir.WinogradInput{X: x, V: vb, Geom: g, Tile: m, Part: r}, Src: "t.hir:1:1 conv2d"},
+			lir.Step{Op: prod, Src: "t.hir:1:1 conv2d"},
+			lir.Step{Op: &lir.WinogradOutput{M: mb, Out: out, Geom: g, Tile: m, Epilogue: ep, Part: r}, Src: "t.hir:1:1 conv2d"})
 	}
 	return p
 }
@@ -99,8 +113,10 @@ func winogradCases() []convCase {
 // code, as TestNativeConv does), and compares them with the runtime's
 // kernels (pkg/targets/cpu/kernels/winograd) on the same program: the
 // same transforms summed in another order, within 1e-5 of max(1, |y|).
-// The runtime's kernels are checked against the direct convolution in
-// their package.
+// Every other case runs in parts of 32 tiles as well (where it has more),
+// the last part short where the tiles are not a multiple of 32. The
+// runtime's kernels are checked against the direct convolution in their
+// package.
 func TestNativeWinograd(t *testing.T) {
 	needToolchain(t)
 	levels := runnableLevels(t)
@@ -122,30 +138,37 @@ func TestNativeWinograd(t *testing.T) {
 	unit := &lir.Native{}
 	byName := map[string]int{}
 	for i, c := range winogradCases() {
-		for _, m := range []int64{2, 4} {
-			interp := winogradProgram(c.g, m, c.e)
-			out, err := Generate(interp, Options{EwGrain: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if out.Native == nil || len(out.Native.Funcs) != 3 {
-				t.Fatalf("case %d F%d: the generator took %d of the 3 steps", i, m, len(out.Steps))
-			}
-			// Every case's functions in one unit, compiled once per level
-			// (equal steps of two cases share a function, as in a build).
-			for si := range out.Steps {
-				call := *out.Steps[si].Op.(*lir.NativeCall)
-				fn := out.Native.Funcs[call.Func]
-				fi, ok := byName[fn.Name]
-				if !ok {
-					fi = len(unit.Funcs)
-					byName[fn.Name] = fi
-					unit.Funcs = append(unit.Funcs, fn)
+		for _, part := range []int64{0, 32} {
+			for _, m := range []int64{2, 4} {
+				if _, _, _, tp := c.g.WinogradTiles(m); part > 0 && (i%2 == 1 || tp <= part) {
+					continue
 				}
-				call.Func = fi
-				out.Steps[si].Op = &call
+				interp := winogradProgram(c.g, m, c.e, part)
+				out, err := Generate(interp, Options{EwGrain: 1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, st := range out.Steps {
+					if _, ok := st.Op.(*lir.NativeCall); !ok {
+						t.Fatalf("case %d F%d parts of %d: the generator did not take %s", i, m, part, st.Op.Kind())
+					}
+				}
+				// Every case's functions in one unit, compiled once per level
+				// (equal steps of two cases share a function, as in a build).
+				for si := range out.Steps {
+					call := *out.Steps[si].Op.(*lir.NativeCall)
+					fn := out.Native.Funcs[call.Func]
+					fi, ok := byName[fn.Name]
+					if !ok {
+						fi = len(unit.Funcs)
+						byName[fn.Name] = fi
+						unit.Funcs = append(unit.Funcs, fn)
+					}
+					call.Func = fi
+					out.Steps[si].Op = &call
+				}
+				progs = append(progs, prog{fmt.Sprintf("case %d %+v %s F%d parts of %d", i, c.g, c.e.name, m, part), interp, out, m, c.g})
 			}
-			progs = append(progs, prog{fmt.Sprintf("case %d %+v %s F%d", i, c.g, c.e.name, m), interp, out, m, c.g})
 		}
 	}
 	objects := compileUnit(t, unit, levels)
@@ -162,6 +185,16 @@ func TestNativeWinograd(t *testing.T) {
 			compareConv(t, labels[li]+" "+p.name, got, want)
 		}
 	}
+}
+
+// benchPart is the tiles of a part in BenchmarkWinograd: every tile at
+// once, or as many as hold RLX_WINOGRAD_PART_BYTES of scratch.
+func benchPart(g lir.ConvGeom, m int64) int64 {
+	n, _ := strconv.ParseInt(os.Getenv("RLX_WINOGRAD_PART_BYTES"), 10, 64)
+	if n <= 0 {
+		return 0
+	}
+	return max(16, n/(4*(m+2)*(m+2)*(g.C+g.O))/16*16)
 }
 
 // benchThreads is the threads of BenchmarkWinograd: 1, or
@@ -198,12 +231,16 @@ func BenchmarkWinograd(b *testing.B) {
 	// Inception-v3's stem layers over 147x147: 32 -> 32 unpadded, 32 -> 64.
 	cs = append(cs, benchConv{"3x3s1p0_c32_147", sq(1, 32, 147, 32, 3, 1, 0), epiBiasRelu},
 		benchConv{"3x3s1_c32o64_147", sq(1, 32, 147, 64, 3, 1, 1), epiBiasRelu})
+	// Large planes: VGG's and a U-Net's first stage, ESPCN's middle layer.
+	cs = append(cs, benchConv{"3x3s1_c64_224", sq(1, 64, 224, 64, 3, 1, 1), epiBiasRelu},
+		benchConv{"3x3s1_c32_256", sq(1, 32, 256, 32, 3, 1, 1), epiBiasRelu},
+		benchConv{"3x3s1_c64o32_224", sq(1, 64, 224, 32, 3, 1, 1), epiBias})
 	steps := []string{"input", "product", "output"}
 	for _, c := range cs {
 		g := c.g
 		flops := 2 * g.N * g.O * g.OH * g.OW * g.C * 9
 		for _, m := range []int64{2, 4} {
-			interp := winogradProgram(g, m, c.e)
+			interp := winogradProgram(g, m, c.e, benchPart(g, m))
 			ins := convInputs(r, interp)
 			prog, err := Generate(interp, Options{EwGrain: 1})
 			if err != nil || prog.Native == nil {

@@ -123,11 +123,11 @@ func run(pool *parallel.Pool, s *lir.Step, bufs [][]byte) error {
 		}
 		conv.DepthwiseNHWC(pool, f32(op.Out), f32(op.X), f32(op.W), geom, epilogue(op.Epilogue, bufs))
 	case *lir.WinogradInput:
-		winograd.Input(pool, f32(op.V), f32(op.X), conv.GeomOf(op.Geom), int(op.Tile))
+		winograd.Input(pool, f32(op.V), f32(op.X), conv.GeomOf(op.Geom), int(op.Tile), winogradPart(op.Part))
 	case *lir.WinogradProduct:
-		winograd.Product(pool, f32(op.M), f32(op.V), f32(op.U), int(op.P), int(op.C), int(op.O), int(op.TP))
+		winograd.Product(pool, f32(op.M), f32(op.V), f32(op.U), int(op.P), int(op.C), int(op.O), int(op.TP), int(op.Stride()))
 	case *lir.WinogradOutput:
-		winograd.Output(pool, f32(op.Out), f32(op.M), conv.GeomOf(op.Geom), int(op.Tile), epilogue(op.Epilogue, bufs))
+		winograd.Output(pool, f32(op.Out), f32(op.M), conv.GeomOf(op.Geom), int(op.Tile), epilogue(op.Epilogue, bufs), winogradPart(op.Part))
 	case *lir.Relayout:
 		n, c, hw := int(op.N), int(op.C), int(op.HW)
 		if op.ToNHWC {
@@ -405,4 +405,8 @@ func fill(dst []byte, dt tensor.DType, v float64) {
 	for k := size; k < n; k *= 2 {
 		copy(dst[k:n], dst[:k])
 	}
+}
+
+func winogradPart(r lir.TileRange) winograd.Part {
+	return winograd.Part{T0: int(r.T0), T1: int(r.T1), LD: int(r.LD)}
 }

@@ -110,6 +110,7 @@ type runState struct {
 	args  []unsafe.Pointer // a native call's buffers' base addresses
 	sizes []int64          // and sizes
 	fn    uintptr          // the function the chunks call
+	lo    int              // the first item of the call's range
 	// refused is set by a chunk whose function refused its buffers.
 	refused atomic.Bool
 	chunk   func(lo, hi int) // calls fn on args, sizes over [lo, hi)
@@ -118,7 +119,7 @@ type runState struct {
 func newRunState(p *lir.Program) *runState {
 	st := &runState{arena: make([]byte, p.ArenaBytes), bufs: make([][]byte, len(p.Buffers))}
 	st.chunk = func(lo, hi int) {
-		if native.Call(st.fn, unsafe.Pointer(&st.args[0]), unsafe.Pointer(&st.sizes[0]), int64(lo), int64(hi)) != 0 {
+		if native.Call(st.fn, unsafe.Pointer(&st.args[0]), unsafe.Pointer(&st.sizes[0]), int64(st.lo+lo), int64(st.lo+hi)) != 0 {
 			st.refused.Store(true)
 		}
 	}
@@ -160,7 +161,8 @@ func chunkCount(n, grain, threads int) int {
 	return chunks - chunks%threads
 }
 
-// call runs one NativeCall step: its function over its range, in chunks
+// call runs one NativeCall step: its function over its range (or the
+// part of it the call names), in chunks
 // on the pool's workers. The argument arrays live on the Go heap (they
 // do not move) and hold the buffers' base addresses and sizes; all stay
 // alive until every chunk has returned. A function refuses buffers
@@ -178,7 +180,12 @@ func (st *runState) call(pool *parallel.Pool, f *lir.NativeFunc, fn uintptr, op 
 	st.args, st.sizes = append(st.args, nil), append(st.sizes, 0) // never empty
 	st.fn = fn
 	st.refused.Store(false)
-	pool.ForChunks(int(f.N), chunkCount(int(f.N), int(f.Grain), pool.Threads()), st.chunk)
+	items := int(f.N)
+	st.lo = 0
+	if op.Hi > 0 { // part of the range
+		items, st.lo = int(op.Hi-op.Lo), int(op.Lo)
+	}
+	pool.ForChunks(items, chunkCount(items, int(f.Grain), pool.Threads()), st.chunk)
 	goruntime.KeepAlive(bufs)
 	if st.refused.Load() {
 		return fmt.Errorf("native function %s refused its buffers (%v bytes): they are smaller than it was compiled for", f.Name, st.sizes[:n])

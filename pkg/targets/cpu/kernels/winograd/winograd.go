@@ -190,26 +190,40 @@ func tiles(g *conv.ConvGeom, m int) (th, tw, t, tp int) {
 	return th, tw, t, (t + 15) / 16 * 16
 }
 
+// Part is the part [T0, T1) of a convolution's tiles a step computes,
+// and LD the tiles its scratch holds (tile t at t - T0): lir.TileRange.
+// The zero Part is every tile.
+type Part struct{ T0, T1, LD int }
+
+// span returns the part's tiles and stride over tp tiles in all.
+func (r Part) span(tp int) (t0, t1, ld int) {
+	if r == (Part{}) {
+		return 0, tp, tp
+	}
+	return r.T0, r.T1, r.LD
+}
+
 // Input writes V [α², C, TP]: the transform Bᵀ·d·B of the patch d that
 // each tile reads from x [N, C, H, W] (zeros outside it), and zeros for
-// the tiles past the last.
-func Input(p *parallel.Pool, v, x []float32, g conv.ConvGeom, m int) {
+// the tiles past the last; with a part, V [α², C, LD] of its tiles.
+func Input(p *parallel.Pool, v, x []float32, g conv.ConvGeom, m int, part Part) {
 	t, err := For(m)
 	if err != nil {
 		panic(err)
 	}
 	th, tw, nt, tp := tiles(&g, m)
+	t0, t1, ld := part.span(tp)
 	a := t.Alpha
-	if len(x) < g.N*g.C*g.H*g.W || len(v) < a*a*g.C*tp {
-		panic(fmt.Sprintf("winograd: Input: x has %d and v %d elements for %+v", len(x), len(v), g))
+	if len(x) < g.N*g.C*g.H*g.W || len(v) < a*a*g.C*ld || t1 > tp || t1-t0 > ld {
+		panic(fmt.Sprintf("winograd: Input: x has %d and v %d elements for %+v, part %+v", len(x), len(v), g, part))
 	}
 	p.For(g.C, 1, func(lo, hi int) {
 		var d, bd [6][6]float32
 		for c := lo; c < hi; c++ {
-			for ti := range tp {
+			for ti := t0; ti < t1; ti++ {
 				if ti >= nt {
 					for q := range a * a {
-						v[(q*g.C+c)*tp+ti] = 0
+						v[(q*g.C+c)*ld+ti-t0] = 0
 					}
 					continue
 				}
@@ -240,7 +254,7 @@ func Input(p *parallel.Pool, v, x []float32, g conv.ConvGeom, m int) {
 						for k := range a {
 							s += bd[i][k] * float32(t.BT[j][k])
 						}
-						v[((i*a+j)*g.C+c)*tp+ti] = s
+						v[((i*a+j)*g.C+c)*ld+ti-t0] = s
 					}
 				}
 			}
@@ -249,19 +263,20 @@ func Input(p *parallel.Pool, v, x []float32, g conv.ConvGeom, m int) {
 }
 
 // Product computes M[q, o, :] = Σ_c U[q, o, c]·V[q, c, :] for each of
-// the p points q, over tp tiles, with U blocked as Weights makes it.
-func Product(pool *parallel.Pool, mm, v, u []float32, p, c, o, tp int) {
-	if len(v) < p*c*tp || len(u) < ULen(p, o, c) || len(mm) < p*o*tp {
-		panic(fmt.Sprintf("winograd: Product: v %d, u %d, m %d elements for p %d c %d o %d tp %d", len(v), len(u), len(mm), p, c, o, tp))
+// the p points q, over the first tp tiles of rows of ld, with U blocked
+// as Weights makes it.
+func Product(pool *parallel.Pool, mm, v, u []float32, p, c, o, tp, ld int) {
+	if len(v) < p*c*ld || len(u) < ULen(p, o, c) || len(mm) < p*o*ld || tp > ld {
+		panic(fmt.Sprintf("winograd: Product: v %d, u %d, m %d elements for p %d c %d o %d tp %d ld %d", len(v), len(u), len(mm), p, c, o, tp, ld))
 	}
 	ob := (o + Block - 1) / Block
 	pool.For(p*o, 1, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			q, oc := i/o, i%o
-			row := mm[(q*o+oc)*tp : (q*o+oc+1)*tp]
+			row := mm[(q*o+oc)*ld : (q*o+oc)*ld+tp]
 			clear(row)
 			for ic := range c {
-				vec.Axpy(row, v[(q*c+ic)*tp:(q*c+ic+1)*tp], u[UIndex(q, oc, ic, ob, c)])
+				vec.Axpy(row, v[(q*c+ic)*ld:(q*c+ic)*ld+tp], u[UIndex(q, oc, ic, ob, c)])
 			}
 		}
 	})
@@ -270,18 +285,20 @@ func Product(pool *parallel.Pool, mm, v, u []float32, p, c, o, tp int) {
 // Output writes out [N, O, OH, OW] = act(Aᵀ·m·A + bias) + residual from
 // each tile's sums m in M [α², O, TP], the part of each m×m block inside
 // the plane. The residual may be out itself: each element of it is read
-// before the same element of out is written.
-func Output(p *parallel.Pool, out, mm []float32, g conv.ConvGeom, m int, ep gemm.Epilogue) {
+// before the same element of out is written. With a part, M [α², O, LD]
+// holds its tiles, and only their blocks are written.
+func Output(p *parallel.Pool, out, mm []float32, g conv.ConvGeom, m int, ep gemm.Epilogue, part Part) {
 	t, err := For(m)
 	if err != nil {
 		panic(err)
 	}
 	th, tw, nt, tp := tiles(&g, m)
+	t0, t1, ld := part.span(tp)
 	a := t.Alpha
 	plane := g.OH * g.OW
-	if len(mm) < a*a*g.O*tp || len(out) < g.N*g.O*plane ||
+	if len(mm) < a*a*g.O*ld || len(out) < g.N*g.O*plane || t1 > tp || t1-t0 > ld ||
 		(ep.Bias != nil && len(ep.Bias) < g.O) || (ep.Residual != nil && len(ep.Residual) < g.N*g.O*plane) {
-		panic(fmt.Sprintf("winograd: Output: m has %d and out %d elements for %+v", len(mm), len(out), g))
+		panic(fmt.Sprintf("winograd: Output: m has %d and out %d elements for %+v, part %+v", len(mm), len(out), g, part))
 	}
 	p.For(g.O, 1, func(lo, hi int) {
 		var s, am [6][6]float32
@@ -291,9 +308,9 @@ func Output(p *parallel.Pool, out, mm []float32, g conv.ConvGeom, m int, ep gemm
 			if ep.Bias != nil {
 				bias = ep.Bias[o]
 			}
-			for ti := range nt {
+			for ti := t0; ti < min(t1, nt); ti++ {
 				for q := range a * a {
-					s[q/a][q%a] = mm[(q*g.O+o)*tp+ti]
+					s[q/a][q%a] = mm[(q*g.O+o)*ld+ti-t0]
 				}
 				// am = Aᵀ·s, then Aᵀ·s·A.
 				for i := range m {

@@ -70,21 +70,42 @@ func Geom3x3(n, c, h, w, o, pad0, pad1 int) conv.ConvGeom {
 // run is the three steps over fresh buffers, V and M poisoned past what
 // each step must write.
 func run(p *parallel.Pool, x, w []float32, g conv.ConvGeom, m int, ep gemm.Epilogue) ([]float32, error) {
+	return runParts(p, x, w, g, m, ep, 0)
+}
+
+// runParts is run in parts of ld tiles (every tile at once for 0), the
+// three steps per part, V and M of one part's size.
+func runParts(p *parallel.Pool, x, w []float32, g conv.ConvGeom, m int, ep gemm.Epilogue, ld int) ([]float32, error) {
 	u, err := Weights(w, g.O, g.C, m)
 	if err != nil {
 		return nil, err
 	}
 	_, _, _, tp := tiles(&g, m)
+	parts := []Part{{}}
+	if ld > 0 {
+		parts = nil
+		for t0 := 0; t0 < tp; t0 += ld {
+			parts = append(parts, Part{T0: t0, T1: min(t0+ld, tp), LD: ld})
+		}
+	} else {
+		ld = tp
+	}
 	pts := (m + 2) * (m + 2)
-	v := kerneltest.Poison(pts * g.C * tp)
-	mm := kerneltest.Poison(pts * g.O * tp)
+	v := kerneltest.Poison(pts * g.C * ld)
+	mm := kerneltest.Poison(pts * g.O * ld)
 	out := kerneltest.Poison(g.N * g.O * g.OH * g.OW)
 	if ep.Residual != nil && len(ep.Residual) == 0 {
 		ep.Residual = out // the residual in place
 	}
-	Input(p, v, x, g, m)
-	Product(p, mm, v, u, pts, g.C, g.O, tp)
-	Output(p, out, mm, g, m, ep)
+	for _, part := range parts {
+		n := tp
+		if part.LD > 0 {
+			n = part.T1 - part.T0
+		}
+		Input(p, v, x, g, m, part)
+		Product(p, mm, v, u, pts, g.C, g.O, n, ld)
+		Output(p, out, mm, g, m, ep, part)
+	}
 	return out, nil
 }
 
@@ -152,9 +173,9 @@ func TestWinogradResidualInPlace(t *testing.T) {
 	v, mm := make([]float32, 36*g.C*tp), make([]float32, 36*g.O*tp)
 	out := append([]float32(nil), res...)
 	ep.Residual = out
-	Input(p, v, x, g, 4)
-	Product(p, mm, v, u, 36, g.C, g.O, tp)
-	Output(p, out, mm, g, 4, ep)
+	Input(p, v, x, g, 4, Part{})
+	Product(p, mm, v, u, 36, g.C, g.O, tp, tp)
+	Output(p, out, mm, g, 4, ep, Part{})
 	kerneltest.CheckClose(t, "in place", out, want, scale, Tolerance(4), 0)
 }
 
@@ -170,7 +191,8 @@ func TestWinogradErrors(t *testing.T) {
 // TestWinogradRandomGeometries runs both tiles over random small
 // geometries (planes from 1x1, paddings of 0 to 2 on each side, one to
 // three images) against the direct convolution: the tile arithmetic at
-// plane edges and across images.
+// plane edges and across images; all tiles at once and in parts of 16
+// and 32 tiles.
 func TestWinogradRandomGeometries(t *testing.T) {
 	r := kerneltest.NewRand(9)
 	p := parallel.NewPool(2)
@@ -188,11 +210,13 @@ func TestWinogradRandomGeometries(t *testing.T) {
 		ep := gemm.Epilogue{Bias: kerneltest.RandSlice(r, g.O), Act: lir.ActRelu}
 		want, scale := RefConv3x3(x, w, g, &ep)
 		for _, m := range []int{2, 4} {
-			got, err := run(p, x, w, g, m, ep)
-			if err != nil {
-				t.Fatal(err)
+			for _, ld := range []int{0, 16, 32} {
+				got, err := runParts(p, x, w, g, m, ep, ld)
+				if err != nil {
+					t.Fatal(err)
+				}
+				kerneltest.CheckClose(t, fmt.Sprintf("case %d %+v F%d parts of %d", i, g, m, ld), got, want, scale, Tolerance(m), 0)
 			}
-			kerneltest.CheckClose(t, fmt.Sprintf("case %d %+v F%d", i, g, m), got, want, scale, Tolerance(m), 0)
 		}
 	}
 }
