@@ -529,6 +529,8 @@ func opsGrid(quick bool) []opCase {
 		convCase(1, 3, 16, 56, 3, 2, 1, 1),
 		patchCase(1, 3, 96, 224, 4), // ConvNeXt's stem
 		convCase(1, 64, 64, 56, 3, 1, 1, 1),
+		convCase(1, 64, 64, 224, 3, 1, 1, 1), // VGG's first block: Winograd in parts
+		convCase(1, 32, 32, 256, 3, 1, 1, 1), // a U-Net's or super-resolution's full-size layer
 		convCase(1, 128, 128, 28, 3, 1, 1, 1),
 		convCase(1, 256, 256, 14, 3, 1, 1, 1),
 		convCase(1, 512, 512, 7, 3, 1, 1, 1),
