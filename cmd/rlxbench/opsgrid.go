@@ -650,6 +650,8 @@ func opsGrid(quick bool) []opCase {
 		matmulCase(12, 128, 64, 128),
 		matmulCase(12, 128, 128, 64),
 		matmulCase(8, 256, 256, 256),
+		matmulCase(256, 9, 64, 9),  // a DLRM's pairwise interactions: many tiny products
+		matmulCase(64, 16, 64, 64), // small per-item products (capsules, set or graph models)
 		gemmCase(1, 2048, 1000, true, 1, 1),
 		gemmCase(256, 1024, 1024, true, 1, 1),
 		gemmCase(64, 512, 512, false, 0.5, 2),

@@ -170,6 +170,8 @@ func kernelFor(prog *lir.Program, op lir.Op, opts Options) (function, bool) {
 		return copyFunc(prog, op)
 	case *lir.Gather:
 		return gatherFunc(prog, op, opts)
+	case *lir.MatMul:
+		return smallMatMul(prog, op)
 	}
 	return function{}, false
 }
