@@ -50,34 +50,8 @@ func TestAtrousConv(t *testing.T) {
 	if len(configs) < 2 {
 		return // no native code here: cpuConfigs said why
 	}
-	dir := t.TempDir()
-	file := filepath.Join(dir, "atrous.hir")
-	if err := os.WriteFile(file, []byte(atrousHIR), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "native.rlx")
-	seed := uint64(11)
-	if _, err := build(t, file, []byte(atrousHIR), out, driver.Options{Target: "cpu", CPU: configs[1], Bindings: bindings, RandomSeed: &seed, Compiler: "test"}); err != nil {
-		t.Fatal(err)
-	}
-	f, err := artifact.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	taps := 0
-	for _, s := range f.Sections() {
-		if !strings.HasPrefix(s.Name, "program/") {
-			continue
-		}
-		data, err := f.Section(s.Name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var p lir.Program
-		if err := artifact.UnmarshalManifest(data, &p); err != nil {
-			t.Fatal(err)
-		}
+	for _, p := range nativePrograms(t, "atrous", atrousHIR, configs[1], bindings, 11) {
 		if p.Native == nil {
 			continue
 		}
@@ -92,4 +66,41 @@ func TestAtrousConv(t *testing.T) {
 	if taps < 3 {
 		t.Errorf("the native build runs %d tap-major convolutions, want at least 3", taps)
 	}
+}
+
+// nativePrograms builds a HIR module written for a test for the cpu
+// target at CPU level cpu (random weights from seed) and returns the
+// program of each variant, by its section's name.
+func nativePrograms(t *testing.T, name, src string, cpu []string, bindings []specialize.Binding, seed uint64) map[string]*lir.Program {
+	t.Helper()
+	dir := t.TempDir()
+	file := filepath.Join(dir, name+".hir")
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "native.rlx")
+	if _, err := build(t, file, []byte(src), out, driver.Options{Target: "cpu", CPU: cpu, Bindings: bindings, RandomSeed: &seed, Compiler: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := artifact.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	progs := map[string]*lir.Program{}
+	for _, s := range f.Sections() {
+		if !strings.HasPrefix(s.Name, "program/") {
+			continue
+		}
+		data, err := f.Section(s.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p lir.Program
+		if err := artifact.UnmarshalManifest(data, &p); err != nil {
+			t.Fatal(err)
+		}
+		progs[s.Name] = &p
+	}
+	return progs
 }

@@ -1,14 +1,8 @@
 package e2e
 
 import (
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/rlx-project/rlx/pkg/artifact"
-	"github.com/rlx-project/rlx/pkg/driver"
-	"github.com/rlx-project/rlx/pkg/lir"
 	"github.com/rlx-project/rlx/pkg/specialize"
 )
 
@@ -49,37 +43,11 @@ func TestWinogradParts(t *testing.T) {
 	if len(configs) < 2 {
 		return // no native code here: cpuConfigs said why
 	}
-	dir := t.TempDir()
-	file := filepath.Join(dir, "wparts.hir")
-	if err := os.WriteFile(file, []byte(winogradPartsHIR), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "native.rlx")
-	seed := uint64(13)
-	if _, err := build(t, file, []byte(winogradPartsHIR), out, driver.Options{Target: "cpu", CPU: configs[1], Bindings: bindings, RandomSeed: &seed, Compiler: "test"}); err != nil {
-		t.Fatal(err)
-	}
-	f, err := artifact.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	parts := map[string]int{} // native_part calls per variant
-	for _, s := range f.Sections() {
-		if !strings.HasPrefix(s.Name, "program/") {
-			continue
-		}
-		data, err := f.Section(s.Name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var p lir.Program
-		if err := artifact.UnmarshalManifest(data, &p); err != nil {
-			t.Fatal(err)
-		}
+	for name, p := range nativePrograms(t, "wparts", winogradPartsHIR, configs[1], bindings, 13) {
 		for _, st := range p.Steps {
 			if st.Op.Kind() == "native_part" {
-				parts[s.Name]++
+				parts[name]++
 			}
 		}
 	}

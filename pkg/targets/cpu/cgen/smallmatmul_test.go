@@ -27,6 +27,19 @@ func matmulSteps(shapes [][2][]int64) *lir.Program {
 	return p
 }
 
+// uniformInputs is a value in [-1, 1) for each element of p's inputs.
+func uniformInputs(r *rand.Rand, p *lir.Program) []*tensor.Tensor {
+	var ins []*tensor.Tensor
+	for _, s := range p.Inputs {
+		x := tensor.New(tensor.F32, s.Shape...)
+		for i := range x.F32() {
+			x.F32()[i] = float32(2*r.Float64() - 1)
+		}
+		ins = append(ins, x)
+	}
+	return ins
+}
+
 // TestNativeSmallMatMul compiles batched products of small matrices (a
 // DLRM's interaction, one row or one column, odd sizes around the vector
 // widths, two batch dims) for every level this CPU runs and checks them
@@ -58,15 +71,7 @@ func TestNativeSmallMatMul(t *testing.T) {
 			t.Fatalf("case %d (%v) stays a %s step", i, taken[i], s.Kind())
 		}
 	}
-	r := rand.New(rand.NewPCG(21, 22))
-	var ins []*tensor.Tensor
-	for _, s := range interp.Inputs {
-		x := tensor.New(tensor.F32, s.Shape...)
-		for i := range x.F32() {
-			x.F32()[i] = float32(2*r.Float64() - 1)
-		}
-		ins = append(ins, x)
-	}
+	ins := uniformInputs(rand.New(rand.NewPCG(21, 22)), interp)
 	checkLevels(t, pool, interp, prog, levels, [][]*tensor.Tensor{ins}, func(level string, _, i int, got, want *tensor.Tensor) {
 		k := taken[i][0][len(taken[i][0])-1]
 		tol := 2e-6 * float64(k) // |terms| <= 1
@@ -109,14 +114,7 @@ func BenchmarkSmallMatMul(b *testing.B) {
 	for _, s := range [][4]int64{{256, 9, 64, 9}, {64, 16, 64, 16}, {64, 32, 64, 32}, {32, 32, 256, 32}, {16, 8, 1024, 8}, {64, 1, 64, 64}, {8, 16, 4096, 16}, {48, 16, 64, 64}} {
 		bt, m, k, n := s[0], s[1], s[2], s[3]
 		interp := matmulSteps([][2][]int64{{{bt, m, k}, {bt, k, n}}})
-		var ins []*tensor.Tensor
-		for _, sl := range interp.Inputs {
-			x := tensor.New(tensor.F32, sl.Shape...)
-			for i := range x.F32() {
-				x.F32()[i] = float32(2*r.Float64() - 1)
-			}
-			ins = append(ins, x)
-		}
+		ins := uniformInputs(r, interp)
 		name := fmt.Sprintf("%dx%dx%d@%dx%d", bt, m, k, k, n)
 		flops := float64(2 * bt * m * k * n)
 		b.Run(name+"/code=runtime", func(b *testing.B) {
