@@ -587,6 +587,110 @@ def dlrm_inputs(rng, b):
             "ids": base.tokens(rng, (b["batch"], 8), 20000)}
 
 
+class MobileViTBlock(torch.nn.Module):
+    """MobileViT's block: a 3x3 and a 1x1 convolution, the feature map
+    unfolded into 2x2 patches (reshape and transpose: each of the 4 pixel
+    positions a sequence over the patches), two transformer layers per
+    position, folded back, a 1x1 convolution, concatenated with the input
+    and fused by a 3x3 convolution."""
+
+    def __init__(self, c, d, layers=2, heads=4):
+        super().__init__()
+        self.local = torch.nn.Sequential(torch.nn.Conv2d(c, c, 3, padding=1, bias=False), torch.nn.BatchNorm2d(c),
+                                         torch.nn.SiLU(), torch.nn.Conv2d(c, d, 1, bias=False))
+        self.tf = torch.nn.ModuleList([torch.nn.TransformerEncoderLayer(d, heads, 2 * d, 0.0, batch_first=True,
+                                                                        norm_first=True, activation="gelu")
+                                       for _ in range(layers)])
+        self.norm = torch.nn.LayerNorm(d)
+        self.proj = torch.nn.Sequential(torch.nn.Conv2d(d, c, 1, bias=False), torch.nn.BatchNorm2d(c), torch.nn.SiLU())
+        self.fuse = torch.nn.Sequential(torch.nn.Conv2d(2 * c, c, 3, padding=1, bias=False), torch.nn.BatchNorm2d(c),
+                                        torch.nn.SiLU())
+
+    def forward(self, x):
+        b, _, h, w = x.shape
+        y = self.local(x)
+        d = y.shape[1]
+        # [b, d, h, w] -> [b*4, (h/2)*(w/2), d]: sequences of patches per pixel position
+        t = y.reshape(b, d, h // 2, 2, w // 2, 2).permute(0, 3, 5, 2, 4, 1).reshape(b * 4, (h // 2) * (w // 2), d)
+        for layer in self.tf:
+            t = layer(t)
+        t = self.norm(t)
+        y = t.reshape(b, 2, 2, h // 2, w // 2, d).permute(0, 5, 3, 1, 4, 2).reshape(b, d, h, w)
+        return self.fuse(torch.cat([x, self.proj(y)], 1))
+
+
+class MobileViTS(torch.nn.Module):
+    """A MobileViT at small widths (layers written out): MobileNetV2
+    inverted residuals down to 32x32, MobileViT blocks at 32x32, 16x16
+    and 8x8 (96, 120 and 144 wide), a classifier."""
+
+    def __init__(self, classes=1000):
+        super().__init__()
+        def mv2(cin, cout, stride, e=4):
+            return tvm.mobilenetv2.InvertedResidual(cin, cout, stride, e)
+        self.stem = torch.nn.Sequential(torch.nn.Conv2d(3, 16, 3, 2, 1, bias=False), torch.nn.BatchNorm2d(16), torch.nn.SiLU())
+        self.body = torch.nn.Sequential(
+            mv2(16, 32, 1), mv2(32, 48, 2), mv2(48, 48, 1), mv2(48, 64, 2),
+            MobileViTBlock(64, 96), mv2(64, 80, 2), MobileViTBlock(80, 120), mv2(80, 96, 2), MobileViTBlock(96, 144))
+        self.head = torch.nn.Sequential(torch.nn.Conv2d(96, 384, 1, bias=False), torch.nn.BatchNorm2d(384), torch.nn.SiLU(),
+                                        torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(384, classes))
+
+    def forward(self, x):
+        return self.head(self.body(self.stem(x)))
+
+
+class GCN(torch.nn.Module):
+    """A two-layer graph convolutional network over a dense normalized
+    adjacency (Kipf and Welling's, on a Cora-sized graph): A·X·W1, ReLU,
+    A·H·W2, LogSoftmax per node."""
+
+    def __init__(self, feats=1433, hidden=64, classes=7):
+        super().__init__()
+        self.w1, self.w2 = torch.nn.Linear(feats, hidden), torch.nn.Linear(hidden, classes)
+
+    def forward(self, adj, x):
+        h = torch.relu(adj @ self.w1(x))
+        return torch.log_softmax(adj @ self.w2(h), -1)
+
+
+def gcn_inputs(rng, b):
+    import numpy as np
+    n = b["nodes"]
+    a = (rng.random((n, n)) < 4.0 / n).astype(np.float32)
+    a = np.maximum(a, a.T) + np.eye(n, dtype=np.float32)
+    d = 1 / np.sqrt(a.sum(1))
+    return {"adj": (a * d[:, None] * d[None, :]).astype(np.float32),
+            "x": (rng.random((n, 1433)) < 0.02).astype(np.float32)}
+
+
+class MixerBlock(torch.nn.Module):
+    def __init__(self, tokens, dim, tok_hidden, ch_hidden):
+        super().__init__()
+        self.n1, self.n2 = torch.nn.LayerNorm(dim), torch.nn.LayerNorm(dim)
+        self.tok = torch.nn.Sequential(torch.nn.Linear(tokens, tok_hidden), torch.nn.GELU(), torch.nn.Linear(tok_hidden, tokens))
+        self.ch = torch.nn.Sequential(torch.nn.Linear(dim, ch_hidden), torch.nn.GELU(), torch.nn.Linear(ch_hidden, dim))
+
+    def forward(self, x):
+        x = x + self.tok(self.n1(x).transpose(1, 2)).transpose(1, 2)
+        return x + self.ch(self.n2(x))
+
+
+class Mixer(torch.nn.Module):
+    """MLP-Mixer S/16 at 224x224 (8 blocks): a 16x16 patchify convolution,
+    token-mixing MLPs over the 196 patches (on transposed activations)
+    and channel-mixing MLPs, a mean over patches."""
+
+    def __init__(self, dim=512, blocks=8, classes=1000):
+        super().__init__()
+        self.patch = torch.nn.Conv2d(3, dim, 16, 16)
+        self.blocks = torch.nn.Sequential(*[MixerBlock(196, dim, 256, 2048) for _ in range(blocks)])
+        self.norm, self.head = torch.nn.LayerNorm(dim), torch.nn.Linear(dim, classes)
+
+    def forward(self, x):
+        x = self.patch(x).flatten(2).transpose(1, 2)
+        return self.head(self.norm(self.blocks(x)).mean(1))
+
+
 def unet_inputs(rng, b):
     import numpy as np
     return {"x": base.signal(rng, (b["batch"], 4, b["height"], b["width"])),
@@ -742,6 +846,20 @@ SPECS = {
                  cases=dict(b1=dict(batch=1), alt=dict(batch=256)), feed=dlrm_inputs,
                  note="A DLRM-style recommender (layers written out): bottom MLP, 8 embedding tables of 20000x64 "
                       "(Gather), pairwise dots by a batched product, lower triangle by Gather, top MLP, sigmoid"),
+    "mobilevit": dict(make=MobileViTS, opset=17, inputs=IMG, outputs=LOGITS, bn=True,
+                      trace=dict(batch=3, height=256, width=192),
+                      cases=dict(b1=dict(batch=1, height=256, width=256), alt=dict(batch=2, height=192, width=320)),
+                      feed=base.img_inputs,
+                      note="A MobileViT at small widths (layers written out): inverted residuals, MobileViT blocks "
+                           "(2x2 patches unfolded by reshape and transpose, pre-norm transformer layers, folded "
+                           "back) at 1/8, 1/16 and 1/32 (sizes multiples of 64)"),
+    "gcn": dict(make=GCN, opset=17, inputs={"adj": ["nodes", "nodes"], "x": ["nodes", 1433]},
+                outputs={"logp": ["nodes", 7]}, bn=False, trace=dict(nodes=300),
+                cases=dict(b1=dict(nodes=2708), alt=dict(nodes=1000)), feed=gcn_inputs,
+                note="A two-layer GCN over a dense normalized adjacency (Cora-sized: 2708 nodes, 1433 sparse "
+                     "features): adjacency products of K = nodes onto 64 and 7 columns"),
+    "mixer": fixed(Mixer, "MLP-Mixer S/16 (layers written out, 8 blocks): 16x16 patchify conv, token-mixing MLPs "
+                   "on transposed activations, channel-mixing MLPs, LayerNorm, GELU"),
 }
 
 

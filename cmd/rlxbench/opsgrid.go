@@ -844,6 +844,12 @@ func miscCases() []opCase {
 		f("Einsum", 17, []int64{1, 12, 128, 64}, "bhid,bhjd->bhij", node("Einsum", []string{"x", "k"}, attrS("equation", "bhid,bhjd->bhij")), nil,
 			x(1, 12, 128, 64), randIn("k", -1, 1, 1, 12, 128, 64)),
 		f("DepthToSpace", 17, []int64{1, 256, 28, 28}, "blocksize=2 DCR", node("DepthToSpace", []string{"x"}, attrI("blocksize", 2)), nil),
+		// A spatial transformer's warp of an image and an optical-flow
+		// model's lookup in a feature map: points anywhere in [-1.1, 1.1].
+		f("GridSample", 16, []int64{1, 3, 224, 224}, "bilinear zeros, grid 224x224", node("GridSample", []string{"x", "grid"}), nil,
+			x(1, 3, 224, 224), randIn("grid", -1.1, 1.1, 1, 224, 224, 2)),
+		f("GridSample", 16, []int64{1, 128, 56, 56}, "bilinear border align, grid 56x56", node("GridSample", []string{"x", "grid"},
+			attrS("padding_mode", "border"), attrI("align_corners", 1)), nil, x(1, 128, 56, 56), randIn("grid", -1.1, 1.1, 1, 56, 56, 2)),
 		f("Mish", 18, fm, "", node("Mish", []string{"x"}), nil),
 		f("LpNormalization", 17, []int64{64, 768}, "p=2 axis=-1", node("LpNormalization", []string{"x"}, attrI("axis", -1), attrI("p", 2)), nil),
 		f("ReduceL2", 18, []int64{32, 128, 256}, "axes=[2]", node("ReduceL2", []string{"x", "axes"}, attrI("keepdims", 0)), []tensorGen{i64("axes", 2)}),

@@ -163,7 +163,8 @@ func gpuKinds() []lir.Op {
 // the cpu target only) and the GPU's own dispatch, which kernelgen
 // produces rather than reads.
 var cpuOnly = []lir.Kind{"matmul_packed", "matmul_i8", "conv2d_i8", "conv2d_i8_nhwc", "conv1x1_packed", "dwconv_nhwc_taps", "nchw_to_nhwc", "nhwc_to_nchw",
-	"winograd_input", "winograd_product", "winograd_output", "conv2d_taps", "native", "dispatch", "dispatch_offsets"}
+	"winograd_input", "winograd_product", "winograd_output", "winograd_input_part", "winograd_product_part", "winograd_output_part",
+	"conv2d_taps", "native", "native_part", "dispatch", "dispatch_offsets"}
 
 // TestEveryKind lowers one step of every kind a GPU target takes, and
 // checks the list covers every lir kind but cpuOnly.
