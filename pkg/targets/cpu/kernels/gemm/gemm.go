@@ -472,8 +472,10 @@ func gemm(p *parallel.Pool, kn gemmKernel, g *gemmArgs) {
 	// where long rows lie a multiple of 4 KiB apart: the six rows a tile
 	// reads then share one L1 set (4K aliasing) and evict each other and
 	// the B panel; the encoder's k=1024 layer (rows 4 KiB apart) ran
-	// faster packed.
-	directA := (pre != nil || g.directA) && !g.aT && kn.tilesA != nil && (k < 512 || (n < 512*threads && g.lda%1024 != 0))
+	// faster packed. A product of few columns (tuning.GemmDirectAColumns)
+	// reads A in place too: each packed block of A fed a panel or two.
+	directA := (pre != nil || g.directA || n <= tuning.GemmDirectAColumns) && !g.aT && kn.tilesA != nil &&
+		(k < 512 || (n < 512*threads && g.lda%1024 != 0))
 	// What the tasks of each step share lives in w.step, reused step after
 	// step (For returns once every task has) and call after call.
 	st := &w.step
