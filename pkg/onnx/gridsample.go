@@ -90,12 +90,25 @@ func convGridSample(im *importer, n *onnxpb.Node) error {
 	}
 	px, hx := coord(0, w, "x")
 	py, hy := coord(1, h, "y")
-	// X as rows of C channels, [N·H·W, C], and each image's first row.
-	rows := im.emitTmp(out+"_nhwc", "transpose", []string{x}, "perm=[0, 2, 3, 1]")
-	rows = im.emitTmp(out+"_rows", "reshape", []string{rows}, fmt.Sprintf("shape=[-1, %s]", c))
 	hw, err := dim.Mul(h, w)
 	if err != nil {
 		return err
+	}
+	// X as rows of C channels, [N·H·W, C], each point's neighbour one
+	// gathered row; or, for a few channels (gridSamplePlanes), as
+	// planes, [C, N·H·W], each neighbour one element of every plane, so
+	// that an image's warp (C = 3) neither moves X channels last nor
+	// gathers rows of 12 bytes (for N = 1 both transposes are views).
+	cn, _ := c.Const()
+	planes := cn >= 1 && cn <= gridSamplePlanes
+	var rows string
+	if planes {
+		rows = im.emitTmp(out+"_nchw", "reshape", []string{x}, fmt.Sprintf("shape=[%s, %s, -1]", nd, c))
+		rows = im.emitTmp(out+"_cnhw", "transpose", []string{rows}, "perm=[1, 0, 2]")
+		rows = im.emitTmp(out+"_planes", "reshape", []string{rows}, fmt.Sprintf("shape=[%s, -1]", c))
+	} else {
+		rows = im.emitTmp(out+"_nhwc", "transpose", []string{x}, "perm=[0, 2, 3, 1]")
+		rows = im.emitTmp(out+"_rows", "reshape", []string{rows}, fmt.Sprintf("shape=[-1, %s]", c))
 	}
 	base := im.emitTmp(out+"_n", "iota", nil, "n="+nd.String(), "dtype=i64")
 	base = im.emitTmp(out+"_nb", "mul", []string{base, im.dimScalar(hw)})
@@ -116,6 +129,9 @@ func convGridSample(im *importer, n *onnxpb.Node) error {
 		ix := im.emitTmp(out+tag+"ix", "cast", []string{tmp(tag+"cx", "min", tmp(tag+"mx", "max", cx, zero), hx)}, "to=i64")
 		iy := im.emitTmp(out+tag+"iy", "cast", []string{tmp(tag+"cy", "min", tmp(tag+"my", "max", cy, zero), hy)}, "to=i64")
 		idx := tmp(tag+"idx", "add", tmp(tag+"row", "add", base, tmp(tag+"yw", "mul", iy, wi)), ix)
+		if planes { // [C, N, Ho, Wo]; the weights broadcast over C
+			return tmp(tag+"wv", "mul", im.emitTmp(out+tag+"v", "gather", []string{rows, idx}, "axis=1"), wt)
+		}
 		v := im.emitTmp(out+tag+"v", "gather", []string{rows, idx}, "axis=0")
 		wt = im.emitTmp(out+tag+"wu", "unsqueeze", []string{wt}, "axes=[3]")
 		return tmp(tag+"wv", "mul", v, wt)
@@ -134,5 +150,15 @@ func convGridSample(im *importer, n *onnxpb.Node) error {
 		acc = tmp("_a2", "add", acc, sample(x0, y1, tmp("_w01", "mul", gx, fy)))
 		acc = tmp("_a3", "add", acc, sample(x1, y1, tmp("_w11", "mul", fx, fy)))
 	}
+	if planes {
+		return im.emit(n.Outputs[:1], "transpose", []string{acc}, "perm=[1, 0, 2, 3]")
+	}
 	return im.emit(n.Outputs[:1], "transpose", []string{acc}, "perm=[0, 3, 1, 2]")
 }
+
+// gridSamplePlanes is the most channels for which GridSample gathers
+// from X's planes rather than from its rows of channels. Bilinear over
+// a 128x128 grid and plane, one image (Zen 4, one thread, rows ->
+// planes): 4 channels 0.58 -> 0.34 ms, 8 0.92 -> 0.55; 16 0.76 -> 0.96
+// and 32 1.07 -> 2.06, where a row of channels is one gather's worth.
+const gridSamplePlanes = 8
