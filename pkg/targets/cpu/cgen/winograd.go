@@ -107,9 +107,9 @@ func winogradInput(prog *lir.Program, op *lir.WinogradInput) (function, bool) {
 	return f, true
 }
 
-// winogradPart sets f's range to a part's tile groups (items are tile
-// groups times blocks of per channels) and returns the tiles the
-// scratch holds and the C expression of a group's place in it: tg
+// winogradPart sets f's range to a part's tile groups (an item is a tile
+// group's block of channels, per blocks to a group) and returns the tiles
+// the scratch holds and the C expression of a group's place in it: tg
 // itself for every tile, tg modulo the part's groups for a part (a part
 // starts at a multiple of its size), so that the one function serves
 // every part.
