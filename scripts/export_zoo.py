@@ -691,6 +691,114 @@ class Mixer(torch.nn.Module):
         return self.head(self.norm(self.blocks(x)).mean(1))
 
 
+class CLIPText(torch.nn.Module):
+    """CLIP's text encoder at small widths (layers written out): token and
+    position embeddings, pre-norm transformer layers with a causal mask
+    (nn.MultiheadAttention), the final LayerNorm, the feature at each
+    sequence's end token (the largest id: argmax, then an indexed row)
+    projected."""
+
+    def __init__(self, vocab=4096, width=256, heads=4, layers=4, ctx=77, out=256):
+        super().__init__()
+        self.tok, self.pos = torch.nn.Embedding(vocab, width), torch.nn.Parameter(0.01 * torch.randn(ctx, width))
+        self.layers = torch.nn.ModuleList([torch.nn.TransformerEncoderLayer(width, heads, 4 * width, 0.0, batch_first=True,
+                                                                            norm_first=True, activation="gelu")
+                                           for _ in range(layers)])
+        self.ln, self.proj = torch.nn.LayerNorm(width), torch.nn.Linear(width, out, bias=False)
+
+    def forward(self, tokens):
+        n = tokens.shape[1]
+        x = self.tok(tokens) + self.pos[:n]
+        mask = torch.triu(torch.full((n, n), float("-inf")), 1)
+        for layer in self.layers:
+            x = layer(x, src_mask=mask)
+        x = self.ln(x)
+        end = x[torch.arange(x.shape[0]), tokens.argmax(-1)]
+        return self.proj(end)
+
+
+def clip_inputs(rng, b):
+    import numpy as np
+    t = rng.integers(1, 4000, size=(b["batch"], b["seq"]), dtype=np.int64)
+    for i in range(b["batch"]):  # the end token (the largest id) at a different place per row
+        t[i, b["seq"] - 1 - 2 * i] = 4095
+    return {"tokens": t}
+
+
+class ConvGRU(torch.nn.Module):
+    def __init__(self, hidden, inp):
+        super().__init__()
+        self.z = torch.nn.Conv2d(hidden + inp, hidden, 3, padding=1)
+        self.r = torch.nn.Conv2d(hidden + inp, hidden, 3, padding=1)
+        self.q = torch.nn.Conv2d(hidden + inp, hidden, 3, padding=1)
+
+    def forward(self, h, x):
+        hx = torch.cat([h, x], 1)
+        z, r = torch.sigmoid(self.z(hx)), torch.sigmoid(self.r(hx))
+        q = torch.tanh(self.q(torch.cat([r * h, x], 1)))
+        return (1 - z) * h + z * q
+
+
+class RAFTLite(torch.nn.Module):
+    """An optical-flow model in RAFT's manner at small widths (layers
+    written out): a shared feature encoder at 1/8, the all-pairs
+    correlation volume (a batched product), a two-level pyramid
+    (AvgPool), lookups of each level around the current flow by
+    GridSample, and 4 iterations of a ConvGRU update predicting flow
+    increments."""
+
+    def __init__(self, dim=96, hidden=64, iters=4, radius=2):
+        super().__init__()
+        self.iters, self.r = iters, radius
+        def enc():
+            return torch.nn.Sequential(
+                torch.nn.Conv2d(3, 32, 7, 2, 3), torch.nn.ReLU(), torch.nn.Conv2d(32, 64, 3, 2, 1), torch.nn.ReLU(),
+                torch.nn.Conv2d(64, dim, 3, 2, 1), torch.nn.ReLU(), torch.nn.Conv2d(dim, dim, 1))
+        self.fnet, self.cnet = enc(), enc()
+        k = (2 * radius + 1) ** 2 * 2
+        self.menc = torch.nn.Sequential(torch.nn.Conv2d(k + 2, 64, 3, padding=1), torch.nn.ReLU())
+        self.gru = ConvGRU(hidden, 64 + dim)
+        self.head = torch.nn.Sequential(torch.nn.Conv2d(hidden, 64, 3, padding=1), torch.nn.ReLU(), torch.nn.Conv2d(64, 2, 3, padding=1))
+
+    def lookup(self, corr, flow, h, w):
+        b = flow.shape[0]
+        r = self.r
+        d = torch.arange(-r, r + 1, dtype=torch.float32)
+        dy, dx = torch.meshgrid(d, d, indexing="ij")
+        delta = torch.stack([dx, dy], -1).reshape(1, 1, 1, -1, 2)
+        ys, xs = torch.meshgrid(torch.arange(h, dtype=torch.float32), torch.arange(w, dtype=torch.float32), indexing="ij")
+        coords = torch.stack([xs, ys], -1)[None] + flow.permute(0, 2, 3, 1)
+        out = []
+        for lvl, c in enumerate(corr):
+            hh, ww = c.shape[-2:]
+            p = (coords / (2 ** lvl))[:, :, :, None, :] + delta
+            g = torch.stack([2 * p[..., 0] / (ww - 1) - 1, 2 * p[..., 1] / (hh - 1) - 1], -1)
+            g = g.reshape(b * h * w, 1, -1, 2)
+            s = torch.nn.functional.grid_sample(c, g, align_corners=True)
+            out.append(s.reshape(b, h, w, -1).permute(0, 3, 1, 2))
+        return torch.cat(out, 1)
+
+    def forward(self, im1, im2):
+        f1, f2 = self.fnet(im1), self.fnet(im2)
+        b, d, h, w = f1.shape
+        corr = torch.bmm(f1.flatten(2).transpose(1, 2), f2.flatten(2)) / d ** 0.5
+        c0 = corr.reshape(b * h * w, 1, h, w)
+        pyramid = [c0, torch.nn.functional.avg_pool2d(c0, 2, 2)]
+        ctx = self.cnet(im1)
+        hid, inp = torch.tanh(ctx[:, :64]), torch.relu(ctx)
+        flow = torch.zeros(b, 2, h, w)
+        for _ in range(self.iters):
+            m = self.menc(torch.cat([self.lookup(pyramid, flow, h, w), flow], 1))
+            hid = self.gru(hid, torch.cat([m, inp], 1))
+            flow = flow + self.head(hid)
+        return flow
+
+
+def raft_inputs(rng, b):
+    shape = (b["batch"], 3, b["height"], b["width"])
+    return {"im1": base.signal(rng, shape), "im2": base.signal(rng, shape)}
+
+
 def unet_inputs(rng, b):
     import numpy as np
     return {"x": base.signal(rng, (b["batch"], 4, b["height"], b["width"])),
@@ -860,6 +968,18 @@ SPECS = {
                      "features): adjacency products of K = nodes onto 64 and 7 columns"),
     "mixer": fixed(Mixer, "MLP-Mixer S/16 (layers written out, 8 blocks): 16x16 patchify conv, token-mixing MLPs "
                    "on transposed activations, channel-mixing MLPs, LayerNorm, GELU"),
+    "clip_text": dict(make=CLIPText, opset=17, inputs={"tokens": ["batch", "seq"]}, outputs={"emb": ["batch", 256]},
+                      input_dtypes={"tokens": "int64"}, bn=False, trace=dict(batch=3, seq=40),
+                      cases=dict(b1=dict(batch=1, seq=77), alt=dict(batch=4, seq=32)), feed=clip_inputs,
+                      note="CLIP's text encoder at small widths (layers written out): causal pre-norm transformer "
+                           "layers, the feature at each row's end token by argmax and an indexed row"),
+    "raft_lite": dict(make=RAFTLite, opset=17, inputs={"im1": ["batch", 3, "height", "width"], "im2": ["batch", 3, "height", "width"]},
+                      outputs={"flow": ["batch", 2, "h8", "w8"]}, bn=False, trace=dict(batch=1, height=128, width=160),
+                      cases=dict(b1=dict(batch=1, height=256, width=320), alt=dict(batch=2, height=192, width=256)),
+                      feed=raft_inputs,
+                      note="Optical flow in RAFT's manner at small widths (layers written out): 1/8 feature encoders, "
+                           "all-pairs correlation by a batched product, an AvgPool pyramid looked up by GridSample "
+                           "around the flow, 4 ConvGRU iterations"),
 }
 
 
