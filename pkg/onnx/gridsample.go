@@ -157,8 +157,8 @@ func convGridSample(im *importer, n *onnxpb.Node) error {
 }
 
 // gridSamplePlanes is the most channels for which GridSample gathers
-// from X's planes rather than from its rows of channels. Bilinear over
-// a 128x128 grid and plane, one image (Zen 4, one thread, rows ->
-// planes): 4 channels 0.58 -> 0.34 ms, 8 0.92 -> 0.55; 16 0.76 -> 0.96
-// and 32 1.07 -> 2.06, where a row of channels is one gather's worth.
+// from X's planes rather than from its rows of channels: planes ran
+// faster up to 8 channels, rows from 16, where a row of channels is one
+// gather's worth (docs/perf/ops.md, "Large planes, tiny batched
+// products, GridSample").
 const gridSamplePlanes = 8

@@ -47,10 +47,11 @@ const (
 	// GemmDirectAColumns is the most columns N of a product whose A
 	// the GEMM reads in place (rows lda apart) even with B packed per
 	// call: packing A is a read and a write of all of it, which the
-	// products of each packed block repay only over many panels of B.
-	// A GCN's adjacency products (2708x2708 times 2708x64 and x7, A 29
-	// MB) ran at 76 and 17 GFLOP/s packing A (Zen 4, one thread), 103
-	// and 32 reading it in place (docs/perf/models.md, "Three more").
+	// products of each packed block repay only over many panels of B: a
+	// GCN's adjacency products (2708x2708 times 2708x64 and x7, A 29 MB)
+	// and 512x512 times 16 or 64 columns ran faster in place, shapes
+	// past 64 columns no slower packed (docs/perf/models.md, "Three
+	// more").
 	GemmDirectAColumns = 64
 
 	// The arm64 NEON 8×8 kernel's: the portable kernel's values (no

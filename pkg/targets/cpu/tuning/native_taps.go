@@ -103,21 +103,13 @@ func NativeTapConv(s ConvShape, live, total int64) bool {
 // the input's width the generated code runs the flattened plane and fills
 // its vectors, but here it tiles row by row, and a row of 9 takes a
 // vector of 16 (of 17, two). Tap-major tiles run along output channels
-// instead. BenchmarkConv2DSweep (one thread, Zen 4, best of 3,
-// 2026-11-29), GFLOP/s of the generated conv2d against tap-major at
-// x86-64-v4 and x86-64-v3:
-//
-//	2x2 padded by 1, channels, plane  fill (v4, v3)  x86-64-v4  x86-64-v3
-//	512 -> 1024, 8 (rows of 9)       0.56, 0.56     61 / 107    56 / 72
-//	256 -> 512, 16 (rows of 17)      0.53, 0.71     60 / 108    56 / 95
-//	128 -> 256, 32 (rows of 33)      0.69, 0.83     78 / 106    69 / 60
-//
-// and unpadded 3x3s (which run as Winograd where it takes them): over
-// 128 channels at 19x19 (rows of 17) 60 / 102 and 44-64 / 87-104. A
-// tap-major tile is a panel's output channels, so at least one panel of
-// them (lir.TapConvPanel): a DCGAN's last ConvTranspose (64 -> 3
+// instead; BenchmarkConv2DSweep ran them faster on every such shape
+// measured, 2x2 padded by 1 (rows of 9, 17 and 33) and unpadded 3x3s, at
+// x86-64-v4 and -v3 (docs/perf/ops.md, "ConvTranspose onto small planes").
+// A tap-major tile is a panel's output channels, so at least one panel
+// of them (lir.TapConvPanel): a DCGAN's last ConvTranspose (64 -> 3
 // channels, k4 s2 p1 over 32x32: a 2x2 phase convolution onto 12
-// channels in rows of 33) ran 2.3 times as long tap-major.
+// channels in rows of 33) ran slower tap-major.
 func narrowRows(s ConvShape) bool {
 	if s.StrideH != 1 || s.StrideW != 1 || s.DilH != 1 || s.DilW != 1 || s.KH*s.KW < 2 ||
 		s.C < TapConvMinChannels || s.O < lir.TapConvPanel || s.W <= 0 || s.OW == s.W {

@@ -43,10 +43,9 @@ const WinogradMaxScratch = 32 << 20
 // part, so that the scratch the input transform writes is still in the
 // cache when the products read it, and theirs when the output
 // transform does. Before parts a convolution's scratch went to memory
-// and back at every step, and large planes ran at half the speed
-// (docs/perf/native.md, "Winograd in parts": over 224x224 with 64
-// channels 25 -> 15 ms). A part holds about WinogradPartBytes of
-// scratch, a multiple of 16 tiles, but at least C·O/(C+O) tiles: each
+// and back at every step, and large planes ran at about half the speed
+// (docs/perf/native.md, "Winograd in parts"). A part holds about
+// WinogradPartBytes of scratch, a multiple of 16 tiles, but at least C·O/(C+O) tiles: each
 // part reads the transformed weights (α²·C·O floats) once more, so a
 // part's scratch is kept at least that large. A scratch of at most
 // WinogradPartFrom stays whole.
