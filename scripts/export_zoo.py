@@ -799,6 +799,73 @@ def raft_inputs(rng, b):
     return {"im1": base.signal(rng, shape), "im2": base.signal(rng, shape)}
 
 
+class MiTBlock(torch.nn.Module):
+    """SegFormer's transformer block: efficient self-attention whose keys
+    and values come from the map reduced by a stride-R convolution, and a
+    Mix-FFN (a 3x3 depthwise convolution between its two linears)."""
+
+    def __init__(self, d, heads, sr):
+        super().__init__()
+        self.heads, self.sr = heads, sr
+        self.n1, self.n2 = torch.nn.LayerNorm(d), torch.nn.LayerNorm(d)
+        self.q, self.kv, self.o = torch.nn.Linear(d, d), torch.nn.Linear(d, 2 * d), torch.nn.Linear(d, d)
+        if sr > 1:
+            self.red, self.nr = torch.nn.Conv2d(d, d, sr, sr), torch.nn.LayerNorm(d)
+        self.f1, self.f2 = torch.nn.Linear(d, 4 * d), torch.nn.Linear(4 * d, d)
+        self.dw = torch.nn.Conv2d(4 * d, 4 * d, 3, padding=1, groups=4 * d)
+
+    def forward(self, x, h, w):
+        b, n, d = x.shape
+        y = self.n1(x)
+        q = self.q(y).reshape(b, n, self.heads, d // self.heads).transpose(1, 2)
+        if self.sr > 1:
+            y = y.transpose(1, 2).reshape(b, d, h, w)
+            y = self.nr(self.red(y).flatten(2).transpose(1, 2))
+        k, v = self.kv(y).reshape(b, -1, 2, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        a = torch.softmax(q @ k.transpose(-1, -2) / (d // self.heads) ** 0.5, -1) @ v
+        x = x + self.o(a.transpose(1, 2).reshape(b, n, d))
+        y = self.f1(self.n2(x)).transpose(1, 2).reshape(b, 4 * d, h, w)
+        y = torch.nn.functional.gelu(self.dw(y)).flatten(2).transpose(1, 2)
+        return x + self.f2(y)
+
+
+class SegFormerB0(torch.nn.Module):
+    """SegFormer-B0 (layers written out): four stages of overlapping patch
+    embeddings (7x7/4, then 3x3/2 convolutions), MiT blocks with
+    spatial-reduction attention (R = 8, 4, 2, 1) and Mix-FFNs, an all-MLP
+    decoder upsampling every stage to 1/4 (bilinear) and fusing them."""
+
+    def __init__(self, dims=(32, 64, 160, 256), heads=(1, 2, 5, 8), srs=(8, 4, 2, 1), depth=2, classes=19):
+        super().__init__()
+        self.embeds, self.norms, self.stages, self.outn = (torch.nn.ModuleList() for _ in range(4))
+        cin = 3
+        for i, d in enumerate(dims):
+            k, st = (7, 4) if i == 0 else (3, 2)
+            self.embeds.append(torch.nn.Conv2d(cin, d, k, st, k // 2))
+            self.norms.append(torch.nn.LayerNorm(d))
+            self.stages.append(torch.nn.ModuleList([MiTBlock(d, heads[i], srs[i]) for _ in range(depth)]))
+            self.outn.append(torch.nn.LayerNorm(d))
+            cin = d
+        self.proj = torch.nn.ModuleList([torch.nn.Conv2d(d, 256, 1) for d in dims])
+        self.fuse = torch.nn.Sequential(torch.nn.Conv2d(4 * 256, 256, 1, bias=False), torch.nn.BatchNorm2d(256), torch.nn.ReLU())
+        self.cls = torch.nn.Conv2d(256, classes, 1)
+
+    def forward(self, x):
+        feats = []
+        for emb, norm, blocks, on in zip(self.embeds, self.norms, self.stages, self.outn):
+            x = emb(x)
+            b, d, h, w = x.shape
+            t = norm(x.flatten(2).transpose(1, 2))
+            for blk in blocks:
+                t = blk(t, h, w)
+            x = on(t).transpose(1, 2).reshape(b, d, h, w)
+            feats.append(x)
+        size = feats[0].shape[-2:]
+        ups = [torch.nn.functional.interpolate(p(f), size=size, mode="bilinear", align_corners=False)
+               for p, f in zip(self.proj, feats)]
+        return self.cls(self.fuse(torch.cat(ups[::-1], 1)))
+
+
 def unet_inputs(rng, b):
     import numpy as np
     return {"x": base.signal(rng, (b["batch"], 4, b["height"], b["width"])),
@@ -980,6 +1047,13 @@ SPECS = {
                       note="Optical flow in RAFT's manner at small widths (layers written out): 1/8 feature encoders, "
                            "all-pairs correlation by a batched product, an AvgPool pyramid looked up by GridSample "
                            "around the flow, 4 ConvGRU iterations"),
+    "segformer_b0": dict(make=SegFormerB0, opset=17, inputs=IMG, outputs={"logits": ["batch", 19, "h4", "w4"]}, bn=True,
+                         trace=dict(batch=2, height=256, width=320),
+                         cases=dict(b1=dict(batch=1, height=512, width=512), alt=dict(batch=2, height=256, width=384)),
+                         feed=base.img_inputs,
+                         note="SegFormer-B0 (layers written out): overlapping patch embeddings, spatial-reduction "
+                              "attention, Mix-FFN with a depthwise 3x3 on the token map, an all-MLP decoder with "
+                              "bilinear upsampling"),
 }
 
 

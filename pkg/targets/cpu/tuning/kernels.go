@@ -44,6 +44,18 @@ const (
 	GemmAVX512MC = 96
 	GemmAVX512NC = 4096
 
+	// GemmDirectBAliasFloats: a B whose rows lie a multiple of this many
+	// floats (32 KiB) apart, over a reduction of at least
+	// GemmDirectBAliasMinK, is packed even where the caller asks to read
+	// it in place (a 1x1 convolution over a 128x128 or 64x128 plane):
+	// the rows of a k block map to a handful of L1 and L2 sets and evict
+	// each other, and the product ran at half the speed, where 16 KiB
+	// strides ran as fast either way; over short reductions (a head of
+	// 2 output channels from 32) in place stayed faster
+	// (docs/perf/kernels.md, "B in place over power-of-two planes").
+	GemmDirectBAliasFloats = 8192
+	GemmDirectBAliasMinK   = 128
+
 	// GemmDirectAColumns is the most columns N of a product whose A
 	// the GEMM reads in place (rows lda apart) even with B packed per
 	// call: packing A is a read and a write of all of it, which the

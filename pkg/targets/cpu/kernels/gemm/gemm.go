@@ -398,7 +398,10 @@ func gemm(p *parallel.Pool, kn gemmKernel, g *gemmArgs) {
 	kc, nc := kn.kc, kn.nc
 	kcb := min(k, kc)
 	d, direct := g.b.(denseB)
-	direct = direct && g.directB && kn.tiles != nil
+	// Not B's rows a multiple of tuning.GemmDirectBAliasFloats apart
+	// over a long reduction: a k block's rows then fall in a few cache
+	// sets and evict each other.
+	direct = direct && g.directB && kn.tiles != nil && (k < tuning.GemmDirectBAliasMinK || d.ldb%tuning.GemmDirectBAliasFloats != 0)
 	mc := max(mr, kn.mc/mr*mr)
 	// B read in place, narrow against A (a small plane): A splits by
 	// thread (tuning.GemmDirectSplitRatio).
