@@ -46,6 +46,14 @@ def cnn(make, note, sizes=((224, 224), (160, 192)), opset=17):
                 feed=base.img_inputs, note=note)
 
 
+def image(make, note, outputs, bn, trace, b1, alt):
+    """A model over images of any size: trace, b1 and alt are (batch,
+    height, width)."""
+    hw = lambda b: dict(batch=b[0], height=b[1], width=b[2])
+    return dict(make=make, opset=17, inputs=IMG, outputs=outputs, bn=bn, trace=hw(trace),
+                cases=dict(b1=hw(b1), alt=hw(alt)), feed=base.img_inputs, note=note)
+
+
 def fixed(make, note, opset=17):
     """A classifier whose graph bakes in 224x224 (position embeddings)."""
     return dict(make=make, opset=opset, inputs=FIXED, outputs=LOGITS, bn=True,
@@ -987,18 +995,12 @@ SPECS = {
                    feed=lambda rng, b: {"tokens": base.tokens(rng, (b["batch"], b["seq"]), 1000)},
                    note="T5 v1.1's encoder (layers written out, small widths, 4 layers): RMS norms, unscaled "
                         "attention with a bucketed relative position bias (log, cast, min, where), gated GELU"),
-    "style_transfer": dict(make=StyleTransfer, opset=17, inputs=IMG, outputs={"y": ["batch", 3, "height", "width"]},
-                           bn=False, trace=dict(batch=2, height=96, width=128),
-                           cases=dict(b1=dict(batch=1, height=256, width=256), alt=dict(batch=2, height=192, width=160)),
-                           feed=base.img_inputs,
-                           note="Fast neural style (Johnson et al., layers written out): ReflectionPad before every "
-                                "conv, 9x9 convs at both ends, InstanceNorm, stride-2 down, nearest upsampling up"),
-    "seg_unet": dict(make=SegUNet, opset=17, inputs=IMG, outputs={"mask": ["batch", 2, "height", "width"]}, bn=True,
-                     trace=dict(batch=2, height=96, width=128),
-                     cases=dict(b1=dict(batch=1, height=256, width=256), alt=dict(batch=2, height=128, width=192)),
-                     feed=base.img_inputs,
-                     note="U-Net at half width (layers written out): 3x3 Conv-BN-ReLU pairs, MaxPool 2x2, "
-                          "ConvTranspose 2x2/2, skip Concats, 32 to 512 channels over 4 levels"),
+    "style_transfer": image(StyleTransfer, "Fast neural style (Johnson et al., layers written out): ReflectionPad "
+                            "before every conv, 9x9 convs at both ends, InstanceNorm, stride-2 down, nearest upsampling up",
+                            {"y": ["batch", 3, "height", "width"]}, False, (2, 96, 128), (1, 256, 256), (2, 192, 160)),
+    "seg_unet": image(SegUNet, "U-Net at half width (layers written out): 3x3 Conv-BN-ReLU pairs, MaxPool 2x2, "
+                      "ConvTranspose 2x2/2, skip Concats, 32 to 512 channels over 4 levels",
+                      {"mask": ["batch", 2, "height", "width"]}, True, (2, 96, 128), (1, 256, 256), (2, 128, 192)),
     "espcn": dict(make=ESPCN, opset=17, inputs={"x": ["batch", 1, "height", "width"]},
                   outputs={"y": ["batch", 1, "h3", "w3"]}, bn=False, trace=dict(batch=2, height=48, width=64),
                   cases=dict(b1=dict(batch=1, height=224, width=224), alt=dict(batch=2, height=120, width=160)),
@@ -1021,13 +1023,10 @@ SPECS = {
                  cases=dict(b1=dict(batch=1), alt=dict(batch=256)), feed=dlrm_inputs,
                  note="A DLRM-style recommender (layers written out): bottom MLP, 8 embedding tables of 20000x64 "
                       "(Gather), pairwise dots by a batched product, lower triangle by Gather, top MLP, sigmoid"),
-    "mobilevit": dict(make=MobileViTS, opset=17, inputs=IMG, outputs=LOGITS, bn=True,
-                      trace=dict(batch=3, height=256, width=192),
-                      cases=dict(b1=dict(batch=1, height=256, width=256), alt=dict(batch=2, height=192, width=320)),
-                      feed=base.img_inputs,
-                      note="A MobileViT at small widths (layers written out): inverted residuals, MobileViT blocks "
-                           "(2x2 patches unfolded by reshape and transpose, pre-norm transformer layers, folded "
-                           "back) at 1/8, 1/16 and 1/32 (sizes multiples of 64)"),
+    "mobilevit": image(MobileViTS, "A MobileViT at small widths (layers written out): inverted residuals, MobileViT "
+                       "blocks (2x2 patches unfolded by reshape and transpose, pre-norm transformer layers, folded "
+                       "back) at 1/8, 1/16 and 1/32 (sizes multiples of 64)",
+                       LOGITS, True, (3, 256, 192), (1, 256, 256), (2, 192, 320)),
     "gcn": dict(make=GCN, opset=17, inputs={"adj": ["nodes", "nodes"], "x": ["nodes", 1433]},
                 outputs={"logp": ["nodes", 7]}, bn=False, trace=dict(nodes=300),
                 cases=dict(b1=dict(nodes=2708), alt=dict(nodes=1000)), feed=gcn_inputs,
@@ -1047,13 +1046,10 @@ SPECS = {
                       note="Optical flow in RAFT's manner at small widths (layers written out): 1/8 feature encoders, "
                            "all-pairs correlation by a batched product, an AvgPool pyramid looked up by GridSample "
                            "around the flow, 4 ConvGRU iterations"),
-    "segformer_b0": dict(make=SegFormerB0, opset=17, inputs=IMG, outputs={"logits": ["batch", 19, "h4", "w4"]}, bn=True,
-                         trace=dict(batch=2, height=256, width=320),
-                         cases=dict(b1=dict(batch=1, height=512, width=512), alt=dict(batch=2, height=256, width=384)),
-                         feed=base.img_inputs,
-                         note="SegFormer-B0 (layers written out): overlapping patch embeddings, spatial-reduction "
-                              "attention, Mix-FFN with a depthwise 3x3 on the token map, an all-MLP decoder with "
-                              "bilinear upsampling"),
+    "segformer_b0": image(SegFormerB0, "SegFormer-B0 (layers written out): overlapping patch embeddings, "
+                          "spatial-reduction attention, Mix-FFN with a depthwise 3x3 on the token map, an all-MLP "
+                          "decoder with bilinear upsampling",
+                          {"logits": ["batch", 19, "h4", "w4"]}, True, (2, 256, 320), (1, 512, 512), (2, 256, 384)),
 }
 
 

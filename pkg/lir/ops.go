@@ -302,6 +302,19 @@ type TileRange struct {
 // Whole reports the zero range: every tile.
 func (r TileRange) Whole() bool { return r == TileRange{} }
 
+// TileParts splits tp tiles into parts of ld (the last one short where
+// ld does not divide tp); one whole range where ld is 0 or holds them all.
+func TileParts(tp, ld int64) []TileRange {
+	if ld <= 0 || ld >= tp {
+		return []TileRange{{}}
+	}
+	var parts []TileRange
+	for t0 := int64(0); t0 < tp; t0 += ld {
+		parts = append(parts, TileRange{T0: t0, T1: min(t0+ld, tp), LD: ld})
+	}
+	return parts
+}
+
 // WinogradInput writes V[P, C, TP] (P = (m+2)², the points of the
 // transform): V[p, c, t] = (Bᵀ·d·B)[p] for the (m+2)×(m+2) patch d of
 // channel c that tile t reads (zeros in the padding); tiles past T are

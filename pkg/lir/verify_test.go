@@ -1,6 +1,7 @@
 package lir
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -274,5 +275,20 @@ func TestVerifyDispatchOffsets(t *testing.T) {
 				t.Fatalf("got %v, want an error containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestTileParts: parts of ld tiles, the last one short, each valid for
+// the verifier's rule; one whole range where a part would hold them all.
+func TestTileParts(t *testing.T) {
+	got := TileParts(80, 32)
+	want := []TileRange{{0, 32, 32}, {32, 64, 32}, {64, 80, 32}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("TileParts(80, 32) = %v, want %v", got, want)
+	}
+	for _, c := range [][2]int64{{80, 0}, {80, 80}, {80, 96}} {
+		if p := TileParts(c[0], c[1]); len(p) != 1 || !p[0].Whole() {
+			t.Errorf("TileParts(%d, %d) = %v, want one whole range", c[0], c[1], p)
+		}
 	}
 }

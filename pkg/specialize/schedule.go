@@ -415,13 +415,7 @@ func (g *gen) convWinograd(n *mir.Node, bias, res *mir.Value, epi lir.Epilogue) 
 		return err
 	}
 	_, _, _, tp := geom.WinogradTiles(wp.Tile)
-	parts := []lir.TileRange{{}}
-	if wp.Part > 0 && wp.Part < tp {
-		parts = nil
-		for t0 := int64(0); t0 < tp; t0 += wp.Part {
-			parts = append(parts, lir.TileRange{T0: t0, T1: min(t0+wp.Part, tp), LD: wp.Part})
-		}
-	}
+	parts := lir.TileParts(tp, wp.Part)
 	vb, mb := g.scratch(wp.V), g.scratch(wp.M)
 	xb, ub := g.buffer(x), g.weightBuffer(idx)
 	epi.Bias, epi.Residual = g.optBuffer(bias), g.optBuffer(res)

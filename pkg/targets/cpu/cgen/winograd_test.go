@@ -25,14 +25,10 @@ import (
 func winogradProgram(g lir.ConvGeom, m int64, e convEpi, ld int64) *lir.Program {
 	p := &lir.Program{}
 	input := func(name string, shape ...int64) lir.Buf { return addInput(p, name, tensor.F32, shape...) }
-	_, _, _, all := g.WinogradTiles(m)
-	parts := []lir.TileRange{{}}
-	tp := all
-	if ld > 0 && ld < all {
-		parts, tp = nil, ld
-		for t0 := int64(0); t0 < all; t0 += ld {
-			parts = append(parts, lir.TileRange{T0: t0, T1: min(t0+ld, all), LD: ld})
-		}
+	_, _, _, tp := g.WinogradTiles(m)
+	parts := lir.TileParts(tp, ld)
+	if !parts[0].Whole() {
+		tp = ld // the scratch holds one part
 	}
 	pts := (m + 2) * (m + 2)
 	x := input("x", g.N, g.C, g.H, g.W)
